@@ -1,0 +1,266 @@
+"""Result objects returned by metaeval's public functions.
+
+Every result is a frozen dataclass with the point estimate ``statistic``, an interval ``ci`` (or None),
+a ``pvalue`` (or None), the counts ``n_used`` / ``n_skipped`` of groups (inputs at summary level,
+systems at by-system level, ...) that entered or were skipped as undefined, and a ``signature`` of every
+setting needed to reproduce it. ``to_frame()`` gives a pandas DataFrame, ``to_dict()`` plain JSON types.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .signature import Signature
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready version of a value (NaN -> None, numpy scalars -> Python)."""
+    if isinstance(value, Signature):
+        return str(value)
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    return value
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    """Correlation between a metric and a human score at one level, with an optional interval.
+
+    Attributes
+    ----------
+    metric, human : str
+        The scorers correlated.
+    level : str
+        'system', 'summary', 'global' or 'by-system'.
+    coefficient : str
+        Canonical coefficient name (e.g. 'kendall-b').
+    statistic : float
+        The correlation (NaN when undefined).
+    ci : tuple of float or None
+        ``(low, high)`` interval, None when no interval was asked for.
+    confidence_level : float or None
+        Coverage of ``ci``.
+    pvalue : float or None
+        Not computed for a plain correlation (None).
+    n_used, n_skipped : int
+        Groups that entered the statistic, and groups skipped because their correlation was undefined
+        (inputs at summary level, systems at by-system level; systems at system level; cells at global).
+    interval_method : str or None
+        'boot-systems', 'boot-inputs', 'boot-both' (percentile or bca), 'fisher', or None.
+    n_resamples, n_resamples_dropped : int or None
+        Resamples drawn, and those dropped because the statistic was undefined on them.
+    signature : Signature
+        Settings that reproduce the result.
+    bootstrap_distribution : numpy.ndarray or None
+        The resampled statistics (undefined ones removed), for plots; not in ``to_dict``.
+    """
+
+    metric: str
+    human: str
+    level: str
+    coefficient: str
+    statistic: float
+    ci: tuple[float, float] | None
+    confidence_level: float | None
+    pvalue: float | None
+    n_used: int
+    n_skipped: int
+    interval_method: str | None
+    n_resamples: int | None
+    n_resamples_dropped: int | None
+    signature: Signature
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "human": self.human,
+            "level": self.level,
+            "coefficient": self.coefficient,
+            "statistic": _plain(self.statistic),
+            "ci_low": _plain(self.ci[0]) if self.ci else None,
+            "ci_high": _plain(self.ci[1]) if self.ci else None,
+            "confidence_level": self.confidence_level,
+            "pvalue": _plain(self.pvalue),
+            "n_used": int(self.n_used),
+            "n_skipped": int(self.n_skipped),
+            "interval_method": self.interval_method,
+            "n_resamples": self.n_resamples,
+            "n_resamples_dropped": self.n_resamples_dropped,
+            "signature": str(self.signature),
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """Test of whether metric A correlates better with the human score than metric B.
+
+    ``statistic`` is ``delta = r(A, human) - r(B, human)``; ``pvalue`` tests H1 given by
+    ``alternative`` ('greater': A correlates more than B). ``null_distribution`` holds the resampled
+    deltas (permutation or bootstrap; None for Williams).
+    """
+
+    metric_a: str
+    metric_b: str
+    human: str
+    level: str
+    coefficient: str
+    test: str
+    method: str | None
+    alternative: str
+    statistic: float
+    statistic_a: float
+    statistic_b: float
+    pvalue: float
+    ci: tuple[float, float] | None
+    n_used: int
+    n_skipped: int
+    n_resamples: int | None
+    n_resamples_dropped: int | None
+    signature: Signature
+    null_distribution: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric_a": self.metric_a,
+            "metric_b": self.metric_b,
+            "human": self.human,
+            "level": self.level,
+            "coefficient": self.coefficient,
+            "test": self.test,
+            "method": self.method,
+            "alternative": self.alternative,
+            "statistic": _plain(self.statistic),
+            "statistic_a": _plain(self.statistic_a),
+            "statistic_b": _plain(self.statistic_b),
+            "pvalue": _plain(self.pvalue),
+            "ci_low": _plain(self.ci[0]) if self.ci else None,
+            "ci_high": _plain(self.ci[1]) if self.ci else None,
+            "n_used": int(self.n_used),
+            "n_skipped": int(self.n_skipped),
+            "n_resamples": self.n_resamples,
+            "n_resamples_dropped": self.n_resamples_dropped,
+            "signature": str(self.signature),
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+
+@dataclass(frozen=True)
+class MetricComparisonResult:
+    """All-pairs comparison of several metrics against one human score.
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        The metrics, in the order of the matrices' rows and columns.
+    correlations : tuple of CorrelationResult
+        Each metric's correlation with the human score (same order).
+    deltas : numpy.ndarray
+        ``deltas[a, b] = r(a) - r(b)``.
+    pvalues : numpy.ndarray
+        Raw p-values of H1 "row metric correlates better than column metric" (NaN on the diagonal).
+    adjusted_pvalues : numpy.ndarray
+        ``pvalues`` after ``correction`` over ``family``.
+    significant : numpy.ndarray of bool
+        ``adjusted_pvalues < alpha``.
+    ranks : tuple of int
+        Cluster rank of each metric (1 = best cluster).
+    """
+
+    metrics: tuple[str, ...]
+    human: str
+    level: str
+    coefficient: str
+    test: str
+    method: str | None
+    alternative: str
+    correction: str
+    family: str
+    alpha: float
+    correlations: tuple[CorrelationResult, ...]
+    deltas: np.ndarray
+    pvalues: np.ndarray
+    adjusted_pvalues: np.ndarray
+    significant: np.ndarray
+    ranks: tuple[int, ...]
+    n_resamples: int | None
+    signature: Signature
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """The correlations of the metrics, in order."""
+        return np.array([c.statistic for c in self.correlations])
+
+    @property
+    def pvalue(self) -> np.ndarray:
+        """Alias of ``adjusted_pvalues`` (the p-values a reader should use)."""
+        return self.adjusted_pvalues
+
+    def to_frame(self):
+        """One row per ordered metric pair (a, b), a != b."""
+        import pandas as pd
+
+        rows = []
+        for i, a in enumerate(self.metrics):
+            for j, b in enumerate(self.metrics):
+                if i == j:
+                    continue
+                rows.append(
+                    {
+                        "metric_a": a,
+                        "metric_b": b,
+                        "delta": _plain(self.deltas[i, j]),
+                        "pvalue": _plain(self.pvalues[i, j]),
+                        "adjusted_pvalue": _plain(self.adjusted_pvalues[i, j]),
+                        "significant": bool(self.significant[i, j]),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def ranking_frame(self):
+        """One row per metric: correlation, interval (if any) and cluster rank."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [dict(c.to_dict(), rank=r) for c, r in zip(self.correlations, self.ranks)]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metrics": list(self.metrics),
+            "human": self.human,
+            "level": self.level,
+            "coefficient": self.coefficient,
+            "test": self.test,
+            "method": self.method,
+            "alternative": self.alternative,
+            "correction": self.correction,
+            "family": self.family,
+            "alpha": self.alpha,
+            "ranks": list(self.ranks),
+            "correlations": [c.to_dict() for c in self.correlations],
+            "deltas": _plain(self.deltas),
+            "pvalues": _plain(self.pvalues),
+            "adjusted_pvalues": _plain(self.adjusted_pvalues),
+            "significant": self.significant.tolist(),
+            "n_resamples": self.n_resamples,
+            "signature": str(self.signature),
+        }
