@@ -1,0 +1,277 @@
+"""Score files as raw tables: format detection and parsing of CSV, TSV, JSON Lines and Parquet.
+
+This module knows file formats, not scores: it turns a file into a :class:`RawTable` (column name ->
+raw cells, plus the row number of every data row as an editor shows it) and raises
+:class:`~metaeval.errors.InputFileError` for what is malformed at the file level (not UTF-8, not
+gzip, malformed CSV or JSON, unreadable Parquet, empty file). :mod:`metaeval.data.readers` gives the
+cells their meaning (labels, scorers, annotators).
+
+Row numbers: for CSV and TSV the header is line 1 and a data row is numbered by the line it starts on;
+for JSON Lines a row is its line; Parquet has no lines, so its data rows count from 1.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputFileError, check_choice
+
+FORMATS = ("csv", "tsv", "jsonl", "parquet")
+"""Score file formats that :func:`~metaeval.data.readers.read_scores` and ``write_scores`` handle."""
+
+EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
+              ".parquet": "parquet"}
+"""File extension -> format; ``.gz`` may follow the extension of a text format."""
+
+SYSTEM_KEYS = ("system", "summarizer_id")
+INPUT_KEYS = ("input", "instance_id")
+ANNOTATOR_KEY = "annotator"
+NESTED_KEYS = ("metrics", "scores")
+"""A JSON line whose ``metrics`` (or ``scores``) field is an object holds its scores there."""
+
+MISSING_TOKENS = frozenset({"", "nan", "none", "null", "na", "n/a"})
+"""Cell texts (compared case-insensitively, surrounding blanks ignored) that mean a missing score."""
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_LABEL_KEYS = frozenset({*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY, "scorer"})
+
+
+@dataclass(frozen=True)
+class RawTable:
+    """A parsed score file before its cells get a meaning.
+
+    Attributes
+    ----------
+    path : str
+        The file, as given (used in every error message).
+    format : str
+        One of :data:`FORMATS`.
+    columns : dict of str to sequence
+        Column name -> one raw cell per data row: ``str`` for CSV/TSV; JSON values (numbers, strings,
+        ``None``, lists) for JSON Lines (``None`` where a line lacks the field); for Parquet a float
+        array (numeric columns) or a list of Python values.
+    rows : numpy.ndarray of int
+        The row number of each data row as an editor shows it (see the module notes).
+    header_row : int or None
+        The row of the header (1 for CSV/TSV), None for formats without one.
+    """
+
+    path: str
+    format: str
+    columns: dict[str, Any]
+    rows: np.ndarray
+    header_row: int | None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+
+def file_format(path: str | Path, format: str | None = None) -> str:
+    """The format of ``path``: ``format`` if given, otherwise from the extension (``.gz`` skipped).
+
+    Raises
+    ------
+    InputFileError
+        If ``format`` is None and the extension names no known format.
+    ParameterError
+        If ``format`` is not one of :data:`FORMATS`.
+    """
+    if format is not None:
+        return check_choice("format", format, FORMATS)
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+        if suffixes and EXTENSIONS.get(suffixes[-1]) == "parquet":
+            raise InputFileError(path, "a Parquet file must not be gzipped (Parquet compresses itself); got '.parquet.gz'.")
+    extension = suffixes[-1] if suffixes else ""
+    if extension not in EXTENSIONS:
+        listed = ", ".join(repr(e) for e in EXTENSIONS)
+        raise InputFileError(
+            path,
+            f"the extension must be one of {listed} (optionally followed by '.gz'), or pass format=;"
+            f" got {extension or 'no extension'!r}.",
+        )
+    return EXTENSIONS[extension]
+
+
+def read_table(path: str | Path, format: str) -> RawTable:
+    """Parse ``path`` in ``format`` (see :data:`FORMATS`) into a :class:`RawTable`."""
+    if format == "parquet":
+        return _parquet_table(path)
+    text = read_text(path)
+    if format == "jsonl":
+        return _jsonl_table(path, text)
+    return _delimited_table(path, text, "," if format == "csv" else "\t", format)
+
+
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of ``path``, gunzipped when the file starts with the gzip magic bytes."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise InputFileError(path, "the file must exist; got no such file.") from None
+    except IsADirectoryError:
+        raise InputFileError(path, "the path must name a file; got a directory.") from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputFileError(path, f"the gzip stream must be complete and valid; got {_first_line(exc)!r}.") from None
+    elif str(path).lower().endswith(".gz") and data:
+        raise InputFileError(path, "a '.gz' file must be gzip-compressed; got bytes without the gzip header.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            path, f"the file must be UTF-8 text; got byte 0x{data[exc.start]:02x} at offset {exc.start}."
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _empty_file(path: str | Path, *, header_only: bool = False) -> InputFileError:
+    got = "only a header" if header_only else "an empty file"
+    return InputFileError(path, f"the file must hold at least one row of scores; got {got}.")
+
+
+# -- CSV / TSV ------------------------------------------------------------------------------------
+def _delimited_records(path: str | Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputFileError(path, f"the row must be valid CSV; got {_first_line(exc)!r}.", row=start) from None
+        if record:  # a blank line
+            yield start, record
+
+
+def _delimited_table(path: str | Path, text: str, delimiter: str, format: str) -> RawTable:
+    records = _delimited_records(path, text, delimiter)
+    first = next(records, None)
+    if first is None:
+        raise _empty_file(path)
+    header_row, header = first
+    names = [name.strip() for name in header]
+    seen: set[str] = set()
+    for position, name in enumerate(names, start=1):
+        if not name:
+            raise InputFileError(path, f"every column must have a name; got an empty name for column {position}.",
+                                 row=header_row)
+        if name in seen:
+            raise InputFileError(path, f"column names must be unique; got {name!r} twice.", row=header_row, column=name)
+        seen.add(name)
+    rows: list[int] = []
+    cells: list[list[str]] = []
+    for row, record in records:
+        if len(record) != len(names):
+            raise InputFileError(
+                path, f"a row must have as many fields as the header ({len(names)}); got {len(record)}.", row=row
+            )
+        rows.append(row)
+        cells.append(record)
+    if not rows:
+        raise _empty_file(path, header_only=True)
+    columns = {name: [record[k] for record in cells] for k, name in enumerate(names)}
+    return RawTable(str(path), format, columns, np.array(rows, dtype=np.int64), header_row)
+
+
+# -- JSON Lines -----------------------------------------------------------------------------------
+def flatten_fields(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Flatten nested objects with dots: ``{"rouge-2": {"recall": 1}}`` -> ``{"rouge-2.recall": 1}``."""
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, dict):
+            flat.update(flatten_fields(item, name + "."))
+        else:
+            flat[name] = item
+    return flat
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
+
+
+def _jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        hint = " (JSON Lines holds one object per line)" if isinstance(record, list) else ""
+        raise InputFileError(path, f"a line must be one JSON object; got {_json_type(record)}{hint}.", row=row)
+    nested = next((key for key in NESTED_KEYS if isinstance(record.get(key), dict)), None)
+    if nested is None:
+        return flatten_fields(record)
+    labels = {key: record[key] for key in (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY) if key in record}
+    return {**labels, **flatten_fields(record[nested])}
+
+
+def _jsonl_table(path: str | Path, text: str) -> RawTable:
+    rows: list[int] = []
+    records: list[dict[str, Any]] = []
+    for row, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFileError(
+                path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
+            ) from None
+        records.append(_jsonl_record_fields(path, row, record))
+        rows.append(row)
+    if not records:
+        raise _empty_file(path)
+    names: dict[str, None] = {}
+    for record in records:
+        for key in record:
+            names.setdefault(key, None)
+    columns = {name: [record.get(name) for record in records] for name in names}
+    return RawTable(str(path), "jsonl", columns, np.array(rows, dtype=np.int64), None)
+
+
+# -- Parquet --------------------------------------------------------------------------------------
+def _parquet_table(path: str | Path) -> RawTable:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if not Path(path).exists():
+        raise InputFileError(path, "the file must exist; got no such file.")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        reason = re.sub(r"^Could not open Parquet input source '.*?': ", "", _first_line(exc))
+        raise InputFileError(path, f"the file must be readable as Parquet; got {reason!r}.") from None
+    if table.num_rows == 0:
+        raise _empty_file(path)
+    names = table.column_names
+    for name in names:
+        if names.count(name) > 1:
+            raise InputFileError(path, f"column names must be unique; got {name!r} twice.", column=name)
+    columns: dict[str, Any] = {}
+    for name in names:
+        column = table.column(name)
+        numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+        if numeric and name not in _LABEL_KEYS:
+            columns[name] = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+        else:
+            columns[name] = column.to_pylist()
+    rows = np.arange(1, table.num_rows + 1, dtype=np.int64)
+    return RawTable(str(path), "parquet", columns, rows, None)

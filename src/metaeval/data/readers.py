@@ -1,0 +1,455 @@
+"""Reading score files in the generic format into a :class:`~metaeval.data.scoreset.ScoreSet`.
+
+The generic format (see ``docs/data.md``) comes in three shapes, told apart by their columns:
+
+wide
+    One row per (system, input): columns ``system``, ``input``, then one numeric column per scorer,
+    named by the scorer (``rouge-2.recall``). An optional ``annotator`` column makes several rows per
+    cell: the rows of one cell with different annotators form the annotator axis.
+long
+    One row per (system, input, scorer): columns ``system``, ``input``, ``scorer``, ``score`` and an
+    optional ``annotator``.
+JSON Lines
+    Either of the above, one JSON object per line, or the SummEval / SacreROUGE line format
+    ``{"instance_id", "summarizer_id", "metrics": {...}}`` (also ``system`` / ``input`` with nested
+    ``scores``): nested fields flatten with dots, and a list of numbers holds one score per annotator.
+
+``summarizer_id`` and ``instance_id`` are accepted wherever ``system`` and ``input`` are.
+Every problem is reported as one :class:`~metaeval.errors.InputFileError` naming the file, the row
+and the column.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputFileError, ParameterError
+from .formats import (
+    ANNOTATOR_KEY,
+    EXTENSIONS,
+    INPUT_KEYS,
+    MISSING_TOKENS,
+    SYSTEM_KEYS,
+    RawTable,
+    file_format,
+    read_table,
+)
+from .scoreset import ScoreSet
+
+LONG_COLUMNS = ("scorer", "score")
+_SHOWN_LABELS = 5
+
+
+def read_scores(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    humans: Iterable[str] | None = None,
+    name: str | None = None,
+) -> ScoreSet:
+    """Read a score file in the generic wide, long or JSON Lines format.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv``, ``.tsv``, ``.jsonl`` (or ``.json`` / ``.ndjson`` holding JSON Lines) or
+        ``.parquet`` file; text formats may be gzipped (``.csv.gz``, ...).
+    format : {'csv', 'tsv', 'jsonl', 'parquet'}, optional
+        Overrides the format told by the extension.
+    humans : iterable of str, optional
+        The scorers that are human judgments. By default, the scorers with several annotators per
+        cell (an ``annotator`` column, or JSON lists) are the human judgments.
+    name : str, optional
+        Dataset name recorded in signatures; default: the file name without its extensions.
+
+    Returns
+    -------
+    ScoreSet
+        Systems and inputs in the order they first appear in the file; scorers in column order
+        (long format: in order of first appearance). Empty, ``NaN``, ``None``, ``null``, ``NA``
+        and ``N/A`` cells are missing scores (NaN).
+
+    Raises
+    ------
+    InputFileError
+        For an unknown extension, an empty or malformed file, missing ``system`` / ``input``
+        columns, duplicate rows, non-numeric or infinite scores, inconsistent annotator counts, or a
+        scorer without any score for some system. The message names the file, the row (CSV header
+        = row 1; JSON Lines: the line; Parquet: the data row from 1) and the column.
+    ParameterError
+        If ``format`` is not a known format or ``humans`` names a scorer the file lacks.
+
+    Notes
+    -----
+    A scorer whose value is the same for every annotator of a cell, in every cell, is a per-cell
+    score (e.g. a metric repeated on each annotator's row of a merged table): it is stored as one
+    matrix and is not a human judgment by default. Pickled data are never loaded.
+
+    Examples
+    --------
+    >>> ds = read_scores("scores.csv")                                      # doctest: +SKIP
+    >>> ds = read_scores("summeval.jsonl.gz", humans=["expert.relevance"])  # doctest: +SKIP
+    """
+    table = read_table(path, file_format(path, format))
+    return scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name)
+
+
+def _default_name(path: str | Path) -> str:
+    base = Path(path).name
+    if base.lower().endswith(".gz"):
+        base = base[:-3]
+    stem, dot, extension = base.rpartition(".")
+    return stem if dot and f".{extension.lower()}" in EXTENSIONS else base
+
+
+@dataclass
+class _Entries:
+    """The cells of one scorer: positions into the table's rows, values and JSON annotator lists."""
+
+    scorer: str
+    column: str | None
+    index: np.ndarray
+    values: np.ndarray
+    lists: dict[int, list[float]] = field(default_factory=dict)
+
+
+def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None) -> ScoreSet:
+    """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors)."""
+    system_column = _label_column(table, SYSTEM_KEYS)
+    input_column = _label_column(table, INPUT_KEYS)
+    systems = _label_cells(table, system_column, "system")
+    inputs = _label_cells(table, input_column, "input")
+    annotators = _annotator_cells(table) if ANNOTATOR_KEY in table.columns else None
+    label_columns = {system_column, input_column, ANNOTATOR_KEY}
+    is_long = all(c in table.columns for c in LONG_COLUMNS)
+    if is_long:
+        groups, scorer_labels = _long_entries(table, label_columns)
+    else:
+        groups, scorer_labels = _wide_entries(table, label_columns), None
+    _check_unique(table, systems, inputs, annotators, scorer_labels)
+
+    system_labels, system_codes = _codes(systems)
+    input_labels, input_codes = _codes(inputs)
+    shape = (len(system_labels), len(input_labels))
+    scores: dict[str, np.ndarray] = {}
+    for entries in groups:
+        array = _scorer_array(table, entries, system_codes, input_codes, annotators, shape)
+        _check_every_system(table, entries, array, system_labels, is_long)
+        scores[entries.scorer] = array
+    chosen = _chosen_humans(humans, scores)
+    return ScoreSet(scores, systems=system_labels, inputs=input_labels, humans=chosen, name=name)
+
+
+# -- columns and labels ---------------------------------------------------------------------------
+def _label_column(table: RawTable, keys: tuple[str, ...]) -> str:
+    for key in keys:
+        if key in table.columns:
+            return key
+    got = ", ".join(repr(c) for c in table.columns)
+    if table.header_row is not None:
+        message = f"the header must name the column {keys[0]!r} (or {keys[1]!r}); got {got}."
+    else:
+        message = f"every line must have the field {keys[0]!r} (or {keys[1]!r}); got fields {got}."
+    raise InputFileError(table.path, message, row=table.header_row)
+
+
+def _is_missing(cell: Any) -> bool:
+    if cell is None:
+        return True
+    if isinstance(cell, float):
+        return bool(np.isnan(cell))
+    return isinstance(cell, str) and not cell.strip()
+
+
+def _label_text(table: RawTable, column: str, position: int, cell: Any, role: str) -> str:
+    if isinstance(cell, str):
+        return cell.strip()
+    if isinstance(cell, bool) or isinstance(cell, (list, dict)):
+        raise InputFileError(table.path, f"the {role} label must be a string or an integer; got {cell!r}.",
+                             row=int(table.rows[position]), column=column)
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell)
+
+
+def _label_cells(table: RawTable, column: str, role: str) -> np.ndarray:
+    labels = np.empty(table.n_rows, dtype=object)
+    for position, cell in enumerate(table.columns[column]):
+        if _is_missing(cell):
+            raise InputFileError(table.path, f"the {role} label must be non-empty; got {cell!r}.",
+                                 row=int(table.rows[position]), column=column)
+        labels[position] = _label_text(table, column, position, cell, role)
+    return labels
+
+
+def _annotator_cells(table: RawTable) -> np.ndarray:
+    labels = np.empty(table.n_rows, dtype=object)
+    for position, cell in enumerate(table.columns[ANNOTATOR_KEY]):
+        labels[position] = None if _is_missing(cell) else _label_text(table, ANNOTATOR_KEY, position, cell, "annotator")
+    return labels
+
+
+def _codes(labels: np.ndarray) -> tuple[list[str], np.ndarray]:
+    codes, uniques = pd.factorize(labels, sort=False)
+    return [str(u) for u in uniques], codes
+
+
+# -- wide and long shapes -------------------------------------------------------------------------
+def _wide_entries(table: RawTable, label_columns: set[str]) -> list[_Entries]:
+    scorer_columns = [c for c in table.columns if c not in label_columns]
+    if not scorer_columns:
+        raise InputFileError(
+            table.path,
+            "the file must have at least one scorer column besides system, input and annotator; got none.",
+            row=table.header_row,
+        )
+    index = np.arange(table.n_rows)
+    groups = []
+    for column in scorer_columns:
+        values, lists = _numeric_cells(table, column, table.columns[column], index)
+        groups.append(_Entries(column, column, index, values, lists))
+    return groups
+
+
+def _long_entries(table: RawTable, label_columns: set[str]) -> tuple[list[_Entries], np.ndarray]:
+    extra = [c for c in table.columns if c not in label_columns and c not in LONG_COLUMNS]
+    if extra:
+        raise InputFileError(
+            table.path,
+            "the long format takes the columns system, input, scorer, score and optionally annotator;"
+            f" got also {', '.join(repr(c) for c in extra)}.",
+            row=table.header_row,
+        )
+    scorers = _label_cells(table, "scorer", "scorer")
+    values, lists = _numeric_cells(table, "score", table.columns["score"], np.arange(table.n_rows))
+    labels, codes = _codes(scorers)
+    groups = []
+    for code, scorer in enumerate(labels):
+        index = np.flatnonzero(codes == code)
+        own = {k: lists[p] for k, p in enumerate(index) if p in lists}
+        groups.append(_Entries(scorer, None, index, values[index], own))
+    return groups, scorers
+
+
+def _check_unique(table: RawTable, systems: np.ndarray, inputs: np.ndarray, annotators: np.ndarray | None,
+                  scorers: np.ndarray | None) -> None:
+    names = ["system", "input"] + (["scorer"] if scorers is not None else []) + (["annotator"] if annotators is not None else [])
+    frame = pd.DataFrame({"system": systems, "input": inputs})
+    if scorers is not None:
+        frame["scorer"] = scorers
+    if annotators is not None:
+        frame["annotator"] = np.where(pd.isna(annotators), "\x00none", annotators)
+    duplicated = frame.duplicated(keep="first").to_numpy()
+    if not duplicated.any():
+        return
+    position = int(np.flatnonzero(duplicated)[0])
+    key = tuple(frame.iloc[position])
+    first = int(np.flatnonzero((frame == frame.iloc[position]).all(axis=1).to_numpy())[0])
+    shown = tuple(None if k == "\x00none" else k for k in key)
+    raise InputFileError(
+        table.path,
+        f"({', '.join(names)}) must be unique; got {shown!r} again (first on row {int(table.rows[first])}).",
+        row=int(table.rows[position]),
+    )
+
+
+# -- numbers --------------------------------------------------------------------------------------
+def _non_numeric(table: RawTable, column: str, position: int, cell: Any) -> InputFileError:
+    expected = "a number or empty" if table.format in ("csv", "tsv") else "a number, a list of numbers or null"
+    return InputFileError(table.path, f"a score must be {expected}; got {cell!r}.",
+                          row=int(table.rows[position]), column=column)
+
+
+def _infinite(table: RawTable, column: str, position: int, cell: Any) -> InputFileError:
+    return InputFileError(table.path, f"a score must be finite or missing; got {cell!r}.",
+                          row=int(table.rows[position]), column=column)
+
+
+def _numeric_cells(table: RawTable, column: str, cells: Any, index: np.ndarray) -> tuple[np.ndarray, dict[int, list[float]]]:
+    """Float values of ``cells`` (NaN = missing or a list) and the JSON lists by position."""
+    if isinstance(cells, np.ndarray) and cells.dtype.kind == "f":
+        values = cells.astype(float)
+        bad = np.flatnonzero(np.isinf(values))
+        if bad.size:
+            raise _infinite(table, column, int(bad[0]), float(values[bad[0]]))
+        return values, {}
+    if cells and all(isinstance(c, str) for c in cells):
+        return _numeric_texts(table, column, cells), {}
+    values = np.full(len(cells), np.nan)
+    lists: dict[int, list[float]] = {}
+    for position, cell in enumerate(cells):
+        if isinstance(cell, list):
+            lists[position] = [_number(table, column, position, item, cell) for item in cell]
+        else:
+            values[position] = _number(table, column, position, cell, cell)
+    return values, lists
+
+
+def _number(table: RawTable, column: str, position: int, cell: Any, shown: Any) -> float:
+    if cell is None:
+        return np.nan
+    if isinstance(cell, bool) or isinstance(cell, (list, dict)):
+        raise _non_numeric(table, column, position, shown)
+    if isinstance(cell, str):
+        if cell.strip().lower() in MISSING_TOKENS:
+            return np.nan
+        try:
+            value = float(cell)
+        except ValueError:
+            raise _non_numeric(table, column, position, shown) from None
+    elif isinstance(cell, (int, float, np.integer, np.floating)):
+        value = float(cell)
+    else:
+        raise _non_numeric(table, column, position, shown)
+    if np.isinf(value):
+        raise _infinite(table, column, position, shown)
+    return value
+
+
+def _numeric_texts(table: RawTable, column: str, cells: list[str]) -> np.ndarray:
+    texts = np.array(cells, dtype=str)
+    missing = np.isin(np.char.lower(np.char.strip(texts)), list(MISSING_TOKENS))
+    try:
+        values = np.where(missing, "nan", texts).astype(np.float64)
+    except ValueError:
+        for position, cell in enumerate(cells):
+            if not missing[position]:
+                try:
+                    float(cell)
+                except ValueError:
+                    raise _non_numeric(table, column, position, cell) from None
+        raise  # pragma: no cover - numpy and float() agree on what a number is
+    bad = np.flatnonzero(np.isinf(values))
+    if bad.size:
+        raise _infinite(table, column, int(bad[0]), cells[int(bad[0])])
+    return values
+
+
+# -- one scorer's array ---------------------------------------------------------------------------
+def _scorer_array(table: RawTable, entries: _Entries, system_codes: np.ndarray, input_codes: np.ndarray,
+                  annotators: np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
+    rows = system_codes[entries.index]
+    cols = input_codes[entries.index]
+    finite = np.isfinite(entries.values)
+    if entries.lists:
+        array = _list_array(table, entries, rows, cols, annotators, shape)
+    elif annotators is not None and _annotated(table, entries, annotators[entries.index], finite):
+        labels = annotators[entries.index]
+        keep = finite & ~pd.isna(labels)
+        names, codes = _codes(labels[keep])
+        order = sorted(range(len(names)), key=lambda k: _natural_key(names[k]))
+        codes = np.argsort(order)[codes]
+        array = np.full((*shape, len(names)), np.nan)
+        array[rows[keep], cols[keep], codes] = entries.values[keep]
+    else:
+        array = np.full(shape, np.nan)
+        array[rows[finite], cols[finite]] = entries.values[finite]
+    return _collapsed(array)
+
+
+def _natural_key(label: str) -> list[Any]:
+    """Sort key putting ``a2`` before ``a10``."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", label)]
+
+
+def _annotated(table: RawTable, entries: _Entries, labels: np.ndarray, finite: np.ndarray) -> bool:
+    """Whether the scorer's values sit in rows with an annotator (error if in both kinds of rows)."""
+    without = finite & pd.isna(labels)
+    within = finite & ~pd.isna(labels)
+    if without.any() and within.any():
+        first, second = sorted((int(np.flatnonzero(without)[0]), int(np.flatnonzero(within)[0])))
+        raise InputFileError(
+            table.path,
+            f"scores of {entries.scorer!r} must be either all in rows with an annotator or all in rows"
+            f" without one; got both (rows {int(table.rows[entries.index[first]])}"
+            f" and {int(table.rows[entries.index[second]])}).",
+            row=int(table.rows[entries.index[second]]),
+            column=entries.column,
+        )
+    return bool(within.any())
+
+
+def _list_array(table: RawTable, entries: _Entries, rows: np.ndarray, cols: np.ndarray,
+                annotators: np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
+    column = entries.column or "score"
+
+    def where(k: int) -> int:
+        return int(table.rows[entries.index[k]])
+
+    first_position = min(entries.lists)
+    if annotators is not None:
+        raise InputFileError(table.path, "a score must be one number in a file with an 'annotator' column; got a list.",
+                             row=where(first_position), column=column)
+    sized = [k for k, values in entries.lists.items() if values]
+    if not sized:
+        return np.full(shape, np.nan)
+    first = sized[0]
+    count = len(entries.lists[first])
+    for k, values in entries.lists.items():
+        if values and len(values) != count:
+            raise InputFileError(
+                table.path,
+                f"every cell of {entries.scorer!r} must hold the same number of annotator scores;"
+                f" got {len(values)} here and {count} on row {where(first)}.",
+                row=where(k), column=column,
+            )
+    scalars = np.flatnonzero(np.isfinite(entries.values))
+    if scalars.size:
+        raise InputFileError(
+            table.path,
+            f"every cell of {entries.scorer!r} must hold the same number of annotator scores;"
+            f" got a single number here and {count} on row {where(first)}.",
+            row=where(int(scalars[0])), column=column,
+        )
+    array = np.full((*shape, count), np.nan)
+    for k in sized:
+        array[rows[k], cols[k], :] = entries.lists[k]
+    return array
+
+
+def _collapsed(array: np.ndarray) -> np.ndarray:
+    """An (N, M, A) array whose annotators agree in every cell becomes the (N, M) matrix."""
+    if array.ndim == 2:
+        return array
+    missing = np.isnan(array)
+    high = np.where(missing, -np.inf, array).max(axis=2)
+    low = np.where(missing, np.inf, array).min(axis=2)
+    present = ~missing.all(axis=2)
+    if np.all(high[present] == low[present]):
+        return np.where(present, high, np.nan)
+    return array
+
+
+def _check_every_system(table: RawTable, entries: _Entries, array: np.ndarray, systems: list[str],
+                        is_long: bool) -> None:
+    present = ~np.isnan(array) if array.ndim == 2 else ~np.isnan(array).all(axis=2)
+    lacking = [systems[i] for i in np.flatnonzero(~present.any(axis=1))]
+    if not lacking:
+        return
+    shown = ", ".join(repr(s) for s in lacking[:_SHOWN_LABELS])
+    if len(lacking) > _SHOWN_LABELS:
+        shown += f" and {len(lacking) - _SHOWN_LABELS} more"
+    raise InputFileError(
+        table.path,
+        f"scorer {entries.scorer!r} must have a score for every system; got none for {shown}.",
+        column=None if is_long else entries.column,
+    )
+
+
+def _chosen_humans(humans: Iterable[str] | None, scores: dict[str, np.ndarray]) -> tuple[str, ...]:
+    if humans is None:
+        return tuple(s for s, array in scores.items() if array.ndim == 3)
+    if isinstance(humans, str):
+        raise ParameterError(f"`humans` must be a list of scorer names; got the string {humans!r}.")
+    chosen = tuple(humans)
+    for human in chosen:
+        if human not in scores:
+            listed = ", ".join(repr(s) for s in list(scores)[:12]) + (", ..." if len(scores) > 12 else "")
+            raise ParameterError(f"`humans` must name scorers of the file ({listed}); got {human!r}.")
+    return chosen
