@@ -1,0 +1,295 @@
+"""Random draws for the bootstrap and for permutation tests, generated once and shared.
+
+Every resampling procedure of :mod:`metaeval.stats` works in two steps: the draws (bootstrap indices or
+permutation masks) are generated once per call from a :class:`numpy.random.Generator`, then the statistic
+is evaluated for every draw. Keeping the draws explicit lets one call share them across all metric pairs
+(:mod:`metaeval.stats.pairs`), lets the fast kernels (:mod:`metaeval.stats.kernels`) and the generic path
+see exactly the same resamples, and makes results independent of the batch size used to evaluate them.
+
+Resampling schemes (Deutsch, Dror & Roth, 2021), for score matrices of shape ``(N systems, M inputs)``:
+
+``"systems"``
+    Bootstrap: ``X*[a, :] = X[I_a, :]`` with ``I_1..I_N`` drawn uniformly with replacement from the N rows.
+    Permutation: one bit per system, ``X'[a, :] = Y[a, :] if m_a else X[a, :]``.
+``"inputs"``
+    Bootstrap: ``X*[:, b] = X[:, J_b]`` with ``J_1..J_M`` drawn with replacement from the M columns.
+    Permutation: one bit per input, ``X'[:, b] = Y[:, b] if m_b else X[:, b]``.
+``"both"``
+    Bootstrap: rows and columns drawn independently, ``X*[a, b] = X[I_a, J_b]``.
+    Permutation: one bit per *cell*, ``X'[a, b] = Y[a, b] if m_ab else X[a, b]`` with the ``m_ab``
+    independent Bernoulli(1/2) (the paper's Algorithm 2, as in SacreROUGE). nlpstats 0.0.1 instead swaps
+    whole rows and then whole columns, so that a cell is swapped iff ``r_a XOR c_b``: its masks have only
+    ``N + M - 1`` free bits and its "both" is a different, more conservative, test.
+
+In full-test-set mode the metric has scores on ``M_test`` inputs and the humans on ``M_jud`` inputs; the
+bootstrap over inputs then resamples the metric's inputs and the humans' inputs independently (the two
+sets of inputs are different samples), while systems are resampled jointly.
+
+References
+----------
+Deutsch, D., Dror, R. and Roth, D. (2021). A Statistical Analysis of Summarization Evaluation Metrics
+using Resampling Methods. Transactions of the ACL 9, 1132-1146.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from metaeval.errors import ParameterError, check_choice, check_int
+
+__all__ = [
+    "METHODS",
+    "BootstrapDraws",
+    "PermutationDraws",
+    "bootstrap_draws",
+    "permutation_draws",
+    "as_generator",
+    "count_weights",
+    "batch_slices",
+    "default_batch",
+]
+
+#: Canonical resampling methods (BOOT-* and PERM-* of Deutsch et al. 2021).
+METHODS = ("systems", "inputs", "both")
+
+#: Target number of float64 cells of the largest temporary array of one batch (about 32 MB).
+BATCH_CELLS = 4_000_000
+
+
+def as_generator(rng: Any) -> np.random.Generator:
+    """Turn ``rng`` (None, an int seed or a Generator) into a :class:`numpy.random.Generator`."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(rng)
+    raise ParameterError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
+
+
+def default_batch(cells_per_resample: int) -> int:
+    """Number of resamples per batch so that one batch holds about :data:`BATCH_CELLS` cells."""
+    return max(1, int(BATCH_CELLS // max(1, int(cells_per_resample))))
+
+
+def check_batch(batch: Any, cells_per_resample: int) -> int:
+    """Validate ``batch`` (None = automatic) and return the number of resamples per batch."""
+    if batch is None:
+        return default_batch(cells_per_resample)
+    return check_int("batch", batch, minimum=1)
+
+
+def batch_slices(n: int, batch: int):
+    """Yield ``slice`` objects covering ``range(n)`` in chunks of ``batch``."""
+    for start in range(0, n, batch):
+        yield slice(start, min(n, start + batch))
+
+
+def count_weights(indices: np.ndarray, size: int) -> np.ndarray:
+    """Multiplicities of ``0..size-1`` in each row of ``indices`` (shape ``(k, n)``) -> ``(k, size)`` int."""
+    k = indices.shape[0]
+    flat = indices + (np.arange(k) * size)[:, None]
+    return np.bincount(flat.ravel(), minlength=k * size).reshape(k, size)
+
+
+@dataclass(frozen=True)
+class BootstrapDraws:
+    """Bootstrap indices shared by every statistic of one call.
+
+    Attributes
+    ----------
+    method : str
+        ``"systems"``, ``"inputs"`` or ``"both"``.
+    n_systems, n_inputs : int
+        Shape of the resampled matrices (``n_inputs`` is the metric's ``M_test`` in full-test-set mode).
+    rows : ndarray of int, shape (k, n_systems), or None
+        Resampled system indices (None when systems are not resampled).
+    cols : ndarray of int, shape (k, n_inputs), or None
+        Resampled input indices of the metric (and of the humans unless ``cols_human`` is set).
+    cols_human : ndarray of int, shape (k, n_inputs_human), or None
+        Full-test-set mode: the humans' inputs, resampled independently of the metric's.
+    """
+
+    method: str
+    n_systems: int
+    n_inputs: int
+    rows: np.ndarray | None
+    cols: np.ndarray | None
+    cols_human: np.ndarray | None = None
+    n_inputs_human: int | None = None
+
+    @property
+    def n_resamples(self) -> int:
+        ref = self.rows if self.rows is not None else self.cols
+        return int(ref.shape[0])
+
+    def row_indices(self, sl: slice = slice(None)) -> np.ndarray:
+        """Row indices of resamples ``sl`` (the identity when systems are not resampled)."""
+        if self.rows is not None:
+            return self.rows[sl]
+        k = len(range(*sl.indices(self.n_resamples)))
+        return np.broadcast_to(np.arange(self.n_systems), (k, self.n_systems))
+
+    def col_indices(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
+        """Column indices of resamples ``sl`` (of the humans' inputs if ``human``)."""
+        if human and self.cols_human is not None:
+            return self.cols_human[sl]
+        if self.cols is not None and not (human and self.n_inputs_human is not None):
+            return self.cols[sl]
+        k = len(range(*sl.indices(self.n_resamples)))
+        m = self.n_inputs_human if human and self.n_inputs_human is not None else self.n_inputs
+        return np.broadcast_to(np.arange(m), (k, m))
+
+    def row_weights(self, sl: slice = slice(None)) -> np.ndarray:
+        """Multiplicity of every system in resamples ``sl``: int array ``(k, n_systems)``."""
+        if self.rows is None:
+            k = len(range(*sl.indices(self.n_resamples)))
+            return np.ones((k, self.n_systems), dtype=np.int64)
+        return count_weights(self.rows[sl], self.n_systems)
+
+    def col_weights(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
+        """Multiplicity of every input in resamples ``sl``: int array ``(k, n_inputs)``."""
+        idx = self.col_indices(sl, human=human)
+        m = self.n_inputs_human if human and self.n_inputs_human is not None else self.n_inputs
+        if (human and self.cols_human is None) or (not human and self.cols is None):
+            return np.ones(idx.shape, dtype=np.int64)
+        return count_weights(idx, m)
+
+    def transposed(self) -> "BootstrapDraws":
+        """The same draws for the transposed matrices (systems and inputs exchanged)."""
+        swap = {"systems": "inputs", "inputs": "systems", "both": "both"}[self.method]
+        return BootstrapDraws(swap, self.n_inputs, self.n_systems, self.cols, self.rows)
+
+    def distinct_systems(self) -> np.ndarray:
+        """Number of distinct systems in every resample (``n_systems`` when rows are not resampled)."""
+        if self.rows is None:
+            return np.full(self.n_resamples, self.n_systems)
+        return (self.row_weights() > 0).sum(axis=1)
+
+
+def bootstrap_draws(
+    n_systems: int,
+    n_inputs: int,
+    *,
+    method: str,
+    n_resamples: int,
+    rng: Any = None,
+    n_inputs_human: int | None = None,
+) -> BootstrapDraws:
+    """Draw bootstrap indices for BOOT-SYSTEMS, BOOT-INPUTS or BOOT-BOTH.
+
+    Parameters
+    ----------
+    n_systems, n_inputs : int
+        Shape ``(N, M)`` of the score matrices (``M`` = the metric's inputs in full-test-set mode).
+    method : {"systems", "inputs", "both"}
+        Which axis (or both) is resampled with replacement.
+    n_resamples : int
+        Number of bootstrap resamples ``k``.
+    rng : None, int or numpy.random.Generator
+        Source of randomness; the rows are drawn first, then the columns (then the humans' columns).
+    n_inputs_human : int, optional
+        Full-test-set mode: number of judged inputs ``M_jud``; the humans' inputs are then resampled
+        independently of the metric's.
+
+    Returns
+    -------
+    BootstrapDraws
+    """
+    method = check_choice("method", method, METHODS)
+    n_systems = check_int("n_systems", n_systems, minimum=1)
+    n_inputs = check_int("n_inputs", n_inputs, minimum=1)
+    k = check_int("n_resamples", n_resamples, minimum=1)
+    if n_inputs_human is not None:
+        n_inputs_human = check_int("n_inputs_human", n_inputs_human, minimum=1)
+    gen = as_generator(rng)
+    rows = cols = cols_human = None
+    if method in ("systems", "both"):
+        rows = gen.integers(0, n_systems, size=(k, n_systems))
+    if method in ("inputs", "both"):
+        cols = gen.integers(0, n_inputs, size=(k, n_inputs))
+        if n_inputs_human is not None:
+            cols_human = gen.integers(0, n_inputs_human, size=(k, n_inputs_human))
+    return BootstrapDraws(method, n_systems, n_inputs, rows, cols, cols_human, n_inputs_human)
+
+
+@dataclass(frozen=True)
+class PermutationDraws:
+    """Swap masks of a permutation test, shared by every metric pair of one call.
+
+    Attributes
+    ----------
+    method : str
+        ``"systems"``, ``"inputs"`` or ``"both"``.
+    n_systems, n_inputs : int
+        Shape of the score matrices.
+    bits : ndarray of bool
+        ``(k, N)`` for "systems", ``(k, M)`` for "inputs", ``(k, N, M)`` for "both"; True = swap.
+    """
+
+    method: str
+    n_systems: int
+    n_inputs: int
+    bits: np.ndarray
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.bits.shape[0])
+
+    def transposed(self) -> "PermutationDraws":
+        """The same masks for the transposed matrices (systems and inputs exchanged)."""
+        swap = {"systems": "inputs", "inputs": "systems", "both": "both"}[self.method]
+        bits = self.bits.transpose(0, 2, 1) if self.method == "both" else self.bits
+        return PermutationDraws(swap, self.n_inputs, self.n_systems, bits)
+
+    def mask(self, sl: slice = slice(None)) -> np.ndarray:
+        """Cell masks of resamples ``sl`` as a read-only bool array ``(k, N, M)`` (True = swap)."""
+        b = self.bits[sl]
+        shape = (b.shape[0], self.n_systems, self.n_inputs)
+        if self.method == "systems":
+            return np.broadcast_to(b[:, :, None], shape)
+        if self.method == "inputs":
+            return np.broadcast_to(b[:, None, :], shape)
+        return b
+
+
+def permutation_draws(
+    n_systems: int,
+    n_inputs: int,
+    *,
+    method: str,
+    n_resamples: int,
+    rng: Any = None,
+) -> PermutationDraws:
+    """Draw swap masks for PERM-SYSTEMS, PERM-INPUTS or PERM-BOTH.
+
+    Every bit is an independent fair coin: one per system ("systems"), one per input ("inputs") or one
+    per cell ("both", Algorithm 2 of Deutsch, Dror & Roth 2021; not nlpstats' row-XOR-column masks).
+
+    Parameters
+    ----------
+    n_systems, n_inputs : int
+        Shape ``(N, M)`` of the score matrices.
+    method : {"systems", "inputs", "both"}
+    n_resamples : int
+        Number of random permutations ``k``.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    PermutationDraws
+    """
+    method = check_choice("method", method, METHODS)
+    n_systems = check_int("n_systems", n_systems, minimum=1)
+    n_inputs = check_int("n_inputs", n_inputs, minimum=1)
+    k = check_int("n_resamples", n_resamples, minimum=1)
+    gen = as_generator(rng)
+    if method == "both":
+        # Stored input-major, (M, k, N) in memory, viewed as (k, N, M): the summary-level kernels read one
+        # (k, N) block per input without a transposing copy.
+        bits = gen.integers(0, 2, size=(n_inputs, k, n_systems), dtype=np.uint8).astype(bool)
+        bits = bits.transpose(1, 2, 0)
+    else:
+        shape = (k, n_systems) if method == "systems" else (k, n_inputs)
+        bits = gen.integers(0, 2, size=shape, dtype=np.uint8).astype(bool)
+    return PermutationDraws(method, n_systems, n_inputs, bits)
