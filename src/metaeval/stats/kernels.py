@@ -20,6 +20,8 @@ how the statistics depend on the draws:
   ``w`` the numerator is ``w^T (S*T) w / 2`` and the tied pairs ``w^T E w / 2 + sum_a w_a (w_a - 1) / 2``
   (two copies of one system are tied in both variables). All forms are evaluated with float32 matrix
   products, which are exact here because every operand and partial sum is a small integer.
+* Floating-point sums use ``einsum`` (a fixed summation order per resample), never BLAS ``matmul``, whose
+  blocking depends on the batch shape: results are bitwise identical for any ``batch``.
 * **Summary level, Pearson.** Sums of ``X'``, ``X'^2`` and ``X' z`` are linear in the mask; under the
   bootstrap the weighted moments are linear in ``w``: one matrix product gives every numerator and
   denominator.
@@ -169,7 +171,7 @@ class _PermSystemLevel:
         if draws.method == "systems":
             xp = np.where(bits, self.ybar, self.xbar)
         elif draws.method == "inputs":
-            xp = self.xbar + (bits.astype(np.float64) @ self.d.T) / self.m
+            xp = self.xbar + np.einsum("bm,nm->bn", bits.astype(np.float64), self.d) / self.m
         else:
             xp = self.xbar + np.einsum("bnm,nm->bn", bits, self.d) / self.m
         yp = self.xbar + self.ybar - xp
@@ -302,7 +304,7 @@ class _PermSummaryPearson:
             s = np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin)  # (b, M, 3)
         else:
             mf = bits.transpose(2, 0, 1).astype(np.float64)  # (M, b, N)
-            s = np.matmul(mf, self.lin_t).transpose(1, 0, 2)  # (b, M, 3)
+            s = np.einsum("jbn,jnk->bjk", mf, self.lin_t)  # (b, M, 3)
         sx, sy, sxx, syy, sxz, syz = self.base
         n = self.n
         x1 = sx + s[..., 0]
@@ -390,7 +392,7 @@ class _BootSystemLevel:
             means = np.broadcast_to(values.mean(axis=1), (b, values.shape[0]))
         else:
             c = cache.col_weights(human=human and self.full).astype(np.float64)
-            means = (c @ values.T) / values.shape[1]
+            means = np.einsum("bm,nm->bn", c, values) / values.shape[1]
         if draws.rows is not None:
             means = np.take_along_axis(means, draws.rows[cache.sl], axis=1)
         return means
@@ -472,7 +474,7 @@ class _BootSummaryPearson:
 
     def evaluate(self, cache: BatchCache):
         w = cache.row_weights()
-        s = (w.astype(np.float64) @ self.moments).reshape(w.shape[0], 5, self.m)
+        s = np.einsum("bn,nk->bk", w.astype(np.float64), self.moments).reshape(w.shape[0], 5, self.m)
         n = self.n
         sx, sz, sxx, szz, sxz = (s[:, i] for i in range(5))
         vx = sxx - sx * sx / n

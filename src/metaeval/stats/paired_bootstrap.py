@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.errors import DegenerateWarning
+from metaeval.errors import DegenerateWarning, check_probability
 from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import bootstrap_samples
+from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
 from metaeval.stats.permutation import TOLERANCE_EPS, _test_iv
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
 
@@ -47,6 +47,9 @@ class BootstrapTestOutcome:
     statistic_x, statistic_y : float
     pvalue : float
         ``#{centred delta_s at least as extreme as delta} / k'`` (NaN if undefined).
+    low, high : float
+        Percentile interval of the ``delta_s`` at ``confidence_level``.
+    confidence_level : float
     samples : ndarray
         The defined bootstrap ``delta_s`` (not centred), in draw order.
     alternative, method : str
@@ -57,6 +60,9 @@ class BootstrapTestOutcome:
     statistic_x: float
     statistic_y: float
     pvalue: float
+    low: float
+    high: float
+    confidence_level: float
     samples: np.ndarray
     alternative: str
     method: str
@@ -89,6 +95,7 @@ def bootstrap_test(
     method: str = "both",
     alternative: str = "greater",
     n_resamples: int = 1000,
+    confidence_level: float = 0.95,
     rng: Any = None,
     batch: int | None = None,
     undefined: str = "skip",
@@ -106,6 +113,8 @@ def bootstrap_test(
         BOOT-SYSTEMS / BOOT-INPUTS / BOOT-BOTH; one set of indices for ``X``, ``Y`` and ``Z``.
     alternative : {"greater", "less", "two-sided"}
     n_resamples : int
+    confidence_level : float in (0, 1)
+        Of the percentile interval of ``delta_s`` returned beside the p-value.
     rng : None, int or numpy.random.Generator
     batch : int, optional
     undefined : {"skip", "zero"}
@@ -126,6 +135,7 @@ def bootstrap_test(
     """
     x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _test_iv(
         x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
+    confidence_level = check_probability("confidence_level", confidence_level)
     gen = as_generator(rng)
     check_batch(batch, 1)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
@@ -144,4 +154,5 @@ def bootstrap_test(
     elif samples.size == 0:
         warnings.warn(f"All {k} bootstrap resamples have an undefined difference of correlations; the p-value "
                       "is NaN.", DegenerateWarning, stacklevel=2)
-    return BootstrapTestOutcome(delta, rx, ry, pvalue, samples, alternative, method, k, int(k - samples.size))
+    low, high = percentile_interval(samples, confidence_level)
+    return BootstrapTestOutcome(delta, rx, ry, pvalue, low, high, confidence_level, samples, alternative, method, k, int(k - samples.size))

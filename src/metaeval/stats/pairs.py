@@ -1,0 +1,279 @@
+"""All-pairs significance matrix of P metrics against one human score, with shared draws.
+
+For metrics ``X_1..X_P`` (array ``(P, N, M)``) and human scores ``Z`` the matrix entry ``[i, j]`` tests
+``H1: rho(X_i, Z) > rho(X_j, Z)`` (``alternative="greater"``; "less" tests ``<``, "two-sided" ``!=``),
+so a significance matrix reads *row beats column*. ``deltas[i, j] = L(X_i, Z) - L(X_j, Z)``.
+
+Tests:
+
+``"permutation"``
+    :mod:`metaeval.stats.permutation` (PERM-SYSTEMS / INPUTS / BOTH). One set of swap masks is drawn
+    for the whole matrix and shared by every pair. Entry ``[j, i]`` uses the same permutations as
+    ``[i, j]``: swapping under ``m`` for ``(j, i)`` gives ``-delta_s`` of ``(i, j)``, so both directions come
+    from one evaluation per unordered pair.
+``"bootstrap"``
+    :mod:`metaeval.stats.paired_bootstrap`. One set of bootstrap indices is drawn; every metric's
+    bootstrap distribution is computed once and ``delta_s = r*_i - r*_j``.
+``"williams"``
+    Williams' test (:mod:`metaeval.stats.williams`) on signed Pearson correlations; system or global
+    level only (``n`` = number of systems, or of cells valid for all metrics and the humans).
+
+Work shared between pairs: the draws, the per-batch conversions of the masks, the standardized
+metrics, the per-metric masked system sums (system level) and the per-metric bootstrap distributions.
+Corrections for multiple comparisons are optional here (``correction=``), applied to the whole
+off-diagonal matrix by :func:`metaeval.stats.corrections.adjust_pvalues`.
+
+References
+----------
+Deutsch, D., Dror, R. and Roth, D. (2021). A Statistical Analysis of Summarization Evaluation Metrics
+using Resampling Methods. TACL 9, 1132-1146.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from metaeval.errors import ParameterError, check_choice, check_int
+from metaeval.stats import kernels as _kernels
+from metaeval.stats import levels as _levels
+from metaeval.stats.bootstrap import ENGINES, _as_matrix, _cells_per_resample, _common_iv, bootstrap_samples
+from metaeval.stats.paired_bootstrap import bootstrap_pvalue
+from metaeval.stats.permutation import ALTERNATIVES, _reference_batch, count_extreme, standardize
+from metaeval.stats.resampling import (
+    METHODS,
+    as_generator,
+    batch_slices,
+    bootstrap_draws,
+    check_batch,
+    permutation_draws,
+)
+
+__all__ = ["TESTS", "PairwiseOutcome", "pairwise_tests"]
+
+TESTS = ("permutation", "bootstrap", "williams")
+
+
+@dataclass(frozen=True)
+class PairwiseOutcome:
+    """Result of :func:`pairwise_tests`.
+
+    Attributes
+    ----------
+    statistics : ndarray (P,)
+        ``L(X_i, Z)`` for every metric (Pearson for Williams' test).
+    deltas : ndarray (P, P)
+        ``statistics[i] - statistics[j]`` (0 on the diagonal).
+    pvalues : ndarray (P, P)
+        p-value of ``H1: rho_i > rho_j`` (for "greater"); NaN on the diagonal.
+    adjusted_pvalues : ndarray (P, P) or None
+        After ``correction`` over the off-diagonal entries (None without correction).
+    n_resamples_dropped : ndarray of int (P, P)
+        Undefined resamples per pair (0 for Williams).
+    test, method, alternative : str
+    n_resamples : int or None
+    """
+
+    statistics: np.ndarray
+    deltas: np.ndarray
+    pvalues: np.ndarray
+    adjusted_pvalues: np.ndarray | None
+    n_resamples_dropped: np.ndarray
+    test: str
+    method: str | None
+    alternative: str
+    n_resamples: int | None
+
+
+def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold,
+              engine):
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 3 or scores.shape[0] < 2:
+        raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
+    _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
+        scores[0], z, level, coefficient, undefined, False, tie_threshold)
+    test = check_choice("test", test, TESTS)
+    method = check_choice("method", method, METHODS)
+    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    k = check_int("n_resamples", n_resamples, minimum=1)
+    engine = check_choice("engine", engine, ENGINES)
+    if test == "williams" and level not in ("system", "global"):
+        raise ParameterError(f"`level` must be 'system' or 'global' for Williams' test; got {level!r}.")
+    return scores, z, test, level, coefficient, method, alternative, k, undefined, tie_threshold, engine
+
+
+def pairwise_tests(
+    scores,
+    z,
+    *,
+    test: str = "permutation",
+    level: str = "system",
+    coefficient: str = "kendall-b",
+    method: str = "both",
+    alternative: str = "greater",
+    n_resamples: int = 1000,
+    rng: Any = None,
+    batch: int | None = None,
+    undefined: str = "skip",
+    tie_threshold: float = 0.0,
+    correction: str | None = None,
+    engine: str = "auto",
+) -> PairwiseOutcome:
+    """Significance of every ordered pair of metrics, ``H1: rho(X_i, Z) > rho(X_j, Z)``.
+
+    Parameters
+    ----------
+    scores : array_like, shape (P, N, M)
+        P metrics' scores (systems x inputs).
+    z : array_like, shape (N, M)
+        Human scores.
+    test : {"permutation", "bootstrap", "williams"}
+    level, coefficient : str
+        Williams' test always uses Pearson at the system or global level.
+    method : {"systems", "inputs", "both"}
+        Resampling scheme of the permutation / bootstrap test.
+    alternative : {"greater", "less", "two-sided"}
+    n_resamples : int
+    rng : None, int or numpy.random.Generator
+        One set of draws for the whole matrix.
+    batch : int, optional
+        Resamples per batch; results identical for any value.
+    undefined : {"skip", "zero"}
+    tie_threshold : float
+    correction : {"holm", "bonferroni", "benjamini-hochberg", "none"}, optional
+        Adjust the off-diagonal p-values as one family.
+    engine : {"auto", "reference"}
+
+    Returns
+    -------
+    PairwiseOutcome
+    """
+    scores, z, test, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _pairs_iv(
+        scores, z, test, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
+    gen = as_generator(rng)
+    batch = check_batch(batch, _cells_per_resample(scores[0], coefficient))
+    p = scores.shape[0]
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    dropped = np.zeros((p, p), dtype=np.int64)
+    pvalues = np.full((p, p), np.nan)
+
+    if test == "williams":
+        statistics, pvalues = _williams_matrix(scores, z, level, alternative)
+        n_res = None
+        method_out = None
+    elif test == "permutation":
+        std = np.stack([standardize(scores[i], f"scores[{i}]") for i in range(p)])
+        statistics = np.array([float(_levels.level_correlation(std[i], z, **kw).statistic) for i in range(p)])
+        draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
+        deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw)
+        for (i, j), ds in deltas_s.items():
+            null = ds[np.isfinite(ds)]
+            delta = statistics[i] - statistics[j]
+            dropped[i, j] = dropped[j, i] = k - null.size
+            if not np.isfinite(delta) or null.size == 0:
+                continue
+            greater = (1 + count_extreme(null, delta, "greater")) / (1 + null.size)
+            less = (1 + count_extreme(null, delta, "less")) / (1 + null.size)
+            if alternative == "greater":
+                pvalues[i, j], pvalues[j, i] = greater, less
+            elif alternative == "less":
+                pvalues[i, j], pvalues[j, i] = less, greater
+            else:
+                pvalues[i, j] = pvalues[j, i] = (1 + count_extreme(null, delta, "two-sided")) / (1 + null.size)
+        n_res, method_out = k, method
+    else:
+        statistics = np.array([float(_levels.level_correlation(scores[i], z, **kw).statistic) for i in range(p)])
+        draws = bootstrap_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
+        samples = [bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw) for i in range(p)]
+        for i in range(p):
+            for j in range(i + 1, p):
+                ds = samples[i] - samples[j]
+                ds = ds[np.isfinite(ds)]
+                delta = statistics[i] - statistics[j]
+                dropped[i, j] = dropped[j, i] = k - ds.size
+                pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
+                pvalues[j, i] = bootstrap_pvalue(-ds, -delta, alternative)
+        n_res, method_out = k, method
+
+    deltas = statistics[:, None] - statistics[None, :]
+    np.fill_diagonal(deltas, 0.0)
+    np.fill_diagonal(pvalues, np.nan)
+    adjusted = None
+    if correction is not None:
+        from metaeval.stats.corrections import adjust_pvalues
+
+        adjusted = np.full((p, p), np.nan)
+        off = ~np.eye(p, dtype=bool)
+        adjusted[off] = adjust_pvalues(pvalues[off], method=correction)
+    return PairwiseOutcome(statistics, deltas, pvalues, adjusted, dropped, test, method_out, alternative, n_res)
+
+
+def _permutation_pairs(std, z, draws, batch, engine, kw):
+    """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``."""
+    p, n, m = std.shape
+    k = draws.n_resamples
+    pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
+    out = {pair: np.empty(k) for pair in pairs}
+    complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
+    shared_system = engine == "auto" and complete and kw["level"] == "system"
+    kernels = {}
+    if engine == "auto" and not shared_system:
+        for i, j in pairs:
+            kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
+    if shared_system:
+        means = std.mean(axis=2)  # (P, N)
+        zbar = z.mean(axis=1)
+    for sl in batch_slices(k, batch):
+        cache = _kernels.BatchCache(draws, sl)
+        if shared_system:
+            shift = _system_shifts(std, means, draws, sl)  # (P, b, N): permuted part of each metric's means
+            zb = np.broadcast_to(zbar, shift.shape[1:])
+        for i, j in pairs:
+            if shared_system:
+                if draws.method == "systems":
+                    bits = draws.bits[sl]
+                    xp = np.where(bits, means[j], means[i])
+                else:
+                    xp = means[i] + (shift[j] - shift[i])
+                yp = means[i] + means[j] - xp
+                rx = _kernels._coef.correlation_rows(xp, zb, kw["coefficient"], kw["tie_threshold"])
+                ry = _kernels._coef.correlation_rows(yp, zb, kw["coefficient"], kw["tie_threshold"])
+            elif kernels.get((i, j)) is not None:
+                rx, ry = kernels[i, j].evaluate(cache)
+            else:
+                rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
+                                          kw["undefined"], kw["tie_threshold"])
+            out[i, j][sl] = rx - ry
+    return out
+
+
+def _system_shifts(std, means, draws, sl):
+    """``(1/M) sum_b m_ab X_p[a, b]`` for every metric p: (P, b, N)."""
+    p, n, m = std.shape
+    bits = draws.bits[sl]
+    if draws.method == "systems":
+        return np.zeros((p,) + bits.shape)
+    if draws.method == "inputs":
+        bf = bits.astype(np.float64)  # (b, M)
+        return np.stack([np.einsum("bm,nm->bn", bf, std[i]) for i in range(p)]) / m
+    return np.stack([np.einsum("bnm,nm->bn", bits, std[i]) for i in range(p)]) / m
+
+
+def _williams_matrix(scores, z, level, alternative):
+    from metaeval.stats.williams import williams_test
+
+    p = scores.shape[0]
+    pearson = dict(level=level, coefficient="pearson")
+    if level == "system":
+        n = scores.shape[1]
+    else:
+        n = int((np.isfinite(scores).all(axis=0) & np.isfinite(z)).sum())
+    r = np.array([float(_levels.level_correlation(scores[i], z, **pearson).statistic) for i in range(p)])
+    pvalues = np.full((p, p), np.nan)
+    for i in range(p):
+        for j in range(p):
+            if i != j:
+                rij = float(_levels.level_correlation(scores[i], scores[j], **pearson).statistic)
+                pvalues[i, j] = float(williams_test(r[i], r[j], rij, n, alternative=alternative).pvalue)
+    return r, pvalues
