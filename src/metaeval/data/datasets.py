@@ -107,7 +107,7 @@ def load_dataset(name: str, **options: Any) -> ScoreSet:
     """
     info = dataset_info(name)
     group, description = _group(name, info, options)
-    arrays = _arrays(info["file"])
+    arrays = _arrays(info["file"], group)
     systems = [str(s) for s in arrays[_key(group, "systems")]]
     scorers = [str(s) for s in arrays[_key(group, "scorers")]]
     scores = {scorer: arrays[_key(group, str(k))] for k, scorer in enumerate(scorers)}
@@ -144,11 +144,13 @@ def _key(group: str, field: str) -> str:
     return f"{group}{_SEPARATOR}{field}"
 
 
-def _arrays(file: str) -> dict[str, np.ndarray]:
+def _arrays(file: str, group: str) -> dict[str, np.ndarray]:
+    """The arrays of ``group`` in a packaged file (never unpickled)."""
     with _packaged_dir().joinpath(file).open("rb") as handle:
         data = handle.read()
+    prefix = _key(group, "")
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-        return {key: npz[key] for key in npz.files}
+        return {key: npz[key] for key in npz.files if key.startswith(prefix)}
 
 
 def write_packaged_file(path: str | Path, groups: Mapping[str, ScoreSet]) -> None:
