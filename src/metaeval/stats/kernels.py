@@ -81,6 +81,7 @@ def _is_constant(values: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def _aggregate(stat: np.ndarray, undefined: str) -> np.ndarray:
     """Mean over the last axis of per-input statistics, ``undefined`` as in ``level_correlation``."""
+    stat = np.ascontiguousarray(stat)  # the summation order of a strided reduction depends on the shape
     ok = ~np.isnan(stat)
     total = np.where(ok, stat, 0.0).sum(axis=-1)
     if undefined == "skip":
@@ -93,6 +94,7 @@ def _aggregate(stat: np.ndarray, undefined: str) -> np.ndarray:
 
 def _weighted_aggregate(stat: np.ndarray, weights: np.ndarray, undefined: str) -> np.ndarray:
     """Count-weighted mean of per-input statistics ``stat`` (b, M) with multiplicities ``weights`` (b, M)."""
+    stat = np.ascontiguousarray(stat)
     ok = ~np.isnan(stat)
     total = (np.where(ok, stat, 0.0) * weights).sum(axis=-1)
     n = (weights * ok).sum(axis=-1) if undefined == "skip" else weights.sum(axis=-1)
