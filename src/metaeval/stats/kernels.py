@@ -111,6 +111,29 @@ def _tau_b(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.nda
         return np.where(ok, num / np.sqrt(np.where(ok, dx * dz, 1.0)), np.nan)
 
 
+#: Up to this many systems the system-level Kendall tau-b of resampled means uses the pairwise sign kernel.
+PAIRWISE_SYSTEMS_MAX = 64
+
+
+def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float) -> np.ndarray:
+    """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
+
+    Kendall tau-b for small N from pairwise signs (the numbers of :func:`coefficients.correlation`),
+    everything else through :func:`coefficients.correlation_rows`.
+    """
+    n = xm.shape[-1]
+    if coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX:
+        off = ~np.eye(n, dtype=bool)
+        sx = pair_signs(xm, xm)
+        sz = pair_signs(zm, zm)
+        num = np.einsum("...ij,...ij->...", sx, sz, dtype=np.int64) / 2.0
+        tx = (((sx == 0) & off).sum(axis=(-2, -1)) / 2.0)
+        tz = (((sz == 0) & off).sum(axis=(-2, -1)) / 2.0)
+        return np.broadcast_to(_tau_b(num, n * (n - 1) / 2.0, tx, tz), xm.shape[:-1]).copy()
+    zb = np.broadcast_to(zm, xm.shape)
+    return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold)
+
+
 def _complete(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
 
@@ -177,9 +200,8 @@ class _PermSystemLevel:
         else:
             xp = self.xbar + np.einsum("bnm,nm->bn", bits, self.d) / self.m
         yp = self.xbar + self.ybar - xp
-        zb = np.broadcast_to(self.zbar, xp.shape)
-        rx = _coef.correlation_rows(xp, zb, self.coefficient, self.tie_threshold)
-        ry = _coef.correlation_rows(yp, zb, self.coefficient, self.tie_threshold)
+        rx = system_correlation(xp, self.zbar, self.coefficient, self.tie_threshold)
+        ry = system_correlation(yp, self.zbar, self.coefficient, self.tie_threshold)
         return rx, ry
 
 
@@ -334,6 +356,67 @@ class _PermSummaryPearson:
         return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
 
 
+class PearsonSummaryShared:
+    """Summary-level Pearson of every metric pair under shared PERM-SYSTEMS / PERM-BOTH masks.
+
+    The masked sums ``m.X_p``, ``m.X_p^2`` and ``m.(X_p z)`` are computed once per metric and batch; a
+    pair's permuted sums are then differences of those (``X' = X_i + m (X_j - X_i)``). All metrics are
+    centred per input by one common constant, which leaves every Pearson correlation unchanged.
+    """
+
+    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str):
+        p, n, m = std.shape
+        zc = z - z.mean(axis=0)
+        znorm = np.sqrt((zc * zc).sum(axis=0))
+        self.z_const = _is_constant(z, axis=0)
+        zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
+        xc = std - std.mean(axis=(0, 1))
+        self.lin = np.stack([xc, xc * xc, xc * zt], axis=-1)  # (P, N, M, 3)
+        self.lin_t = np.ascontiguousarray(self.lin.transpose(0, 2, 1, 3))  # (P, M, N, 3)
+        self.base = self.lin.sum(axis=1)  # (P, M, 3)
+        self.std = std
+        self.n = n
+        self.undefined = undefined
+        self._risky: dict = {}
+
+    def sums(self, cache: BatchCache, i: int) -> np.ndarray:
+        """``m . (X_i, X_i^2, X_i z)`` per input: (b, M, 3)."""
+
+        def make():
+            bits = cache.draws.bits[cache.sl]
+            if cache.draws.method == "systems":
+                return np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin[i])
+            mf = cache.get("bits64", lambda: bits.transpose(2, 0, 1).astype(np.float64))
+            return np.einsum("jbn,jnk->bjk", mf, self.lin_t[i])
+
+        return cache.get(("pearson-sums", i), make)
+
+    def evaluate(self, cache: BatchCache, i: int, j: int):
+        ai, aj = self.sums(cache, i), self.sums(cache, j)
+        n = self.n
+        px = self.base[i] + aj - ai
+        py = self.base[j] + ai - aj
+        out = []
+        for s in (px, py):
+            v = s[..., 1] - s[..., 0] * s[..., 0] / n
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out.append(np.clip(s[..., 2] / np.sqrt(v), -1.0, 1.0))
+        rx, ry = out
+        bad = np.broadcast_to(self.z_const, rx.shape)
+        bad_x, bad_y = bad.copy(), bad.copy()
+        if (i, j) not in self._risky:
+            self._risky[i, j] = np.flatnonzero(_PermSummaryPearson._risky_columns(self.std[i], self.std[j]))
+        cols = self._risky[i, j]
+        if cols.size:
+            mk = cache.draws.mask(cache.sl)[:, :, cols]
+            x, y = self.std[i][:, cols], self.std[j][:, cols]
+            bad_x[:, cols] |= _is_constant(np.where(mk, y, x), axis=1)
+            bad_y[:, cols] |= _is_constant(np.where(mk, x, y), axis=1)
+        rx = np.where(bad_x, np.nan, rx)
+        ry = np.where(bad_y, np.nan, ry)
+        return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
+
+
 class _Transposed:
     """By-system level = summary level of the transposed matrices; swaps the roles of the axes."""
 
@@ -402,8 +485,7 @@ class _BootSystemLevel:
     def evaluate(self, cache: BatchCache):
         xm = self.means(cache, self.x, False)
         zm = self.means(cache, self.z, True)
-        return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zm), self.coefficient,
-                                      self.tie_threshold)
+        return system_correlation(xm, zm, self.coefficient, self.tie_threshold)
 
 
 class _BootSummaryInputs:

@@ -217,8 +217,12 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
     out = {pair: np.empty(k) for pair in pairs}
     complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
     shared_system = engine == "auto" and complete and kw["level"] == "system"
+    shared_pearson = None
+    if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
+            and draws.method != "inputs"):
+        shared_pearson = _kernels.PearsonSummaryShared(std, z, kw["undefined"])
     kernels = {}
-    if engine == "auto" and not shared_system:
+    if engine == "auto" and not shared_system and shared_pearson is None:
         for i, j in pairs:
             kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
     if shared_system:
@@ -228,7 +232,6 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
         cache = _kernels.BatchCache(draws, sl)
         if shared_system:
             shift = _system_shifts(std, means, draws, sl)  # (P, b, N): permuted part of each metric's means
-            zb = np.broadcast_to(zbar, shift.shape[1:])
         for i, j in pairs:
             if shared_system:
                 if draws.method == "systems":
@@ -237,8 +240,10 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
                 else:
                     xp = means[i] + (shift[j] - shift[i])
                 yp = means[i] + means[j] - xp
-                rx = _kernels._coef.correlation_rows(xp, zb, kw["coefficient"], kw["tie_threshold"])
-                ry = _kernels._coef.correlation_rows(yp, zb, kw["coefficient"], kw["tie_threshold"])
+                rx = _kernels.system_correlation(xp, zbar, kw["coefficient"], kw["tie_threshold"])
+                ry = _kernels.system_correlation(yp, zbar, kw["coefficient"], kw["tie_threshold"])
+            elif shared_pearson is not None:
+                rx, ry = shared_pearson.evaluate(cache, i, j)
             elif kernels.get((i, j)) is not None:
                 rx, ry = kernels[i, j].evaluate(cache)
             else:
