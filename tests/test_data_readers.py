@@ -350,3 +350,16 @@ def test_native_reader_errors(tmp_path):
                                " got 'split', 'doc_id', 'scores'.")
     ok = _write(tmp_path, "ok.tsv", "system mqm_avg_score seg_id\nA -1 1\nA None 2\nB -2.5 1\nB -3 2\n")
     assert math.isnan(read_wmt_mqm(ok).matrix("mqm")[0, 1])
+
+
+def test_parquet_written_by_pandas_ignores_the_index(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({"system": ["A", "B"], "input": ["x", "x"], "r": [1.0, 2.0]}, index=[5, 9])
+    frame.to_parquet(tmp_path / "p.parquet")
+    assert read_scores(tmp_path / "p.parquet").scorers == ("r",)
+
+
+def test_missing_tokens_in_csv(tmp_path):
+    path = _write(tmp_path, "m.csv", "system,input,r\nA,a,1\nA,b,NaN\nA,c, n/a \nA,d,None\nA,e,null\nA,f,NA\nA,g,\n")
+    assert np.isnan(read_scores(path).matrix("r")[0, 1:]).all()

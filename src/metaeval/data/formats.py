@@ -190,7 +190,7 @@ def _delimited_table(path: str | Path, text: str, delimiter: str, format: str) -
         cells.append(record)
     if not rows:
         raise _empty_file(path, header_only=True)
-    columns = {name: [record[k] for record in cells] for k, name in enumerate(names)}
+    columns = {name: list(values) for name, values in zip(names, zip(*cells))}
     return RawTable(str(path), format, columns, np.array(rows, dtype=np.int64), header_row)
 
 
@@ -261,7 +261,7 @@ def _parquet_table(path: str | Path) -> RawTable:
         raise InputFileError(path, f"the file must be readable as Parquet; got {reason!r}.") from None
     if table.num_rows == 0:
         raise _empty_file(path)
-    names = table.column_names
+    names = [n for n in table.column_names if not n.startswith("__index_level_")]  # a pandas index
     for name in names:
         if names.count(name) > 1:
             raise InputFileError(path, f"column names must be unique; got {name!r} twice.", column=name)

@@ -72,8 +72,9 @@ def read_scores(
     -------
     ScoreSet
         Systems and inputs in the order they first appear in the file; scorers in column order
-        (long format: in order of first appearance). Empty, ``NaN``, ``None``, ``null``, ``NA``
-        and ``N/A`` cells are missing scores (NaN).
+        (long format: in order of first appearance); annotators in the order of JSON lists, or in
+        natural order of their labels (``a2`` before ``a10``). Empty, ``NaN``, ``None``, ``null``,
+        ``NA`` and ``N/A`` cells (any case) are missing scores (NaN).
 
     Raises
     ------
@@ -179,8 +180,17 @@ def _label_text(table: RawTable, column: str, position: int, cell: Any, role: st
 
 
 def _label_cells(table: RawTable, column: str, role: str) -> np.ndarray:
+    cells = table.columns[column]
+    if table.format in ("csv", "tsv"):  # every cell is a string
+        labels = np.array([cell.strip() for cell in cells], dtype=object)
+        empty = np.flatnonzero(labels == "")
+        if empty.size:
+            position = int(empty[0])
+            raise InputFileError(table.path, f"the {role} label must be non-empty; got {cells[position]!r}.",
+                                 row=int(table.rows[position]), column=column)
+        return labels
     labels = np.empty(table.n_rows, dtype=object)
-    for position, cell in enumerate(table.columns[column]):
+    for position, cell in enumerate(cells):
         if _is_missing(cell):
             raise InputFileError(table.path, f"the {role} label must be non-empty; got {cell!r}.",
                                  row=int(table.rows[position]), column=column)
@@ -279,7 +289,7 @@ def _numeric_cells(table: RawTable, column: str, cells: Any, index: np.ndarray) 
         if bad.size:
             raise _infinite(table, column, int(bad[0]), float(values[bad[0]]))
         return values, {}
-    if cells and all(isinstance(c, str) for c in cells):
+    if table.format in ("csv", "tsv") or all(isinstance(c, str) for c in cells):
         return _numeric_texts(table, column, cells), {}
     values = np.full(len(cells), np.nan)
     lists: dict[int, list[float]] = {}
@@ -312,19 +322,26 @@ def _number(table: RawTable, column: str, position: int, cell: Any, shown: Any) 
     return value
 
 
+def _is_number_text(text: str) -> bool:
+    try:
+        np.array([text]).astype(np.float64)
+    except ValueError:
+        return False
+    return True
+
+
 def _numeric_texts(table: RawTable, column: str, cells: list[str]) -> np.ndarray:
     texts = np.array(cells, dtype=str)
-    missing = np.isin(np.char.lower(np.char.strip(texts)), list(MISSING_TOKENS))
-    try:
+    missing = texts == ""
+    try:  # fast path: missing scores written as empty cells
         values = np.where(missing, "nan", texts).astype(np.float64)
     except ValueError:
-        for position, cell in enumerate(cells):
-            if not missing[position]:
-                try:
-                    float(cell)
-                except ValueError:
-                    raise _non_numeric(table, column, position, cell) from None
-        raise  # pragma: no cover - numpy and float() agree on what a number is
+        missing = np.isin(np.char.lower(np.char.strip(texts)), list(MISSING_TOKENS))
+        try:
+            values = np.where(missing, "nan", texts).astype(np.float64)
+        except ValueError:
+            position = next(k for k, cell in enumerate(cells) if not missing[k] and not _is_number_text(cell))
+            raise _non_numeric(table, column, position, cells[position]) from None
     bad = np.flatnonzero(np.isinf(values))
     if bad.size:
         raise _infinite(table, column, int(bad[0]), cells[int(bad[0])])
