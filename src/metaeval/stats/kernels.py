@@ -541,20 +541,32 @@ class _BootSummaryPearson:
         self.moments = np.concatenate([xc, zc, xc * xc, zc * zc, xc * zc], axis=1)  # (N, 5M)
         self.n, self.m = n, m
         self.x, self.z = x, z
-        self.tied_x = np.flatnonzero((pair_signs(x.T, x.T) == 0).sum(axis=(1, 2)) > n)
-        self.tied_z = np.flatnonzero((pair_signs(z.T, z.T) == 0).sum(axis=(1, 2)) > n)
         self.undefined = undefined
+        self._group_cache: dict = {}
 
     @staticmethod
-    def _constant(values, cols, chosen, base):
-        """Columns ``cols`` of ``values`` constant over the chosen systems (others: ``base``)."""
-        out = np.broadcast_to(base[:, None], (chosen.shape[0], values.shape[1])).copy()
-        if cols.size:
-            v = values[:, cols]
-            vmax = np.where(chosen[:, :, None], v, -np.inf).max(axis=1)
-            vmin = np.where(chosen[:, :, None], v, np.inf).min(axis=1)
-            out[:, cols] = _is_constant(np.stack([vmin, vmax], axis=-1), axis=-1)
-        return out
+    def _groups(values):
+        """One-hot tie-group membership (N, G) of the columns of ``values`` and each group's column."""
+        n, m = values.shape
+        order = np.argsort(values, axis=0, kind="stable")
+        srt = np.take_along_axis(values, order, axis=0)
+        new = np.ones((n, m), dtype=bool)
+        new[1:] = ~_ties(srt[1:], srt[:-1])
+        dense = np.cumsum(new, axis=0) - 1
+        ids = np.empty_like(dense)
+        np.put_along_axis(ids, order, dense, axis=0)
+        offsets = np.concatenate([[0], np.cumsum(dense[-1] + 1)[:-1]])
+        onehot = np.zeros((n, int(dense[-1].sum() + m)), dtype=np.float32)
+        onehot[np.arange(n)[:, None], ids + offsets] = 1.0
+        return onehot, offsets
+
+    def _constant(self, key, values, chosen_f):
+        """Columns of ``values`` constant over the chosen systems: a single tie group is present."""
+        if key not in self._group_cache:
+            self._group_cache[key] = self._groups(values)
+        onehot, offsets = self._group_cache[key]
+        present = (chosen_f @ onehot) > 0
+        return np.add.reduceat(present, offsets, axis=1) <= 1
 
     def evaluate(self, cache: BatchCache):
         w = cache.row_weights()
@@ -566,9 +578,8 @@ class _BootSummaryPearson:
         cov = sxz - sx * sz / n
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.clip(cov / np.sqrt(vx * vz), -1.0, 1.0)
-        chosen = w > 0
-        one = chosen.sum(axis=1) < 2
-        bad = self._constant(self.x, self.tied_x, chosen, one) | self._constant(self.z, self.tied_z, chosen, one)
+        chosen = (w > 0).astype(np.float32)
+        bad = self._constant("x", self.x, chosen) | self._constant("z", self.z, chosen)
         r = np.where(bad, np.nan, r)
         if cache.draws.cols is None:
             return _aggregate(r, self.undefined)

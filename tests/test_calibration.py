@@ -1,0 +1,163 @@
+"""Statistical calibration (slow): type-I error of the tests and coverage of the intervals.
+
+Run with::
+
+    METAEVAL_CALIBRATION_OUT=docs/calibration.md .venv/bin/python -m pytest -m slow tests/test_calibration.py
+
+which also rewrites ``docs/calibration.md`` with the measured numbers. Only the permutation tests' type-I
+error is asserted (it is exact by construction up to Monte Carlo error); every other number is measured
+and reported, not asserted.
+
+Synthetic model (no input effects): system effects ``(a_i, b_i)`` bivariate normal with unit variances and
+correlation ``rho``; ``X_ij = a_i + s e_ij``, ``Z_ij = b_i + s f_ij``, all noise i.i.d. N(0, 1). The
+population Kendall tau of the system means over M inputs is ``(2/pi) asin(rho / (1 + s^2 / M))`` and of
+one input ``(2/pi) asin(rho / (1 + s^2))``; sample Kendall tau is unbiased for both, so they are the
+targets of the coverage study. Under H0 the second metric ``Y`` is an independent copy of ``X`` given
+``Z`` (``Y_ij = a_i + s e'_ij``), so ``X`` and ``Y`` are exchangeable cell by cell.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from metaeval.stats.bootstrap import bootstrap_interval
+from metaeval.stats.fisher import fisher_interval
+from metaeval.stats.levels import level_correlation
+from metaeval.stats.paired_bootstrap import bootstrap_test
+from metaeval.stats.permutation import permutation_test
+from metaeval.stats.williams import williams_test
+
+pytestmark = pytest.mark.slow
+
+ALPHA = 0.05
+N_NULL = 2000
+N_COVER = 300
+RHO, NOISE = 0.6, 1.0
+
+
+def _dataset(rng, n, m, h0=True):
+    cov = [[1.0, RHO], [RHO, 1.0]]
+    ab = rng.multivariate_normal([0.0, 0.0], cov, size=n)
+    x = ab[:, :1] + NOISE * rng.normal(size=(n, m))
+    z = ab[:, 1:] + NOISE * rng.normal(size=(n, m))
+    y = ab[:, :1] + NOISE * rng.normal(size=(n, m))
+    return x, y, z
+
+
+def _rate(flags):
+    flags = np.asarray(flags, dtype=float)
+    return flags.mean(), flags.std() / np.sqrt(flags.size)
+
+
+def _type_one_errors(lines):
+    rows = []
+    rng = np.random.default_rng(20210101)
+    n, m = 16, 100
+    configs = [("permutation", lvl, coef) for lvl in ("system", "summary") for coef in ("kendall-b", "pearson")]
+    configs += [("bootstrap", "system", "kendall-b"), ("bootstrap", "summary", "kendall-b"), ("williams", "system", "pearson")]
+    results = {}
+    for test, level, coef in configs:
+        n_data = N_NULL if test != "bootstrap" else 1000
+        t0 = time.perf_counter()
+        rejected = []
+        for _ in range(n_data):
+            x, y, z = _dataset(rng, n, m)
+            if test == "permutation":
+                p = permutation_test(x, y, z, level=level, coefficient=coef, method="both", alternative="greater",
+                                     n_resamples=99, rng=rng).pvalue
+            elif test == "bootstrap":
+                p = bootstrap_test(x, y, z, level=level, coefficient=coef, method="both", alternative="greater",
+                                   n_resamples=200, rng=rng).pvalue
+            else:
+                kw = dict(level="system", coefficient="pearson")
+                rxz = float(level_correlation(x, z, **kw).statistic)
+                ryz = float(level_correlation(y, z, **kw).statistic)
+                rxy = float(level_correlation(x, y, **kw).statistic)
+                p = float(williams_test(rxz, ryz, rxy, n, alternative="greater").pvalue)
+            rejected.append(p <= ALPHA)
+        rate, se = _rate(rejected)
+        seconds = time.perf_counter() - t0
+        results[test, level, coef] = rate
+        method = {"permutation": "PERM-BOTH, k=99", "bootstrap": "BOOT-BOTH, k=200", "williams": "-"}[test]
+        rows.append(f"| {test} | {method} | {level} | {coef} | {n_data} | {rate:.4f} | {se:.4f} | {seconds:.1f} |")
+    lines += [
+        "## Type-I error at alpha = 0.05 (H0 true: Y is an exchangeable copy of X given Z)",
+        "",
+        f"N = {n} systems, M = {m} inputs, rho = {RHO}, noise s = {NOISE}, one-sided (`alternative='greater'`).",
+        "",
+        "| test | resampling | level | coefficient | datasets | rejection rate | s.e. | seconds |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |",
+        *rows,
+        "",
+    ]
+    return results
+
+
+def _coverage(lines):
+    rows = []
+    rng = np.random.default_rng(20210102)
+    m = 100
+    results = {}
+    for n in (16, 25, 50):
+        for level in ("system", "summary"):
+            denom = 1 + NOISE**2 / m if level == "system" else 1 + NOISE**2
+            target = 2 / np.pi * np.arcsin(RHO / denom)
+            covered = {key: [] for key in ("fisher", "systems", "inputs", "both")}
+            widths = {key: [] for key in covered}
+            t0 = time.perf_counter()
+            for _ in range(N_COVER):
+                x, _, z = _dataset(rng, n, m)
+                r = float(level_correlation(x, z, level=level, coefficient="kendall-b").statistic)
+                lo, hi = fisher_interval(r, n, coefficient="kendall-b", confidence_level=0.95)
+                covered["fisher"].append(lo <= target <= hi)
+                widths["fisher"].append(hi - lo)
+                for method in ("systems", "inputs", "both"):
+                    out = bootstrap_interval(x, z, level=level, coefficient="kendall-b", method=method,
+                                             n_resamples=200, rng=rng)
+                    covered[method].append(out.low <= target <= out.high)
+                    widths[method].append(out.high - out.low)
+            seconds = time.perf_counter() - t0
+            cells = []
+            for key in covered:
+                rate, _ = _rate(covered[key])
+                results[n, level, key] = rate
+                cells.append(f"{rate:.3f} ({np.mean(widths[key]):.3f})")
+            rows.append(f"| {n} | {level} | {target:.3f} | " + " | ".join(cells) + f" | {seconds:.1f} |")
+    lines += [
+        "## Coverage of 95% intervals for Kendall tau-b (mean width in parentheses)",
+        "",
+        f"M = {m} inputs, rho = {RHO}, noise s = {NOISE}, {N_COVER} datasets per row, 200 bootstrap resamples,",
+        "percentile intervals; Fisher uses n = N systems at both levels (Bonett & Wright 2000 constants).",
+        "",
+        "| N | level | true tau | Fisher | BOOT-SYSTEMS | BOOT-INPUTS | BOOT-BOTH | seconds |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *rows,
+        "",
+    ]
+    return results
+
+
+def test_calibration():
+    lines = [
+        "# Calibration of metaeval's tests and intervals",
+        "",
+        "Produced by `METAEVAL_CALIBRATION_OUT=docs/calibration.md .venv/bin/python -m pytest -m slow "
+        "tests/test_calibration.py` (model and targets: see that file's docstring).",
+        "",
+    ]
+    t0 = time.perf_counter()
+    errors = _type_one_errors(lines)
+    coverage = _coverage(lines)
+    lines += [f"Total runtime: {time.perf_counter() - t0:.0f} s on the development machine (2 shared cores).", ""]
+    out = os.environ.get("METAEVAL_CALIBRATION_OUT")
+    if out:
+        with open(out + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines))
+        os.replace(out + ".tmp", out)
+    for (test, level, coef), rate in errors.items():
+        if test == "permutation":
+            assert 0.04 <= rate <= 0.06, (level, coef, rate)
+    assert all(0.0 <= v <= 1.0 for v in coverage.values())
