@@ -151,13 +151,34 @@ def test_calibration():
     t0 = time.perf_counter()
     errors = _type_one_errors(lines)
     coverage = _coverage(lines)
-    lines += [f"Total runtime: {time.perf_counter() - t0:.0f} s on the development machine (2 shared cores).", ""]
+    lines += [
+        "## Reading the numbers",
+        "",
+        "- The permutation tests are exact up to Monte Carlo error: `(1 + count) / (1 + k)` with `>=`. System-level",
+        "  Kendall is *conservative* here: with M = 100 inputs most PERM-BOTH permutations leave the ranking of the",
+        "  16 system means unchanged, so `delta_s == delta` has a large probability and the ties are counted as",
+        "  extreme (valid, not randomized). The other configurations are within [0.04, 0.06] as asserted.",
+        "- The paired bootstrap test (BOOT-BOTH, shift method of Berg-Kirkpatrick et al. 2012) is very",
+        "  conservative under H0, in line with Deutsch et al. (2021), who found it less powerful than PERM-BOTH.",
+        "- Coverage: BOOT-INPUTS treats the systems as fixed and badly under-covers a target that averages over",
+        "  systems; BOOT-SYSTEMS and BOOT-BOTH are close to 95%. Fisher at summary level uses n = N systems for an",
+        "  average of M correlations and is far too wide (coverage 1.0), as Deutsch et al. (2021) report.",
+        "",
+        f"Total runtime: {time.perf_counter() - t0:.0f} s on the development machine (2 shared cores).",
+        "",
+    ]
     out = os.environ.get("METAEVAL_CALIBRATION_OUT")
     if out:
         with open(out + ".tmp", "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines))
         os.replace(out + ".tmp", out)
     for (test, level, coef), rate in errors.items():
-        if test == "permutation":
+        if test != "permutation":
+            continue
+        if (level, coef) == ("system", "kendall-b"):
+            # discrete statistic: most permutations reproduce the observed ranking, the ties count as
+            # "at least as extreme", so the test is valid but conservative (documented in calibration.md)
+            assert rate <= 0.06, (level, coef, rate)
+        else:
             assert 0.04 <= rate <= 0.06, (level, coef, rate)
     assert all(0.0 <= v <= 1.0 for v in coverage.values())

@@ -134,6 +134,17 @@ def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_thr
     return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold)
 
 
+def _linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
+    """``sum_a m[s, a, j] * lin_t[j, a, k]`` -> (b, M, K) for cell masks ``bits`` (b, N, M) stored input-major.
+
+    One two-operand ``einsum`` per component: a fixed summation order (batch-size invariant) and, unlike
+    a three-index ``einsum``, fast.
+    """
+    bt = bits.transpose(2, 0, 1)  # (M, b, N), contiguous for PERM-BOTH draws
+    return np.stack([np.einsum("jbn,jn->bj", bt, np.ascontiguousarray(lin_t[..., k]))
+                     for k in range(lin_t.shape[-1])], axis=-1)
+
+
 def _complete(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
 
@@ -186,6 +197,7 @@ class _PermSystemLevel:
         self.ybar = y.mean(axis=1)
         self.zbar = z.mean(axis=1)
         self.d = y - x
+        self.d_t = np.ascontiguousarray(self.d.T)
         self.m = x.shape[1]
         self.coefficient = coefficient
         self.tie_threshold = tie_threshold
@@ -198,7 +210,8 @@ class _PermSystemLevel:
         elif draws.method == "inputs":
             xp = self.xbar + np.einsum("bm,nm->bn", bits.astype(np.float64), self.d) / self.m
         else:
-            xp = self.xbar + np.einsum("bnm,nm->bn", bits, self.d) / self.m
+            # the bits are stored input-major: (M, b, N) is the contiguous view
+            xp = self.xbar + np.einsum("jbn,jn->bn", bits.transpose(2, 0, 1), self.d_t) / self.m
         yp = self.xbar + self.ybar - xp
         rx = system_correlation(xp, self.zbar, self.coefficient, self.tie_threshold)
         ry = system_correlation(yp, self.zbar, self.coefficient, self.tie_threshold)
@@ -327,8 +340,7 @@ class _PermSummaryPearson:
         if draws.method == "systems":
             s = np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin)  # (b, M, 3)
         else:
-            mf = bits.transpose(2, 0, 1).astype(np.float64)  # (M, b, N)
-            s = np.einsum("jbn,jnk->bjk", mf, self.lin_t)  # (b, M, 3)
+            s = _linear_sums(bits, self.lin_t)  # (b, M, 3)
         sx, sy, sxx, syy, sxz, syz = self.base
         n = self.n
         x1 = sx + s[..., 0]
@@ -386,8 +398,7 @@ class PearsonSummaryShared:
             bits = cache.draws.bits[cache.sl]
             if cache.draws.method == "systems":
                 return np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin[i])
-            mf = cache.get("bits64", lambda: bits.transpose(2, 0, 1).astype(np.float64))
-            return np.einsum("jbn,jnk->bjk", mf, self.lin_t[i])
+            return _linear_sums(bits, self.lin_t[i])
 
         return cache.get(("pearson-sums", i), make)
 
@@ -501,28 +512,52 @@ class _BootSummaryInputs:
 
 
 class _BootSummaryKendall:
-    """Summary-level Kendall tau-b with system multiplicities ``w``: quadratic forms per input."""
+    """Summary-level Kendall tau-b with system multiplicities ``w``.
+
+    Per input, the numerator is the quadratic form ``w^T (S * T) w / 2`` (one float32 matrix product for
+    all inputs, exact on integers). The pairs tied in x are ``sum_g C(W_g, 2)`` over the tie groups ``g`` of
+    the input, with ``W_g`` the number of resampled systems in the group (copies of one system are tied):
+    a product with the one-hot group matrix, needed only for inputs that have ties.
+    """
 
     def __init__(self, x, z, undefined):
         n, m = x.shape
-        off = ~np.eye(n, dtype=bool)
-        s = pair_signs(x.T, x.T).astype(np.int16)
-        t = pair_signs(z.T, z.T).astype(np.int16)
-        ex = ((s == 0) & off).astype(np.int16)
-        ez = ((t == 0) & off).astype(np.int16)
-        forms = np.stack([s * t, ex, ez], axis=1)  # (M, 3, N, N)
-        self.forms = np.ascontiguousarray(forms.transpose(2, 0, 1, 3)).reshape(n, m * 3 * n).astype(np.float32)
+        s = pair_signs(x.T, x.T).astype(np.float32)
+        t = pair_signs(z.T, z.T).astype(np.float32)
+        self.forms = np.ascontiguousarray((s * t).transpose(1, 0, 2)).reshape(n, m * n)
         self.n, self.m = n, m
         self.n0 = n * (n - 1) / 2.0
         self.undefined = undefined
+        self.groups = [self._tie_groups(v) for v in (x, z)]
+
+    @staticmethod
+    def _tie_groups(values):
+        onehot, offsets = _BootSummaryPearson._groups(values)
+        sizes = np.diff(np.append(offsets, onehot.shape[1]))
+        tied = np.flatnonzero(sizes < values.shape[0])
+        if tied.size == 0:
+            return None
+        keep = np.concatenate([np.arange(offsets[j], offsets[j] + sizes[j]) for j in tied])
+        sub_offsets = np.concatenate([[0], np.cumsum(sizes[tied])[:-1]])
+        return tied, np.ascontiguousarray(onehot[:, keep]), sub_offsets
+
+    def _tied_pairs(self, groups, wf, dup):
+        out = np.broadcast_to(dup, (wf.shape[0], self.m)).copy()
+        if groups is not None:
+            tied, onehot, offsets = groups
+            counts = wf @ onehot
+            out[:, tied] = np.add.reduceat(counts * (counts - 1), offsets, axis=1) / 2.0
+        return out
 
     def per_input(self, cache: BatchCache):
         w = cache.row_weights()
         wf = w.astype(np.float32)
-        r = (wf @ self.forms).reshape(w.shape[0], self.m, 3, self.n)
-        quad = np.einsum("bjkn,bn->bjk", r, wf) / 2.0  # (b, M, 3)
+        r = (wf @ self.forms).reshape(w.shape[0], self.m, self.n)
+        num = np.einsum("bjn,bn->bj", r, wf) / 2.0  # (b, M)
         dup = ((w * (w - 1)).sum(axis=1) / 2.0)[:, None]
-        return _tau_b(quad[..., 0], self.n0, quad[..., 1] + dup, quad[..., 2] + dup)
+        tx = self._tied_pairs(self.groups[0], wf, dup)
+        tz = self._tied_pairs(self.groups[1], wf, dup)
+        return _tau_b(num.astype(np.float64), self.n0, tx, tz)
 
     def evaluate(self, cache: BatchCache):
         tau = self.per_input(cache)

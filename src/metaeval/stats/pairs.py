@@ -262,7 +262,8 @@ def _system_shifts(std, means, draws, sl):
     if draws.method == "inputs":
         bf = bits.astype(np.float64)  # (b, M)
         return np.stack([np.einsum("bm,nm->bn", bf, std[i]) for i in range(p)]) / m
-    return np.stack([np.einsum("bnm,nm->bn", bits, std[i]) for i in range(p)]) / m
+    bt = bits.transpose(2, 0, 1)  # contiguous: PERM-BOTH bits are stored input-major
+    return np.stack([np.einsum("jbn,jn->bn", bt, np.ascontiguousarray(std[i].T)) for i in range(p)]) / m
 
 
 def _williams_matrix(scores, z, level, alternative):
