@@ -1,4 +1,63 @@
-"""metaeval: meta-evaluation of automatic evaluation metrics for text generation."""
-from ._version import __version__
+"""metaeval: meta-evaluation of automatic evaluation metrics for text generation.
 
-__all__ = ["__version__"]
+How well does a metric agree with human judgments, how sure are we, and is it really better than
+another one? See the README for a tour and ``docs/`` for one page per analysis.
+"""
+from ._version import __version__
+from .comparison import compare_metrics
+from .correlations import bootstrap_ci, correlate, fisher_ci
+from .data.datasets import dataset_info, list_datasets, load_dataset
+from .data.readers import read_scores
+from .data.scoreset import ScoreSet
+from .data.writers import write_scores
+from .errors import (
+    DegenerateDataError,
+    DegenerateWarning,
+    InputFileError,
+    MetaevalError,
+    MetaevalWarning,
+    ParameterError,
+    ScoreSetError,
+)
+from .report.build import Report, build_report, write_report
+from .results import ComparisonResult, CorrelationResult, MetricComparisonResult
+from .signature import Signature
+from .significance import bootstrap_test, permutation_test, williams_test
+from .stats.corrections import adjust_pvalues
+from .stats.ranking import ranking_error_rate
+from .table import CorrelationTable, correlation_table
+
+__all__ = [
+    "ComparisonResult",
+    "CorrelationResult",
+    "CorrelationTable",
+    "DegenerateDataError",
+    "DegenerateWarning",
+    "InputFileError",
+    "MetaevalError",
+    "MetaevalWarning",
+    "MetricComparisonResult",
+    "ParameterError",
+    "Report",
+    "ScoreSet",
+    "ScoreSetError",
+    "Signature",
+    "__version__",
+    "adjust_pvalues",
+    "bootstrap_ci",
+    "bootstrap_test",
+    "build_report",
+    "compare_metrics",
+    "correlate",
+    "correlation_table",
+    "dataset_info",
+    "fisher_ci",
+    "list_datasets",
+    "load_dataset",
+    "permutation_test",
+    "ranking_error_rate",
+    "read_scores",
+    "williams_test",
+    "write_report",
+    "write_scores",
+]

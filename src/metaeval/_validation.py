@@ -1,0 +1,133 @@
+"""Input validation shared by the public functions: check and canonicalize once, then compute."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import defaults
+from .data.scoreset import ScoreSet
+from .errors import (
+    DegenerateWarning,
+    ParameterError,
+    ScoreSetError,
+    check_choice,
+    check_int,
+    check_probability,
+)
+from .stats.coefficients import canonical_coefficient
+from .stats.levels import canonical_level
+
+RESAMPLING_METHODS = ("systems", "inputs", "both")
+ALTERNATIVES = ("two-sided", "greater", "less")
+UNDEFINED_POLICIES = ("skip", "zero")
+INTERVALS = ("percentile", "bca")
+MIN_SYSTEMS = 3
+
+
+def check_scoreset(ds: Any) -> ScoreSet:
+    if not isinstance(ds, ScoreSet):
+        raise ParameterError(f"`ds` must be a ScoreSet; got {type(ds).__name__}.")
+    return ds
+
+
+def check_level(level: Any) -> str:
+    return canonical_level(level)
+
+
+def check_coefficient(coefficient: Any) -> str:
+    return canonical_coefficient(coefficient)
+
+
+def check_method(method: Any) -> str:
+    return check_choice("method", method, RESAMPLING_METHODS)
+
+
+def check_alternative(alternative: Any) -> str:
+    return check_choice("alternative", alternative, ALTERNATIVES)
+
+
+def check_undefined(undefined: Any) -> str:
+    return check_choice("undefined", undefined, UNDEFINED_POLICIES)
+
+
+def check_interval(interval: Any) -> str:
+    return check_choice("interval", interval, INTERVALS)
+
+
+def check_n_resamples(n_resamples: Any) -> int:
+    return check_int("n_resamples", n_resamples, minimum=1)
+
+
+def check_confidence_level(confidence_level: Any) -> float:
+    return check_probability("confidence_level", confidence_level)
+
+
+def check_alpha(alpha: Any) -> float:
+    return check_probability("alpha", alpha)
+
+
+def check_tie_threshold(tie_threshold: Any) -> float:
+    try:
+        value = float(tie_threshold)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not value >= 0.0:
+        raise ParameterError(f"`tie_threshold` must be a number >= 0; got {tie_threshold!r}.")
+    return value
+
+
+def rng_and_seed(rng: Any) -> tuple[np.random.Generator, Any]:
+    """A Generator for ``rng`` and what the signature records as its seed.
+
+    An int seed is recorded as itself; a Generator as 'generator' (not reproducible from the signature
+    alone); None as 'none' (fresh entropy).
+    """
+    if rng is None:
+        return np.random.default_rng(), "none"
+    if isinstance(rng, np.random.Generator):
+        return rng, "generator"
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ParameterError(
+            f"`rng` must be None, a non-negative integer seed or a numpy.random.Generator; got {rng!r}."
+        )
+    return np.random.default_rng(int(rng)), int(rng)
+
+
+def check_enough_systems(ds: ScoreSet, level: str) -> None:
+    n, m = ds.shape
+    if level in ("system", "summary", "global") and n < MIN_SYSTEMS:
+        raise ScoreSetError(
+            f"a {level}-level correlation needs at least {MIN_SYSTEMS} systems; got {n}."
+        )
+    if level == "by-system" and m < MIN_SYSTEMS:
+        raise ScoreSetError(f"a by-system correlation needs at least {MIN_SYSTEMS} inputs; got {m}.")
+
+
+def check_full_test_set(full_test_set: Any, level: str) -> bool:
+    if not isinstance(full_test_set, (bool, np.bool_)):
+        raise ParameterError(f"`full_test_set` must be True or False; got {full_test_set!r}.")
+    if full_test_set and level != "system":
+        raise ParameterError(
+            f"`full_test_set` must be False unless `level` is 'system'; got level {level!r}."
+        )
+    return bool(full_test_set)
+
+
+def matrices(ds: ScoreSet, scorer: str, *, param: str) -> np.ndarray:
+    ds.require(scorer, param=param)
+    return ds.matrix(scorer)
+
+
+def warn_if_undefined(statistic: float, what: str) -> None:
+    if np.isnan(statistic):
+        warnings.warn(f"{what} is undefined (every group was constant or had < 2 values).", DegenerateWarning, stacklevel=3)
+
+
+def full_test_set_columns(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In full-test-set mode, the metric keeps every input it scored and the human every judged input."""
+    x_cols = ~np.all(np.isnan(x), axis=0)
+    z_cols = ~np.all(np.isnan(z), axis=0)
+    return x[:, x_cols], z[:, z_cols]
+

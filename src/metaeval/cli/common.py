@@ -1,0 +1,98 @@
+"""Options and helpers shared by the CLI commands: where scores come from, where results go."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from .. import defaults
+from ..data.datasets import dataset_info, load_dataset
+from ..data.readers import read_scores
+from ..data.scoreset import ScoreSet
+from ..errors import ParameterError
+from ..report.files import write_text_atomic
+from ..report.formats import FORMATS
+
+
+def source_options(command: Callable) -> Callable:
+    """--dataset / --dataset-option / --scores / --human / --metric."""
+    options = [
+        click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
+        click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
+                     help="Option of the packaged dataset, e.g. language_pair=de-en."),
+        click.option("--scores", type=click.Path(dir_okay=False), help="A score file: CSV, TSV, JSONL or Parquet."),
+        click.option("--human", help="The human scorer (default: the dataset's)."),
+        click.option("--metric", "metrics", multiple=True,
+                     help="A metric scorer (repeatable; default: every scorer that is not human)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def output_options(command: Callable) -> Callable:
+    command = click.option("--output", type=click.Path(), help="Write to this file instead of the terminal.")(command)
+    command = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                           help="Output format.")(command)
+    return command
+
+
+def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    parsed = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"`--dataset-option` must look like KEY=VALUE; got {pair!r}.")
+        parsed[key.replace("-", "_")] = value
+    return parsed
+
+
+def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: str | None,
+                human: str | None) -> tuple[ScoreSet, str]:
+    """The ScoreSet named on the command line and its human scorer."""
+    if (dataset is None) == (scores is None):
+        raise ParameterError("exactly one of `--dataset` and `--scores` must be given; got "
+                             + ("both." if dataset else "neither."))
+    if dataset is not None:
+        ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
+        default_human = dataset_info(dataset).get("default_human")
+    else:
+        ds = read_scores(scores)
+        default_human = ds.humans[0] if len(ds.humans) == 1 else None
+    human = human or default_human
+    if human is None:
+        raise ParameterError(
+            f"`--human` must name the human scorer; the file has {len(ds.humans)} human scorers"
+            f" ({', '.join(ds.humans) or 'none marked'})."
+        )
+    ds.require(human, param="human")
+    if human not in ds.humans:
+        ds = ds.with_humans(tuple(ds.humans) + (human,))
+    return ds, human
+
+
+def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[str]:
+    if metrics:
+        for metric in metrics:
+            ds.require(metric, param="metric")
+        return list(metrics)
+    return [m for m in ds.metrics if m != human]
+
+
+def emit(text: str, output: str | None) -> None:
+    """Print ``text`` or write it atomically to ``output``."""
+    if output:
+        write_text_atomic(Path(output), text)
+    else:
+        click.echo(text, nl=False)
+
+
+def seed_option(command: Callable) -> Callable:
+    return click.option("--seed", type=int, default=defaults.SEED, show_default=True,
+                        help="Seed of every resampling.")(command)
+
+
+def resamples_option(command: Callable) -> Callable:
+    return click.option("--n-resamples", type=int, default=defaults.N_RESAMPLES, show_default=True,
+                        help="Bootstrap / permutation resamples.")(command)

@@ -1,0 +1,133 @@
+"""The `metaeval` command: parses arguments, calls the public API, renders. Exit codes: 0 ok,
+1 an internal error (a bug: please report it), 2 a user error (bad option, bad input file)."""
+from __future__ import annotations
+
+import io
+import sys
+import warnings
+
+import click
+from rich.console import Console
+
+from .. import defaults
+from .._version import __version__
+from ..comparison import CORRECTIONS, FAMILIES, TESTS, compare_metrics
+from ..errors import MetaevalError, MetaevalWarning
+from ..report import formats, terminal
+from ..stats.coefficients import COEFFICIENTS
+from ..stats.levels import LEVELS
+from ..table import INTERVAL_METHODS, correlation_table
+from . import datasets_command, report_command
+from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
+
+RESAMPLING_METHODS = ("systems", "inputs", "both")
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+def _render(obj, fmt: str, frame) -> str:
+    if fmt == "json":
+        return formats.to_json(obj)
+    if fmt == "csv":
+        return formats.to_csv(frame)
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, force_terminal=False).print(obj)
+    return buffer.getvalue()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="metaeval")
+def cli() -> None:
+    """Meta-evaluation of automatic evaluation metrics against human judgments."""
+
+
+@cli.command()
+@source_options
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS + ("input", "segment")),
+              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENTS + ("kendall",)),
+              help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
+@click.option("--ci", type=click.Choice(INTERVAL_METHODS), default="boot-both", show_default=True,
+              help="Confidence interval of every correlation.")
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@resamples_option
+@seed_option
+@output_options
+def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
+              n_resamples, seed, fmt, output):
+    """Correlate metrics with the human score, with confidence intervals."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    table = correlation_table(
+        ds, human, chosen_metrics(ds, human, metrics),
+        levels=levels or defaults.REPORT_LEVELS, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
+        ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed,
+    )
+    obj = terminal.correlation_table(table) if fmt == "table" else table
+    emit(_render(obj, fmt, table.to_frame()), output)
+
+
+@cli.command()
+@source_options
+@click.option("--level", type=click.Choice(LEVELS + ("input", "segment")), default=defaults.LEVEL, show_default=True)
+@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+              show_default=True)
+@click.option("--test", type=click.Choice(TESTS), default="permutation", show_default=True)
+@click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
+              help="Which cells are resampled / swapped together.")
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True)
+@click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
+              help="The p-values corrected together.")
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@resamples_option
+@seed_option
+@output_options
+def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
+            correction, family, alpha, n_resamples, seed, fmt, output):
+    """Test every pair of metrics; print the significance matrix and cluster ranks."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    result = compare_metrics(
+        ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
+        method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
+        family=family, alpha=alpha, rng=seed,
+    )
+    obj = terminal.comparison_matrix(result) if fmt == "table" else result
+    emit(_render(obj, fmt, result.to_frame()), output)
+
+
+cli.add_command(datasets_command.datasets)
+cli.add_command(report_command.report)
+
+
+def _show_warnings(caught) -> None:
+    seen = set()
+    for warning in caught:
+        text = str(warning.message)
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"metaeval: warning: {text}", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; user errors print one line and exit 2."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", MetaevalWarning)
+            cli.main(args=argv, prog_name="metaeval", standalone_mode=False)
+        _show_warnings(caught)
+    except click.exceptions.Abort:
+        click.echo("metaeval: aborted", err=True)
+        return 1
+    except click.ClickException as error:
+        error.show()
+        return 2
+    except MetaevalError as error:
+        click.echo(f"metaeval: error: {error}", err=True)
+        return 2
+    except OSError as error:
+        click.echo(f"metaeval: error: {error.filename or ''}: {error.strerror}", err=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

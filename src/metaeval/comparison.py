@@ -1,0 +1,146 @@
+"""All-pairs comparison of metrics: significance matrix, multiple-comparison correction, cluster ranks."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _validation as iv
+from . import defaults
+from .correlations import correlate
+from .data.scoreset import ScoreSet
+from .errors import ParameterError, check_choice
+from .results import MetricComparisonResult
+from .signature import Signature
+from .stats.clusters import significance_clusters
+from .stats.corrections import adjust_pvalues
+from .stats.pairs import pairwise_tests
+
+TESTS = ("permutation", "bootstrap", "williams")
+CORRECTIONS = ("holm", "bonferroni", "benjamini-hochberg", "none")
+FAMILIES = ("matrix", "row")
+
+
+def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, alternative,
+                        n_resamples, correction, family, alpha, undefined):
+    ds = iv.check_scoreset(ds)
+    ds.require(human, param="human")
+    if metrics is None:
+        metrics = [m for m in ds.metrics if m != human]
+    if isinstance(metrics, str):
+        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
+    metrics = tuple(metrics)
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+    if len(metrics) < 2 or len(set(metrics)) != len(metrics):
+        raise ParameterError(f"`metrics` must name at least 2 distinct scorers; got {list(metrics)!r}.")
+    level = iv.check_level(level)
+    coefficient = iv.check_coefficient(coefficient)
+    test = check_choice("test", test, TESTS)
+    if test == "williams":
+        if coefficient != "pearson" or level not in ("system", "global"):
+            raise ParameterError(
+                "`test` must be 'permutation' or 'bootstrap' unless coefficient is 'pearson' and level is"
+                f" 'system' or 'global'; got test 'williams' with {coefficient!r} at level {level!r}."
+            )
+        method = None
+    else:
+        method = iv.check_method(method)
+    alternative = iv.check_alternative(alternative)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    correction = check_choice("correction", correction, CORRECTIONS)
+    family = check_choice("family", family, FAMILIES)
+    alpha = iv.check_alpha(alpha)
+    undefined = iv.check_undefined(undefined)
+    iv.check_enough_systems(ds, level)
+    return (ds, metrics, level, coefficient, test, method, alternative, n_resamples, correction,
+            family, alpha, undefined)
+
+
+def compare_metrics(
+    ds: ScoreSet,
+    metrics: Sequence[str] | None = None,
+    human: str | None = None,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    test: str = "permutation",
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    correction: str = defaults.CORRECTION,
+    family: str = defaults.FAMILY,
+    alpha: float = defaults.ALPHA,
+    undefined: str = defaults.UNDEFINED,
+    rng: Any = None,
+    batch: int | None = None,
+) -> MetricComparisonResult:
+    """Test every ordered pair of metrics and rank them into significance clusters.
+
+    For every ordered pair (a, b) the test asks H1: rho(a, human) > rho(b, human) (with the default
+    ``alternative='greater'``). One set of resampling draws is shared by all pairs (as in
+    mt-metrics-eval), so the matrix is internally consistent and reproducible from one seed.
+    P-values are corrected over an explicit ``family``: 'matrix' (all P(P-1) ordered pairs of this
+    call, i.e. one dataset x level x coefficient) or 'row' (the P-1 comparisons of each row metric).
+    A table spanning several calls can be corrected as one family with :func:`metaeval.adjust_pvalues`.
+
+    Ranks: metrics sorted by correlation; a metric joins the current cluster unless some metric of that
+    cluster or of a better one beats it significantly (corrected p < alpha); a metric's rank is
+    1 + the number of clusters above it.
+
+    Parameters
+    ----------
+    metrics : list of str, optional
+        Default: every scorer of ``ds`` that is not human.
+    human : str
+        The human score.
+    test : {'permutation', 'bootstrap', 'williams'}
+        Williams only with Pearson at system or global level.
+    correction : {'holm', 'bonferroni', 'benjamini-hochberg', 'none'}
+    family : {'matrix', 'row'}
+    alpha : float
+        Significance level for ``significant`` and the clusters.
+
+    Other parameters are those of :func:`metaeval.permutation_test`.
+
+    Returns
+    -------
+    MetricComparisonResult
+    """
+    if human is None:
+        raise ParameterError("`human` must name the human scorer; got None.")
+    (ds, metrics, level, coefficient, test, method, alternative, n_resamples, correction, family,
+     alpha, undefined) = _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method,
+                                             alternative, n_resamples, correction, family, alpha, undefined)
+    generator, seed = iv.rng_and_seed(rng)
+    scores = np.stack([ds.matrix(m) for m in metrics])
+    z = ds.matrix(human)
+    out = pairwise_tests(
+        scores, z, test=test, level=level, coefficient=coefficient, method=method or "both",
+        alternative=alternative, n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
+    )
+    pvalues = np.array(out.pvalues, dtype=float)
+    np.fill_diagonal(pvalues, np.nan)
+    if family == "matrix":
+        adjusted = adjust_pvalues(pvalues, method=correction)
+    else:
+        adjusted = np.vstack([adjust_pvalues(row, method=correction) for row in pvalues])
+    significant = np.nan_to_num(adjusted, nan=1.0) < alpha
+    correlations = tuple(
+        correlate(ds, m, human, level=level, coefficient=coefficient, undefined=undefined) for m in metrics
+    )
+    statistics = np.array([c.statistic for c in correlations])
+    ranks = significance_clusters(statistics, np.where(np.isnan(adjusted), 1.0, adjusted), alpha=alpha)
+    fields = dict(ds.signature_fields())
+    fields.update(human=human, level=level, coefficient=coefficient, undefined=undefined,
+                  test=test if method is None else f"{test[:4]}-{method}", alternative=alternative,
+                  resamples=None if test == "williams" else n_resamples, correction=correction,
+                  family=family, alpha=alpha, seed=None if test == "williams" else seed)
+    return MetricComparisonResult(
+        metrics=metrics, human=human, level=level, coefficient=coefficient, test=test, method=method,
+        alternative=alternative, correction=correction, family=family, alpha=alpha,
+        correlations=correlations, deltas=np.asarray(out.deltas, dtype=float), pvalues=pvalues,
+        adjusted_pvalues=adjusted, significant=significant, ranks=tuple(int(r) for r in ranks),
+        n_resamples=None if test == "williams" else n_resamples, signature=Signature.of(**fields),
+    )

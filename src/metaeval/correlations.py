@@ -1,0 +1,239 @@
+"""Correlations of a metric with human judgments, with bootstrap or Fisher confidence intervals.
+
+Levels (X metric, Z human, both systems x inputs, NaN missing):
+
+- system: ``CORR(rowmean X, rowmean Z)``
+- summary: ``mean_j CORR(X[:, j], Z[:, j])`` (an input = a summary's document / an MT segment)
+- global: ``CORR(vec X, vec Z)`` over the cells where both are present
+- by-system: ``mean_i CORR(X[i, :], Z[i, :])``
+
+Groups whose correlation is undefined (constant, or fewer than 2 values) are skipped and counted in
+``n_skipped`` (or counted as 0 with ``undefined='zero'``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _validation as iv
+from . import defaults
+from .data.scoreset import ScoreSet
+from .results import CorrelationResult
+from .signature import Signature
+from .stats import bootstrap as _bootstrap
+from .stats.fisher import fisher_interval
+from .stats.levels import level_correlation
+
+
+def _correlation_signature(ds: ScoreSet, metric: str, human: str, level: str, coefficient: str,
+                           undefined: str, full_test_set: bool, tie_threshold: float, **more: Any) -> Signature:
+    fields = dict(ds.signature_fields())
+    fields.update(metric=metric, human=human, level=level, coefficient=coefficient, undefined=undefined)
+    if tie_threshold:
+        fields["tie_threshold"] = tie_threshold
+    fields["full_test_set"] = full_test_set
+    fields.update(more)
+    return Signature.of(**fields)
+
+
+def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold):
+    ds = iv.check_scoreset(ds)
+    level = iv.check_level(level)
+    coefficient = iv.check_coefficient(coefficient)
+    undefined = iv.check_undefined(undefined)
+    full_test_set = iv.check_full_test_set(full_test_set, level)
+    tie_threshold = iv.check_tie_threshold(tie_threshold)
+    x = iv.matrices(ds, metric, param="metric")
+    z = iv.matrices(ds, human, param="human")
+    iv.check_enough_systems(ds, level)
+    if full_test_set:
+        x, z = iv.full_test_set_columns(x, z)
+    return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold
+
+
+def correlate(
+    ds: ScoreSet,
+    metric: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    undefined: str = defaults.UNDEFINED,
+    full_test_set: bool = False,
+    tie_threshold: float = 0.0,
+) -> CorrelationResult:
+    """Correlation of ``metric`` with ``human`` at one level.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+        The scores.
+    metric, human : str
+        Scorer names in ``ds``.
+    level : {'system', 'summary', 'global', 'by-system'}
+        Where to correlate (see the module docstring for the formulas; 'input' and 'segment' are
+        accepted as 'summary').
+    coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'}
+        'kendall' means 'kendall-b' (the default, robust to the ties of averaged Likert scores).
+    undefined : {'skip', 'zero'}
+        Groups with an undefined correlation are skipped (and counted) or counted as 0.
+    full_test_set : bool
+        System level only: average the metric over every input it scored and the human over the
+        judged inputs (Deutsch, Dror & Roth 2022). Otherwise both are averaged over the cells where
+        both are present, the same inputs for every system.
+    tie_threshold : float
+        For 'tau-eq' / 'acc-eq': metric differences up to this value count as ties.
+
+    Returns
+    -------
+    CorrelationResult
+        ``statistic``, ``n_used``, ``n_skipped`` and ``signature``; ``ci`` and ``pvalue`` are None.
+
+    Examples
+    --------
+    >>> import metaeval as me
+    >>> ds = me.load_dataset("summeval")
+    >>> r = me.correlate(ds, "rouge-2.recall", "expert.relevance", level="system", coefficient="kendall")
+    >>> round(r.statistic, 3)
+    0.517
+    """
+    ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold = _correlate_iv(
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold
+    )
+    out = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                            full_test_set=full_test_set, tie_threshold=tie_threshold)
+    statistic = float(out.statistic)
+    iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
+    return CorrelationResult(
+        metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
+        ci=None, confidence_level=None, pvalue=None, n_used=int(out.n_used), n_skipped=int(out.n_skipped),
+        interval_method=None, n_resamples=None, n_resamples_dropped=None,
+        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold),
+    )
+
+
+def bootstrap_ci(
+    ds: ScoreSet,
+    metric: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    n_resamples: int = defaults.N_RESAMPLES,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    interval: str = defaults.INTERVAL,
+    undefined: str = defaults.UNDEFINED,
+    full_test_set: bool = False,
+    tie_threshold: float = 0.0,
+    rng: Any = None,
+    batch: int | None = None,
+) -> CorrelationResult:
+    """Correlation with a bootstrap confidence interval (Deutsch, Dror & Roth 2021).
+
+    Parameters
+    ----------
+    method : {'systems', 'inputs', 'both'}
+        BOOT-SYSTEMS resamples systems (rows) with replacement, BOOT-INPUTS inputs (columns),
+        BOOT-BOTH both at once. With ``full_test_set=True`` the metric's inputs and the human's judged
+        inputs are resampled independently.
+    n_resamples : int
+        Number of bootstrap resamples k.
+    confidence_level : float
+        Coverage of the interval.
+    interval : {'percentile', 'bca'}
+        Percentile interval, or bias-corrected and accelerated (Efron 1987).
+    rng : None, int or numpy.random.Generator
+        Seed of the resampling; an int seed is recorded in the signature.
+    batch : int, optional
+        Resamples computed at once (bounds memory; the result does not depend on it).
+
+    Other parameters are those of :func:`correlate`.
+
+    Returns
+    -------
+    CorrelationResult
+        ``statistic`` is the correlation on the full data, ``ci`` the interval,
+        ``n_resamples_dropped`` the resamples on which the statistic was undefined (removed before
+        taking quantiles) and ``bootstrap_distribution`` the kept resampled statistics.
+
+    References
+    ----------
+    D. Deutsch, R. Dror and D. Roth. A Statistical Analysis of Summarization Evaluation Metrics using
+    Resampling Methods. TACL 9, 2021.
+    """
+    ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold = _correlate_iv(
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold
+    )
+    method = iv.check_method(method)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    confidence_level = iv.check_confidence_level(confidence_level)
+    interval = iv.check_interval(interval)
+    generator, seed = iv.rng_and_seed(rng)
+    out = _bootstrap.bootstrap_interval(
+        x, z, level=level, coefficient=coefficient, method=method, n_resamples=n_resamples,
+        confidence_level=confidence_level, interval=interval, undefined=undefined,
+        full_test_set=full_test_set, tie_threshold=tie_threshold, rng=generator, batch=batch,
+    )
+    point = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                              full_test_set=full_test_set, tie_threshold=tie_threshold)
+    statistic = float(point.statistic)
+    iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
+    signature = _correlation_signature(
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
+        ci=f"boot-{method}", interval=interval, resamples=n_resamples,
+        confidence=confidence_level, seed=seed,
+    )
+    return CorrelationResult(
+        metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
+        ci=(float(out.low), float(out.high)), confidence_level=confidence_level, pvalue=None,
+        n_used=int(point.n_used), n_skipped=int(point.n_skipped),
+        interval_method=f"boot-{method}" + ("" if interval == "percentile" else "-bca"),
+        n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
+        signature=signature, bootstrap_distribution=np.asarray(out.samples),
+    )
+
+
+def fisher_ci(
+    ds: ScoreSet,
+    metric: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    undefined: str = defaults.UNDEFINED,
+    full_test_set: bool = False,
+) -> CorrelationResult:
+    """Correlation with a Fisher-z confidence interval (Bonett & Wright 2000).
+
+    ``tanh(arctanh(r) +- z_{a/2} c / sqrt(n - b))`` with b = 3, 3, 4 and c = 1, sqrt(1 + r^2/2),
+    sqrt(0.437) for Pearson, Spearman and Kendall. ``n`` is the number of points correlated: systems
+    at system and summary level (the summary-level statistic is an average of per-input correlations,
+    for which this approximation is questionable: Deutsch et al. 2021 find it too wide), cells at
+    global level, inputs at by-system level.
+    """
+    ds, x, z, level, coefficient, undefined, full_test_set, _ = _correlate_iv(
+        ds, metric, human, level, coefficient, undefined, full_test_set, 0.0
+    )
+    confidence_level = iv.check_confidence_level(confidence_level)
+    point = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                              full_test_set=full_test_set)
+    statistic = float(point.statistic)
+    n_systems, n_inputs = ds.shape
+    if level == "global":
+        n_points = int(point.n_used)
+    elif level == "by-system":
+        n_points = n_inputs
+    else:
+        n_points = n_systems
+    low, high = fisher_interval(statistic, n_points, coefficient=coefficient, confidence_level=confidence_level)
+    return CorrelationResult(
+        metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
+        ci=(float(low), float(high)), confidence_level=confidence_level, pvalue=None,
+        n_used=int(point.n_used), n_skipped=int(point.n_skipped), interval_method="fisher",
+        n_resamples=None, n_resamples_dropped=None,
+        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0,
+                                         ci="fisher", n=n_points, confidence=confidence_level),
+    )

@@ -1,0 +1,227 @@
+"""Is metric A really better than metric B? Tests of the difference of two dependent correlations.
+
+All three tests compare ``r(A, human)`` with ``r(B, human)`` on the same systems and inputs:
+
+- :func:`permutation_test` (Deutsch, Dror & Roth 2021): under H0 the two metrics are exchangeable, so
+  their (standardized) scores are swapped at random: whole rows (PERM-SYSTEMS), whole columns
+  (PERM-INPUTS) or each cell independently with probability 1/2 (PERM-BOTH, the paper's Algorithm 2).
+- :func:`bootstrap_test`: paired bootstrap of the difference (BOOT-SYSTEMS / INPUTS / BOTH).
+- :func:`williams_test`: Williams' (1959) t-test for dependent Pearson correlations, on signed r.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _validation as iv
+from . import defaults
+from .data.scoreset import ScoreSet
+from .errors import ParameterError
+from .results import ComparisonResult
+from .signature import Signature
+from .stats import paired_bootstrap as _paired_bootstrap
+from .stats import permutation as _permutation
+from .stats.levels import level_correlation
+from .stats.williams import williams_test as _williams
+
+
+def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative):
+    ds = iv.check_scoreset(ds)
+    level = iv.check_level(level)
+    coefficient = iv.check_coefficient(coefficient)
+    undefined = iv.check_undefined(undefined)
+    alternative = iv.check_alternative(alternative)
+    x = iv.matrices(ds, metric_a, param="metric_a")
+    y = iv.matrices(ds, metric_b, param="metric_b")
+    z = iv.matrices(ds, human, param="human")
+    iv.check_enough_systems(ds, level)
+    return ds, x, y, z, level, coefficient, undefined, alternative
+
+
+def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, test, alternative, **more):
+    fields = dict(ds.signature_fields())
+    fields.update(metric_a=metric_a, metric_b=metric_b, human=human, level=level,
+                  coefficient=coefficient, undefined=undefined, test=test, alternative=alternative)
+    fields.update(more)
+    return Signature.of(**fields)
+
+
+def _pair_statistics(x, y, z, level, coefficient, undefined):
+    a = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined)
+    b = level_correlation(y, z, level=level, coefficient=coefficient, undefined=undefined)
+    return a, b
+
+
+def permutation_test(
+    ds: ScoreSet,
+    metric_a: str,
+    metric_b: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    undefined: str = defaults.UNDEFINED,
+    rng: Any = None,
+    batch: int | None = None,
+) -> ComparisonResult:
+    """Permutation test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
+
+    Both metrics are standardized (z-scores over their valid cells), then for each of
+    ``n_resamples`` resamples cells of A and B are swapped: whole systems (``method='systems'``),
+    whole inputs (``'inputs'``) or each cell independently with probability 1/2 (``'both'``). The
+    p-value is ``(1 + #{delta_s >= delta}) / (1 + k)`` with ``delta = r(A) - r(B)``, comparing with a
+    relative tolerance of ``100 * eps * |delta|`` so that resamples equal to the observed delta in exact
+    arithmetic count as '>='; identical metrics give p = 1.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+    metric_a, metric_b, human : str
+        Scorer names.
+    level, coefficient, undefined
+        As in :func:`metaeval.correlate`.
+    method : {'systems', 'inputs', 'both'}
+        Which cells are swapped together (PERM-SYSTEMS / PERM-INPUTS / PERM-BOTH).
+    alternative : {'greater', 'less', 'two-sided'}
+        'greater' (default, as in Deutsch et al. 2021): A correlates more strongly than B.
+    n_resamples : int
+    rng : None, int or numpy.random.Generator
+    batch : int, optional
+        Resamples computed at once (memory bound only; the result does not depend on it).
+
+    Returns
+    -------
+    ComparisonResult
+        ``statistic`` = delta, ``statistic_a``/``statistic_b`` the two correlations, ``pvalue``,
+        ``null_distribution`` the permuted deltas.
+
+    Notes
+    -----
+    nlpstats 0.0.1 implements 'both' by swapping whole rows then whole columns (a cell is swapped iff
+    its row bit XOR its column bit is set); ours swaps each cell independently, as in the paper's
+    Algorithm 2 and SacreROUGE. The two are different tests.
+
+    References
+    ----------
+    D. Deutsch, R. Dror and D. Roth. A Statistical Analysis of Summarization Evaluation Metrics using
+    Resampling Methods. TACL 9, 2021.
+    """
+    ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative
+    )
+    method = iv.check_method(method)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    generator, seed = iv.rng_and_seed(rng)
+    out = _permutation.permutation_test(
+        x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,
+        n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
+    )
+    a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
+    return ComparisonResult(
+        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
+        test="permutation", method=method, alternative=alternative,
+        statistic=float(a.statistic) - float(b.statistic), statistic_a=float(a.statistic),
+        statistic_b=float(b.statistic), pvalue=float(out.pvalue), ci=None,
+        n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
+        n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
+        signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
+                             f"perm-{method}", alternative, resamples=n_resamples, seed=seed),
+        null_distribution=np.asarray(out.null_distribution),
+    )
+
+
+def bootstrap_test(
+    ds: ScoreSet,
+    metric_a: str,
+    metric_b: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    undefined: str = defaults.UNDEFINED,
+    rng: Any = None,
+    batch: int | None = None,
+) -> ComparisonResult:
+    """Paired bootstrap test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
+
+    A, B and the human scores are resampled together (systems, inputs or both, with replacement);
+    each resample gives ``delta_s = r_s(A) - r_s(B)``. ``ci`` is the percentile interval of delta at
+    ``confidence_level``; the p-value is the one defined in :mod:`metaeval.stats.paired_bootstrap`.
+
+    Other parameters are those of :func:`permutation_test`.
+    """
+    ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative
+    )
+    method = iv.check_method(method)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    confidence_level = iv.check_confidence_level(confidence_level)
+    generator, seed = iv.rng_and_seed(rng)
+    out = _paired_bootstrap.bootstrap_test(
+        x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,
+        n_resamples=n_resamples, confidence_level=confidence_level, undefined=undefined,
+        rng=generator, batch=batch,
+    )
+    a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
+    return ComparisonResult(
+        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
+        test="bootstrap", method=method, alternative=alternative,
+        statistic=float(a.statistic) - float(b.statistic), statistic_a=float(a.statistic),
+        statistic_b=float(b.statistic), pvalue=float(out.pvalue), ci=(float(out.low), float(out.high)),
+        n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
+        n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
+        signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
+                             f"boot-{method}", alternative, resamples=n_resamples,
+                             confidence=confidence_level, seed=seed),
+        null_distribution=np.asarray(out.samples),
+    )
+
+
+def williams_test(
+    ds: ScoreSet,
+    metric_a: str,
+    metric_b: str,
+    human: str,
+    *,
+    level: str = defaults.LEVEL,
+    alternative: str = defaults.ALTERNATIVE,
+) -> ComparisonResult:
+    """Williams' test of H1: rho(A, human) > rho(B, human) for dependent Pearson correlations.
+
+    Uses the signed correlations r(A, human), r(B, human), r(A, B) on the system scores (system level)
+    or on all cells (global level); ``n`` is the number of points. It assumes bivariate normality and is
+    defined for Pearson only (the WMT scripts and nlpstats apply it to absolute correlations, which lets
+    a strongly negative metric 'beat' a positive one; we do not).
+
+    References
+    ----------
+    E. J. Williams. Regression Analysis. Wiley, 1959. Y. Graham and T. Baldwin. Testing for
+    Significance of Increased Correlation with Human Judgment. EMNLP 2014.
+    """
+    ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
+        ds, metric_a, metric_b, human, level, "pearson", "skip", alternative
+    )
+    if level not in ("system", "global"):
+        raise ParameterError(f"`level` must be one of 'system', 'global' for Williams' test; got {level!r}.")
+    r_az = level_correlation(x, z, level=level, coefficient="pearson")
+    r_bz = level_correlation(y, z, level=level, coefficient="pearson")
+    r_ab = level_correlation(x, y, level=level, coefficient="pearson")
+    n = int(r_az.n_used) if level == "global" else ds.shape[0]
+    out = _williams(float(r_az.statistic), float(r_bz.statistic), float(r_ab.statistic), n, alternative=alternative)
+    return ComparisonResult(
+        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient="pearson",
+        test="williams", method=None, alternative=alternative,
+        statistic=float(r_az.statistic) - float(r_bz.statistic), statistic_a=float(r_az.statistic),
+        statistic_b=float(r_bz.statistic), pvalue=float(out.pvalue), ci=None,
+        n_used=n, n_skipped=0, n_resamples=None, n_resamples_dropped=None,
+        signature=_signature(ds, metric_a, metric_b, human, level, "pearson", "skip", "williams",
+                             alternative, n=n),
+    )

@@ -1,0 +1,128 @@
+"""The meta-evaluation table: every metric x level x coefficient against one human score."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _validation as iv
+from . import defaults
+from .correlations import bootstrap_ci, correlate, fisher_ci
+from .data.scoreset import ScoreSet
+from .errors import ParameterError, check_choice
+from .results import CorrelationResult
+from .signature import Signature
+
+INTERVAL_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
+
+
+@dataclass(frozen=True)
+class CorrelationTable:
+    """Correlations of several metrics with one human score, at several levels and coefficients."""
+
+    human: str
+    metrics: tuple[str, ...]
+    levels: tuple[str, ...]
+    coefficients: tuple[str, ...]
+    results: tuple[CorrelationResult, ...]
+    signature: Signature
+
+    def get(self, metric: str, level: str, coefficient: str) -> CorrelationResult:
+        """The result for one (metric, level, coefficient)."""
+        for r in self.results:
+            if (r.metric, r.level, r.coefficient) == (metric, level, coefficient):
+                return r
+        raise ParameterError(
+            f"`(metric, level, coefficient)` must be in this table; got {(metric, level, coefficient)!r}."
+        )
+
+    def to_frame(self):
+        """One row per (metric, level, coefficient)."""
+        import pandas as pd
+
+        return pd.DataFrame([r.to_dict() for r in self.results])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "human": self.human,
+            "metrics": list(self.metrics),
+            "levels": list(self.levels),
+            "coefficients": list(self.coefficients),
+            "results": [r.to_dict() for r in self.results],
+            "signature": str(self.signature),
+        }
+
+
+def correlation_table(
+    ds: ScoreSet,
+    human: str,
+    metrics: Sequence[str] | None = None,
+    *,
+    levels: Sequence[str] = defaults.REPORT_LEVELS,
+    coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
+    ci: str = "boot-both",
+    n_resamples: int = defaults.N_RESAMPLES,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    undefined: str = defaults.UNDEFINED,
+    rng: Any = defaults.SEED,
+    progress: Any = None,
+) -> CorrelationTable:
+    """Correlate every metric with ``human`` at every level and coefficient, with intervals.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+    human : str
+        The human score.
+    metrics : list of str, optional
+        Default: every scorer of ``ds`` that is not human and is not ``human``.
+    levels, coefficients : list of str
+    ci : {'boot-both', 'boot-systems', 'boot-inputs', 'fisher', 'none'}
+        Interval of every cell. Bootstrap intervals of all cells use the same seed, hence the same
+        resampled systems and inputs for every metric.
+    rng : int or None
+        Seed shared by every cell (default 0, so the table is reproducible).
+    progress : callable, optional
+        Called with no argument after each cell (for progress bars).
+
+    Returns
+    -------
+    CorrelationTable
+    """
+    ds = iv.check_scoreset(ds)
+    ds.require(human, param="human")
+    if metrics is None:
+        metrics = [m for m in ds.metrics if m != human]
+    metrics = tuple(metrics)
+    if not metrics:
+        raise ParameterError("`metrics` must name at least one scorer; got none.")
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+    levels = tuple(iv.check_level(level) for level in levels)
+    coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
+    ci = check_choice("ci", ci, INTERVAL_METHODS)
+    if isinstance(rng, np.random.Generator):
+        raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
+    results = []
+    for metric in metrics:
+        for level in levels:
+            for coefficient in coefficients:
+                common = dict(level=level, coefficient=coefficient, undefined=undefined)
+                if ci.startswith("boot-"):
+                    r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
+                                     confidence_level=confidence_level, rng=rng, **common)
+                elif ci == "fisher":
+                    r = fisher_ci(ds, metric, human, confidence_level=confidence_level, **common)
+                else:
+                    r = correlate(ds, metric, human, **common)
+                results.append(r)
+                if progress is not None:
+                    progress()
+    fields = dict(ds.signature_fields())
+    fields.update(human=human, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
+                  confidence=confidence_level if ci != "none" else None, undefined=undefined,
+                  seed=rng if ci.startswith("boot-") else None)
+    return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,
+                            results=tuple(results), signature=Signature.of(**fields))
