@@ -1,0 +1,512 @@
+"""Correlation coefficients between metric scores and human scores, batched over any number of axes.
+
+Every coefficient is computed by one function, :func:`correlation`, which correlates the 1-D slices of
+two arrays along ``axis``. Positions where either value is missing (NaN or infinite) are dropped from
+their slice; a coefficient that is undefined on a slice (fewer than 2 valid pairs, a constant vector) is
+NaN. These rules are ours and do not depend on the scipy version.
+
+Ties
+----
+Two values ``a`` and ``b`` of one vector are *tied* when ``|a - b| <= TIE_RTOL * max(|a|, |b|)``.
+Averaged scores differ in the last bit depending on the summation order (``1/3 + 1/3 + 4/3`` is
+``2.0`` but ``4/3 + 1/3 + 1/3`` is ``1.9999999999999998``); the tolerance makes them tie on every code
+path (a loop, a vectorized sum, a resampling kernel). Tie *groups* are
+the transitive closure of this relation: the values of a vector are sorted and a new group starts
+wherever a value is not tied with its predecessor. Every value is then replaced by the first value of
+its group ("snapped") and all rank statistics use exact comparisons of snapped values. This differs from
+the plain pairwise relation only when near-ties chain over more than ``TIE_RTOL`` (e.g. ``1``,
+``1 + 0.6e-9``, ``1 + 1.2e-9`` form one group), which real scores never do. A vector is *constant* when
+it forms a single tie group; this rule is used by every coefficient, Pearson included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.errors import ParameterError, check_choice
+
+__all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
+           "correlation"]
+
+COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
+"""Canonical coefficient names, in the order used by the CLI and the docs."""
+
+COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
+"""Accepted alternative spellings and the canonical name they stand for."""
+
+PAIRWISE_COEFFICIENTS = ("accuracy", "tau-eq", "acc-eq")
+"""Coefficients of pairwise agreement; only these accept a non-zero ``tie_threshold``."""
+
+TIE_RTOL = 1e-9
+"""Relative tolerance under which two values are tied (see the module docstring)."""
+
+PAIRWISE_MAX_N = 64
+"""Vectors up to this length count their pairs directly (O(n^2) per vector, the fastest for short
+vectors in large batches); longer ones use the sorting path (O(n log n), or O(n log^2 n) with a
+``tie_threshold``). Both paths give identical integer counts."""
+
+_CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
+
+
+def canonical_coefficient(name: str) -> str:
+    """Return the canonical name of a correlation coefficient.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`COEFFICIENTS` or an alias (``'kendall'`` means ``'kendall-b'``).
+
+    Returns
+    -------
+    str
+        The canonical name.
+
+    Raises
+    ------
+    ParameterError
+        If ``name`` is not a known coefficient.
+    """
+    if isinstance(name, str):
+        name = COEFFICIENT_ALIASES.get(name, name)
+    return check_choice("coefficient", name, COEFFICIENTS)
+
+
+def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0):
+    """Correlation between ``x`` (metric) and ``y`` (human) along ``axis``, batched over the other axes.
+
+    Parameters
+    ----------
+    x, y : array_like
+        Metric scores and human scores of the same shape. NaN (or infinite) marks a missing value; a
+        position missing in either array is dropped from that slice.
+    coefficient : str
+        One of :data:`COEFFICIENTS` (or ``'kendall'`` for ``'kendall-b'``).
+    axis : int, optional
+        Axis along which the vectors lie. Default -1.
+    tie_threshold : float, optional
+        For ``'accuracy'``, ``'tau-eq'`` and ``'acc-eq'`` only: two metric scores ``a <= b`` are also
+        tied when ``b <= a + tie_threshold`` (Deutsch, Foster & Freitag 2023). Default 0.
+
+    Returns
+    -------
+    numpy.ndarray or numpy.float64
+        The coefficients, of the shape of ``x`` without ``axis`` (a scalar for 1-D input). NaN where
+        fewer than 2 valid pairs remain, where ``x`` or ``y`` is constant for ``'pearson'``,
+        ``'spearman'`` and ``'kendall-*'``, and where every pair is tied in ``y`` for ``'accuracy'``.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown coefficient, arrays of different shapes, a bad ``axis`` or ``tie_threshold``.
+
+    Notes
+    -----
+    Over the ``P = n (n - 1) / 2`` pairs of the ``n`` valid positions, with ``dx``, ``dy`` the
+    differences of a pair and ties as in the module docstring, let ``C`` / ``D`` count the concordant /
+    discordant pairs (tied in neither), ``T_x`` the pairs tied in ``x`` only, ``T_y`` in ``y`` only,
+    ``T_xy`` in both, ``S = C - D``, and ``m`` the smaller number of distinct values of ``x`` and ``y``:
+
+    * pearson: ``sum(dx_i dy_i) / sqrt(sum(dx_i^2) sum(dy_i^2))`` with ``dx_i = x_i - mean(x)``;
+    * spearman: Pearson's r of the average ranks (tied values share the mean of their ranks);
+    * kendall-a: ``S / P``;
+    * kendall-b: ``S / sqrt((P - T_x - T_xy) (P - T_y - T_xy))``;
+    * kendall-c: ``2 S / (n^2 (m - 1) / m)`` (Stuart's tau-c, as in scipy);
+    * accuracy: ``C / (C + D + T_x)``: among the pairs that the human does not tie, the fraction the
+      metric orders the same way (a metric tie counts as a disagreement). With continuous human scores
+      this is the pairwise accuracy of Kocmi et al. (2021);
+    * acc-eq: ``(C + T_xy) / P`` and tau-eq: ``(C + T_xy - D - T_x - T_y) / P`` (Deutsch, Foster &
+      Freitag 2023): ties in both count as agreement, a tie in only one as disagreement.
+
+    ``x`` is the metric: with ``tie_threshold = eps`` a pair is also tied in ``x`` when its snapped
+    values satisfy ``max <= min + eps`` (computed in floating point exactly so on every path); ties in
+    ``y`` never use the threshold. Only ``'accuracy'`` is not symmetric in ``x`` and ``y``.
+
+    Kendall-type counts are exact integers. Vectors up to :data:`PAIRWISE_MAX_N` values compare all
+    pairs; longer ones (global level) use Knight's O(n log n) merge-sort algorithm (O(n log^2 n) with a
+    tie threshold), which gives identical counts.
+
+    References
+    ----------
+    Kendall, M. G. (1945). The treatment of ties in ranking problems. Biometrika 33(3), 239-251.
+    Stuart, A. (1953). The estimation and comparison of strengths of association in contingency tables.
+    Biometrika 40(1/2), 105-110.
+    Kocmi, T. et al. (2021). To ship or not to ship: an extensive evaluation of automatic metrics for
+    machine translation. WMT 2021.
+    Deutsch, D., Foster, G. and Freitag, M. (2023). Ties matter: meta-evaluating modern metrics with
+    pairwise accuracy and tie calibration. EMNLP 2023.
+
+    Examples
+    --------
+    >>> round(float(correlation([1, 2, 3, 4], [1, 3, 2, 4], "kendall-b")), 4)
+    0.6667
+    >>> correlation([[1, 2, 3], [3, 2, 1]], [[1, 2, 3], [1, 2, 3]], "spearman")
+    array([ 1., -1.])
+    """
+    x, y, coefficient, axis, tie_threshold = _correlation_iv(x, y, coefficient, axis, tie_threshold)
+    xm = np.moveaxis(x, axis, -1)
+    ym = np.moveaxis(y, axis, -1)
+    out_shape = xm.shape[:-1]
+    n = xm.shape[-1]
+    rows = int(np.prod(out_shape))
+    r = correlation_rows(xm.reshape(rows, n), ym.reshape(rows, n), coefficient, tie_threshold)
+    return r.reshape(out_shape)[()]
+
+
+def _correlation_iv(x, y, coefficient, axis, tie_threshold):
+    coefficient = canonical_coefficient(coefficient)
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim == 0:
+        raise ParameterError(f"`x` must be an array with at least 1 dimension; got shape {x.shape}.")
+    if y.shape != x.shape:
+        raise ParameterError(f"`y` must have the shape of `x`, {x.shape}; got shape {y.shape}.")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ParameterError(f"`axis` must be an integer in [{-x.ndim}, {x.ndim}); got {axis!r}.")
+    tie_threshold = check_tie_threshold(tie_threshold, coefficient)
+    return x, y, coefficient, int(axis), tie_threshold
+
+
+def check_tie_threshold(tie_threshold, coefficient: str) -> float:
+    """Validate ``tie_threshold`` for a canonical ``coefficient``; return it as float."""
+    try:
+        t = float(tie_threshold)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if isinstance(tie_threshold, bool) or not (np.isfinite(t) and t >= 0.0):
+        raise ParameterError(f"`tie_threshold` must be a finite number >= 0; got {tie_threshold!r}.")
+    if t > 0.0 and coefficient not in PAIRWISE_COEFFICIENTS:
+        raise ParameterError(
+            f"`tie_threshold` must be 0 for coefficient {coefficient!r} (it applies to 'accuracy', "
+            f"'tau-eq', 'acc-eq'); got {tie_threshold!r}."
+        )
+    return t
+
+
+def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0) -> np.ndarray:
+    """Core of :func:`correlation` on validated float arrays of shape ``(B, n)``; returns shape ``(B,)``.
+
+    For callers inside ``stats/`` that validated their arguments once (``coefficient`` canonical,
+    ``tie_threshold`` checked). Does not modify its inputs.
+    """
+    b, n = x.shape
+    out = np.full(b, np.nan)
+    if n < 2 or b == 0:
+        return out
+    step = max(1, _CHUNK_ELEMENTS // n)
+    for lo in range(0, b, step):
+        out[lo:lo + step] = _rows(x[lo:lo + step], y[lo:lo + step], coefficient, tie_threshold)
+    return out
+
+
+def _rows(x, y, coefficient, t):
+    valid = np.isfinite(x) & np.isfinite(y)
+    all_valid = bool(valid.all())
+    if not all_valid:
+        x = np.where(valid, x, np.nan)
+        y = np.where(valid, y, np.nan)
+    nv = valid.sum(axis=-1)
+    if coefficient == "pearson":
+        mask = None if all_valid else valid
+        r = _pearson(x, y, mask, _is_constant(x, mask, nv) | _is_constant(y, mask, nv))
+        r[nv < 2] = np.nan
+        return r
+    gx = _TieGroups(x, nv)
+    gy = _TieGroups(y, nv)
+    const = (gx.distinct <= 1) | (gy.distinct <= 1)
+    if coefficient == "spearman":
+        r = _pearson(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
+    else:
+        r = _from_counts(coefficient, *_pair_counts(gx, gy, valid, all_valid, t), gx.distinct, gy.distinct)
+    r[nv < 2] = np.nan
+    return r
+
+
+class _TieGroups:
+    """Tie groups of each row of ``v`` (B, n); invalid positions are NaN and sort last."""
+
+    def __init__(self, v: np.ndarray, nv: np.ndarray):
+        b, n = v.shape
+        self.shape = (b, n)
+        order = np.argsort(v, axis=-1)
+        self.flat = (order + (np.arange(b, dtype=np.intp) * n)[:, None]).ravel()
+        s = v.ravel()[self.flat].reshape(b, n)
+        new = np.ones((b, n), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            new[:, 1:] = ~(s[:, 1:] - s[:, :-1] <= TIE_RTOL * np.maximum(np.abs(s[:, 1:]), np.abs(s[:, :-1])))
+        self.new = new
+        self.sorted = s
+        self.pos = np.arange(n)
+        self.start = np.maximum.accumulate(np.where(new, self.pos, 0), axis=-1)
+        self.valid_sorted = self.pos < nv[:, None]
+        self.dense_sorted = np.cumsum(new, axis=-1) - 1
+        last = np.take_along_axis(self.dense_sorted, np.maximum(nv - 1, 0)[:, None], axis=-1)[:, 0]
+        self.distinct = np.where(nv > 0, last + 1, 0)
+        # pairs tied within the valid values: each value is tied with the earlier values of its group
+        self.tied_pairs = np.where(self.valid_sorted, self.pos - self.start, 0).sum(axis=-1)
+
+    def unsort(self, values_sorted: np.ndarray, dtype=None) -> np.ndarray:
+        out = np.empty(self.shape[0] * self.shape[1], dtype=dtype or values_sorted.dtype)
+        out[self.flat] = values_sorted.ravel()
+        return out.reshape(self.shape)
+
+    def dense_ranks(self) -> np.ndarray:
+        """0-based dense ranks of the snapped values (invalid positions rank after every valid one)."""
+        n = self.shape[1]
+        dtype = np.int8 if n <= 127 else np.int16 if n <= 32767 else np.int32
+        return self.unsort(self.dense_sorted, dtype)
+
+    def snapped(self) -> np.ndarray:
+        """Each value replaced by the first (smallest) value of its tie group; NaN stays NaN."""
+        return self.unsort(np.take_along_axis(self.sorted, self.start, axis=-1))
+
+    def average_ranks(self) -> np.ndarray:
+        """1-based average ranks of the valid values (NaN at invalid positions)."""
+        n = self.shape[1]
+        is_last = np.ones(self.shape, dtype=bool)
+        is_last[:, :-1] = self.new[:, 1:]
+        end = np.minimum.accumulate(np.where(is_last, self.pos, n)[:, ::-1], axis=-1)[:, ::-1]
+        ranks = np.where(self.valid_sorted, (self.start + end) / 2.0 + 1.0, np.nan)
+        return self.unsort(ranks)
+
+
+def _is_constant(v, valid, nv):
+    """Rows of ``v`` forming a single tie group. A chain of ``k - 1`` tied neighbours spans at most
+    ``(k - 1) * TIE_RTOL * max|v|``, so only rows within that range need the tie groups."""
+    hi = (v if valid is None else np.where(valid, v, -np.inf)).max(axis=-1)
+    lo = (v if valid is None else np.where(valid, v, np.inf)).min(axis=-1)
+    with np.errstate(invalid="ignore"):
+        maybe = (hi - lo) <= nv * TIE_RTOL * np.maximum(np.abs(hi), np.abs(lo))
+    const = nv <= 1
+    rows = np.flatnonzero(maybe & ~const)
+    if rows.size:
+        const[rows] = _TieGroups(v[rows], nv[rows]).distinct <= 1
+    return const
+
+
+def _pearson(x, y, valid, const):
+    """Pearson's r of the rows; ``valid`` is None when every value is valid."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if valid is None:
+            dx = x - x.mean(axis=-1, keepdims=True)
+            dy = y - y.mean(axis=-1, keepdims=True)
+        else:
+            nv = valid.sum(axis=-1, keepdims=True)
+            dx = np.where(valid, x - np.where(valid, x, 0.0).sum(axis=-1, keepdims=True) / nv, 0.0)
+            dy = np.where(valid, y - np.where(valid, y, 0.0).sum(axis=-1, keepdims=True) / nv, 0.0)
+        r = (dx * dy).sum(axis=-1) / (np.sqrt((dx * dx).sum(axis=-1)) * np.sqrt((dy * dy).sum(axis=-1)))
+    r = np.clip(r, -1.0, 1.0)
+    r[const] = np.nan
+    return r
+
+
+# ----------------------------------------------------------------------------------------------------
+# pair counts
+
+
+def _pair_counts(gx: _TieGroups, gy: _TieGroups, valid, all_valid, t):
+    """Exact ``(n, P, S, Tx_all, Ty_all, Txy)`` per row (``Tx_all`` = pairs tied in x, both included)."""
+    n_rows, n = gx.shape
+    nv = valid.sum(axis=-1).astype(np.int64)
+    pairs = nv * (nv - 1) // 2
+    rx, ry = gx.dense_ranks(), gy.dense_ranks()
+    xs = gx.snapped() if t > 0 else None
+    if _use_pairwise(n_rows, n):
+        s, untied, tx_all = _counts_pairwise(rx, ry, valid, all_valid, xs, t)
+        if tx_all is None:
+            tx_all = gx.tied_pairs
+        txy = untied - pairs + tx_all + gy.tied_pairs  # untied = C + D = P - Tx_all - Ty_all + Txy
+    else:
+        s, tx_all, txy = _counts_sorted(gx.flat, rx, ry, nv, xs, t, gx.tied_pairs, gy.tied_pairs)
+    return nv, pairs, s, tx_all, gy.tied_pairs, txy
+
+
+def _use_pairwise(n_rows: int, n: int) -> bool:  # measured on numpy 2: the paths cross near n = 100
+    return n <= PAIRWISE_MAX_N
+
+
+def _counts_pairwise(rx, ry, valid, all_valid, xs, t):
+    """Compare every pair (i, i + d) by offset d; returns S, C + D and (for t > 0) Tx_all."""
+    n_rows, n = rx.shape
+    a = np.ascontiguousarray((rx if xs is None else xs).T)
+    b = np.ascontiguousarray(ry.T)
+    v = None if all_valid else np.ascontiguousarray(valid.T)
+    pos = np.zeros(n_rows, dtype=np.int64)
+    neg = np.zeros(n_rows, dtype=np.int64)
+    tx = None if xs is None else np.zeros(n_rows, dtype=np.int64)
+    for d in range(1, n):
+        if xs is None:
+            sx = np.sign(a[d:] - a[:-d])
+        else:
+            diff = a[d:] - a[:-d]
+            with np.errstate(invalid="ignore"):
+                tied = np.maximum(a[d:], a[:-d]) <= np.minimum(a[d:], a[:-d]) + t
+                sx = (diff > 0).view(np.int8) - (diff < 0).view(np.int8)
+            sx[tied] = 0
+        p = sx * np.sign(b[d:] - b[:-d])
+        if v is not None:
+            vp = v[d:] & v[:-d]
+            p *= vp
+        pos += np.count_nonzero(p > 0, axis=0)
+        neg += np.count_nonzero(p < 0, axis=0)
+        if tx is not None:
+            tx += np.count_nonzero(tied if v is None else tied & vp, axis=0)
+    return pos - neg, pos + neg, tx
+
+
+def _counts_sorted(x_order, rx, ry, nv, xs, t, tx_all, ty_all):
+    """S, Tx_all and T_xy per row in O(n log n) (t = 0) or O(n log^2 n) (t > 0), exactly.
+
+    Rows are sorted by (x rank, y rank), starting from ``x_order`` (flat indices of the x order).
+    t = 0 (Knight 1966): the inversions of y in this order are the discordant pairs D, so
+    ``S = C - D = (P - Tx_all - Ty_all + T_xy - D) - D``. t > 0: for position i the partners not tied
+    with it from above are the j >= u_i, so ``S = sum_i sum_{j >= u_i} sgn(R_j - R_i)``; the sum over
+    all j of ``sgn(R_j - R_i)`` adds up to 0 over i, hence ``S = sum_i sum_{j < u_i} sgn(R_i - R_j)``,
+    counted with dyadic blocks (:func:`_dominance`).
+    """
+    n_rows, n = rx.shape
+    w = n + 1
+    row = np.arange(n_rows, dtype=np.int64)[:, None]
+    pos = np.arange(n, dtype=np.int64)
+    valid = pos < nv[:, None]
+    x_order = x_order.reshape(n_rows, n)
+    kx = (rx.astype(np.int64) * w + ry).ravel()[x_order]
+    o = np.argsort(kx, axis=-1, kind="stable")  # sorted by x already: timsort only sorts the x ties
+    flat = np.take_along_axis(x_order, o, axis=-1).ravel()
+    ks = np.take_along_axis(kx, o, axis=-1)
+    rxs, rys = ks // w, ks % w
+    if t == 0:
+        first = np.ones((n_rows, n), dtype=bool)
+        first[:, 1:] = ks[:, 1:] != ks[:, :-1]
+        start = np.maximum.accumulate(np.where(first, pos, 0), axis=-1)
+        txy = np.where(valid, pos - start, 0).sum(axis=-1)
+        pairs = nv * (nv - 1) // 2
+        return pairs - tx_all - ty_all + txy - 2 * _inversions(rys, valid), tx_all, txy
+    xsorted = xs.ravel()[flat].reshape(n_rows, n)
+    u = _count_le(np.where(valid, xsorted, np.inf), xsorted + t)
+    hi = np.take_along_axis(rxs, np.clip(u - 1, 0, n - 1), axis=-1)  # last x rank tied with i from above
+    tx_all = np.where(valid, u - pos - 1, 0).sum(axis=-1)
+    # pairs tied in both: order by (y rank, x rank); partners of i in its y group up to x rank hi_i
+    hi_orig = np.empty(n_rows * n, dtype=np.int64)
+    hi_orig[flat] = hi.ravel()
+    key2 = ry.astype(np.int64) * w + rx
+    flat2 = (np.argsort(key2, axis=-1) + row * n).ravel()
+    k2 = key2.ravel()[flat2].reshape(n_rows, n) + row * w * w
+    q = k2 - k2 % w + hi_orig[flat2].reshape(n_rows, n)
+    cnt = np.searchsorted(k2.ravel(), q.ravel(), side="right").reshape(n_rows, n) - row * n - pos - 1
+    txy = np.where(valid, cnt, 0).sum(axis=-1)
+    return _dominance(rys, u, valid), tx_all, txy
+
+
+def _inversions(r: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per row, ``#{i < j: r_i > r_j}`` over the valid prefix, by bottom-up merge sort.
+
+    Blocks of 16 are counted pair by pair; then sorted blocks of size ``s`` are merged pairwise. Keys
+    ``2 r + side`` put a left value before an equal right one, so a right value at merged position
+    ``m`` with index ``q`` in its half has ``s - (m - q)`` larger values on the left, and the block's
+    cross inversions are ``s^2 + s (s - 1) / 2 - sum(m over right values)``.
+    """
+    n_rows, n = r.shape
+    n2 = 1 << max(0, (n - 1).bit_length())
+    vals = np.full((n_rows, n2), n, dtype=np.int32)  # invalid and padding values sort last: no inversions
+    vals[:, :n] = np.where(valid, r, n)
+    size = min(16, n2)
+    blocks = vals.reshape(-1, size)
+    per_block = np.zeros(blocks.shape[0], dtype=np.int64)
+    for d in range(1, size):
+        per_block += np.count_nonzero(blocks[:, :-d] > blocks[:, d:], axis=1)
+    total = per_block.reshape(n_rows, -1).sum(axis=1)
+    vals = np.sort(blocks, axis=-1)
+    while size < n2:
+        side = (np.arange(2 * size) >= size).astype(np.int32)
+        keys = vals.reshape(-1, 2 * size) * 2 + side
+        keys.sort(axis=-1, kind="stable")  # two sorted runs: a linear merge
+        right_positions = ((keys & 1) * np.arange(2 * size)).sum(axis=-1, dtype=np.int64)
+        cross = size * size + size * (size - 1) // 2 - right_positions
+        total += cross.reshape(n_rows, -1).sum(axis=1)
+        vals = keys >> 1
+        size *= 2
+    return total
+
+
+def _count_le(data: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Per row, how many ``data`` values are ``<=`` each query (rows of ``data`` need not be sorted)."""
+    n_rows, n = data.shape
+    values = np.concatenate([data, queries], axis=-1)
+    tag = np.zeros(values.shape, dtype=np.int8)
+    tag[:, n:] = 1
+    order = np.lexsort((tag, values), axis=-1)  # by value, data before queries on equal values
+    before = np.cumsum(order < n, axis=-1)
+    out = np.empty(n_rows * n, dtype=np.int64)
+    is_q = order >= n
+    row = np.arange(n_rows, dtype=np.int64)[:, None]
+    out[(row * n + order - n)[is_q]] = before[is_q]
+    return out.reshape(n_rows, n)
+
+
+def _dominance(r: np.ndarray, u: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per row, ``sum_i #(j < u_i: r_j < r_i) - #(j < u_i: r_j > r_i)`` over valid i (u_i <= #valid).
+
+    The prefix ``[0, u_i)`` is split into dyadic blocks (one per set bit of ``u_i``); each block is
+    sorted once per level and counted with a binary search on keys ``block * W + r``.
+    """
+    n_rows, n = r.shape
+    w = n + 1
+    n2 = 1 << max(0, (n - 1).bit_length())
+    dtype = np.int16 if w <= 32767 else np.int32
+    blocks = np.full((n_rows, n2), w - 1, dtype=dtype)  # padding never lies in a queried block
+    blocks[:, :n] = r
+    blocks = blocks.ravel()
+    qrow, qcol = np.nonzero(valid)
+    qu = u[qrow, qcol]
+    qr = r[qrow, qcol].astype(np.int64)
+    qbase = qrow * n2
+    total = np.zeros(qrow.size, dtype=np.int64)
+    idx = np.arange(n_rows * n2, dtype=np.int64)
+    for level in range(n2.bit_length()):
+        size = 1 << level
+        if level > 0:
+            blocks = np.sort(blocks.reshape(-1, size), axis=-1, kind="stable").ravel()
+        has = ((qu >> level) & 1).astype(bool)
+        if not has.any():
+            continue
+        keys = (idx >> level) * w + blocks
+        gb = (qbase[has] >> level) + (qu[has] >> level) - 1
+        target = gb * w + qr[has]
+        start = gb * size
+        less = np.searchsorted(keys, target, side="left") - start
+        less_eq = np.searchsorted(keys, target, side="right") - start
+        total[has] += less - (size - less_eq)
+    return np.bincount(qrow, weights=total, minlength=n_rows).round().astype(np.int64)
+
+
+class _Counts:
+    """Pair counts of each row: ``n`` valid values, ``P`` pairs, ``S = C - D``, ``C``, ``D``, pairs tied
+    in x only / y only / both (``tx``, ``ty``, ``txy``), and ``m`` = min(distinct x, distinct y)."""
+
+    def __init__(self, nv, pairs, s, tx_all, ty_all, txy, distinct_x, distinct_y):
+        untied = pairs - tx_all - ty_all + txy  # C + D
+        self.n, self.P, self.S = nv.astype(float), pairs.astype(float), s.astype(float)
+        self.C, self.D = (untied + s) // 2, (untied - s) // 2
+        self.tx, self.ty, self.txy = tx_all - txy, ty_all - txy, txy
+        self.m = np.minimum(distinct_x, distinct_y).astype(float)
+        self.constant = (distinct_x <= 1) | (distinct_y <= 1)
+
+
+# name -> (formula on _Counts, whether a constant vector makes it undefined)
+_COUNT_FORMULAS = {
+    "kendall-a": (lambda k: k.S / k.P, True),
+    "kendall-b": (lambda k: k.S / (np.sqrt(k.P - k.tx - k.txy) * np.sqrt(k.P - k.ty - k.txy)), True),
+    "kendall-c": (lambda k: 2.0 * k.S / (k.n ** 2 * (k.m - 1.0) / k.m), True),
+    "accuracy": (lambda k: k.C / (k.C + k.D + k.tx), False),
+    "acc-eq": (lambda k: (k.C + k.txy) / k.P, False),
+    "tau-eq": (lambda k: (k.C + k.txy - k.D - k.tx - k.ty) / k.P, False),
+}
+
+
+def _from_counts(coefficient, *counts):
+    formula, undefined_if_constant = _COUNT_FORMULAS[coefficient]
+    k = _Counts(*counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.clip(formula(k), -1.0, 1.0)
+    if undefined_if_constant:
+        r[k.constant] = np.nan
+    return r
