@@ -28,6 +28,10 @@ how the statistics depend on the draws:
 * **Inputs-only resampling at summary level** (any coefficient): the per-input correlations are computed
   once; PERM-INPUTS selects ``r(X_b)`` or ``r(Y_b)`` per input, BOOT-INPUTS takes count-weighted means.
 
+Ties: signs use the pairwise rule of :mod:`metaeval.stats.coefficients`
+(``|a - b| <= TIE_RTOL * max(|a|, |b|)``) and tie groups its sorted-neighbour rule; the two differ only
+when near-ties chain over more than ``TIE_RTOL``, which real scores never do.
+
 Kernels require complete data (no NaN) in the arrays they read; otherwise the factories return None and
 the caller uses the generic path, which stays the reference. By-system level is the summary level of the
 transposed matrices (with "systems" and "inputs" exchanged).
