@@ -132,9 +132,11 @@ def test_subset_by_labels_keeps_order_given_and_records_it():
     np.testing.assert_array_equal(sub.matrix("metric"), [[0.6], [0.2]])
     assert sub.annotations("human").shape == (2, 1, 3)
     assert sub.humans == ("human",) and sub.name == "toy"
-    assert sub.description == "2 of 3 systems; 1 of 2 inputs"
+    assert sub.description == "systems=c,a; inputs=y"
     again = sub.subset(systems=["a"], description="only a")
-    assert again.description == "2 of 3 systems; 1 of 2 inputs; only a"
+    assert again.description == "systems=c,a; inputs=y; only a"
+    many = ScoreSet.from_matrices({"m": np.zeros((12, 1))}).subset(systems=[str(i) for i in range(10)])
+    assert many.description.startswith("10 of 12 systems (sha1 ") and len(many.description) == 34
 
 
 def test_subset_by_scorers_drops_humans_not_kept():

@@ -66,6 +66,7 @@ def correlation_table(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     undefined: str = defaults.UNDEFINED,
+    full_test_set: bool = False,
     rng: Any = defaults.SEED,
     progress: Any = None,
 ) -> CorrelationTable:
@@ -84,6 +85,8 @@ def correlation_table(
         resampled systems and inputs for every metric.
     rng : int or None
         Seed shared by every cell (default 0, so the table is reproducible).
+    full_test_set : bool
+        System level only (see :func:`metaeval.correlate`).
     progress : callable, optional
         Called with no argument after each cell (for progress bars).
 
@@ -109,7 +112,8 @@ def correlation_table(
     for metric in metrics:
         for level in levels:
             for coefficient in coefficients:
-                common = dict(level=level, coefficient=coefficient, undefined=undefined)
+                common = dict(level=level, coefficient=coefficient, undefined=undefined,
+                              full_test_set=full_test_set)
                 if ci.startswith("boot-"):
                     r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
                                      confidence_level=confidence_level, rng=rng, **common)
@@ -121,7 +125,7 @@ def correlation_table(
                 if progress is not None:
                     progress()
     fields = dict(ds.signature_fields())
-    fields.update(human=human, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
+    fields.update(human=human, full_test_set=full_test_set, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
                   confidence=confidence_level if ci != "none" else None, undefined=undefined,
                   seed=rng if ci.startswith("boot-") else None)
     return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,

@@ -1,6 +1,7 @@
 """Options and helpers shared by the CLI commands: where scores come from, where results go."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,14 +10,26 @@ import click
 from .. import defaults
 from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
-from ..data.scoreset import ScoreSet
+from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
 from ..report.files import write_text_atomic
 from ..report.formats import FORMATS
 
+_SOURCE_KEY = "metaeval.source"
+
 
 def source_options(command: Callable) -> Callable:
-    """--dataset / --dataset-option / --scores / --human / --metric."""
+    """--dataset / --dataset-option / --scores / --human / --metric / --system / --aggregation.
+
+    The command receives ``dataset, dataset_options, scores, human, metrics``; ``--system`` and
+    ``--aggregation`` are kept in the click context and applied by :func:`load_source`.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args, systems=(), aggregation=DEFAULT_AGGREGATION, **kwargs):
+        click.get_current_context().meta[_SOURCE_KEY] = {"systems": systems, "aggregation": aggregation}
+        return command(*args, **kwargs)
+
     options = [
         click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
         click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
@@ -25,10 +38,14 @@ def source_options(command: Callable) -> Callable:
         click.option("--human", help="The human scorer (default: the dataset's)."),
         click.option("--metric", "metrics", multiple=True,
                      help="A metric scorer (repeatable; default: every scorer that is not human)."),
+        click.option("--system", "systems", multiple=True,
+                     help="Keep only these systems (repeatable; default: all)."),
+        click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
+                     show_default=True, help="How several annotators per cell become one score."),
     ]
     for option in reversed(options):
-        command = option(command)
-    return command
+        wrapper = option(wrapper)
+    return wrapper
 
 
 def output_options(command: Callable) -> Callable:
@@ -50,7 +67,12 @@ def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: str | None,
                 human: str | None) -> tuple[ScoreSet, str]:
-    """The ScoreSet named on the command line and its human scorer."""
+    """The ScoreSet named on the command line (``--system`` subset and ``--aggregation`` applied) and
+    its human scorer."""
+    context = click.get_current_context(silent=True)
+    chosen = context.meta.get(_SOURCE_KEY, {}) if context is not None else {}
+    systems = chosen.get("systems", ())
+    aggregation = chosen.get("aggregation", DEFAULT_AGGREGATION)
     if (dataset is None) == (scores is None):
         raise ParameterError("exactly one of `--dataset` and `--scores` must be given; got "
                              + ("both." if dataset else "neither."))
@@ -69,6 +91,10 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: s
     ds.require(human, param="human")
     if human not in ds.humans:
         ds = ds.with_humans(tuple(ds.humans) + (human,))
+    if systems:
+        ds = ds.subset(systems=systems)
+    if aggregation != ds.aggregation:
+        ds = ds.with_aggregation(aggregation)
     return ds, human
 
 

@@ -49,17 +49,20 @@ def cli() -> None:
 @click.option("--ci", type=click.Choice(INTERVAL_METHODS), default="boot-both", show_default=True,
               help="Confidence interval of every correlation.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--full-test-set", is_flag=True,
+              help="System level: average each metric over all its inputs, the human over the judged ones.")
 @resamples_option
 @seed_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
-              n_resamples, seed, fmt, output):
+              full_test_set, n_resamples, seed, fmt, output):
     """Correlate metrics with the human score, with confidence intervals."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     table = correlation_table(
         ds, human, chosen_metrics(ds, human, metrics),
         levels=levels or defaults.REPORT_LEVELS, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
-        ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed,
+        ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
+        rng=seed,
     )
     obj = terminal.correlation_table(table) if fmt == "table" else table
     emit(_render(obj, fmt, table.to_frame()), output)

@@ -9,6 +9,7 @@ recorded in every signature.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -249,9 +250,9 @@ class ScoreSet:
             scores[scorer] = array[np.ix_(rows, cols)] if array.ndim == 2 else array[np.ix_(rows, cols, np.arange(array.shape[2]))]
         parts = [p for p in (self._description, description) if p]
         if description is None and systems is not None:
-            parts.append(f"{len(rows)} of {len(self._systems)} systems")
+            parts.append(_describe_labels("systems", [self._systems[i] for i in rows], len(self._systems)))
         if description is None and inputs is not None:
-            parts.append(f"{len(cols)} of {len(self._inputs)} inputs")
+            parts.append(_describe_labels("inputs", [self._inputs[j] for j in cols], len(self._inputs)))
         return ScoreSet(
             scores,
             systems=[self._systems[i] for i in rows],
@@ -322,6 +323,14 @@ class ScoreSet:
             "subset": self._description,
             "aggregation": self._aggregation,
         }
+
+
+def _describe_labels(axis: str, labels: list[str], total: int) -> str:
+    """A reproducible description of a label subset: the labels, or their count and a digest."""
+    if len(labels) <= 8:
+        return f"{axis}=" + ",".join(labels)
+    digest = hashlib.sha1("\n".join(labels).encode("utf-8")).hexdigest()[:10]
+    return f"{len(labels)} of {total} {axis} (sha1 {digest})"
 
 
 def _aggregate(array: np.ndarray, aggregation: str) -> np.ndarray:
