@@ -18,7 +18,7 @@ def test_all_is_sorted_and_complete():
     assert me.__all__ == sorted(me.__all__)
     public = {name for name in dir(me) if not name.startswith("_") and name not in {
         "comparison", "correlations", "data", "errors", "results", "signature", "significance", "stats",
-        "table", "report", "defaults", "cli", "metrics"}}
+        "table", "report", "defaults", "cli", "metrics", "analyses"}}
     assert public - {"__version__"} <= set(me.__all__)
     for name in me.__all__:
         assert hasattr(me, name), name

@@ -4,6 +4,10 @@ How well does a metric agree with human judgments, how sure are we, and is it re
 another one? See the README for a tour and ``docs/`` for one page per analysis.
 """
 from ._version import __version__
+from .analyses.power import PowerResult, load_texts, simulate_power
+from .analyses.simulations import CoverageResult, simulate_coverage
+from .analyses.systems import CorpusScores, SystemComparisonResult, compare_systems
+from .analyses.verdicts import SystemVerdictsResult, system_verdicts
 from .comparison import compare_metrics
 from .correlations import bootstrap_ci, correlate, fisher_ci
 from .data.datasets import dataset_info, list_datasets, load_dataset
@@ -19,6 +23,7 @@ from .errors import (
     ParameterError,
     ScoreSetError,
 )
+from .metrics.corpus_statistics import BleuStatistic, CorpusStatistic
 from .report.build import Report, build_report, write_report
 from .results import ComparisonResult, CorrelationResult, MetricComparisonResult
 from .signature import Signature
@@ -28,9 +33,13 @@ from .stats.ranking import ranking_error_rate
 from .table import CorrelationTable, correlation_table
 
 __all__ = [
+    "BleuStatistic",
     "ComparisonResult",
+    "CorpusScores",
+    "CorpusStatistic",
     "CorrelationResult",
     "CorrelationTable",
+    "CoverageResult",
     "DegenerateDataError",
     "DegenerateWarning",
     "InputFileError",
@@ -38,25 +47,33 @@ __all__ = [
     "MetaevalWarning",
     "MetricComparisonResult",
     "ParameterError",
+    "PowerResult",
     "Report",
     "ScoreSet",
     "ScoreSetError",
     "Signature",
+    "SystemComparisonResult",
+    "SystemVerdictsResult",
     "__version__",
     "adjust_pvalues",
     "bootstrap_ci",
     "bootstrap_test",
     "build_report",
     "compare_metrics",
+    "compare_systems",
     "correlate",
     "correlation_table",
     "dataset_info",
     "fisher_ci",
     "list_datasets",
     "load_dataset",
+    "load_texts",
     "permutation_test",
     "ranking_error_rate",
     "read_scores",
+    "simulate_coverage",
+    "simulate_power",
+    "system_verdicts",
     "williams_test",
     "write_report",
     "write_scores",

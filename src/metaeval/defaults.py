@@ -15,3 +15,13 @@ UNDEFINED = "skip"
 SEED = 0
 REPORT_LEVELS = ("system", "summary")
 REPORT_COEFFICIENTS = ("pearson", "spearman", "kendall-b")
+# Comparing systems under one scorer (Koehn 2004; Riezler & Maxwell 2005) and pairwise system verdicts.
+SYSTEM_TEST = "bootstrap"
+SYSTEM_ALTERNATIVE = "two-sided"
+# Simulations of Deutsch, Dror & Roth (2021), Sec. 5.
+SIMULATION_TRIALS = 1000
+SIMULATION_LEVELS = ("system", "summary")
+COVERAGE_METHODS = ("fisher", "boot-systems", "boot-inputs", "boot-both")
+POWER_TESTS = ("perm-both", "boot-both", "williams")
+POWER_COEFFICIENT = "pearson"
+POWER_PROPORTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)

@@ -1,0 +1,405 @@
+"""Is system A better than system B under one scorer? Paired bootstrap and approximate randomization.
+
+For two systems ``a`` and ``b`` scored on the same ``M`` inputs, the statistic is the difference of their
+corpus scores ``delta = S(a) - S(b)``, where ``S`` is the mean of per-item scores, or, for a corpus-level
+metric such as BLEU, the metric recomputed from the sums of per-item sufficient statistics
+(:mod:`metaeval.metrics.corpus_statistics`). Only the inputs where both systems have a score enter a pair.
+
+``test="bootstrap"`` (paired bootstrap over inputs, Koehn 2004)
+    Draw ``k`` resamples of the ``M`` inputs with replacement, as count weights ``c_s`` (``(k, M)``);
+    the resampled sums of every system are one matrix product ``C @ T`` and
+    ``delta_s = S*_s(a) - S*_s(b)``. The p-value is the shift rule of Berg-Kirkpatrick et al. (2012) used
+    throughout metaeval (:func:`metaeval.stats.paired_bootstrap.bootstrap_pvalue`): two-sided
+    ``#{|delta_s - delta| >= |delta|} / k``; the interval is the percentile interval of ``delta_s``.
+``test="randomization"`` (paired approximate randomization, Riezler & Maxwell 2005)
+    Under H0 the two systems' outputs are exchangeable item by item: each of ``k`` shuffles swaps the
+    per-item statistics of ``a`` and ``b`` on every input independently with probability 1/2 (masks
+    ``m_s``), so ``T'_a = T_a + m_s (T_b - T_a)``; ``p = (c + 1) / (k + 1)`` with ``c`` the shuffles at
+    least as extreme as the observed ``delta`` (``|delta_s| >= |delta|`` two-sided, with the relative
+    tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`). With
+    ``exact=True`` all ``2^M`` assignments are enumerated (``M <= 20``) and ``p = c / 2^M`` (the observed
+    assignment is one of them).
+
+The draws (count weights or masks over the inputs) are generated once per call and shared by every
+system pair (and, in :func:`metaeval.system_verdicts`, by every scorer).
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as iv
+from .. import defaults
+from ..data.scoreset import ScoreSet
+from ..errors import DegenerateWarning, ParameterError, ScoreSetError, check_choice
+from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
+from ..results import _plain
+from ..signature import Signature
+from ..stats.bootstrap import percentile_interval
+from ..stats.corrections import adjust_pvalues
+from ..stats.paired_bootstrap import bootstrap_pvalue
+from ..stats.permutation import count_extreme, monte_carlo_pvalue
+from ..stats.resampling import bootstrap_draws, permutation_draws
+
+__all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_systems"]
+
+SYSTEM_TESTS = ("bootstrap", "randomization")
+CORRECTIONS = ("holm", "bonferroni", "benjamini-hochberg", "none")
+#: Largest number of inputs for which ``exact=True`` enumerates all 2^M assignments.
+EXACT_MAX_INPUTS = 20
+
+
+@dataclass(frozen=True)
+class CorpusScores:
+    """Per-item sufficient statistics of one corpus-level metric: ``stats[i, j]`` for system i, input j.
+
+    Build it with :meth:`from_texts`; pass it to :func:`compare_systems` in place of a ScoreSet.
+    """
+
+    statistic: CorpusStatistic
+    stats: np.ndarray
+    systems: tuple[str, ...]
+    inputs: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.statistic.name
+
+    @classmethod
+    def from_texts(cls, statistic: CorpusStatistic, hypotheses: Mapping[str, Sequence[str]],
+                   references: Sequence[Sequence[str]], *, inputs: Sequence[str] | None = None) -> "CorpusScores":
+        """Statistics of every system's outputs.
+
+        Parameters
+        ----------
+        statistic : CorpusStatistic
+            E.g. :class:`metaeval.metrics.corpus_statistics.BleuStatistic`.
+        hypotheses : mapping of str to list of str
+            System name -> its M outputs, in input order.
+        references : list of list of str
+            Reference streams (sacrebleu's layout): ``references[r][j]`` is the r-th reference of input j.
+        inputs : list of str, optional
+            Input labels (default ``"0" .. "M-1"``).
+        """
+        if not isinstance(statistic, CorpusStatistic):
+            raise ParameterError(f"`statistic` must implement CorpusStatistic; got {type(statistic).__name__}.")
+        if not hypotheses:
+            raise ParameterError("`hypotheses` must map at least 2 systems to their outputs; got none.")
+        lengths = {len(h) for h in hypotheses.values()} | {len(r) for r in references}
+        if len(lengths) != 1:
+            raise ParameterError(f"`hypotheses` and `references` must all have one length per input; got lengths "
+                                 f"{sorted(lengths)}.")
+        m = lengths.pop()
+        stats = np.stack([statistic.item_statistics(list(h), references) for h in hypotheses.values()])
+        stats.setflags(write=False)
+        labels = tuple(str(i) for i in (inputs if inputs is not None else range(m)))
+        return cls(statistic, stats, tuple(str(s) for s in hypotheses), labels)
+
+
+@dataclass(frozen=True)
+class SystemComparisonResult:
+    """Pairwise comparison of systems under one scorer (see the module docstring for the tests).
+
+    Attributes
+    ----------
+    scorer : str
+    systems : tuple of str
+    scores : ndarray (N,)
+        Each system's corpus score over its own scored inputs.
+    pairs : tuple of (str, str)
+        The compared pairs ``(a, b)``, ``a`` before ``b`` in ``systems``.
+    deltas : ndarray (P,)
+        ``S(a) - S(b)`` on the inputs both systems have.
+    ci : (ndarray, ndarray)
+        Percentile interval of ``delta_s`` at ``confidence_level`` (bootstrap; NaN for randomization).
+    pvalues, adjusted_pvalues : ndarray (P,)
+        Raw p-values of H1 given by ``alternative`` ("greater": a is better), and after ``correction``
+        over the P pairs.
+    significant : ndarray of bool (P,)
+        ``adjusted_pvalues < 1 - confidence_level``.
+    n_used, n_skipped : ndarray of int (P,)
+        Inputs both systems have, and inputs left out of the pair.
+    samples : ndarray (P, k)
+        ``delta_s`` of every resample or shuffle (NaN where undefined); not in ``to_dict``.
+    """
+
+    scorer: str
+    systems: tuple[str, ...]
+    scores: np.ndarray
+    pairs: tuple[tuple[str, str], ...]
+    deltas: np.ndarray
+    ci: tuple[np.ndarray, np.ndarray]
+    pvalues: np.ndarray
+    adjusted_pvalues: np.ndarray
+    significant: np.ndarray
+    n_used: np.ndarray
+    n_skipped: np.ndarray
+    test: str
+    alternative: str
+    correction: str
+    confidence_level: float
+    n_resamples: int
+    exact: bool
+    signature: Signature
+    samples: np.ndarray = field(repr=False, compare=False, default=None)
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """The score differences ``deltas``."""
+        return self.deltas
+
+    @property
+    def pvalue(self) -> np.ndarray:
+        """Alias of ``adjusted_pvalues``."""
+        return self.adjusted_pvalues
+
+    def to_frame(self):
+        """One row per pair: systems, scores, delta, interval, p-values, significance, inputs used."""
+        import pandas as pd
+
+        index = {s: i for i, s in enumerate(self.systems)}
+        return pd.DataFrame([
+            {"system_a": a, "system_b": b, "score_a": _plain(self.scores[index[a]]),
+             "score_b": _plain(self.scores[index[b]]), "delta": _plain(self.deltas[p]),
+             "ci_low": _plain(self.ci[0][p]), "ci_high": _plain(self.ci[1][p]), "pvalue": _plain(self.pvalues[p]),
+             "adjusted_pvalue": _plain(self.adjusted_pvalues[p]), "significant": bool(self.significant[p]),
+             "n_used": int(self.n_used[p])}
+            for p, (a, b) in enumerate(self.pairs)
+        ])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scorer": self.scorer, "systems": list(self.systems), "scores": _plain(self.scores),
+            "test": self.test, "alternative": self.alternative, "correction": self.correction,
+            "confidence_level": self.confidence_level, "n_resamples": self.n_resamples, "exact": self.exact,
+            "pairs": self.to_frame().to_dict(orient="records"), "signature": str(self.signature),
+        }
+
+
+# ----------------------------------------------------------------------------------------------------
+# the engine shared with analyses.verdicts
+
+
+def all_pairs(n: int) -> list[tuple[int, int]]:
+    """Index pairs ``(a, b)``, ``a < b``, in row-major order."""
+    return [(a, b) for a in range(n) for b in range(a + 1, n)]
+
+
+def draw_weights(test: str, n_inputs: int, n_resamples: int, generator: np.random.Generator,
+                 exact: bool = False) -> np.ndarray:
+    """Shared draws over the inputs, float ``(k, M)``: bootstrap counts, or swap masks (1 = swap)."""
+    if test == "bootstrap":
+        draws = bootstrap_draws(1, n_inputs, method="inputs", n_resamples=n_resamples, rng=generator)
+        return draws.col_weights().astype(np.float64)
+    if exact:
+        return ((np.arange(2 ** n_inputs)[:, None] >> np.arange(n_inputs)) & 1).astype(np.float64)
+    draws = permutation_draws(1, n_inputs, method="inputs", n_resamples=n_resamples, rng=generator)
+    return draws.bits.astype(np.float64)
+
+
+def pair_statistics(stats: np.ndarray, valid: np.ndarray, aggregate, pairs, test: str, weights: np.ndarray):
+    """Observed ``delta`` (P,), resampled ``delta_s`` (P, k) and inputs used (P,) for every pair.
+
+    ``stats`` is ``(N, M, S)``, ``valid`` ``(N, M)``; a pair uses the inputs both systems have.
+    """
+    k = weights.shape[0]
+    deltas = np.full(len(pairs), np.nan)
+    samples = np.full((len(pairs), k), np.nan)
+    used = np.zeros(len(pairs), dtype=np.int64)
+    shared = None
+    if test == "bootstrap" and valid.all():
+        n, m, s = stats.shape
+        sums = (weights @ stats.transpose(1, 0, 2).reshape(m, n * s)).reshape(k, n, s)
+        shared = aggregate(sums)  # (k, N): every system's resampled score, computed once
+    for p, (a, b) in enumerate(pairs):
+        w = valid[a] & valid[b]
+        used[p] = int(w.sum())
+        if not used[p]:
+            continue
+        ta = np.where(w[:, None], stats[a], 0.0)
+        tb = np.where(w[:, None], stats[b], 0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            deltas[p] = float(aggregate(ta.sum(axis=0)) - aggregate(tb.sum(axis=0)))
+            if shared is not None:
+                samples[p] = shared[:, a] - shared[:, b]
+            elif test == "bootstrap":
+                samples[p] = aggregate(weights @ ta) - aggregate(weights @ tb)
+            else:
+                shift = weights @ (tb - ta)
+                samples[p] = aggregate(ta.sum(axis=0) + shift) - aggregate(tb.sum(axis=0) - shift)
+    return deltas, samples, used
+
+
+def pair_pvalue(test: str, samples: np.ndarray, delta: float, alternative: str, exact: bool) -> float:
+    """p-value of one pair from its ``delta_s`` (undefined ones dropped); NaN if undefined."""
+    null = samples[np.isfinite(samples)]
+    if not np.isfinite(delta) or null.size == 0:
+        return float("nan")
+    if test == "bootstrap":
+        return bootstrap_pvalue(null, delta, alternative)
+    if exact:
+        return count_extreme(null, delta, alternative) / null.size
+    return monte_carlo_pvalue(null, delta, alternative)
+
+
+def check_exact(exact: Any, test: str, n_inputs: int) -> bool:
+    if not isinstance(exact, (bool, np.bool_)):
+        raise ParameterError(f"`exact` must be True or False; got {exact!r}.")
+    if exact and test != "randomization":
+        raise ParameterError(f"`exact` must be False unless `test` is 'randomization'; got test {test!r}.")
+    if exact and n_inputs > EXACT_MAX_INPUTS:
+        raise ParameterError(f"`exact` must be False for more than {EXACT_MAX_INPUTS} inputs (2^M assignments); "
+                             f"got {n_inputs} inputs.")
+    return bool(exact)
+
+
+def check_systems(systems: Any, known: Sequence[str]) -> list[int]:
+    """Positions of ``systems`` (default: all) in ``known``; at least 2 distinct labels."""
+    if systems is None:
+        systems = list(known)
+    if isinstance(systems, str):
+        raise ParameterError(f"`systems` must be a list of system labels; got the string {systems!r}.")
+    systems = [str(s) for s in systems]
+    index = {s: i for i, s in enumerate(known)}
+    for s in systems:
+        if s not in index:
+            raise ScoreSetError(f"`systems` must hold labels of the scores' systems; got {s!r}.")
+    if len(systems) < 2 or len(set(systems)) != len(systems):
+        raise ParameterError(f"`systems` must name at least 2 distinct systems; got {systems!r}.")
+    return [index[s] for s in systems]
+
+
+# ----------------------------------------------------------------------------------------------------
+# public entry point
+
+
+def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, confidence_level, correction, exact):
+    if isinstance(ds, CorpusScores):
+        if scorer is not None and scorer != ds.name:
+            raise ParameterError(f"`scorer` must be None or {ds.name!r} for CorpusScores; got {scorer!r}.")
+        scorer, stats, statistic, labels = ds.name, np.asarray(ds.stats, dtype=np.float64), ds.statistic, ds.systems
+        valid = np.isfinite(stats).all(axis=2)
+        fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs)}
+    elif isinstance(ds, ScoreSet):
+        if scorer is None:
+            raise ParameterError("`scorer` must name a scorer of the ScoreSet; got None.")
+        x = iv.matrices(ds, scorer, param="scorer")
+        stats, statistic, labels = MeanStatistic.from_scores(x), MeanStatistic(), ds.systems
+        valid = np.isfinite(x)
+        fields = ds.signature_fields()
+    else:
+        raise ParameterError(f"`ds` must be a ScoreSet or CorpusScores; got {type(ds).__name__}.")
+    rows = check_systems(systems, labels)
+    test = check_choice("test", test, SYSTEM_TESTS)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    alternative = iv.check_alternative(alternative)
+    confidence_level = iv.check_confidence_level(confidence_level)
+    correction = check_choice("correction", correction, CORRECTIONS)
+    exact = check_exact(exact, test, stats.shape[1])
+    return (scorer, stats[rows], valid[rows], statistic, tuple(labels[r] for r in rows), fields, test, n_resamples,
+            alternative, confidence_level, correction, exact)
+
+
+def compare_systems(
+    ds: ScoreSet | CorpusScores,
+    scorer: str | None = None,
+    *,
+    systems: Sequence[str] | None = None,
+    test: str = defaults.SYSTEM_TEST,
+    n_resamples: int = defaults.N_RESAMPLES,
+    alternative: str = defaults.SYSTEM_ALTERNATIVE,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    correction: str = defaults.CORRECTION,
+    exact: bool = False,
+    rng: Any = None,
+) -> SystemComparisonResult:
+    """Compare two or all systems under one scorer: paired bootstrap or approximate randomization.
+
+    Parameters
+    ----------
+    ds : ScoreSet or CorpusScores
+        Per-item scores (the corpus score is their mean), or per-item sufficient statistics of a
+        corpus-level metric such as BLEU (the corpus score is recomputed from their sums).
+    scorer : str
+        The scorer of ``ds`` (a metric or a human score); None for CorpusScores.
+    systems : list of str, optional
+        The systems to compare (default: all); every pair ``(a, b)`` with ``a`` listed before ``b``.
+    test : {'bootstrap', 'randomization'}
+        Paired bootstrap over inputs (Koehn 2004) or paired approximate randomization (Riezler & Maxwell
+        2005); see the module docstring for the formulas.
+    n_resamples : int
+        Bootstrap resamples or random shuffles ``k``.
+    alternative : {'two-sided', 'greater', 'less'}
+        'greater': system ``a`` scores higher than ``b``.
+    confidence_level : float
+        Of the bootstrap interval of ``delta``; ``1 - confidence_level`` is the significance level.
+    correction : {'holm', 'bonferroni', 'benjamini-hochberg', 'none'}
+        Over the P pairs of the call.
+    exact : bool
+        Randomization only: enumerate all ``2^M`` assignments (``M <= 20``) instead of ``k`` random ones.
+    rng : None, int or numpy.random.Generator
+        One set of draws for every pair; an int seed is recorded in the signature.
+
+    Returns
+    -------
+    SystemComparisonResult
+
+    Warns
+    -----
+    DegenerateWarning
+        For a pair without common inputs (its delta and p-value are NaN).
+
+    References
+    ----------
+    Koehn, P. (2004). Statistical Significance Tests for Machine Translation Evaluation. EMNLP.
+    Riezler, S. and Maxwell, J. T. (2005). On Some Pitfalls in Automatic Evaluation and Significance
+    Testing for MT. ACL Workshop on Intrinsic and Extrinsic Evaluation Measures.
+    Berg-Kirkpatrick, T., Burkett, D. and Klein, D. (2012). An Empirical Investigation of Statistical
+    Significance in NLP. EMNLP-CoNLL.
+
+    Examples
+    --------
+    >>> import metaeval as me
+    >>> ds = me.load_dataset("realsumm")
+    >>> res = me.compare_systems(ds, "litepyramid.recall", systems=["bart_out", "t5_out_11B"], rng=0)
+    >>> res.to_frame()[["system_a", "system_b", "significant"]].to_dict(orient="records")
+    [{'system_a': 'bart_out', 'system_b': 't5_out_11B', 'significant': False}]
+    """
+    (scorer, stats, valid, statistic, labels, fields, test, n_resamples, alternative, confidence_level, correction,
+     exact) = _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, confidence_level, correction,
+                                  exact)
+    generator, seed = iv.rng_and_seed(rng)
+    pairs = all_pairs(len(labels))
+    weights = draw_weights(test, stats.shape[1], n_resamples, generator, exact)
+    deltas, samples, used = pair_statistics(stats, valid, statistic.aggregate, pairs, test, weights)
+    for p in np.flatnonzero(used == 0):
+        a, b = pairs[p]
+        warnings.warn(f"Systems {labels[a]!r} and {labels[b]!r} have no input in common; their comparison is NaN.",
+                      DegenerateWarning, stacklevel=2)
+    pvalues = np.array([pair_pvalue(test, samples[p], deltas[p], alternative, exact) for p in range(len(pairs))])
+    adjusted = adjust_pvalues(pvalues, method=correction)
+    alpha = 1.0 - confidence_level
+    significant = np.nan_to_num(adjusted, nan=1.0) < alpha
+    low = np.full(len(pairs), np.nan)
+    high = np.full(len(pairs), np.nan)
+    if test == "bootstrap":
+        for p in range(len(pairs)):
+            low[p], high[p] = percentile_interval(samples[p], confidence_level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        scores = np.asarray(statistic.aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
+    signature = Signature.of(**fields, scorer=scorer, test=test, alternative=alternative, correction=correction,
+                             confidence=confidence_level, resamples=2 ** stats.shape[1] if exact else n_resamples,
+                             exact=exact, seed=None if exact else seed)
+    return SystemComparisonResult(
+        scorer=scorer, systems=labels, scores=scores,
+        pairs=tuple((labels[a], labels[b]) for a, b in pairs), deltas=deltas, ci=(low, high), pvalues=pvalues,
+        adjusted_pvalues=adjusted, significant=significant, n_used=used, n_skipped=stats.shape[1] - used,
+        test=test, alternative=alternative, correction=correction, confidence_level=confidence_level,
+        n_resamples=int(weights.shape[0]), exact=exact, signature=signature, samples=samples,
+    )

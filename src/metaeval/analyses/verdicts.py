@@ -1,0 +1,304 @@
+"""Do a metric's pairwise system verdicts agree with the humans'? (REALSumm Exp-III, Bhandari et al. 2020)
+
+For every pair of systems ``(a, b)`` (``a`` before ``b`` in the ScoreSet's order) and every scorer (the
+human score and each metric), a paired test over the inputs (:mod:`metaeval.analyses.systems`: paired
+bootstrap, Koehn 2004, or paired approximate randomization, Riezler & Maxwell 2005; two-sided, no
+correction) gives a *verdict*:
+
+* ``"better"``: ``p < 1 - confidence_level`` and ``S(a) > S(b)``;
+* ``"worse"``: ``p < 1 - confidence_level`` and ``S(a) < S(b)``;
+* ``"tie"``: no significant difference.
+
+A metric's agreement with the humans is the weighted macro F1 of its verdicts against the human verdicts
+(the human verdicts are the truth): ``F1 = sum_c n_c F1_c / sum_c n_c`` over the three classes, where
+``n_c`` is the number of pairs the humans put in class ``c`` and ``F1_c = 2 TP_c / (2 TP_c + FP_c + FN_c)``
+(0 when the class is never predicted nor true), which is scikit-learn's ``f1_score(average='weighted')``;
+and the 3 x 3 confusion matrix (rows: human verdict, columns: metric verdict, order
+better / worse / tie). Pairs whose human or metric test is undefined (no common input) are left out of
+that metric's F1 and counted.
+
+One set of draws (bootstrap counts or swap masks over the inputs) is shared by every pair and every
+scorer of a call, so the verdicts of all scorers are read from the same resamples.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as iv
+from .. import defaults
+from ..data.scoreset import ScoreSet
+from ..errors import DegenerateWarning, ParameterError, check_choice
+from ..metrics.corpus_statistics import MeanStatistic
+from ..results import _plain
+from ..signature import Signature
+from .systems import SYSTEM_TESTS, all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
+
+__all__ = ["VERDICTS", "SystemVerdictsResult", "system_verdicts", "verdict_labels", "weighted_f1",
+           "confusion_matrix"]
+
+#: Verdict classes, in the order of the confusion matrices.
+VERDICTS = ("better", "worse", "tie")
+UNDEFINED_VERDICT = "undefined"
+
+
+def verdict_labels(deltas: np.ndarray, pvalues: np.ndarray, alpha: float) -> np.ndarray:
+    """'better' / 'worse' where ``p < alpha`` (by the sign of delta), 'tie' otherwise, 'undefined' for NaN."""
+    deltas = np.asarray(deltas, dtype=float)
+    pvalues = np.asarray(pvalues, dtype=float)
+    out = np.full(deltas.shape, "tie", dtype=object)
+    significant = pvalues < alpha
+    out[significant & (deltas > 0)] = "better"
+    out[significant & (deltas < 0)] = "worse"
+    out[~np.isfinite(pvalues) | ~np.isfinite(deltas)] = UNDEFINED_VERDICT
+    return out
+
+
+def confusion_matrix(truth: Sequence[str], predicted: Sequence[str], classes: Sequence[str] = VERDICTS) -> np.ndarray:
+    """Counts ``[i, j]`` of items with ``truth == classes[i]`` and ``predicted == classes[j]``."""
+    truth = np.asarray(truth, dtype=object)
+    predicted = np.asarray(predicted, dtype=object)
+    return np.array([[int(np.sum((truth == t) & (predicted == p))) for p in classes] for t in classes])
+
+
+def weighted_f1(truth: Sequence[str], predicted: Sequence[str], classes: Sequence[str] = VERDICTS) -> float:
+    """Support-weighted mean of the per-class F1 (scikit-learn's ``average='weighted'``); NaN if empty.
+
+    ``F1_c = 2 TP / (2 TP + FP + FN)``, 0 when that denominator is 0; weights are the true class counts.
+    """
+    cm = confusion_matrix(truth, predicted, classes)
+    support = cm.sum(axis=1)
+    if support.sum() == 0:
+        return float("nan")
+    tp = np.diag(cm)
+    denominator = 2 * tp + (cm.sum(axis=0) - tp) + (support - tp)
+    f1 = np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), 0.0)
+    return float((support * f1).sum() / support.sum())
+
+
+@dataclass(frozen=True)
+class SystemVerdictsResult:
+    """Pairwise system verdicts of the humans and of every metric, and their agreement.
+
+    Attributes
+    ----------
+    metrics : tuple of str
+    human : str
+    systems : tuple of str
+    pairs : tuple of (str, str)
+    human_deltas, human_pvalues : ndarray (P,)
+    human_verdicts : ndarray of str (P,)
+    metric_deltas, metric_pvalues : ndarray (n_metrics, P)
+    metric_verdicts : ndarray of str (n_metrics, P)
+    f1 : ndarray (n_metrics,)
+        Weighted macro F1 of each metric's verdicts against the human verdicts.
+    agreement : ndarray (n_metrics,)
+        Share of the (defined) pairs with the same verdict.
+    confusion : ndarray of int (n_metrics, 3, 3)
+        Rows: human verdict, columns: metric verdict, in the order of :data:`VERDICTS`.
+    n_used, n_skipped : ndarray of int (n_metrics,)
+        Pairs entering each metric's F1, and pairs left out (undefined human or metric test).
+    """
+
+    metrics: tuple[str, ...]
+    human: str
+    systems: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+    test: str
+    confidence_level: float
+    n_resamples: int
+    human_deltas: np.ndarray
+    human_pvalues: np.ndarray
+    human_verdicts: np.ndarray
+    metric_deltas: np.ndarray
+    metric_pvalues: np.ndarray
+    metric_verdicts: np.ndarray
+    f1: np.ndarray
+    agreement: np.ndarray
+    confusion: np.ndarray
+    n_used: np.ndarray
+    n_skipped: np.ndarray
+    signature: Signature
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """The weighted F1 of every metric."""
+        return self.f1
+
+    def to_frame(self):
+        """One row per metric: F1, agreement, pairs used / skipped and the confusion counts."""
+        import pandas as pd
+
+        rows = []
+        for i, metric in enumerate(self.metrics):
+            row = {"metric": metric, "f1": _plain(self.f1[i]), "agreement": _plain(self.agreement[i]),
+                   "n_used": int(self.n_used[i]), "n_skipped": int(self.n_skipped[i])}
+            for t, truth in enumerate(VERDICTS):
+                for p, pred in enumerate(VERDICTS):
+                    row[f"human_{truth}_metric_{pred}"] = int(self.confusion[i, t, p])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def pairs_frame(self):
+        """One row per system pair: the human verdict and every metric's verdict."""
+        import pandas as pd
+
+        frame = pd.DataFrame({"system_a": [a for a, _ in self.pairs], "system_b": [b for _, b in self.pairs],
+                              "human_delta": self.human_deltas, "human_pvalue": self.human_pvalues,
+                              "human": list(self.human_verdicts)})
+        for i, metric in enumerate(self.metrics):
+            frame[metric] = list(self.metric_verdicts[i])
+        return frame
+
+    def confusion_frame(self, metric: str):
+        """The confusion matrix of ``metric`` with labelled rows (human) and columns (metric)."""
+        import pandas as pd
+
+        if metric not in self.metrics:
+            raise ParameterError(f"`metric` must be one of the result's metrics {list(self.metrics)!r}; got {metric!r}.")
+        i = self.metrics.index(metric)
+        return pd.DataFrame(self.confusion[i], index=[f"human {v}" for v in VERDICTS],
+                            columns=[f"metric {v}" for v in VERDICTS])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metrics": list(self.metrics), "human": self.human, "systems": list(self.systems), "test": self.test,
+            "confidence_level": self.confidence_level, "n_resamples": self.n_resamples,
+            "classes": list(VERDICTS), "f1": _plain(self.f1), "agreement": _plain(self.agreement),
+            "confusion": self.confusion.tolist(), "n_used": _plain(self.n_used), "n_skipped": _plain(self.n_skipped),
+            "pairs": self.pairs_frame().to_dict(orient="records"), "signature": str(self.signature),
+        }
+
+
+def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_resamples):
+    ds = iv.check_scoreset(ds)
+    if human is None:
+        raise ParameterError("`human` must name the human scorer; got None.")
+    ds.require(human, param="human")
+    if metrics is None:
+        metrics = [m for m in ds.metrics if m != human]
+    if isinstance(metrics, str):
+        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
+    metrics = tuple(metrics)
+    if not metrics or len(set(metrics)) != len(metrics):
+        raise ParameterError(f"`metrics` must name at least 1 scorer, each once; got {list(metrics)!r}.")
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+    rows = check_systems(systems, ds.systems)
+    test = check_choice("test", test, SYSTEM_TESTS)
+    confidence_level = iv.check_confidence_level(confidence_level)
+    n_resamples = iv.check_n_resamples(n_resamples)
+    return ds, metrics, rows, test, confidence_level, n_resamples
+
+
+def system_verdicts(
+    ds: ScoreSet,
+    metrics: Sequence[str] | None = None,
+    human: str | None = None,
+    *,
+    systems: Sequence[str] | None = None,
+    test: str = defaults.SYSTEM_TEST,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    n_resamples: int = defaults.N_RESAMPLES,
+    rng: Any = None,
+) -> SystemVerdictsResult:
+    """Humans' and metrics' verdicts on every system pair, and the metrics' agreement with the humans.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+    metrics : list of str, optional
+        Default: every scorer of ``ds`` that is not human.
+    human : str
+        The human score whose verdicts are the truth.
+    systems : list of str, optional
+        The systems (default: all); pairs ``(a, b)`` with ``a`` listed before ``b``.
+    test : {'bootstrap', 'randomization'}
+        Paired bootstrap over inputs (Koehn 2004) or paired approximate randomization (Riezler & Maxwell
+        2005), two-sided, without correction (as in REALSumm's Exp-III).
+    confidence_level : float
+        A difference is significant when ``p < 1 - confidence_level``.
+    n_resamples : int
+    rng : None, int or numpy.random.Generator
+        One set of draws shared by all pairs and all scorers; an int seed is recorded in the signature.
+
+    Returns
+    -------
+    SystemVerdictsResult
+        ``f1`` (weighted macro F1 per metric), ``confusion``, the verdicts and their p-values.
+
+    Warns
+    -----
+    DegenerateWarning
+        When some pairs are undefined for the humans or a metric (left out of the F1), or a metric has
+        no defined pair (F1 NaN).
+
+    References
+    ----------
+    Bhandari, M., Gour, P. N., Ashfaq, A., Liu, P. and Neubig, G. (2020). Re-evaluating Evaluation in Text
+    Summarization. EMNLP (Exp-III: pairwise system comparisons).
+    Koehn, P. (2004). Statistical Significance Tests for Machine Translation Evaluation. EMNLP.
+    Riezler, S. and Maxwell, J. T. (2005). On Some Pitfalls in Automatic Evaluation and Significance
+    Testing for MT. ACL Workshop on Intrinsic and Extrinsic Evaluation Measures.
+
+    Examples
+    --------
+    >>> import metaeval as me
+    >>> ds = me.load_dataset("realsumm")
+    >>> res = me.system_verdicts(ds, ["rouge-2.recall"], "litepyramid.recall", rng=0, n_resamples=200)
+    >>> round(float(res.f1[0]), 3)
+    0.548
+    """
+    ds, metrics, rows, test, confidence_level, n_resamples = _system_verdicts_iv(
+        ds, metrics, human, systems, test, confidence_level, n_resamples)
+    generator, seed = iv.rng_and_seed(rng)
+    labels = tuple(ds.systems[r] for r in rows)
+    pairs = all_pairs(len(rows))
+    alpha = 1.0 - confidence_level
+    weights = draw_weights(test, ds.shape[1], n_resamples, generator)
+    aggregate = MeanStatistic().aggregate
+
+    def verdicts(scorer):
+        x = ds.matrix(scorer)[rows]
+        deltas, samples, _ = pair_statistics(MeanStatistic.from_scores(x), np.isfinite(x), aggregate, pairs, test,
+                                             weights)
+        pvalues = np.array([pair_pvalue(test, samples[p], deltas[p], "two-sided", False) for p in range(len(pairs))])
+        return deltas, pvalues, verdict_labels(deltas, pvalues, alpha)
+
+    h_deltas, h_pvalues, h_verdicts = verdicts(human)
+    m_deltas = np.empty((len(metrics), len(pairs)))
+    m_pvalues = np.empty((len(metrics), len(pairs)))
+    m_verdicts = np.empty((len(metrics), len(pairs)), dtype=object)
+    f1 = np.full(len(metrics), np.nan)
+    agreement = np.full(len(metrics), np.nan)
+    confusion = np.zeros((len(metrics), 3, 3), dtype=np.int64)
+    used = np.zeros(len(metrics), dtype=np.int64)
+    for i, metric in enumerate(metrics):
+        m_deltas[i], m_pvalues[i], m_verdicts[i] = verdicts(metric)
+        ok = (h_verdicts != UNDEFINED_VERDICT) & (m_verdicts[i] != UNDEFINED_VERDICT)
+        used[i] = int(ok.sum())
+        if used[i] < len(pairs):
+            warnings.warn(f"{len(pairs) - used[i]} of {len(pairs)} system pairs have an undefined test for "
+                          f"{human!r} or {metric!r} (no common input); they are left out of its F1.",
+                          DegenerateWarning, stacklevel=2)
+        if used[i] == 0:
+            continue
+        confusion[i] = confusion_matrix(h_verdicts[ok], m_verdicts[i][ok])
+        f1[i] = weighted_f1(h_verdicts[ok], m_verdicts[i][ok])
+        agreement[i] = float(np.mean(h_verdicts[ok] == m_verdicts[i][ok]))
+    fields = dict(ds.signature_fields())
+    fields.update(human=human, test=test, alternative="two-sided", confidence=confidence_level,
+                  resamples=n_resamples, seed=seed)
+    if systems is not None:
+        fields["compared_systems"] = len(rows)
+    return SystemVerdictsResult(
+        metrics=metrics, human=human, systems=labels, pairs=tuple((labels[a], labels[b]) for a, b in pairs),
+        test=test, confidence_level=confidence_level, n_resamples=n_resamples, human_deltas=h_deltas,
+        human_pvalues=h_pvalues, human_verdicts=h_verdicts, metric_deltas=m_deltas, metric_pvalues=m_pvalues,
+        metric_verdicts=m_verdicts, f1=f1, agreement=agreement, confusion=confusion, n_used=used,
+        n_skipped=len(pairs) - used, signature=Signature.of(**fields),
+    )
