@@ -30,19 +30,22 @@ import re
 
 __all__ = ["porter_stem"]
 
-# Letter classes of the algorithm. ``y`` counts as a vowel inside the patterns; an initial ``y`` is
-# upper-cased before stemming so that it is treated as a consonant, as Porter prescribes.
-_CONS = "[^aeiou]"  # a consonant (y included; see the sequences below)
+# Letter classes: a consonant sequence starts with any letter but a, e, i, o, u and goes on with
+# letters other than a, e, i, o, u, y; a vowel sequence starts with a, e, i, o, u or y and goes on with
+# a, e, i, o, u. So "y" is a vowel after a consonant and a consonant after a vowel, as Porter defines
+# it; an initial "y" is upper-cased while stemming, which makes it a consonant.
+_CONS = "[^aeiou]"
 _VOWEL = "[aeiouy]"
-_CONS_SEQ = f"{_CONS}[^aeiouy]*"  # a maximal consonant sequence
-_VOWEL_SEQ = f"{_VOWEL}[aeiou]*"  # a maximal vowel sequence
+_CONS_SEQ = f"{_CONS}[^aeiouy]*"
+_VOWEL_SEQ = f"{_VOWEL}[aeiou]*"
 
 # Measure tests on a stem: m > 0, m == 1, m > 1 and "contains a vowel".
 _M_GT0 = re.compile(f"^(?:{_CONS_SEQ})?{_VOWEL_SEQ}{_CONS_SEQ}")
 _M_EQ1 = re.compile(f"^(?:{_CONS_SEQ})?{_VOWEL_SEQ}{_CONS_SEQ}(?:{_VOWEL_SEQ})?$")
 _M_GT1 = re.compile(f"^(?:{_CONS_SEQ})?{_VOWEL_SEQ}{_CONS_SEQ}{_VOWEL_SEQ}{_CONS_SEQ}")
 _HAS_VOWEL = re.compile(f"^(?:{_CONS_SEQ})?{_VOWEL}")
-# *o: the stem ends consonant-vowel-consonant, the last consonant not w, x or y (whole short stem).
+# *o, as the Perl code tests it: the whole stem is consonant(s)-vowel-consonant, the last consonant
+# not w, x or y (Porter's paper tests only the end of the stem).
 _CVC = re.compile(f"^{_CONS_SEQ}{_VOWEL}[^aeiouwxy]$")
 
 _STEP1A_SSES_IES = re.compile(r"(ss|i)es$")

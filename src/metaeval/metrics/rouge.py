@@ -117,7 +117,8 @@ class Rouge:
     multi_reference : {'average', 'best'}, default 'average'
         ``-f A``: pool the totals of all references; ``-f B``: keep the best reference's.
     alpha : float, default 0.5
-        ``-p``: weight of recall in F.
+        ``-p``: van Rijsbergen's alpha, ``F = 1 / (alpha / P + (1 - alpha) / R)``: 1 gives precision,
+        0 recall, 0.5 their harmonic mean.
     counting_unit : {'sentence', 'token'}, default 'sentence'
         ``-t 0`` / ``-t 1``: how :meth:`corpus_score` averages (per candidate / pooled totals).
     rounding : {'none', 'rouge155'}, default 'none'
@@ -134,6 +135,14 @@ class Rouge:
     Scores of a candidate against its references follow :mod:`.rouge_counts`: with totals ``M``
     (references), ``P`` (candidate) and ``H`` (hits), ``recall = H / M``, ``precision = H / P`` and
     ``F = P R / ((1 - alpha) P + alpha R)`` (ROUGE-W: ``(H / M) ** (1 / w)``, ...).
+
+    ROUGE-1.5.5's own behaviour is kept where it surprises: n-grams and skip-bigrams run across
+    sentence boundaries; with ``-u`` the last token's unigram is not counted; ROUGE-L/W hits are
+    clipped by unigram counts; with ``-b`` the sentences of ROUGE-L/W (and their model totals) come
+    from a reader that keeps every sentence shorter than the limit, while peer totals and clipping
+    counts come from the truncated text; the ROUGE-W model total is ``f(sum_i f(len r_i))``;
+    ``-f B`` keeps the first reference with the highest recall, rounded to 5 decimals for
+    ROUGE-N/S. The test suite checks all of it against the script's outputs.
 
     References
     ----------

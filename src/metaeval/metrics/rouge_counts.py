@@ -92,7 +92,7 @@ def scores_from_counts(counts: RougeCounts, *, alpha: float, rouge155_rounding: 
     ----------
     counts : RougeCounts
     alpha : float
-        Weight of recall in F (``-p``); 0.5 is the harmonic mean.
+        ``-p``: ``F = 1 / (alpha / precision + (1 - alpha) / recall)``; 0.5 is the harmonic mean.
     rouge155_rounding : bool
         Reproduce ROUGE-1.5.5's printed numbers: recall and precision rounded to 5 decimals, F
         computed from the rounded values and rounded. Otherwise full precision.

@@ -14,7 +14,7 @@ flag      option                      meaning
 ``-u``    ``skip_unigrams=True``      ROUGE-SUD instead of ROUGE-SD
 ``-U``    ``skip_unigrams='both'``    ROUGE-SD and ROUGE-SUD
 ``-f A``  ``multi_reference=...``     ``'average'`` (A, default) or ``'best'`` (B)
-``-p a``  ``alpha=a``                 weight of recall in F (0.5)
+``-p a``  ``alpha=a``                 alpha of F (0.5; 1 gives precision, 0 recall)
 ``-t T``  ``counting_unit=...``       0: ``'sentence'``, 1 or 2: ``'token'``
 ========  ==========================  =====================================================
 

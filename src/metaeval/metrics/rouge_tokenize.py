@@ -252,11 +252,12 @@ class RougeTokenizer:
         self._lines: dict[bytes, tuple[str, ...]] = {}
 
     def tokens(self, line: bytes) -> tuple[str, ...]:
-        """The tokens of one (lower-cased) line.
+        """The tokens of one line.
 
         Parameters
         ----------
         line : bytes
+            A line as returned by :func:`split_lines` (ASCII letters are lower-cased again here).
 
         Returns
         -------
@@ -265,7 +266,7 @@ class RougeTokenizer:
         cached = self._lines.get(line)
         if cached is not None:
             return cached
-        words = [w.decode("ascii") for w in _TOKEN.findall(line)]
+        words = [w.decode("ascii") for w in _TOKEN.findall(line.translate(_UPPER))]
         if self.remove_stopwords:
             stop = smart_stopwords()
             words = [w for w in words if w not in stop]
