@@ -18,6 +18,7 @@ from ..stats.coefficients import COEFFICIENTS
 from ..stats.levels import LEVELS
 from ..table import INTERVAL_METHODS, correlation_table
 from . import datasets_command, report_command
+from . import simulate_command, systems_command, verdicts_command
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
 
 RESAMPLING_METHODS = ("systems", "inputs", "both")
@@ -99,6 +100,9 @@ def compare(dataset, dataset_options, scores, human, metrics, level, coefficient
 
 cli.add_command(datasets_command.datasets)
 cli.add_command(report_command.report)
+cli.add_command(systems_command.systems)
+cli.add_command(verdicts_command.verdicts)
+cli.add_command(simulate_command.simulate)
 
 
 def _show_warnings(caught) -> None:

@@ -1,0 +1,95 @@
+"""`metaeval simulate coverage|power`: the simulations of Deutsch, Dror & Roth (2021), Sec. 5."""
+from __future__ import annotations
+
+import click
+
+from .. import defaults
+from ..analyses.power import POWER_TESTS, TEXT_FILES, load_texts, simulate_power
+from ..analyses.simulations import COVERAGE_METHODS, simulate_coverage
+from ..errors import ParameterError
+from ..metrics.degraded import TOKENIZERS
+from ..stats.coefficients import COEFFICIENTS
+from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
+from .systems_command import render
+
+LEVELS = ("system", "summary")
+
+
+def _trials_option(command):
+    return click.option("--n-trials", type=int, default=defaults.SIMULATION_TRIALS, show_default=True,
+                        help="Simulation trials.")(command)
+
+
+def _levels_option(command):
+    return click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS),
+                        help=f"Level (repeatable; default: {', '.join(defaults.SIMULATION_LEVELS)}).")(command)
+
+
+@click.group()
+def simulate() -> None:
+    """Coverage of confidence intervals and power of tests, simulated on real data."""
+
+
+@simulate.command()
+@source_options
+@_levels_option
+@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENTS + ("kendall",)),
+              help=f"Coefficient (repeatable; default: {defaults.COEFFICIENT}).")
+@click.option("--method", "methods", multiple=True, type=click.Choice(COVERAGE_METHODS),
+              help="Interval (repeatable; default: all four).")
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@_trials_option
+@resamples_option
+@seed_option
+@output_options
+def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficients, methods, confidence_level,
+             n_trials, n_resamples, seed, fmt, output):
+    """How often an interval built on one quarter contains the held-out quarter's correlation (Table 1)."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    if len(metrics) != 1:
+        raise ParameterError(f"`--metric` must be given exactly once; got {len(metrics)} metrics.")
+    result = simulate_coverage(ds, metrics[0], human, levels=levels or defaults.SIMULATION_LEVELS,
+                               coefficients=coefficients or (defaults.COEFFICIENT,),
+                               methods=methods or defaults.COVERAGE_METHODS, confidence_level=confidence_level,
+                               n_trials=n_trials, n_resamples=n_resamples, rng=seed)
+    title = (f"coverage of {confidence_level:.0%} intervals for r({metrics[0]}, {human}) on held-out quarters, "
+             f"{n_trials} trials")
+    emit(render(result, fmt, result.to_frame(), title), output)
+
+
+@simulate.command()
+@source_options
+@click.option("--texts-dir", required=True, type=click.Path(file_okay=False, exists=True),
+              help="Directory holding summeval/texts.jsonl or realsumm/realsumm_scores.jsonl (texts are not packaged).")
+@click.option("--proportion", "proportions", multiple=True, type=float,
+              help="Share of tokens kept (repeatable; default: 0.05, 0.1, 0.2, ..., 1).")
+@click.option("--test", "tests", multiple=True, type=click.Choice(POWER_TESTS),
+              help="Test (repeatable; default: all three).")
+@_levels_option
+@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.POWER_COEFFICIENT,
+              show_default=True)
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="rouge155", show_default=True)
+@_trials_option
+@resamples_option
+@seed_option
+@output_options
+def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportions, tests, levels, coefficient,
+          alpha, tokenizer, n_trials, n_resamples, seed, fmt, output):
+    """Power of PERM-BOTH, BOOT-BOTH and Williams against ROUGE-1 on p% of tokens (Figure 3)."""
+    if dataset not in TEXT_FILES:
+        raise ParameterError(f"`--dataset` must be one of {', '.join(repr(k) for k in TEXT_FILES)} (their texts "
+                             f"are in --texts-dir); got {dataset!r}.")
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    candidates, references = load_texts(dataset, directory=texts_dir)
+    result = simulate_power(ds, human, candidates=candidates, references=references,
+                            proportions=proportions or defaults.POWER_PROPORTIONS, tests=tests or defaults.POWER_TESTS,
+                            levels=levels or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
+                            tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed)
+    title = f"power against ROUGE-1 recall on p% of tokens ({result.coefficient}, alpha {alpha:g}, {n_trials} trials)"
+    frame = result.to_frame()
+    if fmt == "table":
+        frame = frame.pivot_table(index=["level", "test"], columns="proportion", values="power",
+                                  sort=False).reset_index()
+        frame.columns = [c if isinstance(c, str) else f"p={c:g}" for c in frame.columns]
+    emit(render(result, fmt, frame, title), output)

@@ -1,0 +1,32 @@
+"""`metaeval verdicts`: the humans' and the metrics' verdicts on every system pair, and their agreement."""
+from __future__ import annotations
+
+import click
+
+from .. import defaults
+from ..analyses.systems import SYSTEM_TESTS
+from ..analyses.verdicts import system_verdicts
+from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
+from .systems_command import render
+
+
+@click.command()
+@source_options
+@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--pairs", "show_pairs", is_flag=True, help="Print every pair's verdicts instead of the summary.")
+@resamples_option
+@seed_option
+@output_options
+def verdicts(dataset, dataset_options, scores, human, metrics, test, confidence_level, show_pairs, n_resamples,
+             seed, fmt, output):
+    """Pairwise system verdicts (better / worse / tie) of humans and metrics; weighted F1 (REALSumm Exp-III)."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    result = system_verdicts(ds, chosen_metrics(ds, human, metrics), human, test=test,
+                             confidence_level=confidence_level, n_resamples=n_resamples, rng=seed)
+    frame = result.pairs_frame() if show_pairs else result.to_frame()
+    title = (f"verdicts against {human}: {test} test over {len(result.pairs)} system pairs, two-sided, "
+             f"significant at {1 - confidence_level:g}")
+    counts = {v: int((result.human_verdicts == v).sum()) for v in ("better", "worse", "tie")}
+    footer = "human verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+    emit(render(result, fmt, frame, title, footer), output)
