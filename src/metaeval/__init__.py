@@ -8,6 +8,13 @@ from .analyses.power import PowerResult, load_texts, simulate_power
 from .analyses.simulations import CoverageResult, simulate_coverage
 from .analyses.systems import CorpusScores, SystemComparisonResult, compare_systems
 from .analyses.verdicts import SystemVerdictsResult, system_verdicts
+from .analyses.delta import DeltaCorrelationResult, delta_correlations
+from .analyses.gap import GapAgreementResult, gap_agreement
+from .analyses.normality import NormalityResult, normality
+from .analyses.planning import AnnotationPlanResult, plan_annotation
+from .analyses.stability import RankingStabilityResult, ranking_stability
+from .analyses.topk import TopKResult, topk_correlations
+from .analyses.variance import ScoreVarianceResult, score_variance
 from .comparison import compare_metrics
 from .correlations import bootstrap_ci, correlate, fisher_ci
 from .data.datasets import dataset_info, list_datasets, load_dataset
@@ -33,6 +40,7 @@ from .stats.ranking import ranking_error_rate
 from .table import CorrelationTable, correlation_table
 
 __all__ = [
+    "AnnotationPlanResult",
     "BleuStatistic",
     "ComparisonResult",
     "CorpusScores",
@@ -42,18 +50,24 @@ __all__ = [
     "CoverageResult",
     "DegenerateDataError",
     "DegenerateWarning",
+    "DeltaCorrelationResult",
+    "GapAgreementResult",
     "InputFileError",
     "MetaevalError",
     "MetaevalWarning",
     "MetricComparisonResult",
+    "NormalityResult",
     "ParameterError",
     "PowerResult",
+    "RankingStabilityResult",
     "Report",
     "ScoreSet",
     "ScoreSetError",
+    "ScoreVarianceResult",
     "Signature",
     "SystemComparisonResult",
     "SystemVerdictsResult",
+    "TopKResult",
     "__version__",
     "adjust_pvalues",
     "bootstrap_ci",
@@ -64,16 +78,23 @@ __all__ = [
     "correlate",
     "correlation_table",
     "dataset_info",
+    "delta_correlations",
     "fisher_ci",
+    "gap_agreement",
     "list_datasets",
     "load_dataset",
     "load_texts",
+    "normality",
     "permutation_test",
+    "plan_annotation",
     "ranking_error_rate",
+    "ranking_stability",
     "read_scores",
+    "score_variance",
     "simulate_coverage",
     "simulate_power",
     "system_verdicts",
+    "topk_correlations",
     "williams_test",
     "write_report",
     "write_scores",

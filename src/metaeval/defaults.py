@@ -25,3 +25,17 @@ COVERAGE_METHODS = ("fisher", "boot-systems", "boot-inputs", "boot-both")
 POWER_TESTS = ("perm-both", "boot-both", "williams")
 POWER_COEFFICIENT = "pearson"
 POWER_PROPORTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+# Analyses of Deutsch, Dror & Roth (2022), REALSumm (Bhandari et al. 2020) and beyond (analyses/).
+DELTA_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+DELTA_BOUNDARY = "both"
+DELTA_MIN_PAIRS = 5
+STABILITY_REPETITIONS = 1000
+STABILITY_SAMPLING = "disjoint"
+STABILITY_GRID_POINTS = 10
+TOPK_MIN_SYSTEMS = 3
+GAP_GRID_POINTS = 50
+GAP_BINS = 10
+PLAN_REPETITIONS = 100
+PLAN_N_RESAMPLES = 200
+PLAN_TEST = "permutation"
+PLAN_TARGET_POWER = 0.8

@@ -19,6 +19,7 @@ from ..stats.levels import LEVELS
 from ..table import INTERVAL_METHODS, correlation_table
 from . import datasets_command, report_command
 from . import simulate_command, systems_command, verdicts_command
+from . import delta_command, gap_command, normality_command, plan_command, stability_command, topk_command
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
 
 RESAMPLING_METHODS = ("systems", "inputs", "both")
@@ -100,6 +101,12 @@ def compare(dataset, dataset_options, scores, human, metrics, level, coefficient
 
 cli.add_command(datasets_command.datasets)
 cli.add_command(report_command.report)
+cli.add_command(delta_command.delta)
+cli.add_command(stability_command.stability)
+cli.add_command(topk_command.topk)
+cli.add_command(normality_command.normality)
+cli.add_command(gap_command.gap)
+cli.add_command(plan_command.plan)
 cli.add_command(systems_command.systems)
 cli.add_command(verdicts_command.verdicts)
 cli.add_command(simulate_command.simulate)

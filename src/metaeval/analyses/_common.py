@@ -1,0 +1,282 @@
+"""Helpers shared by the analyses of this package: validation, system scores and their resampling.
+
+System scores follow :func:`metaeval.stats.levels.level_correlation` at the system level:
+
+* judged subset (default): metric and human are both averaged over the same inputs, those where every
+  chosen scorer has a score for every system (an input missing anywhere is dropped for all);
+* full test set (``full_test_set=True``, Deutsch, Dror & Roth 2022): each system's metric score is the
+  mean over every input the metric scored for it (``M_test`` inputs), its human score the mean over the
+  judged inputs (``M_jud``); under BOOT-INPUTS the two sets of inputs are resampled independently.
+
+A bootstrap resample of the inputs is a vector of multiplicities ``c`` (from
+:func:`metaeval.stats.resampling.bootstrap_draws`, shared by every metric of one call) and the resampled
+system score of system ``i`` is ``sum_j c_j X_ij / sum_j c_j [X_ij present]``; the original scores use
+``c = 1`` and the same formula, so both go through one code path.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as iv
+from ..data.scoreset import ScoreSet
+from ..errors import DegenerateWarning, ParameterError, ScoreSetError
+from ..stats.coefficients import TIE_RTOL
+from ..stats.resampling import BootstrapDraws, batch_slices, bootstrap_draws, default_batch
+
+
+def check_metrics(ds: ScoreSet, metrics: Any, human: str) -> tuple[str, ...]:
+    """``metrics`` (one name or a sequence of names) as a tuple of scorers of ``ds``, none of them ``human``."""
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    try:
+        metrics = tuple(metrics)
+    except TypeError:
+        raise ParameterError(f"`metrics` must be a scorer name or a list of scorer names; got {metrics!r}.") from None
+    if not metrics:
+        raise ParameterError("`metrics` must name at least one scorer; got an empty list.")
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+        if metric == human:
+            raise ParameterError(f"`metrics` must not contain the human scorer; got {metric!r}.")
+    if len(set(metrics)) != len(metrics):
+        raise ParameterError(f"`metrics` must not repeat a scorer; got {list(metrics)!r}.")
+    return metrics
+
+
+def check_human(ds: ScoreSet, human: Any) -> str:
+    if not isinstance(human, str):
+        raise ParameterError(f"`human` must be a scorer name; got {human!r}.")
+    return ds.require(human, param="human")
+
+
+def check_full_test_set(full_test_set: Any) -> bool:
+    return iv.check_full_test_set(full_test_set, "system")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"`{name}` must be True or False; got {value!r}.")
+    return bool(value)
+
+
+def check_positive_ints(name: str, values: Any, *, minimum: int, maximum: int | None = None) -> tuple[int, ...]:
+    """A non-empty sequence of distinct integers in ``[minimum, maximum]``, in the order given."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    try:
+        items = tuple(values)
+    except TypeError:
+        items = None
+    bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+    message = f"`{name}` must be a non-empty list of distinct integers {bound}; got {values!r}."
+    if not items:
+        raise ParameterError(message)
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise ParameterError(message)
+        if item < minimum or (maximum is not None and item > maximum):
+            raise ParameterError(message)
+        out.append(int(item))
+    if len(set(out)) != len(out):
+        raise ParameterError(message)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """The matrices an analysis resamples, for one human and several metrics (see the module docstring).
+
+    ``xs`` has shape (metrics, N, M_x) and ``z`` (N, M_z); NaN cells are absent scores. In judged-subset
+    mode ``M_x == M_z`` and every cell is present.
+    """
+
+    xs: np.ndarray
+    z: np.ndarray
+    full_test_set: bool
+    n_inputs_dropped: int
+
+    @property
+    def n_systems(self) -> int:
+        return int(self.z.shape[0])
+
+    @property
+    def n_inputs_metric(self) -> int:
+        return int(self.xs.shape[-1])
+
+    @property
+    def n_inputs_human(self) -> int:
+        return int(self.z.shape[-1])
+
+    def point(self) -> tuple[np.ndarray, np.ndarray]:
+        """System scores on the original data: ``(metrics, N)`` and ``(N,)``."""
+        ones_x = np.ones((1, self.n_inputs_metric))
+        ones_z = np.ones((1, self.n_inputs_human))
+        return weighted_means(self.xs, ones_x)[:, 0], weighted_means(self.z[None], ones_z)[0, 0]
+
+    def draws(self, n_resamples: int, rng: np.random.Generator) -> BootstrapDraws:
+        """BOOT-INPUTS draws shared by every metric (humans resampled independently in full-test-set mode)."""
+        return bootstrap_draws(self.n_systems, self.n_inputs_metric, method="inputs", n_resamples=n_resamples,
+                               rng=rng, n_inputs_human=self.n_inputs_human if self.full_test_set else None)
+
+    def resampled(self, draws: BootstrapDraws):
+        """Yield ``(slice, x_means (metrics, b, N), z_means (b, N))`` batch by batch."""
+        cells = self.xs.shape[0] * self.n_systems * max(self.n_inputs_metric, self.n_inputs_human)
+        batch = default_batch(cells)
+        for sl in batch_slices(draws.n_resamples, batch):
+            cx = draws.col_weights(sl).astype(np.float64)
+            cz = cx if not self.full_test_set else draws.col_weights(sl, human=True).astype(np.float64)
+            yield sl, weighted_means(self.xs, cx), weighted_means(self.z[None], cz)[0]
+
+
+def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum_j w_bj v_aij / sum_j w_bj [v_aij present]`` for values (A, N, M) and weights (b, M) -> (A, b, N).
+
+    NaN where a system has no present cell with positive weight.
+    """
+    present = np.isfinite(values)
+    filled = np.where(present, values, 0.0)
+    num = np.einsum("bm,anm->abn", weights, filled)
+    if present.all():
+        den = weights.sum(axis=1)[None, :, None]
+    else:
+        den = np.einsum("bm,anm->abn", weights, present.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def system_scores(ds: ScoreSet, metrics: Iterable[str], human: str, *, full_test_set: bool) -> SystemScores:
+    """The matrices behind the system scores of ``metrics`` and ``human`` (module docstring)."""
+    metrics = tuple(metrics)
+    z = ds.matrix(human)
+    xs = np.stack([ds.matrix(m) for m in metrics])
+    if full_test_set:
+        x_cols = np.isfinite(xs).any(axis=(0, 1))
+        z_cols = np.isfinite(z).any(axis=0)
+        if not x_cols.any() or not z_cols.any():
+            raise ScoreSetError("full-test-set mode needs at least one scored input for the metrics and the human; "
+                                "got none.")
+        for name, values in [(m, xs[k][:, x_cols]) for k, m in enumerate(metrics)] + [(human, z[:, z_cols])]:
+            empty = ~np.isfinite(values).any(axis=1)
+            if empty.any():
+                system = ds.systems[int(np.flatnonzero(empty)[0])]
+                raise ScoreSetError(f"every system needs a score of {name!r}; system {system!r} has none.")
+        return SystemScores(np.ascontiguousarray(xs[:, :, x_cols]), np.ascontiguousarray(z[:, z_cols]), True, 0)
+    complete = np.isfinite(z).all(axis=0) & np.isfinite(xs).all(axis=(0, 1))
+    judged = np.isfinite(z).any(axis=0)
+    if not complete.any():
+        raise ScoreSetError("the judged subset must contain an input scored by the human and every metric for "
+                            "every system; got none.")
+    dropped = int((judged & ~complete).sum())
+    if dropped:
+        warnings.warn(f"{dropped} judged inputs lack a score for some system or metric and are left out for all "
+                      "(judged-subset mode).", DegenerateWarning, stacklevel=3)
+    return SystemScores(np.ascontiguousarray(xs[:, :, complete]), np.ascontiguousarray(z[:, complete]), False,
+                        dropped)
+
+
+def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n (n - 1) / 2`` system pairs ``(i, j)``, ``i < j``, in row-major order."""
+    return np.triu_indices(n, 1)
+
+
+def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties within ``TIE_RTOL`` (relative).
+
+    The tie rule is that of :mod:`metaeval.stats.coefficients`, so Kendall tau-b over all pairs equals
+    :func:`metaeval.stats.coefficients.correlation` with ``'kendall-b'``.
+    """
+    a = values[..., i]
+    b = values[..., j]
+    d = a - b
+    with np.errstate(invalid="ignore"):
+        tie = np.abs(d) <= TIE_RTOL * np.maximum(np.abs(a), np.abs(b))
+    out = np.where(tie, 0, np.sign(d))
+    return np.where(np.isnan(d), 0, out).astype(np.int8)
+
+
+def pair_gaps(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``|v_i - v_j|`` per pair; exactly 0 for pairs tied under the tie rule of :func:`pair_signs`."""
+    gaps = np.abs(values[..., i] - values[..., j])
+    return np.where((pair_signs(values, i, j) == 0) & ~np.isnan(gaps), 0.0, gaps)
+
+
+def tau_b_subsets(sx: np.ndarray, sz: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Kendall tau-b restricted to subsets of pairs.
+
+    ``sx``, ``sz``: pair signs (..., P); ``masks``: bool (..., C, P), one subset per cell ``c``. For the
+    ``n_0`` pairs of a subset, ``S = sum sx sz`` (concordant minus discordant), ``T_x`` / ``T_z`` the pairs
+    tied in x / z (both included), ``tau_b = S / sqrt((n_0 - T_x) (n_0 - T_z))``; NaN when a factor is 0.
+    Returns ``(tau, n_0, n_0 - T_x, n_0 - T_z)``, each of shape (..., C).
+    """
+    m = masks.astype(np.float64)
+    prod = (sx.astype(np.float64) * sz)[..., None, :]
+    num = (m * prod).sum(axis=-1)
+    n0 = m.sum(axis=-1)
+    untied_x = (m * (sx != 0)[..., None, :]).sum(axis=-1)
+    untied_z = (m * (sz != 0)[..., None, :]).sum(axis=-1)
+    ok = (untied_x > 0) & (untied_z > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(ok, num / np.sqrt(np.where(ok, untied_x * untied_z, 1.0)), np.nan)
+    return np.clip(tau, -1.0, 1.0), n0, untied_x, untied_z
+
+
+def percentile_bounds(samples: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile interval along the first axis over the finite samples; also the count of dropped ones.
+
+    ``samples`` (k, ...) -> ``low``, ``high`` of shape ``samples.shape[1:]`` (NaN where no sample is finite)
+    and ``dropped`` (int array), with the linear interpolation of
+    :func:`metaeval.stats.bootstrap.percentile_interval`.
+    """
+    k = samples.shape[0]
+    flat = samples.reshape(k, -1)
+    ok = np.isfinite(flat)
+    a = 1.0 - confidence_level
+    low = np.full(flat.shape[1], np.nan)
+    high = np.full(flat.shape[1], np.nan)
+    for c in range(flat.shape[1]):
+        s = flat[ok[:, c], c]
+        if s.size:
+            low[c], high[c] = np.percentile(s, [100 * a / 2, 100 * (1 - a / 2)])
+    shape = samples.shape[1:]
+    return low.reshape(shape), high.reshape(shape), (k - ok.sum(axis=0)).reshape(shape)
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready value: NaN -> None, numpy scalars and arrays -> Python types."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return None if np.isnan(value) else value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def records(frame) -> list[dict[str, Any]]:
+    """The rows of a DataFrame as JSON-ready dicts (NaN -> None)."""
+    return [plain(row) for row in frame.to_dict(orient="records")]
+
+
+def warn_reasons(what: str, reasons: np.ndarray) -> None:
+    """One DegenerateWarning summarizing the distinct non-empty ``reasons`` (NaN results) of an analysis."""
+    flat = [r for r in np.asarray(reasons, dtype=object).ravel() if r]
+    if not flat:
+        return
+    counts: dict[str, int] = {}
+    for r in flat:
+        counts[r] = counts.get(r, 0) + 1
+    listed = "; ".join(f"{n} x {r}" if n > 1 else r for r, n in counts.items())
+    warnings.warn(f"{what}: {len(flat)} undefined (NaN): {listed}.", DegenerateWarning, stacklevel=3)

@@ -1,0 +1,244 @@
+"""Ranking stability (Deutsch, Dror & Roth 2022, Sec. 3): how much does a system ranking change when it is
+computed on another sample of ``m`` inputs? Kendall's tau between the rankings of two random input samples,
+for a grid of ``m``, for the human score and every metric; with the full test set, the metrics' rankings
+can be compared with the humans' on the judged subset. See :mod:`metaeval.analyses.variance` for the
+variance of system scores and interval widths with ``M_jud`` vs ``M_test`` inputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as iv
+from .. import defaults
+from ..data.scoreset import ScoreSet
+from ..errors import check_choice, check_int
+from ..signature import Signature
+from ..stats.coefficients import correlation_rows
+from ..stats.kernels import system_correlation
+from ..stats.resampling import batch_slices, count_weights, default_batch
+from . import _common as common
+
+__all__ = ["RankingStabilityResult", "ranking_stability"]
+
+SAMPLINGS = ("disjoint", "replacement")
+
+
+@dataclass(frozen=True)
+class RankingStabilityResult:
+    """Agreement between the system rankings of two random samples of ``m`` inputs, per scorer and ``m``.
+
+    Attributes
+    ----------
+    scorers : tuple of str
+        The human first, then the metrics.
+    sizes : numpy.ndarray
+        (G,) the sample sizes ``m``.
+    mean, sd : numpy.ndarray
+        (S, G) mean and standard deviation (ddof 0, as in the paper's plots) of the correlation over the
+        repetitions where it is defined.
+    n_defined : numpy.ndarray
+        (S, G) repetitions with a defined correlation.
+    n_inputs : numpy.ndarray
+        (S,) inputs each scorer was sampled from.
+    reasons : numpy.ndarray of str
+        (S, G) why a point is NaN ('' when defined).
+    samples : numpy.ndarray
+        (S, G, R) every repetition's correlation (NaN where undefined), for plots; not in ``to_dict``.
+    """
+
+    scorers: tuple[str, ...]
+    human: str
+    sizes: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+    n_defined: np.ndarray
+    n_inputs: np.ndarray
+    reasons: np.ndarray
+    coefficient: str
+    sampling: str
+    n_repetitions: int
+    full_test_set: bool
+    signature: Signature
+    samples: np.ndarray = field(repr=False, compare=False)
+
+    def to_frame(self):
+        """One row per (scorer, m)."""
+        import pandas as pd
+
+        rows = []
+        for s, scorer in enumerate(self.scorers):
+            for g, m in enumerate(self.sizes):
+                rows.append({
+                    "scorer": scorer, "human": scorer == self.human, "n_inputs_sampled": int(m),
+                    "mean": common.plain(self.mean[s, g]), "sd": common.plain(self.sd[s, g]),
+                    "n_defined": int(self.n_defined[s, g]), "n_inputs": int(self.n_inputs[s]),
+                    "reason": self.reasons[s, g],
+                })
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis": "stability", "scorers": list(self.scorers), "human": self.human,
+            "coefficient": self.coefficient, "sampling": self.sampling, "n_repetitions": self.n_repetitions,
+            "full_test_set": self.full_test_set, "points": common.records(self.to_frame()),
+            "signature": str(self.signature),
+        }
+
+
+def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set):
+    ds = iv.check_scoreset(ds)
+    human = common.check_human(ds, human)
+    metrics = common.check_metrics(ds, metrics, human)
+    n_repetitions = check_int("n_repetitions", n_repetitions, minimum=1)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    coefficient = iv.check_coefficient(coefficient)
+    full_test_set = common.check_full_test_set(full_test_set)
+    if sizes is not None:
+        sizes = common.check_positive_ints("sizes", sizes, minimum=1)
+    return ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set
+
+
+def default_sizes(n_inputs: int, sampling: str, points: int = defaults.STABILITY_GRID_POINTS) -> tuple[int, ...]:
+    """``points`` evenly spaced sample sizes up to the largest possible one (``M // 2`` when disjoint)."""
+    top = n_inputs // 2 if sampling == "disjoint" else n_inputs
+    if top < 1:
+        return (1,)
+    return tuple(int(v) for v in np.unique(np.round(np.linspace(top / points, top, points)).astype(int)) if v >= 1)
+
+
+def _sample_weights(n_inputs: int, m: int, n_repetitions: int, sampling: str, rng: np.random.Generator):
+    """Input multiplicities of the two samples of every repetition: two int arrays (R, M)."""
+    if sampling == "disjoint":
+        order = np.argsort(rng.random((n_repetitions, n_inputs)), axis=1)
+        first = np.zeros((n_repetitions, n_inputs), dtype=np.int64)
+        second = np.zeros_like(first)
+        rows = np.arange(n_repetitions)[:, None]
+        first[rows, order[:, :m]] = 1
+        second[rows, order[:, m:2 * m]] = 1
+        return first, second
+    first = count_weights(rng.integers(0, n_inputs, size=(n_repetitions, m)), n_inputs)
+    second = count_weights(rng.integers(0, n_inputs, size=(n_repetitions, m)), n_inputs)
+    return first, second
+
+
+def ranking_stability(
+    ds: ScoreSet,
+    metrics: Any,
+    human: str,
+    *,
+    sizes: Any = None,
+    n_repetitions: int = defaults.STABILITY_REPETITIONS,
+    sampling: str = defaults.STABILITY_SAMPLING,
+    coefficient: str = defaults.COEFFICIENT,
+    full_test_set: bool = False,
+    rng: Any = None,
+) -> RankingStabilityResult:
+    """Ranking stability: correlation between the system rankings of two random samples of ``m`` inputs.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+    metrics : str or sequence of str
+    human : str
+        The human scorer (its curve comes first; it defines the judged inputs).
+    sizes : sequence of int, optional
+        The sample sizes ``m`` (default: 10 evenly spaced values up to ``M // 2``, or ``M`` with
+        ``sampling='replacement'``, with ``M`` the largest number of inputs of a scorer).
+    n_repetitions : int
+        Pairs of samples per ``m`` (default 1000, as in the paper).
+    sampling : {'disjoint', 'replacement'}
+        'disjoint' (default): the two samples are drawn together without replacement, so they share no
+        input and ``2 m <= M``; they are independent samples of the input population and their
+        agreement is not inflated by shared inputs. 'replacement': each sample is ``m`` inputs drawn
+        with replacement, independently (what the paper's script does; samples may overlap).
+    coefficient : str
+        Default Kendall tau-b.
+    full_test_set : bool
+        False: every scorer is sampled from the judged inputs (complete for the human and every metric).
+        True: each metric from every input it scored for every system (``M_test``), the human from
+        the judged inputs (``M_jud``); sizes beyond a scorer's inputs are NaN with a reason.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    RankingStabilityResult
+
+    Notes
+    -----
+    For repetition ``r`` and size ``m``, ``J_1`` and ``J_2`` are the two samples and
+    ``CORR(mean_{j in J_1} X[:, j], mean_{j in J_2} X[:, j])`` is the correlation over systems. Scorers
+    with the same inputs share the samples. The mean and sd over the repetitions are the paper's
+    curve and band (Fig. 3); repetitions where the correlation is undefined (a constant ranking) are
+    left out and counted. Vectorized over repetitions: the system scores of all repetitions are one
+    matrix product of 0/1 (or count) weights with the score matrix.
+
+    References
+    ----------
+    D. Deutsch, R. Dror and D. Roth. Re-Examining System-Level Correlations of Automatic Summarization
+    Evaluation Metrics. NAACL 2022, Sec. 3.
+    """
+    ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set = _stability_iv(
+        ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set)
+    generator, seed = iv.rng_and_seed(rng)
+    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
+    matrices = _complete_columns([scores.z, *scores.xs]) if full_test_set else [scores.z, *scores.xs]
+    scorers = (human,) + metrics
+    n_inputs = np.array([m.shape[1] for m in matrices])
+    if sizes is None:
+        sizes = default_sizes(int(n_inputs.max()), sampling)
+    sizes_arr = np.array(sizes, dtype=np.int64)
+    shape = (len(scorers), sizes_arr.size)
+    samples = np.full(shape + (n_repetitions,), np.nan)
+    reasons = np.full(shape, "", dtype=object)
+    for g, m in enumerate(sizes_arr):
+        weights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for s, values in enumerate(matrices):
+            total = values.shape[1]
+            if sampling == "disjoint" and 2 * m > total:
+                reasons[s, g] = f"two disjoint samples of {m} inputs need {2 * m} inputs; {total} available"
+                continue
+            if total not in weights:
+                weights[total] = _sample_weights(total, int(m), n_repetitions, sampling, generator)
+            samples[s, g] = _correlations(values, *weights[total], int(m), coefficient)
+    defined = np.isfinite(samples)
+    n_defined = defined.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_defined > 0, np.where(defined, samples, 0).sum(axis=-1) / np.maximum(n_defined, 1),
+                        np.nan)
+        sd = np.sqrt(np.where(n_defined > 0, (np.where(defined, samples - mean[..., None], 0) ** 2).sum(axis=-1)
+                              / np.maximum(n_defined, 1), np.nan))
+    for s, g in zip(*np.nonzero((n_defined == 0) & (reasons == ""))):
+        reasons[s, g] = "the ranking correlation is undefined in every repetition (constant system scores)"
+    common.warn_reasons("ranking stability points", reasons)
+    signature = Signature.of(
+        **ds.signature_fields(), analysis="stability", scorers=list(scorers), human=human, level="system",
+        coefficient=coefficient, sizes=[int(v) for v in sizes_arr], sampling=sampling,
+        repetitions=n_repetitions, full_test_set=full_test_set, seed=seed,
+    )
+    return RankingStabilityResult(
+        scorers=scorers, human=human, sizes=sizes_arr, mean=mean, sd=sd, n_defined=n_defined, n_inputs=n_inputs,
+        reasons=reasons, coefficient=coefficient, sampling=sampling, n_repetitions=n_repetitions,
+        full_test_set=full_test_set, signature=signature, samples=samples,
+    )
+
+
+def _complete_columns(xs: list[np.ndarray]) -> list[np.ndarray]:
+    """Full-test-set mode: each scorer's inputs scored for every system."""
+    return [x[:, np.isfinite(x).all(axis=0)] for x in xs]
+
+
+def _correlations(values: np.ndarray, first: np.ndarray, second: np.ndarray, m: int, coefficient: str) -> np.ndarray:
+    """Correlation between the system means of the two samples of every repetition -> (R,)."""
+    r = first.shape[0]
+    out = np.empty(r)
+    for sl in batch_slices(r, default_batch(values.size)):
+        a = np.einsum("rm,nm->rn", first[sl].astype(np.float64), values) / m
+        b = np.einsum("rm,nm->rn", second[sl].astype(np.float64), values) / m
+        if coefficient == "kendall-b":
+            out[sl] = system_correlation(a, b, coefficient, 0.0)
+        else:
+            out[sl] = correlation_rows(a, b, coefficient)
+    return out

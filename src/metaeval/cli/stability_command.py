@@ -1,0 +1,87 @@
+"""`metaeval stability`: ranking stability of humans and metrics, and score variance with M_jud vs M_test."""
+from __future__ import annotations
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from .. import defaults
+from ..analyses.stability import SAMPLINGS, ranking_stability
+from ..analyses.variance import score_variance
+from ..stats.coefficients import COEFFICIENTS
+from .analysis_output import NumberList, footer, number, output_options, render
+from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+
+ANALYSES = ("ranking", "variance")
+
+
+@click.command()
+@source_options
+@click.option("--analysis", type=click.Choice(ANALYSES), default="ranking", show_default=True,
+              help="ranking: Kendall between rankings of two input samples of size m; variance: variance of "
+                   "system scores and interval widths, judged subset vs full test set.")
+@click.option("--sizes", type=NumberList(int), default=None, help="Sample sizes m, e.g. 10,20,50.")
+@click.option("--n-repetitions", type=int, default=defaults.STABILITY_REPETITIONS, show_default=True,
+              help="Pairs of samples per size m.")
+@click.option("--sampling", type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
+              help="disjoint: the two samples share no input; replacement: each drawn with replacement.")
+@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+              show_default=True)
+@click.option("--full-test-set", is_flag=True,
+              help="ranking: sample each metric from all its inputs, the human from the judged ones.")
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@resamples_option
+@seed_option
+@output_options
+def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes, n_repetitions, sampling,
+              coefficient, full_test_set, confidence_level, n_resamples, seed, fmt, output):
+    """How stable are system rankings under another sample of inputs? (Deutsch et al. 2022, Sec. 3)"""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    chosen = chosen_metrics(ds, human, metrics)
+    if analysis == "ranking":
+        result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions, sampling=sampling,
+                                   coefficient=coefficient, full_test_set=full_test_set, rng=seed)
+        render(result, fmt, result.to_frame(), _ranking_table, output)
+    else:
+        result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
+                                confidence_level=confidence_level, rng=seed)
+        render(result, fmt, result.ci_frame(), _variance_tables, output)
+
+
+def _ranking_table(result):
+    table = Table(title=f"Ranking stability: {result.coefficient} between the system rankings of two "
+                        f"{result.sampling} samples of m inputs (mean ± sd over {result.n_repetitions})",
+                  title_justify="left")
+    table.add_column("m", justify="right")
+    for s, scorer in enumerate(result.scorers):
+        table.add_column(f"{scorer}\n({'human, ' if scorer == result.human else ''}M={result.n_inputs[s]})",
+                         justify="right")
+    for g, m in enumerate(result.sizes):
+        cells = []
+        for s in range(len(result.scorers)):
+            mean = float(result.mean[s, g])
+            cells.append(Text("n/a" if mean != mean else f"{mean:.3f} ± {float(result.sd[s, g]):.3f}"))
+        table.add_row(str(int(m)), *cells)
+    return [table] + footer(result)
+
+
+def _variance_tables(result):
+    table = Table(title="Variance of system scores: judged inputs (M_jud) vs full test set (M_test)",
+                  title_justify="left")
+    for column in ("metric", "M_jud", "M_test", "variance (jud)", "variance (test)", "reduction", "analytic"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for a, metric in enumerate(result.metrics):
+        table.add_row(metric, str(int(result.n_inputs_judged[a])), str(int(result.n_inputs_test[a])),
+                      number(float(result.variance_judged[a]), 3), number(float(result.variance_test[a]), 3),
+                      f"{number(float(result.reduction[a]), 1)}%", f"{number(float(result.analytic_reduction[a]), 1)}%")
+    widths = Table(title=f"Width of the {result.confidence_level:.0%} interval of the system-level "
+                         f"{result.coefficient}", title_justify="left")
+    for column in ("metric", "method", "width (jud)", "width (test)", "reduction"):
+        widths.add_column(column, justify="left" if column in ("metric", "method") else "right")
+    for a, metric in enumerate(result.metrics):
+        for k, method in enumerate(result.methods):
+            widths.add_row(metric, f"boot-{method}", number(float(result.width_judged[a, k])),
+                           number(float(result.width_test[a, k])),
+                           f"{number(float(result.width_reduction[a, k]), 1)}%")
+    notes = [f"human variance over the judged inputs: {number(result.human_variance, 3)}"]
+    return [table, widths] + footer(result, notes)
