@@ -368,7 +368,7 @@ def compare_systems(
     >>> ds = me.load_dataset("realsumm")
     >>> res = me.compare_systems(ds, "litepyramid.recall", systems=["bart_out", "t5_out_11B"], rng=0)
     >>> res.to_frame()[["system_a", "system_b", "significant"]].to_dict(orient="records")
-    [{'system_a': 'bart_out', 'system_b': 't5_out_11B', 'significant': False}]
+    [{'system_a': 'bart_out', 'system_b': 't5_out_11B', 'significant': True}]
     """
     (scorer, stats, valid, statistic, labels, fields, test, n_resamples, alternative, confidence_level, correction,
      exact) = _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, confidence_level, correction,

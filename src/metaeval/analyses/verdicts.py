@@ -251,7 +251,7 @@ def system_verdicts(
     >>> ds = me.load_dataset("realsumm")
     >>> res = me.system_verdicts(ds, ["rouge-2.recall"], "litepyramid.recall", rng=0, n_resamples=200)
     >>> round(float(res.f1[0]), 3)
-    0.548
+    0.863
     """
     ds, metrics, rows, test, confidence_level, n_resamples = _system_verdicts_iv(
         ds, metrics, human, systems, test, confidence_level, n_resamples)
