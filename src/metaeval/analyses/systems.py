@@ -222,16 +222,14 @@ def pair_statistics(stats: np.ndarray, valid: np.ndarray, aggregate, pairs, test
             continue
         ta = np.where(w[:, None], stats[a], 0.0)
         tb = np.where(w[:, None], stats[b], 0.0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            deltas[p] = float(aggregate(ta.sum(axis=0)) - aggregate(tb.sum(axis=0)))
-            if shared is not None:
-                samples[p] = shared[:, a] - shared[:, b]
-            elif test == "bootstrap":
-                samples[p] = aggregate(weights @ ta) - aggregate(weights @ tb)
-            else:
-                shift = weights @ (tb - ta)
-                samples[p] = aggregate(ta.sum(axis=0) + shift) - aggregate(tb.sum(axis=0) - shift)
+        deltas[p] = float(aggregate(ta.sum(axis=0)) - aggregate(tb.sum(axis=0)))
+        if shared is not None:
+            samples[p] = shared[:, a] - shared[:, b]
+        elif test == "bootstrap":
+            samples[p] = aggregate(weights @ ta) - aggregate(weights @ tb)
+        else:
+            shift = weights @ (tb - ta)
+            samples[p] = aggregate(ta.sum(axis=0) + shift) - aggregate(tb.sum(axis=0) - shift)
     return deltas, samples, used
 
 
@@ -390,9 +388,7 @@ def compare_systems(
     if test == "bootstrap":
         for p in range(len(pairs)):
             low[p], high[p] = percentile_interval(samples[p], confidence_level)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        scores = np.asarray(statistic.aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
+    scores = np.asarray(statistic.aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
     signature = Signature.of(**fields, scorer=scorer, test=test, alternative=alternative, correction=correction,
                              confidence=confidence_level, resamples=2 ** stats.shape[1] if exact else n_resamples,
                              exact=exact, seed=None if exact else seed)
