@@ -84,7 +84,7 @@ def test_report_writes_three_files(tmp_path, capsys):
                           "--output", str(tmp_path / "rep")], capsys)
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == [
-        "comparison.csv", "correlations.csv", "results.json"]
+        "comparison.csv", "correlations.csv", "report.html", "results.json"]
 
 
 def test_console_script_entry_point_exit_code(tmp_path):

@@ -39,3 +39,17 @@ PLAN_REPETITIONS = 100
 PLAN_N_RESAMPLES = 200
 PLAN_TEST = "permutation"
 PLAN_TARGET_POWER = 0.8
+
+# `metaeval report` presets (--quick / default / --full): resamples of the correlation table and the
+# significance matrix, repetitions of the analyses' simulations, and how many metrics the analyses show.
+REPORT_QUICK_RESAMPLES = 200
+REPORT_FULL_RESAMPLES = 10_000
+REPORT_QUICK_REPETITIONS = 100
+REPORT_REPETITIONS = 1000
+REPORT_FULL_REPETITIONS = 1000
+REPORT_FOCUS_METRICS = 6
+# The report's significance matrix: Holm within each row metric's P - 1 comparisons. Over the whole
+# matrix (P(P - 1) p-values) no Monte Carlo p-value >= 1 / (resamples + 1) can pass Holm with 34 metrics
+# and 1000 resamples (it would need p < 0.05 / 1122).
+REPORT_CORRECTION = "holm"
+REPORT_FAMILY = "row"

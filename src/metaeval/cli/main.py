@@ -31,6 +31,8 @@ def _render(obj, fmt: str, frame) -> str:
         return formats.to_json(obj)
     if fmt == "csv":
         return formats.to_csv(frame)
+    if fmt in formats.PAPER_FORMATS:
+        return formats.to_paper(obj, fmt, frame)
     buffer = io.StringIO()
     Console(file=buffer, width=200, force_terminal=False).print(obj)
     return buffer.getvalue()

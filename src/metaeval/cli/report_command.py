@@ -1,38 +1,120 @@
-"""`metaeval report`: the full meta-evaluation of one dataset (terminal summary + JSON + CSV files)."""
+"""`metaeval report`: the full meta-evaluation of one dataset as one HTML page (plus JSON and CSV)."""
 from __future__ import annotations
 
+import dataclasses
+import shlex
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import defaults
-from ..report.build import build_report, write_report
+from ..comparison import CORRECTIONS, FAMILIES
+from ..data.scoreset import DEFAULT_AGGREGATION
+from ..errors import ParameterError
 from ..report import terminal
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+from ..report.analysis_sections import ANALYSES
+from ..report.build import PRESETS, build_report, report_paths, write_report
+from ..stats.coefficients import COEFFICIENTS
+from ..stats.levels import LEVELS
+from .common import _SOURCE_KEY, chosen_metrics, load_source, seed_option, source_options
+
+
+def _command_line(dataset, dataset_options, scores, human, metrics, chosen, settings, output) -> str:
+    """The `metaeval report` call that reproduces this report, every setting spelled out."""
+    words = ["metaeval", "report"]
+    if dataset is not None:
+        words += ["--dataset", dataset]
+        for option in dataset_options:
+            words += ["--dataset-option", option]
+    else:
+        words += ["--scores", scores]
+    words += ["--human", human]
+    for metric in metrics:
+        words += ["--metric", metric]
+    for system in chosen.get("systems", ()):
+        words += ["--system", system]
+    if chosen.get("aggregation", DEFAULT_AGGREGATION) != DEFAULT_AGGREGATION:
+        words += ["--aggregation", chosen["aggregation"]]
+    for level in settings["levels"]:
+        words += ["--level", level]
+    if settings["preset"] != "default":
+        words.append(f"--{settings['preset']}")
+    words += ["--coefficient", settings["coefficient"], "--correction", settings["correction"],
+              "--family", settings["family"], "--alpha", f"{settings['alpha']:g}",
+              "--n-resamples", str(settings["n_resamples"]), "--repetitions", str(settings["repetitions"]),
+              "--seed", str(settings["seed"])]
+    for metric in settings.get("explicit_focus", ()):
+        words += ["--focus-metric", metric]
+    for name in settings.get("explicit_analyses", ()):
+        words += ["--analysis", name]
+    words += ["--output", str(output)]
+    return " ".join(shlex.quote(str(w)) for w in words)
 
 
 @click.command()
 @source_options
-@click.option("--output", type=click.Path(file_okay=False), default="metaeval-report", show_default=True,
-              help="Directory for results.json, correlations.csv and comparison.csv.")
-@click.option("--coefficient", default=defaults.COEFFICIENT, show_default=True,
-              help="Coefficient of the significance matrix.")
-@resamples_option
+@click.option("--output", type=click.Path(), default="metaeval-report", show_default=True,
+              help="A directory (receives report.html) or the page's path ending in .html; results.json,"
+                   " correlations.csv and comparison.csv are written beside the page.")
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS + ("input", "segment")),
+              help=f"Level of the correlation table (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+              show_default=True, help="Coefficient of the significance matrix, the ordering and the analyses.")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.REPORT_CORRECTION, show_default=True,
+              help="Multiple-comparison correction of the significance matrix.")
+@click.option("--family", type=click.Choice(FAMILIES), default=defaults.REPORT_FAMILY, show_default=True,
+              help="The p-values corrected together: each row metric's comparisons, or the whole matrix.")
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--quick", is_flag=True,
+              help=f"Fewer resamples ({PRESETS['quick']['n_resamples']}) and repetitions"
+                   f" ({PRESETS['quick']['repetitions']}): a first look in seconds.")
+@click.option("--full", is_flag=True,
+              help=f"More resamples ({PRESETS['full']['n_resamples']}) and repetitions"
+                   f" ({PRESETS['full']['repetitions']}): the numbers to publish.")
+@click.option("--n-resamples", type=int, default=None,
+              help=f"Bootstrap / permutation resamples [default: {defaults.N_RESAMPLES}, or the preset's].")
+@click.option("--repetitions", type=int, default=None,
+              help=f"Repetitions of the analyses' simulations [default: {defaults.REPORT_REPETITIONS},"
+                   " or the preset's].")
+@click.option("--focus-metric", "focus_metrics", multiple=True,
+              help=f"A metric the analyses show (repeatable; default: the {defaults.REPORT_FOCUS_METRICS}"
+                   " metrics with the highest system-level correlation).")
+@click.option("--analysis", "analyses", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
+              help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @seed_option
-def report(dataset, dataset_options, scores, human, metrics, output, coefficient, n_resamples, seed):
-    """Correlations with BOOT-BOTH intervals at system and summary level, and the system-level
-    PERM-BOTH significance matrix (Holm-corrected) with cluster ranks."""
+def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
+           alpha, quick, full, n_resamples, repetitions, focus_metrics, analyses, seed):
+    """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
+    with BOOT-BOTH intervals, forest plots, the PERM-BOTH significance matrix with cluster ranks, the
+    literature's analyses and every signature; a summary prints to the terminal."""
+    if quick and full:
+        raise ParameterError("`--quick` and `--full` must not be given together; got both.")
+    if "none" in analyses and len(analyses) > 1:
+        raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
     ds, human = load_source(dataset, dataset_options, scores, human)
-    metrics = chosen_metrics(ds, human, metrics)
-    console = Console()
+    chosen = chosen_metrics(ds, human, metrics)
+    console = Console(stderr=False)
     if not console.is_terminal:
         console = Console(width=110)
-    with Progress(console=console, transient=True) as progress:
-        result = build_report(ds, human, metrics, coefficient=coefficient, n_resamples=n_resamples,
-                              seed=seed, progress=progress)
-    console.print(terminal.correlation_table(result.table))
-    console.print(terminal.comparison_matrix(result.comparison))
-    paths = write_report(result, Path(output))
-    console.print("wrote " + ", ".join(str(p) for p in paths))
+    preset = "quick" if quick else "full" if full else "default"
+    wanted = () if analyses == ("none",) else (tuple(analyses) or None)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        result = build_report(ds, human, chosen, levels=levels or defaults.REPORT_LEVELS, coefficient=coefficient,
+                              correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
+                              seed=seed, preset=preset, repetitions=repetitions,
+                              focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
+                              command="")
+        settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses)
+        context = click.get_current_context()
+        command = _command_line(dataset, dataset_options, scores, human, metrics, context.meta.get(_SOURCE_KEY, {}),
+                                settings, output)
+        result = dataclasses.replace(result, command=command)
+        task = progress.add_task("writing the page", total=None)
+        paths = write_report(result, Path(output))
+        progress.update(task, total=1, completed=1)
+    console.print(terminal.report_summary(result, paths))
+    page = report_paths(output)[1].resolve()
+    console.print(f"open {page.as_uri()}", style="bold")

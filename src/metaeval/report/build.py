@@ -1,34 +1,160 @@
-"""The meta-evaluation report of one dataset: correlation table and significance matrix."""
+"""The meta-evaluation report of one dataset: what it computes, and where it writes it.
+
+:func:`build_report` computes every number of the report (correlation table, significance matrix,
+the analyses) into a :class:`Report`; :func:`write_report` writes the self-contained HTML page and the
+machine-readable files (results.json, correlations.csv, comparison.csv) beside it.
+"""
 from __future__ import annotations
 
+import time
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .. import _validation as iv
 from .. import defaults
-from ..comparison import compare_metrics
+from .._version import __version__
+from ..comparison import CORRECTIONS, FAMILIES, compare_metrics
 from ..data.scoreset import ScoreSet
+from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..results import MetricComparisonResult
 from ..table import CorrelationTable, correlation_table
 from .files import write_text_atomic
 from .formats import to_csv, to_json
 
+PRESETS: dict[str, dict[str, Any]] = {
+    "quick": {"n_resamples": defaults.REPORT_QUICK_RESAMPLES,
+              "repetitions": defaults.REPORT_QUICK_REPETITIONS},
+    "default": {"n_resamples": defaults.N_RESAMPLES, "repetitions": defaults.REPORT_REPETITIONS},
+    "full": {"n_resamples": defaults.REPORT_FULL_RESAMPLES, "repetitions": defaults.REPORT_FULL_REPETITIONS},
+}
+"""Resampling presets of ``metaeval report``: bootstrap / permutation resamples of the correlation
+table and the significance matrix, and repetitions of the analyses' own simulations."""
+
+HTML_NAME = "report.html"
+
 
 @dataclass(frozen=True)
 class Report:
-    """Everything the report shows: the dataset summary, the correlation table, the significance matrix."""
+    """Everything the report shows.
+
+    Attributes
+    ----------
+    dataset : dict
+        ``ScoreSet.describe()`` plus ``human``, ``metrics``, ``system_scores`` (each system's mean
+        human score, rank and missing cells) and ``agreement`` (None when unavailable).
+    table : CorrelationTable
+        Correlations with intervals for every metric x level x coefficient.
+    comparison : MetricComparisonResult or None
+        The system-level significance matrix (None with fewer than 2 metrics).
+    analyses : dict
+        Analysis name -> its result object (see :data:`metaeval.report.analysis_sections.ANALYSES`).
+    omitted : dict
+        Section name -> why it is not in the report.
+    settings : dict
+        The settings of :func:`build_report` (preset, resamples, seed, focus metrics, ...).
+    command : str
+        The command (or Python call) that reproduces the report.
+    warnings : tuple of str
+        The metaeval warnings raised while computing it (also shown on the page and re-raised).
+    timings : dict
+        Seconds spent per step (not part of ``to_dict``: it differs between runs).
+    """
 
     dataset: dict[str, Any]
     table: CorrelationTable
-    comparison: MetricComparisonResult
+    comparison: MetricComparisonResult | None
+    analyses: dict[str, Any] = field(default_factory=dict)
+    omitted: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    command: str = ""
+    warnings: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def human(self) -> str:
+        return self.table.human
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset,
+            "settings": self.settings,
             "correlations": self.table.to_dict(),
-            "comparison": self.comparison.to_dict(),
+            "comparison": None if self.comparison is None else self.comparison.to_dict(),
+            "analyses": {name: result.to_dict() for name, result in self.analyses.items()},
+            "omitted": dict(self.omitted),
+            "warnings": list(self.warnings),
+            "command": self.command,
+            "version": __version__,
         }
+
+
+def _system_scores(ds: ScoreSet, human: str) -> list[dict[str, Any]]:
+    z = ds.matrix(human)
+    missing = np.isnan(z).sum(axis=1)
+    with np.errstate(all="ignore"):
+        counts = np.sum(~np.isnan(z), axis=1)
+        means = np.where(counts > 0, np.nansum(z, axis=1) / np.maximum(counts, 1), np.nan)
+    order = np.argsort(-np.where(np.isnan(means), -np.inf, means), kind="stable")
+    rank = np.empty(len(means), dtype=int)
+    rank[order] = np.arange(1, len(means) + 1)
+    return [{"system": s, "human_mean": None if np.isnan(m) else float(m), "rank": int(r), "missing": int(k)}
+            for s, m, r, k in zip(ds.systems, means, rank, missing)]
+
+
+def _agreement(ds: ScoreSet, human: str) -> dict[str, Any] | None:
+    """Krippendorff's alpha of the human scorer's annotators (None with one annotator per cell)."""
+    if ds.n_annotators(human) < 2:
+        return None
+    try:
+        from ..human.agreement import agreement
+    except ImportError:  # the human-judgment tools are not part of this install
+        return None
+    result = agreement(ds, human, by="dataset")
+    return dict(result.to_dict(), scorer=human)
+
+
+def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha,
+                     n_resamples, seed, preset, repetitions, focus_metrics, analyses):
+    from .analysis_sections import ANALYSES
+
+    ds = iv.check_scoreset(ds)
+    ds.require(human, param="human")
+    if metrics is None:
+        metrics = [m for m in ds.metrics if m != human]
+    if isinstance(metrics, str):
+        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
+    metrics = tuple(metrics)
+    if not metrics:
+        raise ParameterError("`metrics` must name at least one scorer; got none.")
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+    levels = tuple(iv.check_level(level) for level in levels)
+    coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
+    coefficient = iv.check_coefficient(coefficient)
+    correction = check_choice("correction", correction, CORRECTIONS)
+    family = check_choice("family", family, FAMILIES)
+    alpha = iv.check_alpha(alpha)
+    preset = check_choice("preset", preset, tuple(PRESETS))
+    n_resamples = iv.check_n_resamples(PRESETS[preset]["n_resamples"] if n_resamples is None else n_resamples)
+    repetitions = check_int("repetitions", PRESETS[preset]["repetitions"] if repetitions is None else repetitions,
+                            minimum=2)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"`seed` must be a non-negative integer; got {seed!r}.")
+    if focus_metrics is not None:
+        focus_metrics = tuple(focus_metrics)
+        for metric in focus_metrics:
+            if metric not in metrics:
+                raise ParameterError(f"`focus_metrics` must be among the report's metrics; got {metric!r}.")
+    analyses = tuple(ANALYSES) if analyses is None else tuple(analyses)
+    for name in analyses:
+        check_choice("analyses", name, tuple(ANALYSES))
+    return (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, int(seed),
+            preset, repetitions, focus_metrics, analyses)
 
 
 def build_report(
@@ -39,36 +165,187 @@ def build_report(
     levels: Sequence[str] = defaults.REPORT_LEVELS,
     coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
     coefficient: str = defaults.COEFFICIENT,
-    n_resamples: int = defaults.N_RESAMPLES,
+    correction: str = defaults.REPORT_CORRECTION,
+    family: str = defaults.REPORT_FAMILY,
+    alpha: float = defaults.ALPHA,
+    n_resamples: int | None = None,
     seed: int = defaults.SEED,
+    preset: str = "default",
+    repetitions: int | None = None,
+    focus_metrics: Sequence[str] | None = None,
+    analyses: Sequence[str] | None = None,
     progress: Any = None,
+    command: str | None = None,
 ) -> Report:
-    """Correlations with BOOT-BOTH intervals at ``levels`` x ``coefficients``, and the system-level
-    PERM-BOTH significance matrix of ``coefficient`` (Holm over the matrix) with cluster ranks.
+    """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
-    ``progress`` is an optional ``rich.progress.Progress``.
+    - Correlations of every metric at ``levels`` x ``coefficients`` with BOOT-BOTH percentile intervals
+      (Deutsch, Dror & Roth 2021), one seed shared by every cell.
+    - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test of
+      H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
+      (default Holm within each row metric's comparisons, see :data:`~metaeval.defaults.REPORT_FAMILY`),
+      with significance-cluster ranks.
+    - The analyses in ``analyses`` (default: every one this install provides) on the ``focus_metrics``
+      (default: the :data:`~metaeval.defaults.REPORT_FOCUS_METRICS` metrics with the highest
+      system-level ``coefficient`` correlation).
+
+    Parameters
+    ----------
+    n_resamples : int, optional
+        Bootstrap / permutation resamples; default: the ``preset``'s (1000 for 'default').
+    correction, family, alpha
+        As in :func:`metaeval.compare_metrics`.
+    preset : {'quick', 'default', 'full'}
+        Sets ``n_resamples`` and ``repetitions`` when they are not given.
+    repetitions : int, optional
+        Repetitions of the analyses' simulations (ranking stability); default: the preset's.
+    seed : int
+        Seed of every resampling; each computation starts from this seed.
+    progress : rich.progress.Progress, optional
+        Receives one task per step.
+    command : str, optional
+        The command line that reproduces this report (the CLI passes it); default: the Python call.
+
+    Returns
+    -------
+    Report
     """
-    if metrics is None:
-        metrics = [m for m in ds.metrics if m != human]
-    advance = None
-    if progress is not None:
-        task = progress.add_task("correlations", total=len(metrics) * len(levels) * len(coefficients))
-        advance = lambda: progress.advance(task)  # noqa: E731
-    table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
-                              ci="boot-both", n_resamples=n_resamples, rng=seed, progress=advance)
-    if progress is not None:
-        progress.add_task("significance matrix", total=None)
-    comparison = compare_metrics(ds, metrics, human, level="system", coefficient=coefficient,
-                                 test="permutation", method="both", n_resamples=n_resamples,
-                                 correction="holm", family="matrix", rng=seed)
-    return Report(dataset=ds.describe(), table=table, comparison=comparison)
+    (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed, preset,
+     repetitions, focus_metrics, analyses) = _build_report_iv(
+        ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
+        preset, repetitions, focus_metrics, analyses)
+    from .analysis_sections import ANALYSES, run_analysis
+
+    timings: dict[str, float] = {}
+    steps = _Steps(progress, timings)
+    with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
+        table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
+                                  ci="boot-both", n_resamples=n_resamples, rng=seed, progress=advance)
+    omitted: dict[str, str] = {}
+    comparison = None
+    if len(metrics) >= 2:
+        with steps("significance matrix", None):
+            comparison = compare_metrics(ds, metrics, human, level="system", coefficient=coefficient,
+                                         test="permutation", method="both", n_resamples=n_resamples,
+                                         correction=correction, family=family, alpha=alpha, rng=seed)
+    else:
+        omitted["significance"] = "the significance matrix needs at least 2 metrics; the report has 1."
+    if focus_metrics is None:
+        system = "system" if "system" in levels else levels[0]
+        key = coefficient if coefficient in coefficients else coefficients[0]
+        ranked = sorted(metrics, key=lambda m: -_finite(table.get(m, system, key).statistic))
+        focus_metrics = tuple(ranked[: defaults.REPORT_FOCUS_METRICS])
+    settings = {
+        "preset": preset, "n_resamples": n_resamples, "repetitions": repetitions, "seed": seed,
+        "levels": list(levels), "coefficients": list(coefficients), "coefficient": coefficient,
+        "correction": correction, "family": family, "alpha": alpha,
+        "focus_metrics": list(focus_metrics), "analyses": list(analyses),
+    }
+    results: dict[str, Any] = {}
+    for name in ANALYSES:
+        if name not in analyses:
+            omitted[name] = "not requested."
+            continue
+        with steps(ANALYSES[name].title, None):
+            outcome = run_analysis(name, ds, human, focus_metrics, settings)
+        if isinstance(outcome, str):
+            omitted[name] = outcome
+        else:
+            results[name] = outcome
+    dataset = dict(ds.describe())
+    dataset.update(human=human, metrics=list(metrics), system_scores=_system_scores(ds, human),
+                   signature_fields={k: v for k, v in ds.signature_fields().items()})
+    with steps("annotator agreement", None):
+        dataset["agreement"] = _agreement(ds, human)
+    if command is None:
+        command = _python_call(ds, human, metrics, settings)
+    for text, category in steps.categories.items():
+        warnings.warn(text, category, stacklevel=2)
+    return Report(dataset=dataset, table=table, comparison=comparison, analyses=results, omitted=omitted,
+                  settings=settings, command=command, warnings=tuple(steps.categories), timings=timings)
 
 
-def write_report(report: Report, directory: Path) -> list[Path]:
-    """Write results.json, correlations.csv and comparison.csv into ``directory`` (each atomically)."""
-    directory = Path(directory)
-    return [
-        write_text_atomic(directory / "results.json", to_json(report)),
-        write_text_atomic(directory / "correlations.csv", to_csv(report.table.to_frame())),
-        write_text_atomic(directory / "comparison.csv", to_csv(report.comparison.to_frame())),
-    ]
+def _finite(value: float) -> float:
+    return -np.inf if value is None or np.isnan(value) else float(value)
+
+
+def _python_call(ds: ScoreSet, human: str, metrics: Sequence[str], settings: dict[str, Any]) -> str:
+    source = f"me.load_dataset({ds.name!r})" if ds.name else "ds  # your ScoreSet"
+    return (f"import metaeval as me\nds = {source}\nreport = me.build_report(ds, {human!r}, {list(metrics)!r},"
+            f" coefficient={settings['coefficient']!r}, correction={settings['correction']!r},"
+            f" family={settings['family']!r}, preset={settings['preset']!r}, n_resamples={settings['n_resamples']},"
+            f" repetitions={settings['repetitions']}, seed={settings['seed']})\n"
+            "me.write_report(report, 'report-output')")
+
+
+class _Steps:
+    """One progress task (and one timing) per step of the report."""
+
+    def __init__(self, progress: Any, timings: dict[str, float]):
+        self.progress = progress
+        self.timings = timings
+        self.categories: dict[str, type] = {}
+
+    def __call__(self, name: str, total: int | None):
+        return _Step(self, name, total)
+
+
+class _Step:
+    def __init__(self, steps: _Steps, name: str, total: int | None):
+        self.steps, self.name, self.total = steps, name, total
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        self.catcher = warnings.catch_warnings(record=True)
+        self.caught = self.catcher.__enter__()
+        warnings.simplefilter("always", MetaevalWarning)
+        progress = self.steps.progress
+        if progress is None:
+            return None
+        self.task = progress.add_task(self.name, total=self.total)
+        return lambda: progress.advance(self.task)
+
+    def __exit__(self, *exc):
+        self.catcher.__exit__(*exc)
+        for warning in self.caught:
+            if issubclass(warning.category, MetaevalWarning):
+                text = f"{self.name}: {warning.message}"
+                if text not in self.steps.categories:
+                    self.steps.categories[text] = warning.category
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        self.steps.timings[self.name] = time.perf_counter() - self.start
+        progress = self.steps.progress
+        if progress is not None:
+            done = self.total if self.total is not None else 1
+            progress.update(self.task, total=done, completed=done)
+        return False
+
+
+def report_paths(output: str | Path) -> tuple[Path, Path]:
+    """(directory, html file) for ``output``: a path ending in .html / .htm is the page itself, anything
+    else is a directory that receives report.html."""
+    output = Path(output)
+    if output.suffix.lower() in (".html", ".htm"):
+        return output.parent, output
+    return output, output / HTML_NAME
+
+
+def write_report(report: Report, output: str | Path, *, html: bool = True) -> list[Path]:
+    """Write the HTML page and results.json, correlations.csv and comparison.csv beside it.
+
+    ``output`` is a directory (the page is ``report.html`` inside it) or the page's own path ending in
+    ``.html``; each file is written atomically (a reader sees the old file or the whole new one).
+    With ``html=False`` only the machine-readable files are written.
+    """
+    directory, page = report_paths(output)
+    paths = []
+    if html:
+        from .page import render_report
+
+        paths.append(write_text_atomic(page, render_report(report)))
+    paths.append(write_text_atomic(directory / "results.json", to_json(report)))
+    paths.append(write_text_atomic(directory / "correlations.csv", to_csv(report.table.to_frame())))
+    if report.comparison is not None:
+        paths.append(write_text_atomic(directory / "comparison.csv", to_csv(report.comparison.to_frame())))
+    return paths

@@ -1,10 +1,28 @@
-"""Machine-readable renderings of results: JSON and CSV text."""
+"""Machine-readable and paper-ready renderings of results: JSON, CSV, LaTeX and Markdown text.
+
+LaTeX tables use ``booktabs`` (``\\toprule``, ``\\midrule``, ``\\bottomrule``); every user-supplied
+string (metric, human, dataset names) is escaped for LaTeX or Markdown, and the signature is kept under
+the table (a LaTeX comment, a Markdown line) so a pasted table still says how it was computed.
+"""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from typing import Any
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "latex", "markdown")
+PAPER_FORMATS = ("latex", "markdown")
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+}
+_MARKDOWN_SPECIAL = {
+    "\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;",
+}
 
 
 def to_json(payload: Any) -> str:
@@ -25,3 +43,144 @@ def _dictify(payload: Any) -> Any:
     if isinstance(payload, (list, tuple)):
         return [_dictify(v) for v in payload]
     return payload
+
+
+def latex_escape(value: Any) -> str:
+    """``value`` as LaTeX text: the ten special characters (and ``<``, ``>``) escaped."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(value))
+
+
+def markdown_escape(value: Any) -> str:
+    """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML."""
+    return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(value))
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` decimals; 'n/a' for None or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, (bool, int)) and not isinstance(value, float):
+        return str(value)
+    try:
+        return f"{float(value):.{digits}f}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _interval(result, digits: int = 2) -> str:
+    if result.ci is None:
+        return ""
+    return f"[{number(result.ci[0], digits)}, {number(result.ci[1], digits)}]"
+
+
+# -- generic writers ------------------------------------------------------------------------------
+
+def latex_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None,
+                top: str | None = None, note: str | None = None) -> str:
+    """A booktabs table; cells are already LaTeX (escape them first). ``top`` is an extra header row."""
+    align = align or "l" + "r" * (len(header) - 1)
+    lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule"]
+    if top:
+        lines.append(top)
+    lines.append(" & ".join(header) + r" \\")
+    lines.append("\\midrule")
+    lines.extend(" & ".join(row) + r" \\" for row in rows)
+    lines.extend(["\\bottomrule", "\\end{tabular}"])
+    if note:
+        lines.append("% " + note.replace("\n", " "))
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None,
+                   note: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table; cells are already Markdown (escape them first).
+
+    ``align`` has one letter per column, 'l' or 'r' (default: the first column left, the others right).
+    """
+    align = align or "l" + "r" * (len(header) - 1)
+    rules = [":---" if a == "l" else "---:" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(rules) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    if note:
+        lines.extend(["", note])
+    return "\n".join(lines) + "\n"
+
+
+# -- renderers for metaeval results ------------------------------------------------------------------
+
+def _correlation_table(table, fmt: str) -> str:
+    esc = latex_escape if fmt == "latex" else markdown_escape
+    note = f"signature: {table.signature}"
+    rows = []
+    for metric in table.metrics:
+        row = [esc(metric)]
+        for level in table.levels:
+            for coefficient in table.coefficients:
+                r = table.get(metric, level, coefficient)
+                cell = number(r.statistic)
+                ci = _interval(r)
+                if ci:
+                    cell += f" {{\\scriptsize {ci}}}" if fmt == "latex" else f" {ci}"
+                row.append(cell)
+        rows.append(row)
+    coefficients = [esc(c) for c in table.coefficients]
+    if fmt == "latex":
+        k = len(table.coefficients)
+        top = " & ".join([""] + [f"\\multicolumn{{{k}}}{{c}}{{{esc(level)}}}" for level in table.levels]) + r" \\"
+        rules = "".join(f"\\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(table.levels)))
+        return latex_table(["Metric"] + coefficients * len(table.levels), rows, top=top + "\n" + rules,
+                           note=f"correlation with {esc(table.human)}; {note}")
+    header = ["metric"] + [f"{esc(level)} {c}" for level in table.levels for c in coefficients]
+    return markdown_table(header, rows, note=f"Correlation with {esc(table.human)}. {esc(note)}")
+
+
+def _comparison(result, fmt: str) -> str:
+    esc = latex_escape if fmt == "latex" else markdown_escape
+    stats = [c.statistic for c in result.correlations]
+    order = sorted(range(len(result.metrics)),
+                   key=lambda i: (result.ranks[i], -(stats[i] if not math.isnan(stats[i]) else -math.inf)))
+    position = {i: k + 1 for k, i in enumerate(order)}
+    rows = []
+    for i in order:
+        beats = [str(position[j]) for j in order if result.significant[i, j]]
+        rows.append([str(result.ranks[i]), str(position[i]), esc(result.metrics[i]), number(stats[i]),
+                     ", ".join(beats) or "-"])
+    note = (f"{result.level}-level {result.coefficient}; significantly better (after {result.correction}, "
+            f"alpha {result.alpha:g}) than the metrics numbered in the last column; signature: {result.signature}")
+    header = ["Rank", "\\#" if fmt == "latex" else "#", "Metric", esc(result.coefficient), "Better than"]
+    if fmt == "latex":
+        return latex_table(header, rows, align="rrlrl", note=esc(note))
+    return markdown_table(header, rows, align="rrlrl", note=esc(note))
+
+
+def _frame(frame, fmt: str, note: str | None = None) -> str:
+    esc = latex_escape if fmt == "latex" else markdown_escape
+    header = [esc(c) for c in frame.columns]
+    rows = [[esc(number(v)) if isinstance(v, float) else esc(v) for v in record]
+            for record in frame.itertuples(index=False, name=None)]
+    if fmt == "latex":
+        return latex_table(header, rows, align="l" * len(header), note=note and esc(note))
+    return markdown_table(header, rows, align="l" * len(header), note=note and esc(note))
+
+
+def to_paper(obj: Any, fmt: str, frame=None) -> str:
+    """LaTeX (``fmt='latex'``) or Markdown (``fmt='markdown'``) table of a result.
+
+    A :class:`~metaeval.CorrelationTable` becomes metrics x (level, coefficient) with intervals; a
+    :class:`~metaeval.MetricComparisonResult` a ranking with cluster ranks and the metrics each one
+    significantly beats; any other result (or a DataFrame ``frame``) one row per record of its
+    ``to_frame()``.
+    """
+    from ..errors import check_choice
+    from ..results import MetricComparisonResult
+    from ..table import CorrelationTable
+
+    fmt = check_choice("format", fmt, PAPER_FORMATS)
+    if isinstance(obj, CorrelationTable):
+        return _correlation_table(obj, fmt)
+    if isinstance(obj, MetricComparisonResult):
+        return _comparison(obj, fmt)
+    if frame is None:
+        frame = obj.to_frame()
+    signature = getattr(obj, "signature", None)
+    return _frame(frame, fmt, None if signature is None else f"signature: {signature}")

@@ -87,3 +87,55 @@ def single_result(result: CorrelationResult | ComparisonResult) -> Table:
     for key, value in result.to_dict().items():
         out.add_row(key, _number(value) if isinstance(value, float) else str(value))
     return out
+
+
+def report_summary(report, paths=()) -> Group:
+    """The terminal summary of a report: the ranking with each level's main correlation and interval,
+    one headline per analysis, what was left out, and where the files are."""
+    from .analysis_sections import ANALYSES
+
+    table = report.table
+    coefficient = report.settings.get("coefficient", table.coefficients[-1])
+    if coefficient not in table.coefficients:
+        coefficient = table.coefficients[-1]
+    ranks = {}
+    if report.comparison is not None:
+        ranks = dict(zip(report.comparison.metrics, report.comparison.ranks))
+    first_level = table.levels[0]
+    order = sorted(table.metrics, key=lambda m: (ranks.get(m, 0),
+                                                 -_finite(table.get(m, first_level, coefficient).statistic)))
+    d = report.dataset
+    title = (f"{d.get('name') or 'user data'}: {d['systems']} systems x {d['inputs']} inputs, {coefficient}"
+             f" with {table.human}")
+    out = Table(title=title, title_justify="left")
+    if ranks:
+        out.add_column("rank", justify="right")
+    out.add_column("metric", style="cyan", no_wrap=True)
+    for level in table.levels:
+        out.add_column(level, justify="right", no_wrap=True)
+    for metric in order:
+        cells = [str(ranks[metric])] if ranks else []
+        cells.append(metric)
+        for level in table.levels:
+            r = table.get(metric, level, coefficient)
+            interval = f" [{_number(r.ci[0], 2)}, {_number(r.ci[1], 2)}]" if r.ci is not None else ""
+            cells.append(_number(r.statistic) + interval)
+        out.add_row(*cells)
+    parts = [out]
+    if report.comparison is not None:
+        c = report.comparison
+        parts.append(Text(f"rank: system-level significance cluster ({c.test}-{c.method}, {c.correction} over"
+                          f" each {'row' if c.family == 'row' else 'matrix'}, alpha {c.alpha:g})", style="dim"))
+    for name, result in report.analyses.items():
+        headline = ANALYSES[name].headline(result)
+        parts.append(Text(f"{ANALYSES[name].title}: {headline}"))
+    for name, reason in report.omitted.items():
+        if reason != "not requested.":
+            parts.append(Text(f"{name}: left out: {reason}", style="yellow"))
+    if paths:
+        parts.append(Text("wrote " + ", ".join(str(p) for p in paths)))
+    return Group(*parts)
+
+
+def _finite(value: float) -> float:
+    return -math.inf if value is None or math.isnan(value) else value

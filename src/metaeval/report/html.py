@@ -1,0 +1,77 @@
+"""Rendering a :class:`~metaeval.report.build.Report` as one self-contained HTML page.
+
+The page model is a list of :class:`Section` (text, facts, figures, tables, signatures); the jinja2
+template in :mod:`metaeval.report.template` lays them out with autoescaping on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._version import __version__
+from .figures import Figure
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: ``text`` shown, ``sub`` a smaller second line, ``value`` the sort key."""
+
+    text: str
+    value: Any = None
+    sub: str = ""
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the page; ``numeric[i]`` right-aligns column i; ``collapsed`` folds it in <details>."""
+
+    key: str
+    caption: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    numeric: tuple[bool, ...]
+    sortable: bool = True
+    collapsed: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the page (``key`` is its anchor and ``data-section`` attribute)."""
+
+    key: str
+    title: str
+    question: str = ""
+    paragraphs: tuple[str, ...] = ()
+    facts: tuple[tuple[str, str], ...] = ()
+    figures: tuple[Figure, ...] = ()
+    tables: tuple[Table, ...] = ()
+    notes: tuple[str, ...] = ()
+    signatures: tuple[tuple[str, str], ...] = ()
+    command: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def number_cell(value: Any, digits: int = 3, *, sub: str = "", css: str = "") -> Cell:
+    """A numeric cell: 'n/a' (sorted last) for None or NaN."""
+    from .formats import number
+
+    text = number(value, digits)
+    return Cell(text, "" if text == "n/a" else repr(float(value)), sub, css)
+
+
+def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:
+    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined."""
+    import jinja2
+    from markupsafe import Markup
+
+    from .template import CSS, SCRIPT, TEMPLATE
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=False)
+    template = env.from_string(TEMPLATE)
+    safe_sections = []
+    for section in sections:
+        figures = tuple(Figure(f.key, Markup(f.svg), f.alt, f.caption) for f in section.figures)
+        safe_sections.append(Section(**{**section.__dict__, "figures": figures}))
+    return template.render(title=title, subtitle=subtitle, sections=safe_sections, version=__version__,
+                           css=Markup(CSS), script=Markup(SCRIPT))

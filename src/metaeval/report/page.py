@@ -1,0 +1,243 @@
+"""The sections of the HTML report, from a :class:`~metaeval.report.build.Report`.
+
+Order: dataset summary; correlation table; forest plots; significance heat map; the analyses (in
+:data:`~metaeval.report.analysis_sections.ANALYSES` order); signatures and the command that reproduces
+the page.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+from .._version import __version__
+from ..errors import MetaevalError
+from .figures import forest_plot, significance_heatmap
+from .formats import number
+from .html import Cell, Section, Table, number_cell, render_html
+
+SECTION_TITLES = {
+    "dataset": "Dataset",
+    "correlations": "Correlations with intervals",
+    "forest": "Confidence intervals by level",
+    "significance": "Which metric is better? Significance matrix and clusters",
+    "reproduce": "Signatures and reproduction",
+}
+
+
+def _dataset_section(report) -> Section:
+    d = report.dataset
+    human = report.human
+    scorers = {s["scorer"]: s for s in d["scorers"]}
+    metrics = d["metrics"]
+    missing_metrics = sum(scorers[m]["missing_cells"] for m in metrics)
+    cells = d["systems"] * d["inputs"]
+    facts = [
+        ("dataset", d.get("name") or "user data"),
+        ("systems x inputs", f"{d['systems']} x {d['inputs']} ({cells} cells)"),
+        ("human score", f"{human} ({scorers[human]['annotators']} annotator(s) per cell, aggregated by"
+                        f" {d['aggregation']})"),
+        ("missing human cells", f"{scorers[human]['missing_cells']} of {cells}"),
+        ("metrics", f"{len(metrics)} ({missing_metrics} missing cells in all)"),
+    ]
+    if d.get("description"):
+        facts.append(("subset", d["description"]))
+    notes = []
+    agreement = d.get("agreement")
+    if agreement is not None:
+        facts.append(("annotator agreement", f"Krippendorff's alpha ({agreement['level']}) ="
+                      f" {number(agreement['alpha'])} over {agreement['n_units']} cells, up to"
+                      f" {agreement['n_coders']} annotators each"))
+    elif scorers[human]["annotators"] < 2:
+        notes.append(f"Annotator agreement is not shown: {human} has one score per cell (no annotator axis).")
+    else:
+        notes.append("Annotator agreement is not shown: metaeval.human is not available in this install.")
+    system_rows = tuple(
+        (Cell(s["system"], s["system"]), number_cell(s["human_mean"]), Cell(str(s["rank"]), s["rank"]),
+         Cell(str(s["missing"]), s["missing"], css="warn" if s["missing"] else ""))
+        for s in d["system_scores"]
+    )
+    systems = Table("systems", f"Systems: mean {human} over their judged inputs, and rank (1 = best)",
+                    ("system", f"mean {human}", "rank", "missing cells"), system_rows, (False, True, True, True))
+    scorer_rows = tuple(
+        (Cell(s["scorer"], s["scorer"]), Cell("human" if s["human"] else "metric"),
+         Cell(str(s["annotators"]), s["annotators"]), Cell(str(s["missing_cells"]), s["missing_cells"]),
+         Cell("yes" if s["scorer"] == human or s["scorer"] in metrics else "no"))
+        for s in d["scorers"]
+    )
+    scorer_table = Table("scorers", f"All {len(d['scorers'])} scorers of the dataset",
+                         ("scorer", "kind", "annotators", "missing cells", "in this report"), scorer_rows,
+                         (False, False, True, True, False), collapsed=True)
+    return Section(
+        "dataset", SECTION_TITLES["dataset"],
+        question="What was judged, by whom, and what is missing?",
+        facts=tuple(facts), tables=(systems, scorer_table), notes=tuple(notes),
+        signatures=(("the agreement", agreement["signature"]),) if agreement else (),
+    )
+
+
+def _ci_text(result) -> str:
+    if result.ci is None:
+        return ""
+    return f"[{number(result.ci[0], 2)}, {number(result.ci[1], 2)}]"
+
+
+def _correlation_section(report) -> Section:
+    table = report.table
+    ranks = {}
+    if report.comparison is not None:
+        ranks = dict(zip(report.comparison.metrics, report.comparison.ranks))
+    tables = []
+    for level in table.levels:
+        rows = []
+        for metric in table.metrics:
+            cells = [Cell(metric, metric)]
+            skipped = 0
+            for coefficient in table.coefficients:
+                r = table.get(metric, level, coefficient)
+                skipped = max(skipped, r.n_skipped)
+                cells.append(number_cell(r.statistic, sub=_ci_text(r)))
+            cells.append(Cell(str(skipped), skipped, css="warn" if skipped else ""))
+            if ranks:
+                rank = ranks.get(metric)
+                cells.append(Cell(str(rank), rank))
+            rows.append(tuple(cells))
+        header = ("metric",) + table.coefficients + ("skipped",) + (("system rank",) if ranks else ())
+        numeric = (False,) + (True,) * (len(header) - 1)
+        unit = "inputs" if level == "summary" else "systems" if level == "by-system" else "groups"
+        tables.append(Table(f"correlations-{level}",
+                            f"{level.capitalize()} level (skipped = {unit} whose correlation is undefined)",
+                            header, tuple(rows), numeric))
+    first = table.results[0]
+    method = "no interval"
+    if first.ci is not None:
+        method = f"{first.confidence_level:.0%} {first.interval_method} percentile intervals, {first.n_resamples} resamples"
+    return Section(
+        "correlations", SECTION_TITLES["correlations"],
+        question=f"How well does each metric agree with {table.human}, and how sure are we?",
+        paragraphs=(
+            f"Each cell is the correlation of a metric with {table.human} and, below it, its {method}"
+            " (Deutsch, Dror & Roth 2021: BOOT-BOTH resamples systems and inputs together). System level"
+            " correlates the systems' mean scores; summary level averages, over inputs, the correlation"
+            " across systems on that input.",
+            "Click a column header to sort; click again to reverse. 'system rank' is the metric's"
+            " significance-cluster rank from the matrix below.",
+        ),
+        tables=tuple(tables), signatures=(("every correlation", str(table.signature)),),
+    )
+
+
+def _forest_section(report) -> Section:
+    table = report.table
+    coefficient = report.settings.get("coefficient", table.coefficients[-1])
+    figures = tuple(forest_plot(table, level, order_by=coefficient) for level in table.levels)
+    return Section(
+        "forest", SECTION_TITLES["forest"],
+        question="Where do the intervals overlap, and how wide are they at each level?",
+        paragraphs=("One figure per level, one panel per coefficient. A bar that crosses 0 means the data"
+                    " cannot rule out no correlation; wide bars mean few systems or inputs.",),
+        figures=figures,
+    )
+
+
+def _significance_section(report) -> Section:
+    result = report.comparison
+    stats = [c.statistic for c in result.correlations]
+    order = sorted(range(len(result.metrics)),
+                   key=lambda i: (result.ranks[i], -(stats[i] if not math.isnan(stats[i]) else -math.inf)))
+    rows = []
+    for position, i in enumerate(order):
+        beaten = [result.metrics[j] for j in order if result.significant[i, j]]
+        rows.append((Cell(str(result.ranks[i]), result.ranks[i]), Cell(str(position + 1), position + 1),
+                     Cell(result.metrics[i], result.metrics[i]), number_cell(stats[i]),
+                     Cell(str(len(beaten)), len(beaten), sub=", ".join(beaten[:6]) + (" ..." if len(beaten) > 6 else ""))))
+    ranking = Table("ranks", "Significance clusters: rank, correlation, and the metrics each one beats",
+                    ("rank", "#", "metric", result.coefficient, "beats"), tuple(rows), (True, True, False, True, True))
+    n_resamples = f", {result.n_resamples} resamples" if result.n_resamples else ""
+    notes = []
+    floor = _unreachable(result)
+    if floor:
+        notes.append(floor)
+    return Section(
+        "significance", SECTION_TITLES["significance"],
+        question=f"Is a metric's higher {result.level}-level correlation with {result.human} real, or noise?",
+        paragraphs=(
+            f"Every ordered pair (row, column) is tested for H1: r(row) > r(column) with the {result.test} test"
+            f" ({result.method or 'analytic'}{n_resamples}; Deutsch, Dror & Roth 2021), and the p-values are"
+            f" corrected with {result.correction} over the {result.family}. Metrics that no better metric"
+            " significantly beats share a cluster; rank = 1 + the number of clusters above.",
+        ),
+        figures=(significance_heatmap(result),), tables=(ranking,), notes=tuple(notes),
+        signatures=(("the significance matrix", str(result.signature)),),
+    )
+
+
+def _unreachable(result) -> str:
+    """A warning when no Monte Carlo p-value can pass the correction (empty when some can)."""
+    if not result.n_resamples or result.correction == "none":
+        return ""
+    p = len(result.metrics)
+    size = p * (p - 1) if result.family == "matrix" else p - 1
+    smallest = 1.0 / (result.n_resamples + 1)
+    needed = result.alpha if result.correction == "benjamini-hochberg" else result.alpha / size
+    if smallest < needed:
+        return ""
+    return (f"No pair can be significant here: with {result.n_resamples} resamples the smallest possible p-value"
+            f" is {smallest:.2g}, and {result.correction} over {size} comparisons needs p < {needed:.2g}."
+            " Use more resamples (--n-resamples or --full) or a smaller family (--family row).")
+
+
+def _reproduce_section(report, sections: list[Section]) -> Section:
+    rows = []
+    for section in sections:
+        for name, signature in section.signatures:
+            rows.append((Cell(section.title), Cell(name), Cell(signature)))
+    cells = tuple((Cell(r.metric), Cell(r.level), Cell(r.coefficient), Cell(str(r.signature)))
+                  for r in report.table.results)
+    return Section(
+        "reproduce", SECTION_TITLES["reproduce"],
+        question="How exactly was every number computed, and how do I get this page again?",
+        paragraphs=(f"Run this with metaeval {__version__} to rebuild the page and its JSON and CSV files"
+                    " (same seed, same numbers):",),
+        command=report.command,
+        tables=(
+            Table("signatures", "Signatures of the report's blocks", ("section", "what", "signature"),
+                  tuple(rows), (False, False, False), sortable=False),
+            Table("cell-signatures", f"Signature of each of the {len(cells)} correlations",
+                  ("metric", "level", "coefficient", "signature"), cells, (False,) * 4, collapsed=True),
+        ),
+        notes=tuple(f"{name}: not in this report: {reason}" for name, reason in report.omitted.items()
+                    if reason != "not requested.") + tuple(f"warning: {w}" for w in report.warnings),
+    )
+
+
+def report_sections(report) -> list[Section]:
+    """Every section of the page, in order."""
+    from .analysis_sections import ANALYSES
+
+    sections = [_dataset_section(report), _correlation_section(report), _forest_section(report)]
+    if report.comparison is not None:
+        sections.append(_significance_section(report))
+    for name, spec in ANALYSES.items():
+        if name in report.analyses:
+            sections.append(spec.section(report.analyses[name], report))
+    sections.append(_reproduce_section(report, sections))
+    return sections
+
+
+def _require_dependencies() -> None:
+    missing = [name for name in ("matplotlib", "jinja2") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MetaevalError(f"the HTML report needs {' and '.join(missing)}; install with"
+                            f" `pip install {' '.join(missing)}`.")
+
+
+def render_report(report) -> str:
+    """The self-contained HTML page of ``report``."""
+    _require_dependencies()
+    d = report.dataset
+    name = d.get("name") or "user data"
+    title = f"metaeval report: {name}, {report.human}"
+    settings = report.settings
+    subtitle = (f"{d['systems']} systems x {d['inputs']} inputs, {len(d['metrics'])} metrics;"
+                f" {settings.get('n_resamples')} resamples, seed {settings.get('seed')},"
+                f" preset {settings.get('preset')}; metaeval {__version__}")
+    return render_html(title=title, subtitle=subtitle, sections=report_sections(report))

@@ -1,0 +1,172 @@
+"""build_report / write_report: validation, files, the page's content without a browser."""
+from __future__ import annotations
+
+import json
+import re
+from markupsafe import escape
+
+import numpy as np
+import pytest
+
+import metaeval as me
+from metaeval.report.build import PRESETS, Report, build_report, report_paths, write_report
+from metaeval.report.page import _unreachable, render_report
+from metaeval.report.svg import figure_svg, new_figure, text
+
+
+@pytest.fixture(scope="module")
+def small():
+    """SummEval with 4 metrics: a fast, real report."""
+    ds = me.load_dataset("summeval")
+    metrics = ["rouge-1.recall", "rouge-2.recall", "bertscore.recall", "qa-eval.f1"]
+    return ds, metrics, build_report(ds, "expert.relevance", metrics, n_resamples=40, repetitions=10, seed=3)
+
+
+# -- validation: every message pinned ---------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(metrics="rouge-1.recall"), "`metrics` must be a list of scorer names; got the string 'rouge-1.recall'."),
+    (dict(metrics=[]), "`metrics` must name at least one scorer; got none."),
+    (dict(preset="slow"), "`preset` must be one of 'quick', 'default', 'full'; got 'slow'."),
+    (dict(seed=-1), "`seed` must be a non-negative integer; got -1."),
+    (dict(seed=True), "`seed` must be a non-negative integer; got True."),
+    (dict(repetitions=1), "`repetitions` must be an integer >= 2; got 1."),
+    (dict(focus_metrics=["rouge-3.f1"]), "`focus_metrics` must be among the report's metrics; got 'rouge-3.f1'."),
+    (dict(family="table"), "`family` must be one of 'matrix', 'row'; got 'table'."),
+    (dict(correction="sidak"),
+     "`correction` must be one of 'holm', 'bonferroni', 'benjamini-hochberg', 'none'; got 'sidak'."),
+])
+def test_build_report_validation(kwargs, message):
+    ds = me.load_dataset("summeval")
+    args = dict(metrics=["rouge-1.recall", "rouge-2.recall"])
+    args.update(kwargs)
+    with pytest.raises(me.ParameterError) as info:
+        build_report(ds, "expert.relevance", args.pop("metrics"), **args)
+    assert str(info.value) == message
+
+
+def test_unknown_analysis_is_rejected():
+    ds = me.load_dataset("summeval")
+    with pytest.raises(me.ParameterError, match=r"^`analyses` must be one of .*; got 'astrology'\.$"):
+        build_report(ds, "expert.relevance", ["rouge-1.recall"], analyses=["astrology"])
+
+
+def test_presets_keep_the_default_resamples():
+    assert PRESETS["default"]["n_resamples"] == me.defaults.N_RESAMPLES == 1000
+    assert PRESETS["quick"]["n_resamples"] < 1000 < PRESETS["full"]["n_resamples"]
+
+
+# -- the report object ----------------------------------------------------------------------------------
+
+def test_report_contents(small):
+    ds, metrics, report = small
+    assert isinstance(report, Report) and report.human == "expert.relevance"
+    assert report.table.metrics == tuple(metrics)
+    assert report.comparison.family == "row" and report.comparison.correction == "holm"
+    assert report.settings["n_resamples"] == 40 and report.settings["seed"] == 3
+    assert report.dataset["agreement"]["n_coders"] == 3
+    systems = report.dataset["system_scores"]
+    assert len(systems) == 16 and sorted(s["rank"] for s in systems) == list(range(1, 17))
+    means = ds.matrix("expert.relevance").mean(axis=1)
+    assert [s["human_mean"] for s in systems] == pytest.approx(means.tolist())
+    payload = json.loads(me.report.formats.to_json(report))
+    assert set(payload) >= {"dataset", "settings", "correlations", "comparison", "analyses", "omitted", "command"}
+
+
+def test_single_metric_report_leaves_out_the_matrix(tmp_path):
+    ds = me.load_dataset("summeval")
+    report = build_report(ds, "expert.relevance", ["rouge-1.recall"], n_resamples=20, analyses=[])
+    assert report.comparison is None and "significance" in report.omitted
+    names = sorted(p.name for p in write_report(report, tmp_path))
+    assert names == ["correlations.csv", "report.html", "results.json"]
+    assert 'data-section="significance"' not in (tmp_path / "report.html").read_text()
+
+
+def test_same_seed_same_page(small, tmp_path):
+    ds, metrics, report = small
+    again = build_report(ds, "expert.relevance", metrics, n_resamples=40, repetitions=10, seed=3)
+    assert render_report(again) == render_report(report)
+
+
+# -- files --------------------------------------------------------------------------------------------
+
+def test_output_directory_or_html_path(small, tmp_path):
+    _, _, report = small
+    assert report_paths(tmp_path / "out") == (tmp_path / "out", tmp_path / "out" / "report.html")
+    assert report_paths(tmp_path / "x" / "page.HTML") == (tmp_path / "x", tmp_path / "x" / "page.HTML")
+    paths = write_report(report, tmp_path / "x" / "page.html")
+    assert sorted(p.name for p in paths) == ["comparison.csv", "correlations.csv", "page.html", "results.json"]
+    assert all(p.parent == tmp_path / "x" for p in paths)
+    assert (tmp_path / "x" / "page.html").stat().st_mode & 0o044 == 0o044  # readable by others, as open() gives
+
+
+def test_html_false_writes_only_the_data(small, tmp_path):
+    _, _, report = small
+    names = sorted(p.name for p in write_report(report, tmp_path, html=False))
+    assert names == ["comparison.csv", "correlations.csv", "results.json"]
+
+
+# -- the page without a browser -------------------------------------------------------------------------
+
+def test_page_is_self_contained_and_complete(small):
+    _, metrics, report = small
+    html = render_report(report)
+    assert html.startswith("<!DOCTYPE html>") and html.count("<script>") == 1
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    for key in ("dataset", "correlations", "forest", "significance", "reproduce"):
+        assert f'data-section="{key}"' in html
+    for metric in metrics:
+        assert metric in html
+    assert escape(report.command) in html  # the Python call, when built from the API
+    assert str(report.table.signature) in html and str(report.comparison.signature) in html
+    assert html.count('<table class="data sortable"') >= 4
+
+
+@pytest.mark.filterwarnings("ignore::metaeval.errors.DegenerateWarning")  # 6 systems: degenerate bootstrap
+def test_user_strings_are_escaped_everywhere():
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=(6, 5))
+    names = {"<b>m&1</b>": human + rng.normal(size=(6, 5)), "m$2$": human + rng.normal(size=(6, 5)), "h": human}
+    ds = me.ScoreSet.from_matrices(names, systems=["<script>alert(1)</script>", "a", "b", "c", "d", "e"],
+                                   humans=["h"], name="<i>data</i>")
+    report = build_report(ds, "h", n_resamples=20, repetitions=5, analyses=[])
+    html = render_report(report)
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>m" not in html and "&lt;b&gt;m&amp;1&lt;/b&gt;" in html
+    assert "<i>data" not in html and "&lt;i&gt;data&lt;/i&gt;" in html
+    assert "m$2$" in html
+
+
+def test_svg_ids_are_prefixed_and_alt_text_is_escaped():
+    with new_figure(2, 2) as (fig, ax):
+        ax.plot([0, 1], [0, 1])
+        ax.set_title(text("a $b$ <c>"))
+        svg = figure_svg(fig, key="demo", alt='alt "<x>"')
+    ids = re.findall(r'\bid="([^"]+)"', svg)
+    assert ids and all(i.startswith("demo-") for i in ids)
+    assert 'aria-label="alt &quot;&lt;x&gt;&quot;"' in svg and "<title>alt \"&lt;x&gt;\"</title>" in svg
+    assert "a $b$ &lt;c&gt;" in svg
+    for ref in re.findall(r'url\(#([^)]+)\)', svg):
+        assert ref in ids
+
+
+def test_unreachable_significance_is_said():
+    ds = me.load_dataset("summeval")
+    metrics = ds.metrics[:12]
+    result = me.compare_metrics(ds, metrics, "expert.relevance", n_resamples=100, family="matrix", rng=0)
+    assert "No pair can be significant here: with 100 resamples the smallest possible p-value is 0.0099" in \
+        _unreachable(result)
+    result = me.compare_metrics(ds, metrics[:3], "expert.relevance", n_resamples=100, family="row", rng=0)
+    assert _unreachable(result) == ""
+
+
+def test_warnings_are_recorded_and_reraised():
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=(5, 4))
+    const = np.ones((5, 4))
+    const[:, 0] = np.arange(5)  # only input 0 varies: the other inputs are skipped at summary level
+    ds = me.ScoreSet.from_matrices({"c": const, "x": human + 1, "h": human}, humans=["h"])
+    with pytest.warns(me.DegenerateWarning):
+        report = build_report(ds, "h", n_resamples=20, repetitions=5, analyses=[])
+    assert any(w.startswith("correlations: ") for w in report.warnings)
+    assert "warning: correlations: " in render_report(report)
