@@ -280,9 +280,10 @@ def gap_agreement(
     Why this smoother: agreement should rise monotonically with the gap from about 1/2 (a tiny gap is
     noise) towards 1; a logistic curve in ``|g|`` has exactly that shape with two parameters, which is
     as much as ~N^2/2 strongly dependent pairs support (isotonic regression gives a step function whose
-    bootstrap band is ragged; kernel smoothing needs a bandwidth). The intercept is free, so
-    ``p(0)`` is estimated rather than forced to 1/2: a value below 1/2 flags a metric whose small
-    gaps point the wrong way. Firth's penalty keeps the fit finite when every pair agrees. The pairs
+    bootstrap band is ragged; kernel smoothing needs a bandwidth). The intercept is free rather than
+    forcing ``p(0) = 1/2``, so the curve can follow the data where most pairs are (``p(0)`` itself is
+    an extrapolation of the fit: read the raw rates of ``bins_frame()`` near 0). Firth's penalty
+    keeps the fit finite when every pair agrees. The pairs
     are not independent, so the fit is a smoother, not an inference: the band comes from resampling
     inputs with replacement, recomputing the system scores and refitting. Resampling inputs adds a
     second layer of noise to system scores that are already noisy, which flattens every resampled curve

@@ -54,7 +54,7 @@ def number(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if value != 0 and (abs(value) < 10 ** -digits or abs(value) >= 10 ** 6):
+        if value != 0 and (abs(value) < 0.5 * 10 ** -digits or abs(value) >= 10 ** 6):
             return f"{value:.{digits}g}"
         return f"{value:.{digits}f}"
     return str(value)

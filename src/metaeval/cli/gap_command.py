@@ -50,13 +50,14 @@ def _tables(result):
                               note or result.reasons[a])
         parts.append(table)
     summary = Table(title="Fit over all system pairs", title_justify="left")
-    for column in ("metric", "pairs", "excluded (ties)", "raw agreement", "p(gap = 0)", "largest gap",
-                   "p(largest gap)"):
+    for column in ("metric", "pairs", "excluded (ties)", "raw agreement", "closest bin: mean gap",
+                   "closest bin: raw agreement", "largest gap", "p(largest gap)"):
         summary.add_column(column, justify="left" if column == "metric" else "right")
     for a, metric in enumerate(result.metrics):
         summary.add_row(metric, str(int(result.n_pairs[a])), str(int(result.n_excluded[a])),
-                        number(float(result.agreement[a])), number(float(result.probability[a, 0])),
-                        number(float(result.max_gap[a]), 4), number(float(result.probability[a, -1])))
+                        number(float(result.agreement[a])), number(float(result.bin_gap[a, 0]), 4),
+                        number(float(result.bin_agreement[a, 0])), number(float(result.max_gap[a]), 4),
+                        number(float(result.probability[a, -1])))
     parts.append(summary)
     notes = ["curve: Firth logistic regression of agreement on |gap|; band: BOOT-INPUTS "
              f"{result.confidence_level:.0%}, centred on the estimate ({result.n_resamples} resamples)"]
