@@ -18,6 +18,7 @@ from ..stats.coefficients import COEFFICIENTS
 from ..stats.levels import LEVELS
 from ..table import INTERVAL_METHODS, correlation_table
 from . import datasets_command, report_command
+from . import human_command
 from . import simulate_command, systems_command, verdicts_command
 from . import delta_command, gap_command, normality_command, plan_command, stability_command, topk_command
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
@@ -112,6 +113,7 @@ cli.add_command(plan_command.plan)
 cli.add_command(systems_command.systems)
 cli.add_command(verdicts_command.verdicts)
 cli.add_command(simulate_command.simulate)
+cli.add_command(human_command.human)
 
 
 def _show_warnings(caught) -> None:

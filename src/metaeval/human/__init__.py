@@ -9,25 +9,45 @@ from .agreement import (
     krippendorff_alpha,
 )
 from .annotations import PyramidAnnotations, read_scu_list, read_votes
+from .normalize import HumanScoresResult, combine_criteria, normalize, read_judgments
 from .pyramid import LitePyramidResult, PyramidMatch, filter_workers, litepyramid, pyramid_match
 from .realsumm import check_realsumm_texts, read_realsumm_annotations, read_selected_documents
+from .retention import (
+    RetentionResult,
+    count_rankings,
+    performance_groups,
+    read_coverage,
+    weighted_retention,
+)
+from .sampling import SampleResult, sample_documents
 
 __all__ = [
     "AgreementResult",
     "AnnotatorCorrelationResult",
-    "agreement",
-    "annotator_correlations",
-    "group_agreement",
-    "krippendorff_alpha",
+    "HumanScoresResult",
     "LitePyramidResult",
     "PyramidAnnotations",
     "PyramidMatch",
+    "RetentionResult",
+    "SampleResult",
+    "agreement",
+    "annotator_correlations",
     "check_realsumm_texts",
+    "combine_criteria",
+    "count_rankings",
     "filter_workers",
+    "group_agreement",
+    "krippendorff_alpha",
     "litepyramid",
+    "normalize",
+    "performance_groups",
     "pyramid_match",
+    "read_coverage",
+    "read_judgments",
     "read_realsumm_annotations",
     "read_scu_list",
     "read_selected_documents",
     "read_votes",
+    "sample_documents",
+    "weighted_retention",
 ]

@@ -1,0 +1,236 @@
+"""`metaeval human pyramid|agreement|normalize|retention|sample`: tools for human judgments."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+import pandas as pd
+
+from .. import defaults
+from ..data.datasets import load_dataset
+from ..data.readers import read_scores
+from ..data.scoreset import ScoreSet
+from ..data.writers import write_scores
+from ..errors import ParameterError
+from ..human import (
+    PyramidAnnotations,
+    agreement,
+    litepyramid,
+    normalize,
+    pyramid_match,
+    read_coverage,
+    read_judgments,
+    read_realsumm_annotations,
+    read_scu_list,
+    read_selected_documents,
+    read_votes,
+    sample_documents,
+    weighted_retention,
+)
+from ..human.agreement import LEVELS, PYRAMID_GROUPS
+from ..human.normalize import AGGREGATIONS, METHODS
+from ..human.pyramid import TIES, WORKER_FILTERS
+from ..report import formats
+from .common import emit, parse_dataset_options
+
+HUMAN_FORMATS = ("table", "json", "csv")
+
+
+@click.group()
+def human() -> None:
+    """Build human scores from raw annotations and say how reliable they are."""
+
+
+def _output(command: Callable) -> Callable:
+    command = click.option("--output", type=click.Path(dir_okay=False),
+                           help="Write the result here instead of the terminal.")(command)
+    return click.option("--format", "fmt", type=click.Choice(HUMAN_FORMATS), default="table", show_default=True,
+                        help="Output format.")(command)
+
+
+def _votes_options(command: Callable) -> Callable:
+    options = [
+        click.option("--realsumm", type=click.Path(file_okay=False),
+                     help="REALSumm's human_annotations folder (SCU list, MTurk files, selected_documents.md)."),
+        click.option("--scus", type=click.Path(dir_okay=False), help="An SCU list (REALSumm or document,scu,text)."),
+        click.option("--votes", multiple=True, type=click.Path(dir_okay=False),
+                     help="A votes file (MTurk results or document,system,scu,vote[,worker]); repeatable."),
+        click.option("--documents", type=click.Path(dir_okay=False),
+                     help="REALSumm-style selected_documents.md mapping cnndm<line> ids to document numbers."),
+        click.option("--worker-filter", type=click.Choice(WORKER_FILTERS), default=defaults.WORKER_FILTER,
+                     show_default=True, help="Drop each document's noisiest worker (needs worker ids)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _annotations(realsumm, scus, votes, documents) -> PyramidAnnotations:
+    if (realsumm is None) == (scus is None):
+        raise ParameterError("exactly one of `--realsumm` and `--scus` must be given; got "
+                             + ("both." if realsumm else "neither."))
+    if realsumm is not None:
+        if votes or documents:
+            raise ParameterError("`--votes` and `--documents` must not be given with `--realsumm`; got them both.")
+        return read_realsumm_annotations(realsumm)
+    if not votes:
+        raise ParameterError("`--votes` must name at least one votes file with `--scus`; got none.")
+    mapping = read_selected_documents(documents) if documents else None
+    scu_list = read_scu_list(scus, documents=mapping)
+    return PyramidAnnotations.concat([read_votes(v, scus=scu_list, documents=mapping) for v in votes])
+
+
+def _scoreset(dataset, dataset_options, scores) -> ScoreSet:
+    if (dataset is None) == (scores is None):
+        raise ParameterError("exactly one of `--dataset` and `--scores` must be given; got "
+                             + ("both." if dataset else "neither."))
+    if dataset is not None:
+        return load_dataset(dataset, **parse_dataset_options(dataset_options))
+    return read_scores(scores)
+
+
+def _render(result, frame: pd.DataFrame, fmt: str, lines: list[str]) -> str:
+    if fmt == "json":
+        return formats.to_json(result)
+    if fmt == "csv":
+        return formats.to_csv(frame)
+    body = frame.to_string(index=False, float_format=lambda v: f"{v:.4f}") if len(frame) else "(no rows)"
+    return "\n".join(lines + [body, f"signature: {result.signature}"]) + "\n"
+
+
+@human.command()
+@_votes_options
+@click.option("--ties", type=click.Choice(tuple(TIES)), default=defaults.LITEPYRAMID_TIES, show_default=True,
+              help="Value of an SCU whose votes tie.")
+@click.option("--compare-dataset", help="A packaged dataset whose human scores the rebuilt ones are compared with.")
+@click.option("--compare-scorer", default="litepyramid.recall", show_default=True,
+              help="The compared dataset's scorer.")
+@click.option("--write-scores", "write_scores_to", type=click.Path(dir_okay=False),
+              help="Write the LitePyramid scores (CSV, TSV, JSONL or Parquet by extension).")
+@_output
+def pyramid(realsumm, scus, votes, documents, worker_filter, ties, compare_dataset, compare_scorer, write_scores_to,
+            fmt, output):
+    """LitePyramid recall of every summary from present / absent votes."""
+    ann = _annotations(realsumm, scus, votes, documents)
+    result = litepyramid(ann, worker_filter=worker_filter, ties=ties)
+    n, m = result.scoreset.shape
+    lines = [f"LitePyramid: {len(result.summaries)} summaries, {n} systems x {m} documents;"
+             f" worker filter {result.worker_filter}, ties {result.ties}"]
+    frame = result.summaries
+    if compare_dataset:
+        match = pyramid_match(result, load_dataset(compare_dataset), compare_scorer)
+        lines.append(f"match with {compare_dataset} {compare_scorer}: {match.n_matched} of {match.n_compared}"
+                     f" cells ({match.rate:.2%}); not in {compare_dataset}: {', '.join(match.not_in_reference) or 'none'}")
+    if write_scores_to:
+        write_scores(result.scoreset, write_scores_to)
+        lines.append(f"wrote {write_scores_to}")
+    system_means = frame.groupby("system", as_index=False)["score"].mean() if fmt == "table" else frame
+    emit(_render(result, system_means, fmt, lines), output)
+
+
+@human.command("agreement")
+@_votes_options
+@click.option("--dataset", help="A packaged dataset (scores with several annotators).")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--scores", type=click.Path(dir_okay=False), help="A score file with an annotator column.")
+@click.option("--scorer", help="The scorer with several annotators (with --dataset / --scores).")
+@click.option("--system", "systems", multiple=True, help="Only these systems (repeatable).")
+@click.option("--level", type=click.Choice(LEVELS), help="Level of measurement (default: nominal for votes,"
+              " interval for scores).")
+@click.option("--by", type=click.Choice(PYRAMID_GROUPS), default=defaults.AGREEMENT_BY, show_default=True,
+              help="Also one alpha per document, system or summary, and their mean.")
+@_output
+def agreement_(realsumm, scus, votes, documents, worker_filter, dataset, dataset_options, scores, scorer, systems,
+               level, by, fmt, output):
+    """Krippendorff's alpha of pyramid votes or of several annotators' scores."""
+    if realsumm is not None or scus is not None:
+        source = _annotations(realsumm, scus, votes, documents)
+        if systems:
+            source = source.subset(systems=systems)
+        result = agreement(source, level=level, by=by, worker_filter=worker_filter)
+    else:
+        source = _scoreset(dataset, dataset_options, scores)
+        if systems:
+            source = source.subset(systems=systems)
+        result = agreement(source, scorer, level=level, by=by)
+    lines = [f"Krippendorff's alpha ({result.level}): {result.alpha:.4f} over {result.n_units} units"]
+    if result.alpha_before_filter is not None:
+        lines.append(f"before the worker filter: {result.alpha_before_filter:.4f}")
+    if result.mean_alpha is not None:
+        lines.append(f"mean over {result.n_used} {by} groups: {result.mean_alpha:.4f} ({result.n_skipped} undefined)")
+    frame = result.groups if fmt != "table" else result.groups.head(0)
+    emit(_render(result, frame, fmt, lines), output)
+
+
+@human.command("normalize")
+@click.option("--judgments", type=click.Path(dir_okay=False),
+              help="Long judgments file: system,input,annotator,score[,criterion].")
+@click.option("--dataset", help="A packaged dataset (scores with several annotators).")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--scores", type=click.Path(dir_okay=False), help="A score file with an annotator column.")
+@click.option("--scorer", help="The scorer with several annotators (with --dataset / --scores).")
+@click.option("--method", type=click.Choice(METHODS), default=defaults.NORMALIZATION, show_default=True)
+@click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=defaults.HUMAN_AGGREGATION,
+              show_default=True)
+@click.option("--name", help="Name of the new scorer.")
+@click.option("--write-scores", "write_scores_to", type=click.Path(dir_okay=False),
+              help="Write the new scores (CSV, TSV, JSONL or Parquet by extension).")
+@_output
+def normalize_(judgments, dataset, dataset_options, scores, scorer, method, aggregation, name, write_scores_to,
+               fmt, output):
+    """Per-annotator z-scores, then mean / median / majority per cell."""
+    if judgments is not None:
+        if dataset or scores:
+            raise ParameterError("`--judgments` must not be given with `--dataset` or `--scores`; got both.")
+        result = normalize(read_judgments(judgments), method=method, aggregation=aggregation, name=name)
+    else:
+        result = normalize(_scoreset(dataset, dataset_options, scores), scorer, method=method,
+                           aggregation=aggregation, name=name)
+    lines = [f"{', '.join(result.scorers)}: {result.method} normalization, {result.aggregation} aggregation"]
+    if write_scores_to:
+        write_scores(result.scoreset, write_scores_to)
+        lines.append(f"wrote {write_scores_to}")
+    emit(_render(result, result.details, fmt, lines), output)
+
+
+@human.command()
+@click.option("--judgments", required=True, type=click.Path(dir_okay=False),
+              help="Coverage judgments: system,document,unit,coverage (all/most/some/hardly any/none or 0-1).")
+@click.option("--threshold", type=float, help="Recall at this threshold instead of weighted retention.")
+@click.option("--write-scores", "write_scores_to", type=click.Path(dir_okay=False),
+              help="Write the per-summary scores (CSV, TSV, JSONL or Parquet by extension).")
+@_output
+def retention(judgments, threshold, write_scores_to, fmt, output):
+    """Weighted retention with MIN / MAX / MAJORITY / AVG bounds and the rankings they allow."""
+    result = weighted_retention(read_coverage(judgments), threshold=threshold)
+    lines = [f"{'weighted retention' if threshold is None else f'recall at {threshold:g}'};"
+             f" {result.n_repeated} units judged more than once; rankings consistent with the bounds:"
+             f" {result.n_rankings}"]
+    if write_scores_to:
+        write_scores(result.scoreset, write_scores_to)
+        lines.append(f"wrote {write_scores_to}")
+    body = result.system_scores
+    if fmt == "table":
+        groups = result.groups_frame()
+        lines.append("performance groups (row vs column: + above, - below, ~ overlap):")
+        lines.append(groups.to_string())
+    emit(_render(result, body, fmt, lines), output)
+
+
+@human.command()
+@click.option("--dataset", help="A packaged dataset with metric scores.")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--scores", type=click.Path(dir_okay=False), help="A score file with metric scores.")
+@click.option("--metric", "metrics", multiple=True, required=True, help="A metric describing documents (repeatable).")
+@click.option("--n", "n", type=int, required=True, help="Documents to choose.")
+@click.option("--mean-bins", type=int, default=defaults.SAMPLE_MEAN_BINS, show_default=True)
+@click.option("--std-bins", type=int, default=defaults.SAMPLE_STD_BINS, show_default=True)
+@click.option("--seed", type=int, default=defaults.SEED, show_default=True)
+@_output
+def sample(dataset, dataset_options, scores, metrics, n, mean_bins, std_bins, seed, fmt, output):
+    """Choose documents to annotate, spread over the metrics' mean and spread (REALSumm Alg. 1)."""
+    ds = _scoreset(dataset, dataset_options, scores)
+    result = sample_documents(ds, list(metrics), n, mean_bins=mean_bins, std_bins=std_bins, rng=seed)
+    lines = [f"{len(result.documents)} of {len(result.table)} documents chosen ({result.n_excluded} without scores)"]
+    frame = result.table[result.table["selected"]] if fmt == "table" else result.table
+    emit(_render(result, frame, fmt, lines), output)
