@@ -31,6 +31,8 @@ from .errors import (
     ScoreSetError,
 )
 from .metrics.corpus_statistics import BleuStatistic, CorpusStatistic
+from . import human
+from .human import LitePyramidResult, krippendorff_alpha, litepyramid, sample_documents, weighted_retention
 from .report.build import Report, build_report, write_report
 from .results import ComparisonResult, CorrelationResult, MetricComparisonResult
 from .signature import Signature
@@ -53,6 +55,7 @@ __all__ = [
     "DeltaCorrelationResult",
     "GapAgreementResult",
     "InputFileError",
+    "LitePyramidResult",
     "MetaevalError",
     "MetaevalWarning",
     "MetricComparisonResult",
@@ -81,7 +84,10 @@ __all__ = [
     "delta_correlations",
     "fisher_ci",
     "gap_agreement",
+    "human",
+    "krippendorff_alpha",
     "list_datasets",
+    "litepyramid",
     "load_dataset",
     "load_texts",
     "normality",
@@ -90,11 +96,13 @@ __all__ = [
     "ranking_error_rate",
     "ranking_stability",
     "read_scores",
+    "sample_documents",
     "score_variance",
     "simulate_coverage",
     "simulate_power",
     "system_verdicts",
     "topk_correlations",
+    "weighted_retention",
     "williams_test",
     "write_report",
     "write_scores",
