@@ -113,7 +113,7 @@ def _sample_weights(n_inputs: int, m: int, n_repetitions: int, sampling: str, rn
     """Input multiplicities of the two samples of every repetition: two int arrays (R, M)."""
     if sampling == "disjoint":
         order = np.argsort(rng.random((n_repetitions, n_inputs)), axis=1)
-        first = np.zeros((n_repetitions, n_inputs), dtype=np.int64)
+        first = np.zeros((n_repetitions, n_inputs), dtype=np.int32)
         second = np.zeros_like(first)
         rows = np.arange(n_repetitions)[:, None]
         first[rows, order[:, :m]] = 1

@@ -19,7 +19,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_int
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
-from ..stats.resampling import METHODS, bootstrap_draws, count_weights
+from ..stats.resampling import METHODS, batch_slices, bootstrap_draws, count_weights, default_batch
 from . import _common as common
 
 __all__ = ["ScoreVarianceResult", "score_variance"]
@@ -136,8 +136,10 @@ def _reduction(before, after):
 
 def _bootstrap_variance(values: np.ndarray, cols: np.ndarray) -> float:
     """Mean over systems of the variance (ddof 0) of the system mean over resampled columns ``cols`` (k, M)."""
-    weights = count_weights(cols, values.shape[1]).astype(np.float64)
-    means = np.einsum("km,nm->kn", weights, values) / values.shape[1]
+    means = np.empty((cols.shape[0], values.shape[0]))
+    for sl in batch_slices(cols.shape[0], default_batch(cols.shape[1])):
+        weights = count_weights(cols[sl], values.shape[1]).astype(np.float64)
+        means[sl] = np.einsum("km,nm->kn", weights, values) / values.shape[1]
     return float(means.var(axis=0).mean())
 
 

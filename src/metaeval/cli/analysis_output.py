@@ -84,7 +84,7 @@ def footer(result: Any, notes: Sequence[str] = ()) -> list[Text]:
     return [Text(note, style="dim") for note in notes] + [Text(f"signature: {result.signature}", style="dim")]
 
 
-def render(result: Any, fmt: str, frame, table: Callable[[Any], Any], output: str | None) -> None:
+def render(result: Any, fmt: str, frame, table: Callable[[Any], Any], output: str | None, *, width: int = 160) -> None:
     """Emit ``result`` as a table (``table(result)`` gives the rich renderable), JSON or CSV."""
     if fmt == "json":
         text = formats.to_json(result)
@@ -95,6 +95,6 @@ def render(result: Any, fmt: str, frame, table: Callable[[Any], Any], output: st
         renderable = table(result)
         if isinstance(renderable, (list, tuple)):
             renderable = Group(*renderable)
-        Console(file=buffer, width=160, force_terminal=False).print(renderable)
+        Console(file=buffer, width=width, force_terminal=False).print(renderable)
         text = buffer.getvalue()
     emit(text, output)

@@ -41,7 +41,7 @@ def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, bo
         confidence_level=confidence_level, rng=seed,
     )
     frame = result.to_frame() if view == "grid" else result.curve_frame()
-    render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output)
+    render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output, width=200)
 
 
 def _cell(result, a, i, j) -> Text:
@@ -65,7 +65,7 @@ def _grid_tables(result):
             label = number(float(result.upper[a, j]), 3)
             if result.fractions is not None:
                 label += f"\n({result.fractions[j]:.0%})"
-            table.add_column(label, justify="right")
+            table.add_column(label, justify="right", no_wrap=True)
         for i in range(k):
             cells = [Text("") if j < i else _cell(result, a, i, j) for j in range(k)]
             table.add_row(number(float(result.lower[a, i]), 3), *cells)
