@@ -24,7 +24,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
-    """A table of the page; ``numeric[i]`` right-aligns column i; ``collapsed`` folds it in <details>."""
+    """A table of the page; ``numeric[i]`` right-aligns column i; ``collapsed`` folds it in <details>;
+    ``wide`` gives it the full width instead of a column of the section's table grid."""
 
     key: str
     caption: str
@@ -33,6 +34,7 @@ class Table:
     numeric: tuple[bool, ...]
     sortable: bool = True
     collapsed: bool = False
+    wide: bool = False
 
 
 @dataclass(frozen=True)

@@ -189,8 +189,8 @@ def _reproduce_section(report, sections: list[Section]) -> Section:
     rows = []
     for section in sections:
         for name, signature in section.signatures:
-            rows.append((Cell(section.title), Cell(name), Cell(signature)))
-    cells = tuple((Cell(r.metric), Cell(r.level), Cell(r.coefficient), Cell(str(r.signature)))
+            rows.append((Cell(section.title), Cell(name), Cell(signature, css="sig")))
+    cells = tuple((Cell(r.metric), Cell(r.level), Cell(r.coefficient), Cell(str(r.signature), css="sig"))
                   for r in report.table.results)
     return Section(
         "reproduce", SECTION_TITLES["reproduce"],
@@ -200,9 +200,9 @@ def _reproduce_section(report, sections: list[Section]) -> Section:
         command=report.command,
         tables=(
             Table("signatures", "Signatures of the report's blocks", ("section", "what", "signature"),
-                  tuple(rows), (False, False, False), sortable=False),
+                  tuple(rows), (False, False, False), sortable=False, wide=True),
             Table("cell-signatures", f"Signature of each of the {len(cells)} correlations",
-                  ("metric", "level", "coefficient", "signature"), cells, (False,) * 4, collapsed=True),
+                  ("metric", "level", "coefficient", "signature"), cells, (False,) * 4, collapsed=True, wide=True),
         ),
         notes=tuple(f"{name}: not in this report: {reason}" for name, reason in report.omitted.items()
                     if reason != "not requested.") + tuple(f"warning: {w}" for w in report.warnings),

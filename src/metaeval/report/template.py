@@ -25,10 +25,13 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1r
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 figure.report-figure { margin: .8rem 0 1.2rem; }
-figure.report-figure svg.figure-svg { display: block; width: 100%; max-width: 100%; height: auto; }
+figure.report-figure svg.figure-svg { display: block; max-width: 100%; height: auto; }
 figure.report-figure figcaption { color: var(--muted); font-size: .9rem; margin-top: .3rem; }
 .table-wrap { overflow-x: auto; margin: .4rem 0 1rem; }
 .tables { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 0 1.5rem; align-items: start; }
+.tables > .wide { grid-column: 1 / -1; }
+table.data td.sig { font-family: "DejaVu Sans Mono", monospace; font-size: .78rem; overflow-wrap: anywhere; word-break: break-all; }
+table.data td:first-child { white-space: nowrap; }
 table.data { border-collapse: collapse; font-size: .88rem; font-variant-numeric: tabular-nums; }
 table.data caption { text-align: left; font-weight: 600; padding: .2rem 0 .4rem; caption-side: top; }
 table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -147,8 +150,8 @@ TEMPLATE = """<!DOCTYPE html>
   {%- endfor %}
   {%- if section.tables %}<div class="tables">{% endif %}
   {%- for table in section.tables %}
-  {%- if table.collapsed %}<details><summary>{{ table.caption }}</summary>{% endif %}
-  <div class="table-wrap">
+  {%- if table.collapsed %}<details{% if table.wide %} class="wide"{% endif %}><summary>{{ table.caption }}</summary>{% endif %}
+  <div class="table-wrap{% if table.wide and not table.collapsed %} wide{% endif %}">
   <table class="data{% if table.sortable %} sortable{% endif %}" data-table="{{ table.key }}">
     <caption>{{ table.caption }}</caption>
     <thead><tr>
