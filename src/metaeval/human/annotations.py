@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,13 +88,14 @@ class PyramidAnnotations:
             if isinstance(wanted, str):
                 raise ParameterError(f"`{param}` must be a list of labels; got the string {wanted!r}.")
             wanted = [str(w) for w in wanted]
-            known = set(self.votes[column])
+            known = set(self.votes[column].unique().tolist())
             for label in wanted:
                 if label not in known:
                     raise ParameterError(f"`{param}` must hold labels of these annotations; got {label!r}.")
             keep &= self.votes[column].isin(wanted).to_numpy()
         votes = self.votes[keep].reset_index(drop=True)
-        summaries = set(zip(votes["document"], votes["system"]))
+        heads = votes.drop_duplicates(["document", "system"])
+        summaries = set(zip(heads["document"].tolist(), heads["system"].tolist()))
         texts = {k: v for k, v in self.texts.items() if k in summaries}
         return PyramidAnnotations(votes, self.scus, texts, self.has_workers)
 
@@ -184,7 +186,13 @@ def _read_csv(path: str | Path, required: Sequence[str]) -> tuple[list[str], lis
     return names, rows
 
 
+_FAST_VOTES = {"p": 1.0, "n": 0.0, "": float("nan")}
+
+
 def _vote_value(path, cell: str, line: int, column: str) -> float:
+    fast = _FAST_VOTES.get(cell)
+    if fast is not None:
+        return fast
     token = " ".join(cell.strip().lower().split())
     if token == "":
         return float("nan")
@@ -261,10 +269,9 @@ class _VoteCollector:
     def __init__(self, path, scus: pd.DataFrame):
         self.path = str(path)
         self.owner: dict[str, set[str]] = {}
-        for doc, scu in zip(scus["document"], scus["scu"]):
+        for doc, scu in zip(scus["document"].tolist(), scus["scu"].tolist()):
             self.owner.setdefault(scu, set()).add(doc)
-        self.scus = scus
-        self.columns: dict[str, list] = {name: [] for name in VOTE_FRAME_COLUMNS}
+        self.records: list[tuple] = []
 
     def check_scu(self, doc: str, scu: str, line: int, column: str) -> None:
         owners = self.owner.get(scu)
@@ -275,11 +282,10 @@ class _VoteCollector:
                                  f" document {sorted(owners)[0]!r}.", row=line, column=column)
 
     def add(self, doc, system, assignment, worker, scu, vote, line) -> None:
-        for name, value in zip(VOTE_FRAME_COLUMNS, (doc, system, assignment, worker, scu, vote, self.path, line)):
-            self.columns[name].append(value)
+        self.records.append((doc, system, assignment, worker, scu, vote, self.path, line))
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(self.columns)
+        frame = pd.DataFrame.from_records(self.records, columns=list(VOTE_FRAME_COLUMNS))
         frame["vote"] = frame["vote"].astype(float)
         frame["row"] = frame["row"].astype(np.int64)
         return frame
@@ -313,7 +319,7 @@ def read_votes(path: str | Path, *, scus: pd.DataFrame, documents: Mapping[str, 
         qIdList that is not a list of ids; a summary whose text differs between rows.
     """
     header = read_text(path).lstrip("\ufeff").split("\n", 1)[0]
-    if "Input.qIdList" in header:
+    if "Input." in header or "Answer." in header:
         return _read_mturk(path, scus, documents, system)
     return _read_long(path, scus, documents, system)
 
@@ -325,6 +331,8 @@ def _read_mturk(path, scus, documents, system_label) -> PyramidAnnotations:
     texts: dict[tuple[str, str], str] = {}
     text_rows: dict[tuple[str, str], int] = {}
     seen_workers: dict[tuple[str, str, str], int] = {}
+    checked: set[tuple[str, tuple[str, ...]]] = set()
+    file_name = Path(path).name
     for line, row in rows:
         doc = _relabel(path, documents, row["Input.eventId"].strip(), line, "Input.eventId")
         system = system_label or row["Input.summaryId"].strip()
@@ -344,7 +352,7 @@ def _read_mturk(path, scus, documents, system_label) -> PyramidAnnotations:
                                      row=line, column="WorkerId")
             seen_workers[key] = line
         assignment = row["AssignmentId"].strip() if "AssignmentId" in names and row["AssignmentId"].strip() \
-            else f"{Path(path).name}:{line}"
+            else f"{file_name}:{line}"
         if "Input.summary_text" in names:
             summary = " ".join(row["Input.summary_text"].split())
             if (doc, system) in texts and texts[(doc, system)] != summary:
@@ -353,19 +361,30 @@ def _read_mturk(path, scus, documents, system_label) -> PyramidAnnotations:
                                      row=line, column="Input.summary_text")
             texts.setdefault((doc, system), summary)
             text_rows.setdefault((doc, system), line)
+        if (doc, tuple(ids)) not in checked:
+            for k, scu in enumerate(ids, start=1):
+                if f"Answer.S{k}Answer" not in row:
+                    raise InputFileError(path, f"the header must have a column 'Answer.S{k}Answer' for the {k}-th SCU"
+                                         " of Input.qIdList; got none.", row=line, column=f"Answer.S{k}Answer")
+                collector.check_scu(doc, scu, line, "Input.qIdList")
+            checked.add((doc, tuple(ids)))
         for k, scu in enumerate(ids, start=1):
             column = f"Answer.S{k}Answer"
-            if column not in row:
-                raise InputFileError(path, f"the header must have a column {column!r} for the {k}-th SCU of"
-                                     " Input.qIdList; got none.", row=line, column=column)
-            collector.check_scu(doc, scu, line, "Input.qIdList")
             collector.add(doc, system, assignment, worker, scu, _vote_value(path, row[column], line, column), line)
     return PyramidAnnotations(collector.frame(), scus, texts, has_workers)
 
 
+_SIMPLE_LIST = re.compile(r"\[\s*'[^'\\]*'(?:\s*,\s*'[^'\\]*')*\s*\]")
+
+
 def _id_list(path, cell: str, line: int) -> list[str]:
+    text = cell.strip()
+    if _SIMPLE_LIST.fullmatch(text):  # the usual "['1', '2', ...]", without the cost of ast
+        ids = [v.strip() for v in re.findall(r"'([^']*)'", text)]
+        if len(set(ids)) == len(ids) and all(ids):
+            return ids
     try:
-        value = ast.literal_eval(cell.strip())
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         value = None
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, (str, int)) for v in value):
