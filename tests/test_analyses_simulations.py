@@ -174,3 +174,10 @@ def test_load_texts_and_cli(shared_data, tmp_path):
                  "--n-resamples", "50", "--format", "csv", "--output", str(out)]) == 0
     assert out.read_text().startswith("level,coefficient,method,coverage")
     assert main(["simulate", "coverage", "--dataset", "summeval", "--n-trials", "3"]) == 2
+
+
+def test_coverage_with_all_tied_human_scores_is_nan(tiny_scoreset):
+    ds = me.ScoreSet.from_matrices({"a": tiny_scoreset.matrix("a"), "human": np.ones((12, 6))}, humans=["human"])
+    with pytest.warns(me.DegenerateWarning, match="undefined and left out of the coverage"):
+        res = me.simulate_coverage(ds, "a", "human", n_trials=2, n_resamples=20, rng=0)
+    assert np.isnan(res.coverage).all() and (res.to_frame()["n_undefined"] == 2).all()
