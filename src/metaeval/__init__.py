@@ -34,6 +34,7 @@ from .metrics.corpus_statistics import BleuStatistic, CorpusStatistic
 from . import human
 from .human import LitePyramidResult, krippendorff_alpha, litepyramid, sample_documents, weighted_retention
 from .report.build import Report, build_report, write_report
+from .scoring import ScoredSet, score
 from .results import ComparisonResult, CorrelationResult, MetricComparisonResult
 from .signature import Signature
 from .significance import bootstrap_test, permutation_test, williams_test
@@ -67,6 +68,7 @@ __all__ = [
     "ScoreSet",
     "ScoreSetError",
     "ScoreVarianceResult",
+    "ScoredSet",
     "Signature",
     "SystemComparisonResult",
     "SystemVerdictsResult",
@@ -97,7 +99,9 @@ __all__ = [
     "ranking_stability",
     "read_scores",
     "sample_documents",
+    "score",
     "score_variance",
+    "scoring",
     "simulate_coverage",
     "simulate_power",
     "system_verdicts",

@@ -64,3 +64,10 @@ HUMAN_AGGREGATION = "mean"
 RANKING_STATE_LIMIT = 5_000_000  # sets of top-ranked systems the ranking count may visit
 SAMPLE_MEAN_BINS = 10  # REALSumm App. A.1: bins on the documents' mean metric score ...
 SAMPLE_STD_BINS = 2  # ... then on their standard deviation across systems
+
+# Scoring engine (metaeval.scoring): pairs per batch (the unit of work and of cache commits), batches in
+# flight per worker, local worker processes, and how long to wait for a Dask scheduler.
+SCORING_BATCH_SIZE = 256
+SCORING_IN_FLIGHT = 2
+SCORING_WORKERS = 1
+DASK_CONNECT_TIMEOUT = 10.0

@@ -19,6 +19,7 @@ from ..stats.levels import LEVELS
 from ..table import INTERVAL_METHODS, correlation_table
 from . import datasets_command, report_command
 from . import human_command
+from . import score_command
 from . import simulate_command, systems_command, verdicts_command
 from . import delta_command, gap_command, normality_command, plan_command, stability_command, topk_command
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
@@ -114,6 +115,7 @@ cli.add_command(systems_command.systems)
 cli.add_command(verdicts_command.verdicts)
 cli.add_command(simulate_command.simulate)
 cli.add_command(human_command.human)
+cli.add_command(score_command.score)
 
 
 def _show_warnings(caught) -> None:

@@ -1,0 +1,99 @@
+"""`metaeval score`: metrics over candidates and references, into a score file (see docs/scoring.md)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .. import defaults
+from ..data.formats import file_format
+from ..data.writers import write_scores
+from ..errors import InputFileError, ParameterError
+from ..report.files import write_text_atomic
+
+#: Suffix of the file written beside the scores: metric signatures and what the run did.
+SIGNATURES_SUFFIX = ".signatures.json"
+
+
+def _option_value(text: str):
+    """A --metric-option value: JSON (true, 4, 1.2, "x", [..]) or else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_metric_options(metrics: tuple[str, ...], pairs: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """``('rouge.stem=true', 'rouge.n=4')`` -> ``{'rouge': {'stem': True, 'n': 4}}``."""
+    options: dict[str, dict[str, object]] = {m: {} for m in metrics}
+    for pair in pairs:
+        target, sep, value = pair.partition("=")
+        metric, dot, key = target.partition(".")
+        if not sep or not dot or not metric or not key:
+            raise ParameterError(f"`--metric-option` must look like METRIC.KEY=VALUE; got {pair!r}.")
+        if metric not in options:
+            raise ParameterError(f"`--metric-option` must name a metric given with --metric; got {metric!r}.")
+        options[metric][key.replace("-", "_")] = _option_value(value)
+    return options
+
+
+def sidecar_path(output: str | Path) -> Path:
+    """Where the signatures of ``output`` go: ``<output>.signatures.json``."""
+    output = Path(output)
+    return output.with_name(output.name + SIGNATURES_SUFFIX)
+
+
+@click.command()
+@click.option("--candidates", required=True, type=click.Path(dir_okay=False),
+              help="JSON Lines: one {system, input, candidate} per line.")
+@click.option("--references", required=True, type=click.Path(dir_okay=False),
+              help="JSON Lines: one {input, references: [...]} (or {input, reference}) per line.")
+@click.option("--metric", "metrics", required=True, multiple=True,
+              help="A metric of metaeval.metrics.METRICS (repeatable): rouge, bleu, chrf, ter, meteor, ...")
+@click.option("--metric-option", "metric_options", multiple=True, metavar="METRIC.KEY=VALUE",
+              help="An option of one metric, e.g. rouge.stem=true or rouge.n=4 (repeatable; JSON values).")
+@click.option("--output", required=True, type=click.Path(dir_okay=False),
+              help="Score file: .csv, .tsv, .jsonl or .parquet (written atomically), plus"
+                   f" <output>{SIGNATURES_SUFFIX} with the metric signatures.")
+@click.option("--workers", type=int, default=defaults.SCORING_WORKERS, show_default=True,
+              help="Local worker processes.")
+@click.option("--scheduler", help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
+@click.option("--cache", type=click.Path(dir_okay=False),
+              help="SQLite score cache: finished batches are kept there; a re-run scores only what is missing.")
+@click.option("--batch-size", type=int, default=None,
+              help=f"Pairs per batch (default: about 4 batches per worker, at most {defaults.SCORING_BATCH_SIZE}).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bars on stderr (default: when stderr is a terminal).")
+def score(candidates, references, metrics, metric_options, output, workers, scheduler, cache, batch_size, progress):
+    """Score system outputs against references with one or more metrics."""
+    from ..metrics.registry import get_scorer
+    from ..scoring import score as score_corpus
+
+    file_format(output, None)  # an unknown extension fails now, not after the scoring
+    if not Path(output).resolve().parent.is_dir():
+        raise InputFileError(output, "must be in an existing directory; got a directory that does not exist.")
+    options = parse_metric_options(metrics, metric_options)
+    scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
+    ds = score_corpus(
+        candidates, references, metrics=list(scorers.values()), workers=workers, scheduler=scheduler,
+        cache=cache, batch_size=batch_size, progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    write_scores(ds, output)
+    metadata = ds.metadata()
+    metadata["scores_file"] = {"name": Path(output).name,
+                               "sha256": hashlib.sha256(Path(output).read_bytes()).hexdigest()}
+    side = sidecar_path(output)
+    write_text_atomic(side, json.dumps(metadata, indent=2) + "\n")
+    run = ds.run
+    click.echo(
+        f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"
+        f" metric{'' if len(run.metrics) == 1 else 's'} on {run.backend}"
+        f" in {run.seconds:.1f} s: {run.computed} computed, {run.cached} from the cache"
+    )
+    for metric in run.metrics:
+        click.echo(f"  {metric.label}: {metric.signature}")
+    click.echo(f"wrote {output} ({len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers)"
+               f" and {side}")
