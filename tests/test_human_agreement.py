@@ -136,3 +136,16 @@ def test_summeval_experts_and_crowd():
     frame = group_agreement(ds, "turker.relevance", "expert.relevance")
     assert list(frame["measure"]) == ["correlation"] * 3 + ["krippendorff-alpha"]
     assert list(frame["level"]) == ["system", "summary", "global", "cell"]
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_same_as_krippendorff_package(level):
+    """The GPL-licensed PyPI package `krippendorff` is a test oracle only (not a dependency)."""
+    krippendorff = pytest.importorskip("krippendorff")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        data = rng.integers(0, 5, size=(4, 20)).astype(float)
+        data[rng.random(data.shape) < 0.3] = np.nan
+        pairable = data[:, np.sum(~np.isnan(data), axis=0) >= 2]
+        assert krippendorff_alpha(data, level=level) == pytest.approx(
+            krippendorff.alpha(pairable, level_of_measurement=level), abs=1e-12)

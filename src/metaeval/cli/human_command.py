@@ -94,8 +94,8 @@ def _render(result, frame: pd.DataFrame, fmt: str, lines: list[str]) -> str:
         return formats.to_json(result)
     if fmt == "csv":
         return formats.to_csv(frame)
-    body = frame.to_string(index=False, float_format=lambda v: f"{v:.4f}") if len(frame) else "(no rows)"
-    return "\n".join(lines + [body, f"signature: {result.signature}"]) + "\n"
+    body = [frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")] if len(frame) else []
+    return "\n".join(lines + body + [f"signature: {result.signature}"]) + "\n"
 
 
 @human.command()

@@ -6,9 +6,10 @@ that received at least two) against the disagreement expected by chance from the
 distribution, with a squared distance for 'interval', rank-mass distance for 'ordinal', 0/1 for
 'nominal' and ``((a - b) / (a + b))^2`` for 'ratio' (Krippendorff 2011). It does not use coder
 identities, so the vote slots of a summary stand in for workers when the files carry no worker ids.
-The computation is the ``krippendorff`` package's (checked against Krippendorff's own worked example in
-the tests); metaeval adds the validation, the grouping and NaN with a
-:class:`~metaeval.errors.DegenerateWarning` where alpha is undefined (no unit with two values, or every
+The computation is metaeval's own coincidence-matrix implementation in numpy (the PyPI package
+``krippendorff`` is GPL-licensed, so it is only a test oracle): the tests check it against Krippendorff's
+worked example, a hand computation and, when installed, the ``krippendorff`` package. Alpha is NaN with a
+:class:`~metaeval.errors.DegenerateWarning` where it is undefined (no unit with two values, or every
 pairable value the same, so ``D_e = 0``).
 """
 from __future__ import annotations
@@ -34,24 +35,55 @@ PYRAMID_GROUPS = ("dataset", "document", "system", "summary")
 SCORE_GROUPS = ("dataset", "document", "system")
 
 
-def _krippendorff():
-    try:
-        import krippendorff
-    except ImportError:  # pragma: no cover - the dependency is declared
-        raise ImportError("Krippendorff's alpha needs the 'krippendorff' package: pip install krippendorff") from None
-    return krippendorff
+def _distances(values: np.ndarray, n_c: np.ndarray, level: str) -> np.ndarray:
+    """Squared distances between the domain values (Krippendorff 2011, sec. E)."""
+    a, b = values[:, None], values[None, :]
+    if level == "nominal":
+        return (a != b).astype(float)
+    if level == "interval":
+        return (a - b) ** 2
+    if level == "ratio":
+        total = a + b
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total == 0, 0.0, ((a - b) / np.where(total == 0, 1.0, total)) ** 2)
+    cumulative = np.cumsum(n_c)  # ordinal: mass between the two ranks, halves of the ends
+    lo, hi = np.minimum.outer(np.arange(len(values)), np.arange(len(values))), \
+        np.maximum.outer(np.arange(len(values)), np.arange(len(values)))
+    between = cumulative[hi] - np.where(lo > 0, cumulative[lo - 1], 0.0)
+    return (between - (n_c[lo] + n_c[hi]) / 2) ** 2
 
 
 def _alpha_or_nan(data: np.ndarray, level: str) -> tuple[float, int]:
-    """Alpha of a coders x units matrix and its number of pairable values; NaN when undefined."""
-    counts = np.sum(~np.isnan(data), axis=0)
-    pairable = data[:, counts >= 2]
-    values = pairable[~np.isnan(pairable)]
-    if values.size < 2 or np.unique(values).size < 2:
-        return float("nan"), int(values.size)
-    if level == "ratio" and np.any(values < 0):
+    """Alpha of a coders x units matrix and its number of pairable values; NaN when undefined.
+
+    Coincidence-matrix form: ``o_ck = sum_u (#c #k - [c = k] #c) / (m_u - 1)`` over units with m_u >= 2
+    values, ``n_c = sum_k o_ck``, ``e_ck = (n_c n_k - [c = k] n_c) / (n - 1)``, and
+    ``alpha = 1 - sum o_ck d_ck / sum e_ck d_ck``.
+    """
+    counts_per_unit = np.sum(~np.isnan(data), axis=0)
+    pairable = data[:, counts_per_unit >= 2]
+    observed = pairable[~np.isnan(pairable)]
+    if observed.size < 2 or np.unique(observed).size < 2:
+        return float("nan"), int(observed.size)
+    if level == "ratio" and np.any(observed < 0):
         raise ParameterError("`level` 'ratio' needs values >= 0; got a negative value.")
-    return float(_krippendorff().alpha(pairable, level_of_measurement=level)), int(values.size)
+    values = np.unique(observed)
+    n_units = pairable.shape[1]
+    counts = np.zeros((n_units, len(values)))
+    valid = ~np.isnan(pairable)
+    units = np.broadcast_to(np.arange(n_units), pairable.shape)[valid]
+    np.add.at(counts, (units, np.searchsorted(values, pairable[valid])), 1.0)
+    m = counts.sum(axis=1)
+    weighted = counts / (m - 1)[:, None]
+    o = weighted.T @ counts - np.diag(weighted.sum(axis=0))
+    n_c = o.sum(axis=0)
+    n = n_c.sum()
+    e = (np.outer(n_c, n_c) - np.diag(n_c)) / (n - 1)
+    d = _distances(values, n_c, level)
+    expected = float((e * d).sum())
+    if not expected > 0:
+        return float("nan"), int(observed.size)
+    return 1.0 - float((o * d).sum()) / expected, int(observed.size)
 
 
 def krippendorff_alpha(data, *, level: str = defaults.AGREEMENT_LEVEL) -> float:
