@@ -133,9 +133,15 @@ def test_summeval_experts_and_crowd():
     corr = annotator_correlations(ds, "expert.relevance")
     assert corr.matrix.shape == (3, 3) and np.allclose(np.diag(corr.matrix), 1)
     assert np.allclose(corr.matrix, corr.matrix.T) and len(corr.to_frame()) == 3
-    frame = group_agreement(ds, "turker.relevance", "expert.relevance")
+    groups = group_agreement(ds, "turker.relevance", "expert.relevance")
+    frame = groups.to_frame()
     assert list(frame["measure"]) == ["correlation"] * 3 + ["krippendorff-alpha"]
     assert list(frame["level"]) == ["system", "summary", "global", "cell"]
+    # SummEval: mean crowd relevance barely tracks mean expert relevance
+    assert groups.correlations[0].statistic == pytest.approx(-0.1435, abs=1e-3)
+    assert groups.alpha == pytest.approx(0.0558, abs=1e-3) and groups.n_cells == 1600
+    with pytest.raises(ParameterError, match=r"^`levels` must be a non-empty list of levels; got 'system'\.$"):
+        group_agreement(ds, "turker.relevance", "expert.relevance", levels="system")
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])

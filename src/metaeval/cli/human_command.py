@@ -119,8 +119,9 @@ def pyramid(realsumm, scus, votes, documents, worker_filter, ties, compare_datas
     frame = result.summaries
     if compare_dataset:
         match = pyramid_match(result, load_dataset(compare_dataset), compare_scorer)
+        missing = ", ".join(match.not_in_reference) or "none"
         lines.append(f"match with {compare_dataset} {compare_scorer}: {match.n_matched} of {match.n_compared}"
-                     f" cells ({match.rate:.2%}); not in {compare_dataset}: {', '.join(match.not_in_reference) or 'none'}")
+                     f" cells ({match.rate:.2%}); not in {compare_dataset}: {missing}")
     if write_scores_to:
         write_scores(result.scoreset, write_scores_to)
         lines.append(f"wrote {write_scores_to}")

@@ -3,6 +3,7 @@ and the choice of documents to annotate. See ``docs/human.md``."""
 from .agreement import (
     AgreementResult,
     AnnotatorCorrelationResult,
+    GroupAgreementResult,
     agreement,
     annotator_correlations,
     group_agreement,
@@ -24,6 +25,7 @@ from .sampling import SampleResult, sample_documents
 __all__ = [
     "AgreementResult",
     "AnnotatorCorrelationResult",
+    "GroupAgreementResult",
     "HumanScoresResult",
     "LitePyramidResult",
     "PyramidAnnotations",

@@ -116,7 +116,7 @@ def krippendorff_alpha(data, *, level: str = defaults.AGREEMENT_LEVEL) -> float:
     >>> import numpy as np
     >>> from metaeval.human import krippendorff_alpha
     >>> round(krippendorff_alpha(np.array([[1, 2, 3, 3], [1, 2, 3, 4]]), level="nominal"), 3)
-    0.692
+    0.696
     """
     level = check_choice("level", level, LEVELS)
     try:
@@ -360,25 +360,72 @@ def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pea
     upper = matrix[np.triu_indices(k, 1)]
     if np.isnan(upper).any():
         warnings.warn(f"{int(np.isnan(upper).sum())} annotator pairs of {scorer!r} have an undefined {coefficient}"
-                      " correlation (a constant annotator or fewer than 2 shared cells).", DegenerateWarning, stacklevel=2)
+                      " correlation (a constant annotator or fewer than 2 shared cells).", DegenerateWarning,
+                      stacklevel=2)
     mean = float(np.nanmean(upper)) if (~np.isnan(upper)).any() else float("nan")
     signature = Signature.of(statistic="annotator-correlation", scorer=scorer, coefficient=coefficient,
                              **ds.signature_fields())
     return AnnotatorCorrelationResult(scorer, coefficient, matrix, n_cells, mean, signature)
 
 
+@dataclass(frozen=True)
+class GroupAgreementResult:
+    """Agreement of two annotator groups' aggregated scores (e.g. SummEval experts vs crowd workers).
+
+    Attributes
+    ----------
+    scorer_a, scorer_b : str
+    coefficient : str
+    correlations : tuple of CorrelationResult
+        ``scorer_a`` (in the metric's place) against ``scorer_b``, one per level.
+    alpha : float
+        Krippendorff's interval alpha with the two aggregated scores as two coders of every cell.
+    n_cells : int
+        Cells where both groups have a score.
+    signature : Signature
+    """
+
+    scorer_a: str
+    scorer_b: str
+    coefficient: str
+    correlations: tuple
+    alpha: float
+    n_cells: int
+    signature: Signature
+
+    @property
+    def statistic(self) -> float:
+        return self.alpha
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = [{"measure": "correlation", "level": r.level, "coefficient": r.coefficient, "statistic": r.statistic,
+                 "n_used": r.n_used, "n_skipped": r.n_skipped} for r in self.correlations]
+        rows.append({"measure": "krippendorff-alpha", "level": "cell", "coefficient": "interval",
+                     "statistic": self.alpha, "n_used": self.n_cells, "n_skipped": 0})
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scorer_a": self.scorer_a, "scorer_b": self.scorer_b, "coefficient": self.coefficient,
+                "correlations": [r.to_dict() for r in self.correlations], "alpha": _plain(self.alpha),
+                "n_cells": self.n_cells, "signature": str(self.signature)}
+
+
 def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: str = defaults.COEFFICIENT,
-                    levels: tuple[str, ...] = ("system", "summary", "global")) -> pd.DataFrame:
-    """How two annotator groups agree (e.g. SummEval ``expert.relevance`` vs ``turker.relevance``).
+                    levels: tuple[str, ...] = ("system", "summary", "global")) -> GroupAgreementResult:
+    """How two annotator groups agree (e.g. SummEval ``turker.relevance`` vs ``expert.relevance``).
 
     Each group's scores are aggregated per cell (the ScoreSet's ``aggregation``), then correlated at each
-    level (:func:`metaeval.correlate`, ``scorer_a`` in the metric's place); a last row gives
-    Krippendorff's interval alpha with the two aggregated scores as two coders of every cell.
+    level (:func:`metaeval.correlate`, ``scorer_a`` in the metric's place), and Krippendorff's interval
+    alpha is computed with the two aggregated scores as two coders of every cell.
 
     Returns
     -------
-    pandas.DataFrame
-        ``measure``, ``level``, ``coefficient``, ``statistic``, ``n_used``, ``n_skipped``, ``signature``.
+    GroupAgreementResult
+
+    References
+    ----------
+    Fabbri et al. (2021), SummEval: Re-evaluating Summarization Evaluation, TACL (expert and crowd
+    annotations of the same summaries).
     """
     from ..correlations import correlate
 
@@ -386,18 +433,17 @@ def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: 
         raise ParameterError(f"`ds` must be a ScoreSet; got {type(ds).__name__}.")
     ds.require(scorer_a, param="scorer_a")
     ds.require(scorer_b, param="scorer_b")
-    if isinstance(levels, str):
-        raise ParameterError(f"`levels` must be a list of levels; got the string {levels!r}.")
-    rows = []
-    for level in levels:
-        result = correlate(ds, scorer_a, scorer_b, level=level, coefficient=coefficient)
-        rows.append({"measure": "correlation", "level": result.level, "coefficient": result.coefficient,
-                     "statistic": result.statistic, "n_used": result.n_used, "n_skipped": result.n_skipped,
-                     "signature": str(result.signature)})
+    if isinstance(levels, str) or not levels:
+        raise ParameterError(f"`levels` must be a non-empty list of levels; got {levels!r}.")
+    correlations = tuple(correlate(ds, scorer_a, scorer_b, level=level, coefficient=coefficient) for level in levels)
     data = np.stack([ds.matrix(scorer_a).ravel(), ds.matrix(scorer_b).ravel()])
     alpha, _ = _alpha_or_nan(data, "interval")
-    signature = Signature.of(statistic="krippendorff-alpha", scorers=(scorer_a, scorer_b), level="interval",
+    if np.isnan(alpha):
+        warnings.warn(f"Krippendorff's alpha between {scorer_a!r} and {scorer_b!r} is undefined (no cell scored by"
+                      " both, or every score the same).", DegenerateWarning, stacklevel=2)
+    signature = Signature.of(statistic="group-agreement", scorers=(scorer_a, scorer_b),
+                             coefficient=correlations[0].coefficient, levels=tuple(levels), alpha_level="interval",
                              **ds.signature_fields())
-    rows.append({"measure": "krippendorff-alpha", "level": "cell", "coefficient": "interval", "statistic": alpha,
-                 "n_used": int(np.sum(~np.isnan(data).any(axis=0))), "n_skipped": 0, "signature": str(signature)})
-    return pd.DataFrame(rows)
+    n_cells = int(np.sum(~np.isnan(data).any(axis=0)))
+    return GroupAgreementResult(scorer_a, scorer_b, correlations[0].coefficient, correlations, alpha, n_cells,
+                                signature)

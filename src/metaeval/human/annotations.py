@@ -154,7 +154,8 @@ def _read_csv(path: str | Path, required: Sequence[str]) -> tuple[list[str], lis
         except StopIteration:
             break
         except csv.Error as exc:
-            raise InputFileError(path, f"the row must be valid CSV; got {str(exc).splitlines()[0]!r}.", row=start) from None
+            first = str(exc).splitlines()[0]
+            raise InputFileError(path, f"the row must be valid CSV; got {first!r}.", row=start) from None
         if record:
             records.append((start, record))
     if not records:
@@ -178,8 +179,8 @@ def _read_csv(path: str | Path, required: Sequence[str]) -> tuple[list[str], lis
     for line, record in records[1:]:
         extra = record[len(names):]
         if len(record) < len(names) or any(cell.strip() for cell in extra):
-            raise InputFileError(path, f"a row must have as many fields as the header ({len(names)}); got {len(record)}.",
-                                 row=line)
+            raise InputFileError(path, f"a row must have as many fields as the header ({len(names)}); got"
+                                 f" {len(record)}.", row=line)
         rows.append((line, dict(zip(names, record))))
     if not rows:
         raise InputFileError(path, "the file must hold at least one row after the header; got only the header.")

@@ -144,7 +144,8 @@ def _normalize_iv(source, scorer, method, aggregation, name):
             raise ParameterError(f"`scorer` must be None for a judgments table; got {scorer!r}.")
         for column in JUDGMENT_COLUMNS:
             if column not in source.columns:
-                raise ParameterError(f"`source` must have the columns {', '.join(JUDGMENT_COLUMNS)}; got no {column!r}.")
+                raise ParameterError(f"`source` must have the columns {', '.join(JUDGMENT_COLUMNS)}; got no"
+                                     f" {column!r}.")
         frame = source.dropna(subset=["score"]).copy()
         for column in ("system", "input", "annotator"):
             frame[column] = frame[column].astype(str)

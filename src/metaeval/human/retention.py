@@ -163,7 +163,8 @@ def _bounds_iv(low, high) -> tuple[np.ndarray, np.ndarray]:
         raise ParameterError("`low` and `high` must be finite; got NaN or an infinite bound.")
     if np.any(low > high):
         x = int(np.argmax(low > high))
-        raise ParameterError(f"`low` must not exceed `high`; got {float(low[x])!r} > {float(high[x])!r} at position {x}.")
+        raise ParameterError(f"`low` must not exceed `high`; got {float(low[x])!r} > {float(high[x])!r} at"
+                             f" position {x}.")
     return low, high
 
 
