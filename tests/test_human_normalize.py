@@ -85,3 +85,20 @@ def test_summeval_z_and_combined():
     coh, rel = ds.matrix("expert.coherence"), ds.matrix("expert.relevance")
     expected = 0.25 * (coh - coh.mean()) / coh.std() + 0.75 * (rel - rel.mean()) / rel.std()
     assert combined.scoreset.matrix("combined") == pytest.approx(expected)
+
+
+def test_more_validation_messages():
+    ds = me.load_dataset("summeval")
+    with pytest.raises(ParameterError, match=r"^`scorer` must name a scorer with annotators when `source` is a"
+                                             r" ScoreSet; got None\.$"):
+        normalize(ds)
+    with pytest.raises(ParameterError, match=r"^`scorer` must be None for a judgments table; got 'x'\.$"):
+        normalize(JUDGMENTS, "x")
+    with pytest.raises(ParameterError, match=r"^`source` must be a ScoreSet or a judgments DataFrame; got list\.$"):
+        normalize([])
+    with pytest.raises(ParameterError, match=r"^`scorers` must list at least 2 criteria; got \['expert.coherence'\]\.$"):
+        combine_criteria(ds, ["expert.coherence"])
+    flat = me.ScoreSet.from_matrices({"a": np.ones((2, 2)), "b": np.eye(2)})
+    with pytest.raises(ParameterError, match=r"^`scorers` must have non-constant scores to be standardized; got 'a'"
+                                             r" constant\.$"):
+        combine_criteria(flat, ["a", "b"])

@@ -245,3 +245,33 @@ def test_realsumm_texts_match_score_file(realsumm, shared_data):
     off = checks[~checks["same_text"]]
     assert off.groupby("system").size().to_dict() == {"bart_out_abs": 100, "bottom_up_out": 4}
     assert off.loc[off["system"] == "bottom_up_out", "similarity"].min() > 0.8  # truncated in the MTurk file
+
+
+def test_mturk_worker_ids_enable_the_filter(tmp_path):
+    """MTurk results with a WorkerId column: the noisiest worker of the document is dropped."""
+    scus = read_scu_list(_write(tmp_path, "scus.csv", SCUS))
+    header = "Input.eventId,Input.summaryId,Input.qIdList,WorkerId,Answer.S1Answer,Answer.S2Answer,Answer.S3Answer\n"
+    ids = "\"['s1', 's2', 's5']\""
+    rows = [f"d1,A,{ids},W1,p,n,n", f"d1,A,{ids},W2,p,n,n", f"d1,A,{ids},W3,n,p,p",
+            f"d1,B,{ids},W1,p,p,n", f"d1,B,{ids},W2,n,p,n", f"d1,B,{ids},W3,n,n,p", f"d1,B,{ids},W4,p,p,n"]
+    ann = read_votes(_write(tmp_path, "batch.csv", header + "\n".join(rows) + "\n"), scus=scus)
+    assert ann.has_workers
+    with pytest.warns(DegenerateWarning, match=r"^2 summaries lack votes on some non-BLANK SCUs"):  # s3, s4 not shown
+        result = litepyramid(ann)
+    # majorities: A s1 p, s2 n; B s1 tie (2-2) -> n, s2 p. Disagreements (BLANK s5 not counted):
+    # W1 B:s1 = 1; W2 0; W3 A:s1, A:s2, B:s2 = 3; W4 B:s1 = 1 -> W3 dropped
+    # then A: s1 p,p -> p; s2 n,n -> n: 1/2. B: s1 p,n,p -> p; s2 p,p,p -> p: 2/2
+    assert result.dropped_workers.set_index("document").loc["d1", "worker"] == "W3"
+    scores = result.summaries.set_index("system")["score"]
+    assert scores["A"] == pytest.approx(0.5) and scores["B"] == pytest.approx(1.0)
+    assert result.summaries.set_index("system")["n_votes"].tolist() == [2, 3]
+
+
+def test_pyramid_match_validation(hand):
+    result = litepyramid(hand, worker_filter="none")
+    with pytest.raises(ParameterError, match=r"^`atol` must be a number >= 0; got -1\.0\.$"):
+        pyramid_match(result, result.scoreset, "litepyramid.recall", atol=-1)
+    with pytest.raises(ParameterError, match=r"^`reference` must be a ScoreSet; got str\.$"):
+        pyramid_match(result, "realsumm", "litepyramid.recall")
+    match = pyramid_match(result, result.scoreset, "litepyramid.recall")
+    assert (match.n_compared, match.n_matched, match.rate) == (2, 2, 1.0)
