@@ -1,6 +1,7 @@
 """build_report / write_report: validation, files, the page's content without a browser."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from markupsafe import escape
@@ -170,3 +171,62 @@ def test_warnings_are_recorded_and_reraised():
         report = build_report(ds, "h", n_resamples=20, repetitions=5, analyses=[])
     assert any(w.startswith("correlations: ") for w in report.warnings)
     assert "warning: correlations: " in render_report(report)
+
+
+# -- analyses ----------------------------------------------------------------------------------------------
+
+def test_every_analysis_runs_on_the_focus_metrics(small):
+    _, metrics, report = small
+    assert set(report.analyses) == {"delta", "stability", "topk", "verdicts", "normality"}
+    focus = tuple(report.settings["focus_metrics"])
+    assert set(focus) == set(metrics)  # 4 metrics < REPORT_FOCUS_METRICS: all of them
+    assert report.analyses["delta"].metrics == focus and report.analyses["topk"].metrics == focus
+    assert report.analyses["stability"].scorers == ("expert.relevance",) + focus
+    assert report.analyses["stability"].n_repetitions == 10
+    html = render_report(report)
+    for key in ("delta", "stability", "topk", "verdicts", "normality"):
+        assert f'data-section="{key}"' in html
+        assert str(report.analyses[key].signature) in html
+
+
+def test_focus_metrics_default_to_the_best_system_level_correlations():
+    ds = me.load_dataset("summeval")
+    metrics = list(ds.metrics[:10])
+    report = build_report(ds, "expert.relevance", metrics, n_resamples=20, repetitions=5, analyses=[])
+    table = report.table
+    best = sorted(metrics, key=lambda m: -table.get(m, "system", "kendall-b").statistic)[:6]
+    assert report.settings["focus_metrics"] == best
+    assert report.omitted == {name: "not requested." for name in ("delta", "stability", "topk", "verdicts", "normality")}
+
+
+def test_a_single_input_keeps_the_system_level_and_says_what_is_left_out():
+    rng = np.random.default_rng(2)
+    human = rng.normal(size=(20, 1))
+    ds = me.ScoreSet.from_matrices({"a": human + rng.normal(scale=0.5, size=(20, 1)),
+                                    "b": rng.normal(size=(20, 1)), "h": human}, humans=["h"])
+    report = build_report(ds, "h", n_resamples=30, repetitions=5)
+    assert report.table.levels == ("system",)
+    assert report.omitted == {
+        "stability": "ranking stability needs at least 4 inputs (two disjoint samples of at least 2 inputs each);"
+                     " the dataset has 1.",
+        "verdicts": "system verdicts needs at least 2 inputs (paired tests over inputs); the dataset has 1.",
+    }
+    assert report.analyses["delta"].n_resamples == 0  # no BOOT-INPUTS interval from one input
+    html = render_report(report)
+    assert "stability: not in this report: ranking stability needs at least 4 inputs" in html
+
+
+def test_an_analysis_that_cannot_run_is_left_out_with_its_error(monkeypatch):
+    from metaeval.report import analysis_sections
+
+    def refuse(*_):
+        raise me.ParameterError("`sizes` must be small; got 1000.")
+
+    spec = analysis_sections.ANALYSES["topk"]
+    monkeypatch.setitem(analysis_sections.ANALYSES, "topk", dataclasses.replace(spec, run=refuse))
+    ds = me.load_dataset("summeval")
+    report = build_report(ds, "expert.relevance", ["rouge-1.recall", "rouge-2.recall"], n_resamples=20,
+                          repetitions=5, analyses=["topk"])
+    assert report.omitted["topk"] == ("metaeval.topk_correlations cannot run on these data: `sizes` must be small;"
+                                      " got 1000.")
+    assert "topk" not in report.analyses

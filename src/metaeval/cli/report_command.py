@@ -102,7 +102,7 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
     wanted = () if analyses == ("none",) else (tuple(analyses) or None)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        result = build_report(ds, human, chosen, levels=levels or defaults.REPORT_LEVELS, coefficient=coefficient,
+        result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
                               correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                               seed=seed, preset=preset, repetitions=repetitions,
                               focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,

@@ -30,6 +30,8 @@ class AnalysisSpec:
     run: Callable[..., Any]
     section: Callable[..., Any]
     headline: Callable[[Any], str]
+    min_inputs: int = 1
+    needs: str = ""
 
 
 def _ci_cell(value, low, high) -> Cell:
@@ -49,12 +51,18 @@ def _best_worst(values: np.ndarray, names) -> tuple[str, str]:
     return f"{best[1]} {best[0]:.2f}", f"{worst[1]} {worst[0]:.2f}"
 
 
+def _input_resamples(ds, settings) -> int:
+    """BOOT-INPUTS resamples: none with a single input (every resample would be the data itself)."""
+    return settings["n_resamples"] if ds.shape[1] > 1 else 0
+
+
 # -- Delta(l, u) ----------------------------------------------------------------------------------------
 
 def _run_delta(ds, human, focus, settings):
     from ..analyses.delta import delta_correlations
 
-    return delta_correlations(ds, list(focus), human, n_resamples=settings["n_resamples"], rng=settings["seed"])
+    return delta_correlations(ds, list(focus), human, n_resamples=_input_resamples(ds, settings),
+                              rng=settings["seed"])
 
 
 def _section_delta(result, report) -> Section:
@@ -139,7 +147,7 @@ def _run_topk(ds, human, focus, settings):
     from ..analyses.topk import topk_correlations
 
     return topk_correlations(ds, list(focus), human, coefficient=settings["coefficient"],
-                             n_resamples=settings["n_resamples"], rng=settings["seed"])
+                             n_resamples=_input_resamples(ds, settings), rng=settings["seed"])
 
 
 def _topk_columns(ks) -> list[int]:
@@ -264,10 +272,11 @@ def _headline_normality(result) -> str:
 ANALYSES: dict[str, AnalysisSpec] = {
     "delta": AnalysisSpec("Delta(l, u)", "delta_correlations", _run_delta, _section_delta, _headline_delta),
     "stability": AnalysisSpec("ranking stability", "ranking_stability", _run_stability, _section_stability,
-                              _headline_stability),
+                              _headline_stability, min_inputs=4,
+                              needs="two disjoint samples of at least 2 inputs each"),
     "topk": AnalysisSpec("top-k systems", "topk_correlations", _run_topk, _section_topk, _headline_topk),
     "verdicts": AnalysisSpec("system verdicts", "system_verdicts", _run_verdicts, _section_verdicts,
-                             _headline_verdicts),
+                             _headline_verdicts, min_inputs=2, needs="paired tests over inputs"),
     "normality": AnalysisSpec("normality", "normality", _run_normality, _section_normality, _headline_normality),
 }
 
@@ -275,6 +284,9 @@ ANALYSES: dict[str, AnalysisSpec] = {
 def run_analysis(name: str, ds, human: str, focus_metrics, settings: dict[str, Any]) -> Any:
     """The result of analysis ``name``, or a string saying why it is left out of the report."""
     spec = ANALYSES[name]
+    if ds.shape[1] < spec.min_inputs:
+        return (f"{spec.title} needs at least {spec.min_inputs} inputs ({spec.needs}); the dataset has"
+                f" {ds.shape[1]}.")
     try:
         return spec.run(ds, human, tuple(focus_metrics), settings)
     except ImportError as error:

@@ -133,6 +133,9 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
         raise ParameterError("`metrics` must name at least one scorer; got none.")
     for metric in metrics:
         ds.require(metric, param="metrics")
+    if levels is None:
+        # One input (e.g. WMT system-level scores): the summary level would repeat the system level.
+        levels = defaults.REPORT_LEVELS if ds.shape[1] > 1 else ("system",)
     levels = tuple(iv.check_level(level) for level in levels)
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     coefficient = iv.check_coefficient(coefficient)
@@ -162,7 +165,7 @@ def build_report(
     human: str,
     metrics: Sequence[str] | None = None,
     *,
-    levels: Sequence[str] = defaults.REPORT_LEVELS,
+    levels: Sequence[str] | None = None,
     coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
     coefficient: str = defaults.COEFFICIENT,
     correction: str = defaults.REPORT_CORRECTION,
@@ -191,6 +194,9 @@ def build_report(
 
     Parameters
     ----------
+    levels : list of str, optional
+        Levels of the correlation table; default :data:`~metaeval.defaults.REPORT_LEVELS` (system and
+        summary), or only 'system' when the dataset has a single input.
     n_resamples : int, optional
         Bootstrap / permutation resamples; default: the ``preset``'s (1000 for 'default').
     correction, family, alpha

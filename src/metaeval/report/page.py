@@ -148,9 +148,10 @@ def _significance_section(report) -> Section:
         beaten = [result.metrics[j] for j in order if result.significant[i, j]]
         rows.append((Cell(str(result.ranks[i]), result.ranks[i]), Cell(str(position + 1), position + 1),
                      Cell(result.metrics[i], result.metrics[i]), number_cell(stats[i]),
-                     Cell(str(len(beaten)), len(beaten), sub=", ".join(beaten[:6]) + (" ..." if len(beaten) > 6 else ""))))
-    ranking = Table("ranks", "Significance clusters: rank, correlation, and the metrics each one beats",
-                    ("rank", "#", "metric", result.coefficient, "beats"), tuple(rows), (True, True, False, True, True))
+                     Cell(str(len(beaten)), len(beaten)), Cell(", ".join(beaten) or "-", css="list")))
+    ranking = Table("ranks", "Significance clusters: rank, correlation, and the metrics each one significantly beats",
+                    ("rank", "#", "metric", result.coefficient, "beats", "beaten metrics"), tuple(rows),
+                    (True, True, False, True, True, False), wide=True)
     n_resamples = f", {result.n_resamples} resamples" if result.n_resamples else ""
     notes = []
     floor = _unreachable(result)

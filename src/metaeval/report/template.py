@@ -32,6 +32,7 @@ figure.report-figure figcaption { color: var(--muted); font-size: .9rem; margin-
 .tables > .wide { grid-column: 1 / -1; }
 table.data td.sig { font-family: "DejaVu Sans Mono", monospace; font-size: .78rem; overflow-wrap: anywhere; word-break: break-all; }
 table.data td:first-child { white-space: nowrap; }
+table.data td.list { font-size: .8rem; color: var(--muted); min-width: 18rem; }
 table.data { border-collapse: collapse; font-size: .88rem; font-variant-numeric: tabular-nums; }
 table.data caption { text-align: left; font-weight: 600; padding: .2rem 0 .4rem; caption-side: top; }
 table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
