@@ -104,7 +104,8 @@ def delta_heatmaps(result, focus: tuple[str, ...]) -> Figure:
             ax.set_yticks(range(0, k, step), lowers[::step], fontsize=6.5)
             ax.set_title(text(metric), color=_colour(metric, focus), fontsize=9)
             ax.set_xlabel("upper edge u", fontsize=7)
-            ax.set_ylabel("lower edge l", fontsize=7)
+            if a % cols == 0:
+                ax.set_ylabel("lower edge l", fontsize=7)
         for extra in range(count, rows * cols):
             axes[extra // cols][extra % cols].axis("off")
         if image is not None:

@@ -28,7 +28,7 @@ figure.report-figure { margin: .8rem 0 1.2rem; }
 figure.report-figure svg.figure-svg { display: block; max-width: 100%; height: auto; }
 figure.report-figure figcaption { color: var(--muted); font-size: .9rem; margin-top: .3rem; }
 .table-wrap { overflow-x: auto; margin: .4rem 0 1rem; }
-.tables { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 0 1.5rem; align-items: start; }
+.tables { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 620px), 1fr)); gap: 0 1.5rem; align-items: start; }
 .tables > .wide { grid-column: 1 / -1; }
 table.data td.sig { font-family: "DejaVu Sans Mono", monospace; font-size: .78rem; overflow-wrap: anywhere; word-break: break-all; }
 table.data td:first-child { white-space: nowrap; }
