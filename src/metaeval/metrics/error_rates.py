@@ -1,0 +1,154 @@
+"""Word error rate (WER) and position-independent error rate (PER), with corpus-level statistics.
+
+Both compare token lists. Tokens: the text is split on whitespace (``tokenize='whitespace'``, for
+pre-tokenized text as in MT and ASR evaluation) or into word-character runs and single punctuation marks
+(``'words'``, METEOR's tokenizer), after optional lower-casing.
+
+* WER = ``E / |r|`` with ``E`` the Levenshtein distance between the token lists (insertions, deletions
+  and substitutions, each costing 1).
+* PER (Tillmann et al. 1997) ignores word order: with ``m = sum_w min(c_w, r_w)`` the bag-of-words
+  overlap, ``E = max(|c|, |r|) - m``, i.e. ``PER = 1 - (m - max(0, |c| - |r|)) / |r|``.
+
+With several references the one with the lowest rate is used (ties: the first). Per item the sufficient
+statistics are ``(E, |r|)`` of that reference; the corpus rate is ``sum E / sum |r|``. Rates are fractions
+(not percentages) and lower is better; they can exceed 1 when the candidate is longer than the reference.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError, check_choice
+from ..signature import Signature
+from ._inputs import check_bool, check_pair, warn_degenerate
+from .meteor import TOKENIZERS, tokenize
+
+__all__ = ["Per", "Wer", "levenshtein"]
+
+
+def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
+    """Edit distance between two token sequences (unit-cost insertion, deletion, substitution)."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def _position_independent_errors(c: Sequence[str], r: Sequence[str]) -> int:
+    common = Counter(c) & Counter(r)
+    return max(len(c), len(r)) - sum(common.values())
+
+
+class _ErrorRate:
+    name = ""
+
+    def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False):
+        self.tokenize = check_choice("tokenize", tokenize, TOKENIZERS)
+        self.lowercase = check_bool("lowercase", lowercase)
+
+    @property
+    def signature(self) -> Signature:
+        return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, references="best")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(tokenize={self.tokenize!r}, lowercase={self.lowercase})"
+
+    def _errors(self, c: list[str], r: list[str]) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _tokens(self, text: str) -> list[str]:
+        return tokenize(text, self.tokenize, self.lowercase)
+
+    def statistics(self, candidate: Any, references: Sequence[Any]) -> np.ndarray:
+        """``[errors, reference length]`` of the best reference (lowest rate; ties: the first)."""
+        cand, refs = check_pair(candidate, references)
+        return self._statistics(cand, refs)
+
+    def _statistics(self, cand: str, refs: Sequence[str]) -> np.ndarray:
+        c = self._tokens(cand)
+        rows = []
+        for ref in refs:
+            r = self._tokens(ref)
+            errors = self._errors(c, r)
+            rows.append((errors / len(r) if r else (math.inf if errors else 0.0), errors, len(r)))
+        _, errors, length = min(rows, key=lambda row: row[0])  # min keeps the first of equal rates
+        return np.array([errors, length], dtype=np.float64)
+
+    def _rate(self, stats: np.ndarray) -> float:
+        if stats[1] == 0:
+            warn_degenerate(
+                f"`references` must contain tokens for {self.name.upper()} to be defined; got an empty reference "
+                "(rate is NaN)."
+            )
+            return math.nan
+        return float(stats[0] / stats[1])
+
+    def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
+        """``{name: rate}`` of one candidate against its best reference."""
+        return {self.name: self._rate(self.statistics(candidate, references))}
+
+    def corpus_score(self, statistics: Sequence[np.ndarray]) -> dict[str, float]:
+        """Corpus rate ``sum errors / sum reference lengths`` from the items' :meth:`statistics`."""
+        if len(statistics) == 0:
+            raise ParameterError(f"`statistics` must be a non-empty list of statistics arrays; got {statistics!r}.")
+        stacked = np.vstack([np.asarray(s, dtype=np.float64) for s in statistics])
+        return {self.name: self._rate(stacked.sum(axis=0))}
+
+    # CorpusStatistic protocol (metaeval.metrics.corpus_statistics), for compare_systems
+    def item_statistics(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
+        """Statistics ``(M, 2)``; ``references[r][j]`` is the r-th reference of item j (sacrebleu's layout)."""
+        if isinstance(hypotheses, str):
+            raise ParameterError(f"`hypotheses` must be a list of strings; got the string {hypotheses!r}.")
+        return np.vstack([
+            self.statistics(h, [stream[j] for stream in references]) for j, h in enumerate(hypotheses)
+        ]).reshape(len(hypotheses), 2)
+
+    def aggregate(self, sums: np.ndarray) -> np.ndarray:
+        """Rates from summed statistics ``(..., 2) -> (...)``; NaN where the reference total is 0."""
+        sums = np.asarray(sums, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sums[..., 1] > 0, sums[..., 0] / np.where(sums[..., 1] > 0, sums[..., 1], 1.0), np.nan)
+
+
+class Wer(_ErrorRate):
+    """Word error rate: Levenshtein distance over reference length (see the module docstring).
+
+    Parameters
+    ----------
+    tokenize : {'whitespace', 'words'}, default 'whitespace'
+    lowercase : bool, default False
+    """
+
+    name = "wer"
+
+    def _errors(self, c: list[str], r: list[str]) -> int:
+        return levenshtein(c, r)
+
+
+class Per(_ErrorRate):
+    """Position-independent error rate (Tillmann et al. 1997): WER without word order.
+
+    Parameters
+    ----------
+    tokenize : {'whitespace', 'words'}, default 'whitespace'
+    lowercase : bool, default False
+
+    References
+    ----------
+    .. [1] C. Tillmann, S. Vogel, H. Ney, A. Zubiaga, H. Sawaf, "Accelerated DP Based Search for
+       Statistical Translation", Eurospeech 1997.
+    """
+
+    name = "per"
+
+    def _errors(self, c: list[str], r: list[str]) -> int:
+        return _position_independent_errors(c, r)
