@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import re
 from markupsafe import escape
@@ -230,3 +231,18 @@ def test_an_analysis_that_cannot_run_is_left_out_with_its_error(monkeypatch):
     assert report.omitted["topk"] == ("metaeval.topk_correlations cannot run on these data: `sizes` must be small;"
                                       " got 1000.")
     assert "topk" not in report.analyses
+
+
+def test_progress_gets_one_task_per_step(small, tmp_path):
+    from rich.console import Console
+    from rich.progress import Progress
+
+    ds, metrics, _ = small
+    with Progress(console=Console(file=io.StringIO())) as progress:
+        report = build_report(ds, "expert.relevance", metrics[:2], n_resamples=20, repetitions=5,
+                              analyses=["normality"], progress=progress)
+        write_report(report, tmp_path, progress=progress)
+    tasks = {t.description: (t.completed, t.total) for t in progress.tasks}
+    assert tasks["correlations"] == (12, 12)  # 2 metrics x 2 levels x 3 coefficients
+    assert tasks["figures and page"] == (6, 6)  # dataset, correlations, forest, significance, normality, reproduce
+    assert set(tasks) >= {"significance matrix", "normality", "annotator agreement"}

@@ -112,9 +112,7 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         command = _command_line(dataset, dataset_options, scores, human, metrics, context.meta.get(_SOURCE_KEY, {}),
                                 settings, output)
         result = dataclasses.replace(result, command=command)
-        task = progress.add_task("writing the page", total=None)
-        paths = write_report(result, Path(output))
-        progress.update(task, total=1, completed=1)
+        paths = write_report(result, Path(output), progress=progress)
     console.print(terminal.report_summary(result, paths))
     page = report_paths(output)[1].resolve()
     console.print(f"open {page.as_uri()}", style="bold")

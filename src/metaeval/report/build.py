@@ -337,19 +337,24 @@ def report_paths(output: str | Path) -> tuple[Path, Path]:
     return output, output / HTML_NAME
 
 
-def write_report(report: Report, output: str | Path, *, html: bool = True) -> list[Path]:
+def write_report(report: Report, output: str | Path, *, html: bool = True, progress: Any = None) -> list[Path]:
     """Write the HTML page and results.json, correlations.csv and comparison.csv beside it.
 
     ``output`` is a directory (the page is ``report.html`` inside it) or the page's own path ending in
     ``.html``; each file is written atomically (a reader sees the old file or the whole new one).
-    With ``html=False`` only the machine-readable files are written.
+    With ``html=False`` only the machine-readable files are written. ``progress`` (a
+    ``rich.progress.Progress``) gets one task advancing per section of the page.
     """
     directory, page = report_paths(output)
     paths = []
     if html:
-        from .page import render_report
+        from .page import render_report, section_count
 
-        paths.append(write_text_atomic(page, render_report(report)))
+        advance = None
+        if progress is not None:
+            task = progress.add_task("figures and page", total=section_count(report))
+            advance = lambda: progress.advance(task)  # noqa: E731
+        paths.append(write_text_atomic(page, render_report(report, advance)))
     paths.append(write_text_atomic(directory / "results.json", to_json(report)))
     paths.append(write_text_atomic(directory / "correlations.csv", to_csv(report.table.to_frame())))
     if report.comparison is not None:

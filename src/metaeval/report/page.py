@@ -210,17 +210,29 @@ def _reproduce_section(report, sections: list[Section]) -> Section:
     )
 
 
-def report_sections(report) -> list[Section]:
-    """Every section of the page, in order."""
+def section_count(report) -> int:
+    """How many sections the page of ``report`` has (for a progress bar)."""
+    return 4 + (report.comparison is not None) + len(report.analyses)
+
+
+def report_sections(report, advance=None) -> list[Section]:
+    """Every section of the page, in order; ``advance()`` is called after each one."""
     from .analysis_sections import ANALYSES
 
-    sections = [_dataset_section(report), _correlation_section(report), _forest_section(report)]
+    builders = [_dataset_section, _correlation_section, _forest_section]
     if report.comparison is not None:
-        sections.append(_significance_section(report))
+        builders.append(_significance_section)
     for name, spec in ANALYSES.items():
         if name in report.analyses:
-            sections.append(spec.section(report.analyses[name], report))
+            builders.append(lambda r, spec=spec, name=name: spec.section(r.analyses[name], r))
+    sections = []
+    for build in builders:
+        sections.append(build(report))
+        if advance is not None:
+            advance()
     sections.append(_reproduce_section(report, sections))
+    if advance is not None:
+        advance()
     return sections
 
 
@@ -231,8 +243,8 @@ def _require_dependencies() -> None:
                             f" `pip install {' '.join(missing)}`.")
 
 
-def render_report(report) -> str:
-    """The self-contained HTML page of ``report``."""
+def render_report(report, advance=None) -> str:
+    """The self-contained HTML page of ``report`` (``advance()`` is called after each section)."""
     _require_dependencies()
     d = report.dataset
     name = d.get("name") or "user data"
@@ -241,4 +253,4 @@ def render_report(report) -> str:
     subtitle = (f"{d['systems']} systems x {d['inputs']} inputs, {len(d['metrics'])} metrics;"
                 f" {settings.get('n_resamples')} resamples, seed {settings.get('seed')},"
                 f" preset {settings.get('preset')}; metaeval {__version__}")
-    return render_html(title=title, subtitle=subtitle, sections=report_sections(report))
+    return render_html(title=title, subtitle=subtitle, sections=report_sections(report, advance))
