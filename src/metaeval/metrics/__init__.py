@@ -1,19 +1,35 @@
-"""Text-generation metrics re-implemented exactly: ROUGE-1.5.5 (:class:`Rouge`).
+"""Text-generation metrics: exact ROUGE-1.5.5 (:class:`Rouge`), BLEU / chrF / TER through sacrebleu, METEOR,
+JS-2, WER / PER, and the embedding metrics BERTScore and MoverScore (optional extra ``embed``).
 
 :data:`METRICS` registers every scorer by name (see :mod:`.registry` and ``docs/metrics.md``).
 """
+from .bertscore import BertScore
+from .error_rates import Per, Wer
+from .jensen_shannon import JensenShannon
+from .meteor import Meteor
+from .moverscore import MoverScore
 from .registry import METRICS, CorpusScorer, MetricResourceError, Scorer, flatten_scores, get_scorer
 from .rouge import Rouge
 from .rouge_counts import RougeCounts, RougeStatistics
+from .sacrebleu_metrics import Bleu, Chrf, Ter
 
 __all__ = [
-    "METRICS",
+    "BertScore",
+    "Bleu",
+    "Chrf",
     "CorpusScorer",
+    "JensenShannon",
+    "METRICS",
+    "Meteor",
     "MetricResourceError",
+    "MoverScore",
+    "Per",
     "Rouge",
     "RougeCounts",
     "RougeStatistics",
     "Scorer",
+    "Ter",
+    "Wer",
     "flatten_scores",
     "get_scorer",
 ]
