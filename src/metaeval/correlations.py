@@ -176,9 +176,7 @@ def bootstrap_ci(
         confidence_level=confidence_level, interval=interval, undefined=undefined,
         full_test_set=full_test_set, tie_threshold=tie_threshold, rng=generator, batch=batch,
     )
-    point = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                              full_test_set=full_test_set, tie_threshold=tie_threshold)
-    statistic = float(point.statistic)
+    statistic = float(out.statistic)  # the level correlation of x and z, computed once by the stats layer
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
     signature = _correlation_signature(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
@@ -188,7 +186,7 @@ def bootstrap_ci(
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
         ci=(float(out.low), float(out.high)), confidence_level=confidence_level, pvalue=None,
-        n_used=int(point.n_used), n_skipped=int(point.n_skipped),
+        n_used=int(out.n_used), n_skipped=int(out.n_skipped),
         interval_method=f"boot-{method}" + ("" if interval == "percentile" else "-bca"),
         n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
         signature=signature, bootstrap_distribution=np.asarray(out.samples),

@@ -22,6 +22,7 @@ from .results import ComparisonResult
 from .signature import Signature
 from .stats import paired_bootstrap as _paired_bootstrap
 from .stats import permutation as _permutation
+from .stats.kernels import point_correlations
 from .stats.levels import level_correlation
 from .stats.williams import williams_test as _williams
 
@@ -48,8 +49,8 @@ def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, tes
 
 
 def _pair_statistics(x, y, z, level, coefficient, undefined):
-    a = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined)
-    b = level_correlation(y, z, level=level, coefficient=coefficient, undefined=undefined)
+    # level_correlation of x and of y (bitwise), computed together with fast exact kernels
+    a, b = point_correlations([x, y], z, level=level, coefficient=coefficient, undefined=undefined)
     return a, b
 
 

@@ -147,19 +147,23 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
     depend on ``batch`` or ``engine`` beyond rounding (the kernels equal the reference to ~1e-15).
     """
     k = draws.n_resamples
-    batch = check_batch(batch, _cells_per_resample(x, coefficient))
     kernel = None
     if engine == "auto":
         kernel = _kernels.bootstrap_kernel(x, z, level=level, coefficient=coefficient, draws=draws,
                                            undefined=undefined, tie_threshold=tie_threshold,
                                            full_test_set=full_test_set)
+    if kernel is None:
+        batch = check_batch(batch, _cells_per_resample(x, coefficient))
+    else:
+        batch = check_batch(batch, kernel.cells, budget=_kernels.KERNEL_BATCH_CELLS)
     out = np.empty(k)
-    for sl in batch_slices(k, batch):
-        if kernel is not None:
-            out[sl] = kernel.evaluate(_kernels.BatchCache(draws, sl))
-        else:
-            out[sl] = _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold,
-                                       full_test_set)
+    with _kernels.single_blas_thread():
+        for sl in batch_slices(k, batch):
+            if kernel is not None:
+                out[sl] = kernel.evaluate(_kernels.BatchCache(draws, sl))
+            else:
+                out[sl] = _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold,
+                                           full_test_set)
     return out
 
 
@@ -353,8 +357,8 @@ def bootstrap_interval(
     gen = as_generator(rng)
     check_batch(batch, 1)
 
-    observed = _levels.level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                                         full_test_set=full_test_set, tie_threshold=tie_threshold)
+    observed = _kernels.point_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                                          full_test_set=full_test_set, tie_threshold=tie_threshold)
     statistic = float(observed.statistic)
     n_used = None if observed.n_used is None else int(observed.n_used)
     n_skipped = None if observed.n_skipped is None else int(observed.n_skipped)

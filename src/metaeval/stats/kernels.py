@@ -20,8 +20,24 @@ how the statistics depend on the draws:
   ``w`` the numerator is ``w^T (S*T) w / 2`` and the tied pairs ``w^T E w / 2 + sum_a w_a (w_a - 1) / 2``
   (two copies of one system are tied in both variables). All forms are evaluated with float32 matrix
   products, which are exact here because every operand and partial sum is a small integer.
-* Floating-point sums use ``einsum`` (a fixed summation order per resample), never BLAS ``matmul``, whose
-  blocking depends on the batch shape: results are bitwise identical for any ``batch``.
+* **PERM-BOTH and byte tables.** PERM-BOTH draws one random byte per 8 cells
+  (:class:`metaeval.stats.resampling.PermutationDraws`). A statistic linear in the mask,
+  ``sum_ab m_ab C_ab``, is then a sum of table entries: ``T[g, a, v] = sum_{t in v} C[a, 8 g + t]`` is
+  precomputed for the 256 byte values ``v``, and each resample gathers ``ceil(M / 8) N`` entries instead of
+  multiplying ``N M`` bits. This gives the permuted system means and, when the metrics have no ties, the
+  whole summary-level Kendall difference ``tau(X') - tau(Y')``, which is then linear in the mask.
+* **System-level Kendall tau-b** of ``k`` resampled vectors: signs of the ``N (N - 1) / 2`` pairs only,
+  as int8 arrays of shape ``(pairs, k)``; only differences below ``TIE_RTOL * max |v|`` are examined for
+  ties, and bootstrap duplicates (identical values) are ties.
+* Floating-point sums use a fixed summation order per resample (``einsum``, sequential loops, or
+  reductions along a contiguous last axis), never BLAS ``matmul`` on non-integers, whose blocking depends
+  on the batch shape: results are bitwise identical for any ``batch``. Weighted sums of real scores with
+  integer weights (bootstrap counts, PERM-INPUTS bits) go through BLAS exactly: the scores are split into
+  fixed-point parts whose weighted sums are exact in float64 (:class:`ExactWeightedSums`), so the sums
+  are the same for any summation order, batch size or BLAS.
+* **Point estimates.** :func:`point_correlation` equals :func:`metaeval.stats.levels.level_correlation`
+  bitwise on 2-D data; for complete data and Kendall tau-b at the system and summary levels it counts
+  pairs with one broadcast comparison of the dense ranks instead of a loop over offsets.
 * **Summary level, Pearson.** Sums of ``X'``, ``X'^2`` and ``X' z`` are linear in the mask; under the
   bootstrap the weighted moments are linear in ``w``: one matrix product gives every numerator and
   denominator.
@@ -43,16 +59,28 @@ using Resampling Methods. Transactions of the ACL 9, 1132-1146.
 """
 from __future__ import annotations
 
+import ctypes
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 
 from metaeval.stats import coefficients as _coef
+from metaeval.stats import levels as _levels
 from metaeval.stats.resampling import BootstrapDraws, PermutationDraws
 
 __all__ = [
     "pair_signs",
+    "tie_ranks",
+    "kendall_b_rows",
     "permutation_kernel",
     "bootstrap_kernel",
+    "point_correlation",
+    "point_correlations",
     "BatchCache",
+    "ExactWeightedSums",
+    "KERNEL_BATCH_CELLS",
+    "single_blas_thread",
 ]
 
 
@@ -118,39 +146,326 @@ def _tau_b(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.nda
 #: Up to this many systems the system-level Kendall tau-b of resampled means uses the pairwise sign kernel.
 PAIRWISE_SYSTEMS_MAX = 64
 
+_PAIR_INDEX: dict = {}
 
-def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float) -> np.ndarray:
+
+def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays ``(first, second)`` of the ``n (n - 1) / 2`` pairs ``first < second``."""
+    if n not in _PAIR_INDEX:
+        first, second = np.triu_indices(n, 1)
+        _PAIR_INDEX[n] = (first.astype(np.intp), second.astype(np.intp))
+    return _PAIR_INDEX[n]
+
+
+def tie_ranks(v: np.ndarray):
+    """Dense ranks of the tie groups of every row of ``v`` (b, n), int8 for n <= 127, and the number of
+    tied pairs per row.
+
+    The groups are those of :mod:`metaeval.stats.coefficients` (sorted neighbours closer than
+    ``TIE_RTOL`` times the larger magnitude start no new group), so rank comparisons give exactly the
+    pair signs and tie counts of the generic path.
+    """
+    b, n = v.shape
+    order = np.argsort(v, axis=1)
+    srt = np.take_along_axis(v, order, axis=1)
+    mag = np.abs(srt)
+    new = np.ones((b, n), dtype=bool)
+    new[:, 1:] = ~(srt[:, 1:] - srt[:, :-1] <= _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]))
+    pos = np.arange(n)
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    tied = (pos - start).sum(axis=1)
+    dtype = np.int8 if n <= 127 else np.int16
+    ranks = np.empty((b, n), dtype=dtype)
+    np.put_along_axis(ranks, order, (np.cumsum(new, axis=1) - 1).astype(dtype), axis=1)
+    return ranks, tied
+
+
+def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``sgn(r[s, first[p]] - r[s, second[p]])`` as int8 ``(P, b)`` for ranks ``(b, n)`` of :func:`tie_ranks`."""
+    rt = np.ascontiguousarray(ranks.T)
+    d = rt[first] - rt[second]
+    return np.sign(d, out=d).astype(np.int8, copy=False)
+
+
+def row_pair_signs(v: np.ndarray):
+    """Signs of the pairs ``a < b`` of every row of ``v`` (b, n): int8 ``(P, b)``, and the rows with ties.
+
+    The signs of the tie groups of :func:`tie_ranks` (those of :mod:`metaeval.stats.coefficients`).
+    They are read off the differences directly; only rows with a difference below
+    ``TIE_RTOL * max |v|`` (where a tie is possible) go through :func:`tie_ranks`. Returns the signs and
+    the indices of those rows (a superset of the rows with tied pairs).
+    """
+    b, n = v.shape
+    first, second = upper_pairs(n)
+    if _SIGN_MODE == "ranks":
+        ranks, tied = tie_ranks(v)
+        return rank_pair_signs(ranks, first, second), np.flatnonzero(tied)
+    vt = np.ascontiguousarray(v.T)
+    signs = np.empty((len(first), b), dtype=np.int8)
+    near = np.zeros(b, dtype=bool)
+    bound = _coef.TIE_RTOL * np.abs(vt).max(axis=0)
+    step = max(1, _SIGN_CHUNK // len(first))
+    for lo in range(0, b, step):
+        sl = slice(lo, lo + step)
+        d = vt[first, sl]
+        d -= vt[second, sl]
+        np.subtract((d > 0).view(np.int8), (d < 0).view(np.int8), out=signs[:, sl])
+        np.abs(d, out=d)
+        near[sl] = (d <= bound[sl]).any(axis=0)
+    near = np.flatnonzero(near)
+    if near.size:
+        signs[:, near] = rank_pair_signs(tie_ranks(v[near])[0], first, second)
+    return signs, near
+
+
+_SIGN_MODE = "ranks"
+_SIGN_CHUNK = 1 << 15
+
+
+def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None) -> np.ndarray:
+    """Kendall tau-b of every row of ``xm`` (b, n) with ``zm`` ((b, n), or (n,) for one fixed vector).
+
+    Exact integer pair counts over the tie groups of :mod:`metaeval.stats.coefficients` (see
+    :func:`row_pair_signs`): the numbers of :func:`coefficients.correlation`. ``z_signs`` may pass
+    :func:`fixed_pair_signs` of a fixed ``zm`` computed once.
+    """
+    b, n = xm.shape
+    sx, near = row_pair_signs(xm)
+    tx = np.zeros(b, dtype=np.int64)
+    tx[near] = (sx[:, near] == 0).sum(axis=0)
+    if z_signs is None and zm.ndim == 1:
+        z_signs = fixed_pair_signs(zm)
+    if z_signs is not None:
+        sz, tz = z_signs
+    else:
+        sz, near_z = row_pair_signs(zm)
+        tz = np.zeros(b, dtype=np.int64)
+        tz[near_z] = (sz[:, near_z] == 0).sum(axis=0)
+    num = (sx * sz).sum(axis=0, dtype=np.int32)
+    return _tau_b(num, n * (n - 1) / 2.0, tx, tz)
+
+
+def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of bootstrap resamples given as system multiplicities: row ``s`` holds ``w[s, a]``
+    copies of system ``a`` with scores ``xm[s, a]`` and ``zm[s, a]`` (b, n each).
+
+    With ``ww = w_a w_b`` over the pairs ``a < b`` of distinct systems, the numerator is
+    ``sum ww S_x S_z`` and the pairs tied in x are ``sum_a C(w_a, 2) + sum ww [S_x = 0]`` (copies of one
+    system are tied), the counts of the resampled vectors with their duplicates.
+    """
+    b, n = xm.shape
+    first, second = upper_pairs(n)
+    wt = np.ascontiguousarray(w.T).astype(np.int16)
+    ww = wt[first] * wt[second]  # (P, b), at most n^2
+    dup = (w * (w - 1)).sum(axis=1) // 2
+    total = n * (n - 1) / 2.0  # pairs of the n resampled systems
+    sx, near_x = row_pair_signs(xm)
+    sz, near_z = row_pair_signs(zm)
+    num = (ww * (sx * sz)).sum(axis=0, dtype=np.int32)
+    tx, tz = dup.copy(), dup.copy()
+    tx[near_x] += (ww[:, near_x] * (sx[:, near_x] == 0)).sum(axis=0)
+    tz[near_z] += (ww[:, near_z] * (sz[:, near_z] == 0)).sum(axis=0)
+    return _tau_b(num, total, tx, tz)
+
+
+def fixed_pair_signs(zm: np.ndarray):
+    """Pair signs ``(P, 1)`` and tied pairs of one vector ``zm`` (n,), for :func:`kendall_b_rows`."""
+    first, second = upper_pairs(zm.shape[0])
+    rz, tz = tie_ranks(zm[None])
+    return rank_pair_signs(rz, first, second), tz
+
+
+def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
+                       z_signs=None) -> np.ndarray:
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
-    Kendall tau-b for small N from pairwise signs (the numbers of :func:`coefficients.correlation`),
-    everything else through :func:`coefficients.correlation_rows`.
+    Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of
+    :mod:`metaeval.stats.coefficients` without its checks for missing values, everything else through
+    :func:`coefficients.correlation_rows`.
     """
     n = xm.shape[-1]
     if coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX:
-        off = ~np.eye(n, dtype=bool)
-        sx = pair_signs(xm, xm)
-        sz = pair_signs(zm, zm)
-        num = np.einsum("...ij,...ij->...", sx, sz, dtype=np.int64) / 2.0
-        tx = (((sx == 0) & off).sum(axis=(-2, -1)) / 2.0)
-        tz = (((sz == 0) & off).sum(axis=(-2, -1)) / 2.0)
-        return np.broadcast_to(_tau_b(num, n * (n - 1) / 2.0, tx, tz), xm.shape[:-1]).copy()
+        return kendall_b_rows(xm, zm, z_signs)
+    if coefficient == "pearson" and n >= 2:
+        return pearson_rows(xm, zm)
     zb = np.broadcast_to(zm, xm.shape)
     return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold)
 
 
+def pearson_rows(xm: np.ndarray, zm: np.ndarray) -> np.ndarray:
+    """Pearson's r of every row of complete ``xm`` (b, n) with ``zm`` ((b, n) or (n,)), n >= 2.
+
+    ``sum(dx dz) / (sqrt(sum dx^2) sqrt(sum dz^2))`` with every sum along a contiguous row (the same
+    summation for any batch), NaN where ``xm`` or ``zm`` is constant (a single tie group).
+    """
+    b, n = xm.shape
+    xm = np.ascontiguousarray(xm)
+    nv = np.full(b, n)
+    dx = xm - xm.mean(axis=1, keepdims=True)
+    if zm.ndim == 1:
+        dz = zm - zm.mean()
+        const = _coef._is_constant(xm, None, nv) | bool(_coef._is_constant(zm[None], None, nv[:1])[0])
+        den = np.sqrt((dz * dz).sum())
+    else:
+        zm = np.ascontiguousarray(zm)
+        dz = zm - zm.mean(axis=1, keepdims=True)
+        const = _coef._is_constant(xm, None, nv) | _coef._is_constant(zm, None, nv)
+        den = np.sqrt((dz * dz).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (dx * dz).sum(axis=1) / (np.sqrt((dx * dx).sum(axis=1)) * den)
+    r = np.clip(r, -1.0, 1.0)
+    r[const] = np.nan
+    return r
+
+
 def _linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
-    """``sum_a m[s, a, j] * lin_t[j, a, k]`` -> (b, M, K) for cell masks ``bits`` (b, N, M) stored input-major.
+    """``sum_a m[j, s, a] * lin_t[j, a, k]`` -> (b, M, K) for input-major cell masks ``bits`` (M, b, N).
 
     One two-operand ``einsum`` per component: a fixed summation order (batch-size invariant) and, unlike
     a three-index ``einsum``, fast.
     """
-    bt = bits.transpose(2, 0, 1)  # (M, b, N), contiguous for PERM-BOTH draws
-    return np.stack([np.einsum("jbn,jn->bj", bt, np.ascontiguousarray(lin_t[..., k]))
+    return np.stack([np.einsum("jbn,jn->bj", bits, np.ascontiguousarray(lin_t[..., k]))
                      for k in range(lin_t.shape[-1])], axis=-1)
 
 
 def _complete(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
+#: Target size of the temporaries of one kernel batch, in float64 cells (1 MiB). Small batches keep the
+#: temporaries in memory the allocator reuses: fresh multi-megabyte arrays cost a page fault per 4 KiB
+#: (measured: two live 2.4 MB temporaries 2.4 ms, the same arithmetic on reused memory 0.12 ms).
+KERNEL_BATCH_CELLS = 1 << 17
+
+_BLAS_SYMBOLS = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads", "openblas_get_num_threads"))
+_blas_state = {"controls": None, "depth": 0, "previous": []}
+_blas_lock = threading.Lock()
+
+
+def _openblas_controls():
+    """(setter, getter) of the thread count of every loaded OpenBLAS (empty if none is found)."""
+    if _blas_state["controls"] is None:
+        controls = []
+        try:
+            with open("/proc/self/maps", encoding="utf-8") as handle:
+                paths = sorted({line.split()[-1] for line in handle if "openblas" in line.split()[-1].lower()})
+        except OSError:
+            paths = []
+        for path in paths:
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for setter, getter in _BLAS_SYMBOLS:
+                if hasattr(lib, setter) and hasattr(lib, getter):
+                    controls.append((getattr(lib, setter), getattr(lib, getter)))
+                    break
+        _blas_state["controls"] = controls
+    return _blas_state["controls"]
+
+
+@contextmanager
+def single_blas_thread():
+    """Run the body with OpenBLAS limited to one thread (best effort; no-op without OpenBLAS).
+
+    The kernels' matrix products are small; with one BLAS thread per core their worker threads spin and
+    wait for cores on a loaded machine (PITFALLS, "Resampling"): a (1000 x 300) @ (300 x 200) float32
+    product measured 8-20 ms with 2 threads and 1.2 ms with one on the 2-core development machine. The
+    previous setting is restored when the outermost such block exits (nested and concurrent blocks are
+    counted). The products are exact, so the thread count never changes a result.
+    """
+    with _blas_lock:
+        if _blas_state["depth"] == 0:
+            controls = _openblas_controls()
+            _blas_state["previous"] = [int(getter()) for _, getter in controls]
+            for setter, _ in controls:
+                setter(1)
+        _blas_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_state["depth"] -= 1
+            if _blas_state["depth"] == 0:
+                for (setter, _), n in zip(_openblas_controls(), _blas_state["previous"]):
+                    setter(n)
+
+
+class ExactWeightedSums:
+    """``sum_j w[s, j] V[a, j]`` for non-negative integer weights ``w`` with ``sum_j w[s, j] <= max_total``.
+
+    ``V`` (N, M) is split once into fixed-point parts ``V = P_1 + P_2 + ...``: ``P_r`` is a multiple of a
+    power of two ``u_r`` with ``|P_r| <= 2^B u_r``, ``B = 53 - bitlength(max_total)``, so every product
+    and partial sum of ``w P_r`` is an integer multiple of ``u_r`` below ``2^53 u_r``: exact in float64
+    whatever the order. The weighted sums therefore come from one BLAS product and do not depend on the
+    batch size or the BLAS; the parts are added from the smallest. Up to 4 parts are kept (values below
+    ``2^-180 max |V|`` are dropped, a relative error far below rounding).
+    """
+
+    MAX_PARTS = 4
+
+    def __init__(self, values: np.ndarray, max_total: int):
+        values = np.asarray(values, dtype=np.float64)
+        self.n = values.shape[0]
+        bits = 53 - int(max_total).bit_length()
+        vmax = float(np.abs(values).max()) if values.size else 0.0
+        parts = []
+        if vmax > 0:
+            unit = np.ldexp(1.0, int(np.frexp(vmax)[1]) - bits)
+            rest = values
+            for _ in range(self.MAX_PARTS):
+                part = np.round(rest / unit) * unit
+                parts.append(part)
+                rest = rest - part
+                if not rest.any():
+                    break
+                unit = np.ldexp(unit, -bits)
+        else:
+            parts.append(np.zeros_like(values))
+        self.n_parts = len(parts)
+        self.rhs = np.ascontiguousarray(np.concatenate(parts, axis=0).T)  # (M, parts * N)
+
+    def __call__(self, weights: np.ndarray) -> np.ndarray:
+        """Weighted sums ``(b, N)`` for integer weights ``(b, M)``."""
+        out = np.matmul(weights.astype(np.float64), self.rhs).reshape(weights.shape[0], self.n_parts, self.n)
+        total = out[:, -1]
+        for r in range(self.n_parts - 2, -1, -1):
+            total = out[:, r] + total
+        return total
+
+
+def byte_tables(coef: np.ndarray) -> np.ndarray:
+    """``T[v, g, a] = sum_{t: bit t of v} coef[a, 8 g + t]`` for ``coef`` (N, M): float64 (256, ceil(M/8), N).
+
+    Each entry is summed in increasing bit order (a fixed order); cells beyond ``M`` count 0.
+    """
+    n, m = coef.shape
+    g = -(-m // 8)
+    padded = np.zeros((8 * g, n))
+    padded[:m] = coef.T
+    bits = padded.reshape(g, 8, n)
+    table = np.empty((256, g, n))
+    table[0] = 0.0
+    for t in range(8):
+        np.add(table[: 1 << t], bits[:, t], out=table[1 << t : 2 << t])
+    return table
+
+
+def table_sums(tables: np.ndarray, packed: np.ndarray) -> np.ndarray:
+    """``sum_g T[packed[g, a, s], g, a]`` -> (N, b) for PERM-BOTH bytes ``packed`` (G, N, b).
+
+    The groups ``g`` are added in order (a fixed order per resample, whatever the batch).
+    """
+    g, n, _ = packed.shape
+    flat = tables.reshape(-1)
+    stride = np.intp(g * n)  # between consecutive byte values
+    offsets = np.arange(n)[:, None]
+    total = np.take(flat, packed[0] * stride + offsets)
+    for i in range(1, g):
+        total += np.take(flat, packed[i] * stride + (offsets + i * n))
+    return total
 
 
 class BatchCache:
@@ -171,15 +486,22 @@ class BatchCache:
         return self.get("mask", lambda: self.draws.mask(self.sl))
 
     def column_bits_f32(self) -> np.ndarray:
-        """Cell masks as float32 ``(M, b, N)`` (or ``(1, b, N)`` for PERM-SYSTEMS)."""
+        """Cell masks as float32 ``(M, N, b)`` (or ``(1, N, b)`` for PERM-SYSTEMS)."""
 
         def make():
-            bits = self.draws.bits[self.sl]
             if self.draws.method == "systems":
-                return bits.astype(np.float32)[None]
-            return bits.transpose(2, 0, 1).astype(np.float32)
+                return np.ascontiguousarray(self.draws.bits[self.sl].T, dtype=np.float32)[None]
+            return self.draws.cell_bits(self.sl).astype(np.float32)
 
         return self.get("bits32", make)
+
+    def input_major_bits(self) -> np.ndarray:
+        """PERM-BOTH cell masks as uint8 ``(M, b, N)`` (C-contiguous)."""
+        return self.get("bits8", lambda: np.ascontiguousarray(self.draws.cell_bits(self.sl).transpose(0, 2, 1)))
+
+    def packed(self) -> np.ndarray:
+        """PERM-BOTH bytes of the batch, ``(G, N, b)`` (see :class:`metaeval.stats.resampling.PermutationDraws`)."""
+        return self.draws.packed[:, :, self.sl]
 
     # bootstrap weights ------------------------------------------------------------------------------
     def row_weights(self) -> np.ndarray:
@@ -188,38 +510,65 @@ class BatchCache:
     def col_weights(self, human: bool = False) -> np.ndarray:
         return self.get(("c", human), lambda: self.draws.col_weights(self.sl, human=human))
 
+    def pair_weights(self) -> np.ndarray:
+        """``w_a w_b`` for the system pairs ``a < b`` of :func:`upper_pairs`: float32 (b, P)."""
+
+        def make():
+            w = self.row_weights()
+            first, second = upper_pairs(w.shape[1])
+            return (w[:, first] * w[:, second]).astype(np.float32)
+
+        return self.get("ww", make)
+
 
 # ----------------------------------------------------------------------------------------------------
-# permutation kernels: evaluate(cache) -> (r(X', Z), r(Y', Z)), each of shape (b,)
+# permutation kernels: deltas(cache) -> r(X', Z) - r(Y', Z), of shape (b,)
 
 
 class _PermSystemLevel:
-    """System level: permuted system means are linear in the mask (complete data)."""
+    """System level: permuted system means are linear in the mask (complete data).
 
-    def __init__(self, x, y, z, coefficient, tie_threshold):
+    ``X'_a = xbar_a + (1/M) sum_b m_ab (Y_ab - X_ab)``: byte tables for PERM-BOTH, exact weighted sums for
+    PERM-INPUTS, a selection for PERM-SYSTEMS; then ``Y' = xbar + ybar - X'``.
+    """
+
+    def __init__(self, x, y, z, coefficient, tie_threshold, method):
+        n, m = x.shape
+        # per resample: table gathers, means and tie ranks (a few N), the int8 pair signs (N (N - 1) / 2)
+        self.cells = 24 * n + n * (n - 1) // 4
         self.xbar = x.mean(axis=1)
         self.ybar = y.mean(axis=1)
         self.zbar = z.mean(axis=1)
-        self.d = y - x
-        self.d_t = np.ascontiguousarray(self.d.T)
         self.m = x.shape[1]
         self.coefficient = coefficient
         self.tie_threshold = tie_threshold
+        self.z_signs = fixed_pair_signs(self.zbar) if n <= PAIRWISE_SYSTEMS_MAX else None
+        if method == "both":
+            self.tables = byte_tables(y - x)
+        elif method == "inputs":
+            self.sums = ExactWeightedSums(y - x, x.shape[1])
+
+    def permuted_means(self, cache: BatchCache):
+        draws = cache.draws
+        if draws.method == "systems":
+            xp = np.where(draws.bits[cache.sl], self.ybar, self.xbar)
+        elif draws.method == "inputs":
+            xp = self.xbar + self.sums(draws.bits[cache.sl]) / self.m
+        else:
+            xp = self.xbar + table_sums(self.tables, cache.packed()).T / self.m
+        return xp, self.xbar + self.ybar - xp
 
     def evaluate(self, cache: BatchCache):
-        draws = cache.draws
-        bits = draws.bits[cache.sl]
-        if draws.method == "systems":
-            xp = np.where(bits, self.ybar, self.xbar)
-        elif draws.method == "inputs":
-            xp = self.xbar + np.einsum("bm,nm->bn", bits.astype(np.float64), self.d) / self.m
-        else:
-            # the bits are stored input-major: (M, b, N) is the contiguous view
-            xp = self.xbar + np.einsum("jbn,jn->bn", bits.transpose(2, 0, 1), self.d_t) / self.m
-        yp = self.xbar + self.ybar - xp
-        rx = system_correlation(xp, self.zbar, self.coefficient, self.tie_threshold)
-        ry = system_correlation(yp, self.zbar, self.coefficient, self.tie_threshold)
-        return rx, ry
+        xp, yp = self.permuted_means(cache)
+        b = xp.shape[0]
+        # X' and Y' together: one evaluation of 2b rows (the rows are independent)
+        r = system_correlation(np.concatenate([xp, yp]), self.zbar, self.coefficient, self.tie_threshold,
+                               self.z_signs)
+        return r[:b], r[b:]
+
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
 
 
 class _PermSummaryInputs:
@@ -230,6 +579,7 @@ class _PermSummaryInputs:
         self.rx = _coef.correlation(x, z, coefficient, **kw)
         self.ry = _coef.correlation(y, z, coefficient, **kw)
         self.undefined = undefined
+        self.cells = 8 * x.shape[1]
 
     def evaluate(self, cache: BatchCache):
         bits = cache.draws.bits[cache.sl]  # (b, M)
@@ -237,73 +587,123 @@ class _PermSummaryInputs:
         py = np.where(bits, self.rx, self.ry)
         return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
 
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
+
+def _sign_tensor(ru: np.ndarray, rv: np.ndarray) -> np.ndarray:
+    """``sgn(ru[j, a] - rv[j, b])`` as int8 ``(M, N, N)`` for rank arrays ``(M, N)``."""
+    d = ru[:, :, None].astype(np.int16) - rv[:, None, :]
+    return np.sign(d).astype(np.int8)
+
 
 class _PermSummaryKendall:
-    """Summary-level Kendall tau-b under PERM-SYSTEMS / PERM-BOTH as quadratic forms in the mask bits."""
+    """Summary-level Kendall tau-b under PERM-SYSTEMS / PERM-BOTH as quadratic forms in the mask bits.
 
-    def __init__(self, x, y, z, undefined):
-        n, _ = x.shape
-        xt, yt, zt = x.T, y.T, z.T  # (M, N)
+    Signs and ties are those of the tie groups of each input (:func:`tie_ranks`; ``X`` and ``Y`` are
+    ranked together, since ``X'`` mixes their values). Without ties in ``X`` and ``Y`` (no two values of
+    different systems tie within an input) the denominators are
+    constant and ``tau(X'_j) - tau(Y'_j) = (c_j + l_j . m_j) / sqrt(n0 (n0 - t_j))`` is linear in the
+    mask: under PERM-BOTH the whole difference of the two summary-level correlations is a byte-table
+    sum. Otherwise the numerators and tied pairs are evaluated per input with float32 matrix products
+    (exact on these small integers).
+    """
+
+    def __init__(self, x, y, z, undefined, method):
+        n, m = x.shape
         off = ~np.eye(n, dtype=bool)
-        sxx = pair_signs(xt, xt).astype(np.int16)
-        syy = pair_signs(yt, yt).astype(np.int16)
-        sxy = pair_signs(xt, yt).astype(np.int16)  # sgn(X_a - Y_b)
+        # signs from the tie ranks of each input: X and Y ranked jointly, Z alone (int8 tensors (M, N, N))
+        pool, _ = tie_ranks(np.ascontiguousarray(np.concatenate([x, y]).T))
+        rx, ry = pool[:, :n], pool[:, n:]
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        sxx, syy = _sign_tensor(rx, rx), _sign_tensor(ry, ry)
+        sxy = _sign_tensor(rx, ry)  # sgn(X_a - Y_b)
         syx = -sxy.transpose(0, 2, 1)  # sgn(Y_a - X_b)
-        t = pair_signs(zt, zt).astype(np.int16)
+        t = _sign_tensor(rz, rz)
         self.n0 = n * (n - 1) / 2.0
-        self.tz = ((t == 0) & off).sum(axis=(1, 2)) / 2.0  # (M,)
+        self.tz = tz.astype(np.float64)  # pairs tied in Z, per input
+        i32 = np.int32
         qn = t * (sxx - syx - sxy + syy)
-        c_x = (t * sxx).sum(axis=(1, 2)) / 2.0
-        l_x = (t * (syx - sxx)).sum(axis=2)
-        exx = ((sxx == 0) & off).astype(np.int16)
-        eyy = ((syy == 0) & off).astype(np.int16)
-        exy = ((sxy == 0) & off).astype(np.int16)
+        c_x = (t * sxx).sum(axis=(1, 2), dtype=i32) / 2.0
+        l_x = (t * (syx - sxx)).sum(axis=2, dtype=i32)
+        exx = ((sxx == 0) & off).view(np.int8)
+        eyy = ((syy == 0) & off).view(np.int8)
+        exy = ((sxy == 0) & off).view(np.int8)
         eyx = exy.transpose(0, 2, 1)
         qe = exx - eyx - exy + eyy
-        e_x = exx.sum(axis=(1, 2)) / 2.0
-        le_x = (eyx - exx).sum(axis=2)
+        e_x = exx.sum(axis=(1, 2), dtype=i32) / 2.0
+        le_x = (eyx - exx).sum(axis=2, dtype=i32)
         # Y' is X' under 1 - m: f(1 - m) = f(1) - (l + Q 1).m + m^T Q m / 2, same Q.
-        c_y = c_x + l_x.sum(axis=1) + qn.sum(axis=(1, 2)) / 2.0
-        l_y = -(l_x + qn.sum(axis=2))
-        e_y = e_x + le_x.sum(axis=1) + qe.sum(axis=(1, 2)) / 2.0
-        le_y = -(le_x + qe.sum(axis=2))
+        c_y = c_x + l_x.sum(axis=1) + qn.sum(axis=(1, 2), dtype=i32) / 2.0
+        l_y = -(l_x + qn.sum(axis=2, dtype=i32))
+        e_y = e_x + le_x.sum(axis=1) + qe.sum(axis=(1, 2), dtype=i32) / 2.0
+        le_y = -(le_x + qe.sum(axis=2, dtype=i32))
         self.tie_free = not (qe.any() or le_x.any() or le_y.any() or e_x.any() or e_y.any())
         self.undefined = undefined
         self.n = n
         self.c_x, self.c_y, self.e_x, self.e_y = c_x, c_y, e_x, e_y
-        if self.tie_free:
-            # tau_X - tau_Y per input is linear in m (constant denominators).
-            self.w = np.stack([l_x, l_y], axis=2).astype(np.float32)  # (M, N, 2)
-            self.qn = qn.astype(np.float32)
+        self.tables = None
+        if self.tie_free and method == "both":
+            # tau_X - tau_Y per input is linear in m (constant denominators): byte tables
+            self._linear_delta(l_x - l_y, c_x - c_y, m)
+        elif self.tie_free:
+            self.qn = qn.astype(np.float32)  # symmetric
+            self.w_t = np.ascontiguousarray(np.stack([l_x, l_y], axis=1), dtype=np.float32)  # (M, 2, N)
         else:
-            self.w = np.concatenate(
-                [qn, qe, l_x[..., None], le_x[..., None], l_y[..., None], le_y[..., None]], axis=2
-            ).astype(np.float32)  # (M, N, 2N + 4)
+            w = np.concatenate([qn, qe, l_x[..., None], le_x[..., None], l_y[..., None], le_y[..., None]],
+                               axis=2)  # (M, N, 2N + 4); qn and qe are symmetric
+            self.w_t = np.ascontiguousarray(w.transpose(0, 2, 1), dtype=np.float32)  # (M, K, N)
+        self.cells = 8 * n if self.tables is not None else m * (3 * n + 12)
+
+    def _linear_delta(self, dl, dc, m):
+        """Tie-free PERM-BOTH: ``delta = const + sum_ab m_ab C_ab`` as byte tables (see the class doc)."""
+        dz = self.n0 - self.tz
+        defined = dz > 0  # dx = n0 > 0 without ties
+        n_agg = int(defined.sum()) if self.undefined == "skip" else m
+        if not defined.any():  # every input constant for the humans: NaN ("skip") or 0 - 0 ("zero")
+            self.const = np.nan if self.undefined == "skip" else 0.0
+            self.tables = byte_tables(np.zeros((self.n, m)))
+            return
+        scale = np.where(defined, 1.0 / (np.sqrt(self.n0 * np.where(defined, dz, 1.0)) * n_agg), 0.0)  # (M,)
+        self.const = float((dc * scale).sum())
+        self.tables = byte_tables((dl * scale[:, None]).T)
 
     def per_input(self, cache: BatchCache):
-        """tau-b of X' and of Y' per input, each of shape (b, M)."""
-        mf = cache.column_bits_f32()  # (M, b, N) or (1, b, N)
+        """tau-b of X' and of Y' per input, each of shape (b, M).
+
+        With the masks ``m`` as float32 ``(M, N, b)``: ``r = W^T m`` and the quadratic terms
+        ``m^T Q m`` (``Q`` symmetric), all exact small integers.
+        """
+        mf = cache.column_bits_f32()  # (M, N, b) or (1, N, b)
         n = self.n
-        r = np.matmul(mf, self.w)  # (M, b, K)
+        r = np.matmul(self.w_t, mf)  # (M, K, b)
+        mfb = np.broadcast_to(mf, (r.shape[0], n, r.shape[2]))
         if self.tie_free:
-            q = np.einsum("jbn,jbn->jb", np.matmul(mf, self.qn), np.broadcast_to(mf, r.shape[:2] + (n,)))
-            num_x = self.c_x[:, None] + r[..., 0] + q / 2.0
-            num_y = self.c_y[:, None] + r[..., 1] + q / 2.0
+            q = np.einsum("jnb,jnb->jb", np.matmul(self.qn, mf), mfb)
+            num_x = self.c_x[:, None] + r[:, 0] + q / 2.0
+            num_y = self.c_y[:, None] + r[:, 1] + q / 2.0
             tx = ty = np.zeros(1)
         else:
-            mfb = np.broadcast_to(mf, r.shape[:2] + (n,))
-            q = np.einsum("jbn,jbn->jb", r[..., :n], mfb)
-            g = np.einsum("jbn,jbn->jb", r[..., n : 2 * n], mfb)
-            num_x = self.c_x[:, None] + r[..., 2 * n] + q / 2.0
-            tx = self.e_x[:, None] + r[..., 2 * n + 1] + g / 2.0
-            num_y = self.c_y[:, None] + r[..., 2 * n + 2] + q / 2.0
-            ty = self.e_y[:, None] + r[..., 2 * n + 3] + g / 2.0
+            q = np.einsum("jnb,jnb->jb", r[:, :n], mfb)
+            g = np.einsum("jnb,jnb->jb", r[:, n : 2 * n], mfb)
+            num_x = self.c_x[:, None] + r[:, 2 * n] + q / 2.0
+            tx = self.e_x[:, None] + r[:, 2 * n + 1] + g / 2.0
+            num_y = self.c_y[:, None] + r[:, 2 * n + 2] + q / 2.0
+            ty = self.e_y[:, None] + r[:, 2 * n + 3] + g / 2.0
         tz = self.tz[:, None]
         return _tau_b(num_x, self.n0, tx, tz).T, _tau_b(num_y, self.n0, ty, tz).T
 
     def evaluate(self, cache: BatchCache):
         px, py = self.per_input(cache)
         return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
+
+    def deltas(self, cache: BatchCache):
+        if self.tables is not None:
+            # per resample: groups g in order, then the N systems along a contiguous axis (batch invariant)
+            return self.const + np.ascontiguousarray(table_sums(self.tables, cache.packed()).T).sum(axis=1)
+        rx, ry = self.evaluate(cache)
+        return rx - ry
 
 
 class _PermSummaryPearson:
@@ -329,6 +729,7 @@ class _PermSummaryPearson:
         # inputs where X' can be constant for some mask: all cells take one value of X or Y
         self.x, self.y = x, y
         self.risky = self._risky_columns(x, y)
+        self.cells = x.shape[1] * (n // 8 + 24)
 
     @staticmethod
     def _risky_columns(x, y):
@@ -340,11 +741,10 @@ class _PermSummaryPearson:
 
     def evaluate(self, cache: BatchCache):
         draws = cache.draws
-        bits = draws.bits[cache.sl]
         if draws.method == "systems":
-            s = np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin)  # (b, M, 3)
+            s = np.einsum("bn,nmk->bmk", draws.bits[cache.sl].astype(np.float64), self.lin)  # (b, M, 3)
         else:
-            s = _linear_sums(bits, self.lin_t)  # (b, M, 3)
+            s = _linear_sums(cache.input_major_bits(), self.lin_t)  # (b, M, 3)
         sx, sy, sxx, syy, sxz, syz = self.base
         n = self.n
         x1 = sx + s[..., 0]
@@ -371,6 +771,10 @@ class _PermSummaryPearson:
         ry = np.where(bad_y, np.nan, np.clip(ry, -1.0, 1.0))
         return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
 
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
 
 class PearsonSummaryShared:
     """Summary-level Pearson of every metric pair under shared PERM-SYSTEMS / PERM-BOTH masks.
@@ -394,15 +798,15 @@ class PearsonSummaryShared:
         self.n = n
         self.undefined = undefined
         self._risky: dict = {}
+        self.cells = m * (n // 8 + 3 * p + 24)
 
     def sums(self, cache: BatchCache, i: int) -> np.ndarray:
         """``m . (X_i, X_i^2, X_i z)`` per input: (b, M, 3)."""
 
         def make():
-            bits = cache.draws.bits[cache.sl]
             if cache.draws.method == "systems":
-                return np.einsum("bn,nmk->bmk", bits.astype(np.float64), self.lin[i])
-            return _linear_sums(bits, self.lin_t[i])
+                return np.einsum("bn,nmk->bmk", cache.draws.bits[cache.sl].astype(np.float64), self.lin[i])
+            return _linear_sums(cache.input_major_bits(), self.lin_t[i])
 
         return cache.get(("pearson-sums", i), make)
 
@@ -437,15 +841,25 @@ class _Transposed:
 
     def __init__(self, inner):
         self.inner = inner
+        self.cells = inner.cells
+
+    def _inner_cache(self, cache: BatchCache) -> BatchCache:
+        return cache.get("transposed", lambda: BatchCache(cache.draws.transposed(), cache.sl))
 
     def evaluate(self, cache: BatchCache):
-        inner = cache.get("transposed", lambda: BatchCache(cache.draws.transposed(), cache.sl))
-        return self.inner.evaluate(inner)
+        return self.inner.evaluate(self._inner_cache(cache))
+
+    def deltas(self, cache: BatchCache):
+        return self.inner.deltas(self._inner_cache(cache))
 
 
 def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
                        tie_threshold=0.0):
-    """A fast kernel computing ``(r(X', Z), r(Y', Z))`` per permutation, or None (use the generic path).
+    """A fast kernel for ``r(X', Z)`` and ``r(Y', Z)`` per permutation, or None (use the generic path).
+
+    The kernel's ``deltas(cache)`` gives ``r(X', Z) - r(Y', Z)`` for the resamples of a
+    :class:`BatchCache` (``evaluate(cache)`` the two correlations, where they are computed separately),
+    and ``cells`` the size of its temporaries per resample (for the default batch size).
 
     ``x`` and ``y`` must already be standardized. Kernels exist for complete data at the system level
     (every coefficient), and at the summary level for PERM-INPUTS (every coefficient) and for Kendall
@@ -458,48 +872,69 @@ def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, 
                                    draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold)
         return None if inner is None else _Transposed(inner)
     if level == "system":
-        return _PermSystemLevel(x, y, z, coefficient, tie_threshold)
+        return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method)
     if level == "summary":
         if draws.method == "inputs":
             return _PermSummaryInputs(x, y, z, coefficient, undefined, tie_threshold)
         if tie_threshold:
             return None
         if coefficient == "kendall-b":
-            return _PermSummaryKendall(x, y, z, undefined)
+            return _PermSummaryKendall(x, y, z, undefined, draws.method)
         if coefficient == "pearson":
             return _PermSummaryPearson(x, y, z, undefined)
     return None
 
 
 # ----------------------------------------------------------------------------------------------------
-# bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,)
+# bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
 
 
 class _BootSystemLevel:
-    """System level: means are linear in the column weights; rows are gathered (duplicates kept)."""
+    """System level: means are linear in the column weights; rows are gathered (duplicates kept).
+
+    Column-weighted sums are exact (:class:`ExactWeightedSums`), so resampled means that are equal in
+    exact arithmetic are equal here, whatever the summation order.
+    """
 
     def __init__(self, x, z, coefficient, tie_threshold, full_test_set):
-        self.x, self.z = x, z
+        n = x.shape[0]
+        self.cells = 2 * (x.shape[1] + z.shape[1]) + 32 * n + n * (n - 1) // 4
+        self.n = n
+        self.mx, self.mz = x.shape[1], z.shape[1]
         self.xbar, self.zbar = x.mean(axis=1), z.mean(axis=1)
         self.coefficient = coefficient
         self.tie_threshold = tie_threshold
         self.full = full_test_set
-
-    def means(self, cache: BatchCache, values, human: bool):
-        draws = cache.draws
-        if (draws.cols_human if (human and self.full) else draws.cols) is None:
-            b = len(range(*cache.sl.indices(draws.n_resamples)))
-            means = np.broadcast_to(values.mean(axis=1), (b, values.shape[0]))
+        self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
+        if full_test_set:
+            self.sums = (ExactWeightedSums(x, self.mx), ExactWeightedSums(z, self.mz))
         else:
-            c = cache.col_weights(human=human and self.full).astype(np.float64)
-            means = np.einsum("bm,nm->bn", c, values) / values.shape[1]
-        if draws.rows is not None:
-            means = np.take_along_axis(means, draws.rows[cache.sl], axis=1)
-        return means
+            self.sums = ExactWeightedSums(np.concatenate([x, z]), self.mx)
+
+    def means(self, cache: BatchCache, gather: bool = True):
+        """Resampled system means of X and Z, each (b, N) (of the distinct systems if not ``gather``)."""
+        draws = cache.draws
+        b = len(range(*cache.sl.indices(draws.n_resamples)))
+        if draws.cols is None:
+            xm = np.broadcast_to(self.xbar, (b, self.n))
+            zm = np.broadcast_to(self.zbar, (b, self.n))
+        elif self.full:
+            xm = self.sums[0](cache.col_weights()) / self.mx
+            zm = self.sums[1](cache.col_weights(human=True)) / self.mz
+        else:
+            both = self.sums(cache.col_weights()) / self.mx
+            xm, zm = both[:, : self.n], both[:, self.n :]
+        if gather and draws.rows is not None:
+            rows = draws.rows[cache.sl]
+            xm = np.take_along_axis(xm, rows, axis=1)
+            zm = np.take_along_axis(zm, rows, axis=1)
+        return xm, zm
 
     def evaluate(self, cache: BatchCache):
-        xm = self.means(cache, self.x, False)
-        zm = self.means(cache, self.z, True)
+        if self.weighted:  # Kendall over the distinct systems, duplicates as multiplicities
+            xm, zm = self.means(cache, gather=False)
+            return kendall_b_weighted(xm, zm, cache.row_weights())
+        xm, zm = self.means(cache)
         return system_correlation(xm, zm, self.coefficient, self.tie_threshold)
 
 
@@ -509,6 +944,7 @@ class _BootSummaryInputs:
     def __init__(self, x, z, coefficient, undefined, tie_threshold):
         self.r = _coef.correlation(x, z, coefficient, axis=0, tie_threshold=tie_threshold)
         self.undefined = undefined
+        self.cells = 8 * x.shape[1]
 
     def evaluate(self, cache: BatchCache):
         c = cache.col_weights()
@@ -518,50 +954,39 @@ class _BootSummaryInputs:
 class _BootSummaryKendall:
     """Summary-level Kendall tau-b with system multiplicities ``w``.
 
-    Per input, the numerator is the quadratic form ``w^T (S * T) w / 2`` (one float32 matrix product for
-    all inputs, exact on integers). The pairs tied in x are ``sum_g C(W_g, 2)`` over the tie groups ``g`` of
-    the input, with ``W_g`` the number of resampled systems in the group (copies of one system are tied):
-    a product with the one-hot group matrix, needed only for inputs that have ties.
+    Over the pairs ``a < b`` of distinct systems, with ``ww_ab = w_a w_b``, the numerator of input ``j``
+    is ``sum_ab ww_ab S_jab T_jab`` (signs of the metric and of the humans) and the pairs tied in x are
+    ``sum_a w_a (w_a - 1) / 2 + sum_ab ww_ab [S_jab = 0]`` (copies of one system are tied); likewise in z.
+    One float32 matrix product ``ww (b, P) @ (P, M + M_x + M_z)`` gives every numerator and, for the inputs
+    that have ties, every tie count; it is exact because every operand and partial sum is a small integer.
     """
 
     def __init__(self, x, z, undefined):
         n, m = x.shape
-        s = pair_signs(x.T, x.T).astype(np.float32)
-        t = pair_signs(z.T, z.T).astype(np.float32)
-        self.forms = np.ascontiguousarray((s * t).transpose(1, 0, 2)).reshape(n, m * n)
+        first, second = upper_pairs(n)
+        rx, tx = tie_ranks(np.ascontiguousarray(x.T))  # one row per input
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        sx, sz = rank_pair_signs(rx, first, second), rank_pair_signs(rz, first, second)  # (P, M)
+        self.tied_x = np.flatnonzero(tx)
+        self.tied_z = np.flatnonzero(tz)
+        self.rhs = np.ascontiguousarray(np.concatenate(
+            [sx * sz, sx[:, self.tied_x] == 0, sz[:, self.tied_z] == 0], axis=1, dtype=np.float32))
         self.n, self.m = n, m
         self.n0 = n * (n - 1) / 2.0
         self.undefined = undefined
-        self.groups = [self._tie_groups(v) for v in (x, z)]
-
-    @staticmethod
-    def _tie_groups(values):
-        onehot, offsets = _BootSummaryPearson._groups(values)
-        sizes = np.diff(np.append(offsets, onehot.shape[1]))
-        tied = np.flatnonzero(sizes < values.shape[0])
-        if tied.size == 0:
-            return None
-        keep = np.concatenate([np.arange(offsets[j], offsets[j] + sizes[j]) for j in tied])
-        sub_offsets = np.concatenate([[0], np.cumsum(sizes[tied])[:-1]])
-        return tied, np.ascontiguousarray(onehot[:, keep]), sub_offsets
-
-    def _tied_pairs(self, groups, wf, dup):
-        out = np.broadcast_to(dup, (wf.shape[0], self.m)).copy()
-        if groups is not None:
-            tied, onehot, offsets = groups
-            counts = wf @ onehot
-            out[:, tied] = np.add.reduceat(counts * (counts - 1), offsets, axis=1) / 2.0
-        return out
+        self.cells = n * (n - 1) // 2 + self.rhs.shape[1] + 12 * m
 
     def per_input(self, cache: BatchCache):
         w = cache.row_weights()
-        wf = w.astype(np.float32)
-        r = (wf @ self.forms).reshape(w.shape[0], self.m, self.n)
-        num = np.einsum("bjn,bn->bj", r, wf) / 2.0  # (b, M)
+        out = cache.pair_weights() @ self.rhs  # (b, M + M_x + M_z), exact integers
+        m, mx = self.m, self.tied_x.size
+        num = out[:, :m].astype(np.float64)
         dup = ((w * (w - 1)).sum(axis=1) / 2.0)[:, None]
-        tx = self._tied_pairs(self.groups[0], wf, dup)
-        tz = self._tied_pairs(self.groups[1], wf, dup)
-        return _tau_b(num.astype(np.float64), self.n0, tx, tz)
+        tx = np.repeat(dup, m, axis=1)
+        tx[:, self.tied_x] += out[:, m : m + mx]
+        tz = np.repeat(dup, m, axis=1)
+        tz[:, self.tied_z] += out[:, m + mx :]
+        return _tau_b(num, self.n0, tx, tz)
 
     def evaluate(self, cache: BatchCache):
         tau = self.per_input(cache)
@@ -579,6 +1004,7 @@ class _BootSummaryPearson:
         zc = z - z.mean(axis=0)
         self.moments = np.concatenate([xc, zc, xc * xc, zc * zc, xc * zc], axis=1)  # (N, 5M)
         self.n, self.m = n, m
+        self.cells = m * (n + 24)
         self.x, self.z = x, z
         self.undefined = undefined
         self._group_cache: dict = {}
@@ -655,3 +1081,88 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
         if coefficient == "pearson":
             return _BootSummaryPearson(x, z, undefined)
     return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# point estimates
+
+
+def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+    """:func:`metaeval.stats.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
+
+    See :func:`point_correlations`.
+    """
+    return point_correlations([x], z, level=level, coefficient=coefficient, undefined=undefined,
+                              full_test_set=full_test_set, tie_threshold=tie_threshold)[0]
+
+
+def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+    """``[level_correlation(x, z) for x in xs]`` for validated 2-D arrays of one shape, bitwise equal.
+
+    For complete data, Pearson and Kendall tau-b at the system and summary levels (Kendall: at most
+    :data:`coefficients.PAIRWISE_MAX_N` systems) the statistics are computed here, all metrics at once:
+    the same system means, tie groups, sums and formulas as :mod:`metaeval.stats.levels` and
+    :mod:`metaeval.stats.coefficients`, with Kendall's pairs counted by one comparison of the dense
+    ranks of all vectors (the same integers as the coefficients' loop over offsets). Every other case
+    calls ``level_correlation``.
+    """
+    n, m = z.shape
+    fast = (coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
+            and not tie_threshold and 2 <= n and all(x.shape == z.shape for x in xs) and _complete(z, *xs)
+            and (coefficient == "pearson" or n <= _coef.PAIRWISE_MAX_N))
+    if not fast:
+        return [_levels.level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                                          full_test_set=full_test_set, tie_threshold=tie_threshold) for x in xs]
+    rows = _kendall_b_rows if coefficient == "kendall-b" else _pearson_rows
+    k = len(xs)
+    if level == "system":  # levels._system on complete data
+        used = np.broadcast_to(np.ones((1, m), dtype=bool), z.shape)
+        count = used.sum(axis=-1)
+        xbar = np.stack([np.where(used, x, 0.0).sum(axis=-1) / count for x in xs])
+        zbar = np.where(used, z, 0.0).sum(axis=-1) / count
+        r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
+        zero = np.int64(0)
+        return [_levels.LevelCorrelation(r[i], np.int64(n), np.int64(0), zero, zero) for i in range(k)]
+    # levels._grouped over the inputs (columns): one row per (metric, input)
+    if coefficient == "kendall-b":  # integer counts: any layout
+        zt = np.ascontiguousarray(z.T)
+        r = rows(np.concatenate([np.ascontiguousarray(x.T) for x in xs]), np.concatenate([zt] * k)).reshape(k, m)
+    else:  # the sums of the generic path run over the transposed views: same strides, same rounding
+        r = [_pearson_rows(x.T, z.T, contiguous=False) for x in xs]
+    out = []
+    for ri in r:
+        defined = ~np.isnan(ri)
+        n_defined = defined.sum(axis=-1)
+        n_zeroed = (~defined).sum(axis=-1) if undefined == "zero" else np.zeros_like(n_defined)
+        n_used = n_defined + n_zeroed
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stat = np.where(n_used > 0, np.where(defined, ri, 0.0).sum(axis=-1) / n_used, np.nan)
+        fields = (stat, n_used, m - n_defined, n_zeroed, np.zeros_like(n_defined))
+        out.append(_levels.LevelCorrelation(*(np.asarray(v)[()] for v in fields)))
+    return out
+
+
+def _kendall_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of the rows of complete ``x``, ``y`` (B, n), 2 <= n <= PAIRWISE_MAX_N, as
+    :func:`coefficients.correlation_rows` computes it (same tie groups, counts and formula)."""
+    b, n = x.shape
+    nv = np.full(b, n, dtype=np.int64)
+    rx, tx = tie_ranks(x)
+    ry, ty = tie_ranks(y)
+    first, second = upper_pairs(n)
+    prod = rank_pair_signs(rx, first, second) * rank_pair_signs(ry, first, second)  # (P, B)
+    pos = np.count_nonzero(prod > 0, axis=0)
+    neg = np.count_nonzero(prod < 0, axis=0)
+    pairs = nv * (nv - 1) // 2
+    txy = (pos + neg) - pairs + tx + ty  # C + D = P - Tx_all - Ty_all + Txy
+    return _coef._from_counts("kendall-b", nv, pairs, pos - neg, tx, ty, txy,
+                              rx.max(axis=1).astype(np.int64) + 1, ry.max(axis=1).astype(np.int64) + 1)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray, contiguous: bool = True) -> np.ndarray:
+    """Pearson's r of the rows of complete ``x``, ``y`` (B, n), n >= 2, as
+    :func:`coefficients.correlation_rows` computes it (on these arrays, or C-contiguous copies)."""
+    if contiguous:
+        x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    nv = np.full(x.shape[0], x.shape[1])
+    return _coef._pearson(x, y, None, _coef._is_constant(x, None, nv) | _coef._is_constant(y, None, nv))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from metaeval.errors import DegenerateWarning, check_probability
-from metaeval.stats import levels as _levels
+from metaeval.stats import kernels as _kernels
 from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
 from metaeval.stats.permutation import TOLERANCE_EPS, _test_iv
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
@@ -139,8 +139,7 @@ def bootstrap_test(
     gen = as_generator(rng)
     check_batch(batch, 1)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
-    rx = float(_levels.level_correlation(x, z, **kw).statistic)
-    ry = float(_levels.level_correlation(y, z, **kw).statistic)
+    rx, ry = (float(r.statistic) for r in _kernels.point_correlations([x, y], z, **kw))
     delta = rx - ry
     draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen)
     sx = bootstrap_samples(x, z, draws=draws, batch=batch, engine=engine, **kw)

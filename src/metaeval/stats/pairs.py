@@ -152,7 +152,7 @@ def pairwise_tests(
     scores, z, test, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _pairs_iv(
         scores, z, test, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
     gen = as_generator(rng)
-    batch = check_batch(batch, _cells_per_resample(scores[0], coefficient))
+    check_batch(batch, 1)
     p = scores.shape[0]
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     dropped = np.zeros((p, p), dtype=np.int64)
@@ -164,7 +164,7 @@ def pairwise_tests(
         method_out = None
     elif test == "permutation":
         std = np.stack([standardize(scores[i], f"scores[{i}]") for i in range(p)])
-        statistics = np.array([float(_levels.level_correlation(std[i], z, **kw).statistic) for i in range(p)])
+        statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(std), z, **kw)])
         draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
         deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw)
         for (i, j), ds in deltas_s.items():
@@ -183,7 +183,7 @@ def pairwise_tests(
                 pvalues[i, j] = pvalues[j, i] = (1 + count_extreme(null, delta, "two-sided")) / (1 + null.size)
         n_res, method_out = k, method
     else:
-        statistics = np.array([float(_levels.level_correlation(scores[i], z, **kw).statistic) for i in range(p)])
+        statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(scores), z, **kw)])
         draws = bootstrap_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
         samples = [bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw) for i in range(p)]
         for i in range(p):
@@ -216,54 +216,86 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
     pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
     out = {pair: np.empty(k) for pair in pairs}
     complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
-    shared_system = engine == "auto" and complete and kw["level"] == "system"
+    shared_system = None
+    if engine == "auto" and complete and kw["level"] == "system":
+        shared_system = _SharedSystemMeans(std, z, draws)
     shared_pearson = None
     if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
             and draws.method != "inputs"):
         shared_pearson = _kernels.PearsonSummaryShared(std, z, kw["undefined"])
     kernels = {}
-    if engine == "auto" and not shared_system and shared_pearson is None:
+    if engine == "auto" and shared_system is None and shared_pearson is None:
         for i, j in pairs:
             kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
-    if shared_system:
-        means = std.mean(axis=2)  # (P, N)
-        zbar = z.mean(axis=1)
-    for sl in batch_slices(k, batch):
-        cache = _kernels.BatchCache(draws, sl)
-        if shared_system:
-            shift = _system_shifts(std, means, draws, sl)  # (P, b, N): permuted part of each metric's means
-        for i, j in pairs:
-            if shared_system:
-                if draws.method == "systems":
-                    bits = draws.bits[sl]
-                    xp = np.where(bits, means[j], means[i])
-                else:
-                    xp = means[i] + (shift[j] - shift[i])
-                yp = means[i] + means[j] - xp
-                rx = _kernels.system_correlation(xp, zbar, kw["coefficient"], kw["tie_threshold"])
-                ry = _kernels.system_correlation(yp, zbar, kw["coefficient"], kw["tie_threshold"])
-            elif shared_pearson is not None:
-                rx, ry = shared_pearson.evaluate(cache, i, j)
-            elif kernels.get((i, j)) is not None:
-                rx, ry = kernels[i, j].evaluate(cache)
-            else:
-                rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
-                                          kw["undefined"], kw["tie_threshold"])
-            out[i, j][sl] = rx - ry
+    fast = [kern for kern in (shared_system, shared_pearson, *kernels.values()) if kern is not None]
+    if shared_system is None and shared_pearson is None and len(fast) < len(pairs):  # some reference pairs
+        batch = check_batch(batch, _cells_per_resample(std[0], kw["coefficient"]))
+    else:
+        batch = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
+    with _kernels.single_blas_thread():
+        for sl in batch_slices(k, batch):
+            _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw)
     return out
 
 
-def _system_shifts(std, means, draws, sl):
-    """``(1/M) sum_b m_ab X_p[a, b]`` for every metric p: (P, b, N)."""
-    p, n, m = std.shape
-    bits = draws.bits[sl]
-    if draws.method == "systems":
-        return np.zeros((p,) + bits.shape)
-    if draws.method == "inputs":
-        bf = bits.astype(np.float64)  # (b, M)
-        return np.stack([np.einsum("bm,nm->bn", bf, std[i]) for i in range(p)]) / m
-    bt = bits.transpose(2, 0, 1)  # contiguous: PERM-BOTH bits are stored input-major
-    return np.stack([np.einsum("jbn,jn->bn", bt, np.ascontiguousarray(std[i].T)) for i in range(p)]) / m
+def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw):
+    """Fill ``out[i, j][sl]`` for every pair from one batch of the shared masks."""
+    cache = _kernels.BatchCache(draws, sl)
+    for i, j in pairs:
+        if shared_system is not None:
+            xp, yp = shared_system.permuted_means(cache, i, j)
+            args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs)
+            rx = _kernels.system_correlation(xp, *args)
+            ry = _kernels.system_correlation(yp, *args)
+            out[i, j][sl] = rx - ry
+        elif shared_pearson is not None:
+            rx, ry = shared_pearson.evaluate(cache, i, j)
+            out[i, j][sl] = rx - ry
+        elif kernels.get((i, j)) is not None:
+            out[i, j][sl] = kernels[i, j].deltas(cache)
+        else:
+            rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
+                                      kw["undefined"], kw["tie_threshold"])
+            out[i, j][sl] = rx - ry
+
+
+class _SharedSystemMeans:
+    """Permuted system means of every metric pair from per-metric masked sums (complete data).
+
+    ``shift_p = (1/M) sum_b m_ab X_p[a, b]`` is computed once per metric and batch (byte tables for
+    PERM-BOTH, exact weighted sums for PERM-INPUTS); then ``X'_a = xbar_i + shift_j - shift_i`` and
+    ``Y' = xbar_i + xbar_j - X'``.
+    """
+
+    def __init__(self, std, z, draws):
+        self.p, self.n, self.m = std.shape
+        self.cells = (self.p + 24) * self.n + self.n * (self.n - 1) // 4
+        self.means = std.mean(axis=2)  # (P, N)
+        self.zbar = z.mean(axis=1)
+        self.z_signs = _kernels.fixed_pair_signs(self.zbar) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
+        self.method = draws.method
+        if draws.method == "both":
+            self.tables = [_kernels.byte_tables(std[i]) for i in range(self.p)]
+        elif draws.method == "inputs":
+            self.sums = _kernels.ExactWeightedSums(std.reshape(-1, self.m), self.m)
+
+    def _shifts(self, cache):
+        def make():
+            if self.method == "both":
+                packed = cache.packed()
+                return np.stack([_kernels.table_sums(t, packed).T for t in self.tables]) / self.m
+            sums = self.sums(cache.draws.bits[cache.sl])  # (b, P * N)
+            return sums.reshape(sums.shape[0], self.p, self.n).transpose(1, 0, 2) / self.m
+
+        return cache.get("system-shifts", make)
+
+    def permuted_means(self, cache, i, j):
+        if self.method == "systems":
+            xp = np.where(cache.draws.bits[cache.sl], self.means[j], self.means[i])
+        else:
+            shift = self._shifts(cache)
+            xp = self.means[i] + (shift[j] - shift[i])
+        return xp, self.means[i] + self.means[j] - xp
 
 
 def _williams_matrix(scores, z, level, alternative):

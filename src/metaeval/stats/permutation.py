@@ -113,23 +113,27 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
     ``xs`` and ``ys`` must already be standardized and validated.
     """
     k = draws.n_resamples
-    batch = check_batch(batch, _cells_per_resample(xs, coefficient))
     kernel = None
     if engine == "auto":
         kernel = _kernels.permutation_kernel(xs, ys, z, level=level, coefficient=coefficient, draws=draws,
                                              undefined=undefined, tie_threshold=tie_threshold)
+    if kernel is None:
+        batch = check_batch(batch, _cells_per_resample(xs, coefficient))
+    else:
+        batch = check_batch(batch, kernel.cells, budget=_kernels.KERNEL_BATCH_CELLS)
     out = np.empty(k)
-    for sl in batch_slices(k, batch):
-        if kernel is not None:
-            rx, ry = kernel.evaluate(_kernels.BatchCache(draws, sl))
-        else:
-            rx, ry = _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold)
-        out[sl] = rx - ry
+    with _kernels.single_blas_thread():
+        for sl in batch_slices(k, batch):
+            if kernel is not None:
+                out[sl] = kernel.deltas(_kernels.BatchCache(draws, sl))
+            else:
+                rx, ry = _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold)
+                out[sl] = rx - ry
     return out
 
 
 def _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold):
-    mask = draws.mask(sl)
+    mask = np.ascontiguousarray(draws.mask(sl))  # C order: the generic sums then do not depend on the batch
     zb = np.broadcast_to(z, mask.shape)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     rx = _levels.level_correlation(np.where(mask, ys, xs), zb, **kw).statistic
@@ -226,8 +230,7 @@ def permutation_test(
     xs = standardize(x, "x")
     ys = standardize(y, "y")
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
-    rx = float(_levels.level_correlation(xs, z, **kw).statistic)
-    ry = float(_levels.level_correlation(ys, z, **kw).statistic)
+    rx, ry = (float(r.statistic) for r in _kernels.point_correlations([xs, ys], z, **kw))
     delta = rx - ry
     draws = permutation_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen)
     deltas = permutation_deltas(xs, ys, z, draws=draws, batch=batch, engine=engine, **kw)

@@ -33,6 +33,7 @@ using Resampling Methods. Transactions of the ACL 9, 1132-1146.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -67,15 +68,15 @@ def as_generator(rng: Any) -> np.random.Generator:
     raise ParameterError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
 
 
-def default_batch(cells_per_resample: int) -> int:
-    """Number of resamples per batch so that one batch holds about :data:`BATCH_CELLS` cells."""
-    return max(1, int(BATCH_CELLS // max(1, int(cells_per_resample))))
+def default_batch(cells_per_resample: int, budget: int = BATCH_CELLS) -> int:
+    """Number of resamples per batch so that one batch holds about ``budget`` cells."""
+    return max(1, int(budget // max(1, int(cells_per_resample))))
 
 
-def check_batch(batch: Any, cells_per_resample: int) -> int:
-    """Validate ``batch`` (None = automatic) and return the number of resamples per batch."""
+def check_batch(batch: Any, cells_per_resample: int, budget: int = BATCH_CELLS) -> int:
+    """Validate ``batch`` (None = automatic, ``budget`` cells per batch) and return the resamples per batch."""
     if batch is None:
-        return default_batch(cells_per_resample)
+        return default_batch(cells_per_resample, budget)
     return check_int("batch", batch, minimum=1)
 
 
@@ -140,12 +141,16 @@ class BootstrapDraws:
         m = self.n_inputs_human if human and self.n_inputs_human is not None else self.n_inputs
         return np.broadcast_to(np.arange(m), (k, m))
 
+    @cached_property
+    def _row_weights(self) -> np.ndarray:
+        return count_weights(self.rows, self.n_systems)
+
     def row_weights(self, sl: slice = slice(None)) -> np.ndarray:
         """Multiplicity of every system in resamples ``sl``: int array ``(k, n_systems)``."""
         if self.rows is None:
             k = len(range(*sl.indices(self.n_resamples)))
             return np.ones((k, self.n_systems), dtype=np.int64)
-        return count_weights(self.rows[sl], self.n_systems)
+        return self._row_weights[sl]
 
     def col_weights(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
         """Multiplicity of every input in resamples ``sl``: int array ``(k, n_inputs)``."""
@@ -213,28 +218,68 @@ def bootstrap_draws(
     return BootstrapDraws(method, n_systems, n_inputs, rows, cols, cols_human, n_inputs_human)
 
 
-@dataclass(frozen=True)
 class PermutationDraws:
     """Swap masks of a permutation test, shared by every metric pair of one call.
 
-    Attributes
-    ----------
+    Parameters / attributes
+    -----------------------
     method : str
         ``"systems"``, ``"inputs"`` or ``"both"``.
     n_systems, n_inputs : int
         Shape of the score matrices.
     bits : ndarray of bool
-        ``(k, N)`` for "systems", ``(k, M)`` for "inputs", ``(k, N, M)`` for "both"; True = swap.
+        ``(k, N)`` for "systems", ``(k, M)`` for "inputs", ``(k, N, M)`` for "both"; True = swap. For
+        PERM-BOTH draws made by :func:`permutation_draws` it is unpacked from ``packed`` on first access.
+    packed : ndarray of uint8, shape (ceil(M / 8), N, k), PERM-BOTH only
+        The same bits, eight inputs per byte: bit ``t`` (least significant first) of ``packed[g, a, s]``
+        is the bit of cell ``(s, a, 8 g + t)``; bits of cells beyond ``M`` are ignored. Kernels read it
+        directly (byte lookup tables, resamples contiguous) or unpack it to ``(M, N, k)``.
     """
 
-    method: str
-    n_systems: int
-    n_inputs: int
-    bits: np.ndarray
+    __slots__ = ("method", "n_systems", "n_inputs", "_bits", "_packed")
+
+    def __init__(self, method: str, n_systems: int, n_inputs: int, bits: np.ndarray | None = None, *,
+                 packed: np.ndarray | None = None):
+        if (bits is None) == (packed is None):
+            raise ParameterError("`bits` or `packed` must be given, not both; got "
+                                 f"{'neither' if bits is None else 'both'}.")
+        if packed is not None and method != "both":
+            raise ParameterError(f"`packed` must be None unless `method` is 'both'; got method {method!r}.")
+        self.method = method
+        self.n_systems = int(n_systems)
+        self.n_inputs = int(n_inputs)
+        self._bits = None if bits is None else np.asarray(bits, dtype=bool)
+        self._packed = packed
+
+    def __repr__(self) -> str:
+        return (f"PermutationDraws(method={self.method!r}, n_systems={self.n_systems}, n_inputs={self.n_inputs}, "
+                f"n_resamples={self.n_resamples})")
 
     @property
     def n_resamples(self) -> int:
-        return int(self.bits.shape[0])
+        if self._packed is not None:
+            return int(self._packed.shape[2])
+        return int(self._bits.shape[0])
+
+    @property
+    def bits(self) -> np.ndarray:
+        if self._bits is None:
+            # stored (M, N, k) in memory, viewed as (k, N, M)
+            self._bits = unpack_cells(self._packed, self.n_inputs).view(bool).transpose(2, 1, 0)
+        return self._bits
+
+    @property
+    def packed(self) -> np.ndarray:
+        """PERM-BOTH bits packed eight inputs per byte, ``(ceil(M / 8), N, k)`` uint8 (see the class doc)."""
+        if self.method != "both":
+            raise ParameterError(f"`packed` bits exist for method 'both' only; got method {self.method!r}.")
+        if self._packed is None:
+            k, n, m = self._bits.shape
+            g = -(-m // 8)
+            padded = np.zeros((g * 8, n, k), dtype=np.uint8)
+            padded[:m] = self._bits.transpose(2, 1, 0)
+            self._packed = np.packbits(padded.reshape(g, 8, n, k), axis=1, bitorder="little")[:, 0]
+        return self._packed
 
     def transposed(self) -> "PermutationDraws":
         """The same masks for the transposed matrices (systems and inputs exchanged)."""
@@ -244,13 +289,30 @@ class PermutationDraws:
 
     def mask(self, sl: slice = slice(None)) -> np.ndarray:
         """Cell masks of resamples ``sl`` as a read-only bool array ``(k, N, M)`` (True = swap)."""
-        b = self.bits[sl]
+        if self.method == "both":
+            if self._bits is None:
+                return unpack_cells(self._packed[:, :, sl], self.n_inputs).view(bool).transpose(2, 1, 0)
+            return self._bits[sl]
+        b = self._bits[sl]
         shape = (b.shape[0], self.n_systems, self.n_inputs)
         if self.method == "systems":
             return np.broadcast_to(b[:, :, None], shape)
-        if self.method == "inputs":
-            return np.broadcast_to(b[:, None, :], shape)
-        return b
+        return np.broadcast_to(b[:, None, :], shape)
+
+    def cell_bits(self, sl: slice = slice(None)) -> np.ndarray:
+        """PERM-BOTH bits of resamples ``sl`` as a C-contiguous uint8 array ``(M, N, k)`` (1 = swap)."""
+        if self._bits is None:
+            return unpack_cells(self._packed[:, :, sl], self.n_inputs)
+        return np.ascontiguousarray(self._bits[sl].transpose(2, 1, 0)).view(np.uint8)
+
+
+def unpack_cells(packed: np.ndarray, n_inputs: int) -> np.ndarray:
+    """Unpack ``(G, N, k)`` bytes (eight inputs per byte, least significant bit first) to ``(M, N, k)`` uint8."""
+    g, n, k = packed.shape
+    out = np.empty((g, 8, n, k), dtype=np.uint8)
+    for t in range(8):
+        np.bitwise_and(np.right_shift(packed, t), 1, out=out[:, t])
+    return out.reshape(g * 8, n, k)[:n_inputs]
 
 
 def permutation_draws(
@@ -285,11 +347,10 @@ def permutation_draws(
     k = check_int("n_resamples", n_resamples, minimum=1)
     gen = as_generator(rng)
     if method == "both":
-        # Stored input-major, (M, k, N) in memory, viewed as (k, N, M): the summary-level kernels read one
-        # (k, N) block per input without a transposing copy.
-        bits = gen.integers(0, 2, size=(n_inputs, k, n_systems), dtype=np.uint8).astype(bool)
-        bits = bits.transpose(1, 2, 0)
-    else:
-        shape = (k, n_systems) if method == "systems" else (k, n_inputs)
-        bits = gen.integers(0, 2, size=shape, dtype=np.uint8).astype(bool)
+        # One random byte holds the bits of 8 inputs (see PermutationDraws.packed): 8 times fewer draws,
+        # and byte lookup tables for the kernels whose statistic is linear in the mask.
+        packed = gen.integers(0, 256, size=(-(-n_inputs // 8), n_systems, k), dtype=np.uint8)
+        return PermutationDraws(method, n_systems, n_inputs, packed=packed)
+    shape = (k, n_systems) if method == "systems" else (k, n_inputs)
+    bits = gen.integers(0, 2, size=shape, dtype=np.uint8).astype(bool)
     return PermutationDraws(method, n_systems, n_inputs, bits)
