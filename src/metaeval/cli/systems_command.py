@@ -18,9 +18,12 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 
 def frame_table(frame, title: str, digits: int = 3) -> Table:
     """A rich table of a pandas DataFrame (floats rounded, NaN as n/a)."""
+    from pandas.api.types import is_numeric_dtype
+
     table = Table(title=title, title_justify="left")
     for column in frame.columns:
-        table.add_column(str(column), justify="left" if frame[column].dtype == object else "right")
+        numeric = is_numeric_dtype(frame[column]) and frame[column].dtype != bool
+        table.add_column(str(column), justify="right" if numeric else "left")
     for row in frame.itertuples(index=False):
         cells = []
         for value in row:

@@ -25,8 +25,13 @@ def verdicts(dataset, dataset_options, scores, human, metrics, test, confidence_
     result = system_verdicts(ds, chosen_metrics(ds, human, metrics), human, test=test,
                              confidence_level=confidence_level, n_resamples=n_resamples, rng=seed)
     frame = result.pairs_frame() if show_pairs else result.to_frame()
+    if fmt == "table" and not show_pairs:
+        # compact: the confusion matrix as three rows "better | worse | tie" of the human verdicts
+        frame = frame[["metric", "f1", "agreement", "n_used", "n_skipped"]].assign(
+            confusion=[" | ".join(" ".join(str(v) for v in row) for row in cm) for cm in result.confusion])
     title = (f"verdicts against {human}: {test} test over {len(result.pairs)} system pairs, two-sided, "
              f"significant at {1 - confidence_level:g}")
     counts = {v: int((result.human_verdicts == v).sum()) for v in ("better", "worse", "tie")}
-    footer = "human verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+    footer = ("human verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+              + "\nconfusion: rows = human better | worse | tie, columns = metric better worse tie")
     emit(render(result, fmt, frame, title, footer), output)
