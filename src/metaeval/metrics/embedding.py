@@ -156,9 +156,12 @@ class LocalEncoder:
         if self.num_threads is not None:
             torch.set_num_threads(self.num_threads)
         tokenizer, model = self._load()
-        out: list[tuple[list[int], np.ndarray]] = []
+        # batches of similar lengths waste little on padding; results come back in the input order
+        order = sorted(range(len(texts)), key=lambda k: (len(texts[k]), k))
+        out: list[tuple[list[int], np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
+            positions = order[start : start + self.batch_size]
+            batch = [texts[k] for k in positions]
             full = tokenizer(batch, add_special_tokens=True)["input_ids"]
             for text, ids in zip(batch, full):
                 if len(ids) > self.max_length:
@@ -175,8 +178,8 @@ class LocalEncoder:
             hidden = torch.nn.functional.normalize(hidden.float(), dim=-1).cpu().numpy().astype(np.float64)
             keep = (enc["attention_mask"].cpu().numpy() == 1) & (special.numpy() == 0)
             ids = enc["input_ids"].cpu().numpy()
-            for row in range(len(batch)):
-                out.append((ids[row][keep[row]].tolist(), hidden[row][keep[row]]))
+            for row, k in enumerate(positions):
+                out[k] = (ids[row][keep[row]].tolist(), hidden[row][keep[row]])
         return out
 
     def idf(self, references: Sequence[str]) -> tuple[dict[int, float], float]:
