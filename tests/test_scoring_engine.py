@@ -95,6 +95,8 @@ def test_scores_equal_the_scorer_and_record_signatures():
     meta = ds.metadata()
     assert meta["signatures"] == {"rouge": str(rouge.signature)} and meta["run"]["computed"] == 3
     assert ds.run.backend == "serial" and ds.run.cells == ds.run.pairs == 3
+    assert repr(ds) == "ScoredSet('tiny', 2 systems x 2 inputs, 9 scorers from 1 metric, backend='serial')"
+    assert type(ds.subset(systems=["s1"])) is me.ScoreSet  # derived sets drop the run record
 
 
 def test_rerun_recomputes_nothing_and_shared_pairs_are_scored_once(tmp_path):
@@ -114,7 +116,7 @@ def test_rerun_recomputes_nothing_and_shared_pairs_are_scored_once(tmp_path):
 
 def test_auto_batch_size():
     assert _auto_batch_size(10, 1) == 3 and _auto_batch_size(10_000, 2) == defaults.SCORING_BATCH_SIZE
-    assert _auto_batch_size(0, 4) == 1
+    assert _auto_batch_size(1, 4) == 1 and _auto_batch_size(0, 4) == defaults.SCORING_BATCH_SIZE
 
 
 def test_identical_scores_on_every_backend(shared_data):

@@ -108,9 +108,18 @@ def score_batch_in_pool(digest: str, pairs: Sequence[tuple[Any, Any]]):
 
 
 def dumps(scorer: Any) -> bytes:
-    """Pickle a scorer for the workers (before the main process uses it, so no text cache goes along)."""
+    """Pickle a scorer for the workers.
+
+    cloudpickle (installed with dask) is used when present, so that scorer classes defined in a script's
+    ``__main__`` or a notebook reach the workers by value; plain pickle otherwise. Either way the
+    workers read the bytes with :func:`pickle.loads`.
+    """
     try:
-        return pickle.dumps(scorer, protocol=pickle.HIGHEST_PROTOCOL)
+        import cloudpickle
+    except ImportError:
+        cloudpickle = pickle
+    try:
+        return cloudpickle.dumps(scorer, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:  # pickling raises many types (TypeError, PicklingError, AttributeError)
         from ..errors import ParameterError
 

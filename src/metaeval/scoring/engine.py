@@ -21,7 +21,7 @@ import numpy as np
 from .. import defaults
 from ..errors import ParameterError, check_int
 from .backends import Batch, make_backend
-from .cache import Key, ScoreCache, pair_key, text_digest
+from .cache import Key, ScoreCache, text_digest
 from .inputs import ScoringInputs, load_inputs
 from .result import MetricRun, ScoredSet, ScoringRun
 
@@ -99,6 +99,8 @@ def _pairs(inputs: ScoringInputs) -> tuple[list[Key], dict[Key, tuple[Any, Any]]
 
 def _auto_batch_size(missing: int, parallelism: int) -> int:
     """Pairs per batch: about 4 batches per worker, at most :data:`defaults.SCORING_BATCH_SIZE`."""
+    if missing == 0:
+        return defaults.SCORING_BATCH_SIZE
     return max(1, min(defaults.SCORING_BATCH_SIZE, math.ceil(missing / (4 * parallelism))))
 
 

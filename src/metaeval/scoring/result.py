@@ -113,6 +113,12 @@ class ScoredSet(ScoreSet):
         self._run = run
         self._signatures = MappingProxyType({f: m.signature for m in run.metrics for f in m.fields})
 
+    def __repr__(self) -> str:
+        name = f"{self.name!r}, " if self.name else ""
+        return (f"ScoredSet({name}{len(self.systems)} systems x {len(self.inputs)} inputs, {len(self.scorers)} scorers"
+                f" from {len(self._run.metrics)} metric{'' if len(self._run.metrics) == 1 else 's'},"
+                f" backend={self._run.backend!r})")
+
     @property
     def signatures(self) -> Mapping[str, Signature]:
         """Scorer name -> signature of the metric that produced it."""
