@@ -140,8 +140,15 @@ class LocalEncoder:
             loaded = _MODELS.get(key)
             if loaded is None:
                 torch, transformers = _torch_and_transformers()
-                tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
-                model = transformers.AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+                hf_logging = transformers.utils.logging
+                bar = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()  # no stray "Loading weights" bar under the engine's own
+                try:
+                    tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
+                    model = transformers.AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+                finally:
+                    if bar:
+                        hf_logging.enable_progress_bar()
                 model.eval()
                 model.to(self.device)
                 loaded = _MODELS[key] = (tokenizer, model)
