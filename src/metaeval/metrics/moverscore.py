@@ -20,9 +20,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
-from scipy.spatial.distance import cdist
 
 from ..signature import Signature
 from ._inputs import warn_degenerate
@@ -33,6 +30,9 @@ __all__ = ["MoverScore", "earth_movers_distance"]
 
 def earth_movers_distance(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> float:
     """Exact EMD between weights ``a (n,)`` and ``b (m,)`` (equal sums) with ``cost (n, m)``, by linear programming."""
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     n, m = cost.shape
     # row sums (n constraints) and column sums but the last (redundant: both sides sum to 1)
     rows = np.concatenate([np.repeat(np.arange(n), m), n + np.tile(np.arange(m - 1), n)])
@@ -80,6 +80,8 @@ class MoverScore(EmbeddingScorer):
                 "a text whose word pieces occur in every idf reference (score is NaN)."
             )
             return math.nan
+        from scipy.spatial.distance import cdist
+
         cost = cdist(c_emb, r_emb)
         return 1.0 - earth_movers_distance(a / a.sum(), b / b.sum(), cost)
 
