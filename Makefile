@@ -3,27 +3,35 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_DIR ?= demo-output
+TORCH_VERSION ?= 2.13.0
 export OPENBLAS_THREAD_TIMEOUT := 1
 
 .PHONY: demo test test-slow bench datasets clean
 
+# the package alone (enough for `make demo`)
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# the package with every extra the tests exercise; the CPU build of torch first, so that no
+# dependency pulls a CUDA build
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet torch==$(TORCH_VERSION)
+	$(PY) -m pip install --quiet -e '.[test,embed,js]'
 	touch $@
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/metaeval report --dataset summeval --human expert.relevance --output $(DEMO_DIR)
 
-test: $(VENV)/.installed
-	$(PY) -m pytest -q
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q -rs
 
-test-slow: $(VENV)/.installed
+test-slow: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m slow
 
-bench: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[bench]'
+bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run_all.py
 
 datasets: $(VENV)/.installed
