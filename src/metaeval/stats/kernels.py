@@ -157,91 +157,106 @@ def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return _PAIR_INDEX[n]
 
 
+_INDEX_CACHE: dict = {}
+
+
+def _index(key, make):
+    """Small index arrays (``arange``-like), built once per shape."""
+    if key not in _INDEX_CACHE:
+        _INDEX_CACHE[key] = make()
+    return _INDEX_CACHE[key]
+
+
+def _rank_dtype(n: int):
+    return np.int8 if n <= 127 else np.int16
+
+
+def _sorted_rows(v: np.ndarray):
+    """``order`` (argsort of every row), the sorted rows and where a sorted neighbour starts a new tie
+    group: ``new[:, i] = srt[:, i] - srt[:, i-1] > TIE_RTOL * max(|srt[:, i]|, |srt[:, i-1]|)`` (the rule
+    of :mod:`metaeval.stats.coefficients`; ``v`` has no NaN)."""
+    b, n = v.shape
+    order = v.argsort(axis=1)
+    srt = v[_index(("rows", b), lambda: np.arange(b)[:, None]), order]
+    mag = np.abs(srt)
+    new = np.empty((b, n), dtype=bool)
+    new[:, 0] = True
+    np.greater(srt[:, 1:] - srt[:, :-1], _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]), out=new[:, 1:])
+    return order, new
+
+
 def tie_ranks(v: np.ndarray):
-    """Dense ranks of the tie groups of every row of ``v`` (b, n), int8 for n <= 127, and the number of
-    tied pairs per row.
+    """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
+    number of tied pairs per row.
 
     The groups are those of :mod:`metaeval.stats.coefficients` (sorted neighbours closer than
     ``TIE_RTOL`` times the larger magnitude start no new group), so rank comparisons give exactly the
     pair signs and tie counts of the generic path.
     """
     b, n = v.shape
-    order = np.argsort(v, axis=1)
-    srt = np.take_along_axis(v, order, axis=1)
-    mag = np.abs(srt)
-    new = np.ones((b, n), dtype=bool)
-    new[:, 1:] = ~(srt[:, 1:] - srt[:, :-1] <= _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]))
-    pos = np.arange(n)
-    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-    tied = (pos - start).sum(axis=1)
-    dtype = np.int8 if n <= 127 else np.int16
+    order, new = _sorted_rows(v)
+    pos = _index(("pos", n), lambda: np.arange(n))
+    tied = np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
+    dtype = _rank_dtype(n)
     ranks = np.empty((b, n), dtype=dtype)
-    np.put_along_axis(ranks, order, (np.cumsum(new, axis=1) - 1).astype(dtype), axis=1)
+    ranks[_index(("rows", b), lambda: np.arange(b)[:, None]), order] = np.add.accumulate(new, axis=1, dtype=dtype) - 1
     return ranks, tied
 
 
 def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """``sgn(r[s, first[p]] - r[s, second[p]])`` as int8 ``(P, b)`` for ranks ``(b, n)`` of :func:`tie_ranks`."""
-    rt = np.ascontiguousarray(ranks.T)
+    rt = ranks.T.copy()
     d = rt[first] - rt[second]
     return np.sign(d, out=d).astype(np.int8, copy=False)
 
 
-def row_pair_signs(v: np.ndarray):
-    """Signs of the pairs ``a < b`` of every row of ``v`` (b, n): int8 ``(P, b)``, and the rows with ties.
+def row_ranks(v: np.ndarray):
+    """:func:`tie_ranks` of the rows of complete ``v`` (b, n), computed in full only where a tie is possible.
 
-    The signs of the tie groups of :func:`tie_ranks` (those of :mod:`metaeval.stats.coefficients`).
-    They are read off the differences directly; only rows with a difference below
-    ``TIE_RTOL * max |v|`` (where a tie is possible) go through :func:`tie_ranks`. Returns the signs and
-    the indices of those rows (a superset of the rows with tied pairs).
+    Rows whose sorted neighbours are all further apart than the tie tolerance have no tie: their ranks
+    are the inverse of the sorting permutation. Returns the ranks, the indices of the other rows and
+    their numbers of tied pairs.
     """
     b, n = v.shape
-    first, second = upper_pairs(n)
-    if _SIGN_MODE == "ranks":
-        ranks, tied = tie_ranks(v)
-        return rank_pair_signs(ranks, first, second), np.flatnonzero(tied)
-    vt = np.ascontiguousarray(v.T)
-    signs = np.empty((len(first), b), dtype=np.int8)
-    near = np.zeros(b, dtype=bool)
-    bound = _coef.TIE_RTOL * np.abs(vt).max(axis=0)
-    step = max(1, _SIGN_CHUNK // len(first))
-    for lo in range(0, b, step):
-        sl = slice(lo, lo + step)
-        d = vt[first, sl]
-        d -= vt[second, sl]
-        np.subtract((d > 0).view(np.int8), (d < 0).view(np.int8), out=signs[:, sl])
-        np.abs(d, out=d)
-        near[sl] = (d <= bound[sl]).any(axis=0)
-    near = np.flatnonzero(near)
+    order, new = _sorted_rows(v)
+    near = np.flatnonzero(~np.logical_and.reduce(new, axis=1))
+    ranks = np.empty((b, n), dtype=_rank_dtype(n))
+    ranks[_index(("rows", b), lambda: np.arange(b)[:, None]), order] = _index(("pos8", n), lambda: np.arange(
+        n, dtype=_rank_dtype(n)))
+    tied = np.zeros(0, dtype=np.int64)
     if near.size:
-        signs[:, near] = rank_pair_signs(tie_ranks(v[near])[0], first, second)
-    return signs, near
+        ranks[near], tied = tie_ranks(v[near])
+    return ranks, near, tied
 
 
-_SIGN_MODE = "ranks"
-_SIGN_CHUNK = 1 << 15
+def row_pair_signs(v: np.ndarray):
+    """Signs of the pairs ``a < b`` of every row of ``v`` (b, n): int8 ``(P, b)`` (tie groups of
+    :func:`tie_ranks`), the rows that may have ties and their numbers of tied pairs (see :func:`row_ranks`)."""
+    first, second = upper_pairs(v.shape[1])
+    ranks, near, tied = row_ranks(v)
+    return rank_pair_signs(ranks, first, second), near, tied
 
 
 def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None) -> np.ndarray:
     """Kendall tau-b of every row of ``xm`` (b, n) with ``zm`` ((b, n), or (n,) for one fixed vector).
 
     Exact integer pair counts over the tie groups of :mod:`metaeval.stats.coefficients` (see
-    :func:`row_pair_signs`): the numbers of :func:`coefficients.correlation`. ``z_signs`` may pass
+    :func:`row_ranks`): the numbers of :func:`coefficients.correlation`. ``z_signs`` may pass
     :func:`fixed_pair_signs` of a fixed ``zm`` computed once.
     """
     b, n = xm.shape
-    sx, near = row_pair_signs(xm)
+    sx, near, tied = row_pair_signs(xm)
     tx = np.zeros(b, dtype=np.int64)
-    tx[near] = (sx[:, near] == 0).sum(axis=0)
+    tx[near] = tied
     if z_signs is None and zm.ndim == 1:
         z_signs = fixed_pair_signs(zm)
     if z_signs is not None:
         sz, tz = z_signs
     else:
-        sz, near_z = row_pair_signs(zm)
+        sz, near, tied = row_pair_signs(zm)
         tz = np.zeros(b, dtype=np.int64)
-        tz[near_z] = (sz[:, near_z] == 0).sum(axis=0)
-    num = (sx * sz).sum(axis=0, dtype=np.int32)
+        tz[near] = tied
+    num = np.add.reduce(sx * sz, axis=0, dtype=np.int32)
     return _tau_b(num, n * (n - 1) / 2.0, tx, tz)
 
 
@@ -250,22 +265,29 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     copies of system ``a`` with scores ``xm[s, a]`` and ``zm[s, a]`` (b, n each).
 
     With ``ww = w_a w_b`` over the pairs ``a < b`` of distinct systems, the numerator is
-    ``sum ww S_x S_z`` and the pairs tied in x are ``sum_a C(w_a, 2) + sum ww [S_x = 0]`` (copies of one
-    system are tied), the counts of the resampled vectors with their duplicates.
+    ``sum ww S_x S_z``. The pairs tied in x are ``(sum_g W_g^2 - n) / 2`` over the tie groups ``g`` of the
+    distinct systems, ``W_g`` the number of resampled systems in the group (copies of one system are
+    tied; without ties in x this is ``sum_a C(w_a, 2)``): the counts of the resampled vectors.
     """
     b, n = xm.shape
     first, second = upper_pairs(n)
-    wt = np.ascontiguousarray(w.T).astype(np.int16)
+    wt = w.T.astype(np.int16)
     ww = wt[first] * wt[second]  # (P, b), at most n^2
-    dup = (w * (w - 1)).sum(axis=1) // 2
+    base = (np.add.reduce(w * w, axis=1) - n) / 2.0  # pairs of copies of one system
     total = n * (n - 1) / 2.0  # pairs of the n resampled systems
-    sx, near_x = row_pair_signs(xm)
-    sz, near_z = row_pair_signs(zm)
-    num = (ww * (sx * sz)).sum(axis=0, dtype=np.int32)
-    tx, tz = dup.copy(), dup.copy()
-    tx[near_x] += (ww[:, near_x] * (sx[:, near_x] == 0)).sum(axis=0)
-    tz[near_z] += (ww[:, near_z] * (sz[:, near_z] == 0)).sum(axis=0)
-    return _tau_b(num, total, tx, tz)
+    counts = []
+    signs = []
+    for v in (xm, zm):
+        ranks, near, _ = row_ranks(v)
+        signs.append(rank_pair_signs(ranks, first, second))
+        ties = base.copy()
+        if near.size:  # (sum over tie groups of W_g^2 - n) / 2
+            groups = (np.arange(near.size)[:, None] * n + ranks[near]).ravel()
+            wg = np.bincount(groups, weights=w[near].ravel(), minlength=near.size * n)
+            ties[near] = (np.add.reduce((wg * wg).reshape(near.size, n), axis=1) - n) / 2.0
+        counts.append(ties)
+    num = np.add.reduce(ww * (signs[0] * signs[1]), axis=0, dtype=np.int32)
+    return _tau_b(num, total, counts[0], counts[1])
 
 
 def fixed_pair_signs(zm: np.ndarray):
@@ -332,10 +354,10 @@ def _complete(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
-#: Target size of the temporaries of one kernel batch, in float64 cells (1 MiB). Small batches keep the
+#: Target size of the temporaries of one kernel batch, in float64 cells (2 MiB). Small batches keep the
 #: temporaries in memory the allocator reuses: fresh multi-megabyte arrays cost a page fault per 4 KiB
 #: (measured: two live 2.4 MB temporaries 2.4 ms, the same arithmetic on reused memory 0.12 ms).
-KERNEL_BATCH_CELLS = 1 << 17
+KERNEL_BATCH_CELLS = 1 << 18
 
 _BLAS_SYMBOLS = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
                  ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
@@ -534,8 +556,8 @@ class _PermSystemLevel:
 
     def __init__(self, x, y, z, coefficient, tie_threshold, method):
         n, m = x.shape
-        # per resample: table gathers, means and tie ranks (a few N), the int8 pair signs (N (N - 1) / 2)
-        self.cells = 24 * n + n * (n - 1) // 4
+        # per resample, for X' and Y' together: table gathers, means and ranks (a few N), int8 pair signs
+        self.cells = 48 * n + n * (n - 1) // 2
         self.xbar = x.mean(axis=1)
         self.ybar = y.mean(axis=1)
         self.zbar = z.mean(axis=1)
@@ -974,19 +996,27 @@ class _BootSummaryKendall:
         self.n, self.m = n, m
         self.n0 = n * (n - 1) / 2.0
         self.undefined = undefined
-        self.cells = n * (n - 1) // 2 + self.rhs.shape[1] + 12 * m
+        self.cells = n * (n - 1) // 2 + self.rhs.shape[1] + 16 * m
 
     def per_input(self, cache: BatchCache):
         w = cache.row_weights()
         out = cache.pair_weights() @ self.rhs  # (b, M + M_x + M_z), exact integers
         m, mx = self.m, self.tied_x.size
-        num = out[:, :m].astype(np.float64)
         dup = ((w * (w - 1)).sum(axis=1) / 2.0)[:, None]
-        tx = np.repeat(dup, m, axis=1)
-        tx[:, self.tied_x] += out[:, m : m + mx]
-        tz = np.repeat(dup, m, axis=1)
-        tz[:, self.tied_z] += out[:, m + mx :]
+        num = out[:, :m]
+        tx = self._tied(out[:, m : m + mx], self.tied_x, dup)
+        tz = self._tied(out[:, m + mx :], self.tied_z, dup)
         return _tau_b(num, self.n0, tx, tz)
+
+    def _tied(self, part, tied, dup):
+        """Tied pairs per input: ``dup`` plus the weighted tied pairs ``part`` of the inputs ``tied``."""
+        if tied.size == 0:
+            return dup
+        if tied.size == self.m:  # every input has ties (tied == arange(M))
+            return part + dup
+        out = np.repeat(dup, self.m, axis=1)
+        out[:, tied] += part
+        return out
 
     def evaluate(self, cache: BatchCache):
         tau = self.per_input(cache)
