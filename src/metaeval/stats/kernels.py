@@ -298,7 +298,7 @@ def fixed_pair_signs(zm: np.ndarray):
 
 
 def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
-                       z_signs=None) -> np.ndarray:
+                       z_signs=None, z_fixed=None) -> np.ndarray:
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
     Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of
@@ -309,35 +309,43 @@ def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_thr
     if coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX:
         return kendall_b_rows(xm, zm, z_signs)
     if coefficient == "pearson" and n >= 2:
-        return pearson_rows(xm, zm)
+        return pearson_rows(xm, zm, z_fixed)
     zb = np.broadcast_to(zm, xm.shape)
     return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold)
 
 
-def pearson_rows(xm: np.ndarray, zm: np.ndarray) -> np.ndarray:
+def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:
     """Pearson's r of every row of complete ``xm`` (b, n) with ``zm`` ((b, n) or (n,)), n >= 2.
 
     ``sum(dx dz) / (sqrt(sum dx^2) sqrt(sum dz^2))`` with every sum along a contiguous row (the same
-    summation for any batch), NaN where ``xm`` or ``zm`` is constant (a single tie group).
+    summation for any batch), NaN where ``xm`` or ``zm`` is constant (a single tie group). ``z_fixed``
+    may pass :func:`fixed_pearson` of a fixed ``zm`` computed once.
     """
     b, n = xm.shape
     xm = np.ascontiguousarray(xm)
-    nv = np.full(b, n)
-    dx = xm - xm.mean(axis=1, keepdims=True)
+    dx = xm - np.add.reduce(xm, axis=1, keepdims=True) / n
+    const = _coef._is_constant(xm, None, _index(("full", b, n), lambda: np.full(b, n)))
     if zm.ndim == 1:
-        dz = zm - zm.mean()
-        const = _coef._is_constant(xm, None, nv) | bool(_coef._is_constant(zm[None], None, nv[:1])[0])
-        den = np.sqrt((dz * dz).sum())
+        dz, den, z_const = fixed_pearson(zm) if z_fixed is None else z_fixed
+        if z_const:
+            const[:] = True
     else:
         zm = np.ascontiguousarray(zm)
-        dz = zm - zm.mean(axis=1, keepdims=True)
-        const = _coef._is_constant(xm, None, nv) | _coef._is_constant(zm, None, nv)
-        den = np.sqrt((dz * dz).sum(axis=1))
+        dz = zm - np.add.reduce(zm, axis=1, keepdims=True) / n
+        const |= _coef._is_constant(zm, None, _index(("full", b, n), lambda: np.full(b, n)))
+        den = np.sqrt(np.add.reduce(dz * dz, axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = (dx * dz).sum(axis=1) / (np.sqrt((dx * dx).sum(axis=1)) * den)
-    r = np.clip(r, -1.0, 1.0)
+        r = np.add.reduce(dx * dz, axis=1) / (np.sqrt(np.add.reduce(dx * dx, axis=1)) * den)
+    np.clip(r, -1.0, 1.0, out=r)
     r[const] = np.nan
     return r
+
+
+def fixed_pearson(zm: np.ndarray):
+    """``(zm - mean, sqrt(sum of squares), constant)`` of one vector, for :func:`pearson_rows`."""
+    n = zm.shape[0]
+    dz = zm - np.add.reduce(zm) / n
+    return dz, np.sqrt(np.add.reduce(dz * dz)), bool(_coef._is_constant(zm[None], None, np.array([n]))[0])
 
 
 def _linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
@@ -484,9 +492,9 @@ def table_sums(tables: np.ndarray, packed: np.ndarray) -> np.ndarray:
     flat = tables.reshape(-1)
     stride = np.intp(g * n)  # between consecutive byte values
     offsets = np.arange(n)[:, None]
-    total = np.take(flat, packed[0] * stride + offsets)
+    total = flat.take(packed[0] * stride + offsets)
     for i in range(1, g):
-        total += np.take(flat, packed[i] * stride + (offsets + i * n))
+        total += flat.take(packed[i] * stride + (offsets + i * n))
     return total
 
 
@@ -557,7 +565,7 @@ class _PermSystemLevel:
     def __init__(self, x, y, z, coefficient, tie_threshold, method):
         n, m = x.shape
         # per resample, for X' and Y' together: table gathers, means and ranks (a few N), int8 pair signs
-        self.cells = 48 * n + n * (n - 1) // 2
+        self.cells = 48 * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
         self.xbar = x.mean(axis=1)
         self.ybar = y.mean(axis=1)
         self.zbar = z.mean(axis=1)
@@ -565,6 +573,7 @@ class _PermSystemLevel:
         self.coefficient = coefficient
         self.tie_threshold = tie_threshold
         self.z_signs = fixed_pair_signs(self.zbar) if n <= PAIRWISE_SYSTEMS_MAX else None
+        self.z_fixed = fixed_pearson(self.zbar) if n >= 2 else None
         if method == "both":
             self.tables = byte_tables(y - x)
         elif method == "inputs":
@@ -585,7 +594,7 @@ class _PermSystemLevel:
         b = xp.shape[0]
         # X' and Y' together: one evaluation of 2b rows (the rows are independent)
         r = system_correlation(np.concatenate([xp, yp]), self.zbar, self.coefficient, self.tie_threshold,
-                               self.z_signs)
+                               self.z_signs, self.z_fixed)
         return r[:b], r[b:]
 
     def deltas(self, cache: BatchCache):
@@ -920,7 +929,11 @@ class _BootSystemLevel:
 
     def __init__(self, x, z, coefficient, tie_threshold, full_test_set):
         n = x.shape[0]
-        self.cells = 2 * (x.shape[1] + z.shape[1]) + 32 * n + n * (n - 1) // 4
+        # per resample: the column weights and their sums (a few M), means, ranks or moments (a few N),
+        # and for Kendall the pair weights and signs
+        self.cells = 3 * (x.shape[1] + (z.shape[1] if full_test_set else 0)) + 16 * n
+        if coefficient == "kendall-b":
+            self.cells += n * (n - 1) // 2
         self.n = n
         self.mx, self.mz = x.shape[1], z.shape[1]
         self.xbar, self.zbar = x.mean(axis=1), z.mean(axis=1)
@@ -947,9 +960,8 @@ class _BootSystemLevel:
             both = self.sums(cache.col_weights()) / self.mx
             xm, zm = both[:, : self.n], both[:, self.n :]
         if gather and draws.rows is not None:
-            rows = draws.rows[cache.sl]
-            xm = np.take_along_axis(xm, rows, axis=1)
-            zm = np.take_along_axis(zm, rows, axis=1)
+            index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
+            xm, zm = xm[index], zm[index]
         return xm, zm
 
     def evaluate(self, cache: BatchCache):

@@ -244,7 +244,8 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pear
     for i, j in pairs:
         if shared_system is not None:
             xp, yp = shared_system.permuted_means(cache, i, j)
-            args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs)
+            args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs,
+                    shared_system.z_fixed)
             rx = _kernels.system_correlation(xp, *args)
             ry = _kernels.system_correlation(yp, *args)
             out[i, j][sl] = rx - ry
@@ -273,6 +274,7 @@ class _SharedSystemMeans:
         self.means = std.mean(axis=2)  # (P, N)
         self.zbar = z.mean(axis=1)
         self.z_signs = _kernels.fixed_pair_signs(self.zbar) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
+        self.z_fixed = _kernels.fixed_pearson(self.zbar) if self.n >= 2 else None
         self.method = draws.method
         if draws.method == "both":
             self.tables = [_kernels.byte_tables(std[i]) for i in range(self.p)]
