@@ -172,35 +172,33 @@ def _rank_dtype(n: int):
 
 
 def _sorted_rows(v: np.ndarray):
-    """``order`` (argsort of every row), the sorted rows and where a sorted neighbour starts a new tie
-    group: ``new[:, i] = srt[:, i] - srt[:, i-1] > TIE_RTOL * max(|srt[:, i]|, |srt[:, i-1]|)`` (the rule
-    of :mod:`metaeval.stats.coefficients`; ``v`` has no NaN)."""
+    """Flat indices ``(b, n)`` of every row of ``v`` (C-contiguous) in sorted order, and the sorted rows."""
     b, n = v.shape
-    order = v.argsort(axis=1)
-    srt = v[_index(("rows", b), lambda: np.arange(b)[:, None]), order]
-    mag = np.abs(srt)
-    new = np.empty((b, n), dtype=bool)
-    new[:, 0] = True
-    np.greater(srt[:, 1:] - srt[:, :-1], _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]), out=new[:, 1:])
-    return order, new
+    flat = v.argsort(axis=1)
+    flat += _index(("row-offsets", b, n), lambda: np.arange(0, b * n, n)[:, None])
+    return flat, v.reshape(-1).take(flat)
 
 
 def tie_ranks(v: np.ndarray):
     """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
     number of tied pairs per row.
 
-    The groups are those of :mod:`metaeval.stats.coefficients` (sorted neighbours closer than
-    ``TIE_RTOL`` times the larger magnitude start no new group), so rank comparisons give exactly the
-    pair signs and tie counts of the generic path.
+    The groups are those of :mod:`metaeval.stats.coefficients`: sorted neighbours start a new group
+    where ``srt[i] - srt[i-1] > TIE_RTOL * max(|srt[i]|, |srt[i-1]|)``, so rank comparisons give exactly
+    the pair signs and tie counts of the generic path.
     """
     b, n = v.shape
-    order, new = _sorted_rows(v)
-    pos = _index(("pos", n), lambda: np.arange(n))
+    flat, srt = _sorted_rows(np.ascontiguousarray(v))
+    mag = np.abs(srt)
+    new = np.empty((b, n), dtype=bool)
+    new[:, 0] = True
+    np.greater(srt[:, 1:] - srt[:, :-1], _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]), out=new[:, 1:])
+    pos = _index(("positions", n), lambda: np.arange(n))
     tied = np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
     dtype = _rank_dtype(n)
-    ranks = np.empty((b, n), dtype=dtype)
-    ranks[_index(("rows", b), lambda: np.arange(b)[:, None]), order] = np.add.accumulate(new, axis=1, dtype=dtype) - 1
-    return ranks, tied
+    ranks = np.empty(b * n, dtype=dtype)
+    ranks[flat] = np.add.accumulate(new, axis=1, dtype=dtype) - 1
+    return ranks.reshape(b, n), tied
 
 
 def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -213,16 +211,19 @@ def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) ->
 def row_ranks(v: np.ndarray):
     """:func:`tie_ranks` of the rows of complete ``v`` (b, n), computed in full only where a tie is possible.
 
-    Rows whose sorted neighbours are all further apart than the tie tolerance have no tie: their ranks
-    are the inverse of the sorting permutation. Returns the ranks, the indices of the other rows and
-    their numbers of tied pairs.
+    A row whose sorted neighbours are all further apart than ``TIE_RTOL`` times its largest magnitude
+    has no tie: its ranks are the inverse of the sorting permutation. Returns the ranks, the indices of
+    the other rows and their numbers of tied pairs.
     """
     b, n = v.shape
-    order, new = _sorted_rows(v)
-    near = np.flatnonzero(~np.logical_and.reduce(new, axis=1))
-    ranks = np.empty((b, n), dtype=_rank_dtype(n))
-    ranks[_index(("rows", b), lambda: np.arange(b)[:, None]), order] = _index(("pos8", n), lambda: np.arange(
-        n, dtype=_rank_dtype(n)))
+    v = np.ascontiguousarray(v)
+    flat, srt = _sorted_rows(v)
+    bound = _coef.TIE_RTOL * np.maximum(np.abs(srt[:, 0]), np.abs(srt[:, -1]))  # largest |v| of each row
+    near = np.flatnonzero(np.logical_or.reduce(srt[:, 1:] - srt[:, :-1] <= bound[:, None], axis=1))
+    dtype = _rank_dtype(n)
+    ranks = np.empty(b * n, dtype=dtype)
+    ranks[flat] = _index(("positions", n, dtype), lambda: np.arange(n, dtype=dtype))
+    ranks = ranks.reshape(b, n)
     tied = np.zeros(0, dtype=np.int64)
     if near.size:
         ranks[near], tied = tie_ranks(v[near])
@@ -271,23 +272,20 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     """
     b, n = xm.shape
     first, second = upper_pairs(n)
-    wt = w.T.astype(np.int16)
-    ww = wt[first] * wt[second]  # (P, b), at most n^2
+    ranks, near, _ = row_ranks(np.concatenate([xm, zm]))  # x and z ranked in one pass
+    signs = rank_pair_signs(ranks, first, second)  # (P, 2b)
+    wt = w.T.astype(np.int8 if w.max() <= 11 else np.int16)  # products ww S_x S_z fit the type
+    prod = signs[:, :b] * signs[:, b:]
+    prod *= wt[first]
+    prod *= wt[second]
+    num = np.add.reduce(prod, axis=0, dtype=np.int32)
     base = (np.add.reduce(w * w, axis=1) - n) / 2.0  # pairs of copies of one system
-    total = n * (n - 1) / 2.0  # pairs of the n resampled systems
-    counts = []
-    signs = []
-    for v in (xm, zm):
-        ranks, near, _ = row_ranks(v)
-        signs.append(rank_pair_signs(ranks, first, second))
-        ties = base.copy()
-        if near.size:  # (sum over tie groups of W_g^2 - n) / 2
-            groups = (np.arange(near.size)[:, None] * n + ranks[near]).ravel()
-            wg = np.bincount(groups, weights=w[near].ravel(), minlength=near.size * n)
-            ties[near] = (np.add.reduce((wg * wg).reshape(near.size, n), axis=1) - n) / 2.0
-        counts.append(ties)
-    num = np.add.reduce(ww * (signs[0] * signs[1]), axis=0, dtype=np.int32)
-    return _tau_b(num, total, counts[0], counts[1])
+    ties = np.concatenate([base, base])
+    if near.size:  # (sum over tie groups of W_g^2 - n) / 2
+        groups = (np.arange(near.size)[:, None] * n + ranks[near]).ravel()
+        wg = np.bincount(groups, weights=w[near % b].ravel(), minlength=near.size * n)
+        ties[near] = (np.add.reduce((wg * wg).reshape(near.size, n), axis=1) - n) / 2.0
+    return _tau_b(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
 
 
 def fixed_pair_signs(zm: np.ndarray):
