@@ -9,7 +9,7 @@ import pytest
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.cli.score_command import parse_metric_options, sidecar_path
+from metaeval.cli.score_command import parse_metric_options, sidecar_path, with_model_dir
 from metaeval.errors import ParameterError
 
 from scoring_helpers import summeval_corpus, write_jsonl
@@ -66,6 +66,7 @@ def test_score_writes_scores_and_signatures(tmp_path, files, capsys):
     ("bad-extension", "{out_dir}/scores.xlsx: the extension must be one of "),
     ("missing-directory", "{out_dir}/nowhere/scores.csv: must be in an existing directory; got a directory that does not exist."),
     ("workers", "`workers` must be an integer >= 1; got 0."),
+    ("model-dir", "BERTScore: the model directory '{out_dir}/no-model' does not exist; pass `model_dir=`"),
 ])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, files, capsys, case, message):
     c, r = files
@@ -89,12 +90,19 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, files, capsys, case
         argv[argv.index(out)] = tmp_path / "nowhere" / "scores.csv"
     elif case == "workers":
         argv += ["--workers", "0"]
+    elif case == "model-dir":
+        argv += ["--metric", "bertscore", "--model-dir", tmp_path / "no-model"]
     code, stdout, err = run(argv, capsys)
     assert code == 2 and stdout == ""
     assert err.startswith("metaeval: error: " + message.format(c=c, r=r, out_dir=tmp_path)), err
     assert len(err.strip().splitlines()) == 1
     assert out.read_text() == "previous\n" and not sidecar_path(out).exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "r.jsonl", "scores.csv"]
+
+
+def test_model_dir_goes_to_the_embedding_metrics_only():
+    options = with_model_dir({"rouge": {}, "bertscore": {}, "moverscore": {"model_dir": "mine"}}, "/models/m")
+    assert options == {"rouge": {}, "bertscore": {"model_dir": "/models/m"}, "moverscore": {"model_dir": "mine"}}
 
 
 def test_metric_option_parsing():

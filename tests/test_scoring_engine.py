@@ -72,6 +72,13 @@ def test_colliding_score_names_and_unreachable_scheduler(monkeypatch):
                                  " 'rouge' and 'other' (pass a mapping {label: metric} to prefix each metric's scores).")
     prefixed = me.score(TINY_C, TINY_R, metrics={"r": "rouge", "o": Other()}, progress=False)
     assert prefixed.scorers[0] == "r.rouge-1.recall" and prefixed.scorers[-1] == "o.rouge-1.recall"
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "distributed", None)  # as if dask were not installed
+        with pytest.raises(ParameterError) as caught:
+            me.score(TINY_C, TINY_R, metrics="rouge", scheduler="tcp://127.0.0.1:9", progress=False)
+    assert str(caught.value) == ("`scheduler` must be used with dask.distributed installed (pip install"
+                                 " 'metaeval[dask]', or pip install 'dask[distributed]'); got no module named"
+                                 " 'distributed'.")
     monkeypatch.setattr(defaults, "DASK_CONNECT_TIMEOUT", 0.5)
     pytest.importorskip("distributed")
     with pytest.raises(ParameterError) as caught:

@@ -40,6 +40,20 @@ def parse_metric_options(metrics: tuple[str, ...], pairs: tuple[str, ...]) -> di
     return options
 
 
+def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None) -> dict[str, dict[str, object]]:
+    """Give ``model_dir`` to every metric whose class takes it (the embedding metrics), unless set."""
+    if model_dir is None:
+        return options
+    import inspect
+
+    from ..metrics.registry import METRICS
+
+    for name, chosen in options.items():
+        if name in METRICS and "model_dir" in inspect.signature(METRICS[name]).parameters:
+            chosen.setdefault("model_dir", model_dir)
+    return options
+
+
 def sidecar_path(output: str | Path) -> Path:
     """Where the signatures of ``output`` go: ``<output>.signatures.json``."""
     output = Path(output)
@@ -55,6 +69,8 @@ def sidecar_path(output: str | Path) -> Path:
               help="A metric of metaeval.metrics.METRICS (repeatable): rouge, bleu, chrf, ter, meteor, ...")
 @click.option("--metric-option", "metric_options", multiple=True, metavar="METRIC.KEY=VALUE",
               help="An option of one metric, e.g. rouge.stem=true or rouge.n=4 (repeatable; JSON values).")
+@click.option("--model-dir", type=click.Path(file_okay=False),
+              help="Local Hugging Face model directory for the embedding metrics (bertscore, moverscore).")
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="Score file: .csv, .tsv, .jsonl or .parquet (written atomically), plus"
                    f" <output>{SIGNATURES_SUFFIX} with the metric signatures.")
@@ -67,7 +83,8 @@ def sidecar_path(output: str | Path) -> Path:
               help=f"Pairs per batch (default: about 4 batches per worker, at most {defaults.SCORING_BATCH_SIZE}).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
-def score(candidates, references, metrics, metric_options, output, workers, scheduler, cache, batch_size, progress):
+def score(candidates, references, metrics, metric_options, model_dir, output, workers, scheduler, cache, batch_size,
+          progress):
     """Score system outputs against references with one or more metrics."""
     from ..metrics.registry import get_scorer
     from ..scoring import score as score_corpus
@@ -75,7 +92,7 @@ def score(candidates, references, metrics, metric_options, output, workers, sche
     file_format(output, None)  # an unknown extension fails now, not after the scoring
     if not Path(output).resolve().parent.is_dir():
         raise InputFileError(output, "must be in an existing directory; got a directory that does not exist.")
-    options = parse_metric_options(metrics, metric_options)
+    options = with_model_dir(parse_metric_options(metrics, metric_options), model_dir)
     scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
     ds = score_corpus(
         candidates, references, metrics=list(scorers.values()), workers=workers, scheduler=scheduler,

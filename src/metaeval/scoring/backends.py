@@ -28,7 +28,7 @@ from . import _worker
 
 __all__ = ["Batch", "DaskBackend", "ProcessBackend", "SerialBackend", "make_backend"]
 
-DASK_HINT = "pip install 'metaeval[dask]' (or: pip install 'dask[distributed]')"
+DASK_HINT = "pip install 'metaeval[dask]', or pip install 'dask[distributed]'"
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def _distributed():
         import distributed
     except ImportError:
         raise ParameterError(
-            f"`scheduler` needs the optional dependency dask.distributed; install it with {DASK_HINT}; got it missing."
+            f"`scheduler` must be used with dask.distributed installed ({DASK_HINT}); got no module named 'distributed'."
         ) from None
     return distributed
 
