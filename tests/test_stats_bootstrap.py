@@ -227,3 +227,52 @@ def test_validation_messages(kwargs, message):
     with pytest.raises(ParameterError) as info:
         bootstrap_interval(x, z, **kwargs)
     assert str(info.value) == message
+
+
+def test_exact_weighted_sums_do_not_depend_on_order_or_batch():
+    from fractions import Fraction
+
+    from metaeval.stats.kernels import ExactWeightedSums
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(6, 50)) * np.array([[1e-3], [1.0], [1e3], [7.0], [1e-12], [0.3]])
+    values[5, :10] = 1.0 / 3.0
+    weights = np.stack([np.bincount(rng.integers(0, 50, 50), minlength=50) for _ in range(20)])
+    sums = ExactWeightedSums(values, 50)
+    out = sums(weights)
+    perm = rng.permutation(50)
+    np.testing.assert_array_equal(ExactWeightedSums(values[:, perm], 50)(weights[:, perm]), out)
+    np.testing.assert_array_equal(np.concatenate([sums(weights[:7]), sums(weights[7:])]), out)
+    for s in range(20):  # within one rounding of the exact rational sum
+        for a in range(6):
+            exact = sum(Fraction(int(c)) * Fraction(float(v)) for c, v in zip(weights[s], values[a]))
+            assert abs(Fraction(float(out[s, a])) - exact) <= abs(exact) * 2.0**-52
+
+
+@pytest.mark.parametrize("coefficient", ["kendall-b", "pearson", "spearman"])
+def test_system_kernels_on_realistic_size(coefficient):
+    # Likert-like averages (thirds between 1 and 5): resampled system means often tie exactly. (Means
+    # that are 0 in exact arithmetic would be residues of either sign after rounding, which no relative
+    # tie tolerance absorbs; scores on a positive scale never meet them.)
+    rng = np.random.default_rng(2)
+    z = np.clip(np.round(3 + rng.normal(size=(25, 40)) * 3) / 3, 1, 5)
+    x = z + rng.normal(size=z.shape)
+    for method in ("systems", "inputs", "both"):
+        draws = bootstrap_draws(25, 40, method=method, n_resamples=80, rng=5)
+        kw = dict(level="system", coefficient=coefficient, draws=draws)
+        np.testing.assert_allclose(bootstrap_samples(x, z, **kw), bootstrap_samples(x, z, engine="reference", **kw),
+                                   rtol=0, atol=1e-12)
+
+
+def test_single_blas_thread_restores_the_setting():
+    from metaeval.stats import kernels
+
+    controls = kernels._openblas_controls()
+    if not controls:
+        pytest.skip("no OpenBLAS found")
+    before = [int(get()) for _, get in controls]
+    with kernels.single_blas_thread():
+        with kernels.single_blas_thread():  # nested blocks: restored by the outermost
+            assert [int(get()) for _, get in controls] == [1] * len(controls)
+        assert [int(get()) for _, get in controls] == [1] * len(controls)
+    assert [int(get()) for _, get in controls] == before

@@ -168,3 +168,56 @@ def test_options_are_keyword_only():
     x, y, z = tie_heavy(0)
     with pytest.raises(TypeError):
         permutation_test(x, y, z, "system")
+
+
+@pytest.mark.parametrize("undefined", ["skip", "zero"])
+def test_tie_free_summary_kendall_byte_tables_equal_generic_path(undefined):
+    # continuous metrics: tau(X') - tau(Y') is linear in the mask, evaluated from byte lookup tables;
+    # one input is constant for the humans (undefined), M is not a multiple of 8
+    rng = np.random.default_rng(11)
+    x, y = rng.normal(size=(9, 13)), rng.normal(size=(9, 13))
+    z = rng.integers(1, 4, size=(9, 13)).astype(float)
+    z[:, 5] = 2.0
+    xs, ys = standardize(x), standardize(y)
+    draws = permutation_draws(9, 13, method="both", n_resamples=97, rng=4)
+    kw = dict(level="summary", coefficient="kendall-b", draws=draws, undefined=undefined)
+    fast = permutation_deltas(xs, ys, z, **kw)
+    np.testing.assert_allclose(fast, permutation_deltas(xs, ys, z, engine="reference", **kw), rtol=0, atol=1e-12)
+    for batch in (1, 10):  # the same sums in the same order for any batch
+        np.testing.assert_array_equal(permutation_deltas(xs, ys, z, batch=batch, **kw), fast)
+
+
+@pytest.mark.parametrize("level", ["system", "summary"])
+@pytest.mark.parametrize("coefficient", ["kendall-b", "pearson"])
+def test_kernels_on_realistic_size(level, coefficient):
+    rng = np.random.default_rng(3)
+    z = np.clip(np.round(3 + rng.normal(size=(25, 40)) * 3) / 3, 1, 5)  # Likert-like averages: many ties
+    x, y = z + rng.normal(size=z.shape), z + 2 * rng.normal(size=z.shape)
+    xs, ys = standardize(x), standardize(y)
+    for method in ("systems", "inputs", "both"):
+        draws = permutation_draws(25, 40, method=method, n_resamples=64, rng=1)
+        kw = dict(level=level, coefficient=coefficient, draws=draws)
+        np.testing.assert_allclose(permutation_deltas(xs, ys, z, **kw),
+                                   permutation_deltas(xs, ys, z, engine="reference", **kw), rtol=0, atol=1e-12)
+
+
+def test_point_estimates_equal_level_correlation_bitwise():
+    # the tests' observed statistics come from fast exact code; they must be the generic path's numbers
+    from metaeval.stats.kernels import point_correlations
+
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        n, m = int(rng.integers(2, 30)), int(rng.integers(1, 12))
+        x, y, z = tie_heavy(trial, n=n, m=m) if trial % 2 else (rng.normal(size=(n, m)) for _ in range(3))
+        if trial % 5 == 0:
+            x = np.asfortranarray(x)
+        for level in ("system", "summary"):
+            for coefficient in ("kendall-b", "pearson"):
+                for undefined in ("skip", "zero"):
+                    kw = dict(level=level, coefficient=coefficient, undefined=undefined)
+                    got = point_correlations([x, y], z, **kw)
+                    for a, out in zip((x, y), got):
+                        ref = level_correlation(a, z, **kw)
+                        for field in ("statistic", "n_used", "n_skipped", "n_zeroed", "n_inputs_dropped"):
+                            want, have = getattr(ref, field), getattr(out, field)
+                            assert type(have) is type(want) and np.array_equal(have, want, equal_nan=True)

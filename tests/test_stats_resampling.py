@@ -6,6 +6,7 @@ import pytest
 
 from metaeval.errors import ParameterError
 from metaeval.stats.resampling import (
+    PermutationDraws,
     batch_slices,
     bootstrap_draws,
     count_weights,
@@ -89,3 +90,27 @@ def test_transposed_draws():
 
 def test_batch_slices_cover_range():
     assert [(s.start, s.stop) for s in batch_slices(10, 4)] == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_perm_both_bits_are_packed_eight_inputs_per_byte():
+    d = permutation_draws(5, 13, method="both", n_resamples=7, rng=0)
+    assert d.packed.shape == (2, 5, 7) and d.packed.dtype == np.uint8  # ceil(13 / 8) bytes per system
+    bits = d.bits
+    assert bits.shape == (7, 5, 13) and bits.dtype == bool
+    # bit t (least significant first) of packed[g, a, s] is the bit of cell (s, a, 8 g + t)
+    for s, a, j in [(0, 0, 0), (3, 2, 7), (6, 4, 8), (5, 1, 12)]:
+        assert bits[s, a, j] == bool((d.packed[j // 8, a, s] >> (j % 8)) & 1)
+    assert np.array_equal(d.cell_bits(slice(2, 5)), bits[2:5].transpose(2, 1, 0))
+    # draws given as bits pack to the same bytes (padding bits cleared), and unpack to the same masks
+    again = PermutationDraws("both", 5, 13, bits.copy())
+    assert np.array_equal(again.mask(), d.mask())
+    assert np.array_equal(again.packed[0], d.packed[0])
+    assert np.array_equal(again.packed[1] & 0b11111, d.packed[1] & 0b11111)
+    assert not (again.packed[1] & 0b11100000).any()
+
+
+def test_permutation_draws_need_bits_or_packed():
+    with pytest.raises(ParameterError):
+        PermutationDraws("both", 2, 3)
+    with pytest.raises(ParameterError):
+        PermutationDraws("systems", 2, 3, packed=np.zeros((1, 2, 4), dtype=np.uint8))

@@ -162,6 +162,10 @@ class BootstrapDraws:
 
     def transposed(self) -> "BootstrapDraws":
         """The same draws for the transposed matrices (systems and inputs exchanged)."""
+        return self._transposed
+
+    @cached_property
+    def _transposed(self) -> "BootstrapDraws":
         swap = {"systems": "inputs", "inputs": "systems", "both": "both"}[self.method]
         return BootstrapDraws(swap, self.n_inputs, self.n_systems, self.cols, self.rows)
 
@@ -236,7 +240,7 @@ class PermutationDraws:
         directly (byte lookup tables, resamples contiguous) or unpack it to ``(M, N, k)``.
     """
 
-    __slots__ = ("method", "n_systems", "n_inputs", "_bits", "_packed")
+    __slots__ = ("method", "n_systems", "n_inputs", "_bits", "_packed", "_transposed")
 
     def __init__(self, method: str, n_systems: int, n_inputs: int, bits: np.ndarray | None = None, *,
                  packed: np.ndarray | None = None):
@@ -250,6 +254,7 @@ class PermutationDraws:
         self.n_inputs = int(n_inputs)
         self._bits = None if bits is None else np.asarray(bits, dtype=bool)
         self._packed = packed
+        self._transposed = None
 
     def __repr__(self) -> str:
         return (f"PermutationDraws(method={self.method!r}, n_systems={self.n_systems}, n_inputs={self.n_inputs}, "
@@ -283,9 +288,11 @@ class PermutationDraws:
 
     def transposed(self) -> "PermutationDraws":
         """The same masks for the transposed matrices (systems and inputs exchanged)."""
-        swap = {"systems": "inputs", "inputs": "systems", "both": "both"}[self.method]
-        bits = self.bits.transpose(0, 2, 1) if self.method == "both" else self.bits
-        return PermutationDraws(swap, self.n_inputs, self.n_systems, bits)
+        if self._transposed is None:
+            swap = {"systems": "inputs", "inputs": "systems", "both": "both"}[self.method]
+            bits = self.bits.transpose(0, 2, 1) if self.method == "both" else self.bits
+            self._transposed = PermutationDraws(swap, self.n_inputs, self.n_systems, bits)
+        return self._transposed
 
     def mask(self, sl: slice = slice(None)) -> np.ndarray:
         """Cell masks of resamples ``sl`` as a read-only bool array ``(k, N, M)`` (True = swap)."""
