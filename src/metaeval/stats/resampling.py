@@ -19,7 +19,8 @@ Resampling schemes (Deutsch, Dror & Roth, 2021), for score matrices of shape ``(
     Permutation: one bit per *cell*, ``X'[a, b] = Y[a, b] if m_ab else X[a, b]`` with the ``m_ab``
     independent Bernoulli(1/2) (the paper's Algorithm 2, as in SacreROUGE). nlpstats 0.0.1 instead swaps
     whole rows and then whole columns, so that a cell is swapped iff ``r_a XOR c_b``: its masks have only
-    ``N + M - 1`` free bits and its "both" is a different, more conservative, test.
+    ``N + M - 1`` free bits and its "both" is a different, more conservative, test. The bits are drawn as
+    uniform random bytes, one byte for 8 inputs of a system (:attr:`PermutationDraws.packed`).
 
 In full-test-set mode the metric has scores on ``M_test`` inputs and the humans on ``M_jud`` inputs; the
 bootstrap over inputs then resamples the metric's inputs and the humans' inputs independently (the two
