@@ -494,9 +494,10 @@ class ExactWeightedSums:
 
 
 def byte_tables(coef: np.ndarray) -> np.ndarray:
-    """``T[v, g, a] = sum_{t: bit t of v} coef[a, 8 g + t]`` for ``coef`` (N, M): float64 (256, ceil(M/8), N).
+    """``T[g, a, v] = sum_{t: bit t of v} coef[a, 8 g + t]`` for ``coef`` (N, M): float64 (ceil(M/8), N, 256).
 
-    Each entry is summed in increasing bit order (a fixed order); cells beyond ``M`` count 0.
+    Each entry is summed in increasing bit order (a fixed order); cells beyond ``M`` count 0. The 256
+    entries of one (group, system) are contiguous: a batch's lookups for one system stay in 2 KiB.
     """
     n, m = coef.shape
     g = -(-m // 8)
@@ -507,21 +508,19 @@ def byte_tables(coef: np.ndarray) -> np.ndarray:
     table[0] = 0.0
     for t in range(8):
         np.add(table[: 1 << t], bits[:, t], out=table[1 << t : 2 << t])
-    return table
+    return np.ascontiguousarray(table.transpose(1, 2, 0))
 
 
 def table_sums(tables: np.ndarray, packed: np.ndarray) -> np.ndarray:
-    """``sum_g T[packed[g, a, s], g, a]`` -> (N, b) for PERM-BOTH bytes ``packed`` (G, N, b).
+    """``sum_g T[g, a, packed[g, a, s]]`` -> (N, b) for PERM-BOTH bytes ``packed`` (G, N, b).
 
     The groups ``g`` are added in order (a fixed order per resample, whatever the batch).
     """
     g, n, _ = packed.shape
-    flat = tables.reshape(-1)
-    stride = np.intp(g * n)  # between consecutive byte values
-    offsets = np.arange(n)[:, None]
-    total = flat.take(packed[0] * stride + offsets)
+    offsets = _index(("table-offsets", n), lambda: np.arange(0, 256 * n, 256)[:, None])
+    total = tables[0].reshape(-1).take(packed[0] + offsets)
     for i in range(1, g):
-        total += flat.take(packed[i] * stride + (offsets + i * n))
+        total += tables[i].reshape(-1).take(packed[i] + offsets)
     return total
 
 
