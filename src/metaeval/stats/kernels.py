@@ -591,7 +591,7 @@ class _PermSystemLevel:
     def __init__(self, x, y, z, coefficient, tie_threshold, method):
         n, m = x.shape
         # per resample, for X' and Y' together: table gathers, means and ranks (a few N), int8 pair signs
-        self.cells = 48 * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
+        self.cells = 16 * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
         self.xbar = x.mean(axis=1)
         self.ybar = y.mean(axis=1)
         self.zbar = z.mean(axis=1)
