@@ -21,6 +21,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 _PAYLOADS: dict[str, bytes] = {}
 _SCORERS: dict[tuple[str, int], Any] = {}
+_MAX_SCORERS = 32
 # warnings.catch_warnings changes process-wide state: batches that record warnings take turns (threads
 # of one Dask worker; pure-Python scorers hold the GIL anyway).
 _CAPTURE = threading.Lock()
@@ -46,6 +47,8 @@ def _scorer(digest: str, payload: bytes | None) -> Any:
     if scorer is None:
         scorer = pickle.loads(payload if payload is not None else _PAYLOADS[digest])
         _SCORERS[key] = scorer
+        while len(_SCORERS) > _MAX_SCORERS:  # a long-lived Dask worker serves many runs
+            del _SCORERS[next(iter(_SCORERS))]
     return scorer
 
 
