@@ -198,16 +198,22 @@ def tie_ranks(v: np.ndarray):
     """
     b, n = v.shape
     flat, srt = _sorted_rows(np.ascontiguousarray(v))
+    ranks = np.empty(b * n, dtype=_rank_dtype(n))
+    tied = _group_ranks(srt, flat, ranks)
+    return ranks.reshape(b, n), tied
+
+
+def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Write the dense tie-group ranks of sorted rows ``srt`` (b, n) to ``out.flat[flat]``; return the
+    number of tied pairs per row (the rule of :func:`tie_ranks`)."""
+    b, n = srt.shape
     mag = np.abs(srt)
     new = np.empty((b, n), dtype=bool)
     new[:, 0] = True
     np.greater(srt[:, 1:] - srt[:, :-1], _coef.TIE_RTOL * np.maximum(mag[:, 1:], mag[:, :-1]), out=new[:, 1:])
     pos = _index(("positions", n), lambda: np.arange(n))
-    tied = np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
-    dtype = _rank_dtype(n)
-    ranks = np.empty(b * n, dtype=dtype)
-    ranks[flat] = np.add.accumulate(new, axis=1, dtype=dtype) - 1
-    return ranks.reshape(b, n), tied
+    out[flat] = np.add.accumulate(new, axis=1, dtype=out.dtype) - 1
+    return np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
 
 
 def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -232,11 +238,10 @@ def row_ranks(v: np.ndarray):
     dtype = _rank_dtype(n)
     ranks = np.empty(b * n, dtype=dtype)
     ranks[flat] = _index(("positions", n, dtype), lambda: np.arange(n, dtype=dtype))
-    ranks = ranks.reshape(b, n)
     tied = np.zeros(0, dtype=np.int64)
-    if near.size:
-        ranks[near], tied = tie_ranks(v[near])
-    return ranks, near, tied
+    if near.size:  # the exact tie groups of these rows, from the same sorting
+        tied = _group_ranks(srt[near], flat[near], ranks)
+    return ranks.reshape(b, n), near, tied
 
 
 def row_pair_signs(v: np.ndarray):
