@@ -15,7 +15,7 @@ from metaeval.stats.bootstrap import (
     bootstrap_samples,
     percentile_interval,
 )
-from metaeval.stats.resampling import bootstrap_draws
+from metaeval.stats.resampling import BootstrapDraws, bootstrap_draws
 
 
 def scipy_corr(x, z, coefficient):
@@ -276,3 +276,17 @@ def test_single_blas_thread_restores_the_setting():
             assert [int(get()) for _, get in controls] == [1] * len(controls)
         assert [int(get()) for _, get in controls] == [1] * len(controls)
     assert [int(get()) for _, get in controls] == before
+
+
+def test_system_drawn_many_times_in_one_resample():
+    # multiplicities above 11 switch the Kendall kernel's pair weights from int8 to int16
+    x, z = tie_heavy(6, n=24, m=5)
+    x = x + np.arange(24)[:, None] / 7.0  # distinct system means
+    rows = np.array([[3] * 12 + [5] * 11 + [0], list(range(24)), [7] * 24])  # w_3 w_5 = 132 > 127
+    draws = BootstrapDraws("systems", 24, 5, rows, None)
+    for coefficient in ("kendall-b", "pearson"):
+        kw = dict(level="system", coefficient=coefficient, draws=draws)
+        fast = bootstrap_samples(x, z, **kw)
+        np.testing.assert_allclose(fast, bootstrap_samples(x, z, engine="reference", **kw), rtol=0, atol=1e-12)
+        loop = [scipy_level(x[r], z[r], "system", coefficient) for r in rows]
+        np.testing.assert_allclose(fast, loop, rtol=0, atol=1e-12)

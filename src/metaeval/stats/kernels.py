@@ -172,7 +172,9 @@ _INDEX_CACHE: dict = {}
 def _index(key, make):
     """Small index arrays (``arange``-like), built once per shape."""
     if key not in _INDEX_CACHE:
-        _INDEX_CACHE[key] = make()
+        value = make()
+        value.setflags(write=False)
+        _INDEX_CACHE[key] = value
     return _INDEX_CACHE[key]
 
 
@@ -289,7 +291,7 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     ranks, near, _ = row_ranks(np.concatenate([xm, zm]))  # x and z ranked in one pass
     signs = rank_pair_signs(ranks, first, second)  # (P, 2b)
     wt = w.T.astype(np.int8 if w.max() <= 11 else np.int16)  # products ww S_x S_z fit the type
-    prod = signs[:, :b] * signs[:, b:]
+    prod = np.multiply(signs[:, :b], signs[:, b:], dtype=wt.dtype)
     prod *= wt[first]
     prod *= wt[second]
     num = np.add.reduce(prod, axis=0, dtype=np.int32)
