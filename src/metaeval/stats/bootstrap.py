@@ -76,8 +76,8 @@ class BootstrapOutcome:
         Number of resamples drawn.
     n_resamples_dropped : int
         Resamples whose statistic was undefined (dropped).
-    n_used, n_skipped : int or None
-        Inputs (or systems) used / skipped by the original statistic (None at the system and global levels).
+    n_used, n_skipped : int
+        Groups used / skipped by the original statistic (see :class:`metaeval.stats.levels.LevelCorrelation`).
     """
 
     statistic: float
@@ -360,8 +360,7 @@ def bootstrap_interval(
     observed = _kernels.point_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                                           full_test_set=full_test_set, tie_threshold=tie_threshold)
     statistic = float(observed.statistic)
-    n_used = None if observed.n_used is None else int(observed.n_used)
-    n_skipped = None if observed.n_skipped is None else int(observed.n_skipped)
+    n_used, n_skipped = int(observed.n_used), int(observed.n_skipped)
 
     draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen,
                             n_inputs_human=z.shape[1] if full_test_set else None)
