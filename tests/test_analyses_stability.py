@@ -59,7 +59,7 @@ def test_identical_inputs_give_perfect_stability():
 def test_vectorized_equals_a_loop_over_repetitions():
     ds = pilot(n_test=10)
     r = me.ranking_stability(ds, "m", "h", sizes=[3], n_repetitions=40, rng=7)
-    gen = np.random.default_rng(7)
+    gen = np.random.default_rng(np.random.SeedSequence(7).spawn(1)[0])  # the one chunk of 40 repetitions
     first, second = _sample_weights(10, 3, 40, "disjoint", gen)
     for s, values in enumerate([ds.matrix("h"), ds.matrix("m")]):
         expected = [stats.kendalltau(values[:, f > 0].mean(axis=1), values[:, g > 0].mean(axis=1)).statistic

@@ -16,6 +16,10 @@ the share of trials with ``pvalue <= alpha`` (the rule of the paper's code). The
 Within a trial the permutation masks and the bootstrap indices are shared by both levels. For Pearson the
 two resampling tests run on fused kernels (:mod:`metaeval.analyses._power_kernels`) that evaluate X and Y
 together; other coefficients use the generic kernels of :mod:`metaeval.stats`.
+
+For each ``p`` the trials run in chunks of :data:`~metaeval.defaults.SIMULATION_CHUNK_TRIALS`; chunk ``k``
+of proportion ``c`` draws from ``np.random.SeedSequence(seed).spawn(P * n_chunks)[c * n_chunks + k]``, so
+the result for a seed is the same serially, on ``workers`` processes and on a Dask ``scheduler``.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
+from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
 from ..results import _plain
 from ..signature import Signature
@@ -165,7 +170,7 @@ def _texts_iv(ds, candidates, references):
 
 
 def _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient, n_trials,
-                       n_resamples, alpha, tokenizer):
+                       n_resamples, alpha, tokenizer, workers, scheduler):
     ds = iv.check_scoreset(ds)
     z = iv.matrices(ds, human, param="human")
     if not np.isfinite(z).all():
@@ -189,6 +194,7 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
     if tokenizer not in TOKENIZERS:
         raise ParameterError(f"`tokenizer` must be one of {', '.join(repr(t) for t in TOKENIZERS)}; got {tokenizer!r}.")
     flat_c, flat_r = _texts_iv(ds, candidates, references)
+    check_backend(workers, scheduler)
     return ds, z, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples, alpha
 
 
@@ -207,6 +213,8 @@ def simulate_power(
     alpha: float = defaults.ALPHA,
     tokenizer: str = "rouge155",
     rng: Any = None,
+    workers: int = 1,
+    scheduler: Any = None,
 ) -> PowerResult:
     """Power of PERM-BOTH, BOOT-BOTH and Williams' test to find ROUGE-1 better than ROUGE-1 on p% of tokens.
 
@@ -230,6 +238,11 @@ def simulate_power(
         A trial rejects when ``pvalue <= alpha``.
     tokenizer : {'rouge155', 'simple'}
     rng : None, int or numpy.random.Generator
+    workers : int
+        Local processes running the chunks of trials (1: in this process).
+    scheduler : None, str or distributed.Client
+        Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
+        ``metaeval[dask]``). Every backend gives the same result for the same seed.
 
     Returns
     -------
@@ -242,7 +255,7 @@ def simulate_power(
     """
     (ds, z, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples,
      alpha) = _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient,
-                                 n_trials, n_resamples, alpha, tokenizer)
+                                 n_trials, n_resamples, alpha, tokenizer, workers, scheduler)
     generator, seed = iv.rng_and_seed(rng)
     n, m = ds.shape
     rouge = DegradedRouge(flat_c, flat_r, tokenizer=tokenizer)
@@ -251,14 +264,15 @@ def simulate_power(
     shape = (len(levels), len(tests), proportions.size)
     rejections = np.zeros(shape, dtype=np.int64)
     undefined = np.zeros(shape, dtype=np.int64)
-    with single_blas_thread():
-        for c, p in enumerate(proportions):
-            ys_all = rouge.scores(float(p), n_trials, generator).reshape(n_trials, n, m)
-            for y in ys_all:
-                pvalues = _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator)
-                defined = np.isfinite(pvalues)
-                rejections[:, :, c] += defined & (pvalues <= alpha)
-                undefined[:, :, c] += ~defined
+    sizes = chunk_sizes(n_trials, defaults.SIMULATION_CHUNK_TRIALS)
+    seeds = chunk_seeds(generator, seed, proportions.size * len(sizes))
+    tasks = [(c, float(p), size, seeds[c * len(sizes) + k])
+             for c, p in enumerate(proportions) for k, size in enumerate(sizes)]
+    setup = (rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha)
+    for (c, *_), (chunk_rejections, chunk_undefined) in zip(tasks, map_tasks(
+            _power_chunk, tasks, workers=workers, scheduler=scheduler, shared=setup)):
+        rejections[:, :, c] += chunk_rejections
+        undefined[:, :, c] += chunk_undefined
     if undefined.any():
         warnings.warn(f"{int(undefined.sum())} test(s) had an undefined p-value and were left out of the power "
                       "(see n_undefined).", DegenerateWarning, stacklevel=2)
@@ -269,6 +283,23 @@ def simulate_power(
     return PowerResult(human=human, coefficient=coefficient, proportions=proportions, tests=tests, levels=levels,
                        rejections=rejections, n_undefined=undefined, n_trials=n_trials, n_resamples=n_resamples,
                        alpha=alpha, tokenizer=tokenizer, signature=Signature.of(**fields))
+
+
+def _power_chunk(setup, task):
+    """Rejections and undefined p-values (levels, tests) of one chunk: ``task`` is (c, p, trials, SeedSequence)."""
+    rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha = setup
+    _, p, n_trials, seed_sequence = task
+    n, m = x.shape
+    generator = np.random.default_rng(seed_sequence)
+    rejections = np.zeros((len(levels), len(tests)), dtype=np.int64)
+    undefined = np.zeros_like(rejections)
+    with single_blas_thread():
+        for y in rouge.scores(p, n_trials, generator).reshape(n_trials, n, m):
+            pvalues = _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator)
+            defined = np.isfinite(pvalues)
+            rejections += defined & (pvalues <= alpha)
+            undefined += ~defined
+    return rejections, undefined
 
 
 def _swap_bits(n: int, m: int, k: int, generator: np.random.Generator) -> np.ndarray:

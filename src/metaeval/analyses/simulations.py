@@ -17,7 +17,10 @@ wide at the summary level (Deutsch et al. 2021).
 
 Decisions where the paper is silent: within one trial the bootstrap draws of each method are shared by
 every level and coefficient; a trial whose interval or held-out correlation is undefined is counted in
-``n_undefined`` and left out of the proportions.
+``n_undefined`` and left out of the proportions. The trials run in chunks of
+:data:`~metaeval.defaults.SIMULATION_CHUNK_TRIALS`, chunk ``k`` drawing from
+``np.random.SeedSequence(seed).spawn(n_chunks)[k]``, so the result for a seed is the same serially, on
+``workers`` processes and on a Dask ``scheduler`` (:func:`metaeval.parallel.map_tasks`).
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
+from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..results import _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
@@ -132,7 +136,8 @@ def check_names(param: str, values: Any, choices: Sequence[str], canonical=None)
     return values
 
 
-def _simulate_coverage_iv(ds, metric, human, levels, coefficients, methods, n_trials, n_resamples, confidence_level):
+def _simulate_coverage_iv(ds, metric, human, levels, coefficients, methods, n_trials, n_resamples, confidence_level,
+                          workers, scheduler):
     ds = iv.check_scoreset(ds)
     x = iv.matrices(ds, metric, param="metric")
     z = iv.matrices(ds, human, param="human")
@@ -148,6 +153,7 @@ def _simulate_coverage_iv(ds, metric, human, levels, coefficients, methods, n_tr
     n_trials = check_int("n_trials", n_trials, minimum=1)
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
+    check_backend(workers, scheduler)
     return ds, x, z, levels, coefficients, methods, n_trials, n_resamples, confidence_level
 
 
@@ -163,6 +169,8 @@ def simulate_coverage(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
+    workers: int = 1,
+    scheduler: Any = None,
 ) -> CoverageResult:
     """Coverage of Fisher and bootstrap intervals on held-out systems and inputs (Deutsch et al. 2021, Table 1).
 
@@ -182,6 +190,11 @@ def simulate_coverage(
     confidence_level : float
     rng : None, int or numpy.random.Generator
         Drives the splits and every bootstrap; an int seed is recorded in the signature.
+    workers : int
+        Local processes running the chunks of trials (1: in this process).
+    scheduler : None, str or distributed.Client
+        Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
+        ``metaeval[dask]``). Every backend gives the same result for the same seed.
 
     Returns
     -------
@@ -199,7 +212,8 @@ def simulate_coverage(
     using Resampling Methods. TACL 9, 1132-1146 (Sec. 5.1, Table 1).
     """
     ds, x, z, levels, coefficients, methods, n_trials, n_resamples, confidence_level = _simulate_coverage_iv(
-        ds, metric, human, levels, coefficients, methods, n_trials, n_resamples, confidence_level)
+        ds, metric, human, levels, coefficients, methods, n_trials, n_resamples, confidence_level, workers,
+        scheduler)
     generator, seed = iv.rng_and_seed(rng)
     n, m = x.shape
     h_sys, h_inp = n // 2, m // 2
@@ -212,9 +226,13 @@ def simulate_coverage(
                       "coverage is NaN.", DegenerateWarning, stacklevel=2)
         counts[..., 3] = n_trials
     else:
-        with single_blas_thread():
-            _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_resamples, confidence_level,
-                        generator, counts, widths)
+        sizes = chunk_sizes(n_trials, defaults.SIMULATION_CHUNK_TRIALS)
+        setup = (x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level)
+        tasks = list(zip(sizes, chunk_seeds(generator, seed, len(sizes))))
+        for chunk_counts, chunk_widths in map_tasks(_coverage_chunk, tasks, workers=workers, scheduler=scheduler,
+                                                    shared=setup):
+            counts += chunk_counts
+            widths += chunk_widths
     undefined = int(counts[..., 3].sum())
     if undefined and h_sys >= MIN_HALF_SYSTEMS:
         warnings.warn(f"{undefined} interval(s) or held-out correlations were undefined and left out of the "
@@ -228,6 +246,19 @@ def simulate_coverage(
     return CoverageResult(metric=metric, human=human, levels=levels, coefficients=coefficients, methods=methods,
                           counts=counts, mean_width=mean_width, n_trials=n_trials, n_resamples=n_resamples,
                           confidence_level=confidence_level, signature=Signature.of(**fields))
+
+
+def _coverage_chunk(setup, task):
+    """Counts and summed widths of one chunk of trials: ``task`` is (trials, SeedSequence)."""
+    x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level = setup
+    n_trials, seed_sequence = task
+    shape = (len(levels), len(coefficients), len(methods))
+    counts = np.zeros(shape + (len(OUTCOMES),), dtype=np.int64)
+    widths = np.zeros(shape)
+    with single_blas_thread():
+        _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_resamples, confidence_level,
+                    np.random.default_rng(seed_sequence), counts, widths)
+    return counts, widths
 
 
 def _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_resamples, confidence_level,

@@ -15,6 +15,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import check_choice, check_int
+from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..signature import Signature
 from ..stats.coefficients import correlation_rows
 from ..stats.kernels import system_correlation
@@ -88,7 +89,8 @@ class RankingStabilityResult:
         }
 
 
-def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set):
+def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers,
+                  scheduler):
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
@@ -98,6 +100,7 @@ def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficien
     full_test_set = common.check_full_test_set(full_test_set)
     if sizes is not None:
         sizes = common.check_positive_ints("sizes", sizes, minimum=1)
+    check_backend(workers, scheduler)
     return ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set
 
 
@@ -135,6 +138,8 @@ def ranking_stability(
     coefficient: str = defaults.COEFFICIENT,
     full_test_set: bool = False,
     rng: Any = None,
+    workers: int = 1,
+    scheduler: Any = None,
 ) -> RankingStabilityResult:
     """Ranking stability: correlation between the system rankings of two random samples of ``m`` inputs.
 
@@ -161,6 +166,11 @@ def ranking_stability(
         True: each metric from every input it scored for every system (``M_test``), the human from
         the judged inputs (``M_jud``); sizes beyond a scorer's inputs are NaN with a reason.
     rng : None, int or numpy.random.Generator
+    workers : int
+        Local processes running the chunks of repetitions (1: in this process).
+    scheduler : None, str or distributed.Client
+        Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
+        ``metaeval[dask]``). Every backend gives the same result for the same seed.
 
     Returns
     -------
@@ -173,7 +183,9 @@ def ranking_stability(
     with the same inputs share the samples. The mean and sd over the repetitions are the paper's
     curve and band (Fig. 3); repetitions where the correlation is undefined (a constant ranking) are
     left out and counted. Vectorized over repetitions: the system scores of all repetitions are one
-    matrix product of 0/1 (or count) weights with the score matrix.
+    matrix product of 0/1 (or count) weights with the score matrix. The repetitions run in chunks of
+    :data:`~metaeval.defaults.STABILITY_CHUNK_REPETITIONS`, chunk ``k`` drawing from
+    ``np.random.SeedSequence(seed).spawn(n_chunks)[k]``, so every backend gives the same samples.
 
     References
     ----------
@@ -181,7 +193,7 @@ def ranking_stability(
     Evaluation Metrics. NAACL 2022, Sec. 3.
     """
     ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set = _stability_iv(
-        ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set)
+        ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers, scheduler)
     generator, seed = iv.rng_and_seed(rng)
     scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
     matrices = _complete_columns([scores.z, *scores.xs]) if full_test_set else [scores.z, *scores.xs]
@@ -191,18 +203,16 @@ def ranking_stability(
         sizes = default_sizes(int(n_inputs.max()), sampling)
     sizes_arr = np.array(sizes, dtype=np.int64)
     shape = (len(scorers), sizes_arr.size)
-    samples = np.full(shape + (n_repetitions,), np.nan)
     reasons = np.full(shape, "", dtype=object)
     for g, m in enumerate(sizes_arr):
-        weights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for s, values in enumerate(matrices):
             total = values.shape[1]
             if sampling == "disjoint" and 2 * m > total:
                 reasons[s, g] = f"two disjoint samples of {m} inputs need {2 * m} inputs; {total} available"
-                continue
-            if total not in weights:
-                weights[total] = _sample_weights(total, int(m), n_repetitions, sampling, generator)
-            samples[s, g] = _correlations(values, *weights[total], int(m), coefficient)
+    chunks = chunk_sizes(n_repetitions, defaults.STABILITY_CHUNK_REPETITIONS)
+    tasks = list(zip(chunks, chunk_seeds(generator, seed, len(chunks))))
+    samples = np.concatenate(map_tasks(_stability_chunk, tasks, workers=workers, scheduler=scheduler,
+                                       shared=(matrices, sizes_arr, sampling, coefficient)), axis=-1)
     defined = np.isfinite(samples)
     n_defined = defined.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,6 +233,24 @@ def ranking_stability(
         reasons=reasons, coefficient=coefficient, sampling=sampling, n_repetitions=n_repetitions,
         full_test_set=full_test_set, signature=signature, samples=samples,
     )
+
+
+def _stability_chunk(setup, task) -> np.ndarray:
+    """Correlations (scorers, sizes, repetitions) of one chunk: ``task`` is (repetitions, SeedSequence)."""
+    matrices, sizes, sampling, coefficient = setup
+    n_repetitions, seed_sequence = task
+    generator = np.random.default_rng(seed_sequence)
+    samples = np.full((len(matrices), len(sizes), n_repetitions), np.nan)
+    for g, m in enumerate(sizes):
+        weights: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for s, values in enumerate(matrices):
+            total = values.shape[1]
+            if sampling == "disjoint" and 2 * m > total:
+                continue
+            if total not in weights:
+                weights[total] = _sample_weights(total, int(m), n_repetitions, sampling, generator)
+            samples[s, g] = _correlations(values, *weights[total], int(m), coefficient)
+    return samples
 
 
 def _complete_columns(xs: list[np.ndarray]) -> list[np.ndarray]:

@@ -25,6 +25,14 @@ def _levels_option(command):
                         help=f"Level (repeatable; default: {', '.join(defaults.SIMULATION_LEVELS)}).")(command)
 
 
+def _backend_options(command):
+    command = click.option("--scheduler", default=None,
+                           help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]); "
+                                "same results as a serial run for the same seed.")(command)
+    return click.option("--workers", type=int, default=1, show_default=True,
+                        help="Local worker processes (same results for the same seed).")(command)
+
+
 @click.group()
 def simulate() -> None:
     """Coverage of confidence intervals and power of tests, simulated on real data."""
@@ -41,9 +49,10 @@ def simulate() -> None:
 @_trials_option
 @resamples_option
 @seed_option
+@_backend_options
 @output_options
 def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficients, methods, confidence_level,
-             n_trials, n_resamples, seed, fmt, output):
+             n_trials, n_resamples, seed, workers, scheduler, fmt, output):
     """How often an interval built on one quarter contains the held-out quarter's correlation (Table 1)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     if len(metrics) != 1:
@@ -51,7 +60,8 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
     result = simulate_coverage(ds, metrics[0], human, levels=levels or defaults.SIMULATION_LEVELS,
                                coefficients=coefficients or (defaults.COEFFICIENT,),
                                methods=methods or defaults.COVERAGE_METHODS, confidence_level=confidence_level,
-                               n_trials=n_trials, n_resamples=n_resamples, rng=seed)
+                               n_trials=n_trials, n_resamples=n_resamples, rng=seed, workers=workers,
+                               scheduler=scheduler)
     title = (f"coverage of {confidence_level:.0%} intervals for r({metrics[0]}, {human}) on held-out quarters, "
              f"{n_trials} trials")
     emit(render(result, fmt, result.to_frame(), title), output)
@@ -73,9 +83,10 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
 @_trials_option
 @resamples_option
 @seed_option
+@_backend_options
 @output_options
 def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportions, tests, levels, coefficient,
-          alpha, tokenizer, n_trials, n_resamples, seed, fmt, output):
+          alpha, tokenizer, n_trials, n_resamples, seed, workers, scheduler, fmt, output):
     """Power of PERM-BOTH, BOOT-BOTH and Williams against ROUGE-1 on p% of tokens (Figure 3)."""
     if dataset not in TEXT_FILES:
         raise ParameterError(f"`--dataset` must be one of {', '.join(repr(k) for k in TEXT_FILES)} (their texts "
@@ -85,7 +96,8 @@ def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportio
     result = simulate_power(ds, human, candidates=candidates, references=references,
                             proportions=proportions or defaults.POWER_PROPORTIONS, tests=tests or defaults.POWER_TESTS,
                             levels=levels or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
-                            tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed)
+                            tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed,
+                            workers=workers, scheduler=scheduler)
     title = f"power against ROUGE-1 recall on p% of tokens ({result.coefficient}, alpha {alpha:g}, {n_trials} trials)"
     frame = result.to_frame()
     if fmt == "table":

@@ -32,15 +32,20 @@ ANALYSES = ("ranking", "variance")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @resamples_option
 @seed_option
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="ranking: local worker processes (same results for the same seed).")
+@click.option("--scheduler", default=None,
+              help="ranking: address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
 @output_options
 def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes, n_repetitions, sampling,
-              coefficient, full_test_set, confidence_level, n_resamples, seed, fmt, output):
+              coefficient, full_test_set, confidence_level, n_resamples, seed, workers, scheduler, fmt, output):
     """How stable are system rankings under another sample of inputs? (Deutsch et al. 2022, Sec. 3)"""
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
     if analysis == "ranking":
         result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions, sampling=sampling,
-                                   coefficient=coefficient, full_test_set=full_test_set, rng=seed)
+                                   coefficient=coefficient, full_test_set=full_test_set, rng=seed,
+                                   workers=workers, scheduler=scheduler)
         render(result, fmt, result.to_frame(), _ranking_table, output)
     else:
         result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,

@@ -1,0 +1,192 @@
+"""Run independent tasks in this process, in a local process pool, or on a Dask cluster.
+
+:func:`map_tasks` is the one place where the simulations (:func:`metaeval.simulate_coverage`,
+:func:`metaeval.simulate_power`, :func:`metaeval.ranking_stability`) fan out. It returns the results in
+the order of the tasks whatever the backend, so a caller that splits its work into a fixed list of
+tasks, each with its own seed (:func:`chunk_seeds`), gets the same numbers serially, on ``workers``
+local processes and on a Dask cluster.
+
+- serial (``workers=1``, no ``scheduler``): a loop in the calling process;
+- ``workers > 1``: ``concurrent.futures.ProcessPoolExecutor`` started like the scoring engine's pool
+  (fork server or ``spawn``, never a fork of a possibly threaded caller), with the BLAS / OpenMP thread
+  variables set to 1 for the children where the user did not set them;
+- ``scheduler``: a ``dask.distributed`` Client, or the address of a running scheduler (connected to and
+  closed afterwards). The workers must be able to import metaeval.
+
+Data shared by every task (``shared``) is sent once per worker process (pool initializer) or scattered
+once to the cluster, instead of once per task.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import defaults
+from .errors import MetaevalError, ParameterError, check_int
+from .scoring._worker import THREAD_VARIABLES
+from .scoring.backends import _pool_context, _single_threaded_children
+
+__all__ = ["DASK_HINT", "check_backend", "chunk_seeds", "chunk_sizes", "map_tasks"]
+
+DASK_HINT = "pip install 'metaeval[dask]'"
+
+_SHARED: dict[str, Any] = {}
+
+
+def check_backend(workers: Any, scheduler: Any) -> tuple[int, Any]:
+    """Validate ``workers`` (int >= 1) and ``scheduler`` (None, an address or a Client; then ``workers == 1``)."""
+    workers = check_int("workers", workers, minimum=1)
+    if scheduler is None:
+        return workers, None
+    if workers != 1:
+        raise ParameterError(
+            f"`workers` must be 1 when `scheduler` is given (the cluster sets the parallelism); got {workers!r}.")
+    if isinstance(scheduler, str):
+        if not scheduler.strip():
+            raise ParameterError(f"`scheduler` must be a scheduler address like 'tcp://host:8786'; got {scheduler!r}.")
+        return workers, scheduler
+    if not _is_client(scheduler):
+        raise ParameterError("`scheduler` must be a dask.distributed Client or a scheduler address like "
+                             f"'tcp://host:8786'; got {scheduler!r}.")
+    return workers, scheduler
+
+
+def _is_client(value: Any) -> bool:
+    try:
+        import distributed
+    except ImportError:
+        return False
+    return isinstance(value, distributed.Client)
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise MetaevalError(
+            f"running on a Dask scheduler needs dask.distributed: {DASK_HINT} (or pip install 'dask[distributed]')."
+        ) from None
+    return distributed
+
+
+def chunk_sizes(total: int, size: int) -> list[int]:
+    """``total`` split into chunks of ``size`` (the last one shorter): the same for every backend."""
+    full, rest = divmod(int(total), int(size))
+    return [int(size)] * full + ([rest] if rest else [])
+
+
+def chunk_seeds(generator: np.random.Generator, seed: Any, n: int) -> list[np.random.SeedSequence]:
+    """``n`` independent seeds, ``np.random.SeedSequence(seed).spawn(n)`` for an int ``seed``.
+
+    ``seed`` is what :func:`metaeval._validation.rng_and_seed` records: for a Generator (or None, fresh
+    entropy) the root entropy is drawn once from ``generator``, so the run is reproducible from that
+    Generator's state but not from the signature.
+    """
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        root = np.random.SeedSequence(seed)
+    else:
+        root = np.random.SeedSequence(generator.integers(0, 2 ** 32, size=4, dtype=np.uint64).tolist())
+    return root.spawn(n)
+
+
+def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler: Any = None,
+              shared: Any = None) -> list:
+    """``[fn(task) for task in tasks]`` (``fn(shared, task)`` when ``shared`` is given), on any backend.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled for the pool and the cluster).
+    tasks : iterable
+        Picklable task arguments.
+    workers : int
+        Local processes (1: in this process).
+    scheduler : None, str or distributed.Client
+        A Dask scheduler address like ``'tcp://host:8786'`` or a Client; ``workers`` must then be 1.
+    shared : any, optional
+        Data every task needs, sent once per process / cluster rather than with every task.
+
+    Returns
+    -------
+    list
+        The results in the order of ``tasks``. The first task that raises stops the run and its error
+        is raised here.
+    """
+    workers, scheduler = check_backend(workers, scheduler)
+    tasks = list(tasks)
+    if not tasks:
+        return []
+    if scheduler is not None:
+        return _map_dask(fn, tasks, scheduler, shared)
+    if workers == 1 or len(tasks) == 1:
+        if shared is None:
+            return [fn(task) for task in tasks]
+        return [fn(shared, task) for task in tasks]
+    return _map_pool(fn, tasks, min(workers, len(tasks)), shared)
+
+
+def _init_pool(key: str | None, payload: bytes | None) -> None:
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    if key is not None:
+        _SHARED.clear()
+        _SHARED[key] = pickle.loads(payload)
+
+
+def _call_shared(fn: Callable, key: str, task: Any) -> Any:
+    return fn(_SHARED[key], task)
+
+
+def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any) -> list:
+    from concurrent.futures import ProcessPoolExecutor
+
+    key = payload = None
+    if shared is not None:
+        payload = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        key = f"{os.getpid()}-{id(shared)}-{len(payload)}"
+    with _single_threaded_children():
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_init_pool,
+                                   initargs=(key, payload))
+        try:
+            if shared is None:
+                futures = [pool.submit(fn, task) for task in tasks]
+            else:
+                futures = [pool.submit(_call_shared, fn, key, task) for task in tasks]
+            return [future.result() for future in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _connect(distributed, scheduler: Any):
+    if not isinstance(scheduler, str):
+        return scheduler, False
+    try:
+        client = distributed.Client(scheduler, timeout=defaults.DASK_CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ParameterError(
+            f"`scheduler` must be the address of a running Dask scheduler; could not connect to {scheduler!r}"
+            f" within {defaults.DASK_CONNECT_TIMEOUT:g} s ({type(error).__name__})."
+        ) from None
+    return client, True
+
+
+def _map_dask(fn: Callable, tasks: Sequence[Any], scheduler: Any, shared: Any) -> list:
+    distributed = _distributed()
+    client, owned = _connect(distributed, scheduler)
+    futures = []
+    try:
+        if shared is None:
+            futures = [client.submit(fn, task, pure=False) for task in tasks]
+        else:
+            common = client.scatter(shared, broadcast=True, hash=False)
+            futures = [client.submit(fn, common, task, pure=False) for task in tasks]
+        return client.gather(futures)
+    finally:
+        if futures:
+            client.cancel(futures)
+        if owned:
+            client.close()
