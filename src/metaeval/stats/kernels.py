@@ -170,8 +170,10 @@ _INDEX_CACHE: dict = {}
 
 
 def _index(key, make):
-    """Small index arrays (``arange``-like), built once per shape."""
+    """Small read-only index arrays (``arange``-like), built once per shape (at most 256 kept)."""
     if key not in _INDEX_CACHE:
+        if len(_INDEX_CACHE) >= 256:
+            _INDEX_CACHE.clear()
         value = make()
         value.setflags(write=False)
         _INDEX_CACHE[key] = value
