@@ -419,11 +419,12 @@ _ALLOCATOR_HEADROOM = {"done": False, "bytes": 16 << 20}
 def allocator_headroom() -> None:
     """Let the C allocator keep the kernels' freed temporaries for reuse (best effort, once per process).
 
-    glibc returns freed heap memory to the system beyond a trim threshold of twice the largest block
-    it has ever unmapped (128 KiB before that), so the multi-megabyte temporaries of every call are
-    first-touched again: a page fault per 4 KiB, measured at about 1 ms per bootstrap call. Allocating
-    and freeing one untouched 16 MiB block, as any larger numpy array would, raises the threshold to
-    32 MiB. Nothing is written, so no memory is used; with other allocators it does nothing.
+    glibc maps blocks above a threshold (128 KiB, raised to the largest mapped block freed so far, at
+    most 32 MiB) directly from the system and returns freed heap memory beyond twice that threshold, so
+    in a fresh process the multi-megabyte draws and temporaries of every call are first-touched again:
+    a page fault per 4 KiB, measured at about 1 ms per bootstrap call. Allocating and freeing one
+    untouched 16 MiB block, as any larger numpy array would, raises the thresholds to 16 and 32 MiB.
+    Nothing is written, so no memory is used; with other allocators it does nothing.
     """
     if not _ALLOCATOR_HEADROOM["done"]:
         _ALLOCATOR_HEADROOM["done"] = True
