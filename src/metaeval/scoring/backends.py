@@ -61,6 +61,9 @@ class _Backend:
     def __exit__(self, *exc: Any) -> None:
         return None
 
+    def start(self, scorers: Sequence[Any]) -> None:
+        """Start workers ahead of :meth:`run` (in the background; nothing to do here)."""
+
 
 class SerialBackend(_Backend):
     """Score in the calling process, one batch at a time."""
@@ -83,8 +86,9 @@ def _single_threaded_children():
             os.environ.pop(name, None)
 
 
-def _pool_context():
-    """``forkserver`` (preloading the worker module) where the platform has it, ``spawn`` otherwise.
+def _pool_context(modules: Sequence[str] = ()):
+    """``forkserver`` (preloading the worker module and ``modules``) where the platform has it, ``spawn``
+    otherwise.
 
     Both start workers from a fresh, single-threaded interpreter (never a fork of a threaded caller).
     The fork server imports metaeval once and forks every worker from it, so workers start in
@@ -98,8 +102,9 @@ def _pool_context():
 
     context = multiprocessing.get_context("forkserver")
     preload = list(getattr(forkserver._forkserver, "_preload_modules", ["__main__"]))
-    if _worker.__name__ not in preload:
-        context.set_forkserver_preload([*preload, _worker.__name__])
+    wanted = [m for m in dict.fromkeys([_worker.__name__, *modules]) if m not in preload]
+    if wanted:  # takes effect when the fork server starts (the first pool of the session)
+        context.set_forkserver_preload([*preload, *wanted])
     return context
 
 
@@ -110,35 +115,55 @@ class ProcessBackend(_Backend):
         self.parallelism = workers
         self.name = f"processes({workers})"
         self._pool = None
+        self._digests: list[str] = []
+        self._starter = None
         self._environment = None
 
     def __enter__(self):
-        # The pool's processes start on the first submissions, inside run(), while the variables are set.
+        # The pool's processes start while the variables are set (start() or run() is called inside).
         self._environment = _single_threaded_children()
         self._environment.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
+            if self._starter is not None:
+                self._starter.join()
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
                 self._pool = None
         finally:
             self._environment.__exit__(None, None, None)
 
-    def run(self, batches: Iterable[Batch], scorers: Sequence[Any]) -> Iterator[tuple[Batch, Any]]:
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    def start(self, scorers: Sequence[Any]) -> None:
+        """Create the pool and start its workers in a background thread, so that the caller can go on
+        (hashing the pairs, reading the cache) while the fork server imports metaeval."""
+        import threading
+        from concurrent.futures import ProcessPoolExecutor
 
+        if self._pool is not None:
+            return
         payloads = [_worker.dumps(s) for s in scorers]
-        digests = [_worker.payload_digest(p) for p in payloads]
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.parallelism,
-                mp_context=_pool_context(),
-                initializer=_worker.init_process,
-                initargs=(dict(zip(digests, payloads)),),
-            )
+        self._digests = [_worker.payload_digest(p) for p in payloads]
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.parallelism,
+            mp_context=_pool_context([type(s).__module__ for s in scorers]),
+            initializer=_worker.init_process,
+            initargs=(dict(zip(self._digests, payloads)),),
+        )
         pool = self._pool
+        # Each submission starts one worker; the first also starts the fork server and waits for it.
+        self._starter = threading.Thread(
+            target=lambda: [pool.submit(_worker.ready) for _ in range(self.parallelism)], daemon=True,
+            name="metaeval-pool-start")
+        self._starter.start()
+
+    def run(self, batches: Iterable[Batch], scorers: Sequence[Any]) -> Iterator[tuple[Batch, Any]]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        self.start(scorers)
+        self._starter.join()
+        pool, digests = self._pool, self._digests
         limit = self.parallelism * defaults.SCORING_IN_FLIGHT
         stream = iter(batches)
         pending: dict[Any, Batch] = {}

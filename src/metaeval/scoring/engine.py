@@ -204,14 +204,16 @@ def score(
     inputs = load_inputs(candidates, references)
     signatures = [str(s.signature) for s in scorers]
     started = time.perf_counter()
-    cell_keys, distinct = _pairs(inputs)
-    keys = list(distinct)
     store = ScoreCache(cache) if cache is not None else None
     found: list[dict[Key, dict[str, float]]] = []
     computed = [0] * len(scorers)
     caught: dict[tuple[type, str], None] = {}
     backend = make_backend(workers=workers, scheduler=scheduler)
     with store if store is not None else nullcontext(), backend, _progress(progress) as bar:
+        if store is None:
+            backend.start(scorers)  # workers start while the pairs are hashed
+        cell_keys, distinct = _pairs(inputs)
+        keys = list(distinct)
         for signature in signatures:
             found.append(store.get(signature, keys) if store is not None else {})
         missing = [[k for k in keys if k not in found[m]] for m in range(len(scorers))]
