@@ -201,9 +201,9 @@ def score(
     """
     labels, scorers, prefixed, workers, cache, batch_size = _score_iv(metrics, workers, scheduler, cache,
                                                                       progress, batch_size)
+    started = time.perf_counter()
     inputs = load_inputs(candidates, references)
     signatures = [str(s.signature) for s in scorers]
-    started = time.perf_counter()
     store = ScoreCache(cache) if cache is not None else None
     found: list[dict[Key, dict[str, float]]] = []
     computed = [0] * len(scorers)
