@@ -12,6 +12,7 @@ With several references the one with the highest F1 is kept (its P, R and F1 are
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from .embedding import DEFAULT_BATCH_SIZE, LocalEncoder, idf_fingerprint
 __all__ = ["BertScore", "EmbeddingScorer"]
 
 
-class EmbeddingScorer:
+class EmbeddingScorer(ABC):
     """Shared options and batching of the embedding metrics (see :class:`BertScore`)."""
 
     name = ""
@@ -109,14 +110,17 @@ class EmbeddingScorer:
             out.append(self._best(per_ref))
         return out
 
-    def _nan(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _nan(self) -> dict[str, Any]:
+        """Defined by each concrete scorer."""
 
-    def _pair(self, c_ids, c_emb, r_ids, r_emb) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _pair(self, c_ids, c_emb, r_ids, r_emb) -> Any:
+        """Defined by each concrete scorer."""
 
-    def _best(self, per_ref: list) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _best(self, per_ref: list) -> dict[str, Any]:
+        """Defined by each concrete scorer."""
 
 
 class BertScore(EmbeddingScorer):

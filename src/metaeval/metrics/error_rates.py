@@ -15,6 +15,7 @@ statistics are ``(E, |r|)`` of that reference; the corpus rate is ``sum E / sum 
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -48,7 +49,7 @@ def _position_independent_errors(c: Sequence[str], r: Sequence[str]) -> int:
     return max(len(c), len(r)) - sum(common.values())
 
 
-class _ErrorRate:
+class _ErrorRate(ABC):
     name = ""
 
     def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False):
@@ -62,8 +63,9 @@ class _ErrorRate:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(tokenize={self.tokenize!r}, lowercase={self.lowercase})"
 
-    def _errors(self, c: list[str], r: list[str]) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _errors(self, c: list[str], r: list[str]) -> int:
+        """Defined by each concrete scorer."""
 
     def _tokens(self, text: str) -> list[str]:
         return tokenize(text, self.tokenize, self.lowercase)

@@ -15,6 +15,7 @@ Scores keep sacrebleu's scale (0-100; TER can exceed 100). The signature keeps s
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,7 +43,7 @@ def _sacrebleu_metrics():
     return metrics
 
 
-class _SacrebleuScorer:
+class _SacrebleuScorer(ABC):
     """Shared machinery: statistics, sentence and corpus scores of one sacrebleu metric."""
 
     name = ""
@@ -145,8 +146,9 @@ class _SacrebleuScorer:
         self.__dict__.update(state)
         self._metric = self._make()
 
-    def _make(self) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _make(self) -> Any:
+        """Defined by each concrete scorer."""
 
 
 class Bleu(_SacrebleuScorer):
