@@ -114,3 +114,10 @@ def test_permutation_draws_need_bits_or_packed():
         PermutationDraws("both", 2, 3)
     with pytest.raises(ParameterError):
         PermutationDraws("systems", 2, 3, packed=np.zeros((1, 2, 4), dtype=np.uint8))
+
+
+def test_human_column_weights_follow_the_shared_columns_in_judged_mode():
+    """Regression: with one set of inputs, the humans' column weights are the metric's, not all ones."""
+    draws = bootstrap_draws(5, 7, method="inputs", n_resamples=4, rng=3)
+    np.testing.assert_array_equal(draws.col_weights(human=True), draws.col_weights())
+    assert not np.all(draws.col_weights(human=True) == 1)

@@ -156,8 +156,10 @@ class BootstrapDraws:
     def col_weights(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
         """Multiplicity of every input in resamples ``sl``: int array ``(k, n_inputs)``."""
         idx = self.col_indices(sl, human=human)
-        m = self.n_inputs_human if human and self.n_inputs_human is not None else self.n_inputs
-        if (human and self.cols_human is None) or (not human and self.cols is None):
+        separate = human and self.n_inputs_human is not None  # full-test-set: humans' own inputs
+        m = self.n_inputs_human if separate else self.n_inputs
+        resampled = self.cols_human is not None if separate else self.cols is not None
+        if not resampled:
             return np.ones(idx.shape, dtype=np.int64)
         return count_weights(idx, m)
 
