@@ -50,8 +50,25 @@ def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, tes
 
 def _pair_statistics(x, y, z, level, coefficient, undefined):
     # level_correlation of x and of y (bitwise), computed together with fast exact kernels
-    a, b = point_correlations([x, y], z, level=level, coefficient=coefficient, undefined=undefined)
-    return a, b
+    return tuple(point_correlations([x, y], z, level=level, coefficient=coefficient, undefined=undefined))
+
+
+def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, test, method,
+                      pair, pvalue, ci, n_resamples, n_dropped, distribution, **signature_fields):
+    """The ComparisonResult of a permutation or paired bootstrap test (``pair``: the two correlations)."""
+    a, b = pair
+    return ComparisonResult(
+        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
+        test=test, method=method, alternative=alternative,
+        statistic=float(a.statistic) - float(b.statistic), statistic_a=float(a.statistic),
+        statistic_b=float(b.statistic), pvalue=float(pvalue),
+        ci=None if ci is None else (float(ci[0]), float(ci[1])),
+        n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
+        n_resamples=n_resamples, n_resamples_dropped=int(n_dropped),
+        signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
+                             f"{test[:4]}-{method}", alternative, resamples=n_resamples, **signature_fields),
+        null_distribution=np.asarray(distribution),
+    )
 
 
 def permutation_test(
@@ -122,16 +139,10 @@ def permutation_test(
         n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
     )
     a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
-    return ComparisonResult(
-        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
-        test="permutation", method=method, alternative=alternative,
-        statistic=float(a.statistic) - float(b.statistic), statistic_a=float(a.statistic),
-        statistic_b=float(b.statistic), pvalue=float(out.pvalue), ci=None,
-        n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
-        n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
-        signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
-                             f"perm-{method}", alternative, resamples=n_resamples, seed=seed),
-        null_distribution=np.asarray(out.null_distribution),
+    return _resampled_result(
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "permutation", method,
+        (a, b), out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
+        seed=seed,
     )
 
 
@@ -172,17 +183,10 @@ def bootstrap_test(
         rng=generator, batch=batch,
     )
     a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
-    return ComparisonResult(
-        metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
-        test="bootstrap", method=method, alternative=alternative,
-        statistic=float(a.statistic) - float(b.statistic), statistic_a=float(a.statistic),
-        statistic_b=float(b.statistic), pvalue=float(out.pvalue), ci=(float(out.low), float(out.high)),
-        n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
-        n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
-        signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
-                             f"boot-{method}", alternative, resamples=n_resamples,
-                             confidence=confidence_level, seed=seed),
-        null_distribution=np.asarray(out.samples),
+    return _resampled_result(
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "bootstrap", method,
+        (a, b), out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
+        confidence=confidence_level, seed=seed,
     )
 
 
