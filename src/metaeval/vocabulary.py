@@ -1,0 +1,199 @@
+"""The one vocabulary of metaeval: every named choice, and one validator per concept.
+
+The API, the CLI (``click.Choice`` lists), the report and :mod:`metaeval.stats` all take their choices
+from here, so a level, a coefficient or an alternative is spelled one way everywhere and rejected with
+one message. Each validator returns the canonical value or raises :class:`~metaeval.errors.ParameterError`
+with the template "`param` must be one of ...; got <value!r>.". ``param`` names the argument being
+checked (the CLI passes its own names). This module imports nothing heavier than :mod:`metaeval.errors`,
+so the CLI can build its options without numpy.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import ParameterError, check_choice
+
+__all__ = [
+    "ALTERNATIVES",
+    "CI_METHODS",
+    "COEFFICIENTS",
+    "COEFFICIENT_ALIASES",
+    "COEFFICIENT_CHOICES",
+    "CORRECTIONS",
+    "FAMILIES",
+    "INTERVALS",
+    "LEVELS",
+    "LEVEL_ALIASES",
+    "LEVEL_CHOICES",
+    "METRIC_TESTS",
+    "OUTPUT_FORMATS",
+    "PAIRWISE_COEFFICIENTS",
+    "RESAMPLING_METHODS",
+    "SYSTEM_TESTS",
+    "UNDEFINED_POLICIES",
+    "canonical_coefficient",
+    "canonical_level",
+    "check_alternative",
+    "check_ci_method",
+    "check_correction",
+    "check_family",
+    "check_format",
+    "check_interval",
+    "check_method",
+    "check_metric_names",
+    "check_metric_test",
+    "check_system_test",
+    "check_tie_threshold",
+    "check_undefined",
+]
+
+LEVELS = ("system", "summary", "global", "by-system")
+"""Correlation levels: system means, per input ("grouped by item"), all cells, per system."""
+
+LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
+"""Accepted spellings of a level and the canonical level they stand for (MT says 'segment')."""
+
+LEVEL_CHOICES = LEVELS + tuple(LEVEL_ALIASES)
+"""Every spelling a user may type for a level."""
+
+COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
+"""Correlation coefficients, in the order of the CLI and the docs."""
+
+COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
+"""Accepted spellings of a coefficient and the canonical name they stand for."""
+
+COEFFICIENT_CHOICES = COEFFICIENTS + tuple(COEFFICIENT_ALIASES)
+"""Every spelling a user may type for a coefficient."""
+
+PAIRWISE_COEFFICIENTS = ("accuracy", "tau-eq", "acc-eq")
+"""Coefficients of pairwise agreement; only these accept a non-zero ``tie_threshold``."""
+
+RESAMPLING_METHODS = ("systems", "inputs", "both")
+"""What is resampled or permuted together (BOOT-* and PERM-* of Deutsch, Dror & Roth 2021)."""
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+"""Alternative hypotheses, as in scipy.stats."""
+
+CORRECTIONS = ("none", "bonferroni", "holm", "benjamini-hochberg")
+"""Multiple-comparison corrections of p-values."""
+
+FAMILIES = ("matrix", "row")
+"""Families a significance matrix is corrected over: the whole matrix, or each row metric."""
+
+METRIC_TESTS = ("permutation", "bootstrap", "williams")
+"""Tests of the difference of two dependent correlations (metric A vs metric B)."""
+
+SYSTEM_TESTS = ("bootstrap", "randomization")
+"""Tests of the difference of two systems under one scorer (Koehn 2004; Riezler & Maxwell 2005)."""
+
+INTERVALS = ("percentile", "bca")
+"""Bootstrap interval constructions."""
+
+CI_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
+"""Interval of each cell of a correlation table."""
+
+UNDEFINED_POLICIES = ("skip", "zero")
+"""What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
+
+OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
+"""Every command that prints a result accepts every one of these ``--format`` values."""
+
+
+def canonical_level(value: Any, *, param: str = "level") -> str:
+    """The canonical level for ``value`` (``'input'`` and ``'segment'`` mean ``'summary'``)."""
+    if isinstance(value, str):
+        value = LEVEL_ALIASES.get(value, value)
+    return check_choice(param, value, LEVELS)
+
+
+def canonical_coefficient(value: Any, *, param: str = "coefficient") -> str:
+    """The canonical coefficient for ``value`` (``'kendall'`` means ``'kendall-b'``)."""
+    if isinstance(value, str):
+        value = COEFFICIENT_ALIASES.get(value, value)
+    return check_choice(param, value, COEFFICIENTS)
+
+
+def check_method(value: Any, *, param: str = "method") -> str:
+    """A resampling method of :data:`RESAMPLING_METHODS`."""
+    return check_choice(param, value, RESAMPLING_METHODS)
+
+
+def check_alternative(value: Any, *, param: str = "alternative") -> str:
+    """An alternative hypothesis of :data:`ALTERNATIVES`."""
+    return check_choice(param, value, ALTERNATIVES)
+
+
+def check_correction(value: Any, *, param: str = "correction") -> str:
+    """A correction of :data:`CORRECTIONS`."""
+    return check_choice(param, value, CORRECTIONS)
+
+
+def check_family(value: Any, *, param: str = "family") -> str:
+    """A correction family of :data:`FAMILIES`."""
+    return check_choice(param, value, FAMILIES)
+
+
+def check_metric_test(value: Any, *, param: str = "test") -> str:
+    """A test of two metrics of :data:`METRIC_TESTS`."""
+    return check_choice(param, value, METRIC_TESTS)
+
+
+def check_system_test(value: Any, *, param: str = "test") -> str:
+    """A test of two systems of :data:`SYSTEM_TESTS`."""
+    return check_choice(param, value, SYSTEM_TESTS)
+
+
+def check_interval(value: Any, *, param: str = "interval") -> str:
+    """A bootstrap interval of :data:`INTERVALS`."""
+    return check_choice(param, value, INTERVALS)
+
+
+def check_ci_method(value: Any, *, param: str = "ci") -> str:
+    """A table interval of :data:`CI_METHODS`."""
+    return check_choice(param, value, CI_METHODS)
+
+
+def check_undefined(value: Any, *, param: str = "undefined") -> str:
+    """An undefined-group policy of :data:`UNDEFINED_POLICIES`."""
+    return check_choice(param, value, UNDEFINED_POLICIES)
+
+
+def check_format(value: Any, *, param: str = "format") -> str:
+    """An output format of :data:`OUTPUT_FORMATS`."""
+    return check_choice(param, value, OUTPUT_FORMATS)
+
+
+def check_tie_threshold(value: Any, coefficient: str | None = None, *, param: str = "tie_threshold") -> float:
+    """A finite number >= 0; non-zero only for a pairwise coefficient (when ``coefficient`` is given)."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        t = math.nan
+    if isinstance(value, bool) or not (math.isfinite(t) and t >= 0.0):
+        raise ParameterError(f"`{param}` must be a finite number >= 0; got {value!r}.")
+    if t > 0.0 and coefficient is not None and coefficient not in PAIRWISE_COEFFICIENTS:
+        raise ParameterError(
+            f"`{param}` must be 0 for coefficient {coefficient!r} (it applies to 'accuracy', "
+            f"'tau-eq', 'acc-eq'); got {value!r}."
+        )
+    return t
+
+
+def check_metric_names(value: Any, available: Iterable[str], *, param: str = "metrics",
+                       minimum: int = 1) -> tuple[str, ...]:
+    """Scorer names as a tuple: a single string is one name (never iterated letter by letter).
+
+    Every name must be in ``available``; the names must be distinct and at least ``minimum``.
+    """
+    names = (value,) if isinstance(value, str) else tuple(value)
+    known = tuple(available)
+    for name in names:
+        if name not in known:
+            listed = ", ".join(repr(k) for k in known)
+            raise ParameterError(f"`{param}` must name scorers of the data ({listed}); got {name!r}.")
+    if len(names) < minimum or len(set(names)) != len(names):
+        what = "scorer" if minimum == 1 else "scorers"
+        raise ParameterError(f"`{param}` must name at least {minimum} distinct {what}; got {list(names)!r}.")
+    return names
