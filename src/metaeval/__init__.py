@@ -15,8 +15,20 @@ from .analyses.planning import AnnotationPlanResult, plan_annotation
 from .analyses.stability import RankingStabilityResult, ranking_stability
 from .analyses.topk import TopKResult, topk_correlations
 from .analyses.variance import ScoreVarianceResult, score_variance
-from .comparison import compare_metrics
-from .correlations import bootstrap_ci, correlate, fisher_ci
+from .correlation import (
+    ComparisonResult,
+    CorrelationResult,
+    CorrelationTable,
+    MetricComparisonResult,
+    bootstrap_ci,
+    bootstrap_test,
+    compare_metrics,
+    correlate,
+    correlation_table,
+    fisher_ci,
+    permutation_test,
+    williams_test,
+)
 from .data.datasets import dataset_info, list_datasets, load_dataset
 from .data.readers import read_scores
 from .data.scoreset import ScoreSet
@@ -35,12 +47,9 @@ from . import human
 from .human import LitePyramidResult, krippendorff_alpha, litepyramid, sample_documents, weighted_retention
 from .report.build import Report, build_report, write_report
 from .scoring import ScoredSet, score
-from .results import ComparisonResult, CorrelationResult, MetricComparisonResult
 from .signature import Signature
-from .significance import bootstrap_test, permutation_test, williams_test
 from .stats.corrections import adjust_pvalues
 from .stats.ranking import ranking_error_rate
-from .table import CorrelationTable, correlation_table
 
 __all__ = [
     "AnnotationPlanResult",

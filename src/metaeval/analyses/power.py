@@ -38,7 +38,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
 from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples
 from ..stats.levels import level_correlation

@@ -36,7 +36,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
 from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.fisher import FISHER_COEFFICIENTS, fisher_interval

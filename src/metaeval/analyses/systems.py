@@ -37,7 +37,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError, check_choice
 from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import percentile_interval
 from ..stats.corrections import adjust_pvalues

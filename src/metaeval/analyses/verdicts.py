@@ -34,7 +34,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
 from ..metrics.corpus_statistics import MeanStatistic
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from .systems import SYSTEM_TESTS, all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
 

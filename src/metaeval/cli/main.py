@@ -11,12 +11,12 @@ from rich.console import Console
 
 from .. import defaults
 from .._version import __version__
-from ..comparison import CORRECTIONS, FAMILIES, TESTS, compare_metrics
+from ..correlation.matrix import CORRECTIONS, FAMILIES, TESTS, compare_metrics
 from ..errors import MetaevalError, MetaevalWarning
 from ..report import formats, terminal
 from ..stats.coefficients import COEFFICIENTS
 from ..stats.levels import LEVELS
-from ..table import INTERVAL_METHODS, correlation_table
+from ..correlation.table import INTERVAL_METHODS, correlation_table
 from . import datasets_command, report_command
 from . import human_command
 from . import score_command

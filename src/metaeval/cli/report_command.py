@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import defaults
-from ..comparison import CORRECTIONS, FAMILIES
+from ..correlation.matrix import CORRECTIONS, FAMILIES
 from ..data.scoreset import DEFAULT_AGGREGATION
 from ..errors import ParameterError
 from ..report import terminal

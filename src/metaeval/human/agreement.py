@@ -24,7 +24,7 @@ import pandas as pd
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.coefficients import canonical_coefficient, correlation
 from .annotations import PyramidAnnotations, votes_reliability_data
@@ -427,7 +427,7 @@ def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: 
     Fabbri et al. (2021), SummEval: Re-evaluating Summarization Evaluation, TACL (expert and crowd
     annotations of the same summaries).
     """
-    from ..correlations import correlate
+    from ..correlation import correlate
 
     if not isinstance(ds, ScoreSet):
         raise ParameterError(f"`ds` must be a ScoreSet; got {type(ds).__name__}.")

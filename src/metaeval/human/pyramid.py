@@ -24,7 +24,7 @@ import pandas as pd
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from .annotations import PyramidAnnotations, natural_key
 

@@ -29,7 +29,7 @@ from .. import defaults
 from ..data.formats import file_format, read_table
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, InputFileError, ParameterError, check_int
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 from .annotations import natural_key
 

@@ -22,7 +22,7 @@ from .. import defaults
 from .._validation import rng_and_seed
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_int
-from ..results import _plain
+from ..serialization import plain as _plain
 from ..signature import Signature
 
 

@@ -18,11 +18,11 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from .._version import __version__
-from ..comparison import CORRECTIONS, FAMILIES, compare_metrics
+from ..correlation.matrix import CORRECTIONS, FAMILIES, compare_metrics
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
-from ..results import MetricComparisonResult
-from ..table import CorrelationTable, correlation_table
+from ..correlation.results import MetricComparisonResult
+from ..correlation.table import CorrelationTable, correlation_table
 from .files import write_text_atomic
 from .formats import to_csv, to_json
 

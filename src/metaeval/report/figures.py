@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results import MetricComparisonResult
-from ..table import CorrelationTable
+from ..correlation.results import MetricComparisonResult
+from ..correlation.table import CorrelationTable
 from .svg import COEFFICIENT_COLOURS, DIVERGING, figure_svg, new_figure, text
 
 WIDTH = 10.0  # inches; 72 pt per inch, so a figure is ~960 px wide before scaling to the page

@@ -172,8 +172,8 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
     ``to_frame()``.
     """
     from ..errors import check_choice
-    from ..results import MetricComparisonResult
-    from ..table import CorrelationTable
+    from ..correlation.results import MetricComparisonResult
+    from ..correlation.table import CorrelationTable
 
     fmt = check_choice("format", fmt, PAPER_FORMATS)
     if isinstance(obj, CorrelationTable):

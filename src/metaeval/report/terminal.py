@@ -7,7 +7,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..results import ComparisonResult, CorrelationResult, MetricComparisonResult
+from ..correlation.results import ComparisonResult, CorrelationResult, MetricComparisonResult
 
 
 def _number(value: float | None, digits: int = 3) -> str:

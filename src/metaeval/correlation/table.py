@@ -7,19 +7,21 @@ from typing import Any
 
 import numpy as np
 
-from . import _validation as iv
-from . import defaults
-from .correlations import bootstrap_ci, correlate, fisher_ci
-from .data.scoreset import ScoreSet
-from .errors import ParameterError, check_choice
+from .. import _validation as iv
+from .. import defaults
+from .intervals import bootstrap_ci, correlate, fisher_ci
+from ..data.scoreset import ScoreSet
+from ..errors import ParameterError
 from .results import CorrelationResult
-from .signature import Signature
+from ..serialization import ResultMixin
+from ..signature import Signature
+from ..vocabulary import CI_METHODS, check_ci_method
 
-INTERVAL_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
+INTERVAL_METHODS = CI_METHODS
 
 
 @dataclass(frozen=True)
-class CorrelationTable:
+class CorrelationTable(ResultMixin):
     """Correlations of several metrics with one human score, at several levels and coefficients."""
 
     human: str
@@ -38,21 +40,9 @@ class CorrelationTable:
             f"`(metric, level, coefficient)` must be in this table; got {(metric, level, coefficient)!r}."
         )
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (metric, level, coefficient)."""
-        import pandas as pd
-
-        return pd.DataFrame([r.to_dict() for r in self.results])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "human": self.human,
-            "metrics": list(self.metrics),
-            "levels": list(self.levels),
-            "coefficients": list(self.coefficients),
-            "results": [r.to_dict() for r in self.results],
-            "signature": str(self.signature),
-        }
+        return [r.to_dict() for r in self.results]
 
 
 def correlation_table(
@@ -105,7 +95,7 @@ def correlation_table(
         ds.require(metric, param="metrics")
     levels = tuple(iv.check_level(level) for level in levels)
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
-    ci = check_choice("ci", ci, INTERVAL_METHODS)
+    ci = check_ci_method(ci)
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
     results = []

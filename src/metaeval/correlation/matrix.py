@@ -6,16 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from . import _validation as iv
-from . import defaults
-from .correlations import correlate
-from .data.scoreset import ScoreSet
-from .errors import ParameterError, check_choice
+from .. import _validation as iv
+from .. import defaults
+from .intervals import correlate
+from ..data.scoreset import ScoreSet
+from ..errors import ParameterError, check_choice
 from .results import MetricComparisonResult
-from .signature import Signature
-from .stats.clusters import significance_clusters
-from .stats.corrections import adjust_pvalues
-from .stats.pairs import pairwise_tests
+from ..signature import Signature
+from ..stats.clusters import significance_clusters
+from ..stats.corrections import adjust_pvalues
+from ..stats.pairs import pairwise_tests
 
 TESTS = ("permutation", "bootstrap", "williams")
 CORRECTIONS = ("holm", "bonferroni", "benjamini-hochberg", "none")

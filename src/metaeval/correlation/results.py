@@ -7,32 +7,17 @@ setting needed to reproduce it. ``to_frame()`` gives a pandas DataFrame, ``to_di
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .signature import Signature
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready version of a value (NaN -> None, numpy scalars -> Python)."""
-    if isinstance(value, Signature):
-        return str(value)
-    if isinstance(value, (np.floating, float)):
-        return None if math.isnan(float(value)) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    return value
+from ..serialization import EXCLUDED, INTERVAL, ResultMixin, plain
+from ..signature import Signature
 
 
 @dataclass(frozen=True)
-class CorrelationResult:
+class CorrelationResult(ResultMixin):
     """Correlation between a metric and a human score at one level, with an optional interval.
 
     Attributes
@@ -69,7 +54,7 @@ class CorrelationResult:
     level: str
     coefficient: str
     statistic: float
-    ci: tuple[float, float] | None
+    ci: tuple[float, float] | None = field(metadata=INTERVAL)
     confidence_level: float | None
     pvalue: float | None
     n_used: int
@@ -78,35 +63,12 @@ class CorrelationResult:
     n_resamples: int | None
     n_resamples_dropped: int | None
     signature: Signature
-    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False, compare=False)
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False, compare=False, metadata=EXCLUDED)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "human": self.human,
-            "level": self.level,
-            "coefficient": self.coefficient,
-            "statistic": _plain(self.statistic),
-            "ci_low": _plain(self.ci[0]) if self.ci else None,
-            "ci_high": _plain(self.ci[1]) if self.ci else None,
-            "confidence_level": self.confidence_level,
-            "pvalue": _plain(self.pvalue),
-            "n_used": int(self.n_used),
-            "n_skipped": int(self.n_skipped),
-            "interval_method": self.interval_method,
-            "n_resamples": self.n_resamples,
-            "n_resamples_dropped": self.n_resamples_dropped,
-            "signature": str(self.signature),
-        }
-
-    def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame([self.to_dict()])
 
 
 @dataclass(frozen=True)
-class ComparisonResult:
+class ComparisonResult(ResultMixin):
     """Test of whether metric A correlates better with the human score than metric B.
 
     ``statistic`` is ``delta = r(A, human) - r(B, human)``; ``pvalue`` tests H1 given by
@@ -126,45 +88,18 @@ class ComparisonResult:
     statistic_a: float
     statistic_b: float
     pvalue: float
-    ci: tuple[float, float] | None
+    ci: tuple[float, float] | None = field(metadata=INTERVAL)
     n_used: int
     n_skipped: int
     n_resamples: int | None
     n_resamples_dropped: int | None
     signature: Signature
-    null_distribution: np.ndarray | None = field(default=None, repr=False, compare=False)
+    null_distribution: np.ndarray | None = field(default=None, repr=False, compare=False, metadata=EXCLUDED)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric_a": self.metric_a,
-            "metric_b": self.metric_b,
-            "human": self.human,
-            "level": self.level,
-            "coefficient": self.coefficient,
-            "test": self.test,
-            "method": self.method,
-            "alternative": self.alternative,
-            "statistic": _plain(self.statistic),
-            "statistic_a": _plain(self.statistic_a),
-            "statistic_b": _plain(self.statistic_b),
-            "pvalue": _plain(self.pvalue),
-            "ci_low": _plain(self.ci[0]) if self.ci else None,
-            "ci_high": _plain(self.ci[1]) if self.ci else None,
-            "n_used": int(self.n_used),
-            "n_skipped": int(self.n_skipped),
-            "n_resamples": self.n_resamples,
-            "n_resamples_dropped": self.n_resamples_dropped,
-            "signature": str(self.signature),
-        }
-
-    def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame([self.to_dict()])
 
 
 @dataclass(frozen=True)
-class MetricComparisonResult:
+class MetricComparisonResult(ResultMixin):
     """All-pairs comparison of several metrics against one human score.
 
     Attributes
@@ -195,12 +130,12 @@ class MetricComparisonResult:
     correction: str
     family: str
     alpha: float
+    ranks: tuple[int, ...]
     correlations: tuple[CorrelationResult, ...]
     deltas: np.ndarray
     pvalues: np.ndarray
     adjusted_pvalues: np.ndarray
     significant: np.ndarray
-    ranks: tuple[int, ...]
     n_resamples: int | None
     signature: Signature
 
@@ -214,26 +149,13 @@ class MetricComparisonResult:
         """Alias of ``adjusted_pvalues`` (the p-values a reader should use)."""
         return self.adjusted_pvalues
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per ordered metric pair (a, b), a != b."""
-        import pandas as pd
-
-        rows = []
-        for i, a in enumerate(self.metrics):
-            for j, b in enumerate(self.metrics):
-                if i == j:
-                    continue
-                rows.append(
-                    {
-                        "metric_a": a,
-                        "metric_b": b,
-                        "delta": _plain(self.deltas[i, j]),
-                        "pvalue": _plain(self.pvalues[i, j]),
-                        "adjusted_pvalue": _plain(self.adjusted_pvalues[i, j]),
-                        "significant": bool(self.significant[i, j]),
-                    }
-                )
-        return pd.DataFrame(rows)
+        return [
+            {"metric_a": a, "metric_b": b, "delta": plain(self.deltas[i, j]), "pvalue": plain(self.pvalues[i, j]),
+             "adjusted_pvalue": plain(self.adjusted_pvalues[i, j]), "significant": bool(self.significant[i, j])}
+            for i, a in enumerate(self.metrics) for j, b in enumerate(self.metrics) if i != j
+        ]
 
     def ranking_frame(self):
         """One row per metric: correlation, interval (if any) and cluster rank."""
@@ -242,25 +164,3 @@ class MetricComparisonResult:
         return pd.DataFrame(
             [dict(c.to_dict(), rank=r) for c, r in zip(self.correlations, self.ranks)]
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metrics": list(self.metrics),
-            "human": self.human,
-            "level": self.level,
-            "coefficient": self.coefficient,
-            "test": self.test,
-            "method": self.method,
-            "alternative": self.alternative,
-            "correction": self.correction,
-            "family": self.family,
-            "alpha": self.alpha,
-            "ranks": list(self.ranks),
-            "correlations": [c.to_dict() for c in self.correlations],
-            "deltas": _plain(self.deltas),
-            "pvalues": _plain(self.pvalues),
-            "adjusted_pvalues": _plain(self.adjusted_pvalues),
-            "significant": self.significant.tolist(),
-            "n_resamples": self.n_resamples,
-            "signature": str(self.signature),
-        }
