@@ -26,7 +26,7 @@ def _set(matrices, n_inputs=None):
     (dict(systems=["s0", "zz"]), "`systems` must hold labels of the scores' systems; got 'zz'."),
     (dict(exact=True), "`exact` must be False unless `test` is 'randomization'; got test 'bootstrap'."),
     (dict(exact=1), "`exact` must be True or False; got 1."),
-    (dict(correction="sidak"), "`correction` must be one of 'holm', 'bonferroni', 'benjamini-hochberg', 'none'; "
+    (dict(correction="sidak"), "`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg'; "
                                "got 'sidak'."),
     (dict(n_resamples=0), "`n_resamples` must be an integer >= 1; got 0."),
 ])

@@ -34,7 +34,7 @@ def test_all_is_sorted_and_complete():
     (dict(full_test_set="yes"), "`full_test_set` must be True or False; got 'yes'."),
     (dict(level="summary", full_test_set=True),
      "`full_test_set` must be False unless `level` is 'system'; got level 'summary'."),
-    (dict(tie_threshold=-1), "`tie_threshold` must be a number >= 0; got -1."),
+    (dict(tie_threshold=-1), "`tie_threshold` must be a finite number >= 0; got -1."),
 ])
 def test_correlate_validation(tiny_scoreset, kwargs, message):
     with pytest.raises(me.ParameterError) as info:
@@ -91,7 +91,7 @@ def test_compare_metrics_messages(tiny_scoreset):
     assert str(info.value) == "`metrics` must be a list of scorer names; got the string 'ab'."
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", correction="fdr")
-    assert str(info.value) == ("`correction` must be one of 'holm', 'bonferroni', 'benjamini-hochberg', 'none';"
+    assert str(info.value) == ("`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg';"
                                " got 'fdr'.")
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", test="williams", coefficient="kendall")

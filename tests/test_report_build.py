@@ -36,7 +36,7 @@ def small():
     (dict(focus_metrics=["rouge-3.f1"]), "`focus_metrics` must be among the report's metrics; got 'rouge-3.f1'."),
     (dict(family="table"), "`family` must be one of 'matrix', 'row'; got 'table'."),
     (dict(correction="sidak"),
-     "`correction` must be one of 'holm', 'bonferroni', 'benjamini-hochberg', 'none'; got 'sidak'."),
+     "`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg'; got 'sidak'."),
 ])
 def test_build_report_validation(kwargs, message):
     ds = me.load_dataset("summeval")

@@ -6,23 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import defaults
+from . import vocabulary
 from .data.scoreset import ScoreSet
-from .errors import (
-    DegenerateWarning,
-    ParameterError,
-    ScoreSetError,
-    check_choice,
-    check_int,
-    check_probability,
-)
-from .stats.coefficients import canonical_coefficient
-from .stats.levels import canonical_level
+from .errors import DegenerateWarning, ParameterError, ScoreSetError, check_int, check_probability
 
-RESAMPLING_METHODS = ("systems", "inputs", "both")
-ALTERNATIVES = ("two-sided", "greater", "less")
-UNDEFINED_POLICIES = ("skip", "zero")
-INTERVALS = ("percentile", "bca")
 MIN_SYSTEMS = 3
 
 
@@ -32,28 +19,12 @@ def check_scoreset(ds: Any) -> ScoreSet:
     return ds
 
 
-def check_level(level: Any) -> str:
-    return canonical_level(level)
-
-
-def check_coefficient(coefficient: Any) -> str:
-    return canonical_coefficient(coefficient)
-
-
-def check_method(method: Any) -> str:
-    return check_choice("method", method, RESAMPLING_METHODS)
-
-
-def check_alternative(alternative: Any) -> str:
-    return check_choice("alternative", alternative, ALTERNATIVES)
-
-
-def check_undefined(undefined: Any) -> str:
-    return check_choice("undefined", undefined, UNDEFINED_POLICIES)
-
-
-def check_interval(interval: Any) -> str:
-    return check_choice("interval", interval, INTERVALS)
+check_level = vocabulary.canonical_level
+check_coefficient = vocabulary.canonical_coefficient
+check_method = vocabulary.check_method
+check_alternative = vocabulary.check_alternative
+check_undefined = vocabulary.check_undefined
+check_interval = vocabulary.check_interval
 
 
 def check_n_resamples(n_resamples: Any) -> int:
@@ -69,13 +40,7 @@ def check_alpha(alpha: Any) -> float:
 
 
 def check_tie_threshold(tie_threshold: Any) -> float:
-    try:
-        value = float(tie_threshold)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not value >= 0.0:
-        raise ParameterError(f"`tie_threshold` must be a number >= 0; got {tie_threshold!r}.")
-    return value
+    return vocabulary.check_tie_threshold(tie_threshold)
 
 
 def rng_and_seed(rng: Any) -> tuple[np.random.Generator, Any]:

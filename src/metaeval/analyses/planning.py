@@ -19,6 +19,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, MetaevalError, ParameterError, check_choice, check_int, check_probability
 from ..signature import Signature
+from ..vocabulary import METRIC_TESTS
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.levels import level_correlation
 from ..stats.paired_bootstrap import bootstrap_pvalue
@@ -28,7 +29,7 @@ from . import _common as common
 
 __all__ = ["AnnotationPlanResult", "plan_annotation"]
 
-TESTS = ("permutation", "bootstrap")
+TESTS = tuple(t for t in METRIC_TESTS if t != "williams")  # resampling tests only
 #: Default input grid, as multiples of the pilot's number of inputs.
 INPUT_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
 

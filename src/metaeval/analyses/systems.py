@@ -35,10 +35,11 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import DegenerateWarning, ParameterError, ScoreSetError, check_choice
+from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
 from ..serialization import plain as _plain
 from ..signature import Signature
+from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
 from ..stats.bootstrap import percentile_interval
 from ..stats.corrections import adjust_pvalues
 from ..stats.paired_bootstrap import bootstrap_pvalue
@@ -47,8 +48,6 @@ from ..stats.resampling import bootstrap_draws, permutation_draws
 
 __all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_systems"]
 
-SYSTEM_TESTS = ("bootstrap", "randomization")
-CORRECTIONS = ("holm", "bonferroni", "benjamini-hochberg", "none")
 #: Largest number of inputs for which ``exact=True`` enumerates all 2^M assignments.
 EXACT_MAX_INPUTS = 20
 
@@ -293,11 +292,11 @@ def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, con
     else:
         raise ParameterError(f"`ds` must be a ScoreSet or CorpusScores; got {type(ds).__name__}.")
     rows = check_systems(systems, labels)
-    test = check_choice("test", test, SYSTEM_TESTS)
+    test = check_system_test(test)
     n_resamples = iv.check_n_resamples(n_resamples)
     alternative = iv.check_alternative(alternative)
     confidence_level = iv.check_confidence_level(confidence_level)
-    correction = check_choice("correction", correction, CORRECTIONS)
+    correction = check_correction(correction)
     exact = check_exact(exact, test, stats.shape[1])
     return (scorer, stats[rows], valid[rows], statistic, tuple(labels[r] for r in rows), fields, test, n_resamples,
             alternative, confidence_level, correction, exact)

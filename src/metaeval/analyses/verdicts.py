@@ -32,11 +32,12 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import DegenerateWarning, ParameterError, check_choice
+from ..errors import DegenerateWarning, ParameterError
 from ..metrics.corpus_statistics import MeanStatistic
 from ..serialization import plain as _plain
 from ..signature import Signature
-from .systems import SYSTEM_TESTS, all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
+from ..vocabulary import check_system_test
+from .systems import all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
 
 __all__ = ["VERDICTS", "SystemVerdictsResult", "system_verdicts", "verdict_labels", "weighted_f1",
            "confusion_matrix"]
@@ -189,7 +190,7 @@ def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_r
     for metric in metrics:
         ds.require(metric, param="metrics")
     rows = check_systems(systems, ds.systems)
-    test = check_choice("test", test, SYSTEM_TESTS)
+    test = check_system_test(test)
     confidence_level = iv.check_confidence_level(confidence_level)
     n_resamples = iv.check_n_resamples(n_resamples)
     return ds, metrics, rows, test, confidence_level, n_resamples

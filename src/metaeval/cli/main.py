@@ -10,13 +10,14 @@ import click
 from rich.console import Console
 
 from .. import defaults
+from ..vocabulary import (ALTERNATIVES, CI_METHODS, CORRECTIONS, FAMILIES, LEVEL_CHOICES, METRIC_TESTS,
+                          RESAMPLING_METHODS)
 from .._version import __version__
-from ..correlation.matrix import CORRECTIONS, FAMILIES, TESTS, compare_metrics
+from ..correlation.matrix import compare_metrics
 from ..errors import MetaevalError, MetaevalWarning
 from ..report import formats, terminal
 from ..stats.coefficients import COEFFICIENTS
-from ..stats.levels import LEVELS
-from ..correlation.table import INTERVAL_METHODS, correlation_table
+from ..correlation.table import correlation_table
 from . import datasets_command, report_command
 from . import human_command
 from . import score_command
@@ -24,8 +25,6 @@ from . import simulate_command, systems_command, verdicts_command
 from . import delta_command, gap_command, normality_command, plan_command, stability_command, topk_command
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
 
-RESAMPLING_METHODS = ("systems", "inputs", "both")
-ALTERNATIVES = ("greater", "less", "two-sided")
 
 
 def _render(obj, fmt: str, frame) -> str:
@@ -48,11 +47,11 @@ def cli() -> None:
 
 @cli.command()
 @source_options
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS + ("input", "segment")),
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
               help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
 @click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENTS + ("kendall",)),
               help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
-@click.option("--ci", type=click.Choice(INTERVAL_METHODS), default="boot-both", show_default=True,
+@click.option("--ci", type=click.Choice(CI_METHODS), default="boot-both", show_default=True,
               help="Confidence interval of every correlation.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @click.option("--full-test-set", is_flag=True,
@@ -76,10 +75,10 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
 
 @cli.command()
 @source_options
-@click.option("--level", type=click.Choice(LEVELS + ("input", "segment")), default=defaults.LEVEL, show_default=True)
+@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
 @click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
               show_default=True)
-@click.option("--test", type=click.Choice(TESTS), default="permutation", show_default=True)
+@click.option("--test", type=click.Choice(METRIC_TESTS), default="permutation", show_default=True)
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
               help="Which cells are resampled / swapped together.")
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)

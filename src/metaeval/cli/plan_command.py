@@ -4,15 +4,13 @@ from __future__ import annotations
 import click
 
 from .. import defaults
+from ..vocabulary import (ALTERNATIVES, LEVEL_CHOICES, RESAMPLING_METHODS)
 from ..analyses.planning import TESTS, plan_annotation
 from ..errors import ParameterError
 from ..stats.coefficients import COEFFICIENTS
-from ..stats.levels import LEVELS
 from .analysis_output import NumberList, footer, frame_table, output_options, render
 from .common import load_source, seed_option, source_options
 
-RESAMPLING_METHODS = ("systems", "inputs", "both")
-ALTERNATIVES = ("greater", "less", "two-sided")
 
 
 @click.command()
@@ -20,7 +18,7 @@ ALTERNATIVES = ("greater", "less", "two-sided")
 @click.option("--n-inputs", type=NumberList(int), default=None,
               help="Judged inputs to simulate, e.g. 25,50,100,200 (default 0.25-4 x the pilot's).")
 @click.option("--n-systems", type=NumberList(int), default=None, help="Systems to simulate (default all).")
-@click.option("--level", type=click.Choice(LEVELS + ("input", "segment")), default=defaults.LEVEL, show_default=True)
+@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
 @click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
               show_default=True)
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD,

@@ -10,14 +10,13 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import defaults
-from ..correlation.matrix import CORRECTIONS, FAMILIES
+from ..vocabulary import (CORRECTIONS, FAMILIES, LEVEL_CHOICES)
 from ..data.scoreset import DEFAULT_AGGREGATION
 from ..errors import ParameterError
 from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
 from ..stats.coefficients import COEFFICIENTS
-from ..stats.levels import LEVELS
 from .common import _SOURCE_KEY, chosen_metrics, load_source, seed_option, source_options
 
 
@@ -58,7 +57,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
 @click.option("--output", type=click.Path(), default="metaeval-report", show_default=True,
               help="A directory (receives report.html) or the page's path ending in .html; results.json,"
                    " correlations.csv and comparison.csv are written beside the page.")
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS + ("input", "segment")),
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
               help=f"Level of the correlation table (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
 @click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
               show_default=True, help="Coefficient of the significance matrix, the ordering and the analyses.")

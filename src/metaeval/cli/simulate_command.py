@@ -12,7 +12,7 @@ from ..stats.coefficients import COEFFICIENTS
 from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
 from .systems_command import render
 
-LEVELS = ("system", "summary")
+LEVELS = defaults.SIMULATION_LEVELS
 
 
 def _trials_option(command):

@@ -9,11 +9,11 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import defaults
-from ..analyses.systems import CORRECTIONS, SYSTEM_TESTS, compare_systems
+from ..vocabulary import (ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS)
+from ..analyses.systems import compare_systems
 from ..report import formats
 from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
 
-ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def frame_table(frame, title: str, digits: int = 3) -> Table:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .. import defaults
-from ..analyses.systems import SYSTEM_TESTS
+from ..vocabulary import (SYSTEM_TESTS)
 from ..analyses.verdicts import system_verdicts
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
 from .systems_command import render

@@ -10,16 +10,14 @@ from .. import _validation as iv
 from .. import defaults
 from .intervals import correlate
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError, check_choice
+from ..errors import ParameterError
 from .results import MetricComparisonResult
 from ..signature import Signature
+from ..vocabulary import check_correction, check_family, check_metric_test
 from ..stats.clusters import significance_clusters
 from ..stats.corrections import adjust_pvalues
 from ..stats.pairs import pairwise_tests
 
-TESTS = ("permutation", "bootstrap", "williams")
-CORRECTIONS = ("holm", "bonferroni", "benjamini-hochberg", "none")
-FAMILIES = ("matrix", "row")
 
 
 def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, alternative,
@@ -37,7 +35,7 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
         raise ParameterError(f"`metrics` must name at least 2 distinct scorers; got {list(metrics)!r}.")
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
-    test = check_choice("test", test, TESTS)
+    test = check_metric_test(test)
     if test == "williams":
         if coefficient != "pearson" or level not in ("system", "global"):
             raise ParameterError(
@@ -49,8 +47,8 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
         method = iv.check_method(method)
     alternative = iv.check_alternative(alternative)
     n_resamples = iv.check_n_resamples(n_resamples)
-    correction = check_choice("correction", correction, CORRECTIONS)
-    family = check_choice("family", family, FAMILIES)
+    correction = check_correction(correction)
+    family = check_family(family)
     alpha = iv.check_alpha(alpha)
     undefined = iv.check_undefined(undefined)
     iv.check_enough_systems(ds, level)

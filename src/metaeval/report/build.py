@@ -18,7 +18,8 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from .._version import __version__
-from ..correlation.matrix import CORRECTIONS, FAMILIES, compare_metrics
+from ..correlation.matrix import compare_metrics
+from ..vocabulary import check_correction, check_family
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..correlation.results import MetricComparisonResult
@@ -139,8 +140,8 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
     levels = tuple(iv.check_level(level) for level in levels)
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     coefficient = iv.check_coefficient(coefficient)
-    correction = check_choice("correction", correction, CORRECTIONS)
-    family = check_choice("family", family, FAMILIES)
+    correction = check_correction(correction)
+    family = check_family(family)
     alpha = iv.check_alpha(alpha)
     preset = check_choice("preset", preset, tuple(PRESETS))
     n_resamples = iv.check_n_resamples(PRESETS[preset]["n_resamples"] if n_resamples is None else n_resamples)

@@ -22,11 +22,11 @@ import numpy as np
 from scipy import special
 
 from metaeval.errors import DegenerateWarning, ParameterError, check_choice, check_int, check_probability
+from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
 from metaeval.stats.coefficients import canonical_coefficient
 from metaeval.stats.resampling import (
-    METHODS,
     BootstrapDraws,
     as_generator,
     batch_slices,
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 #: Interval constructions.
-INTERVALS = ("percentile", "bca")
 #: "auto" uses a fast exact kernel when one applies; "reference" always materializes the resamples.
 ENGINES = ("auto", "reference")
 #: BOOT-SYSTEMS/BOTH warn when more than :data:`DEGENERATE_FRACTION` of the resamples contain fewer
@@ -113,7 +112,7 @@ def _common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold
     z = _as_matrix("z", z)
     level = _levels.canonical_level(level)
     coefficient = canonical_coefficient(coefficient)
-    undefined = check_choice("undefined", undefined, ("skip", "zero"))
+    undefined = check_undefined(undefined)
     if not isinstance(full_test_set, (bool, np.bool_)):
         raise ParameterError(f"`full_test_set` must be True or False; got {full_test_set!r}.")
     if full_test_set and level != "system":
@@ -349,10 +348,10 @@ def bootstrap_interval(
     """
     x, z, level, coefficient, undefined, full_test_set, tie_threshold = _common_iv(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold)
-    method = check_choice("method", method, METHODS)
+    method = check_method(method)
     k = check_int("n_resamples", n_resamples, minimum=1)
     confidence_level = check_probability("confidence_level", confidence_level)
-    interval = check_choice("interval", interval, INTERVALS)
+    interval = check_interval(interval)
     engine = check_choice("engine", engine, ENGINES)
     gen = as_generator(rng)
     check_batch(batch, 1)

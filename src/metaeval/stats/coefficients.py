@@ -22,19 +22,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.errors import ParameterError, check_choice
+from metaeval.errors import ParameterError
+from metaeval.vocabulary import (
+    COEFFICIENT_ALIASES,
+    COEFFICIENTS,
+    PAIRWISE_COEFFICIENTS,
+    canonical_coefficient,
+    check_tie_threshold,
+)
 
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
            "correlation"]
-
-COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
-"""Canonical coefficient names, in the order used by the CLI and the docs."""
-
-COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
-"""Accepted alternative spellings and the canonical name they stand for."""
-
-PAIRWISE_COEFFICIENTS = ("accuracy", "tau-eq", "acc-eq")
-"""Coefficients of pairwise agreement; only these accept a non-zero ``tie_threshold``."""
 
 TIE_RTOL = 1e-9
 """Relative tolerance under which two values are tied (see the module docstring)."""
@@ -45,29 +43,6 @@ vectors in large batches); longer ones use the sorting path (O(n log n), or O(n 
 ``tie_threshold``). Both paths give identical integer counts."""
 
 _CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
-
-
-def canonical_coefficient(name: str) -> str:
-    """Return the canonical name of a correlation coefficient.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`COEFFICIENTS` or an alias (``'kendall'`` means ``'kendall-b'``).
-
-    Returns
-    -------
-    str
-        The canonical name.
-
-    Raises
-    ------
-    ParameterError
-        If ``name`` is not a known coefficient.
-    """
-    if isinstance(name, str):
-        name = COEFFICIENT_ALIASES.get(name, name)
-    return check_choice("coefficient", name, COEFFICIENTS)
 
 
 def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0):
@@ -163,22 +138,6 @@ def _correlation_iv(x, y, coefficient, axis, tie_threshold):
         raise ParameterError(f"`axis` must be an integer in [{-x.ndim}, {x.ndim}); got {axis!r}.")
     tie_threshold = check_tie_threshold(tie_threshold, coefficient)
     return x, y, coefficient, int(axis), tie_threshold
-
-
-def check_tie_threshold(tie_threshold, coefficient: str) -> float:
-    """Validate ``tie_threshold`` for a canonical ``coefficient``; return it as float."""
-    try:
-        t = float(tie_threshold)
-    except (TypeError, ValueError):
-        t = float("nan")
-    if isinstance(tie_threshold, bool) or not (np.isfinite(t) and t >= 0.0):
-        raise ParameterError(f"`tie_threshold` must be a finite number >= 0; got {tie_threshold!r}.")
-    if t > 0.0 and coefficient not in PAIRWISE_COEFFICIENTS:
-        raise ParameterError(
-            f"`tie_threshold` must be 0 for coefficient {coefficient!r} (it applies to 'accuracy', "
-            f"'tau-eq', 'acc-eq'); got {tie_threshold!r}."
-        )
-    return t
 
 
 def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0) -> np.ndarray:

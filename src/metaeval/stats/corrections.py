@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.errors import ParameterError, check_choice
+from metaeval.errors import ParameterError
+from metaeval.vocabulary import CORRECTIONS, check_correction
 
 __all__ = ["CORRECTION_METHODS", "adjust_pvalues"]
 
-CORRECTION_METHODS = ("none", "bonferroni", "holm", "benjamini-hochberg")
+CORRECTION_METHODS = CORRECTIONS
 """Names accepted by :func:`adjust_pvalues`."""
 
 
@@ -84,7 +85,7 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
 
 
 def _adjust_pvalues_iv(pvalues, method):
-    method = check_choice("method", method, CORRECTION_METHODS)
+    method = check_correction(method, param="method")
     p = np.array(pvalues, dtype=np.float64)  # a copy: never modify the caller's array
     bad = ~np.isnan(p) & ~((p >= 0.0) & (p <= 1.0))
     if bad.any():

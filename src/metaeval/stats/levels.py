@@ -18,34 +18,14 @@ from typing import Union
 
 import numpy as np
 
-from metaeval.errors import ParameterError, check_choice
+from metaeval.errors import ParameterError
+from metaeval.vocabulary import LEVEL_ALIASES, LEVELS, UNDEFINED_POLICIES, canonical_level, check_undefined
 from metaeval.stats.coefficients import canonical_coefficient, check_tie_threshold, correlation_rows
 
 __all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation"]
 
-LEVELS = ("system", "summary", "global", "by-system")
-"""Canonical level names."""
-
-LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
-"""Accepted alternative spellings and the canonical level they stand for."""
-
-UNDEFINED_POLICIES = ("skip", "zero")
-"""What the summary and by-system levels do with a group whose correlation is undefined."""
 
 ArrayOrScalar = Union[np.ndarray, np.floating, np.integer]
-
-
-def canonical_level(name: str) -> str:
-    """Return the canonical name of a correlation level (``'input'`` and ``'segment'`` -> ``'summary'``).
-
-    Raises
-    ------
-    ParameterError
-        If ``name`` is not a known level.
-    """
-    if isinstance(name, str):
-        name = LEVEL_ALIASES.get(name, name)
-    return check_choice("level", name, LEVELS)
 
 
 @dataclass(frozen=True)
@@ -171,7 +151,7 @@ def level_correlation(
 def _level_correlation_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold):
     level = canonical_level(level)
     coefficient = canonical_coefficient(coefficient)
-    undefined = check_choice("undefined", undefined, UNDEFINED_POLICIES)
+    undefined = check_undefined(undefined)
     if not isinstance(full_test_set, (bool, np.bool_)):
         raise ParameterError(f"`full_test_set` must be True or False; got {full_test_set!r}.")
     full_test_set = bool(full_test_set)

@@ -36,13 +36,13 @@ from typing import Any
 import numpy as np
 
 from metaeval.errors import ParameterError, check_choice, check_int
+from metaeval.vocabulary import METRIC_TESTS, check_alternative, check_method, check_metric_test
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import ENGINES, _as_matrix, _cells_per_resample, _common_iv, bootstrap_samples
+from metaeval.stats.bootstrap import ENGINES, _cells_per_resample, _common_iv, bootstrap_samples
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
-from metaeval.stats.permutation import ALTERNATIVES, _reference_batch, count_extreme, standardize
+from metaeval.stats.permutation import _reference_batch, count_extreme, standardize
 from metaeval.stats.resampling import (
-    METHODS,
     as_generator,
     batch_slices,
     bootstrap_draws,
@@ -52,7 +52,7 @@ from metaeval.stats.resampling import (
 
 __all__ = ["TESTS", "PairwiseOutcome", "pairwise_tests"]
 
-TESTS = ("permutation", "bootstrap", "williams")
+TESTS = METRIC_TESTS
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,9 @@ def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamp
         raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
     _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
         scores[0], z, level, coefficient, undefined, False, tie_threshold)
-    test = check_choice("test", test, TESTS)
-    method = check_choice("method", method, METHODS)
-    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    test = check_metric_test(test)
+    method = check_method(method)
+    alternative = check_alternative(alternative)
     k = check_int("n_resamples", n_resamples, minimum=1)
     engine = check_choice("engine", engine, ENGINES)
     if test == "williams" and level not in ("system", "global"):

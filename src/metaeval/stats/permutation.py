@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from metaeval.errors import DegenerateDataError, DegenerateWarning, ParameterError, check_choice, check_int
+from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
 from metaeval.stats.bootstrap import ENGINES, _as_matrix, _cells_per_resample, _common_iv
-from metaeval.stats.resampling import METHODS, PermutationDraws, as_generator, batch_slices, check_batch
+from metaeval.stats.resampling import PermutationDraws, as_generator, batch_slices, check_batch
 from metaeval.stats.resampling import permutation_draws
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "monte_carlo_pvalue",
 ]
 
-ALTERNATIVES = ("two-sided", "greater", "less")
 #: Relative tolerance of the p-value comparisons, in units of machine epsilon (scipy uses 100).
 TOLERANCE_EPS = 100
 
@@ -147,8 +147,8 @@ def _test_iv(x, y, z, level, coefficient, method, alternative, n_resamples, unde
         x, z, level, coefficient, undefined, False, tie_threshold)
     if y.shape != x.shape:
         raise ParameterError(f"`y` must have the shape of `x` {x.shape!r}; got {y.shape!r}.")
-    method = check_choice("method", method, METHODS)
-    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    method = check_method(method)
+    alternative = check_alternative(alternative)
     k = check_int("n_resamples", n_resamples, minimum=1)
     engine = check_choice("engine", engine, ENGINES)
     return x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine

@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.errors import ParameterError, check_choice, check_int
+from metaeval.errors import ParameterError, check_int
+from metaeval.vocabulary import RESAMPLING_METHODS, check_method
 
 __all__ = [
     "METHODS",
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 #: Canonical resampling methods (BOOT-* and PERM-* of Deutsch et al. 2021).
-METHODS = ("systems", "inputs", "both")
+METHODS = RESAMPLING_METHODS
 
 #: Target number of float64 cells of the largest temporary array of one batch (about 32 MB).
 BATCH_CELLS = 4_000_000
@@ -208,7 +209,7 @@ def bootstrap_draws(
     -------
     BootstrapDraws
     """
-    method = check_choice("method", method, METHODS)
+    method = check_method(method)
     n_systems = check_int("n_systems", n_systems, minimum=1)
     n_inputs = check_int("n_inputs", n_inputs, minimum=1)
     k = check_int("n_resamples", n_resamples, minimum=1)
@@ -351,7 +352,7 @@ def permutation_draws(
     -------
     PermutationDraws
     """
-    method = check_choice("method", method, METHODS)
+    method = check_method(method)
     n_systems = check_int("n_systems", n_systems, minimum=1)
     n_inputs = check_int("n_inputs", n_inputs, minimum=1)
     k = check_int("n_resamples", n_resamples, minimum=1)

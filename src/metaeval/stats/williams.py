@@ -7,11 +7,11 @@ from typing import Union
 import numpy as np
 from scipy import stats
 
-from metaeval.errors import ParameterError, check_choice
+from metaeval.errors import ParameterError
+from metaeval.vocabulary import ALTERNATIVES, check_alternative
 
 __all__ = ["ALTERNATIVES", "WilliamsResult", "williams_test"]
 
-ALTERNATIVES = ("two-sided", "greater", "less")
 """Alternative hypotheses, as everywhere in metaeval."""
 
 ArrayOrFloat = Union[float, np.ndarray]
@@ -110,7 +110,7 @@ def williams_test(r12, r13, r23, n, *, alternative: str = "two-sided") -> Willia
 
 
 def _williams_test_iv(r12, r13, r23, n, alternative):
-    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    alternative = check_alternative(alternative)
     out = []
     for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
         r = np.asarray(r, dtype=np.float64)
