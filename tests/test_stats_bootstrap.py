@@ -265,14 +265,14 @@ def test_system_kernels_on_realistic_size(coefficient):
 
 
 def test_single_blas_thread_restores_the_setting():
-    from metaeval.stats import kernels
+    from metaeval.stats import _runtime
 
-    controls = kernels._openblas_controls()
+    controls = _runtime._openblas_controls()
     if not controls:
         pytest.skip("no OpenBLAS found")
     before = [int(get()) for _, get in controls]
-    with kernels.single_blas_thread():
-        with kernels.single_blas_thread():  # nested blocks: restored by the outermost
+    with _runtime.single_blas_thread():
+        with _runtime.single_blas_thread():  # nested blocks: restored by the outermost
             assert [int(get()) for _, get in controls] == [1] * len(controls)
         assert [int(get()) for _, get in controls] == [1] * len(controls)
     assert [int(get()) for _, get in controls] == before

@@ -25,7 +25,7 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
-from ..stats.coefficients import TIE_RTOL
+from ..stats.ties import are_tied
 from ..stats.resampling import BootstrapDraws, batch_slices, bootstrap_draws, default_batch
 
 
@@ -186,7 +186,7 @@ def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties within ``TIE_RTOL`` (relative).
+    """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties under the tie rule of :mod:`metaeval.stats.ties`.
 
     The tie rule is that of :mod:`metaeval.stats.coefficients`, so Kendall tau-b over all pairs equals
     :func:`metaeval.stats.coefficients.correlation` with ``'kendall-b'``.
@@ -194,9 +194,7 @@ def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     a = values[..., i]
     b = values[..., j]
     d = a - b
-    with np.errstate(invalid="ignore"):
-        tie = np.abs(d) <= TIE_RTOL * np.maximum(np.abs(a), np.abs(b))
-    out = np.where(tie, 0, np.sign(d))
+    out = np.where(are_tied(a, b), 0, np.sign(d))
     return np.where(np.isnan(d), 0, out).astype(np.int8)
 
 

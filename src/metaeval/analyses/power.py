@@ -14,7 +14,7 @@ the share of trials with ``pvalue <= alpha`` (the rule of the paper's code). The
 
 ``X`` is computed by the same tokenizer as ``Y_p`` (at ``p = 1`` the two are identical and no test rejects).
 Within a trial the permutation masks and the bootstrap indices are shared by both levels. For Pearson the
-two resampling tests run on fused kernels (:mod:`metaeval.analyses._power_kernels`) that evaluate X and Y
+two resampling tests run on fused kernels (:mod:`metaeval.stats.kernels.power`) that evaluate X and Y
 together; other coefficients use the generic kernels of :mod:`metaeval.stats`.
 
 For each ``p`` the trials run in chunks of :data:`~metaeval.defaults.SIMULATION_CHUNK_TRIALS`; chunk ``k``
@@ -45,8 +45,8 @@ from ..stats.levels import level_correlation
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.permutation import monte_carlo_pvalue, permutation_deltas, standardize
 from ..stats.resampling import PermutationDraws, bootstrap_draws
-from ._blas import single_blas_thread
-from ._power_kernels import boot_pearson, perm_pearson
+from ..stats._runtime import single_blas_thread
+from ..stats.kernels.power import boot_pearson, perm_pearson
 from ..stats.williams import williams_test
 from .simulations import check_names
 

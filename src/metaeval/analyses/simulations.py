@@ -42,7 +42,7 @@ from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.fisher import FISHER_COEFFICIENTS, fisher_interval
 from ..stats.levels import level_correlation
 from ..stats.resampling import bootstrap_draws
-from ._blas import single_blas_thread
+from ..stats._runtime import single_blas_thread
 
 __all__ = ["COVERAGE_METHODS", "CoverageResult", "simulate_coverage", "check_names"]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.errors import ParameterError
+from metaeval.stats.ties import TIE_RTOL, are_tied
 from metaeval.vocabulary import (
     COEFFICIENT_ALIASES,
     COEFFICIENTS,
@@ -34,8 +35,6 @@ from metaeval.vocabulary import (
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
            "correlation"]
 
-TIE_RTOL = 1e-9
-"""Relative tolerance under which two values are tied (see the module docstring)."""
 
 PAIRWISE_MAX_N = 64
 """Vectors up to this length count their pairs directly (O(n^2) per vector, the fastest for short
@@ -190,7 +189,7 @@ class _TieGroups:
         s = v.ravel()[self.flat].reshape(b, n)
         new = np.ones((b, n), dtype=bool)
         with np.errstate(invalid="ignore"):
-            new[:, 1:] = ~(s[:, 1:] - s[:, :-1] <= TIE_RTOL * np.maximum(np.abs(s[:, 1:]), np.abs(s[:, :-1])))
+            new[:, 1:] = ~are_tied(s[:, 1:], s[:, :-1])
         self.new = new
         self.sorted = s
         self.pos = np.arange(n)

@@ -27,6 +27,7 @@ import numpy as np
 from metaeval.errors import DegenerateDataError, DegenerateWarning, ParameterError, check_choice, check_int
 from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
 from metaeval.stats import kernels as _kernels
+from metaeval.stats.kernels.ranks import _is_constant
 from metaeval.stats import levels as _levels
 from metaeval.stats.bootstrap import ENGINES, _as_matrix, _cells_per_resample, _common_iv
 from metaeval.stats.resampling import PermutationDraws, as_generator, batch_slices, check_batch
@@ -80,7 +81,7 @@ class PermutationOutcome:
 def standardize(x: np.ndarray, name: str = "x") -> np.ndarray:
     """``(x - mean) / sd`` over the non-missing cells; a constant matrix raises DegenerateDataError."""
     valid = x[np.isfinite(x)]
-    if valid.size < 2 or bool(_kernels._is_constant(valid, axis=-1)):
+    if valid.size < 2 or bool(_is_constant(valid, axis=-1)):
         raise DegenerateDataError(
             f"`{name}` must have non-zero variance over its non-missing cells to be standardized for a "
             f"permutation test; got a constant metric ({valid.size} non-missing cells)."

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats.kernels import _aggregate, _weighted_aggregate
+from metaeval.stats.kernels.rows import _aggregate, _weighted_aggregate
 
 __all__ = ["perm_pearson", "boot_pearson"]
 

@@ -1,0 +1,227 @@
+"""Bootstrap kernels: ``evaluate(cache)`` -> ``r(X*, Z*)`` per resample of a batch."""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats import coefficients as _coef
+from metaeval.stats.kernels.batch import BatchCache, _Transposed
+from metaeval.stats.kernels.exact_sums import ExactWeightedSums
+from metaeval.stats.kernels.ranks import _index, _ties, rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.rows import (
+    PAIRWISE_SYSTEMS_MAX,
+    _aggregate,
+    _complete,
+    _tau_b,
+    _weighted_aggregate,
+    kendall_b_weighted,
+    system_correlation,
+)
+from metaeval.stats.resampling import BootstrapDraws
+
+# ----------------------------------------------------------------------------------------------------
+# bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
+
+
+class _BootSystemLevel:
+    """System level: means are linear in the column weights; rows are gathered (duplicates kept).
+
+    Column-weighted sums are exact (:class:`ExactWeightedSums`), so resampled means that are equal in
+    exact arithmetic are equal here, whatever the summation order.
+    """
+
+    def __init__(self, x, z, coefficient, tie_threshold, full_test_set):
+        n = x.shape[0]
+        # per resample: the column weights and their sums (a few M), means, ranks or moments (a few N),
+        # and for Kendall the pair weights and signs
+        self.cells = 3 * (x.shape[1] + (z.shape[1] if full_test_set else 0)) + 16 * n
+        if coefficient == "kendall-b":
+            self.cells += n * (n - 1) // 2
+        self.n = n
+        self.mx, self.mz = x.shape[1], z.shape[1]
+        self.xbar, self.zbar = x.mean(axis=1), z.mean(axis=1)
+        self.coefficient = coefficient
+        self.tie_threshold = tie_threshold
+        self.full = full_test_set
+        self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
+        if full_test_set:
+            self.sums = (ExactWeightedSums(x, self.mx), ExactWeightedSums(z, self.mz))
+        else:
+            self.sums = ExactWeightedSums(np.concatenate([x, z]), self.mx)
+
+    def means(self, cache: BatchCache, gather: bool = True):
+        """Resampled system means of X and Z, each (b, N) (of the distinct systems if not ``gather``)."""
+        draws = cache.draws
+        b = len(range(*cache.sl.indices(draws.n_resamples)))
+        if draws.cols is None:
+            xm = np.broadcast_to(self.xbar, (b, self.n))
+            zm = np.broadcast_to(self.zbar, (b, self.n))
+        elif self.full:
+            xm = self.sums[0](cache.col_weights()) / self.mx
+            zm = self.sums[1](cache.col_weights(human=True)) / self.mz
+        else:
+            both = self.sums(cache.col_weights()) / self.mx
+            xm, zm = both[:, : self.n], both[:, self.n :]
+        if gather and draws.rows is not None:
+            index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
+            xm, zm = xm[index], zm[index]
+        return xm, zm
+
+    def evaluate(self, cache: BatchCache):
+        if self.weighted:  # Kendall over the distinct systems, duplicates as multiplicities
+            xm, zm = self.means(cache, gather=False)
+            return kendall_b_weighted(xm, zm, cache.row_weights())
+        xm, zm = self.means(cache)
+        return system_correlation(xm, zm, self.coefficient, self.tie_threshold)
+
+
+class _BootSummaryInputs:
+    """Summary level under BOOT-INPUTS: count-weighted mean of the per-input correlations."""
+
+    def __init__(self, x, z, coefficient, undefined, tie_threshold):
+        self.r = _coef.correlation(x, z, coefficient, axis=0, tie_threshold=tie_threshold)
+        self.undefined = undefined
+        self.cells = 8 * x.shape[1]
+
+    def evaluate(self, cache: BatchCache):
+        c = cache.col_weights()
+        return _weighted_aggregate(np.broadcast_to(self.r, c.shape), c, self.undefined)
+
+
+class _BootSummaryKendall:
+    """Summary-level Kendall tau-b with system multiplicities ``w``.
+
+    Over the pairs ``a < b`` of distinct systems, with ``ww_ab = w_a w_b``, the numerator of input ``j``
+    is ``sum_ab ww_ab S_jab T_jab`` (signs of the metric and of the humans) and the pairs tied in x are
+    ``sum_a w_a (w_a - 1) / 2 + sum_ab ww_ab [S_jab = 0]`` (copies of one system are tied); likewise in z.
+    One float32 matrix product ``ww (b, P) @ (P, M + M_x + M_z)`` gives every numerator and, for the inputs
+    that have ties, every tie count; it is exact because every operand and partial sum is a small integer.
+    """
+
+    def __init__(self, x, z, undefined):
+        n, m = x.shape
+        first, second = upper_pairs(n)
+        rx, tx = tie_ranks(np.ascontiguousarray(x.T))  # one row per input
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        sx, sz = rank_pair_signs(rx, first, second), rank_pair_signs(rz, first, second)  # (P, M)
+        self.tied_x = np.flatnonzero(tx)
+        self.tied_z = np.flatnonzero(tz)
+        self.rhs = np.ascontiguousarray(np.concatenate(
+            [sx * sz, sx[:, self.tied_x] == 0, sz[:, self.tied_z] == 0], axis=1, dtype=np.float32))
+        self.n, self.m = n, m
+        self.n0 = n * (n - 1) / 2.0
+        self.undefined = undefined
+        self.cells = n * (n - 1) // 2 + self.rhs.shape[1] + 16 * m
+
+    def per_input(self, cache: BatchCache):
+        w = cache.row_weights()
+        out = cache.pair_weights() @ self.rhs  # (b, M + M_x + M_z), exact integers
+        m, mx = self.m, self.tied_x.size
+        dup = ((w * (w - 1)).sum(axis=1) / 2.0)[:, None]
+        num = out[:, :m]
+        tx = self._tied(out[:, m : m + mx], self.tied_x, dup)
+        tz = self._tied(out[:, m + mx :], self.tied_z, dup)
+        return _tau_b(num, self.n0, tx, tz)
+
+    def _tied(self, part, tied, dup):
+        """Tied pairs per input: ``dup`` plus the weighted tied pairs ``part`` of the inputs ``tied``."""
+        if tied.size == 0:
+            return dup
+        if tied.size == self.m:  # every input has ties (tied == arange(M))
+            return part + dup
+        out = np.repeat(dup, self.m, axis=1)
+        out[:, tied] += part
+        return out
+
+    def evaluate(self, cache: BatchCache):
+        tau = self.per_input(cache)
+        if cache.draws.cols is None:
+            return _aggregate(tau, self.undefined)
+        return _weighted_aggregate(tau, cache.col_weights(), self.undefined)
+
+
+class _BootSummaryPearson:
+    """Summary-level Pearson with system multiplicities ``w``: weighted moments from one matrix product."""
+
+    def __init__(self, x, z, undefined):
+        n, m = x.shape
+        xc = x - x.mean(axis=0)
+        zc = z - z.mean(axis=0)
+        self.moments = np.concatenate([xc, zc, xc * xc, zc * zc, xc * zc], axis=1)  # (N, 5M)
+        self.n, self.m = n, m
+        self.cells = m * (n + 24)
+        self.x, self.z = x, z
+        self.undefined = undefined
+        self._group_cache: dict = {}
+
+    @staticmethod
+    def _groups(values):
+        """One-hot tie-group membership (N, G) of the columns of ``values`` and each group's column."""
+        n, m = values.shape
+        order = np.argsort(values, axis=0, kind="stable")
+        srt = np.take_along_axis(values, order, axis=0)
+        new = np.ones((n, m), dtype=bool)
+        new[1:] = ~_ties(srt[1:], srt[:-1])
+        dense = np.cumsum(new, axis=0) - 1
+        ids = np.empty_like(dense)
+        np.put_along_axis(ids, order, dense, axis=0)
+        offsets = np.concatenate([[0], np.cumsum(dense[-1] + 1)[:-1]])
+        onehot = np.zeros((n, int(dense[-1].sum() + m)), dtype=np.float32)
+        onehot[np.arange(n)[:, None], ids + offsets] = 1.0
+        return onehot, offsets
+
+    def _constant(self, key, values, chosen_f):
+        """Columns of ``values`` constant over the chosen systems: a single tie group is present."""
+        if key not in self._group_cache:
+            self._group_cache[key] = self._groups(values)
+        onehot, offsets = self._group_cache[key]
+        present = (chosen_f @ onehot) > 0
+        return np.add.reduceat(present, offsets, axis=1) <= 1
+
+    def evaluate(self, cache: BatchCache):
+        w = cache.row_weights()
+        s = np.einsum("bn,nk->bk", w.astype(np.float64), self.moments).reshape(w.shape[0], 5, self.m)
+        n = self.n
+        sx, sz, sxx, szz, sxz = (s[:, i] for i in range(5))
+        vx = sxx - sx * sx / n
+        vz = szz - sz * sz / n
+        cov = sxz - sx * sz / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.clip(cov / np.sqrt(vx * vz), -1.0, 1.0)
+        chosen = (w > 0).astype(np.float32)
+        bad = self._constant("x", self.x, chosen) | self._constant("z", self.z, chosen)
+        r = np.where(bad, np.nan, r)
+        if cache.draws.cols is None:
+            return _aggregate(r, self.undefined)
+        return _weighted_aggregate(r, cache.col_weights(), self.undefined)
+
+
+def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
+                     tie_threshold=0.0, full_test_set=False):
+    """A fast kernel computing ``r(X*, Z*)`` per bootstrap resample, or None (use the generic path).
+
+    Kernels exist for complete data at the system level (every coefficient, also in full-test-set mode),
+    and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b and Pearson under
+    BOOT-SYSTEMS / BOOT-BOTH.
+    """
+    if not _complete(x, z):
+        return None
+    if level == "system":
+        if x.shape != z.shape and not full_test_set:
+            return None
+        return _BootSystemLevel(x, z, coefficient, tie_threshold, full_test_set)
+    if x.shape != z.shape or full_test_set:
+        return None
+    if level == "by-system":
+        inner = bootstrap_kernel(x.T, z.T, level="summary", coefficient=coefficient, draws=draws.transposed(),
+                                 undefined=undefined, tie_threshold=tie_threshold)
+        return None if inner is None else _Transposed(inner)
+    if level == "summary":
+        if draws.method == "inputs":
+            return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold)
+        if tie_threshold:
+            return None
+        if coefficient == "kendall-b":
+            return _BootSummaryKendall(x, z, undefined)
+        if coefficient == "pearson":
+            return _BootSummaryPearson(x, z, undefined)
+    return None

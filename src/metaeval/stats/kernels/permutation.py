@@ -1,0 +1,366 @@
+"""Permutation kernels: ``deltas(cache)`` -> ``r(X', Z) - r(Y', Z)`` per resample of a batch."""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats import coefficients as _coef
+from metaeval.stats.kernels.batch import BatchCache, _Transposed
+from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
+from metaeval.stats.kernels.ranks import _is_constant, _ties, fixed_pair_signs, tie_ranks
+from metaeval.stats.kernels.rows import (
+    PAIRWISE_SYSTEMS_MAX,
+    _aggregate,
+    _complete,
+    _linear_sums,
+    _tau_b,
+    fixed_pearson,
+    system_correlation,
+)
+from metaeval.stats.resampling import PermutationDraws
+
+# ----------------------------------------------------------------------------------------------------
+# permutation kernels: deltas(cache) -> r(X', Z) - r(Y', Z), of shape (b,)
+
+
+class _PermSystemLevel:
+    """System level: permuted system means are linear in the mask (complete data).
+
+    ``X'_a = xbar_a + (1/M) sum_b m_ab (Y_ab - X_ab)``: byte tables for PERM-BOTH, exact weighted sums for
+    PERM-INPUTS, a selection for PERM-SYSTEMS; then ``Y' = xbar + ybar - X'``.
+    """
+
+    def __init__(self, x, y, z, coefficient, tie_threshold, method):
+        n, m = x.shape
+        # per resample, for X' and Y' together: table gathers, means and ranks (a few N), int8 pair signs
+        self.cells = 16 * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
+        self.xbar = x.mean(axis=1)
+        self.ybar = y.mean(axis=1)
+        self.zbar = z.mean(axis=1)
+        self.m = x.shape[1]
+        self.coefficient = coefficient
+        self.tie_threshold = tie_threshold
+        self.z_signs = fixed_pair_signs(self.zbar) if n <= PAIRWISE_SYSTEMS_MAX else None
+        self.z_fixed = fixed_pearson(self.zbar) if n >= 2 else None
+        if method == "both":
+            self.tables = byte_tables(y - x)
+        elif method == "inputs":
+            self.sums = ExactWeightedSums(y - x, x.shape[1])
+
+    def permuted_means(self, cache: BatchCache):
+        draws = cache.draws
+        if draws.method == "systems":
+            xp = np.where(draws.bits[cache.sl], self.ybar, self.xbar)
+        elif draws.method == "inputs":
+            xp = self.xbar + self.sums(draws.bits[cache.sl]) / self.m
+        else:
+            xp = self.xbar + table_sums(self.tables, cache.packed()).T / self.m
+        return xp, self.xbar + self.ybar - xp
+
+    def evaluate(self, cache: BatchCache):
+        xp, yp = self.permuted_means(cache)
+        b = xp.shape[0]
+        # X' and Y' together: one evaluation of 2b rows (the rows are independent)
+        r = system_correlation(np.concatenate([xp, yp]), self.zbar, self.coefficient, self.tie_threshold,
+                               self.z_signs, self.z_fixed)
+        return r[:b], r[b:]
+
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
+
+class _PermSummaryInputs:
+    """Summary level under PERM-INPUTS: each input keeps r(X_b, Z_b) or takes r(Y_b, Z_b)."""
+
+    def __init__(self, x, y, z, coefficient, undefined, tie_threshold):
+        kw = dict(axis=0, tie_threshold=tie_threshold)
+        self.rx = _coef.correlation(x, z, coefficient, **kw)
+        self.ry = _coef.correlation(y, z, coefficient, **kw)
+        self.undefined = undefined
+        self.cells = 8 * x.shape[1]
+
+    def evaluate(self, cache: BatchCache):
+        bits = cache.draws.bits[cache.sl]  # (b, M)
+        px = np.where(bits, self.ry, self.rx)
+        py = np.where(bits, self.rx, self.ry)
+        return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
+
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
+
+def _sign_tensor(ru: np.ndarray, rv: np.ndarray) -> np.ndarray:
+    """``sgn(ru[j, a] - rv[j, b])`` as int8 ``(M, N, N)`` for rank arrays ``(M, N)``."""
+    d = ru[:, :, None].astype(np.int16) - rv[:, None, :]
+    return np.sign(d).astype(np.int8)
+
+
+class _PermSummaryKendall:
+    """Summary-level Kendall tau-b under PERM-SYSTEMS / PERM-BOTH as quadratic forms in the mask bits.
+
+    Signs and ties are those of the tie groups of each input (:func:`tie_ranks`; ``X`` and ``Y`` are
+    ranked together, since ``X'`` mixes their values). Without ties in ``X`` and ``Y`` (no two values of
+    different systems tie within an input) the denominators are
+    constant and ``tau(X'_j) - tau(Y'_j) = (c_j + l_j . m_j) / sqrt(n0 (n0 - t_j))`` is linear in the
+    mask: under PERM-BOTH the whole difference of the two summary-level correlations is a byte-table
+    sum. Otherwise the numerators and tied pairs are evaluated per input with float32 matrix products
+    (exact on these small integers).
+    """
+
+    def __init__(self, x, y, z, undefined, method):
+        n, m = x.shape
+        off = ~np.eye(n, dtype=bool)
+        # signs from the tie ranks of each input: X and Y ranked jointly, Z alone (int8 tensors (M, N, N))
+        pool, _ = tie_ranks(np.ascontiguousarray(np.concatenate([x, y]).T))
+        rx, ry = pool[:, :n], pool[:, n:]
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        sxx, syy = _sign_tensor(rx, rx), _sign_tensor(ry, ry)
+        sxy = _sign_tensor(rx, ry)  # sgn(X_a - Y_b)
+        syx = -sxy.transpose(0, 2, 1)  # sgn(Y_a - X_b)
+        t = _sign_tensor(rz, rz)
+        self.n0 = n * (n - 1) / 2.0
+        self.tz = tz.astype(np.float64)  # pairs tied in Z, per input
+        i32 = np.int32
+        qn = t * (sxx - syx - sxy + syy)
+        c_x = (t * sxx).sum(axis=(1, 2), dtype=i32) / 2.0
+        l_x = (t * (syx - sxx)).sum(axis=2, dtype=i32)
+        exx = ((sxx == 0) & off).view(np.int8)
+        eyy = ((syy == 0) & off).view(np.int8)
+        exy = ((sxy == 0) & off).view(np.int8)
+        eyx = exy.transpose(0, 2, 1)
+        qe = exx - eyx - exy + eyy
+        e_x = exx.sum(axis=(1, 2), dtype=i32) / 2.0
+        le_x = (eyx - exx).sum(axis=2, dtype=i32)
+        # Y' is X' under 1 - m: f(1 - m) = f(1) - (l + Q 1).m + m^T Q m / 2, same Q.
+        c_y = c_x + l_x.sum(axis=1) + qn.sum(axis=(1, 2), dtype=i32) / 2.0
+        l_y = -(l_x + qn.sum(axis=2, dtype=i32))
+        e_y = e_x + le_x.sum(axis=1) + qe.sum(axis=(1, 2), dtype=i32) / 2.0
+        le_y = -(le_x + qe.sum(axis=2, dtype=i32))
+        self.tie_free = not (qe.any() or le_x.any() or le_y.any() or e_x.any() or e_y.any())
+        self.undefined = undefined
+        self.n = n
+        self.c_x, self.c_y, self.e_x, self.e_y = c_x, c_y, e_x, e_y
+        self.tables = None
+        if self.tie_free and method == "both":
+            # tau_X - tau_Y per input is linear in m (constant denominators): byte tables
+            self._linear_delta(l_x - l_y, c_x - c_y, m)
+        elif self.tie_free:
+            self.qn = qn.astype(np.float32)  # symmetric
+            self.w_t = np.ascontiguousarray(np.stack([l_x, l_y], axis=1), dtype=np.float32)  # (M, 2, N)
+        else:
+            w = np.concatenate([qn, qe, l_x[..., None], le_x[..., None], l_y[..., None], le_y[..., None]],
+                               axis=2)  # (M, N, 2N + 4); qn and qe are symmetric
+            self.w_t = np.ascontiguousarray(w.transpose(0, 2, 1), dtype=np.float32)  # (M, K, N)
+        self.cells = 8 * n if self.tables is not None else m * (3 * n + 12)
+
+    def _linear_delta(self, dl, dc, m):
+        """Tie-free PERM-BOTH: ``delta = const + sum_ab m_ab C_ab`` as byte tables (see the class doc)."""
+        dz = self.n0 - self.tz
+        defined = dz > 0  # dx = n0 > 0 without ties
+        n_agg = int(defined.sum()) if self.undefined == "skip" else m
+        if not defined.any():  # every input constant for the humans: NaN ("skip") or 0 - 0 ("zero")
+            self.const = np.nan if self.undefined == "skip" else 0.0
+            self.tables = byte_tables(np.zeros((self.n, m)))
+            return
+        scale = np.where(defined, 1.0 / (np.sqrt(self.n0 * np.where(defined, dz, 1.0)) * n_agg), 0.0)  # (M,)
+        self.const = float((dc * scale).sum())
+        self.tables = byte_tables((dl * scale[:, None]).T)
+
+    def per_input(self, cache: BatchCache):
+        """tau-b of X' and of Y' per input, each of shape (b, M).
+
+        With the masks ``m`` as float32 ``(M, N, b)``: ``r = W^T m`` and the quadratic terms
+        ``m^T Q m`` (``Q`` symmetric), all exact small integers.
+        """
+        mf = cache.column_bits_f32()  # (M, N, b) or (1, N, b)
+        n = self.n
+        r = np.matmul(self.w_t, mf)  # (M, K, b)
+        mfb = np.broadcast_to(mf, (r.shape[0], n, r.shape[2]))
+        if self.tie_free:
+            q = np.einsum("jnb,jnb->jb", np.matmul(self.qn, mf), mfb)
+            num_x = self.c_x[:, None] + r[:, 0] + q / 2.0
+            num_y = self.c_y[:, None] + r[:, 1] + q / 2.0
+            tx = ty = np.zeros(1)
+        else:
+            q = np.einsum("jnb,jnb->jb", r[:, :n], mfb)
+            g = np.einsum("jnb,jnb->jb", r[:, n : 2 * n], mfb)
+            num_x = self.c_x[:, None] + r[:, 2 * n] + q / 2.0
+            tx = self.e_x[:, None] + r[:, 2 * n + 1] + g / 2.0
+            num_y = self.c_y[:, None] + r[:, 2 * n + 2] + q / 2.0
+            ty = self.e_y[:, None] + r[:, 2 * n + 3] + g / 2.0
+        tz = self.tz[:, None]
+        return _tau_b(num_x, self.n0, tx, tz).T, _tau_b(num_y, self.n0, ty, tz).T
+
+    def evaluate(self, cache: BatchCache):
+        px, py = self.per_input(cache)
+        return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
+
+    def deltas(self, cache: BatchCache):
+        if self.tables is not None:
+            # per resample: groups g in order, then the N systems along a contiguous axis (batch invariant)
+            return self.const + np.ascontiguousarray(table_sums(self.tables, cache.packed()).T).sum(axis=1)
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
+
+class _PermSummaryPearson:
+    """Summary-level Pearson under PERM-SYSTEMS / PERM-BOTH: every sum is linear in the mask."""
+
+    def __init__(self, x, y, z, undefined):
+        n, _ = x.shape
+        zc = z - z.mean(axis=0)
+        znorm = np.sqrt((zc * zc).sum(axis=0))
+        self.z_const = _is_constant(z, axis=0)
+        zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
+        # centre with the columns' pooled mean to keep the variance formula well conditioned
+        centre = (x.mean(axis=0) + y.mean(axis=0)) / 2.0
+        xc, yc = x - centre, y - centre
+        d = yc - xc
+        self.base = np.stack(
+            [xc.sum(0), yc.sum(0), (xc * xc).sum(0), (yc * yc).sum(0), (xc * zt).sum(0), (yc * zt).sum(0)]
+        )  # (6, M)
+        self.lin = np.stack([d, yc * yc - xc * xc, d * zt], axis=2)  # (N, M, 3)
+        self.lin_t = np.ascontiguousarray(self.lin.transpose(1, 0, 2))  # (M, N, 3)
+        self.n = n
+        self.undefined = undefined
+        # inputs where X' can be constant for some mask: all cells take one value of X or Y
+        self.x, self.y = x, y
+        self.risky = self._risky_columns(x, y)
+        self.cells = x.shape[1] * (n // 8 + 24)
+
+    @staticmethod
+    def _risky_columns(x, y):
+        """Inputs where some mask could make X' constant: every system has X or Y tied with one value."""
+        risky = np.zeros(x.shape[1], dtype=bool)
+        for v in (x[0], y[0]):
+            risky |= (_ties(x, v) | _ties(y, v)).all(axis=0)
+        return risky
+
+    def evaluate(self, cache: BatchCache):
+        draws = cache.draws
+        if draws.method == "systems":
+            s = np.einsum("bn,nmk->bmk", draws.bits[cache.sl].astype(np.float64), self.lin)  # (b, M, 3)
+        else:
+            s = _linear_sums(cache.input_major_bits(), self.lin_t)  # (b, M, 3)
+        sx, sy, sxx, syy, sxz, syz = self.base
+        n = self.n
+        x1 = sx + s[..., 0]
+        y1 = sy - s[..., 0]
+        x2 = sxx + s[..., 1]
+        y2 = syy - s[..., 1]
+        xz = sxz + s[..., 2]
+        yz = syz - s[..., 2]
+        vx = x2 - x1 * x1 / n
+        vy = y2 - y1 * y1 / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rx = xz / np.sqrt(vx)
+            ry = yz / np.sqrt(vy)
+        bad_x = np.broadcast_to(self.z_const, rx.shape).copy()
+        bad_y = bad_x.copy()
+        if self.risky.any():
+            cols = np.flatnonzero(self.risky)
+            m = draws.mask(cache.sl)[:, :, cols]
+            xp = np.where(m, self.y[:, cols], self.x[:, cols])
+            yp = np.where(m, self.x[:, cols], self.y[:, cols])
+            bad_x[:, cols] |= _is_constant(xp, axis=1)
+            bad_y[:, cols] |= _is_constant(yp, axis=1)
+        rx = np.where(bad_x, np.nan, np.clip(rx, -1.0, 1.0))
+        ry = np.where(bad_y, np.nan, np.clip(ry, -1.0, 1.0))
+        return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
+
+    def deltas(self, cache: BatchCache):
+        rx, ry = self.evaluate(cache)
+        return rx - ry
+
+
+class PearsonSummaryShared:
+    """Summary-level Pearson of every metric pair under shared PERM-SYSTEMS / PERM-BOTH masks.
+
+    The masked sums ``m.X_p``, ``m.X_p^2`` and ``m.(X_p z)`` are computed once per metric and batch; a
+    pair's permuted sums are then differences of those (``X' = X_i + m (X_j - X_i)``). All metrics are
+    centred per input by one common constant, which leaves every Pearson correlation unchanged.
+    """
+
+    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str):
+        p, n, m = std.shape
+        zc = z - z.mean(axis=0)
+        znorm = np.sqrt((zc * zc).sum(axis=0))
+        self.z_const = _is_constant(z, axis=0)
+        zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
+        xc = std - std.mean(axis=(0, 1))
+        self.lin = np.stack([xc, xc * xc, xc * zt], axis=-1)  # (P, N, M, 3)
+        self.lin_t = np.ascontiguousarray(self.lin.transpose(0, 2, 1, 3))  # (P, M, N, 3)
+        self.base = self.lin.sum(axis=1)  # (P, M, 3)
+        self.std = std
+        self.n = n
+        self.undefined = undefined
+        self._risky: dict = {}
+        self.cells = m * (n // 8 + 3 * p + 24)
+
+    def sums(self, cache: BatchCache, i: int) -> np.ndarray:
+        """``m . (X_i, X_i^2, X_i z)`` per input: (b, M, 3)."""
+
+        def make():
+            if cache.draws.method == "systems":
+                return np.einsum("bn,nmk->bmk", cache.draws.bits[cache.sl].astype(np.float64), self.lin[i])
+            return _linear_sums(cache.input_major_bits(), self.lin_t[i])
+
+        return cache.get(("pearson-sums", i), make)
+
+    def evaluate(self, cache: BatchCache, i: int, j: int):
+        ai, aj = self.sums(cache, i), self.sums(cache, j)
+        n = self.n
+        px = self.base[i] + aj - ai
+        py = self.base[j] + ai - aj
+        out = []
+        for s in (px, py):
+            v = s[..., 1] - s[..., 0] * s[..., 0] / n
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out.append(np.clip(s[..., 2] / np.sqrt(v), -1.0, 1.0))
+        rx, ry = out
+        bad = np.broadcast_to(self.z_const, rx.shape)
+        bad_x, bad_y = bad.copy(), bad.copy()
+        if (i, j) not in self._risky:
+            self._risky[i, j] = np.flatnonzero(_PermSummaryPearson._risky_columns(self.std[i], self.std[j]))
+        cols = self._risky[i, j]
+        if cols.size:
+            mk = cache.draws.mask(cache.sl)[:, :, cols]
+            x, y = self.std[i][:, cols], self.std[j][:, cols]
+            bad_x[:, cols] |= _is_constant(np.where(mk, y, x), axis=1)
+            bad_y[:, cols] |= _is_constant(np.where(mk, x, y), axis=1)
+        rx = np.where(bad_x, np.nan, rx)
+        ry = np.where(bad_y, np.nan, ry)
+        return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
+
+
+def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
+                       tie_threshold=0.0):
+    """A fast kernel for ``r(X', Z)`` and ``r(Y', Z)`` per permutation, or None (use the generic path).
+
+    The kernel's ``deltas(cache)`` gives ``r(X', Z) - r(Y', Z)`` for the resamples of a
+    :class:`BatchCache` (``evaluate(cache)`` the two correlations, where they are computed separately),
+    and ``cells`` the size of its temporaries per resample (for the default batch size).
+
+    ``x`` and ``y`` must already be standardized. Kernels exist for complete data at the system level
+    (every coefficient), and at the summary level for PERM-INPUTS (every coefficient) and for Kendall
+    tau-b and Pearson under PERM-SYSTEMS / PERM-BOTH.
+    """
+    if not _complete(x, y, z) or x.shape != z.shape:
+        return None
+    if level == "by-system":
+        inner = permutation_kernel(x.T, y.T, z.T, level="summary", coefficient=coefficient,
+                                   draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold)
+        return None if inner is None else _Transposed(inner)
+    if level == "system":
+        return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method)
+    if level == "summary":
+        if draws.method == "inputs":
+            return _PermSummaryInputs(x, y, z, coefficient, undefined, tie_threshold)
+        if tie_threshold:
+            return None
+        if coefficient == "kendall-b":
+            return _PermSummaryKendall(x, y, z, undefined, draws.method)
+        if coefficient == "pearson":
+            return _PermSummaryPearson(x, y, z, undefined)
+    return None

@@ -1,0 +1,93 @@
+"""Point estimates of many metrics at once, bitwise equal to :func:`metaeval.stats.levels.level_correlation`."""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats import coefficients as _coef
+from metaeval.stats import levels as _levels
+from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.rows import _complete
+
+# ----------------------------------------------------------------------------------------------------
+# point estimates
+
+
+def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+    """:func:`metaeval.stats.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
+
+    See :func:`point_correlations`.
+    """
+    return point_correlations([x], z, level=level, coefficient=coefficient, undefined=undefined,
+                              full_test_set=full_test_set, tie_threshold=tie_threshold)[0]
+
+
+def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+    """``[level_correlation(x, z) for x in xs]`` for validated 2-D arrays of one shape, bitwise equal.
+
+    For complete data, Pearson and Kendall tau-b at the system and summary levels (Kendall: at most
+    :data:`coefficients.PAIRWISE_MAX_N` systems) the statistics are computed here, all metrics at once:
+    the same system means, tie groups, sums and formulas as :mod:`metaeval.stats.levels` and
+    :mod:`metaeval.stats.coefficients`, with Kendall's pairs counted by one comparison of the dense
+    ranks of all vectors (the same integers as the coefficients' loop over offsets). Every other case
+    calls ``level_correlation``.
+    """
+    n, m = z.shape
+    fast = (coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
+            and not tie_threshold and 2 <= n and all(x.shape == z.shape for x in xs) and _complete(z, *xs)
+            and (coefficient == "pearson" or n <= _coef.PAIRWISE_MAX_N))
+    if not fast:
+        return [_levels.level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
+                                          full_test_set=full_test_set, tie_threshold=tie_threshold) for x in xs]
+    rows = _kendall_b_rows if coefficient == "kendall-b" else _pearson_rows
+    k = len(xs)
+    if level == "system":  # levels._system on complete data
+        used = np.broadcast_to(np.ones((1, m), dtype=bool), z.shape)
+        count = used.sum(axis=-1)
+        xbar = np.stack([np.where(used, x, 0.0).sum(axis=-1) / count for x in xs])
+        zbar = np.where(used, z, 0.0).sum(axis=-1) / count
+        r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
+        zero = np.int64(0)
+        return [_levels.LevelCorrelation(r[i], np.int64(n), np.int64(0), zero, zero) for i in range(k)]
+    # levels._grouped over the inputs (columns): one row per (metric, input)
+    if coefficient == "kendall-b":  # integer counts: any layout
+        zt = np.ascontiguousarray(z.T)
+        r = rows(np.concatenate([np.ascontiguousarray(x.T) for x in xs]), np.concatenate([zt] * k)).reshape(k, m)
+    else:  # the sums of the generic path run over the transposed views: same strides, same rounding
+        r = [_pearson_rows(x.T, z.T, contiguous=False) for x in xs]
+    out = []
+    for ri in r:
+        defined = ~np.isnan(ri)
+        n_defined = defined.sum(axis=-1)
+        n_zeroed = (~defined).sum(axis=-1) if undefined == "zero" else np.zeros_like(n_defined)
+        n_used = n_defined + n_zeroed
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stat = np.where(n_used > 0, np.where(defined, ri, 0.0).sum(axis=-1) / n_used, np.nan)
+        fields = (stat, n_used, m - n_defined, n_zeroed, np.zeros_like(n_defined))
+        out.append(_levels.LevelCorrelation(*(np.asarray(v)[()] for v in fields)))
+    return out
+
+
+def _kendall_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of the rows of complete ``x``, ``y`` (B, n), 2 <= n <= PAIRWISE_MAX_N, as
+    :func:`coefficients.correlation_rows` computes it (same tie groups, counts and formula)."""
+    b, n = x.shape
+    nv = np.full(b, n, dtype=np.int64)
+    rx, tx = tie_ranks(x)
+    ry, ty = tie_ranks(y)
+    first, second = upper_pairs(n)
+    prod = rank_pair_signs(rx, first, second) * rank_pair_signs(ry, first, second)  # (P, B)
+    pos = np.count_nonzero(prod > 0, axis=0)
+    neg = np.count_nonzero(prod < 0, axis=0)
+    pairs = nv * (nv - 1) // 2
+    txy = (pos + neg) - pairs + tx + ty  # C + D = P - Tx_all - Ty_all + Txy
+    return _coef._from_counts("kendall-b", nv, pairs, pos - neg, tx, ty, txy,
+                              rx.max(axis=1).astype(np.int64) + 1, ry.max(axis=1).astype(np.int64) + 1)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray, contiguous: bool = True) -> np.ndarray:
+    """Pearson's r of the rows of complete ``x``, ``y`` (B, n), n >= 2, as
+    :func:`coefficients.correlation_rows` computes it (on these arrays, or C-contiguous copies)."""
+    if contiguous:
+        x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    nv = np.full(x.shape[0], x.shape[1])
+    return _coef._pearson(x, y, None, _coef._is_constant(x, None, nv) | _coef._is_constant(y, None, nv))

@@ -1,0 +1,139 @@
+"""The tie rule of the kernels: tie groups, dense tie ranks and pair signs.
+
+Two values tie when ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:mod:`metaeval.stats.coefficients`); the tie
+groups of sorted neighbours (:func:`tie_ranks`) give the pair signs and tied-pair counts of every kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats.ties import TIE_RTOL, are_tied
+
+# ----------------------------------------------------------------------------------------------------
+# helpers shared with the generic coefficients
+
+
+def pair_signs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``sgn(u_a - v_b)`` as int8 of shape ``(..., n, n)``; 0 for ties.
+
+    Ties follow :mod:`metaeval.stats.coefficients`: ``|u_a - v_b| <= TIE_RTOL * max(|u_a|, |v_b|)``.
+    """
+    ua = u[..., :, None]
+    vb = v[..., None, :]
+    return np.where(are_tied(ua, vb), 0, np.sign(ua - vb)).astype(np.int8)
+
+
+def _ties(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise tie test of :func:`pair_signs`."""
+    return are_tied(a, b)
+
+
+def _is_constant(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Where ``values`` is constant along ``axis``: every value ties with the maximum."""
+    vmax = np.max(values, axis=axis, keepdims=True)
+    return _ties(values, vmax).all(axis=axis)
+
+_PAIR_INDEX: dict = {}
+
+
+def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays ``(first, second)`` of the ``n (n - 1) / 2`` pairs ``first < second``."""
+    if n not in _PAIR_INDEX:
+        first, second = np.triu_indices(n, 1)
+        _PAIR_INDEX[n] = (first.astype(np.intp), second.astype(np.intp))
+    return _PAIR_INDEX[n]
+
+
+_INDEX_CACHE: dict = {}
+
+
+def _index(key, make):
+    """Small read-only index arrays (``arange``-like), built once per shape (at most 256 kept)."""
+    if key not in _INDEX_CACHE:
+        if len(_INDEX_CACHE) >= 256:
+            _INDEX_CACHE.clear()
+        value = make()
+        value.setflags(write=False)
+        _INDEX_CACHE[key] = value
+    return _INDEX_CACHE[key]
+
+
+def _rank_dtype(n: int):
+    return np.int8 if n <= 127 else np.int16
+
+
+def _sorted_rows(v: np.ndarray):
+    """Flat indices ``(b, n)`` of every row of ``v`` (C-contiguous) in sorted order, and the sorted rows."""
+    b, n = v.shape
+    flat = v.argsort(axis=1)
+    flat += _index(("row-offsets", b, n), lambda: np.arange(0, b * n, n)[:, None])
+    return flat, v.reshape(-1).take(flat)
+
+
+def tie_ranks(v: np.ndarray):
+    """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
+    number of tied pairs per row.
+
+    The groups are those of :mod:`metaeval.stats.coefficients`: sorted neighbours start a new group
+    where ``srt[i] - srt[i-1] > TIE_RTOL * max(|srt[i]|, |srt[i-1]|)``, so rank comparisons give exactly
+    the pair signs and tie counts of the generic path.
+    """
+    b, n = v.shape
+    flat, srt = _sorted_rows(np.ascontiguousarray(v))
+    ranks = np.empty(b * n, dtype=_rank_dtype(n))
+    tied = _group_ranks(srt, flat, ranks)
+    return ranks.reshape(b, n), tied
+
+
+def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Write the dense tie-group ranks of sorted rows ``srt`` (b, n) to ``out.flat[flat]``; return the
+    number of tied pairs per row (the rule of :func:`tie_ranks`)."""
+    b, n = srt.shape
+    new = np.empty((b, n), dtype=bool)
+    new[:, 0] = True
+    np.logical_not(are_tied(srt[:, 1:], srt[:, :-1]), out=new[:, 1:])
+    pos = _index(("positions", n), lambda: np.arange(n))
+    out[flat] = np.add.accumulate(new, axis=1, dtype=out.dtype) - 1
+    return np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
+
+
+def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``sgn(r[s, first[p]] - r[s, second[p]])`` as int8 ``(P, b)`` for ranks ``(b, n)`` of :func:`tie_ranks`."""
+    rt = ranks.T.copy()
+    d = rt[first] - rt[second]
+    return np.sign(d, out=d).astype(np.int8, copy=False)
+
+
+def row_ranks(v: np.ndarray):
+    """:func:`tie_ranks` of the rows of complete ``v`` (b, n), computed in full only where a tie is possible.
+
+    A row whose sorted neighbours are all further apart than ``TIE_RTOL`` times its largest magnitude
+    has no tie: its ranks are the inverse of the sorting permutation. Returns the ranks, the indices of
+    the other rows and their numbers of tied pairs.
+    """
+    b, n = v.shape
+    v = np.ascontiguousarray(v)
+    flat, srt = _sorted_rows(v)
+    bound = TIE_RTOL * np.maximum(np.abs(srt[:, 0]), np.abs(srt[:, -1]))  # largest |v| of each row
+    near = np.flatnonzero(np.logical_or.reduce(srt[:, 1:] - srt[:, :-1] <= bound[:, None], axis=1))
+    dtype = _rank_dtype(n)
+    ranks = np.empty(b * n, dtype=dtype)
+    ranks[flat] = _index(("positions", n, dtype), lambda: np.arange(n, dtype=dtype))
+    tied = np.zeros(0, dtype=np.int64)
+    if near.size:  # the exact tie groups of these rows, from the same sorting
+        tied = _group_ranks(srt[near], flat[near], ranks)
+    return ranks.reshape(b, n), near, tied
+
+
+def row_pair_signs(v: np.ndarray):
+    """Signs of the pairs ``a < b`` of every row of ``v`` (b, n): int8 ``(P, b)`` (tie groups of
+    :func:`tie_ranks`), the rows that may have ties and their numbers of tied pairs (see :func:`row_ranks`)."""
+    first, second = upper_pairs(v.shape[1])
+    ranks, near, tied = row_ranks(v)
+    return rank_pair_signs(ranks, first, second), near, tied
+
+def fixed_pair_signs(zm: np.ndarray):
+    """Pair signs ``(P, 1)`` and tied pairs of one vector ``zm`` (n,), for :func:`kendall_b_rows`."""
+    first, second = upper_pairs(zm.shape[0])
+    rz, tz = tie_ranks(zm[None])
+    return rank_pair_signs(rz, first, second), tz
