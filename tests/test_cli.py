@@ -193,3 +193,14 @@ def test_human_needed_for_user_file_without_humans(tmp_path, capsys):
     assert code == 2
     assert err.strip() == (
         "metaeval: error: `--human` must name the human scorer; the file has 0 human scorers (none marked).")
+
+
+def test_lazy_command_list_matches_each_commands_own_help():
+    import importlib
+
+    from metaeval.cli import main as cli_main
+
+    for name, (module, attribute, short_help) in cli_main.COMMANDS.items():
+        command = getattr(importlib.import_module(f"metaeval.cli.{module}"), attribute)
+        assert command.name == name
+        assert short_help == command.get_short_help_str(limit=cli_main.SHORT_HELP_LIMIT)

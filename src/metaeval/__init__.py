@@ -2,54 +2,86 @@
 
 How well does a metric agree with human judgments, how sure are we, and is it really better than
 another one? See the README for a tour and ``docs/`` for one page per analysis.
+
+Public names load on first use (PEP 562), so ``import metaeval`` stays light: numpy, pandas and scipy
+are imported by the first function that needs them.
 """
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from ._version import __version__
-from .analyses.power import PowerResult, load_texts, simulate_power
-from .analyses.simulations import CoverageResult, simulate_coverage
-from .analyses.systems import CorpusScores, SystemComparisonResult, compare_systems
-from .analyses.verdicts import SystemVerdictsResult, system_verdicts
-from .analyses.delta import DeltaCorrelationResult, delta_correlations
-from .analyses.gap import GapAgreementResult, gap_agreement
-from .analyses.normality import NormalityResult, normality
-from .analyses.planning import AnnotationPlanResult, plan_annotation
-from .analyses.stability import RankingStabilityResult, ranking_stability
-from .analyses.topk import TopKResult, topk_correlations
-from .analyses.variance import ScoreVarianceResult, score_variance
-from .correlation import (
-    ComparisonResult,
-    CorrelationResult,
-    CorrelationTable,
-    MetricComparisonResult,
-    bootstrap_ci,
-    bootstrap_test,
-    compare_metrics,
-    correlate,
-    correlation_table,
-    fisher_ci,
-    permutation_test,
-    williams_test,
-)
-from .data.datasets import dataset_info, list_datasets, load_dataset
-from .data.readers import read_scores
-from .data.scoreset import ScoreSet
-from .data.writers import write_scores
-from .errors import (
-    DegenerateDataError,
-    DegenerateWarning,
-    InputFileError,
-    MetaevalError,
-    MetaevalWarning,
-    ParameterError,
-    ScoreSetError,
-)
-from .metrics.corpus_statistics import BleuStatistic, CorpusStatistic
-from . import human
-from .human import LitePyramidResult, krippendorff_alpha, litepyramid, sample_documents, weighted_retention
-from .report.build import Report, build_report, write_report
-from .scoring import ScoredSet, score
-from .signature import Signature
-from .stats.corrections import adjust_pvalues
-from .stats.ranking import ranking_error_rate
+
+# public name -> module that defines it; one line per name, sorted
+_EXPORTS = {
+    "AnnotationPlanResult": "metaeval.analyses.planning",
+    "BleuStatistic": "metaeval.metrics.corpus_statistics",
+    "ComparisonResult": "metaeval.correlation",
+    "CorpusScores": "metaeval.analyses.systems",
+    "CorpusStatistic": "metaeval.metrics.corpus_statistics",
+    "CorrelationResult": "metaeval.correlation",
+    "CorrelationTable": "metaeval.correlation",
+    "CoverageResult": "metaeval.analyses.simulations",
+    "DegenerateDataError": "metaeval.errors",
+    "DegenerateWarning": "metaeval.errors",
+    "DeltaCorrelationResult": "metaeval.analyses.delta",
+    "GapAgreementResult": "metaeval.analyses.gap",
+    "InputFileError": "metaeval.errors",
+    "LitePyramidResult": "metaeval.human",
+    "MetaevalError": "metaeval.errors",
+    "MetaevalWarning": "metaeval.errors",
+    "MetricComparisonResult": "metaeval.correlation",
+    "NormalityResult": "metaeval.analyses.normality",
+    "ParameterError": "metaeval.errors",
+    "PowerResult": "metaeval.analyses.power",
+    "RankingStabilityResult": "metaeval.analyses.stability",
+    "Report": "metaeval.report.build",
+    "ScoreSet": "metaeval.data.scoreset",
+    "ScoreSetError": "metaeval.errors",
+    "ScoreVarianceResult": "metaeval.analyses.variance",
+    "ScoredSet": "metaeval.scoring",
+    "Signature": "metaeval.signature",
+    "SystemComparisonResult": "metaeval.analyses.systems",
+    "SystemVerdictsResult": "metaeval.analyses.verdicts",
+    "TopKResult": "metaeval.analyses.topk",
+    "adjust_pvalues": "metaeval.stats.corrections",
+    "bootstrap_ci": "metaeval.correlation",
+    "bootstrap_test": "metaeval.correlation",
+    "build_report": "metaeval.report.build",
+    "compare_metrics": "metaeval.correlation",
+    "compare_systems": "metaeval.analyses.systems",
+    "correlate": "metaeval.correlation",
+    "correlation_table": "metaeval.correlation",
+    "dataset_info": "metaeval.data.datasets",
+    "delta_correlations": "metaeval.analyses.delta",
+    "fisher_ci": "metaeval.correlation",
+    "gap_agreement": "metaeval.analyses.gap",
+    "human": "metaeval.human",
+    "krippendorff_alpha": "metaeval.human",
+    "list_datasets": "metaeval.data.datasets",
+    "litepyramid": "metaeval.human",
+    "load_dataset": "metaeval.data.datasets",
+    "load_texts": "metaeval.analyses.power",
+    "normality": "metaeval.analyses.normality",
+    "permutation_test": "metaeval.correlation",
+    "plan_annotation": "metaeval.analyses.planning",
+    "ranking_error_rate": "metaeval.stats.ranking",
+    "ranking_stability": "metaeval.analyses.stability",
+    "read_scores": "metaeval.data.readers",
+    "sample_documents": "metaeval.human",
+    "score": "metaeval.scoring",
+    "score_variance": "metaeval.analyses.variance",
+    "scoring": "metaeval.scoring",
+    "simulate_coverage": "metaeval.analyses.simulations",
+    "simulate_power": "metaeval.analyses.power",
+    "system_verdicts": "metaeval.analyses.verdicts",
+    "topk_correlations": "metaeval.analyses.topk",
+    "weighted_retention": "metaeval.human",
+    "williams_test": "metaeval.correlation",
+    "write_report": "metaeval.report.build",
+    "write_scores": "metaeval.data.writers",
+}
 
 __all__ = [
     "AnnotationPlanResult",
@@ -120,3 +152,18 @@ __all__ = [
     "write_report",
     "write_scores",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'metaeval' has no attribute {name!r}") from None
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"metaeval.{name}" else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

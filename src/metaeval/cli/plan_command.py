@@ -7,7 +7,7 @@ from .. import defaults
 from ..vocabulary import (ALTERNATIVES, LEVEL_CHOICES, RESAMPLING_METHODS)
 from ..analyses.planning import TESTS, plan_annotation
 from ..errors import ParameterError
-from ..stats.coefficients import COEFFICIENTS
+from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, frame_table, output_options, render
 from .common import load_source, seed_option, source_options
 
@@ -19,7 +19,7 @@ from .common import load_source, seed_option, source_options
               help="Judged inputs to simulate, e.g. 25,50,100,200 (default 0.25-4 x the pilot's).")
 @click.option("--n-systems", type=NumberList(int), default=None, help="Systems to simulate (default all).")
 @click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
               show_default=True)
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD,
               show_default=True, help="BOOT-* interval and PERM-* / BOOT-* test.")

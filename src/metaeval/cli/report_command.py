@@ -16,7 +16,7 @@ from ..errors import ParameterError
 from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
-from ..stats.coefficients import COEFFICIENTS
+from ..vocabulary import COEFFICIENT_CHOICES
 from .common import _SOURCE_KEY, chosen_metrics, load_source, seed_option, source_options
 
 
@@ -59,7 +59,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
                    " correlations.csv and comparison.csv are written beside the page.")
 @click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
               help=f"Level of the correlation table (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
               show_default=True, help="Coefficient of the significance matrix, the ordering and the analyses.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.REPORT_CORRECTION, show_default=True,
               help="Multiple-comparison correction of the significance matrix.")

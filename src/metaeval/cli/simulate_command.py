@@ -8,7 +8,7 @@ from ..analyses.power import POWER_TESTS, TEXT_FILES, load_texts, simulate_power
 from ..analyses.simulations import COVERAGE_METHODS, simulate_coverage
 from ..errors import ParameterError
 from ..metrics.degraded import TOKENIZERS
-from ..stats.coefficients import COEFFICIENTS
+from ..vocabulary import COEFFICIENT_CHOICES
 from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
 from .systems_command import render
 
@@ -41,7 +41,7 @@ def simulate() -> None:
 @simulate.command()
 @source_options
 @_levels_option
-@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENTS + ("kendall",)),
+@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
               help=f"Coefficient (repeatable; default: {defaults.COEFFICIENT}).")
 @click.option("--method", "methods", multiple=True, type=click.Choice(COVERAGE_METHODS),
               help="Interval (repeatable; default: all four).")
@@ -76,7 +76,7 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
 @click.option("--test", "tests", multiple=True, type=click.Choice(POWER_TESTS),
               help="Test (repeatable; default: all three).")
 @_levels_option
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.POWER_COEFFICIENT,
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.POWER_COEFFICIENT,
               show_default=True)
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
 @click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="rouge155", show_default=True)

@@ -8,7 +8,7 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
-from ..stats.coefficients import COEFFICIENTS
+from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, number, output_options, render
 from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
 
@@ -25,7 +25,7 @@ ANALYSES = ("ranking", "variance")
               help="Pairs of samples per size m.")
 @click.option("--sampling", type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
               help="disjoint: the two samples share no input; replacement: each drawn with replacement.")
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
               show_default=True)
 @click.option("--full-test-set", is_flag=True,
               help="ranking: sample each metric from all its inputs, the human from the judged ones.")

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from .. import defaults
 from ..analyses.topk import topk_correlations
-from ..stats.coefficients import COEFFICIENTS
+from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, interval, number, output_options, render
 from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
 
@@ -15,7 +15,7 @@ from .common import chosen_metrics, load_source, resamples_option, seed_option, 
 @click.command()
 @source_options
 @click.option("--ks", type=NumberList(int), default=None, help="Numbers of top systems (default N down to 3).")
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS + ("kendall",)), default=defaults.COEFFICIENT,
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
               show_default=True)
 @click.option("--full-test-set", is_flag=True,
               help="Average each metric over all its inputs, the human over the judged ones.")

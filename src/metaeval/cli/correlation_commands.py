@@ -1,0 +1,85 @@
+"""`metaeval correlate` and `metaeval compare`: the correlation table and the significance matrix."""
+from __future__ import annotations
+
+import io
+
+import click
+from rich.console import Console
+
+from .. import defaults
+from ..correlation.matrix import compare_metrics
+from ..correlation.table import correlation_table
+from ..report import formats, terminal
+from ..vocabulary import (ALTERNATIVES, CI_METHODS, COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES,
+                          METRIC_TESTS, RESAMPLING_METHODS)
+from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
+
+
+def _render(obj, fmt: str, frame) -> str:
+    if fmt == "json":
+        return formats.to_json(obj)
+    if fmt == "csv":
+        return formats.to_csv(frame)
+    if fmt in formats.PAPER_FORMATS:
+        return formats.to_paper(obj, fmt, frame)
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, force_terminal=False).print(obj)
+    return buffer.getvalue()
+
+
+
+@click.command()
+@source_options
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
+              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
+              help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
+@click.option("--ci", type=click.Choice(CI_METHODS), default="boot-both", show_default=True,
+              help="Confidence interval of every correlation.")
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--full-test-set", is_flag=True,
+              help="System level: average each metric over all its inputs, the human over the judged ones.")
+@resamples_option
+@seed_option
+@output_options
+def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
+              full_test_set, n_resamples, seed, fmt, output):
+    """Correlate metrics with the human score, with confidence intervals."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    table = correlation_table(
+        ds, human, chosen_metrics(ds, human, metrics),
+        levels=levels or defaults.REPORT_LEVELS, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
+        ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
+        rng=seed,
+    )
+    obj = terminal.correlation_table(table) if fmt == "table" else table
+    emit(_render(obj, fmt, table.to_frame()), output)
+
+
+@click.command()
+@source_options
+@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
+@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
+              show_default=True)
+@click.option("--test", type=click.Choice(METRIC_TESTS), default="permutation", show_default=True)
+@click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
+              help="Which cells are resampled / swapped together.")
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True)
+@click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
+              help="The p-values corrected together.")
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@resamples_option
+@seed_option
+@output_options
+def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
+            correction, family, alpha, n_resamples, seed, fmt, output):
+    """Test every pair of metrics; print the significance matrix and cluster ranks."""
+    ds, human = load_source(dataset, dataset_options, scores, human)
+    result = compare_metrics(
+        ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
+        method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
+        family=family, alpha=alpha, rng=seed,
+    )
+    obj = terminal.comparison_matrix(result) if fmt == "table" else result
+    emit(_render(obj, fmt, result.to_frame()), output)
