@@ -273,7 +273,7 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("metaeval.data.writers.os.replace", broken)
+    monkeypatch.setattr("metaeval.runtime.files.os.replace", broken)
     with pytest.raises(OSError, match="disk full"):
         write_scores(_sample(), path)
     assert path.read_text() == "old\n"

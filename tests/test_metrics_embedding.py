@@ -7,6 +7,8 @@ import pickle
 
 import numpy as np
 import pytest
+
+from metaeval.errors import MissingDependencyError
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
@@ -67,11 +69,11 @@ def test_missing_torch_message(monkeypatch, tmp_path):
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"")
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(MetricResourceError) as info:
+    with pytest.raises(MissingDependencyError) as info:
         BertScore(model_dir=tmp_path)
     assert str(info.value) == (
-        "Embedding metrics need torch and transformers (torch is missing); install them with "
-        "`pip install 'metaeval[embed]'` (torch and transformers)."
+        "Scoring with an embedding metric (BERTScore, MoverScore) needs the Python package 'torch'; install it"
+        " with `pip install torch==2.13.0 'metaeval[embed]'`."
     )
 
 

@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+from metaeval.errors import MissingDependencyError
+
 from metaeval.errors import DegenerateWarning, ParameterError
 from metaeval.metrics import MetricResourceError, Scorer, get_scorer
 from metaeval.metrics.jensen_shannon import NLTK_ENGLISH_STOPWORDS, JensenShannon, js_divergence
@@ -29,11 +31,11 @@ def test_validation_and_missing_nltk(monkeypatch):
         JensenShannon(negate=1)
     assert str(info.value) == "`negate` must be True or False; got 1."
     monkeypatch.setitem(sys.modules, "nltk.stem.snowball", None)
-    with pytest.raises(MetricResourceError) as info:
+    with pytest.raises(MissingDependencyError) as info:
         JensenShannon()
     assert str(info.value) == (
-        "JS-2 stems with NLTK's Snowball stemmer (as S3 and REALSumm); install it with `pip install nltk`, "
-        "or pass `stem=False`."
+        "JS-2 with stem=True (NLTK's Snowball stemmer, as S3 and REALSumm) needs the Python package 'nltk';"
+        " install it with `pip install nltk`."
     )
     assert JensenShannon(stem=False).score("big red cars", ["big red cars"]) == {"js-2": 0.0}
 

@@ -1,4 +1,4 @@
-"""metaeval.parallel: map_tasks on every backend, and backend-independent simulations for a seed."""
+"""metaeval.runtime.tasks: map_tasks on every backend, and backend-independent simulations for a seed."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import pytest
 import metaeval as me
 from metaeval import defaults
 from metaeval.errors import MetaevalError
-from metaeval.parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from metaeval.runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +73,11 @@ def test_missing_distributed_names_the_extra(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(MetaevalError) as info:
+    with pytest.raises(me.MissingDependencyError) as info:
         map_tasks(operator.neg, [1], scheduler="tcp://localhost:8786")
-    assert str(info.value) == ("running on a Dask scheduler needs dask.distributed: pip install 'metaeval[dask]' "
-                               "(or pip install 'dask[distributed]').")
+    assert isinstance(info.value, (MetaevalError, ImportError))
+    assert str(info.value) == ("running on a Dask scheduler needs the Python package 'distributed'; install it with"
+                               " `pip install 'metaeval[dask]'`.")
 
 
 def test_unreachable_scheduler(client, monkeypatch):
@@ -168,3 +169,11 @@ def test_cli_workers_and_scheduler(shared_data, tmp_path, client):
         texts.append(out.read_text())
     assert texts[0] == texts[1] and "rouge-1.recall" in texts[0]
     assert main(stability + ["--workers", "0"]) == 2
+
+
+def test_workers_leave_the_callers_environment_unchanged():
+    import os
+
+    before = dict(os.environ)
+    assert map_tasks(operator.neg, [1, 2, 3], workers=2) == [-1, -2, -3]
+    assert dict(os.environ) == before

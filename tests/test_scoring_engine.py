@@ -1,6 +1,8 @@
 """The scoring engine (me.score): validation, cache reuse, resuming after SIGKILL, identical backends."""
 from __future__ import annotations
 
+import os
+
 import re
 import signal
 import sqlite3
@@ -74,11 +76,10 @@ def test_colliding_score_names_and_unreachable_scheduler(monkeypatch):
     assert prefixed.scorers[0] == "r.rouge-1.recall" and prefixed.scorers[-1] == "o.rouge-1.recall"
     with monkeypatch.context() as patch:
         patch.setitem(sys.modules, "distributed", None)  # as if dask were not installed
-        with pytest.raises(ParameterError) as caught:
+        with pytest.raises(me.MissingDependencyError) as caught:
             me.score(TINY_C, TINY_R, metrics="rouge", scheduler="tcp://127.0.0.1:9", progress=False)
-    assert str(caught.value) == ("`scheduler` must be used with dask.distributed installed (pip install"
-                                 " 'metaeval[dask]', or pip install 'dask[distributed]'); got no module named"
-                                 " 'distributed'.")
+    assert str(caught.value) == ("running on a Dask scheduler needs the Python package 'distributed'; install it with"
+                                 " `pip install 'metaeval[dask]'`.")
     monkeypatch.setattr(defaults, "DASK_CONNECT_TIMEOUT", 0.5)
     pytest.importorskip("distributed")
     with pytest.raises(ParameterError) as caught:
@@ -135,8 +136,10 @@ def test_identical_scores_on_every_backend(shared_data):
     runs = {}
     with pytest.warns(DegenerateWarning, match="must contain tokens"):
         runs["serial"] = me.score(candidates, references, metrics=metrics, progress=False)
+    environment = dict(os.environ)
     with pytest.warns(DegenerateWarning, match="must contain tokens"):
         runs["pool"] = me.score(candidates, references, metrics=metrics, workers=2, batch_size=7, progress=False)
+    assert dict(os.environ) == environment  # thread limits are set inside the workers only
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         with pytest.warns(DegenerateWarning, match="must contain tokens"):

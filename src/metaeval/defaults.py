@@ -25,7 +25,7 @@ COVERAGE_METHODS = ("fisher", "boot-systems", "boot-inputs", "boot-both")
 POWER_TESTS = ("perm-both", "boot-both", "williams")
 POWER_COEFFICIENT = "pearson"
 POWER_PROPORTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-# Trials (repetitions) per independently seeded chunk of the simulations (metaeval.parallel): the split
+# Trials (repetitions) per independently seeded chunk of the simulations (metaeval.runtime.tasks): the split
 # into chunks, hence the results for a seed, does not depend on the backend (serial, workers, Dask).
 SIMULATION_CHUNK_TRIALS = 50
 STABILITY_CHUNK_REPETITIONS = 100

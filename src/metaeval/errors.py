@@ -46,6 +46,32 @@ class InputFileError(MetaevalError):
         super().__init__(f"{where}: {message}")
 
 
+class MissingDependencyError(MetaevalError, ImportError):
+    """An optional package that a feature needs is not installed.
+
+    The one message template: "<purpose> needs the Python package <package>; install it with
+    `pip install <spec>`." (built by :func:`require_module`). Missing *data* (a model directory, the
+    WordNet database) is :class:`metaeval.metrics.MetricResourceError` instead.
+    """
+
+
+def require_module(name: str, *, purpose: str, install: str | None = None) -> Any:
+    """Import and return module ``name``, or raise :class:`MissingDependencyError` saying how to install it.
+
+    ``purpose`` says what needs it ("running on a Dask scheduler"); ``install`` is the pip requirement
+    to suggest (default: the top-level package name).
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        package = name.split(".")[0]
+        raise MissingDependencyError(
+            f"{purpose} needs the Python package {package!r}; install it with `pip install {install or package}`."
+        ) from None
+
+
 class MetaevalWarning(UserWarning):
     """Base class of metaeval's warnings."""
 

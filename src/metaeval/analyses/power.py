@@ -36,7 +36,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
-from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
 from ..serialization import plain as _plain
 from ..signature import Signature

@@ -20,7 +20,7 @@ every level and coefficient; a trial whose interval or held-out correlation is u
 ``n_undefined`` and left out of the proportions. The trials run in chunks of
 :data:`~metaeval.defaults.SIMULATION_CHUNK_TRIALS`, chunk ``k`` drawing from
 ``np.random.SeedSequence(seed).spawn(n_chunks)[k]``, so the result for a seed is the same serially, on
-``workers`` processes and on a Dask ``scheduler`` (:func:`metaeval.parallel.map_tasks`).
+``workers`` processes and on a Dask ``scheduler`` (:func:`metaeval.runtime.tasks.map_tasks`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
-from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval

@@ -15,7 +15,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import check_choice, check_int
-from ..parallel import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..signature import Signature
 from ..stats.coefficients import correlation_rows
 from ..stats.kernels import system_correlation

@@ -12,7 +12,7 @@ from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
-from ..report.files import write_text_atomic
+from ..runtime.files import write_text_atomic
 from ..report.formats import FORMATS
 
 _SOURCE_KEY = "metaeval.source"

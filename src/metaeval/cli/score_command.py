@@ -12,7 +12,7 @@ from .. import defaults
 from ..data.formats import file_format
 from ..data.writers import write_scores
 from ..errors import InputFileError, ParameterError
-from ..report.files import write_text_atomic
+from ..runtime.files import write_text_atomic
 
 #: Suffix of the file written beside the scores: metric signatures and what the run did.
 SIGNATURES_SUFFIX = ".signatures.json"

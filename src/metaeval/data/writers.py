@@ -14,12 +14,11 @@ import csv
 import gzip
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..runtime.files import write_bytes_atomic
 from ..errors import ScoreSetError
 from .formats import ANNOTATOR_KEY, INPUT_KEYS, SYSTEM_KEYS, file_format
 from .scoreset import ScoreSet
@@ -66,7 +65,7 @@ def write_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = N
         data = _delimited_text(names, columns, "," if fmt == "csv" else "\t").encode("utf-8")
     if gzipped:
         data = gzip.compress(data, mtime=0)
-    _write_atomic(path, data)
+    write_bytes_atomic(path, data)
 
 
 def _wide_columns(scoreset: ScoreSet) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -150,19 +149,3 @@ def _parquet_bytes(names: list[str], columns: dict[str, np.ndarray]) -> bytes:
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue()
 
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it onto ``path``."""
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, require_module
 
 __all__ = ["CorpusStatistic", "MeanStatistic", "BleuStatistic"]
 
@@ -98,12 +98,7 @@ class BleuStatistic:
     """
 
     def __init__(self, **options: Any):
-        try:
-            from sacrebleu.metrics import BLEU
-        except ImportError:  # pragma: no cover - depends on the environment
-            raise ParameterError("`BleuStatistic` must have sacrebleu installed (pip install sacrebleu); "
-                                 "got an environment without it.") from None
-        self._bleu = BLEU(**options)
+        self._bleu = require_module("sacrebleu.metrics", purpose="BleuStatistic").BLEU(**options)
         self.options = dict(options)
         settings = ",".join(f"{k}={v}" for k, v in sorted(options.items()))
         self.name = f"bleu({settings})" if settings else "bleu"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,14 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_int
+from ..errors import ParameterError, check_int, require_module
 from ._inputs import warn_degenerate
 from .registry import MetricResourceError
 
 __all__ = ["DEFAULT_BATCH_SIZE", "LocalEncoder", "model_fingerprint", "resolve_model_dir"]
 
 DEFAULT_BATCH_SIZE = 32
-INSTALL_HINT = "install them with `pip install 'metaeval[embed]'` (torch and transformers)"
 MODEL_HINT = (
     "pass `model_dir=` (CLI: `--model-dir`) pointing at a local Hugging Face model directory (config.json, "
     "tokenizer files, weights); model hubs are never contacted. A small test model: "
@@ -75,16 +73,10 @@ def model_fingerprint(path: Path) -> str:
 
 
 def _torch_and_transformers():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import torch
-        import transformers
-    except ImportError as error:
-        raise MetricResourceError(
-            f"Embedding metrics need torch and transformers ({error.name} is missing); {INSTALL_HINT}."
-        ) from None
-    return torch, transformers
+    purpose = "Scoring with an embedding metric (BERTScore, MoverScore)"
+    install = "torch==2.13.0 'metaeval[embed]'"  # the CPU build of torch, never a CUDA one
+    return require_module("torch", purpose=purpose, install=install), require_module(
+        "transformers", purpose=purpose, install=install)
 
 
 _MODELS: dict[tuple[str, str], tuple[Any, Any]] = {}

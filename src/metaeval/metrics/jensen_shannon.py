@@ -23,10 +23,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import check_int
+from ..errors import check_int, require_module
 from ..signature import Signature
 from ._inputs import check_bool, check_pair, warn_degenerate
-from .registry import MetricResourceError
 
 __all__ = ["NLTK_ENGLISH_STOPWORDS", "JensenShannon", "js_divergence"]
 
@@ -57,14 +56,9 @@ def js_divergence(p: dict, q: dict) -> float:
 
 
 def _snowball():
-    try:
-        from nltk.stem.snowball import SnowballStemmer
-    except ImportError:
-        raise MetricResourceError(
-            "JS-2 stems with NLTK's Snowball stemmer (as S3 and REALSumm); install it with `pip install nltk`, "
-            "or pass `stem=False`."
-        ) from None
-    return SnowballStemmer("english")
+    snowball = require_module("nltk.stem.snowball",
+                              purpose="JS-2 with stem=True (NLTK's Snowball stemmer, as S3 and REALSumm)")
+    return snowball.SnowballStemmer("english")
 
 
 class JensenShannon:

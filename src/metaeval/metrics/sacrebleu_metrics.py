@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_choice, check_int
+from ..errors import ParameterError, check_choice, check_int, require_module
 from ..signature import Signature
 from ._inputs import check_bool, check_pair
-from .registry import MetricResourceError
 
 __all__ = ["Bleu", "Chrf", "Ter"]
 
@@ -34,13 +33,7 @@ BLEU_SMOOTH_METHODS = ("exp", "floor", "add-k", "none")
 
 
 def _sacrebleu_metrics():
-    try:
-        from sacrebleu import metrics
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise MetricResourceError(
-            "BLEU, chrF and TER need sacrebleu; install it with `pip install sacrebleu` (a dependency of metaeval)."
-        ) from None
-    return metrics
+    return require_module("sacrebleu.metrics", purpose="BLEU, chrF and TER")
 
 
 class _SacrebleuScorer(ABC):

@@ -24,7 +24,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
-from .files import write_text_atomic
+from ..runtime.files import write_text_atomic
 from .formats import to_csv, to_json
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -6,10 +6,9 @@ the page.
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 from .._version import __version__
-from ..errors import MetaevalError
+from ..errors import require_module
 from .figures import forest_plot, significance_heatmap
 from .formats import number
 from .html import Cell, Section, Table, number_cell, render_html
@@ -237,10 +236,8 @@ def report_sections(report, advance=None) -> list[Section]:
 
 
 def _require_dependencies() -> None:
-    missing = [name for name in ("matplotlib", "jinja2") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise MetaevalError(f"the HTML report needs {' and '.join(missing)}; install with"
-                            f" `pip install {' '.join(missing)}`.")
+    for name in ("matplotlib", "jinja2"):
+        require_module(name, purpose="The HTML report")
 
 
 def render_report(report, advance=None) -> str:

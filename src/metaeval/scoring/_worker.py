@@ -8,16 +8,11 @@ them (a worker's warnings would otherwise be lost in its own stderr).
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-#: Environment variables that bound the threads of BLAS / OpenMP libraries in a worker process.
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
 
 _PAYLOADS: dict[str, bytes] = {}
 _SCORERS: dict[tuple[str, int], Any] = {}
@@ -32,13 +27,8 @@ def payload_digest(payload: bytes) -> str:
 
 
 def init_process(payloads: Mapping[str, bytes]) -> None:
-    """Pool initializer: keep the pickled scorers; bound torch's threads if torch is already loaded."""
+    """Pool initializer (after :func:`metaeval.runtime.workers.limit_worker_threads`): keep the pickled scorers."""
     _PAYLOADS.update(payloads)
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    torch = __import__("sys").modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
 
 
 def ready() -> bool:

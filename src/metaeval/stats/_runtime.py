@@ -59,6 +59,12 @@ def allocator_headroom() -> None:
             np.empty(_ALLOCATOR_HEADROOM["bytes"], dtype=np.uint8)
 
 
+def limit_blas_threads(n: int = 1) -> None:
+    """Set every loaded OpenBLAS to ``n`` threads for the rest of the process (worker processes)."""
+    for setter, _ in _openblas_controls():
+        setter(int(n))
+
+
 @contextmanager
 def single_blas_thread():
     """Run the body with OpenBLAS limited to one thread (best effort; no-op without OpenBLAS).

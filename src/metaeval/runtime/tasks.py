@@ -7,9 +7,8 @@ tasks, each with its own seed (:func:`chunk_seeds`), gets the same numbers seria
 local processes and on a Dask cluster.
 
 - serial (``workers=1``, no ``scheduler``): a loop in the calling process;
-- ``workers > 1``: ``concurrent.futures.ProcessPoolExecutor`` started like the scoring engine's pool
-  (fork server or ``spawn``, never a fork of a possibly threaded caller), with the BLAS / OpenMP thread
-  variables set to 1 for the children where the user did not set them;
+- ``workers > 1``: a local process pool (:func:`metaeval.runtime.workers.process_pool`, the scoring
+  engine's pool: fork server or ``spawn``, one BLAS / OpenMP thread per worker);
 - ``scheduler``: a ``dask.distributed`` Client, or the address of a running scheduler (connected to and
   closed afterwards). The workers must be able to import metaeval.
 
@@ -25,14 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from . import defaults
-from .errors import MetaevalError, ParameterError, check_int
-from .scoring._worker import THREAD_VARIABLES
-from .scoring.backends import _pool_context, _single_threaded_children
+from ..errors import ParameterError, check_int
+from . import dask as _dask
+from .workers import process_pool
 
-__all__ = ["DASK_HINT", "check_backend", "chunk_seeds", "chunk_sizes", "map_tasks"]
-
-DASK_HINT = "pip install 'metaeval[dask]'"
+__all__ = ["check_backend", "chunk_seeds", "chunk_sizes", "map_tasks"]
 
 _SHARED: dict[str, Any] = {}
 
@@ -40,37 +36,11 @@ _SHARED: dict[str, Any] = {}
 def check_backend(workers: Any, scheduler: Any) -> tuple[int, Any]:
     """Validate ``workers`` (int >= 1) and ``scheduler`` (None, an address or a Client; then ``workers == 1``)."""
     workers = check_int("workers", workers, minimum=1)
-    if scheduler is None:
-        return workers, None
-    if workers != 1:
+    scheduler = _dask.check_scheduler(scheduler)
+    if scheduler is not None and workers != 1:
         raise ParameterError(
             f"`workers` must be 1 when `scheduler` is given (the cluster sets the parallelism); got {workers!r}.")
-    if isinstance(scheduler, str):
-        if not scheduler.strip():
-            raise ParameterError(f"`scheduler` must be a scheduler address like 'tcp://host:8786'; got {scheduler!r}.")
-        return workers, scheduler
-    if not _is_client(scheduler):
-        raise ParameterError("`scheduler` must be a dask.distributed Client or a scheduler address like "
-                             f"'tcp://host:8786'; got {scheduler!r}.")
     return workers, scheduler
-
-
-def _is_client(value: Any) -> bool:
-    try:
-        import distributed
-    except ImportError:
-        return False
-    return isinstance(value, distributed.Client)
-
-
-def _distributed():
-    try:
-        import distributed
-    except ImportError:
-        raise MetaevalError(
-            f"running on a Dask scheduler needs dask.distributed: {DASK_HINT} (or pip install 'dask[distributed]')."
-        ) from None
-    return distributed
 
 
 def chunk_sizes(total: int, size: int) -> list[int]:
@@ -130,8 +100,6 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
 
 
 def _init_pool(key: str | None, payload: bytes | None) -> None:
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
     if key is not None:
         _SHARED.clear()
         _SHARED[key] = pickle.loads(payload)
@@ -142,41 +110,23 @@ def _call_shared(fn: Callable, key: str, task: Any) -> Any:
 
 
 def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any) -> list:
-    from concurrent.futures import ProcessPoolExecutor
-
     key = payload = None
     if shared is not None:
         payload = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
         key = f"{os.getpid()}-{id(shared)}-{len(payload)}"
-    with _single_threaded_children():
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_init_pool,
-                                   initargs=(key, payload))
-        try:
-            if shared is None:
-                futures = [pool.submit(fn, task) for task in tasks]
-            else:
-                futures = [pool.submit(_call_shared, fn, key, task) for task in tasks]
-            return [future.result() for future in futures]
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _connect(distributed, scheduler: Any):
-    if not isinstance(scheduler, str):
-        return scheduler, False
+    pool = process_pool(workers, initializer=_init_pool, initargs=(key, payload))
     try:
-        client = distributed.Client(scheduler, timeout=defaults.DASK_CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as error:
-        raise ParameterError(
-            f"`scheduler` must be the address of a running Dask scheduler; could not connect to {scheduler!r}"
-            f" within {defaults.DASK_CONNECT_TIMEOUT:g} s ({type(error).__name__})."
-        ) from None
-    return client, True
+        if shared is None:
+            futures = [pool.submit(fn, task) for task in tasks]
+        else:
+            futures = [pool.submit(_call_shared, fn, key, task) for task in tasks]
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _map_dask(fn: Callable, tasks: Sequence[Any], scheduler: Any, shared: Any) -> list:
-    distributed = _distributed()
-    client, owned = _connect(distributed, scheduler)
+    client, owned = _dask.connect(scheduler)
     futures = []
     try:
         if shared is None:
