@@ -102,3 +102,27 @@ def test_user_errors_are_one_line_exit_2(argv, message, capsys):
 def test_bad_number_list_is_a_usage_error(capsys):
     code, out, err = run(["stability", "--dataset", "realsumm", "--sizes", "5,x"], capsys)
     assert code == 2 and "must be comma-separated integers" in err
+
+
+PAPER_COMMANDS = [
+    ["correlate", "--dataset", "realsumm", "--metric", "rouge-2.recall", "--n-resamples", "20"],
+    ["compare", "--dataset", "realsumm", "--metric", "rouge-1.recall", "--metric", "rouge-2.recall",
+     "--n-resamples", "20"],
+    ["delta", "--dataset", "realsumm", "--metric", "rouge-2.recall", "--n-resamples", "0", "--fractions", "0.5,1"],
+    ["topk", "--dataset", "realsumm", "--metric", "rouge-2.recall", "--n-resamples", "0", "--ks", "5,10"],
+    ["normality", "--dataset", "realsumm", "--metric", "rouge-1.recall"],
+    ["systems", "--dataset", "realsumm", "--n-resamples", "20"],
+    ["verdicts", "--dataset", "realsumm", "--metric", "rouge-2.recall", "--n-resamples", "20"],
+]
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+@pytest.mark.parametrize("argv", PAPER_COMMANDS, ids=lambda argv: argv[0])
+def test_every_table_command_writes_every_paper_format(argv, fmt, capsys):
+    code, out, err = run([*argv, "--format", fmt], capsys)
+    assert code == 0, err
+    if fmt == "latex":
+        assert "\\toprule" in out and "\\bottomrule" in out
+    else:
+        assert out.startswith("| ") and "|---" in out.replace(":---", "---")
+    assert "signature" in out

@@ -1,31 +1,16 @@
 """`metaeval correlate` and `metaeval compare`: the correlation table and the significance matrix."""
 from __future__ import annotations
 
-import io
-
 import click
-from rich.console import Console
 
 from .. import defaults
 from ..correlation.matrix import compare_metrics
 from ..correlation.table import correlation_table
-from ..report import formats, terminal
+from ..report import terminal
+from ..report.render import WIDE, render_text
 from ..vocabulary import (ALTERNATIVES, CI_METHODS, COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES,
                           METRIC_TESTS, RESAMPLING_METHODS)
 from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
-
-
-def _render(obj, fmt: str, frame) -> str:
-    if fmt == "json":
-        return formats.to_json(obj)
-    if fmt == "csv":
-        return formats.to_csv(frame)
-    if fmt in formats.PAPER_FORMATS:
-        return formats.to_paper(obj, fmt, frame)
-    buffer = io.StringIO()
-    Console(file=buffer, width=200, force_terminal=False).print(obj)
-    return buffer.getvalue()
-
 
 
 @click.command()
@@ -52,8 +37,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
         ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
         rng=seed,
     )
-    obj = terminal.correlation_table(table) if fmt == "table" else table
-    emit(_render(obj, fmt, table.to_frame()), output)
+    emit(render_text(table, fmt, terminal=terminal.correlation_table, width=WIDE), output)
 
 
 @click.command()
@@ -81,5 +65,4 @@ def compare(dataset, dataset_options, scores, human, metrics, level, coefficient
         method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
         family=family, alpha=alpha, rng=seed,
     )
-    obj = terminal.comparison_matrix(result) if fmt == "table" else result
-    emit(_render(obj, fmt, result.to_frame()), output)
+    emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=WIDE), output)

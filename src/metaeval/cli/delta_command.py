@@ -7,6 +7,7 @@ from rich.text import Text
 
 from .. import defaults
 from ..analyses.delta import BOUNDARIES, delta_correlations
+from ..report.render import WIDE
 from .analysis_output import NumberList, footer, interval, number, output_options, render
 from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
 
@@ -41,7 +42,7 @@ def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, bo
         confidence_level=confidence_level, rng=seed,
     )
     frame = result.to_frame() if view == "grid" else result.curve_frame()
-    render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output, width=200)
+    render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output, width=WIDE)
 
 
 def _cell(result, a, i, j) -> Text:

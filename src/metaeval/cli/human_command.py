@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import click
+from rich.text import Text
 import pandas as pd
 
 from .. import defaults
@@ -30,10 +31,10 @@ from ..human import (
 from ..human.agreement import LEVELS, PYRAMID_GROUPS
 from ..human.normalize import AGGREGATIONS, METHODS
 from ..human.pyramid import TIES, WORKER_FILTERS
-from ..report import formats
+from ..report.render import render_text
+from ..vocabulary import OUTPUT_FORMATS
 from .common import emit, parse_dataset_options
 
-HUMAN_FORMATS = ("table", "json", "csv")
 
 
 @click.group()
@@ -44,7 +45,7 @@ def human() -> None:
 def _output(command: Callable) -> Callable:
     command = click.option("--output", type=click.Path(dir_okay=False),
                            help="Write the result here instead of the terminal.")(command)
-    return click.option("--format", "fmt", type=click.Choice(HUMAN_FORMATS), default="table", show_default=True,
+    return click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
                         help="Output format.")(command)
 
 
@@ -90,12 +91,12 @@ def _scoreset(dataset, dataset_options, scores) -> ScoreSet:
 
 
 def _render(result, frame: pd.DataFrame, fmt: str, lines: list[str]) -> str:
-    if fmt == "json":
-        return formats.to_json(result)
-    if fmt == "csv":
-        return formats.to_csv(frame)
-    body = [frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")] if len(frame) else []
-    return "\n".join(lines + body + [f"signature: {result.signature}"]) + "\n"
+    """``result`` in ``fmt``; the terminal form is ``lines``, the frame as plain text and the signature."""
+    def text(result):
+        body = [frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")] if len(frame) else []
+        return Text("\n".join(lines + body + [f"signature: {result.signature}"]))
+
+    return render_text(result, fmt, terminal=text, frame=frame)
 
 
 @human.command()

@@ -1,53 +1,23 @@
 """`metaeval systems`: compare systems under one scorer (paired bootstrap or approximate randomization)."""
 from __future__ import annotations
 
-import io
-import math
-
 import click
-from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from .. import defaults
 from ..vocabulary import (ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS)
 from ..analyses.systems import compare_systems
-from ..report import formats
+from ..report.render import WIDE, frame_table, render_text, signature_footer
 from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
 
 
 
-def frame_table(frame, title: str, digits: int = 3) -> Table:
-    """A rich table of a pandas DataFrame (floats rounded, NaN as n/a)."""
-    from pandas.api.types import is_numeric_dtype
-
-    table = Table(title=title, title_justify="left")
-    for column in frame.columns:
-        numeric = is_numeric_dtype(frame[column]) and frame[column].dtype != bool
-        table.add_column(str(column), justify="right" if numeric else "left")
-    for row in frame.itertuples(index=False):
-        cells = []
-        for value in row:
-            if isinstance(value, float):
-                cells.append("n/a" if math.isnan(value) else f"{value:.{digits}f}")
-            else:
-                cells.append(str(value))
-        table.add_row(*cells)
-    return table
-
-
 def render(result, fmt: str, frame, title: str, footer: str = "") -> str:
-    """Text of ``result`` in ``fmt``: a terminal table, JSON (``to_dict``) or CSV (``frame``)."""
-    if fmt == "json":
-        return formats.to_json(result)
-    if fmt == "csv":
-        return formats.to_csv(frame)
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=200, force_terminal=False)
-    console.print(frame_table(frame, title))
-    if footer:
-        console.print(footer)
-    console.print(f"signature: {result.signature}")
-    return buffer.getvalue()
+    """Text of ``result`` in ``fmt``; the terminal table is ``frame`` with ``footer`` and the signature."""
+    def table(result):
+        return [frame_table(frame, title=title), *([Text(footer)] if footer else []), *signature_footer(result)]
+
+    return render_text(result, fmt, terminal=table, frame=frame, width=WIDE)
 
 
 @click.command()

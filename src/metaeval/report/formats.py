@@ -11,8 +11,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-FORMATS = ("table", "json", "csv", "latex", "markdown")
-PAPER_FORMATS = ("latex", "markdown")
+from ..vocabulary import OUTPUT_FORMATS as FORMATS
+
+PAPER_FORMATS = tuple(f for f in FORMATS if f in ("latex", "markdown"))
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -56,21 +57,36 @@ def markdown_escape(value: Any) -> str:
 
 
 def number(value: Any, digits: int = 3) -> str:
-    """A number with ``digits`` decimals; 'n/a' for None or NaN."""
+    """The one number format of every table (terminal, HTML, LaTeX, Markdown).
+
+    ``digits`` decimals; 'n/a' for None or NaN; integers as they are; yes / no for booleans; values too
+    small to show in ``digits`` decimals (but not 0) or of a million and more with ``digits`` significant
+    digits.
+    """
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalars
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
-    if isinstance(value, (bool, int)) and not isinstance(value, float):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
         return str(value)
     try:
-        return f"{float(value):.{digits}f}"
+        value = float(value)
     except (TypeError, ValueError):
         return str(value)
+    if value != 0 and (abs(value) < 0.5 * 10 ** -digits or abs(value) >= 10 ** 6):
+        return f"{value:.{digits}g}"
+    return f"{value:.{digits}f}"
+
+
+def interval(low: Any, high: Any, digits: int = 2) -> str:
+    """``[low, high]`` with :func:`number`."""
+    return f"[{number(low, digits)}, {number(high, digits)}]"
 
 
 def _interval(result, digits: int = 2) -> str:
-    if result.ci is None:
-        return ""
-    return f"[{number(result.ci[0], digits)}, {number(result.ci[1], digits)}]"
+    return "" if result.ci is None else interval(result.ci[0], result.ci[1], digits)
 
 
 # -- generic writers ------------------------------------------------------------------------------

@@ -10,10 +10,7 @@ from rich.text import Text
 from ..correlation.results import ComparisonResult, CorrelationResult, MetricComparisonResult
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
+from .formats import number as _number
 
 
 def _cell(result: CorrelationResult) -> Text:
