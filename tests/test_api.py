@@ -244,3 +244,16 @@ def test_correlation_table_cells(tiny_scoreset):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         json.dumps(table.to_dict())
+
+
+def test_every_registered_analysis_is_exported_with_its_command():
+    import importlib
+
+    from metaeval.analyses import registry
+
+    for entry in registry.ANALYSES:
+        module = importlib.import_module(entry.module)
+        for name in entry.api:
+            assert name in me.__all__ and getattr(me, name) is getattr(module, name)
+        command_module, attribute = entry.command.split(":")
+        assert importlib.import_module(f"metaeval.cli.{command_module}").__dict__[attribute].name == attribute

@@ -246,3 +246,14 @@ def test_progress_gets_one_task_per_step(small, tmp_path):
     assert tasks["correlations"] == (12, 12)  # 2 metrics x 2 levels x 3 coefficients
     assert tasks["figures and page"] == (6, 6)  # dataset, correlations, forest, significance, normality, reproduce
     assert set(tasks) >= {"significance matrix", "normality", "annotator agreement"}
+
+
+def test_report_sections_follow_the_analysis_registry():
+    from metaeval.analyses import registry
+    from metaeval.report import analysis_sections
+
+    with_section = [entry.name for entry in registry.ANALYSES if entry.section]
+    assert list(analysis_sections.ANALYSES) == with_section
+    assert set(analysis_sections.SECTIONS) == set(with_section)
+    for entry in registry.ANALYSES:
+        assert analysis_sections.ANALYSES.get(entry.name, entry).api == entry.function

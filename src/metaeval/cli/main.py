@@ -14,10 +14,12 @@ import warnings
 import click
 
 from .._version import __version__
+from ..analyses import registry as analysis_registry
 from ..errors import MetaevalError, MetaevalWarning
 
-# command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`).
-# tests/test_cli.py checks that each line equals the command's own short help (SHORT_HELP_LIMIT characters).
+# command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
+# commands come from their registry. tests/test_cli.py checks each line against the command's own short help
+# (SHORT_HELP_LIMIT characters).
 SHORT_HELP_LIMIT = 80
 COMMANDS = {
     "compare": ("correlation_commands", "compare",
@@ -25,18 +27,10 @@ COMMANDS = {
     "correlate": ("correlation_commands", "correlate",
                   "Correlate metrics with the human score, with confidence intervals."),
     "datasets": ("datasets_command", "datasets", "List, describe and export the packaged datasets."),
-    "delta": ("delta_command", "delta", "Kendall tau over the system pairs whose metric gap lies in [l, u] (Deutsch et..."),
-    "gap": ("gap_command", "gap", "How often do humans confirm a metric gain of a given size? (smoothed over all..."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
-    "normality": ("normality_command", "normality", "Are system scores and per-input scores normal? (Deutsch et al."),
-    "plan": ("plan_command", "plan", "Simulate interval width and power against the number of judged inputs and..."),
     "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
-    "simulate": ("simulate_command", "simulate", "Coverage of confidence intervals and power of tests, simulated on real data."),
-    "stability": ("stability_command", "stability", "How stable are system rankings under another sample of inputs? (Deutsch et al."),
-    "systems": ("systems_command", "systems", "Compare every pair of systems under one scorer (Koehn 2004; Riezler & Maxwell..."),
-    "topk": ("topk_command", "topk", "System-level correlation over the k best systems by human score (Bhandari et al."),
-    "verdicts": ("verdicts_command", "verdicts", "Pairwise system verdicts (better / worse / tie) of humans and metrics;..."),
+    **analysis_registry.commands(),
 }
 
 

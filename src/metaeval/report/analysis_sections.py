@@ -1,6 +1,6 @@
 """Report sections of the literature's analyses (metaeval.analyses): how each runs and how it is shown.
 
-:data:`ANALYSES` maps a section name to an :class:`AnalysisSpec`: ``run`` calls the public analysis
+:data:`SECTIONS` maps an analysis of :mod:`metaeval.analyses.registry` to an :class:`AnalysisSpec`: ``run`` calls the public analysis
 function on the report's focus metrics with the report's seed, resamples and repetitions; ``section``
 turns its result object into a page :class:`~metaeval.report.html.Section`; ``headline`` gives the one
 line of the terminal summary. An analysis that cannot run on the data (a :class:`MetaevalError`, e.g.
@@ -8,6 +8,7 @@ too few inputs for two disjoint samples) is left out of the page with the error 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analyses import registry
 from ..errors import MetaevalError
 from . import analysis_figures as figs
 from .formats import number
@@ -26,12 +28,12 @@ class AnalysisSpec:
     """How the report runs one analysis and turns its result into a section."""
 
     title: str
-    api: str
     run: Callable[..., Any]
     section: Callable[..., Any]
     headline: Callable[[Any], str]
     min_inputs: int = 1
     needs: str = ""
+    api: str = ""  # the public function it runs, from the analysis registry
 
 
 def _ci_cell(value, low, high) -> Cell:
@@ -269,16 +271,20 @@ def _headline_normality(result) -> str:
     return (f"{rejected} of {len(result.scorers)} scorers reject normal system scores; inputs rejecting: {spread}")
 
 
-ANALYSES: dict[str, AnalysisSpec] = {
-    "delta": AnalysisSpec("Delta(l, u)", "delta_correlations", _run_delta, _section_delta, _headline_delta),
-    "stability": AnalysisSpec("ranking stability", "ranking_stability", _run_stability, _section_stability,
-                              _headline_stability, min_inputs=4,
-                              needs="two disjoint samples of at least 2 inputs each"),
-    "topk": AnalysisSpec("top-k systems", "topk_correlations", _run_topk, _section_topk, _headline_topk),
-    "verdicts": AnalysisSpec("system verdicts", "system_verdicts", _run_verdicts, _section_verdicts,
-                             _headline_verdicts, min_inputs=2, needs="paired tests over inputs"),
-    "normality": AnalysisSpec("normality", "normality", _run_normality, _section_normality, _headline_normality),
+SECTIONS: dict[str, AnalysisSpec] = {
+    "delta": AnalysisSpec("Delta(l, u)", _run_delta, _section_delta, _headline_delta),
+    "stability": AnalysisSpec("ranking stability", _run_stability, _section_stability, _headline_stability,
+                              min_inputs=4, needs="two disjoint samples of at least 2 inputs each"),
+    "topk": AnalysisSpec("top-k systems", _run_topk, _section_topk, _headline_topk),
+    "verdicts": AnalysisSpec("system verdicts", _run_verdicts, _section_verdicts, _headline_verdicts,
+                             min_inputs=2, needs="paired tests over inputs"),
+    "normality": AnalysisSpec("normality", _run_normality, _section_normality, _headline_normality),
 }
+"""The report's section of each analysis whose registry entry has ``section=True``."""
+
+ANALYSES: dict[str, AnalysisSpec] = {entry.name: dataclasses.replace(SECTIONS[entry.name], api=entry.function)
+                                     for entry in registry.ANALYSES if entry.section}
+"""The report's analyses, in the registry's order."""
 
 
 def run_analysis(name: str, ds, human: str, focus_metrics, settings: dict[str, Any]) -> Any:
