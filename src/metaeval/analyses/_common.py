@@ -25,6 +25,7 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
+from ..stats.coefficients import tau_b
 from ..stats.ties import are_tied
 from ..stats.resampling import BootstrapDraws, batch_slices, bootstrap_draws, default_batch
 
@@ -218,10 +219,7 @@ def tau_b_subsets(sx: np.ndarray, sz: np.ndarray, masks: np.ndarray) -> tuple[np
     n0 = m.sum(axis=-1)
     untied_x = (m * (sx != 0)[..., None, :]).sum(axis=-1)
     untied_z = (m * (sz != 0)[..., None, :]).sum(axis=-1)
-    ok = (untied_x > 0) & (untied_z > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.where(ok, num / np.sqrt(np.where(ok, untied_x * untied_z, 1.0)), np.nan)
-    return np.clip(tau, -1.0, 1.0), n0, untied_x, untied_z
+    return tau_b(num, untied_x, untied_z), n0, untied_x, untied_z
 
 
 def percentile_bounds(samples: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_choice, check_int
 from ..signature import Signature
+from ..stats.coefficients import tau_b
 from . import _common as common
 
 BOUNDARIES = ("both", "upper")
@@ -216,10 +217,7 @@ def cell_counts(gaps, sx, sz, lower, upper, boundary):
 
 
 def _tau(num, n0, ux, uz, min_pairs):
-    ok = (n0 >= min_pairs) & (ux > 0) & (uz > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.where(ok, num / np.sqrt(np.where(ok, ux * uz, 1)), np.nan)
-    return np.clip(tau, -1.0, 1.0)
+    return np.where(np.asarray(n0) >= min_pairs, tau_b(num, ux, uz), np.nan)
 
 
 def _reason(n0: int, ux: int, uz: int, min_pairs: int) -> str:

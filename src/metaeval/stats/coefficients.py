@@ -436,6 +436,23 @@ def _dominance(r: np.ndarray, u: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.bincount(qrow, weights=total, minlength=n_rows).round().astype(np.int64)
 
 
+def tau_b(concordance, untied_x, untied_z) -> np.ndarray:
+    """Kendall's tau-b from pair counts: ``S / sqrt((n_0 - T_x) (n_0 - T_z))``.
+
+    ``concordance`` is ``S = C - D`` (concordant minus discordant pairs), ``untied_x`` / ``untied_z`` the
+    pairs not tied in x / in z; NaN where either is 0 (a constant vector), clipped to [-1, 1]. One square
+    root of the product: perfectly concordant counts give exactly 1. The one
+    tau-b formula of metaeval: the coefficients, the resampling kernels and the analyses call it.
+    """
+    concordance = np.asarray(concordance, dtype=float)
+    untied_x = np.asarray(untied_x, dtype=float)
+    untied_z = np.asarray(untied_z, dtype=float)
+    ok = (untied_x > 0) & (untied_z > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = concordance / np.sqrt(np.where(ok, untied_x * untied_z, 1.0))  # an exact product of integer counts
+    return np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
+
+
 class _Counts:
     """Pair counts of each row: ``n`` valid values, ``P`` pairs, ``S = C - D``, ``C``, ``D``, pairs tied
     in x only / y only / both (``tx``, ``ty``, ``txy``), and ``m`` = min(distinct x, distinct y)."""
@@ -452,7 +469,7 @@ class _Counts:
 # name -> (formula on _Counts, whether a constant vector makes it undefined)
 _COUNT_FORMULAS = {
     "kendall-a": (lambda k: k.S / k.P, True),
-    "kendall-b": (lambda k: k.S / (np.sqrt(k.P - k.tx - k.txy) * np.sqrt(k.P - k.ty - k.txy)), True),
+    "kendall-b": (lambda k: tau_b(k.S, k.P - k.tx - k.txy, k.P - k.ty - k.txy), True),
     "kendall-c": (lambda k: 2.0 * k.S / (k.n ** 2 * (k.m - 1.0) / k.m), True),
     "accuracy": (lambda k: k.C / (k.C + k.D + k.tx), False),
     "acc-eq": (lambda k: (k.C + k.txy) / k.P, False),

@@ -30,12 +30,8 @@ def _weighted_aggregate(stat: np.ndarray, weights: np.ndarray, undefined: str) -
 
 
 def _tau_b(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.ndarray:
-    """tau-b from the numerator (concordant - discordant) and the numbers of pairs tied in x and in z."""
-    dx = n0 - tx
-    dz = n0 - tz
-    ok = (dx > 0) & (dz > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(ok, num / np.sqrt(np.where(ok, dx * dz, 1.0)), np.nan)
+    """tau-b (:func:`metaeval.stats.coefficients.tau_b`) from ``n0`` pairs, ``tx`` / ``tz`` of them tied."""
+    return _coef.tau_b(num, n0 - tx, n0 - tz)
 
 
 #: Up to this many systems the system-level Kendall tau-b of resampled means uses the pairwise sign kernel.
