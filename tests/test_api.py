@@ -85,10 +85,10 @@ def test_williams_level_message(tiny_scoreset):
 def test_compare_metrics_messages(tiny_scoreset):
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a"], "human")
-    assert str(info.value) == "`metrics` must name at least 2 distinct scorers; got ['a']."
-    with pytest.raises(me.ParameterError) as info:
-        me.compare_metrics(tiny_scoreset, "ab", "human")
-    assert str(info.value) == "`metrics` must be a list of scorer names; got the string 'ab'."
+    assert str(info.value) == "`metrics` must name at least 2 scorers; got ['a']."
+    with pytest.raises(me.ParameterError) as info:  # a single string is one metric, never its letters
+        me.compare_metrics(tiny_scoreset, "a", "human")
+    assert str(info.value) == "`metrics` must name at least 2 scorers; got ['a']."
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", correction="fdr")
     assert str(info.value) == ("`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg';"
@@ -257,3 +257,10 @@ def test_every_registered_analysis_is_exported_with_its_command():
             assert name in me.__all__ and getattr(me, name) is getattr(module, name)
         command_module, attribute = entry.command.split(":")
         assert importlib.import_module(f"metaeval.cli.{command_module}").__dict__[attribute].name == attribute
+
+
+def test_a_single_metric_name_is_one_metric_everywhere(tiny_scoreset):
+    table = me.correlation_table(tiny_scoreset, "human", "a", levels=["system"], coefficients=["pearson"], ci="none")
+    assert table.metrics == ("a",)
+    verdicts = me.system_verdicts(tiny_scoreset, "a", "human", n_resamples=20, rng=0)
+    assert verdicts.metrics == ("a",)

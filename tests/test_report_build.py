@@ -27,8 +27,8 @@ def small():
 # -- validation: every message pinned ---------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(metrics="rouge-1.recall"), "`metrics` must be a list of scorer names; got the string 'rouge-1.recall'."),
-    (dict(metrics=[]), "`metrics` must name at least one scorer; got none."),
+    (dict(metrics=["rouge-1.recall"] * 2), "`metrics` must not repeat a scorer; got ['rouge-1.recall', 'rouge-1.recall']."),
+    (dict(metrics=[]), "`metrics` must name at least one scorer; got an empty list."),
     (dict(preset="slow"), "`preset` must be one of 'quick', 'default', 'full'; got 'slow'."),
     (dict(seed=-1), "`seed` must be a non-negative integer; got -1."),
     (dict(seed=True), "`seed` must be a non-negative integer; got True."),

@@ -60,6 +60,33 @@ def rng_and_seed(rng: Any) -> tuple[np.random.Generator, Any]:
     return np.random.default_rng(int(rng)), int(rng)
 
 
+def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -> tuple[str, ...]:
+    """The one validator of a metric list: ``metrics`` as a tuple of distinct scorers of ``ds``.
+
+    None means every scorer of ``ds`` but ``human``; a single string is one metric (never iterated
+    letter by letter); every name must be a scorer of ``ds`` other than ``human``; at least ``minimum``.
+    """
+    if metrics is None:
+        metrics = [m for m in ds.metrics if m != human]
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    try:
+        metrics = tuple(metrics)
+    except TypeError:
+        raise ParameterError(f"`metrics` must be a scorer name or a list of scorer names; got {metrics!r}.") from None
+    if not metrics:
+        raise ParameterError("`metrics` must name at least one scorer; got an empty list.")
+    for metric in metrics:
+        ds.require(metric, param="metrics")
+        if metric == human:
+            raise ParameterError(f"`metrics` must not contain the human scorer; got {metric!r}.")
+    if len(set(metrics)) != len(metrics):
+        raise ParameterError(f"`metrics` must not repeat a scorer; got {list(metrics)!r}.")
+    if len(metrics) < minimum:
+        raise ParameterError(f"`metrics` must name at least {minimum} scorers; got {list(metrics)!r}.")
+    return metrics
+
+
 def check_enough_systems(ds: ScoreSet, level: str) -> None:
     n, m = ds.shape
     if level in ("system", "summary", "global") and n < MIN_SYSTEMS:

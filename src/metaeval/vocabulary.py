@@ -10,7 +10,6 @@ so the CLI can build its options without numpy.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 from .errors import ParameterError, check_choice
@@ -42,7 +41,6 @@ __all__ = [
     "check_format",
     "check_interval",
     "check_method",
-    "check_metric_names",
     "check_metric_test",
     "check_system_test",
     "check_tie_threshold",
@@ -179,21 +177,3 @@ def check_tie_threshold(value: Any, coefficient: str | None = None, *, param: st
             f"'tau-eq', 'acc-eq'); got {value!r}."
         )
     return t
-
-
-def check_metric_names(value: Any, available: Iterable[str], *, param: str = "metrics",
-                       minimum: int = 1) -> tuple[str, ...]:
-    """Scorer names as a tuple: a single string is one name (never iterated letter by letter).
-
-    Every name must be in ``available``; the names must be distinct and at least ``minimum``.
-    """
-    names = (value,) if isinstance(value, str) else tuple(value)
-    known = tuple(available)
-    for name in names:
-        if name not in known:
-            listed = ", ".join(repr(k) for k in known)
-            raise ParameterError(f"`{param}` must name scorers of the data ({listed}); got {name!r}.")
-    if len(names) < minimum or len(set(names)) != len(names):
-        what = "scorer" if minimum == 1 else "scorers"
-        raise ParameterError(f"`{param}` must name at least {minimum} distinct {what}; got {list(names)!r}.")
-    return names

@@ -30,23 +30,7 @@ from ..stats.ties import are_tied
 from ..stats.resampling import BootstrapDraws, batch_slices, bootstrap_draws, default_batch
 
 
-def check_metrics(ds: ScoreSet, metrics: Any, human: str) -> tuple[str, ...]:
-    """``metrics`` (one name or a sequence of names) as a tuple of scorers of ``ds``, none of them ``human``."""
-    if isinstance(metrics, str):
-        metrics = (metrics,)
-    try:
-        metrics = tuple(metrics)
-    except TypeError:
-        raise ParameterError(f"`metrics` must be a scorer name or a list of scorer names; got {metrics!r}.") from None
-    if not metrics:
-        raise ParameterError("`metrics` must name at least one scorer; got an empty list.")
-    for metric in metrics:
-        ds.require(metric, param="metrics")
-        if metric == human:
-            raise ParameterError(f"`metrics` must not contain the human scorer; got {metric!r}.")
-    if len(set(metrics)) != len(metrics):
-        raise ParameterError(f"`metrics` must not repeat a scorer; got {list(metrics)!r}.")
-    return metrics
+check_metrics = iv.check_metrics
 
 
 def check_human(ds: ScoreSet, human: Any) -> str:

@@ -180,15 +180,7 @@ def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_r
     if human is None:
         raise ParameterError("`human` must name the human scorer; got None.")
     ds.require(human, param="human")
-    if metrics is None:
-        metrics = [m for m in ds.metrics if m != human]
-    if isinstance(metrics, str):
-        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
-    metrics = tuple(metrics)
-    if not metrics or len(set(metrics)) != len(metrics):
-        raise ParameterError(f"`metrics` must name at least 1 scorer, each once; got {list(metrics)!r}.")
-    for metric in metrics:
-        ds.require(metric, param="metrics")
+    metrics = iv.check_metrics(ds, metrics, human)
     rows = check_systems(systems, ds.systems)
     test = check_system_test(test)
     confidence_level = iv.check_confidence_level(confidence_level)

@@ -24,15 +24,7 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
                         n_resamples, correction, family, alpha, undefined):
     ds = iv.check_scoreset(ds)
     ds.require(human, param="human")
-    if metrics is None:
-        metrics = [m for m in ds.metrics if m != human]
-    if isinstance(metrics, str):
-        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
-    metrics = tuple(metrics)
-    for metric in metrics:
-        ds.require(metric, param="metrics")
-    if len(metrics) < 2 or len(set(metrics)) != len(metrics):
-        raise ParameterError(f"`metrics` must name at least 2 distinct scorers; got {list(metrics)!r}.")
+    metrics = iv.check_metrics(ds, metrics, human, minimum=2)
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
     test = check_metric_test(test)

@@ -86,13 +86,7 @@ def correlation_table(
     """
     ds = iv.check_scoreset(ds)
     ds.require(human, param="human")
-    if metrics is None:
-        metrics = [m for m in ds.metrics if m != human]
-    metrics = tuple(metrics)
-    if not metrics:
-        raise ParameterError("`metrics` must name at least one scorer; got none.")
-    for metric in metrics:
-        ds.require(metric, param="metrics")
+    metrics = iv.check_metrics(ds, metrics, human)
     levels = tuple(iv.check_level(level) for level in levels)
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     ci = check_ci_method(ci)

@@ -125,15 +125,7 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
 
     ds = iv.check_scoreset(ds)
     ds.require(human, param="human")
-    if metrics is None:
-        metrics = [m for m in ds.metrics if m != human]
-    if isinstance(metrics, str):
-        raise ParameterError(f"`metrics` must be a list of scorer names; got the string {metrics!r}.")
-    metrics = tuple(metrics)
-    if not metrics:
-        raise ParameterError("`metrics` must name at least one scorer; got none.")
-    for metric in metrics:
-        ds.require(metric, param="metrics")
+    metrics = iv.check_metrics(ds, metrics, human)
     if levels is None:
         # One input (e.g. WMT system-level scores): the summary level would repeat the system level.
         levels = defaults.REPORT_LEVELS if ds.shape[1] > 1 else ("system",)
