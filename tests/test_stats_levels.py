@@ -212,3 +212,21 @@ def test_inputs_not_mutated():
         _lc(x, z, level)
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(z, z0)
+
+
+def test_system_means_are_what_the_system_level_correlates():
+    from metaeval.stats.levels import system_means
+
+    nan = np.nan
+    x = np.array([[1.0, 2.0, 3.0], [4.0, nan, 6.0], [7.0, 8.0, 9.0]])
+    z = np.array([[1.0, 1.0, nan], [2.0, 2.0, 2.0], [3.0, 5.0, 3.0]])
+    xbar, zbar, dropped = system_means(x, z)  # only input 0 is complete for every system
+    np.testing.assert_array_equal(xbar, [1.0, 4.0, 7.0])
+    np.testing.assert_array_equal(zbar, [1.0, 2.0, 3.0])
+    assert dropped == 2
+    xbar, zbar, dropped = system_means(x, z, full_test_set=True)
+    np.testing.assert_array_equal(xbar, [2.0, 5.0, 8.0])
+    np.testing.assert_array_equal(zbar, [1.0, 2.0, 11.0 / 3.0])
+    assert dropped == 0
+    r = level_correlation(x, z, level="system", coefficient="pearson")
+    assert r.n_inputs_dropped == 2 and r.statistic == pytest.approx(1.0)

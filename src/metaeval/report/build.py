@@ -25,6 +25,7 @@ from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
 from ..runtime.files import write_text_atomic
+from ..stats.levels import system_means
 from .formats import to_csv, to_json
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -97,9 +98,7 @@ class Report:
 def _system_scores(ds: ScoreSet, human: str) -> list[dict[str, Any]]:
     z = ds.matrix(human)
     missing = np.isnan(z).sum(axis=1)
-    with np.errstate(all="ignore"):
-        counts = np.sum(~np.isnan(z), axis=1)
-        means = np.where(counts > 0, np.nansum(z, axis=1) / np.maximum(counts, 1), np.nan)
+    means = system_means(z, z)[1]  # the human system scores the system level correlates
     order = np.argsort(-np.where(np.isnan(means), -np.inf, means), kind="stable")
     rank = np.empty(len(means), dtype=int)
     rank[order] = np.arange(1, len(means) + 1)

@@ -22,7 +22,7 @@ from metaeval.errors import ParameterError
 from metaeval.vocabulary import LEVEL_ALIASES, LEVELS, UNDEFINED_POLICIES, canonical_level, check_undefined
 from metaeval.stats.coefficients import canonical_coefficient, check_tie_threshold, correlation_rows
 
-__all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation"]
+__all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation", "system_means"]
 
 
 ArrayOrScalar = Union[np.ndarray, np.floating, np.integer]
@@ -181,8 +181,15 @@ def _rows(a: np.ndarray) -> np.ndarray:
     return np.reshape(a, (int(np.prod(a.shape[:-1])), a.shape[-1]))
 
 
-def _system(x, z, coefficient, full_test_set, tie_threshold):
-    n_systems = x.shape[-2]
+def system_means(x, z, *, full_test_set: bool = False):
+    """The system scores the system level correlates: ``(xbar, zbar, n_inputs_dropped)``.
+
+    Judged-subset mode (default): both are averaged over the same inputs, those where every system has
+    both ``x`` and ``z``; ``n_inputs_dropped`` counts the inputs with a human score left out because some
+    system lacks one of the two there. Full-test-set mode (Deutsch, Dror & Roth 2022): ``x`` over every
+    input it scored, ``z`` over every judged input, per system. The one system-mean computation of
+    metaeval: the levels, the kernels and the report's system tables use it.
+    """
     vx, vz = np.isfinite(x), np.isfinite(z)
     if full_test_set:
         cx, cz = vx.sum(axis=-1), vz.sum(axis=-1)
@@ -196,6 +203,12 @@ def _system(x, z, coefficient, full_test_set, tie_threshold):
     with np.errstate(invalid="ignore", divide="ignore"):
         xbar = np.where(vx, x, 0.0).sum(axis=-1) / cx
         zbar = np.where(vz, z, 0.0).sum(axis=-1) / cz
+    return xbar, zbar, dropped
+
+
+def _system(x, z, coefficient, full_test_set, tie_threshold):
+    n_systems = x.shape[-2]
+    xbar, zbar, dropped = system_means(x, z, full_test_set=full_test_set)
     r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold)
     n_used = (np.isfinite(xbar) & np.isfinite(zbar)).sum(axis=-1)
     zeros = np.zeros_like(n_used)

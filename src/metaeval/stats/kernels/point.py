@@ -41,10 +41,8 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     rows = _kendall_b_rows if coefficient == "kendall-b" else _pearson_rows
     k = len(xs)
     if level == "system":  # levels._system on complete data
-        used = np.broadcast_to(np.ones((1, m), dtype=bool), z.shape)
-        count = used.sum(axis=-1)
-        xbar = np.stack([np.where(used, x, 0.0).sum(axis=-1) / count for x in xs])
-        zbar = np.where(used, z, 0.0).sum(axis=-1) / count
+        xbar = np.stack([_levels.system_means(x, z)[0] for x in xs])
+        zbar = _levels.system_means(xs[0], z)[1]
         r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
         zero = np.int64(0)
         return [_levels.LevelCorrelation(r[i], np.int64(n), np.int64(0), zero, zero) for i in range(k)]
