@@ -25,7 +25,7 @@ ALLOWED = {
     "signature": {"_version"},
     "serialization": set(),
     "_validation": FOUNDATION | {"data", "stats"},
-    "stats": {"errors", "vocabulary"},
+    "stats": {"errors", "vocabulary", "defaults"},
     "runtime": FOUNDATION | {"stats"},
     "data": FOUNDATION | {"runtime"},
     "metrics": FOUNDATION | {"data", "runtime"},

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from metaeval import defaults
 from metaeval.errors import DegenerateWarning, ParameterError, check_choice, check_int, check_probability
 from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
 from metaeval.stats import kernels as _kernels
@@ -274,16 +275,16 @@ def bootstrap_interval(
     x,
     z,
     *,
-    level: str = "system",
-    coefficient: str = "kendall-b",
-    method: str = "both",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    interval: str = "percentile",
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    n_resamples: int = defaults.N_RESAMPLES,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
+    interval: str = defaults.INTERVAL,
     rng: Any = None,
     batch: int | None = None,
     full_test_set: bool = False,
-    undefined: str = "skip",
+    undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
 ) -> BootstrapOutcome:

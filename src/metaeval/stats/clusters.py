@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import ParameterError, check_probability
 
 __all__ = ["significance_clusters"]
 
 
-def significance_clusters(statistics, pvalues, *, alpha: float = 0.05) -> np.ndarray:
+def significance_clusters(statistics, pvalues, *, alpha: float = defaults.ALPHA) -> np.ndarray:
     """Significance-cluster rank of every metric.
 
     Parameters

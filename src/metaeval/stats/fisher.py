@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice, check_probability
 from metaeval.stats.coefficients import canonical_coefficient
 
@@ -16,7 +17,7 @@ KENDALL_VARIANCE = 0.437
 """Bonett & Wright's (2000) variance constant for Kendall's tau: ``c^2 = 0.437``."""
 
 
-def fisher_interval(r, n, *, coefficient: str, confidence_level: float = 0.95):
+def fisher_interval(r, n, *, coefficient: str, confidence_level: float = defaults.CONFIDENCE_LEVEL):
     """Fisher-z confidence interval of a correlation coefficient.
 
     Parameters

@@ -18,6 +18,7 @@ from typing import Union
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import ParameterError
 from metaeval.vocabulary import LEVEL_ALIASES, LEVELS, UNDEFINED_POLICIES, canonical_level, check_undefined
 from metaeval.stats.coefficients import canonical_coefficient, check_tie_threshold, correlation_rows
@@ -63,7 +64,7 @@ def level_correlation(
     *,
     level: str,
     coefficient: str,
-    undefined: str = "skip",
+    undefined: str = defaults.UNDEFINED,
     full_test_set: bool = False,
     tie_threshold: float = 0.0,
 ) -> LevelCorrelation:

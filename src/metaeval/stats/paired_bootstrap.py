@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import DegenerateWarning, check_probability
 from metaeval.stats import kernels as _kernels
 from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
@@ -90,15 +91,15 @@ def bootstrap_test(
     y,
     z,
     *,
-    level: str = "system",
-    coefficient: str = "kendall-b",
-    method: str = "both",
-    alternative: str = "greater",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
     batch: int | None = None,
-    undefined: str = "skip",
+    undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
 ) -> BootstrapTestOutcome:

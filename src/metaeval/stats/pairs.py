@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice, check_int
 from metaeval.vocabulary import METRIC_TESTS, check_alternative, check_method, check_metric_test
 from metaeval.stats import kernels as _kernels
@@ -108,14 +109,14 @@ def pairwise_tests(
     z,
     *,
     test: str = "permutation",
-    level: str = "system",
-    coefficient: str = "kendall-b",
-    method: str = "both",
-    alternative: str = "greater",
-    n_resamples: int = 1000,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
     batch: int | None = None,
-    undefined: str = "skip",
+    undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     correction: str | None = None,
     engine: str = "auto",

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import DegenerateDataError, DegenerateWarning, ParameterError, check_choice, check_int
 from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
 from metaeval.stats import kernels as _kernels
@@ -160,14 +161,14 @@ def permutation_test(
     y,
     z,
     *,
-    level: str = "system",
-    coefficient: str = "kendall-b",
-    method: str = "both",
-    alternative: str = "greater",
-    n_resamples: int = 1000,
+    level: str = defaults.LEVEL,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
     batch: int | None = None,
-    undefined: str = "skip",
+    undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
 ) -> PermutationOutcome:
