@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.analyses import _common as common
 from metaeval.stats.resampling import bootstrap_draws
 
@@ -189,4 +190,4 @@ def test_realsumm_grid(shared_data):
     frame = r.to_frame()
     assert len(frame) == 5 * 55 and set(frame.columns) >= {"lower", "upper", "n_pairs", "statistic", "reason"}
     assert len(r.curve_frame()) == 50
-    me.report.formats.to_json(r)  # JSON-ready (no NaN)
+    formats.to_json(r)  # JSON-ready (no NaN)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.analyses.gap import centred_band, firth_logistic
 
 
@@ -88,7 +89,7 @@ def test_summeval_rouge1_half_point(shared_data):
                              n_resamples=200, rng=0)
     np.testing.assert_array_equal(r.at_delta_low, again.at_delta_low)
     assert len(r.to_frame()) == 4 and len(r.curve_frame()) == 100 and len(r.bins_frame()) == 20
-    me.report.formats.to_json(r)
+    formats.to_json(r)
 
 
 def test_gaps_beyond_the_data_warn_as_extrapolation(shared_data):

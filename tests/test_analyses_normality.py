@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 import metaeval as me
+from metaeval.report import formats
 
 
 def test_validation_messages(tiny_scoreset):
@@ -49,4 +50,4 @@ def test_realsumm_every_scorer(shared_data):
     assert r.n_inputs_tested[r.scorers.index("rouge-1.recall")] == 100
     frame = r.to_frame()
     assert frame.loc[0, "human"] and 0 <= frame["input_share_rejected"].min() <= 1
-    me.report.formats.to_json(r)
+    formats.to_json(r)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.analyses.planning import fit_width
 
 
@@ -55,7 +56,7 @@ def test_simulated_grid_and_answers():
                                target_width=0.5, n_repetitions=8, n_resamples=50, rng=0)
     np.testing.assert_array_equal(r.width_mean, again.width_mean)
     np.testing.assert_array_equal(r.power, again.power)
-    me.report.formats.to_json(r)
+    formats.to_json(r)
 
 
 def test_identical_metrics_have_no_power():

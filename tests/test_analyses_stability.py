@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.analyses.stability import _sample_weights, default_sizes
 
 METRICS = ["rouge-1.recall", "rouge-2.recall", "rouge-l.recall", "bertscore.recall", "js-2"]
@@ -87,7 +88,7 @@ def test_realsumm_stability_curves(shared_data):
     again = me.ranking_stability(ds, METRICS, "litepyramid.recall", sizes=[5, 25, 50], n_repetitions=200, rng=0)
     np.testing.assert_array_equal(r.mean, again.mean)
     assert len(r.to_frame()) == 6 * 3
-    me.report.formats.to_json(r)
+    formats.to_json(r)
 
 
 # -- score variance -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.analyses.topk import top_indices
 
 METRICS = ["rouge-1.recall", "rouge-2.recall", "rouge-l.recall", "bertscore.recall", "js-2"]
@@ -73,4 +74,4 @@ def test_realsumm_topk_curves_and_k_equal_n_matches_bootstrap_ci(shared_data):
     widths = r.ci_high - r.ci_low
     assert np.all(widths[:, -1] > widths[:, 0])
     assert len(r.to_frame()) == 5 * 22
-    me.report.formats.to_json(r)
+    formats.to_json(r)

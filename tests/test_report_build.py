@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import metaeval as me
+from metaeval.report import formats
 from metaeval.report.build import PRESETS, Report, build_report, report_paths, write_report
 from metaeval.report.page import _unreachable, render_report
 from metaeval.report.svg import figure_svg, new_figure, text
@@ -71,7 +72,7 @@ def test_report_contents(small):
     assert len(systems) == 16 and sorted(s["rank"] for s in systems) == list(range(1, 17))
     means = ds.matrix("expert.relevance").mean(axis=1)
     assert [s["human_mean"] for s in systems] == pytest.approx(means.tolist())
-    payload = json.loads(me.report.formats.to_json(report))
+    payload = json.loads(formats.to_json(report))
     assert set(payload) >= {"dataset", "settings", "correlations", "comparison", "analyses", "omitted", "command"}
 
 

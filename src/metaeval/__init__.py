@@ -9,6 +9,7 @@ are imported by the first function that needs them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 from ._version import __version__
@@ -135,10 +136,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'metaeval' has no attribute {name!r}") from None
+    module = _EXPORTS.get(name)
+    if module is None:  # a subpackage, as `import metaeval.report` would give (me.report.formats, ...)
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
+        module = f"{__name__}.{name}"
     loaded = importlib.import_module(module)
     value = loaded if module == f"metaeval.{name}" else getattr(loaded, name)
     globals()[name] = value

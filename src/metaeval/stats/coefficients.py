@@ -240,6 +240,17 @@ def _is_constant(v, valid, nv):
     return const
 
 
+def pearson_r(sxy, sxx, root_syy) -> np.ndarray:
+    """Pearson's r from centred sums: ``sum(dx dy) / (sqrt(sum dx^2) * sqrt(sum dy^2))``, clipped to [-1, 1].
+
+    ``root_syy`` is ``sqrt(sum dy^2)`` (callers with a fixed y compute it once). The one Pearson formula
+    of metaeval: the coefficients, the resampling kernels and the power simulation call it; each caller
+    decides which vectors are constant (NaN).
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.clip(sxy / (np.sqrt(sxx) * root_syy), -1.0, 1.0)
+
+
 def _pearson(x, y, valid, const):
     """Pearson's r of the rows; ``valid`` is None when every value is valid."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -250,8 +261,7 @@ def _pearson(x, y, valid, const):
             nv = valid.sum(axis=-1, keepdims=True)
             dx = np.where(valid, x - np.where(valid, x, 0.0).sum(axis=-1, keepdims=True) / nv, 0.0)
             dy = np.where(valid, y - np.where(valid, y, 0.0).sum(axis=-1, keepdims=True) / nv, 0.0)
-        r = (dx * dy).sum(axis=-1) / (np.sqrt((dx * dx).sum(axis=-1)) * np.sqrt((dy * dy).sum(axis=-1)))
-    r = np.clip(r, -1.0, 1.0)
+    r = pearson_r((dx * dy).sum(axis=-1), (dx * dx).sum(axis=-1), np.sqrt((dy * dy).sum(axis=-1)))
     r[const] = np.nan
     return r
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.coefficients import pearson_r
 from metaeval.stats.kernels.rows import _aggregate, _weighted_aggregate
 
 __all__ = ["perm_pearson", "boot_pearson"]
@@ -41,8 +42,7 @@ def _pearson_rows(u: np.ndarray, v: np.ndarray, weights: np.ndarray | None = Non
     suv = (w * uc * vc).sum(axis=-1)
     bad = (suu <= total[..., 0] * (RTOL * np.abs(u).max(axis=-1)) ** 2)
     bad |= (svv <= total[..., 0] * (RTOL * np.abs(v).max(axis=-1)) ** 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.clip(suv / np.sqrt(np.where(bad, 1.0, suu * svv)), -1.0, 1.0)
+    r = pearson_r(suv, np.where(bad, 1.0, suu), np.sqrt(np.where(bad, 1.0, svv)))
     return np.where(bad, np.nan, r)
 
 

@@ -123,9 +123,7 @@ def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:
         dz = zm - np.add.reduce(zm, axis=1, keepdims=True) / n
         const |= _coef._is_constant(zm, None, _index(("full", b, n), lambda: np.full(b, n)))
         den = np.sqrt(np.add.reduce(dz * dz, axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.add.reduce(dx * dz, axis=1) / (np.sqrt(np.add.reduce(dx * dx, axis=1)) * den)
-    np.clip(r, -1.0, 1.0, out=r)
+    r = _coef.pearson_r(np.add.reduce(dx * dz, axis=1), np.add.reduce(dx * dx, axis=1), den)
     r[const] = np.nan
     return r
 
