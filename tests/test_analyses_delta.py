@@ -9,7 +9,6 @@ from scipy import stats
 
 import metaeval as me
 from metaeval.report import formats
-from metaeval.analyses import _common as common
 from metaeval.stats.resampling import bootstrap_draws
 
 METRICS = ["rouge-1.recall", "rouge-2.recall", "rouge-l.recall", "bertscore.recall", "js-2"]

@@ -13,7 +13,7 @@ import pytest
 from metaeval.errors import MissingDependencyError
 
 from metaeval.errors import DegenerateWarning, ParameterError
-from metaeval.metrics import MetricResourceError, Scorer, get_scorer
+from metaeval.metrics import Scorer, get_scorer
 from metaeval.metrics.jensen_shannon import NLTK_ENGLISH_STOPWORDS, JensenShannon, js_divergence
 
 pytest.importorskip("nltk", reason="SKIPPED: JS-2's Snowball stemmer comes from nltk (pip install nltk)")
