@@ -17,7 +17,7 @@ from metaeval.stats.resampling import (
 @pytest.mark.parametrize("kwargs,message", [
     (dict(method="rows"), "`method` must be one of 'systems', 'inputs', 'both'; got 'rows'."),
     (dict(n_resamples=0), "`n_resamples` must be an integer >= 1; got 0."),
-    (dict(rng="seed"), "`rng` must be None, an int seed or a numpy.random.Generator; got 'seed'."),
+    (dict(rng="seed"), "`rng` must be None, a non-negative integer seed or a numpy.random.Generator; got 'seed'."),
 ])
 def test_validation_messages(kwargs, message):
     args = dict(method="both", n_resamples=5, rng=0) | kwargs

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import vocabulary
 from .data.scoreset import ScoreSet
+from .stats.resampling import check_rng
 from .errors import DegenerateWarning, ParameterError, ScoreSetError, check_int, check_probability
 
 MIN_SYSTEMS = 3
@@ -43,21 +44,7 @@ def check_tie_threshold(tie_threshold: Any) -> float:
     return vocabulary.check_tie_threshold(tie_threshold)
 
 
-def rng_and_seed(rng: Any) -> tuple[np.random.Generator, Any]:
-    """A Generator for ``rng`` and what the signature records as its seed.
-
-    An int seed is recorded as itself; a Generator as 'generator' (not reproducible from the signature
-    alone); None as 'none' (fresh entropy).
-    """
-    if rng is None:
-        return np.random.default_rng(), "none"
-    if isinstance(rng, np.random.Generator):
-        return rng, "generator"
-    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise ParameterError(
-            f"`rng` must be None, a non-negative integer seed or a numpy.random.Generator; got {rng!r}."
-        )
-    return np.random.default_rng(int(rng)), int(rng)
+rng_and_seed = check_rng  # the one rng validator, in metaeval.stats.resampling
 
 
 def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -> tuple[str, ...]:

@@ -49,6 +49,7 @@ __all__ = [
     "bootstrap_draws",
     "permutation_draws",
     "as_generator",
+    "check_rng",
     "count_weights",
     "batch_slices",
     "default_batch",
@@ -61,13 +62,26 @@ METHODS = RESAMPLING_METHODS
 BATCH_CELLS = 4_000_000
 
 
-def as_generator(rng: Any) -> np.random.Generator:
-    """Turn ``rng`` (None, an int seed or a Generator) into a :class:`numpy.random.Generator`."""
+def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
+    """The one validator of ``rng``: a Generator for it, and what a signature records as its seed.
+
+    A non-negative int seed is recorded as itself; a Generator as 'generator' (not reproducible from
+    the signature alone); None as 'none' (fresh entropy).
+    """
+    if rng is None:
+        return np.random.default_rng(), "none"
     if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(rng)
-    raise ParameterError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
+        return rng, "generator"
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ParameterError(
+            f"`rng` must be None, a non-negative integer seed or a numpy.random.Generator; got {rng!r}."
+        )
+    return np.random.default_rng(int(rng)), int(rng)
+
+
+def as_generator(rng: Any) -> np.random.Generator:
+    """:func:`check_rng`'s Generator for ``rng``."""
+    return check_rng(rng)[0]
 
 
 def default_batch(cells_per_resample: int, budget: int = BATCH_CELLS) -> int:
