@@ -17,6 +17,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_choice, check_int
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.coefficients import tau_b
 from . import _common as common
@@ -25,7 +26,7 @@ BOUNDARIES = ("both", "upper")
 
 
 @dataclass(frozen=True)
-class DeltaCorrelationResult:
+class DeltaCorrelationResult(ResultMixin):
     """Kendall tau-b over the system pairs in each band ``[l, u]`` of metric-score gaps, per metric.
 
     Axes: ``a`` metric (``metrics``), ``i`` lower edge, ``j`` upper edge. Row ``i = 0`` has ``l = 0`` and is
@@ -92,14 +93,12 @@ class DeltaCorrelationResult:
                 rows.append(self._row(a, 0, j, metric))
         return pd.DataFrame(rows)
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (metric, l, u) cell with ``l <= u`` (the heat map in long format)."""
-        import pandas as pd
-
         k = self.upper.shape[1]
         rows = [self._row(a, i, j, metric) for a, metric in enumerate(self.metrics)
                 for i in range(k) for j in range(i, k)]
-        return pd.DataFrame(rows)
+        return rows
 
     def _row(self, a: int, i: int, j: int, metric: str) -> dict[str, Any]:
         return {

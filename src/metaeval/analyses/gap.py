@@ -18,6 +18,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_int
+from ..serialization import ResultMixin
 from ..signature import Signature
 from . import _common as common
 
@@ -29,7 +30,7 @@ MAX_STEP = 5.0
 
 
 @dataclass(frozen=True)
-class GapAgreementResult:
+class GapAgreementResult(ResultMixin):
     """P(humans agree with the metric's ordering of two systems | metric gap), per metric.
 
     Attributes
@@ -82,10 +83,8 @@ class GapAgreementResult:
     n_resamples_dropped: np.ndarray
     signature: Signature
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (metric, asked gap); without ``deltas``, one row per (metric, grid point)."""
-        import pandas as pd
-
         if self.deltas.size:
             rows = [{"metric": m, "delta": float(d), "probability": common.plain(self.at_delta[a, k]),
                      "low": common.plain(self.at_delta_low[a, k]), "high": common.plain(self.at_delta_high[a, k]),
@@ -97,7 +96,7 @@ class GapAgreementResult:
                      "low": common.plain(self.low[a, k]), "high": common.plain(self.high[a, k]),
                      "extrapolated": False, "n_pairs": int(self.n_pairs[a]), "reason": self.reasons[a]}
                     for a, m in enumerate(self.metrics) for k, g in enumerate(self.grid[a])]
-        return pd.DataFrame(rows)
+        return rows
 
     def curve_frame(self):
         """One row per (metric, grid point): the smoothed curve and its band."""

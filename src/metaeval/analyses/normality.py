@@ -17,6 +17,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError
+from ..serialization import ResultMixin
 from ..signature import Signature
 from . import _common as common
 
@@ -27,7 +28,7 @@ MIN_VALUES = 3
 
 
 @dataclass(frozen=True)
-class NormalityResult:
+class NormalityResult(ResultMixin):
     """Shapiro-Wilk tests of every scorer's system scores and per-input scores.
 
     Attributes
@@ -58,18 +59,16 @@ class NormalityResult:
     signature: Signature
     input_pvalues: np.ndarray = field(repr=False, compare=False)
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per scorer."""
-        import pandas as pd
-
-        return pd.DataFrame([{
+        return [{
             "scorer": s, "human": s in self.humans, "system_w": common.plain(self.system_statistic[k]),
             "system_pvalue": common.plain(self.system_pvalue[k]),
             "system_normal_rejected": bool(self.system_pvalue[k] < self.alpha) if np.isfinite(self.system_pvalue[k]) else None,
             "input_share_rejected": common.plain(self.share_rejected[k]),
             "n_inputs_tested": int(self.n_inputs_tested[k]), "n_inputs_skipped": int(self.n_inputs_skipped[k]),
             "reason": self.system_reasons[k],
-        } for k, s in enumerate(self.scorers)])
+        } for k, s in enumerate(self.scorers)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"analysis": "normality", "alpha": self.alpha, "scorers": common.records(self.to_frame()),

@@ -18,6 +18,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, MetaevalError, ParameterError, check_choice, check_int, check_probability
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..vocabulary import METRIC_TESTS
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
@@ -35,7 +36,7 @@ INPUT_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 @dataclass(frozen=True)
-class AnnotationPlanResult:
+class AnnotationPlanResult(ResultMixin):
     """Simulated interval widths and power for annotation campaigns of ``n`` systems x ``m`` inputs.
 
     Attributes
@@ -96,16 +97,14 @@ class AnnotationPlanResult:
     n_resamples: int
     signature: Signature
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (n_systems, n_inputs)."""
-        import pandas as pd
-
-        return pd.DataFrame([{
+        return [{
             "n_systems": int(n), "n_inputs": int(m), "extrapolated": bool(self.extrapolated[g]),
             "width_mean": common.plain(self.width_mean[s, g]), "width_sd": common.plain(self.width_sd[s, g]),
             "n_defined_width": int(self.n_defined_width[s, g]), "power": common.plain(self.power[s, g]),
             "power_se": common.plain(self.power_se[s, g]), "n_defined_power": int(self.n_defined_power[s, g]),
-        } for s, n in enumerate(self.n_systems) for g, m in enumerate(self.n_inputs)])
+        } for s, n in enumerate(self.n_systems) for g, m in enumerate(self.n_inputs)]
 
     def answer_frame(self):
         """One row per number of systems: the inputs needed for the target width and power."""

@@ -38,7 +38,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
-from ..serialization import plain as _plain
+from ..serialization import ResultMixin, plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples
 from ..stats.levels import level_correlation
@@ -85,7 +85,7 @@ def load_texts(name: str, *, directory: str | Path, all_references: bool = False
 
 
 @dataclass(frozen=True)
-class PowerResult:
+class PowerResult(ResultMixin):
     """Power of each test against ROUGE-1 on a ``p`` share of tokens (Deutsch et al. 2021, Figure 3).
 
     Attributes
@@ -124,16 +124,14 @@ class PowerResult:
     def statistic(self) -> np.ndarray:
         return self.power
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per level x test x proportion."""
-        import pandas as pd
-
         power = self.power
-        return pd.DataFrame([
+        return [
             {"level": level, "test": test, "proportion": float(p), "power": _plain(power[a, b, c]),
              "rejections": int(self.rejections[a, b, c]), "n_undefined": int(self.n_undefined[a, b, c])}
             for a, level in enumerate(self.levels) for b, test in enumerate(self.tests)
-            for c, p in enumerate(self.proportions)])
+            for c, p in enumerate(self.proportions)]
 
     def table(self, level: str | None = None):
         """Power with tests as rows and proportions as columns (one level), as the paper's Figure 3."""

@@ -36,7 +36,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
-from ..serialization import plain as _plain
+from ..serialization import ResultMixin, plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.fisher import FISHER_COEFFICIENTS, fisher_interval
@@ -53,7 +53,7 @@ MIN_HALF_SYSTEMS = 3
 
 
 @dataclass(frozen=True)
-class CoverageResult:
+class CoverageResult(ResultMixin):
     """Coverage of confidence intervals on held-out quarters (Deutsch et al. 2021, Table 1).
 
     Attributes
@@ -93,10 +93,8 @@ class CoverageResult:
     def statistic(self) -> np.ndarray:
         return self.coverage
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per level x coefficient x method: coverage, too high, too low, undefined, width."""
-        import pandas as pd
-
         cov = self.coverage
         rows = []
         for a, level in enumerate(self.levels):
@@ -108,7 +106,7 @@ class CoverageResult:
                                  "coverage": _plain(cov[a, b, c]), "too_high": n[1] / defined if n[:3].sum() else None,
                                  "too_low": n[2] / defined if n[:3].sum() else None, "n_undefined": int(n[3]),
                                  "mean_width": _plain(self.mean_width[a, b, c])})
-        return pd.DataFrame(rows)
+        return rows
 
     def table(self, coefficient: str | None = None):
         """Coverage as in the paper's Table 1: methods as rows, levels as columns (one coefficient)."""

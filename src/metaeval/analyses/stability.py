@@ -16,6 +16,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import check_choice, check_int
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.coefficients import correlation_rows
 from ..stats.kernels import system_correlation
@@ -28,7 +29,7 @@ SAMPLINGS = ("disjoint", "replacement")
 
 
 @dataclass(frozen=True)
-class RankingStabilityResult:
+class RankingStabilityResult(ResultMixin):
     """Agreement between the system rankings of two random samples of ``m`` inputs, per scorer and ``m``.
 
     Attributes
@@ -65,10 +66,8 @@ class RankingStabilityResult:
     signature: Signature
     samples: np.ndarray = field(repr=False, compare=False)
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (scorer, m)."""
-        import pandas as pd
-
         rows = []
         for s, scorer in enumerate(self.scorers):
             for g, m in enumerate(self.sizes):
@@ -78,7 +77,7 @@ class RankingStabilityResult:
                     "n_defined": int(self.n_defined[s, g]), "n_inputs": int(self.n_inputs[s]),
                     "reason": self.reasons[s, g],
                 })
-        return pd.DataFrame(rows)
+        return rows
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -37,7 +37,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
-from ..serialization import plain as _plain
+from ..serialization import ResultMixin, plain as _plain
 from ..signature import Signature
 from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
 from ..stats.bootstrap import percentile_interval
@@ -100,7 +100,7 @@ class CorpusScores:
 
 
 @dataclass(frozen=True)
-class SystemComparisonResult:
+class SystemComparisonResult(ResultMixin):
     """Pairwise comparison of systems under one scorer (see the module docstring for the tests).
 
     Attributes
@@ -156,19 +156,17 @@ class SystemComparisonResult:
         """Alias of ``adjusted_pvalues``."""
         return self.adjusted_pvalues
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per pair: systems, scores, delta, interval, p-values, significance, inputs used."""
-        import pandas as pd
-
         index = {s: i for i, s in enumerate(self.systems)}
-        return pd.DataFrame([
+        return [
             {"system_a": a, "system_b": b, "score_a": _plain(self.scores[index[a]]),
              "score_b": _plain(self.scores[index[b]]), "delta": _plain(self.deltas[p]),
              "ci_low": _plain(self.ci[0][p]), "ci_high": _plain(self.ci[1][p]), "pvalue": _plain(self.pvalues[p]),
              "adjusted_pvalue": _plain(self.adjusted_pvalues[p]), "significant": bool(self.significant[p]),
              "n_used": int(self.n_used[p])}
             for p, (a, b) in enumerate(self.pairs)
-        ])
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {

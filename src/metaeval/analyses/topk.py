@@ -16,6 +16,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import check_int
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.coefficients import correlation_rows
 from . import _common as common
@@ -24,7 +25,7 @@ __all__ = ["TopKResult", "topk_correlations"]
 
 
 @dataclass(frozen=True)
-class TopKResult:
+class TopKResult(ResultMixin):
     """Correlation over the ``k`` best systems by human score, per metric and ``k``.
 
     Attributes
@@ -57,15 +58,13 @@ class TopKResult:
     n_resamples: int
     signature: Signature
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per (metric, k)."""
-        import pandas as pd
-
-        return pd.DataFrame([{
+        return [{
             "metric": metric, "k": int(k), "statistic": common.plain(self.statistic[a, g]),
             "ci_low": common.plain(self.ci_low[a, g]), "ci_high": common.plain(self.ci_high[a, g]),
             "n_resamples_dropped": int(self.n_resamples_dropped[a, g]), "reason": self.reasons[a, g],
-        } for a, metric in enumerate(self.metrics) for g, k in enumerate(self.ks)])
+        } for a, metric in enumerate(self.metrics) for g, k in enumerate(self.ks)]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_int
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.resampling import METHODS, batch_slices, bootstrap_draws, count_weights, default_batch
@@ -26,7 +27,7 @@ __all__ = ["ScoreVarianceResult", "score_variance"]
 
 
 @dataclass(frozen=True)
-class ScoreVarianceResult:
+class ScoreVarianceResult(ResultMixin):
     """Variance of system scores and interval widths, judged subset vs full test set, per metric.
 
     Attributes
@@ -75,17 +76,15 @@ class ScoreVarianceResult:
     n_resamples: int
     signature: Signature
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per metric: variances and their reduction (%)."""
-        import pandas as pd
-
-        return pd.DataFrame([{
+        return [{
             "metric": m, "n_inputs_judged": int(self.n_inputs_judged[a]), "n_inputs_test": int(self.n_inputs_test[a]),
             "variance_judged": common.plain(self.variance_judged[a]),
             "variance_test": common.plain(self.variance_test[a]),
             "reduction_percent": common.plain(self.reduction[a]),
             "analytic_reduction_percent": common.plain(self.analytic_reduction[a]),
-        } for a, m in enumerate(self.metrics)])
+        } for a, m in enumerate(self.metrics)]
 
     def ci_frame(self):
         """One row per (metric, method): interval widths with M_jud and M_test inputs."""

@@ -34,7 +34,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError
 from ..metrics.corpus_statistics import MeanStatistic
-from ..serialization import plain as _plain
+from ..serialization import ResultMixin, plain as _plain
 from ..signature import Signature
 from ..vocabulary import check_system_test
 from .systems import all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
@@ -82,7 +82,7 @@ def weighted_f1(truth: Sequence[str], predicted: Sequence[str], classes: Sequenc
 
 
 @dataclass(frozen=True)
-class SystemVerdictsResult:
+class SystemVerdictsResult(ResultMixin):
     """Pairwise system verdicts of the humans and of every metric, and their agreement.
 
     Attributes
@@ -130,10 +130,8 @@ class SystemVerdictsResult:
         """The weighted F1 of every metric."""
         return self.f1
 
-    def to_frame(self):
+    def frame_rows(self) -> list[dict[str, Any]]:
         """One row per metric: F1, agreement, pairs used / skipped and the confusion counts."""
-        import pandas as pd
-
         rows = []
         for i, metric in enumerate(self.metrics):
             row = {"metric": metric, "f1": _plain(self.f1[i]), "agreement": _plain(self.agreement[i]),
@@ -142,7 +140,7 @@ class SystemVerdictsResult:
                 for p, pred in enumerate(VERDICTS):
                     row[f"human_{truth}_metric_{pred}"] = int(self.confusion[i, t, p])
             rows.append(row)
-        return pd.DataFrame(rows)
+        return rows
 
     def pairs_frame(self):
         """One row per system pair: the human verdict and every metric's verdict."""
