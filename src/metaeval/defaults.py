@@ -9,6 +9,9 @@ ALPHA = 0.05
 # Deutsch, Dror & Roth (2021) test H1: rho(X, Z) > rho(Y, Z); a significance matrix reads row > column.
 ALTERNATIVE = "greater"
 CORRECTION = "holm"
+METRIC_TEST = "permutation"  # compare_metrics / metaeval compare
+TABLE_CI = "boot-both"  # the interval of every cell of correlation_table / metaeval correlate
+OUTPUT_FORMAT = "table"
 FAMILY = "matrix"
 INTERVAL = "percentile"
 UNDEFINED = "skip"
@@ -56,6 +59,9 @@ REPORT_FOCUS_METRICS = 6
 # matrix (P(P - 1) p-values) no Monte Carlo p-value >= 1 / (resamples + 1) can pass Holm with 34 metrics
 # and 1000 resamples (it would need p < 0.05 / 1122).
 REPORT_CORRECTION = "holm"
+METRIC_TEST = "permutation"  # compare_metrics / metaeval compare
+TABLE_CI = "boot-both"  # the interval of every cell of correlation_table / metaeval correlate
+OUTPUT_FORMAT = "table"
 REPORT_FAMILY = "row"
 # Human judgments (metaeval.human).
 LITEPYRAMID_TIES = "absent"  # REALSumm: an SCU whose votes tie is "not present"

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from .. import defaults
 from ..report.formats import interval, number
 from ..report.render import TERMINAL_WIDTH, frame_table, render_text
 from ..report.render import signature_footer as footer
@@ -23,7 +24,7 @@ def output_options(command: Callable) -> Callable:
     """--format (every output format) and --output."""
     command = click.option("--output", type=click.Path(dir_okay=False),
                            help="Write to this file (atomically) instead of the terminal.")(command)
-    command = click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
+    command = click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=defaults.OUTPUT_FORMAT,
                            show_default=True, help="Output format.")(command)
     return command
 

@@ -50,7 +50,7 @@ def source_options(command: Callable) -> Callable:
 
 def output_options(command: Callable) -> Callable:
     command = click.option("--output", type=click.Path(), help="Write to this file instead of the terminal.")(command)
-    command = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+    command = click.option("--format", "fmt", type=click.Choice(FORMATS), default=defaults.OUTPUT_FORMAT, show_default=True,
                            help="Output format.")(command)
     return command
 

@@ -19,7 +19,7 @@ from .common import chosen_metrics, emit, load_source, output_options, resamples
               help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
 @click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
               help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
-@click.option("--ci", type=click.Choice(CI_METHODS), default="boot-both", show_default=True,
+@click.option("--ci", type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
               help="Confidence interval of every correlation.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @click.option("--full-test-set", is_flag=True,
@@ -45,7 +45,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
 @click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
               show_default=True)
-@click.option("--test", type=click.Choice(METRIC_TESTS), default="permutation", show_default=True)
+@click.option("--test", type=click.Choice(METRIC_TESTS), default=defaults.METRIC_TEST, show_default=True)
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
               help="Which cells are resampled / swapped together.")
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)

@@ -45,7 +45,7 @@ def human() -> None:
 def _output(command: Callable) -> Callable:
     command = click.option("--output", type=click.Path(dir_okay=False),
                            help="Write the result here instead of the terminal.")(command)
-    return click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
+    return click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=defaults.OUTPUT_FORMAT, show_default=True,
                         help="Output format.")(command)
 
 

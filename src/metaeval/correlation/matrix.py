@@ -55,7 +55,7 @@ def compare_metrics(
     *,
     level: str = defaults.LEVEL,
     coefficient: str = defaults.COEFFICIENT,
-    test: str = "permutation",
+    test: str = defaults.METRIC_TEST,
     method: str = defaults.RESAMPLING_METHOD,
     alternative: str = defaults.ALTERNATIVE,
     n_resamples: int = defaults.N_RESAMPLES,

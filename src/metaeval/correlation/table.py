@@ -52,7 +52,7 @@ def correlation_table(
     *,
     levels: Sequence[str] = defaults.REPORT_LEVELS,
     coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
-    ci: str = "boot-both",
+    ci: str = defaults.TABLE_CI,
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     undefined: str = defaults.UNDEFINED,

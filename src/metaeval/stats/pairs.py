@@ -108,7 +108,7 @@ def pairwise_tests(
     scores,
     z,
     *,
-    test: str = "permutation",
+    test: str = defaults.METRIC_TEST,
     level: str = defaults.LEVEL,
     coefficient: str = defaults.COEFFICIENT,
     method: str = defaults.RESAMPLING_METHOD,
