@@ -8,8 +8,14 @@ import numpy as np
 
 from . import vocabulary
 from .data.scoreset import ScoreSet
+from .errors import (
+    DegenerateWarning,
+    ParameterError,
+    ScoreSetError,
+    check_int,
+    check_probability,
+)
 from .stats.resampling import check_rng
-from .errors import DegenerateWarning, ParameterError, ScoreSetError, check_int, check_probability
 
 MIN_SYSTEMS = 3
 

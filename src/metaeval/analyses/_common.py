@@ -26,9 +26,13 @@ from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..stats.coefficients import tau_b
+from ..stats.resampling import (
+    BootstrapDraws,
+    batch_slices,
+    bootstrap_draws,
+    default_batch,
+)
 from ..stats.ties import are_tied
-from ..stats.resampling import BootstrapDraws, batch_slices, bootstrap_draws, default_batch
-
 
 check_metrics = iv.check_metrics
 

@@ -17,15 +17,22 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import DegenerateWarning, MetaevalError, ParameterError, check_choice, check_int, check_probability
+from ..errors import (
+    DegenerateWarning,
+    MetaevalError,
+    ParameterError,
+    check_choice,
+    check_int,
+    check_probability,
+)
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..vocabulary import METRIC_TESTS
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.levels import level_correlation
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.permutation import permutation_test
 from ..stats.resampling import bootstrap_draws
+from ..vocabulary import METRIC_TESTS
 from . import _common as common
 
 __all__ = ["AnnotationPlanResult", "plan_annotation"]

@@ -36,17 +36,18 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
-from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
-from ..serialization import ResultMixin, plain as _plain
+from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
+from ..serialization import ResultMixin
+from ..serialization import plain as _plain
 from ..signature import Signature
+from ..stats._runtime import single_blas_thread
 from ..stats.bootstrap import bootstrap_samples
+from ..stats.kernels.power import boot_pearson, perm_pearson
 from ..stats.levels import level_correlation
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.permutation import monte_carlo_pvalue, permutation_deltas, standardize
 from ..stats.resampling import PermutationDraws, bootstrap_draws
-from ..stats._runtime import single_blas_thread
-from ..stats.kernels.power import boot_pearson, perm_pearson
 from ..stats.williams import williams_test
 from .simulations import check_names
 

@@ -36,13 +36,14 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
-from ..serialization import ResultMixin, plain as _plain
+from ..serialization import ResultMixin
+from ..serialization import plain as _plain
 from ..signature import Signature
+from ..stats._runtime import single_blas_thread
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
 from ..stats.fisher import FISHER_COEFFICIENTS, fisher_interval
 from ..stats.levels import level_correlation
 from ..stats.resampling import bootstrap_draws
-from ..stats._runtime import single_blas_thread
 
 __all__ = ["COVERAGE_METHODS", "CoverageResult", "simulate_coverage", "check_names"]
 

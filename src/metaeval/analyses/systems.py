@@ -37,14 +37,15 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
-from ..serialization import ResultMixin, plain as _plain
+from ..serialization import ResultMixin
+from ..serialization import plain as _plain
 from ..signature import Signature
-from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
 from ..stats.bootstrap import percentile_interval
 from ..stats.corrections import adjust_pvalues
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.permutation import count_extreme, monte_carlo_pvalue
 from ..stats.resampling import bootstrap_draws, permutation_draws
+from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
 
 __all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_systems"]
 

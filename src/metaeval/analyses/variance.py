@@ -20,7 +20,13 @@ from ..errors import DegenerateWarning, ParameterError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.bootstrap import bootstrap_samples, percentile_interval
-from ..stats.resampling import METHODS, batch_slices, bootstrap_draws, count_weights, default_batch
+from ..stats.resampling import (
+    METHODS,
+    batch_slices,
+    bootstrap_draws,
+    count_weights,
+    default_batch,
+)
 from . import _common as common
 
 __all__ = ["ScoreVarianceResult", "score_variance"]

@@ -34,10 +34,17 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError
 from ..metrics.corpus_statistics import MeanStatistic
-from ..serialization import ResultMixin, plain as _plain
+from ..serialization import ResultMixin
+from ..serialization import plain as _plain
 from ..signature import Signature
 from ..vocabulary import check_system_test
-from .systems import all_pairs, check_systems, draw_weights, pair_pvalue, pair_statistics
+from .systems import (
+    all_pairs,
+    check_systems,
+    draw_weights,
+    pair_pvalue,
+    pair_statistics,
+)
 
 __all__ = ["VERDICTS", "SystemVerdictsResult", "system_verdicts", "verdict_labels", "weighted_f1",
            "confusion_matrix"]

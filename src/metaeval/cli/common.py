@@ -12,8 +12,8 @@ from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
-from ..runtime.files import write_text_atomic
 from ..report.formats import FORMATS
+from ..runtime.files import write_text_atomic
 
 _SOURCE_KEY = "metaeval.source"
 

@@ -8,9 +8,25 @@ from ..correlation.matrix import compare_metrics
 from ..correlation.table import correlation_table
 from ..report import terminal
 from ..report.render import WIDE, render_text
-from ..vocabulary import (ALTERNATIVES, CI_METHODS, COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES,
-                          METRIC_TESTS, RESAMPLING_METHODS)
-from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
+from ..vocabulary import (
+    ALTERNATIVES,
+    CI_METHODS,
+    COEFFICIENT_CHOICES,
+    CORRECTIONS,
+    FAMILIES,
+    LEVEL_CHOICES,
+    METRIC_TESTS,
+    RESAMPLING_METHODS,
+)
+from .common import (
+    chosen_metrics,
+    emit,
+    load_source,
+    output_options,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 
 
 @click.command()

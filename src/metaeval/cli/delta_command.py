@@ -8,8 +8,21 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.delta import BOUNDARIES, delta_correlations
 from ..report.render import WIDE
-from .analysis_output import NumberList, footer, interval, number, output_options, render
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+from .analysis_output import (
+    NumberList,
+    footer,
+    interval,
+    number,
+    output_options,
+    render,
+)
+from .common import (
+    chosen_metrics,
+    load_source,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 
 VIEWS = ("grid", "curve")
 

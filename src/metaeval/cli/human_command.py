@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import click
-from rich.text import Text
 import pandas as pd
+from rich.text import Text
 
 from .. import defaults
 from ..data.datasets import load_dataset
@@ -34,7 +34,6 @@ from ..human.pyramid import TIES, WORKER_FILTERS
 from ..report.render import render_text
 from ..vocabulary import OUTPUT_FORMATS
 from .common import emit, parse_dataset_options
-
 
 
 @click.group()

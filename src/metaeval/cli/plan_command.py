@@ -4,13 +4,16 @@ from __future__ import annotations
 import click
 
 from .. import defaults
-from ..vocabulary import (ALTERNATIVES, LEVEL_CHOICES, RESAMPLING_METHODS)
 from ..analyses.planning import TESTS, plan_annotation
 from ..errors import ParameterError
-from ..vocabulary import COEFFICIENT_CHOICES
+from ..vocabulary import (
+    ALTERNATIVES,
+    COEFFICIENT_CHOICES,
+    LEVEL_CHOICES,
+    RESAMPLING_METHODS,
+)
 from .analysis_output import NumberList, footer, frame_table, output_options, render
 from .common import load_source, seed_option, source_options
-
 
 
 @click.command()

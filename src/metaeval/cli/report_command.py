@@ -7,17 +7,28 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from .. import defaults
-from ..vocabulary import (CORRECTIONS, FAMILIES, LEVEL_CHOICES)
 from ..data.scoreset import DEFAULT_AGGREGATION
 from ..errors import ParameterError
 from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
-from ..vocabulary import COEFFICIENT_CHOICES
-from .common import _SOURCE_KEY, chosen_metrics, load_source, seed_option, source_options
+from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES
+from .common import (
+    _SOURCE_KEY,
+    chosen_metrics,
+    load_source,
+    seed_option,
+    source_options,
+)
 
 
 def _command_line(dataset, dataset_options, scores, human, metrics, chosen, settings, output) -> str:

@@ -9,7 +9,14 @@ from ..analyses.simulations import COVERAGE_METHODS, simulate_coverage
 from ..errors import ParameterError
 from ..metrics.degraded import TOKENIZERS
 from ..vocabulary import COEFFICIENT_CHOICES
-from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
+from .common import (
+    emit,
+    load_source,
+    output_options,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 from .systems_command import render
 
 LEVELS = defaults.SIMULATION_LEVELS

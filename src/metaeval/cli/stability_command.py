@@ -10,7 +10,13 @@ from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
 from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, number, output_options, render
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+from .common import (
+    chosen_metrics,
+    load_source,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 
 ANALYSES = ("ranking", "variance")
 

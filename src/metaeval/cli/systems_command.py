@@ -5,11 +5,17 @@ import click
 from rich.text import Text
 
 from .. import defaults
-from ..vocabulary import (ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS)
 from ..analyses.systems import compare_systems
 from ..report.render import WIDE, frame_table, render_text, signature_footer
-from .common import emit, load_source, output_options, resamples_option, seed_option, source_options
-
+from ..vocabulary import ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS
+from .common import (
+    emit,
+    load_source,
+    output_options,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 
 
 def render(result, fmt: str, frame, title: str, footer: str = "") -> str:

@@ -8,8 +8,21 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.topk import topk_correlations
 from ..vocabulary import COEFFICIENT_CHOICES
-from .analysis_output import NumberList, footer, interval, number, output_options, render
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+from .analysis_output import (
+    NumberList,
+    footer,
+    interval,
+    number,
+    output_options,
+    render,
+)
+from .common import (
+    chosen_metrics,
+    load_source,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 
 
 @click.command()

@@ -4,9 +4,17 @@ from __future__ import annotations
 import click
 
 from .. import defaults
-from ..vocabulary import (SYSTEM_TESTS)
 from ..analyses.verdicts import system_verdicts
-from .common import chosen_metrics, emit, load_source, output_options, resamples_option, seed_option, source_options
+from ..vocabulary import SYSTEM_TESTS
+from .common import (
+    chosen_metrics,
+    emit,
+    load_source,
+    output_options,
+    resamples_option,
+    seed_option,
+    source_options,
+)
 from .systems_command import render
 
 

@@ -18,13 +18,13 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError
-from .results import ComparisonResult
 from ..signature import Signature
 from ..stats import paired_bootstrap as _paired_bootstrap
 from ..stats import permutation as _permutation
 from ..stats.kernels import point_correlations
 from ..stats.levels import level_correlation
 from ..stats.williams import williams_test as _williams
+from .results import ComparisonResult
 
 
 def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative):

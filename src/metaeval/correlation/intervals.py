@@ -19,11 +19,11 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from .results import CorrelationResult
 from ..signature import Signature
 from ..stats import bootstrap as _bootstrap
 from ..stats.fisher import fisher_interval
 from ..stats.levels import level_correlation
+from .results import CorrelationResult
 
 
 def _correlation_signature(ds: ScoreSet, metric: str, human: str, level: str, coefficient: str,

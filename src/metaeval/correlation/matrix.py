@@ -8,16 +8,15 @@ import numpy as np
 
 from .. import _validation as iv
 from .. import defaults
-from .intervals import correlate
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError
-from .results import MetricComparisonResult
 from ..signature import Signature
-from ..vocabulary import check_correction, check_family, check_metric_test
 from ..stats.clusters import significance_clusters
 from ..stats.corrections import adjust_pvalues
 from ..stats.pairs import pairwise_tests
-
+from ..vocabulary import check_correction, check_family, check_metric_test
+from .intervals import correlate
+from .results import MetricComparisonResult
 
 
 def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, alternative,

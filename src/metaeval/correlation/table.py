@@ -9,13 +9,13 @@ import numpy as np
 
 from .. import _validation as iv
 from .. import defaults
-from .intervals import bootstrap_ci, correlate, fisher_ci
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError
-from .results import CorrelationResult
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..vocabulary import CI_METHODS, check_ci_method
+from .intervals import bootstrap_ci, correlate, fisher_ci
+from .results import CorrelationResult
 
 INTERVAL_METHODS = CI_METHODS
 

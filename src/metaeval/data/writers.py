@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runtime.files import write_bytes_atomic
 from ..errors import ScoreSetError
+from ..runtime.files import write_bytes_atomic
 from .formats import ANNOTATOR_KEY, INPUT_KEYS, SYSTEM_KEYS, file_format
 from .scoreset import ScoreSet
 

@@ -19,13 +19,13 @@ from .. import _validation as iv
 from .. import defaults
 from .._version import __version__
 from ..correlation.matrix import compare_metrics
-from ..vocabulary import check_correction, check_family
-from ..data.scoreset import ScoreSet
-from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
+from ..data.scoreset import ScoreSet
+from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..runtime.files import write_text_atomic
 from ..stats.levels import system_means
+from ..vocabulary import check_correction, check_family
 from .formats import to_csv, to_json
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -187,9 +187,9 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
     significantly beats; any other result (or a DataFrame ``frame``) one row per record of its
     ``to_frame()``.
     """
-    from ..errors import check_choice
     from ..correlation.results import MetricComparisonResult
     from ..correlation.table import CorrelationTable
+    from ..errors import check_choice
 
     fmt = check_choice("format", fmt, PAPER_FORMATS)
     if isinstance(obj, CorrelationTable):

@@ -7,6 +7,7 @@ the page.
 from __future__ import annotations
 
 import math
+
 from .._version import __version__
 from ..errors import require_module
 from .figures import forest_plot, significance_heatmap

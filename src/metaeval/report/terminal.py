@@ -7,9 +7,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..correlation.results import ComparisonResult, CorrelationResult, MetricComparisonResult
-
-
+from ..correlation.results import (
+    ComparisonResult,
+    CorrelationResult,
+    MetricComparisonResult,
+)
 from .formats import number as _number
 
 

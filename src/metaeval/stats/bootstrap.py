@@ -22,8 +22,13 @@ import numpy as np
 from scipy import special
 
 from metaeval import defaults
-from metaeval.errors import DegenerateWarning, ParameterError, check_choice, check_int, check_probability
-from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
+from metaeval.errors import (
+    DegenerateWarning,
+    ParameterError,
+    check_choice,
+    check_int,
+    check_probability,
+)
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
 from metaeval.stats.coefficients import canonical_coefficient
@@ -34,6 +39,7 @@ from metaeval.stats.resampling import (
     bootstrap_draws,
     check_batch,
 )
+from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
 
 __all__ = [
     "INTERVALS",

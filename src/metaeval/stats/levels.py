@@ -20,8 +20,18 @@ import numpy as np
 
 from metaeval import defaults
 from metaeval.errors import ParameterError
-from metaeval.vocabulary import LEVEL_ALIASES, LEVELS, UNDEFINED_POLICIES, canonical_level, check_undefined
-from metaeval.stats.coefficients import canonical_coefficient, check_tie_threshold, correlation_rows
+from metaeval.stats.coefficients import (
+    canonical_coefficient,
+    check_tie_threshold,
+    correlation_rows,
+)
+from metaeval.vocabulary import (
+    LEVEL_ALIASES,
+    LEVELS,
+    UNDEFINED_POLICIES,
+    canonical_level,
+    check_undefined,
+)
 
 __all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation", "system_means"]
 

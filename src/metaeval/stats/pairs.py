@@ -37,10 +37,14 @@ import numpy as np
 
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice, check_int
-from metaeval.vocabulary import METRIC_TESTS, check_alternative, check_method, check_metric_test
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import ENGINES, _cells_per_resample, _common_iv, bootstrap_samples
+from metaeval.stats.bootstrap import (
+    ENGINES,
+    _cells_per_resample,
+    _common_iv,
+    bootstrap_samples,
+)
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.permutation import _reference_batch, count_extreme, standardize
 from metaeval.stats.resampling import (
@@ -49,6 +53,12 @@ from metaeval.stats.resampling import (
     bootstrap_draws,
     check_batch,
     permutation_draws,
+)
+from metaeval.vocabulary import (
+    METRIC_TESTS,
+    check_alternative,
+    check_method,
+    check_metric_test,
 )
 
 __all__ = ["TESTS", "PairwiseOutcome", "pairwise_tests"]

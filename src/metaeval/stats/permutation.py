@@ -25,14 +25,30 @@ from typing import Any
 import numpy as np
 
 from metaeval import defaults
-from metaeval.errors import DegenerateDataError, DegenerateWarning, ParameterError, check_choice, check_int
-from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
+from metaeval.errors import (
+    DegenerateDataError,
+    DegenerateWarning,
+    ParameterError,
+    check_choice,
+    check_int,
+)
 from metaeval.stats import kernels as _kernels
-from metaeval.stats.kernels.ranks import _is_constant
 from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import ENGINES, _as_matrix, _cells_per_resample, _common_iv
-from metaeval.stats.resampling import PermutationDraws, as_generator, batch_slices, check_batch
-from metaeval.stats.resampling import permutation_draws
+from metaeval.stats.bootstrap import (
+    ENGINES,
+    _as_matrix,
+    _cells_per_resample,
+    _common_iv,
+)
+from metaeval.stats.kernels.ranks import _is_constant
+from metaeval.stats.resampling import (
+    PermutationDraws,
+    as_generator,
+    batch_slices,
+    check_batch,
+    permutation_draws,
+)
+from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
 
 __all__ = [
     "ALTERNATIVES",

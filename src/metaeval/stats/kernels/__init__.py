@@ -72,7 +72,12 @@ from metaeval.stats.kernels.bootstrap import bootstrap_kernel
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
 from metaeval.stats.kernels.permutation import PearsonSummaryShared, permutation_kernel
 from metaeval.stats.kernels.point import point_correlation, point_correlations
-from metaeval.stats.kernels.ranks import fixed_pair_signs, pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.ranks import (
+    fixed_pair_signs,
+    pair_signs,
+    tie_ranks,
+    upper_pairs,
+)
 from metaeval.stats.kernels.rows import (
     PAIRWISE_SYSTEMS_MAX,
     fixed_pearson,

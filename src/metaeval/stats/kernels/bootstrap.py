@@ -6,7 +6,13 @@ import numpy as np
 from metaeval.stats import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
-from metaeval.stats.kernels.ranks import _index, _ties, rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.ranks import (
+    _index,
+    _ties,
+    rank_pair_signs,
+    tie_ranks,
+    upper_pairs,
+)
 from metaeval.stats.kernels.rows import (
     PAIRWISE_SYSTEMS_MAX,
     _aggregate,

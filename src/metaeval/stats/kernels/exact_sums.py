@@ -5,6 +5,7 @@ import numpy as np
 
 from metaeval.stats.kernels.ranks import _index
 
+
 class ExactWeightedSums:
     """``sum_j w[s, j] V[a, j]`` for non-negative integer weights ``w`` with ``sum_j w[s, j] <= max_total``.
 

@@ -6,7 +6,12 @@ import numpy as np
 from metaeval.stats import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
-from metaeval.stats.kernels.ranks import _is_constant, _ties, fixed_pair_signs, tie_ranks
+from metaeval.stats.kernels.ranks import (
+    _is_constant,
+    _ties,
+    fixed_pair_signs,
+    tie_ranks,
+)
 from metaeval.stats.kernels.rows import (
     PAIRWISE_SYSTEMS_MAX,
     _aggregate,

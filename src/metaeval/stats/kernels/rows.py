@@ -4,7 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats import coefficients as _coef
-from metaeval.stats.kernels.ranks import _index, fixed_pair_signs, rank_pair_signs, row_pair_signs, row_ranks, upper_pairs
+from metaeval.stats.kernels.ranks import (
+    _index,
+    fixed_pair_signs,
+    rank_pair_signs,
+    row_pair_signs,
+    row_ranks,
+    upper_pairs,
+)
+
 
 def _aggregate(stat: np.ndarray, undefined: str) -> np.ndarray:
     """Mean over the last axis of per-input statistics, ``undefined`` as in ``level_correlation``."""
