@@ -61,6 +61,8 @@ def test_kernel_equals_reference_and_plain_loop(level, coefficient, method):
     loop = [scipy_level(x[r][:, c], z[r][:, c], level, coefficient) for r, c in zip(rows, cols)]
     if coefficient == "spearman" and level == "system":
         pytest.skip("scipy ranks averaged means without our tie tolerance")
+    if coefficient == "kendall-b" and level == "global":
+        pytest.skip("pairs of two copies of one system or input are left out (tests/test_stats_copies.py)")
     np.testing.assert_allclose(ref, loop, rtol=0, atol=1e-12)
 
 

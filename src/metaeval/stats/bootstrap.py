@@ -174,11 +174,14 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
 
 
 def _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold, full_test_set):
-    rows = draws.row_indices(sl)[:, :, None]
-    xs = x[rows, draws.col_indices(sl)[:, None, :]]
+    row_units, col_units = draws.row_indices(sl), draws.col_indices(sl)
+    rows = row_units[:, :, None]
+    xs = x[rows, col_units[:, None, :]]
     zs = z[rows, draws.col_indices(sl, human=True)[:, None, :]]
     res = _levels.level_correlation(xs, zs, level=level, coefficient=coefficient, undefined=undefined,
-                                    full_test_set=full_test_set, tie_threshold=tie_threshold)
+                                    full_test_set=full_test_set, tie_threshold=tie_threshold,
+                                    row_units=row_units if draws.rows is not None else None,
+                                    col_units=col_units if draws.cols is not None else None)
     return np.asarray(res.statistic, dtype=np.float64)
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.errors import ParameterError
-from metaeval.stats.ties import TIE_RTOL, are_tied
+from metaeval.stats.sorted_counts import counts_sorted
+from metaeval.stats.ties import TIE_RTOL, are_tied, current_rtol
 from metaeval.vocabulary import (
     COEFFICIENT_ALIASES,
     COEFFICIENTS,
@@ -33,7 +34,7 @@ from metaeval.vocabulary import (
 )
 
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
-           "correlation"]
+           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows"]
 
 
 PAIRWISE_MAX_N = 64
@@ -139,11 +140,18 @@ def _correlation_iv(x, y, coefficient, axis, tie_threshold):
     return x, y, coefficient, int(axis), tie_threshold
 
 
-def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0) -> np.ndarray:
+def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0,
+                     units: np.ndarray | None = None) -> np.ndarray:
     """Core of :func:`correlation` on validated float arrays of shape ``(B, n)``; returns shape ``(B,)``.
 
     For callers inside ``stats/`` that validated their arguments once (``coefficient`` canonical,
     ``tie_threshold`` checked). Does not modify its inputs.
+
+    ``units`` (int, ``(B, n)``), for resampled vectors: the original unit (system, input or cell) each
+    position is a copy of. Pairs of two copies of one unit are not pairs of the data - they are tied in
+    both vectors only because the same point was drawn twice - and are left out of every pair count
+    (:func:`copy_pairs`): ``P``, the ties in x, in y and in both. Pearson and Spearman, which do not
+    count pairs, treat copies as extra points.
     """
     b, n = x.shape
     out = np.full(b, np.nan)
@@ -151,30 +159,74 @@ def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_thresho
         return out
     step = max(1, _CHUNK_ELEMENTS // n)
     for lo in range(0, b, step):
-        out[lo:lo + step] = _rows(x[lo:lo + step], y[lo:lo + step], coefficient, tie_threshold)
+        chunk_units = None if units is None else units[lo:lo + step]
+        out[lo:lo + step] = _rows(x[lo:lo + step], y[lo:lo + step], coefficient, tie_threshold, chunk_units)
     return out
 
 
-def _rows(x, y, coefficient, t):
+def copy_pairs(units: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per row, the pairs of valid positions that are copies of one unit: ``sum_u C(c_u, 2)``.
+
+    ``units`` (B, n) holds each position's original unit (e.g. the drawn system indices of a bootstrap
+    resample), ``valid`` (B, n) which positions hold a value. ``c_u`` is the number of valid copies of
+    unit ``u`` in the row.
+    """
+    b, n = units.shape
+    pos = np.arange(n)
+    s = np.sort(np.where(valid, units, -1 - pos), axis=-1)  # an invalid position is a unit of its own
+    new = np.ones((b, n), dtype=bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    return (pos - start).sum(axis=-1)
+
+
+def _masked(x, y):
     valid = np.isfinite(x) & np.isfinite(y)
     all_valid = bool(valid.all())
     if not all_valid:
         x = np.where(valid, x, np.nan)
         y = np.where(valid, y, np.nan)
-    nv = valid.sum(axis=-1)
+    return x, y, valid, all_valid, valid.sum(axis=-1)
+
+
+def _rows(x, y, coefficient, t, units=None):
+    if coefficient not in ("pearson", "spearman"):
+        return coefficient_from_counts(coefficient, pair_count_rows(x, y, t, units))
+    x, y, valid, all_valid, nv = _masked(x, y)
     if coefficient == "pearson":
         mask = None if all_valid else valid
         r = _pearson(x, y, mask, _is_constant(x, mask, nv) | _is_constant(y, mask, nv))
-        r[nv < 2] = np.nan
-        return r
+    else:
+        gx = _TieGroups(x, nv)
+        gy = _TieGroups(y, nv)
+        const = (gx.distinct <= 1) | (gy.distinct <= 1)
+        r = _pearson(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
+    r[nv < 2] = np.nan
+    return r
+
+
+def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None) -> tuple[np.ndarray, ...]:
+    """Exact pair counts of every row of ``x`` and ``y`` (B, n), positions missing in either dropped.
+
+    Returns the int arrays ``(n, P, S, Tx_all, Ty_all, Txy, distinct_x, distinct_y)`` of shape (B,): valid
+    values, pairs, concordant minus discordant, pairs tied in x (both included), in y, in both, and the
+    numbers of distinct values; :func:`coefficient_from_counts` turns them into any pairwise coefficient.
+    ``units`` as in :func:`correlation_rows`. Counts are additive over disjoint sets of pairs.
+    """
+    x, y, valid, all_valid, nv = _masked(x, y)
     gx = _TieGroups(x, nv)
     gy = _TieGroups(y, nv)
-    const = (gx.distinct <= 1) | (gy.distinct <= 1)
-    if coefficient == "spearman":
-        r = _pearson(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
-    else:
-        r = _from_counts(coefficient, *_pair_counts(gx, gy, valid, all_valid, t), gx.distinct, gy.distinct)
-    r[nv < 2] = np.nan
+    copies = None if units is None else copy_pairs(units, valid)
+    return (*_pair_counts(gx, gy, valid, all_valid, tie_threshold, copies), gx.distinct, gy.distinct)
+
+
+def coefficient_from_counts(coefficient: str, counts) -> np.ndarray:
+    """A pairwise coefficient (Kendall's taus, accuracy, acc-eq, tau-eq) from :func:`pair_count_rows`.
+
+    NaN where fewer than 2 values are valid or, for the Kendall taus, a vector is constant.
+    """
+    r = _from_counts(coefficient, *counts)
+    r[np.asarray(counts[0]) < 2] = np.nan
     return r
 
 
@@ -228,11 +280,12 @@ class _TieGroups:
 
 def _is_constant(v, valid, nv):
     """Rows of ``v`` forming a single tie group. A chain of ``k - 1`` tied neighbours spans at most
-    ``(k - 1) * TIE_RTOL * max|v|``, so only rows within that range need the tie groups."""
+    ``(k - 1) * rtol * max|v|`` (``rtol`` the current tie tolerance), so only rows within that range need
+    the tie groups."""
     hi = (v if valid is None else np.where(valid, v, -np.inf)).max(axis=-1)
     lo = (v if valid is None else np.where(valid, v, np.inf)).min(axis=-1)
     with np.errstate(invalid="ignore"):
-        maybe = (hi - lo) <= nv * TIE_RTOL * np.maximum(np.abs(hi), np.abs(lo))
+        maybe = (hi - lo) <= nv * current_rtol() * np.maximum(np.abs(hi), np.abs(lo))
     const = nv <= 1
     rows = np.flatnonzero(maybe & ~const)
     if rows.size:
@@ -270,8 +323,12 @@ def _pearson(x, y, valid, const):
 # pair counts
 
 
-def _pair_counts(gx: _TieGroups, gy: _TieGroups, valid, all_valid, t):
-    """Exact ``(n, P, S, Tx_all, Ty_all, Txy)`` per row (``Tx_all`` = pairs tied in x, both included)."""
+def _pair_counts(gx: _TieGroups, gy: _TieGroups, valid, all_valid, t, copies=None):
+    """Exact ``(n, P, S, Tx_all, Ty_all, Txy)`` per row (``Tx_all`` = pairs tied in x, both included).
+
+    ``copies`` (per row): pairs of copies of one unit (:func:`copy_pairs`), tied in x and in y, removed
+    from ``P``, ``Tx_all``, ``Ty_all`` and ``Txy``; ``S`` never counts them.
+    """
     n_rows, n = gx.shape
     nv = valid.sum(axis=-1).astype(np.int64)
     pairs = nv * (nv - 1) // 2
@@ -283,8 +340,11 @@ def _pair_counts(gx: _TieGroups, gy: _TieGroups, valid, all_valid, t):
             tx_all = gx.tied_pairs
         txy = untied - pairs + tx_all + gy.tied_pairs  # untied = C + D = P - Tx_all - Ty_all + Txy
     else:
-        s, tx_all, txy = _counts_sorted(gx.flat, rx, ry, nv, xs, t, gx.tied_pairs, gy.tied_pairs)
-    return nv, pairs, s, tx_all, gy.tied_pairs, txy
+        s, tx_all, txy = counts_sorted(gx.flat, rx, ry, nv, xs, t, gx.tied_pairs, gy.tied_pairs)
+    ty_all = gy.tied_pairs
+    if copies is not None:
+        pairs, tx_all, ty_all, txy = pairs - copies, tx_all - copies, ty_all - copies, txy - copies
+    return nv, pairs, s, tx_all, ty_all, txy
 
 
 def _use_pairwise(n_rows: int, n: int) -> bool:  # measured on numpy 2: the paths cross near n = 100
@@ -318,132 +378,6 @@ def _counts_pairwise(rx, ry, valid, all_valid, xs, t):
         if tx is not None:
             tx += np.count_nonzero(tied if v is None else tied & vp, axis=0)
     return pos - neg, pos + neg, tx
-
-
-def _counts_sorted(x_order, rx, ry, nv, xs, t, tx_all, ty_all):
-    """S, Tx_all and T_xy per row in O(n log n) (t = 0) or O(n log^2 n) (t > 0), exactly.
-
-    Rows are sorted by (x rank, y rank), starting from ``x_order`` (flat indices of the x order).
-    t = 0 (Knight 1966): the inversions of y in this order are the discordant pairs D, so
-    ``S = C - D = (P - Tx_all - Ty_all + T_xy - D) - D``. t > 0: for position i the partners not tied
-    with it from above are the j >= u_i, so ``S = sum_i sum_{j >= u_i} sgn(R_j - R_i)``; the sum over
-    all j of ``sgn(R_j - R_i)`` adds up to 0 over i, hence ``S = sum_i sum_{j < u_i} sgn(R_i - R_j)``,
-    counted with dyadic blocks (:func:`_dominance`).
-    """
-    n_rows, n = rx.shape
-    w = n + 1
-    row = np.arange(n_rows, dtype=np.int64)[:, None]
-    pos = np.arange(n, dtype=np.int64)
-    valid = pos < nv[:, None]
-    x_order = x_order.reshape(n_rows, n)
-    kx = (rx.astype(np.int64) * w + ry).ravel()[x_order]
-    o = np.argsort(kx, axis=-1, kind="stable")  # sorted by x already: timsort only sorts the x ties
-    flat = np.take_along_axis(x_order, o, axis=-1).ravel()
-    ks = np.take_along_axis(kx, o, axis=-1)
-    rxs, rys = ks // w, ks % w
-    if t == 0:
-        first = np.ones((n_rows, n), dtype=bool)
-        first[:, 1:] = ks[:, 1:] != ks[:, :-1]
-        start = np.maximum.accumulate(np.where(first, pos, 0), axis=-1)
-        txy = np.where(valid, pos - start, 0).sum(axis=-1)
-        pairs = nv * (nv - 1) // 2
-        return pairs - tx_all - ty_all + txy - 2 * _inversions(rys, valid), tx_all, txy
-    xsorted = xs.ravel()[flat].reshape(n_rows, n)
-    u = _count_le(np.where(valid, xsorted, np.inf), xsorted + t)
-    hi = np.take_along_axis(rxs, np.clip(u - 1, 0, n - 1), axis=-1)  # last x rank tied with i from above
-    tx_all = np.where(valid, u - pos - 1, 0).sum(axis=-1)
-    # pairs tied in both: order by (y rank, x rank); partners of i in its y group up to x rank hi_i
-    hi_orig = np.empty(n_rows * n, dtype=np.int64)
-    hi_orig[flat] = hi.ravel()
-    key2 = ry.astype(np.int64) * w + rx
-    flat2 = (np.argsort(key2, axis=-1) + row * n).ravel()
-    k2 = key2.ravel()[flat2].reshape(n_rows, n) + row * w * w
-    q = k2 - k2 % w + hi_orig[flat2].reshape(n_rows, n)
-    cnt = np.searchsorted(k2.ravel(), q.ravel(), side="right").reshape(n_rows, n) - row * n - pos - 1
-    txy = np.where(valid, cnt, 0).sum(axis=-1)
-    return _dominance(rys, u, valid), tx_all, txy
-
-
-def _inversions(r: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Per row, ``#{i < j: r_i > r_j}`` over the valid prefix, by bottom-up merge sort.
-
-    Blocks of 16 are counted pair by pair; then sorted blocks of size ``s`` are merged pairwise. Keys
-    ``2 r + side`` put a left value before an equal right one, so a right value at merged position
-    ``m`` with index ``q`` in its half has ``s - (m - q)`` larger values on the left, and the block's
-    cross inversions are ``s^2 + s (s - 1) / 2 - sum(m over right values)``.
-    """
-    n_rows, n = r.shape
-    n2 = 1 << max(0, (n - 1).bit_length())
-    vals = np.full((n_rows, n2), n, dtype=np.int32)  # invalid and padding values sort last: no inversions
-    vals[:, :n] = np.where(valid, r, n)
-    size = min(16, n2)
-    blocks = vals.reshape(-1, size)
-    per_block = np.zeros(blocks.shape[0], dtype=np.int64)
-    for d in range(1, size):
-        per_block += np.count_nonzero(blocks[:, :-d] > blocks[:, d:], axis=1)
-    total = per_block.reshape(n_rows, -1).sum(axis=1)
-    vals = np.sort(blocks, axis=-1)
-    while size < n2:
-        side = (np.arange(2 * size) >= size).astype(np.int32)
-        keys = vals.reshape(-1, 2 * size) * 2 + side
-        keys.sort(axis=-1, kind="stable")  # two sorted runs: a linear merge
-        right_positions = ((keys & 1) * np.arange(2 * size)).sum(axis=-1, dtype=np.int64)
-        cross = size * size + size * (size - 1) // 2 - right_positions
-        total += cross.reshape(n_rows, -1).sum(axis=1)
-        vals = keys >> 1
-        size *= 2
-    return total
-
-
-def _count_le(data: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Per row, how many ``data`` values are ``<=`` each query (rows of ``data`` need not be sorted)."""
-    n_rows, n = data.shape
-    values = np.concatenate([data, queries], axis=-1)
-    tag = np.zeros(values.shape, dtype=np.int8)
-    tag[:, n:] = 1
-    order = np.lexsort((tag, values), axis=-1)  # by value, data before queries on equal values
-    before = np.cumsum(order < n, axis=-1)
-    out = np.empty(n_rows * n, dtype=np.int64)
-    is_q = order >= n
-    row = np.arange(n_rows, dtype=np.int64)[:, None]
-    out[(row * n + order - n)[is_q]] = before[is_q]
-    return out.reshape(n_rows, n)
-
-
-def _dominance(r: np.ndarray, u: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Per row, ``sum_i #(j < u_i: r_j < r_i) - #(j < u_i: r_j > r_i)`` over valid i (u_i <= #valid).
-
-    The prefix ``[0, u_i)`` is split into dyadic blocks (one per set bit of ``u_i``); each block is
-    sorted once per level and counted with a binary search on keys ``block * W + r``.
-    """
-    n_rows, n = r.shape
-    w = n + 1
-    n2 = 1 << max(0, (n - 1).bit_length())
-    dtype = np.int16 if w <= 32767 else np.int32
-    blocks = np.full((n_rows, n2), w - 1, dtype=dtype)  # padding never lies in a queried block
-    blocks[:, :n] = r
-    blocks = blocks.ravel()
-    qrow, qcol = np.nonzero(valid)
-    qu = u[qrow, qcol]
-    qr = r[qrow, qcol].astype(np.int64)
-    qbase = qrow * n2
-    total = np.zeros(qrow.size, dtype=np.int64)
-    idx = np.arange(n_rows * n2, dtype=np.int64)
-    for level in range(n2.bit_length()):
-        size = 1 << level
-        if level > 0:
-            blocks = np.sort(blocks.reshape(-1, size), axis=-1, kind="stable").ravel()
-        has = ((qu >> level) & 1).astype(bool)
-        if not has.any():
-            continue
-        keys = (idx >> level) * w + blocks
-        gb = (qbase[has] >> level) + (qu[has] >> level) - 1
-        target = gb * w + qr[has]
-        start = gb * size
-        less = np.searchsorted(keys, target, side="left") - start
-        less_eq = np.searchsorted(keys, target, side="right") - start
-        total[has] += less - (size - less_eq)
-    return np.bincount(qrow, weights=total, minlength=n_rows).round().astype(np.int64)
 
 
 def tau_b(concordance, untied_x, untied_z) -> np.ndarray:

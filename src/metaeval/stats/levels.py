@@ -23,8 +23,11 @@ from metaeval.errors import ParameterError
 from metaeval.stats.coefficients import (
     canonical_coefficient,
     check_tie_threshold,
+    coefficient_from_counts,
     correlation_rows,
+    pair_count_rows,
 )
+from metaeval.stats.resampling import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
     LEVELS,
@@ -77,6 +80,8 @@ def level_correlation(
     undefined: str = defaults.UNDEFINED,
     full_test_set: bool = False,
     tie_threshold: float = 0.0,
+    row_units=None,
+    col_units=None,
 ) -> LevelCorrelation:
     """Correlation between metric scores ``x`` and human scores ``z`` at one level, batched.
 
@@ -104,6 +109,12 @@ def level_correlation(
     tie_threshold : float, optional
         Metric tie threshold of the pairwise coefficients, see
         :func:`metaeval.stats.coefficients.correlation`.
+    row_units, col_units : array_like of int, shape (..., N) and (..., Mx), optional
+        For resampled matrices: the original system of each row and the original input of each column
+        (the bootstrap indices). A pair of two copies of one original point - one system at system and
+        summary level, one input at by-system level, one cell at global level - is not a pair of the
+        data, and is left out of the pair counts of the Kendall-type coefficients (see
+        :func:`metaeval.stats.coefficients.correlation_rows`). None: every row / column is its own unit.
 
     Returns
     -------
@@ -148,15 +159,41 @@ def level_correlation(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold
     )
     batch = x.shape[:-2]
+    units = _pair_units(level, coefficient, x.shape, row_units, col_units)
     if level == "system":
-        out = _system(x, z, coefficient, full_test_set, tie_threshold)
+        out = _system(x, z, coefficient, full_test_set, tie_threshold, units)
     elif level == "global":
-        out = _global(x, z, coefficient, tie_threshold)
+        out = _global(x, z, coefficient, tie_threshold, units)
     else:
         if level == "summary":  # groups are the inputs: correlate columns
             x, z = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
-        out = _grouped(x, z, coefficient, undefined, tie_threshold)
+        out = _grouped(x, z, coefficient, undefined, tie_threshold, units)
     return LevelCorrelation(*(np.reshape(v, batch)[()] for v in out))
+
+
+def _pair_units(level, coefficient, shape, row_units, col_units):
+    """Which positions of the correlated vectors are copies of one drawn unit, or None (no copies).
+
+    System level: the rows' systems, ``(B, N)``; summary level: for every input, its rows' systems,
+    ``(B M, N)``; by-system level: for every system, its columns' inputs, ``(B N, M)``. Global level: the
+    pair ``(row units (B, N) or None, column units (B, M) or None)``, see :func:`_global_without_copies`.
+    """
+    if coefficient in ("pearson", "spearman"):
+        return None
+    batch, (n, m) = shape[:-2], shape[-2:]
+    if level == "global":
+        if row_units is None and col_units is None:
+            return None
+        return tuple(None if u is None else _rows(np.broadcast_to(np.asarray(u), batch + (size,)))
+                     for u, size in ((row_units, n), (col_units, m)))
+    if level in ("system", "summary"):
+        if row_units is None:
+            return None
+        rows = np.broadcast_to(np.asarray(row_units), batch + (n,))
+        return _rows(rows) if level == "system" else _rows(np.broadcast_to(rows[..., None, :], batch + (m, n)))
+    if col_units is None:
+        return None
+    return _rows(np.broadcast_to(np.asarray(col_units)[..., None, :], batch + (n, m)))
 
 
 def _level_correlation_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold):
@@ -217,20 +254,23 @@ def system_means(x, z, *, full_test_set: bool = False):
     return xbar, zbar, dropped
 
 
-def _system(x, z, coefficient, full_test_set, tie_threshold):
+def _system(x, z, coefficient, full_test_set, tie_threshold, units=None):
     n_systems = x.shape[-2]
     xbar, zbar, dropped = system_means(x, z, full_test_set=full_test_set)
-    r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold)
+    r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold, units)
     n_used = (np.isfinite(xbar) & np.isfinite(zbar)).sum(axis=-1)
     zeros = np.zeros_like(n_used)
     return r, n_used, n_systems - n_used, zeros, dropped
 
 
-def _global(x, z, coefficient, tie_threshold):
+def _global(x, z, coefficient, tie_threshold, units=None):
     batch = x.shape[:-2]
     xv = np.reshape(x, batch + (-1,))
     zv = np.reshape(z, batch + (-1,))
-    r = correlation_rows(_rows(xv), _rows(zv), coefficient, tie_threshold)
+    if units is None:
+        r = correlation_rows(_rows(xv), _rows(zv), coefficient, tie_threshold)
+    else:
+        r = _global_without_copies(x, z, coefficient, tie_threshold, *units)
     fx, fz = np.isfinite(xv), np.isfinite(zv)
     n_used = (fx & fz).sum(axis=-1)
     skipped = (fz & ~fx).sum(axis=-1)
@@ -238,10 +278,10 @@ def _global(x, z, coefficient, tie_threshold):
     return r, n_used, skipped, zeros, zeros
 
 
-def _grouped(x, z, coefficient, undefined, tie_threshold):
+def _grouped(x, z, coefficient, undefined, tie_threshold, units=None):
     """Mean over the groups (rows of the last two axes) of the correlation along the last axis."""
     groups = x.shape[-2]
-    r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold).reshape(x.shape[:-1])
+    r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold, units).reshape(x.shape[:-1])
     defined = ~np.isnan(r)
     n_defined = defined.sum(axis=-1)
     if undefined == "zero":
@@ -253,3 +293,45 @@ def _grouped(x, z, coefficient, undefined, tie_threshold):
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = np.where(n_used > 0, np.where(defined, r, 0.0).sum(axis=-1) / n_used, np.nan)
     return stat, n_used, groups - n_defined, n_zeroed, np.zeros_like(n_defined)
+
+
+def _multiplicities(units: np.ndarray) -> np.ndarray:
+    """For every position of ``units`` (B, n), how many positions of its row hold the same unit."""
+    counts = count_weights(units, int(units.max()) + 1)
+    return np.take_along_axis(counts, units, axis=-1)
+
+
+def _global_without_copies(x, z, coefficient, tie_threshold, row_units, col_units):
+    """Global level of resampled matrices, without the pairs of two different copies of one system or input.
+
+    Cells ``(r, c)`` and ``(r', c')`` of a resample form a pair of the data unless ``r != r'`` are copies of
+    one system or ``c != c'`` copies of one input. The excluded pairs are counted from the rows and the
+    columns: two copies of a row with ``V`` valid cells and pair counts ``K`` form ``2 K + V`` pairs (each
+    pair of the row twice, and ``V`` pairs of identical cells, tied in both); a position in a row drawn ``w``
+    times carries ``(w - 1) / 2`` of them. Pairs that are both (identical cells) are counted once:
+    ``(w - 1)(c - 1) / 2`` per valid position.
+    """
+    n, m = x.shape[-2:]
+    x3, z3 = np.reshape(x, (-1, n, m)), np.reshape(z, (-1, n, m))
+    b = x3.shape[0]
+    counts = np.array(pair_count_rows(x3.reshape(b, n * m), z3.reshape(b, n * m), tie_threshold), dtype=np.float64)
+    tied_fields = [1, 3, 4, 5]  # P, Tx_all, Ty_all, Txy: identical cells are pairs tied in both
+    share = {}
+    for axis, units in ((1, row_units), (2, col_units)):
+        if units is None:
+            continue
+        xs, zs = (x3, z3) if axis == 1 else (x3.transpose(0, 2, 1), z3.transpose(0, 2, 1))
+        k, length = xs.shape[1], xs.shape[2]
+        per = np.array(pair_count_rows(xs.reshape(b * k, length), zs.reshape(b * k, length), tie_threshold),
+                       dtype=np.float64).reshape(8, b, k)
+        extra = _multiplicities(units).astype(np.float64) - 1.0  # copies of the same unit besides this one
+        share[axis] = extra
+        counts[2] -= (extra * per[2]).sum(axis=1)
+        for f in tied_fields:
+            counts[f] -= (extra * (per[f] + per[0] / 2.0)).sum(axis=1)
+    if len(share) == 2:
+        valid = np.isfinite(x3) & np.isfinite(z3)
+        both = (valid * share[1][:, :, None] * share[2][:, None, :]).sum(axis=(1, 2)) / 2.0
+        for f in tied_fields:
+            counts[f] += both
+    return coefficient_from_counts(coefficient, tuple(np.round(counts).astype(np.int64)))

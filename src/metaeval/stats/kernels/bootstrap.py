@@ -77,7 +77,8 @@ class _BootSystemLevel:
             xm, zm = self.means(cache, gather=False)
             return kendall_b_weighted(xm, zm, cache.row_weights())
         xm, zm = self.means(cache)
-        return system_correlation(xm, zm, self.coefficient, self.tie_threshold)
+        units = None if cache.draws.rows is None else cache.draws.rows[cache.sl]
+        return system_correlation(xm, zm, self.coefficient, self.tie_threshold, units=units)
 
 
 class _BootSummaryInputs:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.ties import TIE_RTOL, are_tied
+from metaeval.stats.ties import are_tied, current_rtol
 
 # ----------------------------------------------------------------------------------------------------
 # helpers shared with the generic coefficients
@@ -114,7 +114,7 @@ def row_ranks(v: np.ndarray):
     b, n = v.shape
     v = np.ascontiguousarray(v)
     flat, srt = _sorted_rows(v)
-    bound = TIE_RTOL * np.maximum(np.abs(srt[:, 0]), np.abs(srt[:, -1]))  # largest |v| of each row
+    bound = current_rtol() * np.maximum(np.abs(srt[:, 0]), np.abs(srt[:, -1]))  # largest |v| of each row
     near = np.flatnonzero(np.logical_or.reduce(srt[:, 1:] - srt[:, :-1] <= bound[:, None], axis=1))
     dtype = _rank_dtype(n)
     ranks = np.empty(b * n, dtype=dtype)

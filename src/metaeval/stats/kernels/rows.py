@@ -95,12 +95,13 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     return _tau_b(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
 
 def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
-                       z_signs=None, z_fixed=None) -> np.ndarray:
+                       z_signs=None, z_fixed=None, units=None) -> np.ndarray:
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
     Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of
     :mod:`metaeval.stats.coefficients` without its checks for missing values, everything else through
-    :func:`coefficients.correlation_rows`.
+    :func:`coefficients.correlation_rows`. ``units`` (b, N): the drawn system of every position, whose
+    copies' pairs the pair counts leave out (tau-b does not depend on them).
     """
     n = xm.shape[-1]
     if coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX:
@@ -108,7 +109,8 @@ def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_thr
     if coefficient == "pearson" and n >= 2:
         return pearson_rows(xm, zm, z_fixed)
     zb = np.broadcast_to(zm, xm.shape)
-    return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold)
+    return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold,
+                                  units)
 
 
 def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:
