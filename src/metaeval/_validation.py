@@ -1,12 +1,14 @@
 """Input validation shared by the public functions: check and canonicalize once, then compute."""
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
 from typing import Any
 
 import numpy as np
 
-from . import vocabulary
+from . import defaults, vocabulary
 from .data.scoreset import ScoreSet
 from .errors import (
     DegenerateWarning,
@@ -15,6 +17,8 @@ from .errors import (
     check_int,
     check_probability,
 )
+from .signature import recorded
+from .stats import ties
 from .stats.resampling import check_rng
 
 MIN_SYSTEMS = 3
@@ -116,3 +120,39 @@ def full_test_set_columns(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.
     z_cols = ~np.all(np.isnan(z), axis=0)
     return x[:, x_cols], z[:, z_cols]
 
+
+
+_TIE_TOLERANCE_DOC = """    tie_tolerance : float in [0, 0.001], optional
+        Two scores ``a``, ``b`` are tied in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the analyses' pair signs) when ``|a - b| <= tie_tolerance * max(|a|, |b|)``.
+        None (default): the tolerance in effect, 1e-9 (:data:`metaeval.defaults.TIE_TOLERANCE`) unless an
+        enclosing call or ``metaeval.stats.ties.tie_tolerance`` set another; averages that are equal in exact
+        arithmetic then tie on every code path. 0 compares exactly, as scipy does (needed to reproduce a
+        scipy-based table to the last digit). A non-default value is recorded in every signature.
+"""
+
+
+def with_tie_tolerance(func):
+    """Give a public function the keyword-only ``tie_tolerance`` option.
+
+    The value is validated once (:func:`metaeval.stats.ties.check_tie_tolerance`); the function then runs
+    under :func:`metaeval.stats.ties.tie_tolerance`, so every rank statistic of the call (kernels, the
+    generic coefficients, worker processes of :func:`metaeval.runtime.tasks.map_tasks`) uses it, and every
+    signature built during the call records a non-default value.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, tie_tolerance=None, **kwargs):
+        rtol = ties.current_rtol() if tie_tolerance is None else ties.check_tie_tolerance(tie_tolerance)
+        fields = {} if rtol == defaults.TIE_TOLERANCE else {"tie_tolerance": rtol}
+        with ties.tie_tolerance(rtol), recorded(**fields):
+            return func(*args, **kwargs)
+
+    sig = inspect.signature(func)
+    param = inspect.Parameter("tie_tolerance", inspect.Parameter.KEYWORD_ONLY, default=None)
+    params = list(sig.parameters.values())
+    tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    wrapper.__signature__ = sig.replace(parameters=[p for p in params if p not in tail] + [param] + tail)
+    doc = func.__doc__ or ""
+    marker = "\n\n    Returns\n    -------"
+    wrapper.__doc__ = doc.replace(marker, "\n" + _TIE_TOLERANCE_DOC + marker[1:], 1)
+    return wrapper

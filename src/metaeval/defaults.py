@@ -15,6 +15,8 @@ OUTPUT_FORMAT = "table"
 FAMILY = "matrix"
 INTERVAL = "percentile"
 UNDEFINED = "skip"
+# Two scores a, b are tied when |a - b| <= TIE_TOLERANCE * max(|a|, |b|) (stats/ties.py); 0 = exact, as scipy.
+TIE_TOLERANCE = 1e-9
 SEED = 0
 REPORT_LEVELS = ("system", "summary")
 REPORT_COEFFICIENTS = ("pearson", "spearman", "kendall-b")

@@ -231,6 +231,7 @@ def _reason(n0: int, ux: int, uz: int, min_pairs: int) -> str:
     return ""
 
 
+@iv.with_tie_tolerance
 def delta_correlations(
     ds: ScoreSet,
     metrics: Any,

@@ -223,6 +223,7 @@ def _predict(beta, g):
         return 1.0 / (1.0 + np.exp(-(beta[..., :1] + beta[..., 1:] * g)))
 
 
+@iv.with_tie_tolerance
 def gap_agreement(
     ds: ScoreSet,
     metrics: Any,

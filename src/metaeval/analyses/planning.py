@@ -194,6 +194,7 @@ def fit_width(sizes: np.ndarray, widths: np.ndarray) -> tuple[float, float]:
     return float(a), float(c)
 
 
+@iv.with_tie_tolerance
 def plan_annotation(
     ds: ScoreSet,
     metric: str,

@@ -197,6 +197,7 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
     return ds, z, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples, alpha
 
 
+@iv.with_tie_tolerance
 def simulate_power(
     ds: ScoreSet,
     human: str,

@@ -156,6 +156,7 @@ def _simulate_coverage_iv(ds, metric, human, levels, coefficients, methods, n_tr
     return ds, x, z, levels, coefficients, methods, n_trials, n_resamples, confidence_level
 
 
+@iv.with_tie_tolerance
 def simulate_coverage(
     ds: ScoreSet,
     metric: str,

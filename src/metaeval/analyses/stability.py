@@ -126,6 +126,7 @@ def _sample_weights(n_inputs: int, m: int, n_repetitions: int, sampling: str, rn
     return first, second
 
 
+@iv.with_tie_tolerance
 def ranking_stability(
     ds: ScoreSet,
     metrics: Any,

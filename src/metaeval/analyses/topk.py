@@ -126,6 +126,7 @@ def _reason(k: int, xk: np.ndarray, zk: np.ndarray, value: float) -> str:
     return "the correlation is undefined"
 
 
+@iv.with_tie_tolerance
 def topk_correlations(
     ds: ScoreSet,
     metrics: Any,

@@ -148,6 +148,7 @@ def _bootstrap_variance(values: np.ndarray, cols: np.ndarray) -> float:
     return float(means.var(axis=0).mean())
 
 
+@iv.with_tie_tolerance
 def score_variance(
     ds: ScoreSet,
     metrics: Any,

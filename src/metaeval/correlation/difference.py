@@ -71,6 +71,7 @@ def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefin
     )
 
 
+@iv.with_tie_tolerance
 def permutation_test(
     ds: ScoreSet,
     metric_a: str,
@@ -146,6 +147,7 @@ def permutation_test(
     )
 
 
+@iv.with_tie_tolerance
 def bootstrap_test(
     ds: ScoreSet,
     metric_a: str,

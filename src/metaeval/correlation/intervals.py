@@ -52,6 +52,7 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
     return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold
 
 
+@iv.with_tie_tolerance
 def correlate(
     ds: ScoreSet,
     metric: str,
@@ -113,6 +114,7 @@ def correlate(
     )
 
 
+@iv.with_tie_tolerance
 def bootstrap_ci(
     ds: ScoreSet,
     metric: str,
@@ -193,6 +195,7 @@ def bootstrap_ci(
     )
 
 
+@iv.with_tie_tolerance
 def fisher_ci(
     ds: ScoreSet,
     metric: str,

@@ -47,6 +47,7 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
             family, alpha, undefined)
 
 
+@iv.with_tie_tolerance
 def compare_metrics(
     ds: ScoreSet,
     metrics: Sequence[str] | None = None,

@@ -45,6 +45,7 @@ class CorrelationTable(ResultMixin):
         return [r.to_dict() for r in self.results]
 
 
+@iv.with_tie_tolerance
 def correlation_table(
     ds: ScoreSet,
     human: str,

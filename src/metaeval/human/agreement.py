@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
@@ -328,6 +329,7 @@ class AnnotatorCorrelationResult:
                 "n_cells": self.n_cells.tolist(), "mean": _plain(self.mean), "signature": str(self.signature)}
 
 
+@iv.with_tie_tolerance
 def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pearson") -> AnnotatorCorrelationResult:
     """Pairwise correlations between the annotators of ``scorer`` over all (system, input) cells.
 
@@ -410,6 +412,7 @@ class GroupAgreementResult:
                 "n_cells": self.n_cells, "signature": str(self.signature)}
 
 
+@iv.with_tie_tolerance
 def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: str = defaults.COEFFICIENT,
                     levels: tuple[str, ...] = ("system", "summary", "global")) -> GroupAgreementResult:
     """How two annotator groups agree (e.g. SummEval ``turker.relevance`` vs ``expert.relevance``).

@@ -152,6 +152,7 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
             preset, repetitions, focus_metrics, analyses)
 
 
+@iv.with_tie_tolerance
 def build_report(
     ds: ScoreSet,
     human: str,

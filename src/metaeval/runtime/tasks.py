@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError, check_int
+from ..stats import ties
 from . import dask as _dask
 from .workers import process_pool
 
@@ -90,6 +91,9 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
     tasks = list(tasks)
     if not tasks:
         return []
+    rtol = ties.current_rtol()
+    if rtol != ties.TIE_RTOL:  # the caller's tie rule, in the workers too (a context variable is per process)
+        fn = _UnderTieTolerance(fn, rtol)
     if scheduler is not None:
         return _map_dask(fn, tasks, scheduler, shared)
     if workers == 1 or len(tasks) == 1:
@@ -97,6 +101,17 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
             return [fn(task) for task in tasks]
         return [fn(shared, task) for task in tasks]
     return _map_pool(fn, tasks, min(workers, len(tasks)), shared)
+
+
+class _UnderTieTolerance:
+    """``fn`` called under :func:`metaeval.stats.ties.tie_tolerance` (picklable for the pool and Dask)."""
+
+    def __init__(self, fn: Callable, rtol: float):
+        self.fn, self.rtol = fn, rtol
+
+    def __call__(self, *args: Any) -> Any:
+        with ties.tie_tolerance(self.rtol):
+            return self.fn(*args)
 
 
 def _init_pool(key: str | None, payload: bytes | None) -> None:

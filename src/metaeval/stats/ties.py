@@ -21,11 +21,12 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from metaeval import defaults
 from metaeval.errors import ParameterError
 
 __all__ = ["TIE_RTOL", "are_tied", "check_tie_tolerance", "current_rtol", "tie_tolerance"]
 
-TIE_RTOL = 1e-9
+TIE_RTOL = defaults.TIE_TOLERANCE
 """Default relative tolerance under which two values are tied."""
 
 _RTOL: contextvars.ContextVar[float] = contextvars.ContextVar("metaeval_tie_rtol", default=TIE_RTOL)
