@@ -258,3 +258,36 @@ def test_report_sections_follow_the_analysis_registry():
     assert set(analysis_sections.SECTIONS) == set(with_section)
     for name in with_section:
         assert analysis_sections.ANALYSES[name].api == registry.analysis(name).function
+
+
+def _documented_cluster_count(statistics, adjusted, alpha):
+    """docs/statistics.md's rule, in plain python: sorted by correlation, a metric opens a new cluster
+    when a metric of the current cluster beats it (adjusted p < alpha)."""
+    order = sorted(range(len(statistics)), key=lambda i: -statistics[i])
+    clusters, current = 0, []
+    for i in order:
+        if not current or any(adjusted[j][i] < alpha for j in current):
+            clusters, current = clusters + 1, []
+        current.append(i)
+    return clusters
+
+
+def test_regression_summeval_report_clusters_follow_the_documented_rule():
+    # Issue 10, item 3: the old rule (beaten by the current *or a better* cluster) gave 26 clusters for
+    # the 34 SummEval metrics, one per metric below the top cluster; mt-metrics-eval's rule gives 4.
+    ds = me.load_dataset("summeval")
+    report = build_report(ds, "expert.relevance", None, levels=("system",), coefficients=("kendall-b",),
+                          analyses=())
+    c = report.comparison
+    assert len(c.metrics) == 34 and c.family == "row" and c.n_resamples == 1000
+    adjusted = np.nan_to_num(c.adjusted_pvalues, nan=1.0).tolist()
+    expected = _documented_cluster_count(list(c.statistic), adjusted, c.alpha)
+    assert max(c.ranks) == expected == 4
+    sizes = [c.ranks.count(r) for r in range(1, expected + 1)]
+    first = 1
+    for rank, size in enumerate(sizes, start=1):
+        span = f"{first}-{first + size - 1}" if size > 1 else str(first)
+        assert {c.rank_ranges[i] for i in range(34) if c.ranks[i] == rank} == {span}
+        first += size
+    frame = c.ranking_frame()
+    assert list(frame["rank_range"]) == list(c.rank_ranges)

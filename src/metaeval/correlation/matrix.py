@@ -11,7 +11,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError
 from ..signature import Signature
-from ..stats.clusters import significance_clusters
+from ..stats.clusters import rank_ranges, significance_clusters
 from ..stats.corrections import adjust_pvalues
 from ..stats.pairs import pairwise_tests
 from ..vocabulary import check_correction, check_family, check_metric_test
@@ -74,9 +74,11 @@ def compare_metrics(
     call, i.e. one dataset x level x coefficient) or 'row' (the P-1 comparisons of each row metric).
     A table spanning several calls can be corrected as one family with :func:`metaeval.adjust_pvalues`.
 
-    Ranks: metrics sorted by correlation; a metric joins the current cluster unless some metric of that
-    cluster or of a better one beats it significantly (corrected p < alpha); a metric's rank is
-    1 + the number of clusters above it.
+    Ranks (mt-metrics-eval's rule): metrics sorted by correlation; a metric joins the current cluster
+    unless some metric of the current cluster beats it significantly (corrected p < alpha), and then
+    opens a new one (being beaten by a metric of a better cluster does not open a cluster); a metric's
+    rank is 1 + the number of clusters above it, and ``rank_ranges`` gives the positions its cluster
+    spans ('1-3'). See :mod:`metaeval.stats.clusters` for a worked example.
 
     Parameters
     ----------
@@ -131,5 +133,6 @@ def compare_metrics(
         alternative=alternative, correction=correction, family=family, alpha=alpha,
         correlations=correlations, deltas=np.asarray(out.deltas, dtype=float), pvalues=pvalues,
         adjusted_pvalues=adjusted, significant=significant, ranks=tuple(int(r) for r in ranks),
+        rank_ranges=rank_ranges(ranks),
         n_resamples=None if test == "williams" else n_resamples, signature=Signature.of(**fields),
     )

@@ -117,7 +117,10 @@ class MetricComparisonResult(ResultMixin):
     significant : numpy.ndarray of bool
         ``adjusted_pvalues < alpha``.
     ranks : tuple of int
-        Cluster rank of each metric (1 = best cluster).
+        Cluster rank of each metric (1 = best cluster), by mt-metrics-eval's rule (docs/statistics.md).
+    rank_ranges : tuple of str
+        The positions (in the order by correlation) that each metric's cluster spans, e.g. '1-3' for a
+        cluster of the three best metrics, '4' for a cluster of one.
     """
 
     metrics: tuple[str, ...]
@@ -131,6 +134,7 @@ class MetricComparisonResult(ResultMixin):
     family: str
     alpha: float
     ranks: tuple[int, ...]
+    rank_ranges: tuple[str, ...]
     correlations: tuple[CorrelationResult, ...]
     deltas: np.ndarray
     pvalues: np.ndarray
@@ -158,9 +162,10 @@ class MetricComparisonResult(ResultMixin):
         ]
 
     def ranking_frame(self):
-        """One row per metric: correlation, interval (if any) and cluster rank."""
+        """One row per metric: correlation, interval (if any), cluster rank and the positions it spans."""
         import pandas as pd
 
         return pd.DataFrame(
-            [dict(c.to_dict(), rank=r) for c, r in zip(self.correlations, self.ranks)]
+            [dict(c.to_dict(), rank=r, rank_range=span)
+             for c, r, span in zip(self.correlations, self.ranks, self.rank_ranges)]
         )
