@@ -74,6 +74,11 @@ class ComparisonResult(ResultMixin):
     ``statistic`` is ``delta = r(A, human) - r(B, human)``; ``pvalue`` tests H1 given by
     ``alternative`` ('greater': A correlates more than B). ``null_distribution`` holds the resampled
     deltas (permutation or bootstrap; None for Williams).
+
+    Both correlations use only the cells where A, B and the human are all present. ``n_used`` counts
+    what the correlations rest on there (systems at system level, inputs at summary level, cells at
+    global level; the smaller of the two for undefined groups), ``n_dropped_a`` the cells where A and the
+    human are present but B is missing (left out of both correlations), ``n_dropped_b`` the converse.
     """
 
     metric_a: str
@@ -91,6 +96,8 @@ class ComparisonResult(ResultMixin):
     ci: tuple[float, float] | None = field(metadata=INTERVAL)
     n_used: int
     n_skipped: int
+    n_dropped_a: int
+    n_dropped_b: int
     n_resamples: int | None
     n_resamples_dropped: int | None
     signature: Signature
