@@ -128,6 +128,9 @@ class MetricComparisonResult(ResultMixin):
     rank_ranges : tuple of str
         The positions (in the order by correlation) that each metric's cluster spans, e.g. '1-3' for a
         cluster of the three best metrics, '4' for a cluster of one.
+    warnings : tuple of str
+        Lines the reader must see, e.g. that no comparison can be significant with these resamples
+        and this correction (also raised as a :class:`~metaeval.SignificanceWarning`).
     """
 
     metrics: tuple[str, ...]
@@ -149,6 +152,7 @@ class MetricComparisonResult(ResultMixin):
     significant: np.ndarray
     n_resamples: int | None
     signature: Signature
+    warnings: tuple[str, ...] = ()
 
     @property
     def statistic(self) -> np.ndarray:

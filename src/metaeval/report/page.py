@@ -154,10 +154,7 @@ def _significance_section(report) -> Section:
                     ("rank", "positions", "#", "metric", result.coefficient, "beats", "beaten metrics"),
                     tuple(rows), (True, True, True, False, True, True, False), wide=True)
     n_resamples = f", {result.n_resamples} resamples" if result.n_resamples else ""
-    notes = []
-    floor = _unreachable(result)
-    if floor:
-        notes.append(floor)
+    notes = [f"warning: {line}" for line in result.warnings]  # e.g. no comparison can be significant
     return Section(
         "significance", SECTION_TITLES["significance"],
         question=f"Is a metric's higher {result.level}-level correlation with {result.human} real, or noise?",
@@ -173,21 +170,6 @@ def _significance_section(report) -> Section:
         figures=(significance_heatmap(result),), tables=(ranking,), notes=tuple(notes),
         signatures=(("the significance matrix", str(result.signature)),),
     )
-
-
-def _unreachable(result) -> str:
-    """A warning when no Monte Carlo p-value can pass the correction (empty when some can)."""
-    if not result.n_resamples or result.correction == "none":
-        return ""
-    p = len(result.metrics)
-    size = p * (p - 1) if result.family == "matrix" else p - 1
-    smallest = 1.0 / (result.n_resamples + 1)
-    needed = result.alpha if result.correction == "benjamini-hochberg" else result.alpha / size
-    if smallest < needed:
-        return ""
-    return (f"No pair can be significant here: with {result.n_resamples} resamples the smallest possible p-value"
-            f" is {smallest:.2g}, and {result.correction} over {size} comparisons needs p < {needed:.2g}."
-            " Use more resamples (--n-resamples or --full) or a smaller family (--family row).")
 
 
 def _reproduce_section(report, sections: list[Section]) -> Section:

@@ -71,7 +71,8 @@ def comparison_matrix(result: MetricComparisonResult) -> Group:
                     _number(result.correlations[i].statistic), marks)
     legend = Text("■ the row metric correlates significantly better than metric #j; · not significant;"
                   " positions: the places its cluster spans in the order by correlation", style="dim")
-    return Group(out, legend, Text(f"signature: {result.signature}", style="dim"))
+    notes = [Text(f"warning: {line}", style="yellow") for line in result.warnings]
+    return Group(out, legend, *notes, Text(f"signature: {result.signature}", style="dim"))
 
 
 def _sort_key(result: MetricComparisonResult, i: int) -> float:
@@ -130,6 +131,7 @@ def report_summary(report, paths=()) -> Group:
                           f" {'each row' if c.family == 'row' else 'the matrix'}, alpha {c.alpha:g});"
                           f" positions: the places the cluster spans ({max(c.ranks)} clusters of"
                           f" {len(c.metrics)} metrics)", style="dim"))
+        parts.extend(Text(f"warning: {line}", style="yellow") for line in c.warnings)
     for name, result in report.analyses.items():
         headline = ANALYSES[name].headline(result)
         parts.append(Text(f"{ANALYSES[name].title}: {headline}"))
