@@ -180,14 +180,100 @@ def test_fisher_ci_formula(tiny_scoreset):
     assert r.ci == pytest.approx(tuple(expected))
 
 
-def test_identical_metrics_give_p_one(tiny_scoreset):
+def test_identical_metrics_give_p_one_with_one_warning(tiny_scoreset):
+    # Issue 10, item 2: Williams' test gave a silent NaN for identical metrics; now p = 1 and the warning of
+    # the resampling tests.
     ds = me.ScoreSet.from_matrices({"a": tiny_scoreset.matrix("a"), "a2": tiny_scoreset.matrix("a"),
                                     "h": tiny_scoreset.matrix("human")})
+    message = ("`metric_a` and `metric_b` are identical on the 72 cells where both and the human are present;"
+               " there is no difference to test, so the p-value is 1.")
     for level in ("system", "summary"):
         for coefficient in ("pearson", "kendall"):
-            t = me.permutation_test(ds, "a", "a2", "h", level=level, coefficient=coefficient,
-                                    n_resamples=200, rng=0)
+            with pytest.warns(DegenerateWarning) as caught:
+                t = me.permutation_test(ds, "a", "a2", "h", level=level, coefficient=coefficient,
+                                        n_resamples=200, rng=0)
             assert t.statistic == 0 and t.pvalue == 1.0
+            assert [str(w.message) for w in caught] == [message]
+    with pytest.warns(DegenerateWarning) as caught:
+        b = me.bootstrap_test(ds, "a", "a2", "h", n_resamples=200, rng=0)
+    assert b.pvalue == 1.0 and [str(w.message) for w in caught] == [message]
+    for level in ("system", "global"):
+        for alternative in ("greater", "less", "two-sided"):
+            with pytest.warns(DegenerateWarning) as caught:
+                w = me.williams_test(ds, "a", "a2", "h", level=level, alternative=alternative)
+            assert w.statistic == 0 and w.pvalue == 1.0 and [str(x.message) for x in caught] == [message]
+
+
+def _missing_cells_scoreset():
+    """Global-level data like FRANK's: each metric misses its own cells (a few hundred of 2400)."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(24, 100))
+    a = z + rng.normal(scale=1.6, size=z.shape)
+    b = z + rng.normal(scale=2.0, size=z.shape) + 0.3 * (a - z)
+    a[rng.random(z.shape) < 0.04] = np.nan
+    b[rng.random(z.shape) < 0.08] = np.nan
+    z[rng.random(z.shape) < 0.02] = np.nan
+    return me.ScoreSet.from_matrices({"a": a, "b": b, "h": z}, humans=["h"]), a, b, z
+
+
+def test_regression_williams_with_missing_cells_does_not_depend_on_the_argument_order():
+    # Issue 10, item 2: r(a, h), r(b, h) and r(a, b) each used their own cells and n came from metric a,
+    # so williams(a, b) and williams(b, a) disagreed (FRANK: p = 0.0185 with n = 2246, 0.0208 with n = 2163).
+    ds, a, b, z = _missing_cells_scoreset()
+    common = np.isfinite(a) & np.isfinite(b) & np.isfinite(z)
+    for level, n in (("global", int(common.sum())), ("system", 24)):
+        ab = me.williams_test(ds, "a", "b", "h", level=level, alternative="greater")
+        ba = me.williams_test(ds, "b", "a", "h", level=level, alternative="less")
+        assert ab.n_used == ba.n_used == n
+        assert ab.statistic == -ba.statistic and ab.pvalue == ba.pvalue
+        assert dict(ab.signature.fields)["n"] == n
+        two = [me.williams_test(ds, *pair, "h", level=level, alternative="two-sided").pvalue
+               for pair in (("a", "b"), ("b", "a"))]
+        assert two[0] == two[1]
+    ab = me.williams_test(ds, "a", "b", "h", level="global")
+    assert ab.n_dropped_a == int((np.isfinite(a) & np.isfinite(z) & ~np.isfinite(b)).sum()) > 0
+    assert ab.n_dropped_b == int((np.isfinite(b) & np.isfinite(z) & ~np.isfinite(a)).sum()) > 0
+    x, y, h = (np.where(common, m, np.nan) for m in (a, b, z))
+    r = stats.pearsonr(x[common], h[common])[0]
+    assert ab.statistic_a == pytest.approx(r, abs=1e-12)
+
+
+def test_regression_resampling_tests_use_the_cells_common_to_both_metrics():
+    # Issue 10, item 2: each metric's correlation used its own cells, so a metric with more missing cells
+    # was judged on different items; now both use the cells where a, b and the human are all present.
+    ds, a, b, z = _missing_cells_scoreset()
+    common = np.isfinite(a) & np.isfinite(b) & np.isfinite(z)
+    masked = me.ScoreSet.from_matrices({m: np.where(common, v, np.nan) for m, v in (("a", a), ("b", b), ("h", z))},
+                                       humans=["h"])
+    for test in (me.permutation_test, me.bootstrap_test):
+        for level in ("global", "summary"):
+            kw = dict(level=level, coefficient="pearson", n_resamples=100, rng=3)
+            ours, reference = test(ds, "a", "b", "h", **kw), test(masked, "a", "b", "h", **kw)
+            assert ours.statistic_a == reference.statistic_a and ours.pvalue == reference.pvalue
+            assert ours.statistic_a == me.correlate(masked, "a", "h", level=level, coefficient="pearson").statistic
+            assert ours.n_dropped_a > 0 and ours.n_dropped_b > 0 and reference.n_dropped_a == 0
+        mirrored = test(ds, "b", "a", "h", level="global", coefficient="pearson", n_resamples=100, rng=3)
+        assert mirrored.statistic == -test(ds, "a", "b", "h", level="global", coefficient="pearson",
+                                           n_resamples=100, rng=3).statistic
+    global_test = me.permutation_test(ds, "a", "b", "h", level="global", coefficient="pearson", n_resamples=10)
+    assert global_test.n_used == int(common.sum())
+
+
+def test_compare_metrics_pairs_use_their_own_common_cells():
+    ds, a, b, z = _missing_cells_scoreset()
+    c = np.where(np.isfinite(z), z, 0) + np.random.default_rng(1).normal(size=z.shape)
+    ds3 = me.ScoreSet.from_matrices({"a": a, "b": b, "c": c, "h": z}, humans=["h"])
+    for test, level in (("permutation", "global"), ("bootstrap", "global"), ("williams", "global"),
+                        ("williams", "system")):
+        kw = dict(level=level, coefficient="pearson", n_resamples=100, rng=3)
+        if test == "williams":
+            kw = dict(level=level, coefficient="pearson")
+        m = me.compare_metrics(ds3, ["a", "b", "c"], "h", test=test, correction="none", **kw)
+        single = getattr(me, f"{test}_test")(ds3, "a", "b", "h", **{k: v for k, v in kw.items()
+                                                                   if k != "coefficient" or test != "williams"})
+        assert m.pvalues[0, 1] == pytest.approx(single.pvalue, abs=1e-12)
+        assert m.deltas[0, 1] == pytest.approx(single.statistic, abs=1e-12)
+        np.testing.assert_allclose(m.deltas, -m.deltas.T, atol=1e-12)
 
 
 def test_better_metric_wins_permutation_and_bootstrap_tests():

@@ -13,7 +13,7 @@ import pytest
 import metaeval as me
 from metaeval.report import formats
 from metaeval.report.build import PRESETS, Report, build_report, report_paths, write_report
-from metaeval.report.page import _unreachable, render_report
+from metaeval.report.page import render_report
 from metaeval.report.svg import figure_svg, new_figure, text
 
 
@@ -22,7 +22,7 @@ def small():
     """SummEval with 4 metrics: a fast, real report."""
     ds = me.load_dataset("summeval")
     metrics = ["rouge-1.recall", "rouge-2.recall", "bertscore.recall", "qa-eval.f1"]
-    return ds, metrics, build_report(ds, "expert.relevance", metrics, n_resamples=40, repetitions=10, seed=3)
+    return ds, metrics, build_report(ds, "expert.relevance", metrics, n_resamples=60, repetitions=10, seed=3)
 
 
 # -- validation: every message pinned ---------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_report_contents(small):
     assert isinstance(report, Report) and report.human == "expert.relevance"
     assert report.table.metrics == tuple(metrics)
     assert report.comparison.family == "row" and report.comparison.correction == "holm"
-    assert report.settings["n_resamples"] == 40 and report.settings["seed"] == 3
+    assert report.settings["n_resamples"] == 60 and report.settings["seed"] == 3
     assert report.dataset["agreement"]["n_coders"] == 3
     systems = report.dataset["system_scores"]
     assert len(systems) == 16 and sorted(s["rank"] for s in systems) == list(range(1, 17))
@@ -87,7 +87,7 @@ def test_single_metric_report_leaves_out_the_matrix(tmp_path):
 
 def test_same_seed_same_page(small, tmp_path):
     ds, metrics, report = small
-    again = build_report(ds, "expert.relevance", metrics, n_resamples=40, repetitions=10, seed=3)
+    again = build_report(ds, "expert.relevance", metrics, n_resamples=60, repetitions=10, seed=3)
     assert render_report(again) == render_report(report)
 
 
@@ -153,14 +153,48 @@ def test_svg_ids_are_prefixed_and_alt_text_is_escaped():
         assert ref in ids
 
 
-def test_unreachable_significance_is_said():
+def test_regression_unreachable_significance_is_said_in_the_result_the_page_and_the_terminal():
+    # Issue 10, item 4: with Holm over the whole matrix of 12 metrics (132 p-values) and 100 resamples no
+    # pair can be significant; the result, the Python warning, the page and the terminal say so.
     ds = me.load_dataset("summeval")
-    metrics = ds.metrics[:12]
-    result = me.compare_metrics(ds, metrics, "expert.relevance", n_resamples=100, family="matrix", rng=0)
-    assert "No pair can be significant here: with 100 resamples the smallest possible p-value is 0.0099" in \
-        _unreachable(result)
-    result = me.compare_metrics(ds, metrics[:3], "expert.relevance", n_resamples=100, family="row", rng=0)
-    assert _unreachable(result) == ""
+    metrics = list(ds.metrics[:12])
+    message = ("no comparison can be significant: the smallest attainable p-value after holm over the whole"
+               " matrix (132 comparisons) with 100 resamples is 1 > alpha 0.05; use at least 2640 resamples.")
+    with pytest.warns(me.SignificanceWarning) as caught:
+        result = me.compare_metrics(ds, metrics, "expert.relevance", n_resamples=100, family="matrix", rng=0)
+    assert [str(w.message) for w in caught] == [message] and result.warnings == (message,)
+    assert result.to_dict()["warnings"] == [message]
+    from rich.console import Console
+
+    from metaeval.report import terminal
+    console = Console(width=300, record=True)
+    console.print(terminal.comparison_matrix(result))
+    assert message in console.export_text()
+    with pytest.warns(me.SignificanceWarning):
+        report = build_report(ds, "expert.relevance", metrics, n_resamples=100, family="matrix",
+                              levels=("system",), coefficients=("kendall-b",), analyses=())
+    assert report.comparison.warnings == (message,)
+    assert str(escape(message)) in render_report(report)
+    console = Console(width=300, record=True)
+    console.print(terminal.report_summary(report))
+    assert message in console.export_text()
+    fine = me.compare_metrics(ds, metrics[:3], "expert.relevance", n_resamples=100, rng=0)
+    assert fine.warnings == () and fine.family == "row"
+
+
+def test_regression_one_default_family_for_the_api_compare_and_report():
+    # Issue 10, item 4: compare_metrics and `metaeval compare` corrected over the matrix, `report` over rows.
+    import inspect
+
+    from metaeval.cli.correlation_commands import compare
+    from metaeval.cli.report_command import report
+
+    assert me.defaults.FAMILY == "row" and not hasattr(me.defaults, "REPORT_FAMILY")
+    assert inspect.signature(me.compare_metrics).parameters["family"].default == me.defaults.FAMILY
+    assert inspect.signature(build_report).parameters["family"].default == me.defaults.FAMILY
+    for command in (compare, report):
+        option = next(p for p in command.params if p.name == "family")
+        assert option.default == me.defaults.FAMILY
 
 
 def test_warnings_are_recorded_and_reraised():
@@ -194,7 +228,8 @@ def test_every_analysis_runs_on_the_focus_metrics(small):
 def test_focus_metrics_default_to_the_best_system_level_correlations():
     ds = me.load_dataset("summeval")
     metrics = list(ds.metrics[:10])
-    report = build_report(ds, "expert.relevance", metrics, n_resamples=20, repetitions=5, analyses=[])
+    with pytest.warns(me.SignificanceWarning, match="use at least 180 resamples"):  # 20 resamples, 9 per row
+        report = build_report(ds, "expert.relevance", metrics, n_resamples=20, repetitions=5, analyses=[])
     table = report.table
     best = sorted(metrics, key=lambda m: -table.get(m, "system", "kendall-b").statistic)[:6]
     assert report.settings["focus_metrics"] == best
@@ -258,3 +293,36 @@ def test_report_sections_follow_the_analysis_registry():
     assert set(analysis_sections.SECTIONS) == set(with_section)
     for name in with_section:
         assert analysis_sections.ANALYSES[name].api == registry.analysis(name).function
+
+
+def _documented_cluster_count(statistics, adjusted, alpha):
+    """docs/statistics.md's rule, in plain python: sorted by correlation, a metric opens a new cluster
+    when a metric of the current cluster beats it (adjusted p < alpha)."""
+    order = sorted(range(len(statistics)), key=lambda i: -statistics[i])
+    clusters, current = 0, []
+    for i in order:
+        if not current or any(adjusted[j][i] < alpha for j in current):
+            clusters, current = clusters + 1, []
+        current.append(i)
+    return clusters
+
+
+def test_regression_summeval_report_clusters_follow_the_documented_rule():
+    # Issue 10, item 3: the old rule (beaten by the current *or a better* cluster) gave 26 clusters for
+    # the 34 SummEval metrics, one per metric below the top cluster; mt-metrics-eval's rule gives 4.
+    ds = me.load_dataset("summeval")
+    report = build_report(ds, "expert.relevance", None, levels=("system",), coefficients=("kendall-b",),
+                          analyses=())
+    c = report.comparison
+    assert len(c.metrics) == 34 and c.family == "row" and c.n_resamples == 1000
+    adjusted = np.nan_to_num(c.adjusted_pvalues, nan=1.0).tolist()
+    expected = _documented_cluster_count(list(c.statistic), adjusted, c.alpha)
+    assert max(c.ranks) == expected == 4
+    sizes = [c.ranks.count(r) for r in range(1, expected + 1)]
+    first = 1
+    for rank, size in enumerate(sizes, start=1):
+        span = f"{first}-{first + size - 1}" if size > 1 else str(first)
+        assert {c.rank_ranges[i] for i in range(34) if c.ranks[i] == rank} == {span}
+        first += size
+    frame = c.ranking_frame()
+    assert list(frame["rank_range"]) == list(c.rank_ranges)

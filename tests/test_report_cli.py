@@ -104,4 +104,5 @@ def test_compare_markdown(capsys):
     code, out, err = run(["compare", "--dataset", "summeval", *METRICS, "--n-resamples", "50", "--format",
                           "markdown"], capsys)
     assert code == 0, err
-    assert out.splitlines()[:2] == ["| Rank | # | Metric | kendall-b | Better than |", "|---:|---:|:---|---:|:---|"]
+    assert out.splitlines()[:2] == ["| Rank | Positions | # | Metric | kendall-b | Better than |",
+                                    "|---:|---:|---:|:---|---:|:---|"]

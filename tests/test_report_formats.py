@@ -75,13 +75,13 @@ def test_comparison_ranking_tables():
                                     "bad|2": rng.normal(size=(12, 8)), "h": human}, humans=["h"])
     result = me.compare_metrics(ds, ["bad|2", "good_1"], "h", n_resamples=200, rng=0)
     latex = formats.to_paper(result, "latex").splitlines()
-    assert latex[:4] == [r"\begin{tabular}{rrlrl}", r"\toprule", r"Rank & \# & Metric & kendall-b & Better than \\",
-                         r"\midrule"]
-    assert latex[4].startswith(r"1 & 1 & good\_1 & ") and latex[4].endswith(r" & 2 \\")
-    assert latex[5].startswith(r"2 & 2 & bad\textbar{}2 & ") and latex[5].endswith(r" & - \\")
+    assert latex[:4] == [r"\begin{tabular}{rrrlrl}", r"\toprule",
+                         r"Rank & Positions & \# & Metric & kendall-b & Better than \\", r"\midrule"]
+    assert latex[4].startswith(r"1 & 1 & 1 & good\_1 & ") and latex[4].endswith(r" & 2 \\")
+    assert latex[5].startswith(r"2 & 2 & 2 & bad\textbar{}2 & ") and latex[5].endswith(r" & - \\")
     markdown = formats.to_paper(result, "markdown").splitlines()
-    assert markdown[0] == "| Rank | # | Metric | kendall-b | Better than |"
-    assert markdown[3].startswith("| 2 | 2 | bad\\|2 | ")
+    assert markdown[0] == "| Rank | Positions | # | Metric | kendall-b | Better than |"
+    assert markdown[3].startswith("| 2 | 2 | 2 | bad\\|2 | ")
 
 
 def test_any_other_result_uses_its_frame():

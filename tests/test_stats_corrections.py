@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from metaeval.errors import ParameterError
-from metaeval.stats.corrections import CORRECTION_METHODS, adjust_pvalues
+from metaeval.stats.corrections import CORRECTION_METHODS, adjust_pvalues, significance_floor
 
 P4 = [0.01, 0.04, 0.03, 0.005]
 P5 = [0.01, 0.02, 0.03, 0.04, 0.05]
@@ -76,3 +76,30 @@ def test_nan_entries_are_ignored_any_shape():
     assert np.isnan(adjust_pvalues([np.nan, np.nan], method="holm")).all()
     assert adjust_pvalues([], method="holm").shape == (0,)
     assert adjust_pvalues(0.02, method="bonferroni") == 0.02
+
+
+@pytest.mark.parametrize("k,m,correction,alpha,smallest,needed", [
+    (1000, 33, "holm", 0.01, 33 / 1001, 3300),            # the example: 0.033 > 0.01
+    (1000, 33 * 34, "holm", 0.05, 1.0, 22440),            # SummEval, Holm over the whole matrix
+    (22440, 33 * 34, "holm", 0.05, 1122 / 22441, 22440),  # just enough
+    (200, 33, "bonferroni", 0.05, 33 / 201, 660),         # the report's --quick preset over each row
+    (10, 33, "benjamini-hochberg", 0.05, 1 / 11, 20),     # BH: 1 / (k + 1), whatever the family
+    (19, 5, "none", 0.05, 1 / 20, 20),                    # 1/20 is not < 0.05
+])
+def test_significance_floor(k, m, correction, alpha, smallest, needed):
+    floor = significance_floor(n_resamples=k, family_size=m, correction=correction, alpha=alpha)
+    assert floor.smallest == pytest.approx(smallest, rel=1e-12) and floor.needed_resamples == needed
+    assert floor.reachable == (k >= needed) and (floor.message == "") == floor.reachable
+    # the floor is what adjust_pvalues gives when every p-value is the smallest Monte Carlo p-value
+    adjusted = adjust_pvalues(np.full(m, 1 / (k + 1)), method=correction)
+    assert adjusted.min() == pytest.approx(floor.smallest, rel=1e-12)
+
+
+def test_significance_floor_message():
+    floor = significance_floor(n_resamples=1000, family_size=33, correction="holm", alpha=0.01)
+    assert floor.message == ("no comparison can be significant: the smallest attainable p-value after holm over"
+                             " each row (33 comparisons) with 1000 resamples is 0.033 > alpha 0.01; use at"
+                             " least 3300 resamples.")
+    with pytest.raises(ParameterError) as info:
+        significance_floor(n_resamples=0, family_size=3, correction="holm", alpha=0.05)
+    assert str(info.value) == "`n_resamples` must be an integer >= 1; got 0."

@@ -99,7 +99,9 @@ def test_signed_correlations_differ_from_nlpstats():
 
 def test_undefined_and_vectorized():
     assert math.isnan(williams_test(np.nan, 0.5, 0.5, 10).pvalue)
-    assert math.isnan(williams_test(1.0, 1.0, 1.0, 10).statistic)  # 0 / 0
+    identical = williams_test(1.0, 1.0, 1.0, 10, alternative="greater")  # 0 / 0: no difference, p = 1
+    assert identical.statistic == 0.0 and identical.pvalue == 1.0
+    assert williams_test(0.6, 0.6, 1.0 - 1e-16, 10).pvalue == 1.0
     assert math.isnan(williams_test(0.9, -0.9, 0.9, 10).statistic)  # inconsistent correlations
     same = williams_test(0.7, 0.7, 0.5, 10)
     assert same.statistic == 0.0 and same.pvalue == 1.0
@@ -108,3 +110,11 @@ def test_undefined_and_vectorized():
     assert out.pvalue.shape == (3,)
     for i in range(3):
         assert out.pvalue[i] == pytest.approx(williams_test(r12[i], 0.5, 0.4, 10 * (i + 1), alternative="greater").pvalue)
+
+
+@pytest.mark.parametrize("r12,r13,r23,n", [(0.9, 0.8, 0.85, 20), (0.31, 0.77, 0.42, 9), (-0.2, 0.5, 0.1, 40)])
+def test_swapping_the_metrics_mirrors_the_result(r12, r13, r23, n):
+    for alternative, mirrored in (("greater", "less"), ("less", "greater"), ("two-sided", "two-sided")):
+        ab = williams_test(r12, r13, r23, n, alternative=alternative)
+        ba = williams_test(r13, r12, r23, n, alternative=mirrored)
+        assert ab.statistic == -ba.statistic and ab.pvalue == ba.pvalue

@@ -12,7 +12,11 @@ CORRECTION = "holm"
 METRIC_TEST = "permutation"  # compare_metrics / metaeval compare
 TABLE_CI = "boot-both"  # the interval of every cell of correlation_table / metaeval correlate
 OUTPUT_FORMAT = "table"
-FAMILY = "matrix"
+# The family of p-values corrected together, for compare_metrics, `metaeval compare` and `metaeval report`:
+# each row metric's P - 1 comparisons. Over the whole matrix (P(P - 1) p-values) a Monte Carlo p-value
+# >= 1 / (resamples + 1) cannot pass Holm with 34 metrics and 1000 resamples (it would need p < 0.05 / 1122,
+# i.e. at least 22,440 resamples).
+FAMILY = "row"
 INTERVAL = "percentile"
 UNDEFINED = "skip"
 # Two scores a, b are tied when |a - b| <= TIE_TOLERANCE * max(|a|, |b|) (stats/ties.py); 0 = exact, as scipy.
@@ -57,14 +61,7 @@ REPORT_QUICK_REPETITIONS = 100
 REPORT_REPETITIONS = 1000
 REPORT_FULL_REPETITIONS = 1000
 REPORT_FOCUS_METRICS = 6
-# The report's significance matrix: Holm within each row metric's P - 1 comparisons. Over the whole
-# matrix (P(P - 1) p-values) no Monte Carlo p-value >= 1 / (resamples + 1) can pass Holm with 34 metrics
-# and 1000 resamples (it would need p < 0.05 / 1122).
 REPORT_CORRECTION = "holm"
-METRIC_TEST = "permutation"  # compare_metrics / metaeval compare
-TABLE_CI = "boot-both"  # the interval of every cell of correlation_table / metaeval correlate
-OUTPUT_FORMAT = "table"
-REPORT_FAMILY = "row"
 # Human judgments (metaeval.human).
 LITEPYRAMID_TIES = "absent"  # REALSumm: an SCU whose votes tie is "not present"
 WORKER_FILTER = "auto"  # drop each document's noisiest worker when worker ids exist

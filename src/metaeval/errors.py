@@ -80,6 +80,10 @@ class DegenerateWarning(MetaevalWarning):
     """Something was undefined and skipped (constant input, all resamples undefined, few systems, ...)."""
 
 
+class SignificanceWarning(MetaevalWarning):
+    """No comparison can be significant: too few resamples for the multiple-comparison correction."""
+
+
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``choices``; raise :class:`ParameterError` otherwise."""
     choices = tuple(choices)

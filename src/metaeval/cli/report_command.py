@@ -74,7 +74,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
               show_default=True, help="Coefficient of the significance matrix, the ordering and the analyses.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.REPORT_CORRECTION, show_default=True,
               help="Multiple-comparison correction of the significance matrix.")
-@click.option("--family", type=click.Choice(FAMILIES), default=defaults.REPORT_FAMILY, show_default=True,
+@click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
               help="The p-values corrected together: each row metric's comparisons, or the whole matrix.")
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
 @click.option("--quick", is_flag=True,

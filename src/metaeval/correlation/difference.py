@@ -10,6 +10,7 @@ All three tests compare ``r(A, human)`` with ``r(B, human)`` on the same systems
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,11 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError
+from ..errors import DegenerateWarning, ParameterError
 from ..signature import Signature
 from ..stats import paired_bootstrap as _paired_bootstrap
 from ..stats import permutation as _permutation
+from ..stats.common import common_cells, identical_metrics_message
 from ..stats.kernels import point_correlations
 from ..stats.levels import level_correlation
 from ..stats.williams import williams_test as _williams
@@ -40,6 +42,14 @@ def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, al
     return ds, x, y, z, level, coefficient, undefined, alternative
 
 
+def _common(x, y, z):
+    """The common cells of the two metrics and the human; warns when the metrics are identical there."""
+    cells = common_cells(x, y, z)
+    if cells.identical:
+        warnings.warn(identical_metrics_message(cells.n_cells), DegenerateWarning, stacklevel=3)
+    return cells
+
+
 def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, test, alternative, **more):
     fields = dict(ds.signature_fields())
     fields.update(metric_a=metric_a, metric_b=metric_b, human=human, level=level,
@@ -48,15 +58,16 @@ def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, tes
     return Signature.of(**fields)
 
 
-def _pair_statistics(x, y, z, level, coefficient, undefined):
-    # level_correlation of x and of y (bitwise), computed together with fast exact kernels
-    return tuple(point_correlations([x, y], z, level=level, coefficient=coefficient, undefined=undefined))
+def _pair_statistics(cells, level, coefficient, undefined):
+    # level_correlation of x and of y on the common cells (bitwise), computed together with fast exact kernels
+    return tuple(point_correlations([cells.x, cells.y], cells.z, level=level, coefficient=coefficient,
+                                    undefined=undefined))
 
 
 def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, test, method,
-                      pair, pvalue, ci, n_resamples, n_dropped, distribution, **signature_fields):
-    """The ComparisonResult of a permutation or paired bootstrap test (``pair``: the two correlations)."""
-    a, b = pair
+                      cells, pvalue, ci, n_resamples, n_dropped, distribution, **signature_fields):
+    """The ComparisonResult of a permutation or paired bootstrap test on the common ``cells``."""
+    a, b = _pair_statistics(cells, level, coefficient, undefined)
     return ComparisonResult(
         metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
         test=test, method=method, alternative=alternative,
@@ -64,7 +75,7 @@ def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefin
         statistic_b=float(b.statistic), pvalue=float(pvalue),
         ci=None if ci is None else (float(ci[0]), float(ci[1])),
         n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
-        n_resamples=n_resamples, n_resamples_dropped=int(n_dropped),
+        n_dropped_a=cells.n_dropped_x, n_dropped_b=cells.n_dropped_y, n_resamples=n_resamples, n_resamples_dropped=int(n_dropped),
         signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
                              f"{test[:4]}-{method}", alternative, resamples=n_resamples, **signature_fields),
         null_distribution=np.asarray(distribution),
@@ -135,14 +146,14 @@ def permutation_test(
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
     generator, seed = iv.rng_and_seed(rng)
+    cells = _common(x, y, z)
     out = _permutation.permutation_test(
-        x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,
+        cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
         n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
     )
-    a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "permutation", method,
-        (a, b), out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
+        cells, out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
         seed=seed,
     )
 
@@ -179,15 +190,15 @@ def bootstrap_test(
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
     generator, seed = iv.rng_and_seed(rng)
+    cells = _common(x, y, z)
     out = _paired_bootstrap.bootstrap_test(
-        x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,
+        cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
         n_resamples=n_resamples, confidence_level=confidence_level, undefined=undefined,
         rng=generator, batch=batch,
     )
-    a, b = _pair_statistics(x, y, z, level, coefficient, undefined)
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "bootstrap", method,
-        (a, b), out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
+        cells, out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
         confidence=confidence_level, seed=seed,
     )
 
@@ -204,7 +215,9 @@ def williams_test(
     """Williams' test of H1: rho(A, human) > rho(B, human) for dependent Pearson correlations.
 
     Uses the signed correlations r(A, human), r(B, human), r(A, B) on the system scores (system level)
-    or on all cells (global level); ``n`` is the number of points. It assumes bivariate normality and is
+    or on the cells (global level), all three on the cells where A, B and the human are all present;
+    ``n`` (``n_used``) is the number of systems or cells there. Swapping A and B negates t and mirrors the
+    one-sided p-value; identical metrics give p = 1 with a ``DegenerateWarning``. It assumes bivariate normality and is
     defined for Pearson only (the WMT scripts and nlpstats apply it to absolute correlations, which lets
     a strongly negative metric 'beat' a positive one; we do not).
 
@@ -218,17 +231,23 @@ def williams_test(
     )
     if level not in ("system", "global"):
         raise ParameterError(f"`level` must be one of 'system', 'global' for Williams' test; got {level!r}.")
-    r_az = level_correlation(x, z, level=level, coefficient="pearson")
-    r_bz = level_correlation(y, z, level=level, coefficient="pearson")
-    r_ab = level_correlation(x, y, level=level, coefficient="pearson")
-    n = int(r_az.n_used) if level == "global" else ds.shape[0]
+    cells = _common(x, y, z)
+    r_az = level_correlation(cells.x, cells.z, level=level, coefficient="pearson")
+    r_bz = level_correlation(cells.y, cells.z, level=level, coefficient="pearson")
+    r_ab = level_correlation(cells.x, cells.y, level=level, coefficient="pearson")
+    n = int(r_az.n_used)  # systems (system level) or cells (global level), the same for the three correlations
+    if n < 4:
+        raise ParameterError(f"`n` must be at least 4 {'systems' if level == 'system' else 'cells'} where"
+                             f" {metric_a!r}, {metric_b!r} and {human!r} are all present for Williams' test;"
+                             f" got {n}.")
     out = _williams(float(r_az.statistic), float(r_bz.statistic), float(r_ab.statistic), n, alternative=alternative)
     return ComparisonResult(
         metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient="pearson",
         test="williams", method=None, alternative=alternative,
         statistic=float(r_az.statistic) - float(r_bz.statistic), statistic_a=float(r_az.statistic),
         statistic_b=float(r_bz.statistic), pvalue=float(out.pvalue), ci=None,
-        n_used=n, n_skipped=0, n_resamples=None, n_resamples_dropped=None,
+        n_used=n, n_skipped=0, n_dropped_a=cells.n_dropped_x, n_dropped_b=cells.n_dropped_y,
+        n_resamples=None, n_resamples_dropped=None,
         signature=_signature(ds, metric_a, metric_b, human, level, "pearson", "skip", "williams",
                              alternative, n=n),
     )

@@ -1,6 +1,7 @@
 """All-pairs comparison of metrics: significance matrix, multiple-comparison correction, cluster ranks."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,10 +10,10 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError
+from ..errors import ParameterError, SignificanceWarning
 from ..signature import Signature
-from ..stats.clusters import significance_clusters
-from ..stats.corrections import adjust_pvalues
+from ..stats.clusters import rank_ranges, significance_clusters
+from ..stats.corrections import adjust_pvalues, significance_floor
 from ..stats.pairs import pairwise_tests
 from ..vocabulary import check_correction, check_family, check_metric_test
 from .intervals import correlate
@@ -71,13 +72,18 @@ def compare_metrics(
     For every ordered pair (a, b) the test asks H1: rho(a, human) > rho(b, human) (with the default
     ``alternative='greater'``). One set of resampling draws is shared by all pairs (as in
     mt-metrics-eval), so the matrix is internally consistent and reproducible from one seed.
-    P-values are corrected over an explicit ``family``: 'matrix' (all P(P-1) ordered pairs of this
-    call, i.e. one dataset x level x coefficient) or 'row' (the P-1 comparisons of each row metric).
+    P-values are corrected over an explicit ``family``: 'row' (default, the P-1 comparisons of each row
+    metric) or 'matrix' (all P(P-1) ordered pairs of this call, i.e. one dataset x level x coefficient).
+    When the permutation test's smallest p-value, ``1 / (n_resamples + 1)``, cannot pass the correction
+    (e.g. Holm over the matrix of 34 metrics needs 22,440 resamples), a :class:`SignificanceWarning` is
+    raised and the same line is kept in ``warnings`` (see :func:`metaeval.stats.corrections.significance_floor`).
     A table spanning several calls can be corrected as one family with :func:`metaeval.adjust_pvalues`.
 
-    Ranks: metrics sorted by correlation; a metric joins the current cluster unless some metric of that
-    cluster or of a better one beats it significantly (corrected p < alpha); a metric's rank is
-    1 + the number of clusters above it.
+    Ranks (mt-metrics-eval's rule): metrics sorted by correlation; a metric joins the current cluster
+    unless some metric of the current cluster beats it significantly (corrected p < alpha), and then
+    opens a new one (being beaten by a metric of a better cluster does not open a cluster); a metric's
+    rank is 1 + the number of clusters above it, and ``rank_ranges`` gives the positions its cluster
+    spans ('1-3'). See :mod:`metaeval.stats.clusters` for a worked example.
 
     Parameters
     ----------
@@ -88,7 +94,7 @@ def compare_metrics(
     test : {'permutation', 'bootstrap', 'williams'}
         Williams only with Pearson at system or global level.
     correction : {'holm', 'bonferroni', 'benjamini-hochberg', 'none'}
-    family : {'matrix', 'row'}
+    family : {'row', 'matrix'}
     alpha : float
         Significance level for ``significant`` and the clusters.
 
@@ -121,6 +127,7 @@ def compare_metrics(
         correlate(ds, m, human, level=level, coefficient=coefficient, undefined=undefined) for m in metrics
     )
     statistics = np.array([c.statistic for c in correlations])
+    notes = _unattainable(len(metrics), test, n_resamples, correction, family, alpha)
     ranks = significance_clusters(statistics, np.where(np.isnan(adjusted), 1.0, adjusted), alpha=alpha)
     fields = dict(ds.signature_fields())
     fields.update(human=human, level=level, coefficient=coefficient, undefined=undefined,
@@ -132,5 +139,20 @@ def compare_metrics(
         alternative=alternative, correction=correction, family=family, alpha=alpha,
         correlations=correlations, deltas=np.asarray(out.deltas, dtype=float), pvalues=pvalues,
         adjusted_pvalues=adjusted, significant=significant, ranks=tuple(int(r) for r in ranks),
+        rank_ranges=rank_ranges(ranks),
         n_resamples=None if test == "williams" else n_resamples, signature=Signature.of(**fields),
+        warnings=notes,
     )
+
+
+def _unattainable(p, test, n_resamples, correction, family, alpha) -> tuple[str, ...]:
+    """The warning (also raised as a SignificanceWarning) when no permutation p-value can pass the correction."""
+    if test != "permutation":  # bootstrap p-values can be 0; Williams' are analytic
+        return ()
+    size = p - 1 if family == "row" else p * (p - 1)
+    floor = significance_floor(n_resamples=n_resamples, family_size=size, correction=correction, alpha=alpha,
+                               family=family)
+    if floor.reachable:
+        return ()
+    warnings.warn(floor.message, SignificanceWarning, stacklevel=3)
+    return (floor.message,)

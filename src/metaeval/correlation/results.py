@@ -74,6 +74,11 @@ class ComparisonResult(ResultMixin):
     ``statistic`` is ``delta = r(A, human) - r(B, human)``; ``pvalue`` tests H1 given by
     ``alternative`` ('greater': A correlates more than B). ``null_distribution`` holds the resampled
     deltas (permutation or bootstrap; None for Williams).
+
+    Both correlations use only the cells where A, B and the human are all present. ``n_used`` counts
+    what the correlations rest on there (systems at system level, inputs at summary level, cells at
+    global level; the smaller of the two for undefined groups), ``n_dropped_a`` the cells where A and the
+    human are present but B is missing (left out of both correlations), ``n_dropped_b`` the converse.
     """
 
     metric_a: str
@@ -91,6 +96,8 @@ class ComparisonResult(ResultMixin):
     ci: tuple[float, float] | None = field(metadata=INTERVAL)
     n_used: int
     n_skipped: int
+    n_dropped_a: int
+    n_dropped_b: int
     n_resamples: int | None
     n_resamples_dropped: int | None
     signature: Signature
@@ -117,7 +124,13 @@ class MetricComparisonResult(ResultMixin):
     significant : numpy.ndarray of bool
         ``adjusted_pvalues < alpha``.
     ranks : tuple of int
-        Cluster rank of each metric (1 = best cluster).
+        Cluster rank of each metric (1 = best cluster), by mt-metrics-eval's rule (docs/statistics.md).
+    rank_ranges : tuple of str
+        The positions (in the order by correlation) that each metric's cluster spans, e.g. '1-3' for a
+        cluster of the three best metrics, '4' for a cluster of one.
+    warnings : tuple of str
+        Lines the reader must see, e.g. that no comparison can be significant with these resamples
+        and this correction (also raised as a :class:`~metaeval.SignificanceWarning`).
     """
 
     metrics: tuple[str, ...]
@@ -131,6 +144,7 @@ class MetricComparisonResult(ResultMixin):
     family: str
     alpha: float
     ranks: tuple[int, ...]
+    rank_ranges: tuple[str, ...]
     correlations: tuple[CorrelationResult, ...]
     deltas: np.ndarray
     pvalues: np.ndarray
@@ -138,6 +152,7 @@ class MetricComparisonResult(ResultMixin):
     significant: np.ndarray
     n_resamples: int | None
     signature: Signature
+    warnings: tuple[str, ...] = ()
 
     @property
     def statistic(self) -> np.ndarray:
@@ -158,9 +173,10 @@ class MetricComparisonResult(ResultMixin):
         ]
 
     def ranking_frame(self):
-        """One row per metric: correlation, interval (if any) and cluster rank."""
+        """One row per metric: correlation, interval (if any), cluster rank and the positions it spans."""
         import pandas as pd
 
         return pd.DataFrame(
-            [dict(c.to_dict(), rank=r) for c, r in zip(self.correlations, self.ranks)]
+            [dict(c.to_dict(), rank=r, rank_range=span)
+             for c, r, span in zip(self.correlations, self.ranks, self.rank_ranges)]
         )

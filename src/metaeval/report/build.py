@@ -162,7 +162,7 @@ def build_report(
     coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
     coefficient: str = defaults.COEFFICIENT,
     correction: str = defaults.REPORT_CORRECTION,
-    family: str = defaults.REPORT_FAMILY,
+    family: str = defaults.FAMILY,
     alpha: float = defaults.ALPHA,
     n_resamples: int | None = None,
     seed: int = defaults.SEED,
@@ -179,7 +179,7 @@ def build_report(
       (Deutsch, Dror & Roth 2021), one seed shared by every cell.
     - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test of
       H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
-      (default Holm within each row metric's comparisons, see :data:`~metaeval.defaults.REPORT_FAMILY`),
+      (default Holm within each row metric's comparisons, see :data:`~metaeval.defaults.FAMILY`),
       with significance-cluster ranks.
     - The analyses in ``analyses`` (default: every one this install provides) on the ``focus_metrics``
       (default: the :data:`~metaeval.defaults.REPORT_FOCUS_METRICS` metrics with the highest

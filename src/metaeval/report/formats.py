@@ -159,14 +159,16 @@ def _comparison(result, fmt: str) -> str:
     rows = []
     for i in order:
         beats = [str(position[j]) for j in order if result.significant[i, j]]
-        rows.append([str(result.ranks[i]), str(position[i]), esc(result.metrics[i]), number(stats[i]),
+        rows.append([str(result.ranks[i]), result.rank_ranges[i], str(position[i]), esc(result.metrics[i]),
+                     number(stats[i]),
                      ", ".join(beats) or "-"])
     note = (f"{result.level}-level {result.coefficient}; significantly better (after {result.correction}, "
             f"alpha {result.alpha:g}) than the metrics numbered in the last column; signature: {result.signature}")
-    header = ["Rank", "\\#" if fmt == "latex" else "#", "Metric", esc(result.coefficient), "Better than"]
+    header = ["Rank", "Positions", "\\#" if fmt == "latex" else "#", "Metric", esc(result.coefficient),
+              "Better than"]
     if fmt == "latex":
-        return latex_table(header, rows, align="rrlrl", note=esc(note))
-    return markdown_table(header, rows, align="rrlrl", note=esc(note))
+        return latex_table(header, rows, align="rrrlrl", note=esc(note))
+    return markdown_table(header, rows, align="rrrlrl", note=esc(note))
 
 
 def _frame(frame, fmt: str, note: str | None = None) -> str:

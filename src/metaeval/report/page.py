@@ -146,44 +146,30 @@ def _significance_section(report) -> Section:
     rows = []
     for position, i in enumerate(order):
         beaten = [result.metrics[j] for j in order if result.significant[i, j]]
-        rows.append((Cell(str(result.ranks[i]), result.ranks[i]), Cell(str(position + 1), position + 1),
+        rows.append((Cell(str(result.ranks[i]), result.ranks[i]), Cell(result.rank_ranges[i], result.ranks[i]),
+                     Cell(str(position + 1), position + 1),
                      Cell(result.metrics[i], result.metrics[i]), number_cell(stats[i]),
                      Cell(str(len(beaten)), len(beaten)), Cell(", ".join(beaten) or "-", css="list")))
     ranking = Table("ranks", "Significance clusters: rank, correlation, and the metrics each one significantly beats",
-                    ("rank", "#", "metric", result.coefficient, "beats", "beaten metrics"), tuple(rows),
-                    (True, True, False, True, True, False), wide=True)
+                    ("rank", "positions", "#", "metric", result.coefficient, "beats", "beaten metrics"),
+                    tuple(rows), (True, True, True, False, True, True, False), wide=True)
     n_resamples = f", {result.n_resamples} resamples" if result.n_resamples else ""
-    notes = []
-    floor = _unreachable(result)
-    if floor:
-        notes.append(floor)
+    notes = [f"warning: {line}" for line in result.warnings]  # e.g. no comparison can be significant
     return Section(
         "significance", SECTION_TITLES["significance"],
         question=f"Is a metric's higher {result.level}-level correlation with {result.human} real, or noise?",
         paragraphs=(
             f"Every ordered pair (row, column) is tested for H1: r(row) > r(column) with the {result.test} test"
             f" ({result.method or 'analytic'}{n_resamples}; Deutsch, Dror & Roth 2021), and the p-values are"
-            f" corrected with {result.correction} over the {result.family}. Metrics that no better metric"
-            " significantly beats share a cluster; rank = 1 + the number of clusters above.",
+            f" corrected with {result.correction} over {'each row' if result.family == 'row' else 'the matrix'}."
+            " Clusters follow mt-metrics-eval: going down the metrics sorted by correlation, a metric opens a"
+            " new cluster only when a metric of the current cluster significantly beats it; rank = 1 + the"
+            f" number of clusters above, and 'positions' is the range its cluster spans"
+            f" ({max(result.ranks)} clusters of {len(result.metrics)} metrics).",
         ),
         figures=(significance_heatmap(result),), tables=(ranking,), notes=tuple(notes),
         signatures=(("the significance matrix", str(result.signature)),),
     )
-
-
-def _unreachable(result) -> str:
-    """A warning when no Monte Carlo p-value can pass the correction (empty when some can)."""
-    if not result.n_resamples or result.correction == "none":
-        return ""
-    p = len(result.metrics)
-    size = p * (p - 1) if result.family == "matrix" else p - 1
-    smallest = 1.0 / (result.n_resamples + 1)
-    needed = result.alpha if result.correction == "benjamini-hochberg" else result.alpha / size
-    if smallest < needed:
-        return ""
-    return (f"No pair can be significant here: with {result.n_resamples} resamples the smallest possible p-value"
-            f" is {smallest:.2g}, and {result.correction} over {size} comparisons needs p < {needed:.2g}."
-            " Use more resamples (--n-resamples or --full) or a smaller family (--family row).")
 
 
 def _reproduce_section(report, sections: list[Section]) -> Section:

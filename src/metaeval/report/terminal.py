@@ -51,6 +51,7 @@ def comparison_matrix(result: MetricComparisonResult) -> Group:
     )
     out = Table(title=title, title_justify="left")
     out.add_column("rank", justify="right", no_wrap=True)
+    out.add_column("positions", justify="right", no_wrap=True, style="dim")
     out.add_column("#", justify="right", style="dim")
     out.add_column("metric", style="cyan", no_wrap=True)
     out.add_column("r", justify="right", no_wrap=True, min_width=6)
@@ -66,11 +67,12 @@ def comparison_matrix(result: MetricComparisonResult) -> Group:
                 marks.append("■", style="green")
             else:
                 marks.append("·", style="dim")
-        out.add_row(str(result.ranks[i]), str(position + 1), result.metrics[i],
+        out.add_row(str(result.ranks[i]), result.rank_ranges[i], str(position + 1), result.metrics[i],
                     _number(result.correlations[i].statistic), marks)
-    legend = Text("■ the row metric correlates significantly better than metric #j; · not significant",
-                  style="dim")
-    return Group(out, legend, Text(f"signature: {result.signature}", style="dim"))
+    legend = Text("■ the row metric correlates significantly better than metric #j; · not significant;"
+                  " positions: the places its cluster spans in the order by correlation", style="dim")
+    notes = [Text(f"warning: {line}", style="yellow") for line in result.warnings]
+    return Group(out, legend, *notes, Text(f"signature: {result.signature}", style="dim"))
 
 
 def _sort_key(result: MetricComparisonResult, i: int) -> float:
@@ -97,9 +99,10 @@ def report_summary(report, paths=()) -> Group:
     coefficient = report.settings.get("coefficient", table.coefficients[-1])
     if coefficient not in table.coefficients:
         coefficient = table.coefficients[-1]
-    ranks = {}
+    ranks, spans = {}, {}
     if report.comparison is not None:
         ranks = dict(zip(report.comparison.metrics, report.comparison.ranks))
+        spans = dict(zip(report.comparison.metrics, report.comparison.rank_ranges))
     first_level = table.levels[0]
     order = sorted(table.metrics, key=lambda m: (ranks.get(m, 0),
                                                  -_finite(table.get(m, first_level, coefficient).statistic)))
@@ -109,11 +112,12 @@ def report_summary(report, paths=()) -> Group:
     out = Table(title=title, title_justify="left")
     if ranks:
         out.add_column("rank", justify="right")
+        out.add_column("positions", justify="right", style="dim")
     out.add_column("metric", style="cyan", no_wrap=True)
     for level in table.levels:
         out.add_column(level, justify="right", no_wrap=True)
     for metric in order:
-        cells = [str(ranks[metric])] if ranks else []
+        cells = [str(ranks[metric]), spans[metric]] if ranks else []
         cells.append(metric)
         for level in table.levels:
             r = table.get(metric, level, coefficient)
@@ -124,7 +128,10 @@ def report_summary(report, paths=()) -> Group:
     if report.comparison is not None:
         c = report.comparison
         parts.append(Text(f"rank: system-level significance cluster ({c.test}-{c.method}, {c.correction} over"
-                          f" each {'row' if c.family == 'row' else 'matrix'}, alpha {c.alpha:g})", style="dim"))
+                          f" {'each row' if c.family == 'row' else 'the matrix'}, alpha {c.alpha:g});"
+                          f" positions: the places the cluster spans ({max(c.ranks)} clusters of"
+                          f" {len(c.metrics)} metrics)", style="dim"))
+        parts.extend(Text(f"warning: {line}", style="yellow") for line in c.warnings)
     for name, result in report.analyses.items():
         headline = ANALYSES[name].headline(result)
         parts.append(Text(f"{ANALYSES[name].title}: {headline}"))

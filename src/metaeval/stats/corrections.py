@@ -1,12 +1,16 @@
 """Multiple-comparison corrections of p-values (family-wise error and false discovery rate)."""
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
 import numpy as np
 
-from metaeval.errors import ParameterError
-from metaeval.vocabulary import CORRECTIONS, check_correction
+from metaeval.errors import ParameterError, check_int, check_probability
+from metaeval.vocabulary import CORRECTIONS, check_correction, check_family
 
-__all__ = ["CORRECTION_METHODS", "adjust_pvalues"]
+__all__ = ["CORRECTION_METHODS", "SignificanceFloor", "adjust_pvalues", "significance_floor"]
 
 CORRECTION_METHODS = CORRECTIONS
 """Names accepted by :func:`adjust_pvalues`."""
@@ -91,3 +95,87 @@ def _adjust_pvalues_iv(pvalues, method):
     if bad.any():
         raise ParameterError(f"`pvalues` must be in [0, 1] (or NaN); got {float(p[bad].flat[0])!r}.")
     return p, method
+
+
+@dataclass(frozen=True)
+class SignificanceFloor:
+    """Result of :func:`significance_floor`.
+
+    Attributes
+    ----------
+    smallest : float
+        The smallest corrected p-value any comparison of the family can reach.
+    needed_resamples : int
+        The fewest resamples with which ``smallest < alpha``.
+    reachable : bool
+        ``smallest < alpha`` (metaeval calls a comparison significant when its corrected p < alpha).
+    message : str
+        One line saying why nothing can be significant and what to do ("" when ``reachable``).
+    """
+
+    smallest: float
+    needed_resamples: int
+    reachable: bool
+    message: str
+
+
+def _smallest(n_resamples: int, family_size: int, method: str) -> float:
+    p = 1.0 / (n_resamples + 1)  # the smallest Monte Carlo p-value (1 + 0) / (1 + k)
+    if method in ("bonferroni", "holm"):
+        return min(1.0, family_size * p)  # the float operations of adjust_pvalues for p_(1)
+    return p  # benjamini-hochberg: m p_(m) / m when every p-value is the smallest; none: p
+
+
+def significance_floor(*, n_resamples: int, family_size: int, correction: str, alpha: float,
+                       family: str = "row") -> SignificanceFloor:
+    """The smallest corrected p-value a family of Monte Carlo p-values can reach, and the resamples needed.
+
+    Parameters
+    ----------
+    n_resamples : int
+        Resamples ``k`` of a test whose p-values are ``(1 + count) / (1 + k)`` (the permutation test);
+        they are at least ``1 / (k + 1)``. (Paired-bootstrap p-values can be 0: no floor.)
+    family_size : int
+        Number ``m`` of p-values corrected together (``P - 1`` over each row, ``P (P - 1)`` over the matrix).
+    correction : {'none', 'bonferroni', 'holm', 'benjamini-hochberg'}
+    alpha : float in (0, 1)
+        Significance level (significant: corrected p < alpha).
+    family : {'matrix', 'row'}
+        Only names the family in ``message``.
+
+    Returns
+    -------
+    SignificanceFloor
+
+    Notes
+    -----
+    Bonferroni and Holm: ``min(1, m / (k + 1))``; Benjamini-Hochberg and none: ``1 / (k + 1)``.
+    ``needed_resamples`` is the smallest ``k`` with that value ``< alpha``, computed exactly with alpha as
+    written (0.05 = 1/20): ``floor(m / alpha)`` (``floor(1 / alpha)`` without a family-wise correction).
+
+    Examples
+    --------
+    >>> floor = significance_floor(n_resamples=1000, family_size=33, correction="holm", alpha=0.01)
+    >>> round(floor.smallest, 4), floor.needed_resamples, floor.reachable
+    (0.033, 3300, False)
+    """
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    family_size = check_int("family_size", family_size, minimum=1)
+    method = check_correction(correction)
+    alpha = check_probability("alpha", alpha)
+    family = check_family(family)
+    smallest = _smallest(n_resamples, family_size, method)
+    # exact arithmetic with alpha as written (0.05 = 1/20): smallest < alpha  <=>  k + 1 > m / alpha
+    m = family_size if method in ("bonferroni", "holm") else 1
+    bound = Fraction(m) / Fraction(repr(alpha))
+    needed = max(1, math.floor(bound))  # the smallest k with k + 1 > m / alpha
+    reachable = n_resamples + 1 > bound
+    message = ""
+    if not reachable:
+        where = "over each row" if family == "row" else "over the whole matrix"
+        after = "without correction" if method == "none" else f"after {method} {where}"
+        relation = ">" if smallest > alpha else "="
+        message = (f"no comparison can be significant: the smallest attainable p-value {after}"
+                   f" ({family_size} comparisons) with {n_resamples} resamples is {smallest:.3g} {relation}"
+                   f" alpha {alpha:g}; use at least {needed} resamples.")
+    return SignificanceFloor(smallest, needed, reachable, message)

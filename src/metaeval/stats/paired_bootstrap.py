@@ -4,6 +4,7 @@ Test of ``H1: rho(X, Z) > rho(Y, Z)`` by resampling ``X``, ``Y`` and ``Z`` toget
 BOOT-INPUTS or BOOT-BOTH, the same indices for the three matrices), as in Deutsch, Dror & Roth (2021),
 Sec. 5, who follow the paired bootstrap of Koehn (2004) in the form of Berg-Kirkpatrick et al. (2012):
 
+* Only the cells where ``X``, ``Y`` and ``Z`` are all present are used (:mod:`metaeval.stats.common`).
 * ``delta = L(X, Z) - L(Y, Z)`` and ``delta_s = L(X*_s, Z*_s) - L(Y*_s, Z*_s)`` for ``s = 1..k``.
 * The bootstrap distribution of ``delta_s`` is centred on ``delta``; shifted to mean zero,
   ``delta_s - delta`` approximates the null distribution of ``delta``. Hence
@@ -31,6 +32,7 @@ from metaeval import defaults
 from metaeval.errors import DegenerateWarning, check_probability
 from metaeval.stats import kernels as _kernels
 from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
+from metaeval.stats.common import common_cells
 from metaeval.stats.permutation import TOLERANCE_EPS, _test_iv
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
 
@@ -139,6 +141,8 @@ def bootstrap_test(
     confidence_level = check_probability("confidence_level", confidence_level)
     gen = as_generator(rng)
     check_batch(batch, 1)
+    cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
+    x, y, z = cells.x, cells.y, cells.z
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     rx, ry = (float(r.statistic) for r in _kernels.point_correlations([x, y], z, **kw))
     delta = rx - ry

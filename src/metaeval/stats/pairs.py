@@ -16,7 +16,12 @@ Tests:
     bootstrap distribution is computed once and ``delta_s = r*_i - r*_j``.
 ``"williams"``
     Williams' test (:mod:`metaeval.stats.williams`) on signed Pearson correlations; system or global
-    level only (``n`` = number of systems, or of cells valid for all metrics and the humans).
+    level only (``n`` = number of systems, or of cells, on the pair's common cells).
+
+Missing cells: pair ``(i, j)`` is tested on the cells where ``X_i``, ``X_j`` and ``Z`` are all present
+(:mod:`metaeval.stats.common`), as the single two-metric tests are; ``deltas[i, j]`` is then the
+difference on those cells. When every metric is present wherever the human is, these are the same cells
+for all pairs and the work is shared; otherwise each pair is computed on its own cells (slower).
 
 Work shared between pairs: the draws, the per-batch conversions of the masks, the standardized
 metrics, the per-metric masked system sums (system level) and the per-metric bootstrap distributions.
@@ -45,6 +50,7 @@ from metaeval.stats.bootstrap import (
     _common_iv,
     bootstrap_samples,
 )
+from metaeval.stats.common import common_cells
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.permutation import _reference_batch, count_extreme, standardize
 from metaeval.stats.resampling import (
@@ -168,19 +174,31 @@ def pairwise_tests(
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     dropped = np.zeros((p, p), dtype=np.int64)
     pvalues = np.full((p, p), np.nan)
+    # The cells of pair (i, j) are those where X_i, X_j and Z are all present. When every metric is present
+    # wherever the human and the other metrics are, these are the same cells for every pair: mask once and
+    # share the work between pairs; otherwise each pair is tested on its own common cells.
+    valid = np.isfinite(scores) & np.isfinite(z)
+    shared = bool((valid == valid[0]).all())
+    if shared:
+        scores, z = np.where(valid[0], scores, np.nan), np.where(valid[0], z, np.nan)
+    pair_deltas = None if shared else np.zeros((p, p))
 
     if test == "williams":
-        statistics, pvalues = _williams_matrix(scores, z, level, alternative)
+        statistics = _williams_matrix(scores, z, level, alternative, pvalues, pair_deltas)
         n_res = None
         method_out = None
     elif test == "permutation":
         std = np.stack([standardize(scores[i], f"scores[{i}]") for i in range(p)])
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(std), z, **kw)])
         draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
-        deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw)
+        if shared:
+            deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw)
+            observed = {pair: statistics[pair[0]] - statistics[pair[1]] for pair in deltas_s}
+        else:
+            deltas_s, observed = _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas)
         for (i, j), ds in deltas_s.items():
             null = ds[np.isfinite(ds)]
-            delta = statistics[i] - statistics[j]
+            delta = observed[i, j]
             dropped[i, j] = dropped[j, i] = k - null.size
             if not np.isfinite(delta) or null.size == 0:
                 continue
@@ -196,18 +214,28 @@ def pairwise_tests(
     else:
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(scores), z, **kw)])
         draws = bootstrap_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
-        samples = [bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw) for i in range(p)]
+        if shared:
+            samples = [bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw)
+                       for i in range(p)]
         for i in range(p):
             for j in range(i + 1, p):
-                ds = samples[i] - samples[j]
+                if shared:
+                    ds, delta = samples[i] - samples[j], statistics[i] - statistics[j]
+                else:
+                    cells = common_cells(scores[i], scores[j], z)
+                    rx, ry = (float(r.statistic) for r in
+                              _kernels.point_correlations([cells.x, cells.y], cells.z, **kw))
+                    delta = pair_deltas[i, j] = rx - ry
+                    pair_deltas[j, i] = -delta
+                    ds = (bootstrap_samples(cells.x, cells.z, draws=draws, batch=batch, engine=engine, **kw)
+                          - bootstrap_samples(cells.y, cells.z, draws=draws, batch=batch, engine=engine, **kw))
                 ds = ds[np.isfinite(ds)]
-                delta = statistics[i] - statistics[j]
                 dropped[i, j] = dropped[j, i] = k - ds.size
                 pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
                 pvalues[j, i] = bootstrap_pvalue(-ds, -delta, alternative)
         n_res, method_out = k, method
 
-    deltas = statistics[:, None] - statistics[None, :]
+    deltas = statistics[:, None] - statistics[None, :] if pair_deltas is None else pair_deltas
     np.fill_diagonal(deltas, 0.0)
     np.fill_diagonal(pvalues, np.nan)
     adjusted = None
@@ -311,20 +339,45 @@ class _SharedSystemMeans:
         return xp, self.means[i] + self.means[j] - xp
 
 
-def _williams_matrix(scores, z, level, alternative):
+def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas):
+    """Permuted and observed deltas of every pair ``i < j`` on the pair's own common cells."""
+    from metaeval.stats.permutation import permutation_deltas
+
+    p = scores.shape[0]
+    out, observed = {}, {}
+    for i in range(p):
+        for j in range(i + 1, p):
+            cells = common_cells(scores[i], scores[j], z)
+            xs, ys = standardize(cells.x, f"scores[{i}]"), standardize(cells.y, f"scores[{j}]")
+            rx, ry = (float(r.statistic) for r in _kernels.point_correlations([xs, ys], cells.z, **kw))
+            observed[i, j] = pair_deltas[i, j] = rx - ry
+            pair_deltas[j, i] = -(rx - ry)
+            out[i, j] = permutation_deltas(xs, ys, cells.z, draws=draws, batch=batch, engine=engine, **kw)
+    return out, observed
+
+
+def _williams_matrix(scores, z, level, alternative, pvalues, pair_deltas):
+    """Each metric's Pearson correlation; fills ``pvalues`` (and ``pair_deltas`` unless None) in place.
+
+    Pair (i, j) uses r(X_i, Z), r(X_j, Z), r(X_i, X_j) and n on the cells where X_i, X_j and Z are all
+    present (n = systems at system level, cells at global level), so that (i, j) and (j, i) mirror each other.
+    """
     from metaeval.stats.williams import williams_test
 
     p = scores.shape[0]
     pearson = dict(level=level, coefficient="pearson")
-    if level == "system":
-        n = scores.shape[1]
-    else:
-        n = int((np.isfinite(scores).all(axis=0) & np.isfinite(z)).sum())
     r = np.array([float(_levels.level_correlation(scores[i], z, **pearson).statistic) for i in range(p)])
-    pvalues = np.full((p, p), np.nan)
     for i in range(p):
-        for j in range(p):
-            if i != j:
-                rij = float(_levels.level_correlation(scores[i], scores[j], **pearson).statistic)
-                pvalues[i, j] = float(williams_test(r[i], r[j], rij, n, alternative=alternative).pvalue)
-    return r, pvalues
+        for j in range(i + 1, p):
+            cells = common_cells(scores[i], scores[j], z)
+            ri = _levels.level_correlation(cells.x, cells.z, **pearson)
+            rj = float(_levels.level_correlation(cells.y, cells.z, **pearson).statistic)
+            rij = float(_levels.level_correlation(cells.x, cells.y, **pearson).statistic)
+            if pair_deltas is not None:
+                pair_deltas[i, j], pair_deltas[j, i] = float(ri.statistic) - rj, rj - float(ri.statistic)
+            n = int(ri.n_used)
+            if n < 4:
+                continue
+            pvalues[i, j] = float(williams_test(float(ri.statistic), rj, rij, n, alternative=alternative).pvalue)
+            pvalues[j, i] = float(williams_test(rj, float(ri.statistic), rij, n, alternative=alternative).pvalue)
+    return r

@@ -3,7 +3,9 @@
 Test of ``H0: rho(X, Z) = rho(Y, Z)`` against ``H1: rho(X, Z) > rho(Y, Z)`` ("greater"), ``<`` ("less") or
 ``!=`` ("two-sided"), Deutsch, Dror & Roth (2021), Sec. 5 and Algorithm 2:
 
-1. Standardize each metric over all its non-missing cells, ``X <- (X - mean X) / sd X`` (same for ``Y``),
+0. Keep only the cells where ``X``, ``Y`` and ``Z`` are all present (:mod:`metaeval.stats.common`): both
+   correlations, the standardization and the swaps use the same cells.
+1. Standardize each metric over those cells, ``X <- (X - mean X) / sd X`` (same for ``Y``),
    so that swapped cells are on a common scale. ``Z`` is left as is.
 2. ``delta = L(X, Z) - L(Y, Z)`` with the level correlation ``L``.
 3. For ``s = 1..k`` draw a swap mask (:func:`metaeval.stats.resampling.permutation_draws`) and set
@@ -40,6 +42,7 @@ from metaeval.stats.bootstrap import (
     _cells_per_resample,
     _common_iv,
 )
+from metaeval.stats.common import common_cells
 from metaeval.stats.kernels.ranks import _is_constant
 from metaeval.stats.resampling import (
     PermutationDraws,
@@ -245,6 +248,8 @@ def permutation_test(
         x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
     gen = as_generator(rng)
     check_batch(batch, 1)
+    cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
+    x, y, z = cells.x, cells.y, cells.z
     xs = standardize(x, "x")
     ys = standardize(y, "y")
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)

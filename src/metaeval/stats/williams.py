@@ -76,7 +76,11 @@ def williams_test(r12, r13, r23, n, *, alternative: str = "two-sided") -> Willia
     The correlations are used **signed**. The WMT scripts (``r.test`` of R's psych package) and
     nlpstats take absolute values first, so a metric with r = -0.9 "beats" one with r = 0.8; here it
     does not. For positive correlations both give the same p-values. The statistic is NaN when the
-    three correlations are inconsistent (negative denominator) or the denominator is 0.
+    three correlations are inconsistent (negative denominator) or the denominator is 0, except for two
+    metrics that are perfectly linearly related (``r23 = 1`` and ``r12 = r13`` up to ``100 eps``, e.g.
+    identical metrics): there t = 0 and p = 1 for every alternative, as the permutation and bootstrap
+    tests give for identical metrics. Swapping X and Y negates t exactly and exchanges the 'greater'
+    and 'less' p-values.
 
     References
     ----------
@@ -94,7 +98,9 @@ def williams_test(r12, r13, r23, n, *, alternative: str = "two-sided") -> Willia
     (1.7292, 17.0, 0.0509)
     """
     r12, r13, r23, n, alternative = _williams_test_iv(r12, r13, r23, n, alternative)
-    k = 1.0 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2.0 * r12 * r13 * r23
+    # written symmetrically in r12 and r13 (r12 ** 2 + r13 ** 2, r12 * r13, r12 + r13), so that swapping the
+    # two metrics negates t bit for bit
+    k = 1.0 - (r12 ** 2 + r13 ** 2) - r23 ** 2 + 2.0 * (r12 * r13) * r23
     with np.errstate(invalid="ignore", divide="ignore"):
         denominator = 2.0 * k * (n - 1.0) / (n - 3.0) + (r12 + r13) ** 2 / 4.0 * (1.0 - r23) ** 3
         t = (r12 - r13) * np.sqrt((n - 1.0) * (1.0 + r23)) / np.sqrt(np.where(denominator > 0, denominator, np.nan))
@@ -102,9 +108,14 @@ def williams_test(r12, r13, r23, n, *, alternative: str = "two-sided") -> Willia
     if alternative == "greater":
         p = stats.t.sf(t, df)
     elif alternative == "less":
-        p = stats.t.cdf(t, df)
+        p = stats.t.sf(-t, df)  # = cdf(t); sf(-t) mirrors 'greater' exactly when the metrics are swapped
     else:
         p = np.minimum(1.0, 2.0 * stats.t.sf(np.abs(t), df))
+    # X and Y perfectly linearly related (identical for Pearson): t is 0 / 0; no difference, p = 1
+    tolerance = 100 * np.finfo(np.float64).eps
+    same = (1.0 - r23 <= tolerance) & (np.abs(r12 - r13) <= tolerance)
+    t = np.where(same, 0.0, t)
+    p = np.where(same, 1.0, p)
     t, df, p = np.broadcast_arrays(t, df, p)
     return WilliamsResult(statistic=t[()] * 1.0, df=df[()] * 1.0, pvalue=np.asarray(p, dtype=float)[()])
 
