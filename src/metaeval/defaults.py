@@ -80,3 +80,7 @@ SCORING_BATCH_SIZE = 256
 SCORING_IN_FLIGHT = 2
 SCORING_WORKERS = 1
 DASK_CONNECT_TIMEOUT = 10.0
+
+# Machine-translation meta-evaluation (metaeval.mt, docs/mt.md).
+# Tie calibration (Deutsch, Foster & Freitag 2023) enumerates pairs: at most this many (global level).
+TIE_CALIBRATION_MAX_PAIRS = 20_000_000
