@@ -1,0 +1,200 @@
+"""The statistics of the WMT metrics task, on systems x segments matrices, with segment resampling.
+
+Every task statistic here is computed for ``P`` metrics at once (``xs`` of shape ``(P, N, M)``) and, under
+segment resampling (BOOT-INPUTS: count weights ``c`` of shape ``(k, M)``, one draw per language pair shared
+by every task and metric of that language pair), for every resample, from per-metric quantities computed
+once: system means are ``(c @ X^T) / sum(c)``; item-grouped correlations are computed once per segment and
+averaged with weights ``c``; no-grouping Pearson uses per-segment moments; DARR counts are per segment.
+Copies of one drawn segment are separate groups (item-grouped) or extra points (Pearson): they never form
+a pair.
+
+Statistics (``x`` a metric, ``z`` the human, over the ``N`` systems of one language pair):
+
+* **pairwise accuracy** (Kocmi et al. 2021): over the system pairs the human does not tie, the share whose
+  system-score difference has the same sign under the metric (a metric tie is an error); pooled over
+  language pairs by summing agreements and pairs, not by averaging accuracies;
+* **soft pairwise accuracy** (Thompson et al. 2024, WMT24): ``SPA = (1 / C(N, 2)) sum_{i<j}
+  (1 - |p^h_ij - p^x_ij|)``, ``p_ij`` the one-sided paired-permutation p-value of "system i is better
+  than system j" from the segment scores (each segment's two scores swapped with probability 1/2;
+  ``p = (1 + #{delta_s >= delta}) / (1 + R)``), the same swaps for the human and every metric;
+* **WMT DARR Kendall-like tau** (Ma et al. 2018, 2019): over pairs of translations of one segment whose
+  human scores differ by at least ``threshold`` (25 DA points), ``(Concordant - Discordant) /
+  (Concordant + Discordant)`` summed over all segments (a metric tie is Discordant);
+* the levels of :mod:`metaeval.stats.levels` for Pearson and the pairwise coefficients (acc-eq with a
+  per-metric calibrated tie threshold is acc23).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.errors import ParameterError
+from metaeval.stats.coefficients import correlation_rows, pearson_r
+from metaeval.stats.ties import are_tied
+
+__all__ = ["corpus_scores", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
+
+
+def _means(x, weights):
+    """System means ``(P, N)`` (weights None) or ``(P, k, N)`` under segment count weights ``(k, M)``."""
+    if weights is None:
+        return x.mean(axis=-1)
+    return np.einsum("km,pnm->pkn", weights.astype(np.float64), x) / weights.sum(axis=1)[None, :, None]
+
+
+def pairwise_agreement(xbar, zbar):
+    """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N), among the pairs the
+    human does not tie (metric ties count as disagreement) - Kocmi et al. (2021)."""
+    ia, ib = np.triu_indices(xbar.shape[-1], 1)
+    dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib])
+    dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
+    counted = dz != 0
+    return ((dx == dz) & counted).sum(axis=-1), np.broadcast_to(counted.sum(axis=-1), dx.shape[:-1])
+
+
+def system_pvalues(s, signs):
+    """One-sided paired-permutation p-values ``p[..., i, j]`` of "system i scores higher than system j".
+
+    ``s`` (..., N, M) segment scores, ``signs`` (R, M) of +-1 shared by every matrix. ``delta = mean_m
+    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)``, ``p = (1 + #{delta_r >= delta}) / (1 + R)``
+    with the tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`."""
+    n = s.shape[-2]
+    ia, ib = np.triu_indices(n, 1)
+    d = s[..., ia, :] - s[..., ib, :]  # (..., pairs, M)
+    delta = d.mean(axis=-1)
+    null = np.einsum("rm,...pm->...pr", signs, d) / s.shape[-1]
+    tol = 100 * np.finfo(float).eps * np.abs(delta)[..., None]
+    r = signs.shape[0]
+    upper = (1 + (null >= delta[..., None] - tol).sum(axis=-1)) / (1 + r)
+    lower = (1 + (null <= -delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
+    out = np.full(s.shape[:-2] + (n, n), np.nan)
+    out[..., ia, ib] = upper
+    out[..., ib, ia] = lower
+    return out
+
+
+def soft_pairwise_accuracy(xs, z, signs):
+    """SPA of each metric ``xs`` (P, N, M) against the human ``z`` (N, M), Thompson et al. (2024).
+
+    Complete matrices only (a system pair is compared on the segments both have); ``signs`` (R, M)."""
+    n = z.shape[0]
+    ia, ib = np.triu_indices(n, 1)
+    pz = system_pvalues(z, signs)[ia, ib]
+    px = system_pvalues(xs, signs)[:, ia, ib]
+    return 1.0 - np.abs(px - pz[None]).mean(axis=-1)
+
+
+def darr_counts(xs, z, threshold):
+    """Per metric and segment, ``(concordant, discordant)`` over system pairs with ``|z_a - z_b| >=
+    threshold`` (WMT DARR; Ma et al. 2018, 2019): shapes (P, M). A metric tie is discordant; missing
+    cells make no pair."""
+    n = z.shape[0]
+    ia, ib = np.triu_indices(n, 1)
+    dz = z[ia] - z[ib]  # (pairs, M)
+    use = np.abs(dz) >= threshold
+    dx = xs[:, ia] - xs[:, ib]  # (P, pairs, M)
+    with np.errstate(invalid="ignore"):
+        conc = ((dx > 0) & (dz > 0)) | ((dx < 0) & (dz < 0))
+        valid = use & np.isfinite(dz) & np.isfinite(dx)
+    c = (conc & valid).sum(axis=1)
+    return c, valid.sum(axis=1) - c
+
+
+def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=None, undefined="skip",
+                   darr_threshold=25.0, system_scores=None):
+    """A task statistic of every metric: ``(P,)`` observed, or ``(P, k)`` under segment weights ``(k, M)``.
+
+    Parameters
+    ----------
+    xs : ndarray (P, N, M)
+        Metric scores; ``z`` (N, M) the human's. Complete rows are expected at system level.
+    level : {'system', 'summary', 'global', 'by-system'}
+    coefficient : str
+        A coefficient of :mod:`metaeval.stats.coefficients`, or ``'darr'`` (segment pairs, WMT DARR).
+        At system level, ``'accuracy'`` is Kocmi et al.'s pairwise accuracy.
+    weights : ndarray of int (k, M), optional
+        Segment count weights of the bootstrap resamples (None: the observed statistic).
+    tie_thresholds : ndarray (P,), optional
+        Per-metric tie threshold of acc-eq / tau-eq (tie calibration once per metric).
+    system_scores : callable, optional
+        System level: ``(p, weights) -> (N,)`` or ``(k, N)`` system scores of metric ``p`` replacing the
+        mean of its segment scores (corpus BLEU / chrF / TER from summed sufficient statistics).
+    """
+    p, n, m = xs.shape
+    thresholds = np.zeros(p) if tie_thresholds is None else np.asarray(tie_thresholds, dtype=float)
+    if coefficient == "darr":
+        if level != "summary":
+            raise ParameterError(f"`level` must be 'summary' for the DARR Kendall-like tau; got {level!r}.")
+        c, d = darr_counts(xs, z, darr_threshold)
+        if weights is None:
+            num, den = (c - d).sum(axis=1), (c + d).sum(axis=1)
+        else:
+            w = weights.astype(np.float64)
+            num, den = (c - d) @ w.T, (c + d) @ w.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / den, np.nan)
+    if level == "system":
+        if system_scores is not None:
+            xbar = np.stack([system_scores(i, weights) for i in range(p)])
+        else:
+            xbar = _means(xs, weights)
+        zbar = _means(z[None], weights)[0]
+        if coefficient == "accuracy":
+            agree, pairs = pairwise_agreement(xbar, zbar)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(pairs > 0, agree / pairs, np.nan)
+        return np.stack([correlation_rows(xbar[i].reshape(-1, n), np.broadcast_to(zbar, xbar[i].shape)
+                                          .reshape(-1, n), coefficient, thresholds[i]).reshape(xbar.shape[1:-1])
+                         for i in range(p)])
+    if level in ("summary", "by-system"):
+        if level == "by-system" and weights is not None:
+            raise ParameterError("`level` 'by-system' is not resampled by segments here; use the correlation API.")
+        axis_groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
+        zg = axis_groups(z)
+        r = np.stack([correlation_rows(axis_groups(xs[i]), zg, coefficient, thresholds[i]) for i in range(p)])
+        defined = np.isfinite(r)
+        if undefined == "zero":
+            enough = (np.isfinite(axis_groups(xs)) & np.isfinite(zg)[None]).sum(axis=-1) >= 2
+            r, defined = np.where(defined, r, 0.0), defined | enough
+        rv = np.where(defined, r, 0.0)
+        if weights is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return rv.sum(axis=1) / defined.sum(axis=1)
+        w = weights.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (rv @ w.T) / (defined.astype(np.float64) @ w.T)
+    if level == "global" and coefficient == "pearson":
+        return _global_pearson(xs, z, weights)
+    raise ParameterError(
+        f"`coefficient` must be 'pearson' at level 'global' under segment resampling; got {coefficient!r}.")
+
+
+def _global_pearson(xs, z, weights):
+    """No-grouping Pearson from per-segment moments (complete matrices): linear in the metrics."""
+    w = np.ones((1, xs.shape[2])) if weights is None else weights.astype(np.float64)
+    n_rows = xs.shape[1]
+    cnt = w.sum(axis=1) * n_rows  # (k,)
+    sz, szz = w @ z.sum(axis=0), w @ (z * z).sum(axis=0)
+    sx = np.einsum("km,pm->pk", w, xs.sum(axis=1))
+    sxx = np.einsum("km,pm->pk", w, (xs * xs).sum(axis=1))
+    sxz = np.einsum("km,pm->pk", w, (xs * z[None]).sum(axis=1))
+    vxz = sxz - sx * sz / cnt
+    vxx = sxx - sx * sx / cnt
+    vzz = szz - sz * sz / cnt
+    r = pearson_r(vxz, vxx, np.sqrt(vzz))
+    return r[:, 0] if weights is None else r
+
+
+def corpus_scores(stats, aggregate, weights=None):
+    """System scores from summed per-segment sufficient statistics (corpus BLEU / chrF / TER).
+
+    ``stats`` (N, M, S): each system's sufficient statistics per segment (sacrebleu's n-gram matches,
+    character n-gram counts or edit counts); ``aggregate`` maps summed statistics ``(..., S)`` to scores.
+    Returns ``aggregate(sum_m stats[:, m])`` (N,), or under segment count weights ``c`` (k, M)
+    ``aggregate(sum_m c_km stats[:, m])`` (k, N): the corpus score of every resample, never the mean of
+    sentence scores.
+    """
+    stats = np.asarray(stats, dtype=np.float64)
+    if weights is None:
+        return np.asarray(aggregate(stats.sum(axis=1)), dtype=np.float64)
+    sums = np.einsum("km,nms->kns", weights.astype(np.float64), stats)
+    return np.asarray(aggregate(sums), dtype=np.float64)
