@@ -84,3 +84,9 @@ DASK_CONNECT_TIMEOUT = 10.0
 # Machine-translation meta-evaluation (metaeval.mt, docs/mt.md).
 # Tie calibration (Deutsch, Foster & Freitag 2023) enumerates pairs: at most this many (global level).
 TIE_CALIBRATION_MAX_PAIRS = 20_000_000
+# The tasks of `metaeval mt` / metaeval.mt_evaluate, "level/statistic" (WMT23-style: system-level pairwise
+# accuracy pooled over language pairs, system Pearson, no-grouping segment Pearson, item-grouped acc23).
+MT_TASKS = ("system/accuracy", "system/pearson", "global/pearson", "summary/acc23")
+MT_DARR_THRESHOLD = 25.0  # WMT DARR: segment pairs whose DA scores differ by at least this much
+MT_SPA_PERMUTATIONS = 1000  # soft pairwise accuracy: permutations per system pair (Thompson et al. 2024)
+MT_RECALIBRATE = False  # acc23 / tau23 in the resamples: the threshold calibrated once per metric

@@ -27,6 +27,7 @@ __all__ = [
     "LEVEL_ALIASES",
     "LEVEL_CHOICES",
     "METRIC_TESTS",
+    "MT_STATISTICS",
     "OUTPUT_FORMATS",
     "PAIRWISE_COEFFICIENTS",
     "RESAMPLING_METHODS",
@@ -42,6 +43,7 @@ __all__ = [
     "check_interval",
     "check_method",
     "check_metric_test",
+    "check_mt_task",
     "check_system_test",
     "check_tie_threshold",
     "check_undefined",
@@ -94,6 +96,12 @@ CI_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
 
 UNDEFINED_POLICIES = ("skip", "zero")
 """What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
+
+MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq",
+                 "acc23", "tau23", "soft-accuracy", "darr")
+"""Statistics of an MT meta-evaluation task: the coefficients, acc23 / tau23 (acc-eq / tau-eq with a calibrated
+tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
+and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
 
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""
@@ -156,6 +164,21 @@ def check_ci_method(value: Any, *, param: str = "ci") -> str:
 def check_undefined(value: Any, *, param: str = "undefined") -> str:
     """An undefined-group policy of :data:`UNDEFINED_POLICIES`."""
     return check_choice(param, value, UNDEFINED_POLICIES)
+
+
+def check_mt_task(value: Any, *, param: str = "tasks") -> tuple[str, str]:
+    """An MT task ``'level/statistic'`` -> ``(canonical level, statistic)``."""
+    level, _, statistic = value.partition("/") if isinstance(value, str) else ("", "", "")
+    if not statistic or level not in LEVEL_CHOICES or statistic not in MT_STATISTICS:
+        raise ParameterError(
+            f"`{param}` must hold tasks 'level/statistic' with a level of {', '.join(map(repr, LEVEL_CHOICES))} "
+            f"and a statistic of {', '.join(map(repr, MT_STATISTICS))}; got {value!r}."
+        )
+    level = LEVEL_ALIASES.get(level, level)
+    if statistic == "soft-accuracy" and level != "system" or statistic == "darr" and level != "summary":
+        raise ParameterError(f"`{param}`: {statistic!r} is defined at level "
+                             f"{'system' if statistic == 'soft-accuracy' else 'summary'!r} only; got {value!r}.")
+    return level, statistic
 
 
 def check_format(value: Any, *, param: str = "format") -> str:

@@ -36,7 +36,8 @@ from metaeval.stats.coefficients import _TieGroups
 from metaeval.stats.levels import system_means
 from metaeval.vocabulary import canonical_level
 
-__all__ = ["CALIBRATED_COEFFICIENTS", "TieCalibration", "calibrate_ties", "group_vectors", "pair_table"]
+__all__ = ["CALIBRATED_COEFFICIENTS", "TieCalibration", "calibrate_ties", "calibration_curve", "group_vectors", "pair_table",
+           "recalibrated"]
 
 CALIBRATED_COEFFICIENTS = ("acc-eq", "tau-eq")
 """Coefficients whose tie threshold can be calibrated."""
@@ -220,3 +221,43 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
     best = int(np.nanargmax(stats)) if np.isfinite(stats).any() else 0
     return TieCalibration(float(thresholds[best]), float(stats[best]), thresholds, stats, coefficient, level,
                           int(table[0].size))
+
+
+def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
+    """Tie calibration re-optimised in every resample whose groups carry count weights ``(k, G)``.
+
+    ``table`` is a :func:`pair_table` of the original groups (sorted once); a resample that draws group
+    ``g`` ``c_g`` times weights its pairs by ``c_g``, so its curve is one weighted cumulative sum over the
+    same sorted pairs (BOOT-INPUTS at item-grouped level: copies of one input are separate groups). Returns
+    ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
+    change the result (each resample's sums run in the same order).
+    """
+    rows, e, concordant, human_tied, per_group = table
+    order = np.argsort(e, kind="stable")
+    es, rs = e[order], rows[order]
+    v0, v1 = _values(coefficient, concordant[order], human_tied[order])
+    last = np.ones(es.size, dtype=bool)
+    last[:-1] = es[1:] != es[:-1]
+    thresholds = es[last]
+    lead = thresholds.size == 0 or thresholds[0] > 0
+    if lead:
+        thresholds = np.concatenate([[0.0], thresholds])
+    cw = np.asarray(group_weights, dtype=np.float64)
+    has = per_group > 0
+    k = cw.shape[0]
+    stats, best_t = np.full(k, np.nan), np.zeros(k)
+    inv = np.where(has, 1.0 / np.where(has, per_group, 1), 0.0)
+    for lo in range(0, k, batch):
+        c = cw[lo:lo + batch] * has
+        total = c.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = (c * inv)[:, rs] / total
+        base = (w * v0).sum(axis=1, keepdims=True)
+        curve = base + np.cumsum(w * (v1 - v0), axis=1)[:, last]
+        if lead:
+            curve = np.concatenate([base, curve], axis=1)
+        ok = np.isfinite(curve).any(axis=1)
+        idx = np.argmax(np.where(np.isfinite(curve), curve, -np.inf), axis=1)
+        stats[lo:lo + batch] = np.where(ok, curve[np.arange(c.shape[0]), idx], np.nan)
+        best_t[lo:lo + batch] = thresholds[idx]
+    return stats, best_t
