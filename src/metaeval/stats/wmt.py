@@ -65,7 +65,7 @@ def system_pvalues(s, signs):
     tol = 100 * np.finfo(float).eps * np.abs(delta)[..., None]
     r = signs.shape[0]
     upper = (1 + (null >= delta[..., None] - tol).sum(axis=-1)) / (1 + r)
-    lower = (1 + (null <= -delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
+    lower = (1 + (null <= delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
     out = np.full(s.shape[:-2] + (n, n), np.nan)
     out[..., ia, ib] = upper
     out[..., ib, ia] = lower

@@ -1,0 +1,197 @@
+"""WMT statistics (stats/wmt.py) against plain loops, and mt_evaluate end to end."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import metaeval as me
+from metaeval.errors import ParameterError
+from metaeval.stats.levels import level_correlation
+from metaeval.stats.resampling import bootstrap_draws, count_weights
+from metaeval.stats.wmt import (
+    corpus_scores,
+    darr_counts,
+    pairwise_agreement,
+    resampled_task,
+    soft_pairwise_accuracy,
+    system_pvalues,
+)
+
+
+def _lp(seed, n=8, m=60, scale=1.0):
+    r = np.random.default_rng(seed)
+    q = r.normal(size=(n, 1)) + r.normal(size=(n, m))
+    mats = {"human": q * scale, "good": q + r.normal(size=(n, m)), "ok": q + 2 * r.normal(size=(n, m)),
+            "bad": r.normal(size=(n, m))}
+    return me.ScoreSet.from_matrices(mats, humans=["human"], name=f"lp{seed}")
+
+
+def test_pairwise_accuracy_equals_loop():
+    rng = np.random.default_rng(0)
+    x, z = rng.integers(0, 4, size=9).astype(float), rng.integers(0, 4, size=9).astype(float)
+    agree = pairs = 0
+    for a, b in itertools.combinations(range(9), 2):
+        if z[a] != z[b]:
+            pairs += 1
+            agree += np.sign(x[a] - x[b]) == np.sign(z[a] - z[b])
+    assert tuple(int(v) for v in pairwise_agreement(x, z)) == (agree, pairs)
+
+
+def test_darr_equals_mt_metrics_eval_loop():
+    rng = np.random.default_rng(1)
+    xs = rng.integers(0, 5, size=(2, 6, 20)).astype(float)
+    z = rng.normal(scale=40, size=(6, 20))
+    c, d = darr_counts(xs, z, 25.0)
+    for p in range(2):
+        cc = dd = 0
+        for j in range(20):
+            for a, b in itertools.combinations(range(6), 2):
+                diff = z[a, j] - z[b, j]
+                if abs(diff) >= 25:
+                    if diff > 0 and xs[p, a, j] > xs[p, b, j] or diff < 0 and xs[p, a, j] < xs[p, b, j]:
+                        cc += 1
+                    else:
+                        dd += 1
+        assert (c[p].sum(), d[p].sum()) == (cc, dd)
+    tau = resampled_task(xs, z, level="summary", coefficient="darr")
+    np.testing.assert_allclose(tau, (c - d).sum(axis=1) / (c + d).sum(axis=1))
+
+
+def test_system_pvalues_equal_loop():
+    rng = np.random.default_rng(2)
+    s = rng.normal(size=(4, 30))
+    signs = np.where(rng.random((50, 30)) < 0.5, -1.0, 1.0)
+    p = system_pvalues(s, signs)
+    for i, j in itertools.permutations(range(4), 2):
+        d = s[i] - s[j]
+        null = [(sg * d).mean() for sg in signs]
+        expected = (1 + sum(v >= d.mean() - 1e-12 for v in null)) / 51
+        assert p[i, j] == pytest.approx(expected)
+
+
+def test_soft_pairwise_accuracy_identical_metric_is_one():
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=(5, 40))
+    signs = np.where(rng.random((100, 40)) < 0.5, -1.0, 1.0)
+    assert soft_pairwise_accuracy(z[None], z, signs)[0] == 1.0
+
+
+@pytest.mark.parametrize("level,coefficient", [("system", "pearson"), ("system", "kendall-b"),
+                                               ("summary", "pearson"), ("summary", "acc-eq"),
+                                               ("global", "pearson")])
+def test_resampled_tasks_equal_reference_on_resampled_matrices(level, coefficient):
+    rng = np.random.default_rng(4)
+    xs = rng.normal(size=(3, 6, 25))
+    z = np.round(rng.normal(size=(6, 25)) + xs[0], 1)
+    obs = resampled_task(xs, z, level=level, coefficient=coefficient)
+    ref = [float(level_correlation(xs[i], z, level=level, coefficient=coefficient).statistic) for i in range(3)]
+    np.testing.assert_allclose(obs, ref, rtol=0, atol=1e-12)
+    cols = bootstrap_draws(6, 25, method="inputs", n_resamples=6, rng=0).col_indices()
+    res = resampled_task(xs, z, level=level, coefficient=coefficient, weights=count_weights(cols, 25))
+    for b in range(6):
+        ref = [float(level_correlation(xs[i][:, cols[b]], z[:, cols[b]], level=level, coefficient=coefficient,
+                                       col_units=cols[b]).statistic) for i in range(3)]
+        np.testing.assert_allclose(res[:, b], ref, rtol=0, atol=1e-12)
+
+
+def test_global_pearson_equals_scipy():
+    rng = np.random.default_rng(5)
+    xs, z = rng.normal(size=(2, 5, 30)), rng.normal(size=(5, 30))
+    r = resampled_task(xs, z, level="global", coefficient="pearson")
+    assert r[1] == pytest.approx(scipy.stats.pearsonr(xs[1].ravel(), z.ravel())[0], abs=1e-12)
+
+
+def test_corpus_scores_sum_statistics_before_scoring():
+    stats = np.arange(24, dtype=float).reshape(2, 3, 4)
+    ratio = lambda s: s[..., 0] / s[..., 1]  # noqa: E731 - a corpus "score" of summed statistics
+    np.testing.assert_allclose(corpus_scores(stats, ratio), stats[:, :, 0].sum(1) / stats[:, :, 1].sum(1))
+    w = np.array([[2, 0, 1]])
+    np.testing.assert_allclose(corpus_scores(stats, ratio, w)[0], (stats[:, :, 0] @ w[0]) / (stats[:, :, 1] @ w[0]))
+
+
+def test_corpus_bleu_system_scores_with_sacrebleu():
+    sacrebleu = pytest.importorskip("sacrebleu")
+    from metaeval.metrics.sacrebleu_metrics import Bleu
+
+    refs = ["the cat sat on the mat", "a dog barked loudly", "it rained all day long"]
+    hyps = [["the cat sat on a mat", "a dog barked", "it rained all day"],
+            ["cat on mat", "the dog barks loudly", "rain all day long"]]
+    bleu = Bleu()
+    stats = np.stack([bleu.item_statistics(h, [refs]) for h in hyps])
+    scores = corpus_scores(stats, bleu.aggregate)
+    for s, h in zip(scores, hyps):
+        assert s == pytest.approx(sacrebleu.corpus_bleu(h, [refs]).score)
+
+
+def test_mt_evaluate_messages():
+    data = {"en-de": _lp(1)}
+    with pytest.raises(ParameterError) as err:
+        me.mt_evaluate(data, tasks=["segment/nonsense"])
+    assert str(err.value).startswith("`tasks` must hold tasks 'level/statistic' with a level of ")
+    assert str(err.value).endswith("; got 'segment/nonsense'.")
+    with pytest.raises(ParameterError) as err:
+        me.mt_evaluate(data, tasks=["summary/soft-accuracy"])
+    assert str(err.value) == ("`tasks`: 'soft-accuracy' is defined at level 'system' only; "
+                              "got 'summary/soft-accuracy'.")
+    with pytest.raises(ParameterError) as err:
+        me.mt_evaluate(data, exclude_systems=["refZ"])
+    assert str(err.value) == "`exclude_systems` must name systems of the data; got unknown ['refZ']."
+
+
+def test_mt_evaluate_two_language_pairs_end_to_end():
+    data = {"en-de": _lp(1), "zh-en": _lp(2)}
+    tasks = ["system/accuracy", "system/pearson", "global/pearson", "summary/acc23", "summary/darr",
+             "system/soft-accuracy"]
+    res = me.mt_evaluate(data, tasks=tasks, n_resamples=200, rng=0, darr_threshold=1.0)
+    assert res.scopes == ("en-de", "zh-en", "pooled")
+    assert res.tasks[-1] == "pooled:system/accuracy"
+    good, ok, bad = (res.metrics.index(m) for m in ("good", "ok", "bad"))
+    assert res.ranks["pooled"][good] == 1 and res.ranks["pooled"][bad] > res.ranks["pooled"][ok]
+    # soft pairwise accuracy is reported, never averaged; the pooled accuracy replaces the per-pair ones
+    assert not any("soft-accuracy" in t for t in res.ranked_tasks["pooled"])
+    assert "en-de:system/accuracy" not in res.ranked_tasks["pooled"]
+    # the pooled pairwise accuracy sums agreements and pairs over language pairs
+    agree = pairs = 0
+    for ds in data.values():
+        a, n = pairwise_agreement(ds.matrix("good").mean(1), ds.matrix("human").mean(1))
+        agree, pairs = agree + a, pairs + n
+    assert res.statistics[-1][good] == pytest.approx(agree / pairs)
+    # acc23 is the calibrated acc-eq, with its threshold reported
+    t = res.tasks.index("en-de:summary/acc23")
+    cal = me.correlation.mt.calibrate_ties(data["en-de"].matrix("good"), data["en-de"].matrix("human"))
+    assert res.statistics[t][good] == pytest.approx(cal.statistic)
+    assert res.tie_thresholds["en-de:summary/acc23"][good] == cal.threshold
+    frame = res.to_frame()
+    assert set(frame["scope"]) == {"en-de", "zh-en", "pooled"}
+    again = me.mt_evaluate(data, tasks=tasks, n_resamples=200, rng=0, darr_threshold=1.0)
+    np.testing.assert_array_equal(again.pvalues["pooled"], res.pvalues["pooled"])
+
+
+def test_mt_evaluate_excludes_systems_and_uses_corpus_scores():
+    ds = _lp(3)
+    res = me.mt_evaluate(ds, tasks=["system/pearson"], exclude_systems=[ds.systems[0]], n_resamples=50, rng=0)
+    x, z = ds.matrix("good")[1:], ds.matrix("human")[1:]
+    assert res.statistics[0][res.metrics.index("good")] == pytest.approx(
+        scipy.stats.pearsonr(x.mean(1), z.mean(1))[0])
+    # a "corpus" metric: the system score is the ratio of summed statistics, not the mean of sentence ratios
+    stats = np.stack([np.abs(ds.matrix("good")) + 1, np.ones(ds.shape) * 2], axis=-1)
+    res = me.mt_evaluate({"lp": ds}, tasks=["system/pearson"], n_resamples=50, rng=0,
+                         corpus_statistics={"good": ({"lp": stats}, lambda s: s[..., 0] / s[..., 1])})
+    expected = scipy.stats.pearsonr(stats[..., 0].sum(1) / stats[..., 1].sum(1), ds.matrix("human").mean(1))[0]
+    assert res.statistics[0][res.metrics.index("good")] == pytest.approx(expected)
+
+
+def test_recalibrate_matches_calibration_on_each_resample():
+    from metaeval.stats.tie_calibration import calibrate_ties, pair_table, recalibrated
+
+    rng = np.random.default_rng(0)
+    x = np.round(rng.normal(size=(6, 30)), 1)
+    z = rng.integers(0, 4, size=(6, 30)).astype(float)
+    cols = bootstrap_draws(6, 30, method="inputs", n_resamples=7, rng=1).col_indices()
+    for batch in (1, 3, 64):
+        stats, thresholds = recalibrated(pair_table(x.T, z.T), "acc-eq", count_weights(cols, 30), batch=batch)
+        for b in range(7):
+            cal = calibrate_ties(x[:, cols[b]], z[:, cols[b]])
+            assert stats[b] == pytest.approx(cal.statistic, abs=1e-12)
+            assert thresholds[b] == cal.threshold
