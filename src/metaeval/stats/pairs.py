@@ -262,6 +262,11 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
     if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
             and draws.method != "inputs"):
         shared_pearson = _kernels.PearsonSummaryShared(std, z, kw["undefined"])
+    shared_pair = None
+    if engine == "auto" and complete and draws.method == "both":
+        shared_pair = _shared_pair_kernel(std, z, pairs, kw)
+    if shared_pair is not None:
+        shared_pearson = shared_pair
     kernels = {}
     if engine == "auto" and shared_system is None and shared_pearson is None:
         for i, j in pairs:
@@ -277,6 +282,20 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
     return out
 
 
+def _shared_pair_kernel(std, z, pairs, kw):
+    """A kernel shared by all pairs (global Pearson; summary-level pair counts without metric ties), or None."""
+    from metaeval.stats.kernels import shared
+
+    if kw["level"] == "global" and kw["coefficient"] == "pearson":
+        return shared.GlobalPearsonShared(std, z)
+    if (kw["level"] == "summary" and kw["coefficient"] in shared.COEFFICIENTS and kw["tie_threshold"] == 0
+            and shared.tie_free(std)):
+        kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"])
+        kernel.prepare(pairs)
+        return kernel
+    return None
+
+
 def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw):
     """Fill ``out[i, j][sl]`` for every pair from one batch of the shared masks."""
     cache = _kernels.BatchCache(draws, sl)
@@ -288,8 +307,13 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pear
             rx = _kernels.system_correlation(xp, *args)
             ry = _kernels.system_correlation(yp, *args)
             out[i, j][sl] = rx - ry
+        elif hasattr(shared_pearson, "deltas"):
+            out[i, j][sl] = shared_pearson.deltas(cache, i, j)
         elif shared_pearson is not None:
             rx, ry = shared_pearson.evaluate(cache, i, j)
+            if not hasattr(shared_pearson, "undefined"):  # global level: one correlation per resample
+                out[i, j][sl] = rx - ry
+                continue
             out[i, j][sl] = rx - ry
         elif kernels.get((i, j)) is not None:
             out[i, j][sl] = kernels[i, j].deltas(cache)
