@@ -64,3 +64,32 @@ def test_metric_ties_fall_back_to_the_pair_kernels():
     ref = _reference(xs, z, draws, "summary", "acc-eq", "skip")
     for pair, deltas in ref.items():
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("coefficient", ["kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq"])
+def test_compiled_global_bootstrap_equals_numpy_reference(coefficient):
+    pytest.importorskip("numba")
+    from metaeval.stats.bootstrap import bootstrap_samples
+    from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+    from metaeval.stats.resampling import bootstrap_draws
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 6, size=(6, 9)).astype(float)  # tie-heavy metric and human
+    z = rng.integers(0, 4, size=(6, 9)).astype(float) / 3.0
+    draws = bootstrap_draws(6, 9, method="both", n_resamples=40, rng=1)
+    assert global_pairs_kernel(x, z, coefficient, draws, 0.0) is not None
+    fast = bootstrap_samples(x, z, level="global", coefficient=coefficient, draws=draws)
+    ref = bootstrap_samples(x, z, level="global", coefficient=coefficient, draws=draws, engine="reference")
+    np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.isnan(fast), np.isnan(ref))
+    again = bootstrap_samples(x, z, level="global", coefficient=coefficient, draws=draws, batch=3)
+    np.testing.assert_array_equal(again, fast)
+
+
+def test_import_does_not_load_numba():
+    import subprocess
+    import sys
+
+    code = "import metaeval.stats.kernels.global_pairs, sys; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -222,6 +222,10 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
         inner = bootstrap_kernel(x.T, z.T, level="summary", coefficient=coefficient, draws=draws.transposed(),
                                  undefined=undefined, tie_threshold=tie_threshold)
         return None if inner is None else _Transposed(inner)
+    if level == "global":
+        from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+
+        return global_pairs_kernel(x, z, coefficient, draws, tie_threshold)
     if level == "summary":
         if draws.method == "inputs":
             return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold)
