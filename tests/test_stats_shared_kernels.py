@@ -31,7 +31,7 @@ def _reference(xs, z, draws, level, coefficient, undefined):
     return out
 
 
-CASES = [("global", "pearson")] + [("summary", c) for c in
+CASES = [("global", "pearson"), ("summary", "pearson")] + [("summary", c) for c in
                                    ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")]
 
 

@@ -288,6 +288,14 @@ def _shared_pair_kernel(std, z, pairs, kw):
 
     if kw["level"] == "global" and kw["coefficient"] == "pearson":
         return shared.GlobalPearsonShared(std, z)
+    if kw["level"] == "summary" and kw["coefficient"] == "pearson":
+        from metaeval.stats.kernels.global_pairs import numba_available
+
+        if numba_available() and shared.tie_free(std):
+            from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
+
+            return PearsonSummaryCompiled(std, z, kw["undefined"], pairs)
+        return None
     if (kw["level"] == "summary" and kw["coefficient"] in shared.COEFFICIENTS and kw["tie_threshold"] == 0
             and shared.tie_free(std)):
         kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"])
