@@ -297,7 +297,7 @@ def _shared_pair_kernel(std, z, pairs, kw):
             return PearsonSummaryCompiled(std, z, kw["undefined"], pairs)
         return None
     if (kw["level"] == "summary" and kw["coefficient"] in shared.COEFFICIENTS and kw["tie_threshold"] == 0
-            and shared.tie_free(std)):
+            and shared.SummaryPairsShared.applicable(*std.shape[1:]) and shared.tie_free(std)):
         kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"])
         kernel.prepare(pairs)
         return kernel

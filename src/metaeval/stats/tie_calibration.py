@@ -116,11 +116,21 @@ def _smallest_threshold(lo, hi):
     so a bisection over the bit patterns of ``[0, hi - lo rounded up]`` finds it exactly.
     """
     e = hi - lo
-    e = np.where(lo + e < hi, np.nextafter(e, np.inf), e)  # hi - lo rounded down: one ulp up is enough
-    e = np.where(lo + e < hi, np.nextafter(e, np.inf), e)
+    for _ in range(64):  # hi - lo rounded down: a few ulps up make it fit
+        short = lo + e < hi
+        if not short.any():
+            break
+        e = np.where(short, np.nextafter(e, np.inf), e)
+    # most pairs: e fits and the float below it does not (then e is the smallest); bisect the others
+    rest = np.flatnonzero((e > 0) & (lo + np.nextafter(e, -np.inf) >= hi))
+    if rest.size:
+        e[rest] = _bisect(lo[rest], hi[rest], e[rest])
+    return np.where(lo >= hi, 0.0, e)
+
+
+def _bisect(lo, hi, e):
     low = np.zeros(e.shape, dtype=np.int64)  # bit pattern of 0.0: may fail
     high = e.view(np.int64).copy()  # satisfies the rule
-    ok0 = lo >= hi
     for _ in range(64):
         if not (high - low > 1).any():
             break
@@ -128,7 +138,7 @@ def _smallest_threshold(lo, hi):
         fits = lo + mid.view(np.float64) >= hi
         high = np.where(fits, mid, high)
         low = np.where(fits, low, mid)
-    return np.where(ok0, 0.0, high.view(np.float64))
+    return high.view(np.float64)
 
 
 def _values(coefficient, concordant, human_tied):
@@ -149,7 +159,7 @@ def calibration_curve(rows, e, concordant, human_tied, per_group, coefficient, g
         w = (gw / np.where(has, per_group, 1) / total)[rows]
     v0, v1 = _values(coefficient, concordant, human_tied)
     base = float(np.sum(w * v0))
-    order = np.argsort(e, kind="stable")
+    order = np.argsort(e)
     es = e[order]
     gains = np.cumsum((w * (v1 - v0))[order])
     last = np.ones(es.size, dtype=bool)

@@ -104,9 +104,16 @@ class SummaryPairsShared:
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
     Coefficient ``= scale_b S_b + offset_b``, so ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the
     defined inputs (``w_b = 1 / #defined``, or ``1 / M`` with ``undefined='zero'``). Inputs are grouped by
-    ``scale_b``; within a group the integer products are exact in float32 (|G| <= 2 (N - 1), at most
-    ``N M`` terms), and the groups are added in a fixed order: results do not depend on the batch.
+    ``scale_b``; within a group the integer products are exact in float32 (|G| <= 4 (N - 1) <= 127, at
+    most ``N M`` terms, :meth:`applicable`), and the groups are added in a fixed order: results do not depend on the batch.
     """
+
+    PAIR_CHUNK = 64
+
+    @staticmethod
+    def applicable(n: int, m: int) -> bool:
+        """G fits int8 and every integer sum stays below 2^24 (exact in float32)."""
+        return 4 * (n - 1) <= 127 and 4 * (n - 1) * n * m < 2**24
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str):
         p, n, m = std.shape
@@ -144,31 +151,36 @@ class SummaryPairsShared:
         b = np.sign(xj[:, :, None] - xi[:, None, :]).astype(np.int8)  # sgn(X_j a - X_i c)
         c = -b.transpose(0, 2, 1)  # sgn(X_i a - X_j c) = -sgn(X_j c - X_i a)
         d = (self.t_upper * ae).sum(axis=(1, 2), dtype=np.int64)
-        g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int32)
+        g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int32).astype(np.int8)  # |g| <= 4 (N - 1)
         return d, g
 
     def prepare(self, pairs):
-        """Integer terms of the given pairs, arranged per group: ``rhs[g]`` (|g| N, len(pairs)) float32."""
+        """Integer terms of the given pairs: per group of inputs, ``G`` as int8 ``(pairs, |g| N)``
+        (``|G| <= 4 (N - 1)``), converted to float32 a chunk of pairs at a time in :meth:`_deltas`."""
         self.pairs = list(pairs)
-        d_all = np.empty((self.m, len(self.pairs)))
-        g_all = np.empty((self.m, self.n, len(self.pairs)), dtype=np.float32)
+        q = len(self.pairs)
+        d_all = np.empty((self.m, q))
+        self.rhs = [np.empty((q, cols.size * self.n), dtype=np.int8) for _, cols in self.groups]
         for k, (i, j) in enumerate(self.pairs):
             d, g = self._pair_terms(i, j)
             d_all[:, k] = d
-            g_all[:, :, k] = g
-        self.const = np.zeros(len(self.pairs))
+            for rhs, (_, cols) in zip(self.rhs, self.groups):
+                rhs[k] = g[cols].reshape(-1)
+        self.const = np.zeros(q)
         for w, cols in self.groups:  # fixed order
             self.const = self.const + w * d_all[cols].sum(axis=0)
-        self.rhs = [np.ascontiguousarray(g_all[cols].reshape(-1, len(self.pairs)).T) for _, cols in self.groups]
         self.index = {pair: k for k, pair in enumerate(self.pairs)}
 
     def _deltas(self, cache: BatchCache) -> np.ndarray:
         def make():
             bits = cache.draws.cell_bits(cache.sl)  # (M, N, b) uint8
-            out = np.broadcast_to(self.const[:, None], (len(self.pairs), bits.shape[2])).copy()
+            q = len(self.pairs)
+            out = np.broadcast_to(self.const[:, None], (q, bits.shape[2])).copy()
             for (w, cols), rhs in zip(self.groups, self.rhs):
                 block = bits[cols].reshape(-1, bits.shape[2]).astype(np.float32)
-                out += w * (rhs @ block).astype(np.float64)
+                for lo in range(0, q, self.PAIR_CHUNK):  # bounded float32 temporaries
+                    part = rhs[lo:lo + self.PAIR_CHUNK].astype(np.float32) @ block
+                    out[lo:lo + self.PAIR_CHUNK] += w * part.astype(np.float64)
             return out
 
         return cache.get("summary-pairs-deltas", make)

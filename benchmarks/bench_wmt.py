@@ -1,0 +1,179 @@
+"""WMT-scale meta-evaluation speed: this checkout against a baseline commit (default `main`), same run.
+
+Run: `PYTHONPATH=src python benchmarks/bench_wmt.py` (options: --baseline REF, --resamples K).
+Workload of issue 12: 15 systems x 2000 segments, 30 metrics (435 pairs), k = 1000 resamples, PERM-BOTH
+(all-pairs matrices) or BOOT-BOTH (one interval); synthetic, seeded: a latent quality per system and
+segment, metrics = quality + noise of increasing scale, the human = quality rounded to quarters (tie-heavy,
+like averaged MQM scores). The baseline is checked out into a temporary git worktree and timed in
+subprocesses at two smaller numbers of resamples kb and 2 kb (one pair for the slowest rows), then
+extrapolated linearly in k (fixed set-up cost + cost per resample) and multiplied by the number of pairs
+(marked `~`), since its slowest rows take minutes to tens of minutes; this checkout is timed on the full workload after a
+warm-up call (numba compilation, once per process, is reported separately). The acc23 row has no
+baseline in metaeval: it is compared with a plain transcription of mt-metrics-eval's tau_optimization
+(one metric, scaled to 30).
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+
+N, M, P, K = 15, 2000, 30, 1000
+
+SETUP = f"""
+import time, numpy as np
+N, M, P = {N}, {M}, {P}
+rng = np.random.default_rng(0)
+q = rng.normal(size=(N, 1)) + rng.normal(size=(N, M))
+z = np.round(q * 4) / 4
+xs = np.stack([q + rng.normal(scale=0.5 + 0.1 * i, size=(N, M)) for i in range(P)])
+from metaeval.stats.pairs import pairwise_tests
+from metaeval.stats.bootstrap import bootstrap_interval
+"""
+
+# name -> (statement on this checkout with k resamples, baseline statement with kb resamples, kb, scale)
+CASES = {
+    "item-grouped Pearson, all pairs": (
+        "pairwise_tests(xs, z, level='summary', coefficient='pearson', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs, z, level='summary', coefficient='pearson', n_resamples={k}, rng=0)", 100, 1),
+    "item-grouped Kendall, all pairs": (
+        "pairwise_tests(xs, z, level='summary', coefficient='kendall-b', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs, z, level='summary', coefficient='kendall-b', n_resamples={k}, rng=0)", 100, 1),
+    "item-grouped acc-eq, all pairs": (
+        "pairwise_tests(xs, z, level='summary', coefficient='acc-eq', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='summary', coefficient='acc-eq', n_resamples={k}, rng=0)", 50, 435),
+    "global Pearson, all pairs": (
+        "pairwise_tests(xs, z, level='global', coefficient='pearson', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='global', coefficient='pearson', n_resamples={k}, rng=0)", 50, 435),
+    "global Kendall BOOT-BOTH interval": (
+        "bootstrap_interval(xs[0], z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)",
+        "bootstrap_interval(xs[0], z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)", 50, 1),
+    "system-level Pearson, all pairs": (
+        "pairwise_tests(xs, z, level='system', coefficient='pearson', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs, z, level='system', coefficient='pearson', n_resamples={k}, rng=0)", 1000, 1),
+}
+TARGETS = {"item-grouped Pearson, all pairs": 2.0, "item-grouped Kendall, all pairs": 2.0,
+           "item-grouped acc-eq, all pairs": 2.0, "acc23 (calibrated once per metric), all pairs": 2.0,
+           "global Pearson, all pairs": 2.0, "global Kendall BOOT-BOTH interval": 1.0}
+
+ACC23 = """
+from metaeval.stats.tie_calibration import calibrate_ties
+from metaeval.stats.resampling import bootstrap_draws, count_weights
+from metaeval.stats.wmt import resampled_task
+from metaeval.stats.paired_bootstrap import bootstrap_pvalue
+def acc23_matrix(k):
+    eps = np.array([calibrate_ties(xs[i], z, level='summary').threshold for i in range(P)])
+    w = count_weights(bootstrap_draws(N, M, method='inputs', n_resamples=k, rng=0).col_indices(), M)
+    obs = resampled_task(xs, z, level='summary', coefficient='acc-eq', tie_thresholds=eps)
+    res = resampled_task(xs, z, level='summary', coefficient='acc-eq', tie_thresholds=eps, weights=w)
+    return [[bootstrap_pvalue(res[i] - res[j], obs[i] - obs[j], 'greater') for j in range(P)] for i in range(P)]
+"""
+
+
+def mtme_tau_optimization(metric, human):
+    """mt-metrics-eval's tau_optimization (acc23, item-grouped, every pair: sample_rate = 1), transcribed."""
+    rows, pairs = {}, []
+    for g in range(metric.shape[0]):
+        stats = [0, 0, 0, 0, 0]  # con, dis, ties human, ties metric, ties both
+        for i, j in itertools.combinations(range(metric.shape[1]), 2):
+            h1, h2, m1, m2 = human[g, i], human[g, j], metric[g, i], metric[g, j]
+            cat = (4 if m1 == m2 else 2) if h1 == h2 else (3 if m1 == m2 else (0 if (h1 > h2) == (m1 > m2) else 1))
+            stats[cat] += 1
+            pairs.append((abs(m1 - m2), g, cat, 4 if h1 == h2 else 3))
+        rows[g] = stats
+    acc = lambda s: (s[0] + s[4]) / sum(s)  # noqa: E731
+    total = sum(acc(s) for s in rows.values())
+    thresholds, taus = [0.0], [total / len(rows)]
+    for diff, g, cat, tie_cat in sorted(pairs, key=lambda p: p[0]):
+        total -= acc(rows[g])
+        rows[g][cat] -= 1
+        rows[g][tie_cat] += 1
+        total += acc(rows[g])
+        if thresholds[-1] == diff:
+            taus[-1] = total / len(rows)
+        else:
+            thresholds.append(diff)
+            taus.append(total / len(rows))
+    return thresholds[int(np.argmax(taus))]
+
+
+def run_baseline(src: str, statement: str) -> float:
+    code = SETUP + f"\nt = time.perf_counter()\n{statement}\nprint(time.perf_counter() - t)\n"
+    env = dict(os.environ, PYTHONPATH=src)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="main", help="git ref timed as 'before' (default main)")
+    parser.add_argument("--resamples", type=int, default=K)
+    parser.add_argument("--skip-baseline", action="store_true")
+    args = parser.parse_args()
+    k = args.resamples
+    scope: dict = {}
+    exec(SETUP + ACC23, scope)  # noqa: S102 - the same setup as the baseline subprocesses
+
+    before = {}
+    if not args.skip_baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "baseline")
+            subprocess.run(["git", "worktree", "add", "--detach", path, args.baseline], check=True,
+                           capture_output=True)
+            try:
+                for name, (_, base, kb, scale) in CASES.items():
+                    src = os.path.join(path, "src")
+                    if kb >= k:
+                        before[name] = run_baseline(src, base.format(k=k)) * scale
+                        continue
+                    t1, t2 = (run_baseline(src, base.format(k=kk)) for kk in (kb, 2 * kb))
+                    slope = max(t2 - t1, 0.0) / kb
+                    before[name] = (t1 + slope * (k - kb)) * scale
+            finally:
+                subprocess.run(["git", "worktree", "remove", "--force", path], check=True, capture_output=True)
+        x, zz = scope["xs"][0], scope["z"]
+        start = time.perf_counter()
+        mtme_tau_optimization(x.T, zz.T)
+        before["acc23 (calibrated once per metric), all pairs"] = (time.perf_counter() - start) * P
+
+    start = time.perf_counter()
+    exec("pairwise_tests(xs[:2, :, :40], z[:, :40], level='summary', coefficient='pearson', n_resamples=5, rng=0)\n"
+         "bootstrap_interval(xs[0][:, :40], z[:, :40], level='global', coefficient='kendall-b', n_resamples=5,"
+         " rng=0)", scope)
+    compile_s = time.perf_counter() - start
+    after = {}
+    for name, (stmt, _, _, _) in CASES.items():
+        start = time.perf_counter()
+        exec(stmt.format(k=k), scope)
+        after[name] = time.perf_counter() - start
+    start = time.perf_counter()
+    exec(f"acc23_matrix({k})", scope)
+    after["acc23 (calibrated once per metric), all pairs"] = time.perf_counter() - start
+
+    print(f"N={N} systems x M={M} segments, P={P} metrics ({P * (P - 1) // 2} pairs), k={k}; "
+          f"baseline {args.baseline!r} (~ = scaled from fewer resamples or one pair)")
+    print(f"{'workload':<48} {'before s':>10} {'after s':>9} {'ratio':>8}  target")
+    for name in list(CASES) + ["acc23 (calibrated once per metric), all pairs"]:
+        b = before.get(name, float("nan"))
+        scaled = name in CASES and (CASES[name][2] != k or CASES[name][3] != 1)
+        goal = TARGETS.get(name)
+        verdict = "" if goal is None else f"<= {goal:g} s {'met' if after[name] <= goal else 'MISSED'}"
+        print(f"{name:<48} {('~' if scaled else '') + f'{b:.2f}':>10} {after[name]:>9.2f} {b / after[name]:>7.0f}x  "
+              f"{verdict}")
+    print(f"numba compilation (first call in a process, not included above): {compile_s:.1f} s")
+    tracemalloc.start()
+    exec(CASES["item-grouped Kendall, all pairs"][0].format(k=k), scope)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    print(f"peak traced memory, item-grouped Kendall all pairs: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
