@@ -195,3 +195,25 @@ def test_recalibrate_matches_calibration_on_each_resample():
             cal = calibrate_ties(x[:, cols[b]], z[:, cols[b]])
             assert stats[b] == pytest.approx(cal.statistic, abs=1e-12)
             assert thresholds[b] == cal.threshold
+
+
+def test_cli_mt_two_language_pairs(tmp_path, capsys):
+    import json
+
+    from metaeval.cli.main import main
+
+    paths = []
+    for lp, seed in (("en-de", 1), ("zh-en", 2)):
+        path = tmp_path / f"{lp}.csv"
+        me.write_scores(_lp(seed), path)
+        paths += ["--scores", f"{lp}={path}"]
+    argv = ["mt", *paths, "--human", "human", "--task", "system/accuracy", "--task", "summary/acc23",
+            "--exclude-system", "0", "--n-resamples", "100", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["language_pairs"] == ["en-de", "zh-en"]
+    assert "pooled:system/accuracy" in out["tasks"]
+    assert main(["mt", "--scores", f"en-de={tmp_path / 'en-de.csv'}", "--scores",
+                 f"en-de={tmp_path / 'zh-en.csv'}", "--human", "human"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "metaeval: error: `--scores` must name each language pair once; got 'en-de' twice.")

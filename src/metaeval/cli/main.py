@@ -28,6 +28,7 @@ COMMANDS = {
                   "Correlate metrics with the human score, with confidence intervals."),
     "datasets": ("datasets_command", "datasets", "List, describe and export the packaged datasets."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
+    "mt": ("mt_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
     "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
     **analysis_registry.commands(),

@@ -1,0 +1,56 @@
+"""`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import defaults
+from ..errors import ParameterError
+from .common import emit, output_options, resamples_option, seed_option
+
+
+def _language_pairs(scores: tuple[str, ...]) -> dict:
+    """``LP=PATH`` (or a bare ``PATH``, named by its file stem) -> {lp: ScoreSet}."""
+    from ..data.readers import read_scores
+
+    data = {}
+    for item in scores:
+        lp, sep, path = item.partition("=")
+        if not sep:
+            lp, path = Path(item).stem, item
+        if not lp or not path:
+            raise ParameterError(f"`--scores` must look like LP=PATH or PATH; got {item!r}.")
+        if lp in data:
+            raise ParameterError(f"`--scores` must name each language pair once; got {lp!r} twice.")
+        data[lp] = read_scores(path)
+    return data
+
+
+@click.command()
+@click.option("--scores", multiple=True, required=True, metavar="LP=PATH",
+              help="A score file of one language pair (repeatable): CSV, TSV, JSONL or Parquet.")
+@click.option("--human", help="The human scorer (default: the first file's only human scorer).")
+@click.option("--metric", "metrics", multiple=True, help="A metric (repeatable; default: every non-human scorer).")
+@click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
+              help=f"A task (repeatable; default: {', '.join(defaults.MT_TASKS)}).")
+@click.option("--exclude-system", "exclude_systems", multiple=True,
+              help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--recalibrate", is_flag=True, default=defaults.MT_RECALIBRATE,
+              help="acc23 / tau23: re-optimise the tie threshold inside every resample.")
+@click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True)
+@resamples_option
+@seed_option
+@output_options
+def mt(scores, human, metrics, tasks, exclude_systems, alpha, recalibrate, darr_threshold, n_resamples, seed,
+       fmt, output):
+    """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
+    from ..correlation.mt import mt_evaluate
+    from ..report.render import WIDE, render_text
+
+    data = _language_pairs(scores)
+    result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks or defaults.MT_TASKS,
+                         exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
+                         recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed)
+    emit(render_text(result, fmt, width=WIDE), output)
