@@ -69,6 +69,7 @@ def test_metric_equal_to_humans_always_agrees():
     assert r.agreement[0] == 0.0 and (r.probability < 0.1).all()
 
 
+@pytest.mark.filterwarnings("ignore:BOOT-INPUTS cannot resample the inputs")  # one input, on purpose
 def test_degenerate_fits_are_nan_with_reasons():
     with pytest.warns(me.DegenerateWarning, match="fewer than 2 system pairs ordered by both"):
         r = me.gap_agreement(one_input([1, 2], [1, 2]), "m", "h", deltas=[0.5], n_resamples=10, rng=0)

@@ -189,7 +189,7 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
     n_trials = check_int("n_trials", n_trials, minimum=1)
     n_resamples = iv.check_n_resamples(n_resamples)
     alpha = iv.check_alpha(alpha)
-    iv.check_enough_systems(ds, "system")
+    iv.check_level_design(ds, "system")
     if tokenizer not in TOKENIZERS:
         raise ParameterError(f"`tokenizer` must be one of {', '.join(repr(t) for t in TOKENIZERS)}; got {tokenizer!r}.")
     flat_c, flat_r = _texts_iv(ds, candidates, references)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from .. import _validation as iv
 from .. import defaults
 from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
@@ -122,3 +123,17 @@ def seed_option(command: Callable) -> Callable:
 def resamples_option(command: Callable) -> Callable:
     return click.option("--n-resamples", type=int, default=defaults.N_RESAMPLES, show_default=True,
                         help="Bootstrap / permutation resamples.")(command)
+
+
+def tie_tolerance_option(command: Callable) -> Callable:
+    """--tie-tolerance: the command runs under this tie rule (every library call inherits it)."""
+
+    @functools.wraps(command)
+    def wrapper(*args, tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
+        with iv.tie_rule(tie_tolerance):
+            return command(*args, **kwargs)
+
+    return click.option(
+        "--tie-tolerance", type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
+        help="Scores a, b tie in rank statistics when |a - b| <= this * max(|a|, |b|); 0 = exact (as scipy).",
+    )(wrapper)

@@ -28,6 +28,7 @@ from .common import (
     load_source,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 
@@ -94,6 +95,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
 @click.option("--analysis", "analyses", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
               help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @seed_option
+@tie_tolerance_option
 def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
            alpha, quick, full, n_resamples, repetitions, focus_metrics, analyses, seed):
     """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
