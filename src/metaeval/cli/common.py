@@ -12,6 +12,7 @@ from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
+from ..report.escape import safe_text
 from ..report.formats import FORMATS
 from ..runtime.files import write_text_atomic
 
@@ -104,6 +105,11 @@ def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[s
             ds.require(metric, param="metric")
         return list(metrics)
     return [m for m in ds.metrics if m != human]
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print one message line that may hold user strings (file, metric names), made terminal-safe."""
+    click.echo(safe_text(text), err=err)
 
 
 def emit(text: str, output: str | None) -> None:
