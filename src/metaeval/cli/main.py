@@ -9,6 +9,7 @@ module and the library it calls.
 """
 from __future__ import annotations
 
+import contextvars
 import importlib
 import io
 import signal
@@ -20,7 +21,7 @@ import click
 
 from .._version import __version__
 from ..analyses import registry as analysis_registry
-from ..errors import MetaevalError, MetaevalWarning
+from ..errors import DegenerateDataError, InputFileError, MetaevalError, MetaevalWarning, ScoreSetError
 from ..report.escape import safe_line
 
 # command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
@@ -71,6 +72,9 @@ def cli() -> None:
 
 EXIT_INTERRUPTED = 130
 
+SOURCE_FILE: contextvars.ContextVar[str | None] = contextvars.ContextVar("metaeval_source_file", default=None)
+"""The user file the running command read its scores from (set by the commands; named in data errors)."""
+
 
 class Interrupted(BaseException):
     """SIGINT during a command (raised by the CLI's handler; click does not catch it, unlike
@@ -102,12 +106,20 @@ def _show_click_error(error: click.ClickException) -> None:
         _say(line)
 
 
+def _located(error: MetaevalError, file: str | None) -> str:
+    """A data error (too few systems, an unknown scorer) prefixed by the user file the data came from."""
+    if file is None or isinstance(error, InputFileError) or not isinstance(error, (ScoreSetError, DegenerateDataError)):
+        return str(error)
+    return f"{file}: {error}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors print one line and exit 2, Ctrl-C prints one line and exits 130."""
     handler = signal.getsignal(signal.SIGINT)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
         signal.signal(signal.SIGINT, _interrupt)
+    token = SOURCE_FILE.set(None)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MetaevalWarning)
@@ -126,12 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         _show_click_error(error)
         return 2
     except MetaevalError as error:
-        _say(f"metaeval: error: {error}")
+        _say(f"metaeval: error: {_located(error, SOURCE_FILE.get())}")
         return 2
     except OSError as error:
         _say(f"metaeval: error: {error.filename or ''}: {error.strerror}")
         return 2
     finally:
+        SOURCE_FILE.reset(token)
         if in_main_thread:
             signal.signal(signal.SIGINT, handler)
     return 0
