@@ -45,24 +45,38 @@ MANGLES = st.sampled_from(["none"] * 6 + ["bom", "crlf", "gzip-plain-extension",
 FORMATS = st.sampled_from(["csv", "csv", "tsv", "jsonl"])
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 TEMPLATE = re.compile(r"\b(must|needs?)\b.*; got\b")  # "<what> must <constraint>; got <value>."
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None, print_blob=True,
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None, print_blob=True,
                 suppress_health_check=list(HealthCheck))
+
+
+CLEAN_MANGLES = st.sampled_from(["none", "none", "bom", "crlf", "gzip-plain-extension", "gzip"])
+RESERVED = {"system", "input", "annotator", "scorer", "score", "summarizer_id", "instance_id"}
 
 
 @st.composite
 def tables(draw, columns, values, *, rows=("system", "input")):
-    """(header, rows): a cross product of labels with values, then a few corruptions."""
-    labels = {key: draw(st.lists(st.one_of(st.sampled_from(PLAIN), NAMES), min_size=1, max_size=3)) for key in rows}
+    """(header, rows, clean): a cross product of labels with values; unless ``clean``, a few corruptions.
+
+    Half of the tables are clean (numbers only, at least 3 distinct labels on the first axis), so that the
+    commands also run to the end on hostile names; the others get odd values and broken rows."""
+    clean = draw(st.booleans())
+    labels = {}
+    for k, key in enumerate(rows):
+        names = st.one_of(st.sampled_from(PLAIN), NAMES)
+        if clean:
+            labels[key] = draw(st.lists(names.filter(lambda x: x.strip() and "\r" not in x and "\x00" not in x),
+                                        min_size=3 if k == 0 else 2, max_size=4, unique_by=str.strip))
+        else:
+            labels[key] = draw(st.lists(names, min_size=1, max_size=3))
     header = list(columns)
-    if draw(st.integers(0, 9)) == 0:  # a hostile or missing column name
+    if not clean and draw(st.integers(0, 4)) == 0:  # a hostile or missing column name
         header[draw(st.integers(0, len(header) - 1))] = draw(NAMES)
-    body = []
     keys = [{}]
     for key in rows:
         keys = [dict(k, **{key: label}) for k in keys for label in labels[key]]
-    for key in keys:
-        body.append([key.get(c, None) if c in key else draw(values.get(c, CELLS)) for c in columns])
-    for _ in range(draw(st.integers(0, 2))):  # corruptions: a duplicated row, a hostile cell, a dropped row
+    body = [[key[c] if c in key else draw(NUMBERS if clean and c not in values else values.get(c, CELLS))
+             for c in columns] for key in keys]
+    for _ in range(0 if clean else draw(st.integers(0, 2))):  # a duplicated row, a hostile cell, a dropped row
         if not body:
             break
         kind = draw(st.sampled_from(["duplicate", "cell", "drop"]))
@@ -73,7 +87,7 @@ def tables(draw, columns, values, *, rows=("system", "input")):
             body[i][draw(st.integers(0, len(header) - 1))] = draw(st.one_of(NAMES, ODD_VALUES))
         else:
             body.pop(i)
-    return header, body
+    return header, body, clean
 
 
 def serialize(header, body, fmt: str, nested: dict[str, str] | None = None) -> bytes:
@@ -123,8 +137,9 @@ def file_name(draw, stem_default: str, extension: str) -> str:
     return stem + extension
 
 
-def write(draw, directory: Path, stem: str, header, body, fmt, nested=None) -> Path:
-    data, suffix = mangle(serialize(header, body, fmt, nested), draw(MANGLES), draw)
+def write(draw, directory: Path, stem: str, table, fmt, nested=None) -> Path:
+    header, body, clean = table
+    data, suffix = mangle(serialize(header, body, fmt, nested), draw(CLEAN_MANGLES if clean else MANGLES), draw)
     path = directory / file_name(draw, stem, f".{fmt}{suffix}")
     path.write_bytes(data)
     return path
@@ -160,16 +175,15 @@ def check(argv, files, output: Path | None, directory: Path) -> int:
 # -- score files -----------------------------------------------------------------------------------
 @st.composite
 def score_files(draw, directory: Path):
-    metric, human = draw(NAMES), draw(NAMES)
+    metric = draw(NAMES.filter(lambda x: x not in RESERVED))
+    human = draw(NAMES.filter(lambda x: x not in RESERVED and x != metric))
     fmt = draw(FORMATS)
-    if draw(st.booleans()):  # long layout
-        header, body = draw(tables(["system", "input", "scorer", "score"], {},
-                                   rows=("system", "input")))
-        for row in body:
-            row[2] = draw(st.sampled_from([metric, human]))
-    else:
-        header, body = draw(tables(["system", "input", metric, human], {}))
-    return write(draw, directory, "scores", header, body, fmt), metric, human
+    header, body, clean = draw(tables(["system", "input", metric, human], {}))
+    if draw(st.booleans()):  # the long layout: one row per (system, input, scorer)
+        body = [[row[0], row[1], name, value] for row in body for name, value in zip(header[2:], row[2:])]
+        header = ["system", "input", "scorer", "score"]
+    table = (header, body, clean)
+    return write(draw, directory, "scores", table, fmt), metric, human
 
 
 SCORE_COMMANDS = {
@@ -228,9 +242,8 @@ def test_report_on_score_files(data):
 def test_human_judgments(data):
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        header, body = data.draw(tables(["system", "input", "annotator", "score"], {},
-                                        rows=("system", "input", "annotator")))
-        path = write(data.draw, directory, "judgments", header, body, data.draw(FORMATS))
+        table = data.draw(tables(["system", "input", "annotator", "score"], {}, rows=("system", "input", "annotator")))
+        path = write(data.draw, directory, "judgments", table, data.draw(FORMATS))
         check(["human", "normalize", "--judgments", path], [path], None, directory)
 
 
@@ -240,9 +253,9 @@ def test_human_retention(data):
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         coverage = st.one_of(st.sampled_from(["all", "most", "some", "hardly any", "none", "ALL", "0.5", "2"]), CELLS)
-        header, body = data.draw(tables(["system", "document", "unit", "coverage"], {"coverage": coverage},
-                                        rows=("system", "document", "unit")))
-        path = write(data.draw, directory, "coverage", header, body, data.draw(FORMATS))
+        table = data.draw(tables(["system", "document", "unit", "coverage"], {"coverage": coverage},
+                                 rows=("system", "document", "unit")))
+        path = write(data.draw, directory, "coverage", table, data.draw(FORMATS))
         output = directory / "retention.json"
         check(["human", "retention", "--judgments", path, "--format", "json", "--output", output], [path], output,
               directory)
@@ -253,13 +266,13 @@ def test_human_retention(data):
 def test_human_votes(data):
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        header, body = data.draw(tables(["document", "scu", "text"], {"text": st.one_of(NAMES, st.just("BLANK"))},
-                                        rows=("document", "scu")))
-        scus = write(data.draw, directory, "scus", header, body, "csv")
+        table = data.draw(tables(["document", "scu", "text"], {"text": st.one_of(NAMES, st.just("BLANK"))},
+                                 rows=("document", "scu")))
+        scus = write(data.draw, directory, "scus", table, "csv")
         vote = st.one_of(st.sampled_from(["p", "n", "present", "absent", "1", "0", "maybe", ""]), CELLS)
-        header, body = data.draw(tables(["document", "system", "scu", "vote", "worker"], {"vote": vote},
-                                        rows=("document", "system", "scu", "worker")))
-        votes = write(data.draw, directory, "votes", header, body, "csv")
+        table = data.draw(tables(["document", "system", "scu", "vote", "worker"], {"vote": vote},
+                                 rows=("document", "system", "scu", "worker")))
+        votes = write(data.draw, directory, "votes", table, "csv")
         command = data.draw(st.sampled_from([["human", "pyramid"], ["human", "agreement"]]))
         check([*command, "--scus", scus, "--votes", votes], [scus, votes], None, directory)
 
@@ -271,10 +284,10 @@ def test_score_candidates_and_references(data):
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         text = st.one_of(NAMES, st.just("the cat sat on the mat ."), CELLS)
-        header, body = data.draw(tables(["system", "input", "candidate"], {"candidate": text}))
-        candidates = write(data.draw, directory, "candidates", header, body, "jsonl")
-        header, body = data.draw(tables(["input", "references"], {"references": text}, rows=("input",)))
-        references = write(data.draw, directory, "references", header, body, "jsonl", {"references": "list"})
+        table = data.draw(tables(["system", "input", "candidate"], {"candidate": text}))
+        candidates = write(data.draw, directory, "candidates", table, "jsonl")
+        table = data.draw(tables(["input", "references"], {"references": text}, rows=("input",)))
+        references = write(data.draw, directory, "references", table, "jsonl", {"references": "list"})
         output = directory / "scores.csv"
         check(["score", "--candidates", candidates, "--references", references, "--metric", "wer", "--output", output,
                "--no-progress"], [candidates, references], output, directory)
@@ -287,8 +300,8 @@ def test_simulate_power_texts(data):
         directory = Path(tmp)
         (directory / "summeval").mkdir()
         text = st.one_of(NAMES, st.just("the cat sat on the mat ."), CELLS)
-        header, body = data.draw(tables(["doc_id", "system_id", "summary", "references"],
-                                        {"summary": text, "references": text}, rows=("doc_id", "system_id")))
+        header, body, _ = data.draw(tables(["doc_id", "system_id", "summary", "references"],
+                                           {"summary": text, "references": text}, rows=("doc_id", "system_id")))
         data_bytes, _ = mangle(serialize(header, body, "jsonl", {"references": "list"}), data.draw(MANGLES), data.draw)
         path = directory / "summeval" / "texts.jsonl"
         path.write_bytes(data_bytes)
@@ -324,3 +337,31 @@ def test_malformed_texts_file_is_exit_2(tmp_path):
     assert code == 2
     assert err == (f"metaeval: error: {path}, row 1: every line must have the field 'references'; got the fields"
                    " ['doc_id', 'summary', 'system_id'].\n")
+
+
+# -- SIGINT ----------------------------------------------------------------------------------------------
+def test_sigint_prints_one_line_exits_130_and_writes_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scores = tmp_path / "s.csv"
+    rows = [{"system": f"s{i}", "input": f"d{j}", "m": (i * 7 + j * 3) % 11 + i, "human": i + j % 3}
+            for i in range(30) for j in range(40)]
+    pd.DataFrame(rows).to_csv(scores, index=False)
+    output = tmp_path / "out.json"
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = dict(os.environ, PYTHONPATH=str(src))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "metaeval.cli.main", "correlate", "--scores", str(scores), "--human", "human", "--ci", "boot-both",
+         "--metric", "m", "--n-resamples", "200000", "--format", "json", "--output", str(output)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    time.sleep(3)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err == "metaeval: interrupted\n"
+    assert not output.exists() and not list(tmp_path.glob("*.tmp"))
