@@ -365,3 +365,15 @@ def test_sigint_prints_one_line_exits_130_and_writes_nothing(tmp_path):
     assert process.returncode == 130, err
     assert err == "metaeval: interrupted\n"
     assert not output.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_report_shows_hostile_names_as_text(tmp_path):
+    metric = "<script>alert(1)</script>[bold red]x\x1b[31m"
+    path = good_scores(tmp_path / "r.csv", metric)
+    output = tmp_path / "report"
+    code, out, err = run(["report", "--scores", path, "--human", "human", "--n-resamples", "5", "--analysis", "none",
+                          "--output", output])
+    assert code == 0, err
+    page = (output / "report.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;[bold red]x" in page
+    assert not CONTROL.search(out + err)
