@@ -231,7 +231,7 @@ def test_report_on_score_files(data):
         path, metric, human = data.draw(score_files(directory))
         output = directory / "report"
         code = check(["report", "--scores", path, f"--human={human}", "--n-resamples", "5", "--repetitions", "2",
-                      "--analysis", "none"], [path], None, directory)
+                      "--analysis", "none", "--output", output], [path], None, directory)
         if code == 2:
             assert not output.exists()
 
