@@ -98,3 +98,12 @@ def test_gaps_beyond_the_data_warn_as_extrapolation(shared_data):
     with pytest.warns(me.MetaevalWarning, match=r"extrapolations \(rouge-1.recall: 0.5 > 0.2212\)"):
         r = me.gap_agreement(ds, "rouge-1.recall", "litepyramid.recall", deltas=[0.5], n_resamples=0)
     assert r.to_frame()["extrapolated"].tolist() == [True]
+
+
+def test_one_system_is_an_error_not_a_crash():
+    """Regression found by tests/test_fuzz_cli.py: one system gave numpy's 'zero-size array' ValueError."""
+    ds = me.ScoreSet.from_matrices({"m": np.ones((1, 3)), "h": np.ones((1, 3))}, systems=["s"],
+                                   inputs=["a", "b", "c"], humans=["h"])
+    with pytest.raises(me.errors.ScoreSetError, match=r"^`ds` must have at least 2 systems \(a gap is between two\);"
+                                                      r" got 1\.$"):
+        me.gap_agreement(ds, ["m"], "h")

@@ -13,8 +13,10 @@ from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
+from ..report.escape import safe_text
 from ..report.formats import FORMATS
 from ..runtime.files import write_text_atomic
+from .main import SOURCE_FILE
 
 _SOURCE_KEY = "metaeval.source"
 
@@ -81,13 +83,14 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: s
         ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
         default_human = dataset_info(dataset).get("default_human")
     else:
+        SOURCE_FILE.set(str(scores))
         ds = read_scores(scores)
         default_human = ds.humans[0] if len(ds.humans) == 1 else None
     human = human or default_human
     if human is None:
         raise ParameterError(
-            f"`--human` must name the human scorer; the file has {len(ds.humans)} human scorers"
-            f" ({', '.join(ds.humans) or 'none marked'})."
+            f"`--human` must name the human scorer of {scores}; got none, and the file marks {len(ds.humans)}"
+            f" scorers as human ({', '.join(ds.humans) or 'none'})."
         )
     ds.require(human, param="human")
     if human not in ds.humans:
@@ -105,6 +108,11 @@ def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[s
             ds.require(metric, param="metric")
         return list(metrics)
     return [m for m in ds.metrics if m != human]
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print one message line that may hold user strings (file, metric names), made terminal-safe."""
+    click.echo(safe_text(text), err=err)
 
 
 def emit(text: str, output: str | None) -> None:

@@ -6,7 +6,6 @@ import shlex
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
@@ -21,6 +20,7 @@ from ..errors import ParameterError
 from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
+from ..report.escape import console as safe_console
 from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES
 from .common import (
     _SOURCE_KEY,
@@ -107,12 +107,12 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
-    console = Console(stderr=False)
+    console = safe_console(stderr=False)
     if not console.is_terminal:
-        console = Console(width=110)
+        console = safe_console(width=110)
     preset = "quick" if quick else "full" if full else "default"
     wanted = () if analyses == ("none",) else (tuple(analyses) or None)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
                               correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
