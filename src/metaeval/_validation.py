@@ -86,7 +86,7 @@ def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -
 
 def check_enough_systems(ds: ScoreSet, level: str) -> None:
     n, m = ds.shape
-    if level in ("system", "summary", "global") and n < MIN_SYSTEMS:
+    if level in ("system", "summary", "global", "partial") and n < MIN_SYSTEMS:
         raise ScoreSetError(
             f"a {level}-level correlation needs at least {MIN_SYSTEMS} systems; got {n}."
         )

@@ -47,8 +47,9 @@ __all__ = [
     "check_undefined",
 ]
 
-LEVELS = ("system", "summary", "global", "by-system")
-"""Correlation levels: system means, per input ("grouped by item"), all cells, per system."""
+LEVELS = ("system", "summary", "global", "by-system", "partial")
+"""Correlation levels: system means, per input ("grouped by item"), all cells, per system, and all cells
+after removing each system's mean (the partial correlation controlling for the system, FRANK)."""
 
 LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
 """Accepted spellings of a level and the canonical level they stand for (MT says 'segment')."""

@@ -6,6 +6,8 @@ Levels (X metric, Z human, both systems x inputs, NaN missing):
 - summary: ``mean_j CORR(X[:, j], Z[:, j])`` (an input = a summary's document / an MT segment)
 - global: ``CORR(vec X, vec Z)`` over the cells where both are present
 - by-system: ``mean_i CORR(X[i, :], Z[i, :])``
+- partial: ``CORR(vec (X - xbar_i), vec (Z - zbar_i))``, the partial correlation controlling for the
+  system (each cell minus its system's mean over the cells where both are present; FRANK)
 
 Groups whose correlation is undefined (constant, or fewer than 2 values) are skipped and counted in
 ``n_skipped`` (or counted as 0 with ``undefined='zero'``).
@@ -72,7 +74,7 @@ def correlate(
         The scores.
     metric, human : str
         Scorer names in ``ds``.
-    level : {'system', 'summary', 'global', 'by-system'}
+    level : {'system', 'summary', 'global', 'by-system', 'partial'}
         Where to correlate (see the module docstring for the formulas; 'input' and 'segment' are
         accepted as 'summary').
     coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'}
@@ -213,7 +215,8 @@ def fisher_ci(
     sqrt(0.437) for Pearson, Spearman and Kendall. ``n`` is the number of points correlated: systems
     at system and summary level (the summary-level statistic is an average of per-input correlations,
     for which this approximation is questionable: Deutsch et al. 2021 find it too wide), cells at
-    global level, inputs at by-system level.
+    global level, inputs at by-system level; at partial level the cells less ``G - 1`` for the ``G``
+    system means removed (the degrees of freedom of a partial correlation with ``G - 1`` covariates).
     """
     ds, x, z, level, coefficient, undefined, full_test_set, _ = _correlate_iv(
         ds, metric, human, level, coefficient, undefined, full_test_set, 0.0
@@ -225,6 +228,9 @@ def fisher_ci(
     n_systems, n_inputs = ds.shape
     if level == "global":
         n_points = int(point.n_used)
+    elif level == "partial":  # cells, less one degree of freedom per system mean removed beyond the first
+        systems_present = int((np.isfinite(x) & np.isfinite(z)).any(axis=1).sum())
+        n_points = int(point.n_used) - max(systems_present - 1, 0)
     elif level == "by-system":
         n_points = n_inputs
     else:
