@@ -279,6 +279,24 @@ class ScoreSet:
             raise ScoreSetError(f"`{param}` must select at least one label; got an empty selection.")
         return positions
 
+    def merge(self, other: "ScoreSet") -> "ScoreSet":
+        """This set joined with ``other`` on (system, input): the outer join of
+        :func:`metaeval.data.join.merge_scoresets` (labels and cells of both; NaN where one lacks a cell).
+
+        Systems, inputs and cells found on one side only are reported, one
+        :class:`~metaeval.errors.DataWarning` per kind with counts and first examples; a scorer of both
+        sides with different values, or a join matching no cell, is a :class:`ScoreSetError`.
+
+        Examples
+        --------
+        >>> ds = load_dataset("wmt20-mqm-ende").merge(read_scores("my_metric.csv"))  # doctest: +SKIP
+        """
+        from .join import merge
+
+        if not isinstance(other, ScoreSet):
+            raise ParameterError(f"`other` must be a ScoreSet; got {type(other).__name__}.")
+        return merge(self, other)
+
     # -- tables ---------------------------------------------------------------------------------
     def to_frame(self):
         """A wide pandas DataFrame: one row per (system, input), one column per scorer (aggregated)."""
