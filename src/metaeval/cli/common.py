@@ -81,7 +81,7 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
                 human: str | None) -> tuple[ScoreSet, str]:
     """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
     ``--system`` subset and ``--aggregation`` applied) and its human scorer."""
-    from ..data.columns import CLI_NAMES, OPTION_NAMES, parse_where
+    from ..data.columns import CLI_NAMES, OPTION_NAMES, SHARED_OPTIONS, parse_where
 
     context = click.get_current_context(silent=True)
     chosen = context.meta.get(_SOURCE_KEY, {}) if context is not None else {}
@@ -91,7 +91,7 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
     files = (scores,) if isinstance(scores, str) else tuple(scores or ())
     if dataset is None and not files:
         raise ParameterError("`--dataset` or `--scores` must be given; got neither.")
-    token = OPTION_NAMES.set(CLI_NAMES)
+    token, shared = OPTION_NAMES.set(CLI_NAMES), SHARED_OPTIONS.set(len(files) > 1)
     try:
         where = parse_where(chosen.get("where", ()))
         ds, default_human = None, columns.get("human")
@@ -105,6 +105,9 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
             ds = read if ds is None else ds.merge(read)
     finally:
         OPTION_NAMES.reset(token)
+        SHARED_OPTIONS.reset(shared)
+    if columns.get("human") is not None:
+        ds.require(columns["human"], param="--human-column")
     human = human or default_human
     if human is None:
         raise ParameterError(

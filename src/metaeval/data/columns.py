@@ -38,6 +38,10 @@ API_NAMES = {**{role: f"columns[{role!r}]" for role in ROLES}, "where": "where",
 CLI_NAMES = {**{role: f"--{role}-column" for role in ROLES}, "where": "--where", "where_hint": "--where COLUMN=VALUE"}
 OPTION_NAMES: ContextVar[dict[str, str]] = ContextVar("metaeval_option_names", default=API_NAMES)
 """How errors name the mapping and filter options (the CLI sets :data:`CLI_NAMES`)."""
+SHARED_OPTIONS: ContextVar[bool] = ContextVar("metaeval_shared_options", default=False)
+"""True while one mapping serves several files (the CLI's repeated ``--scores``): a file without the
+``human`` column is read without it, and a file without a ``where`` column is left unfiltered with a
+:class:`DataWarning`. The system and input mappings apply to every file."""
 
 _STRUCTURAL = frozenset({*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY, "scorer", "score"})
 _SHOWN = 5
@@ -112,6 +116,9 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     names = OPTION_NAMES.get()
     columns = check_columns(columns)
     where = check_where(where)
+    shared = SHARED_OPTIONS.get()
+    if shared and columns.get("human") not in (None, *table.columns):
+        columns = {role: column for role, column in columns.items() if role != "human"}
     for role, column in columns.items():
         if column not in table.columns:
             raise InputFileError(table.path, f"`{names[role]}` must name a column of the file ({_present(table)});"
@@ -127,7 +134,7 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
         renamed[column] = role
     if renamed:
         table = replace(table, columns={renamed.get(c, c): v for c, v in table.columns.items()})
-    table = _filtered(table, where, names["where"], strict_where)
+    table = _filtered(table, where, names["where"], strict_where and not shared)
     human = columns.get("human")
     keep = {human} if human else set()
     table, ignored = _without_text_columns(table, keep)
@@ -200,7 +207,8 @@ def _without_text_columns(table: RawTable, keep: set[str]) -> tuple[RawTable, tu
         return table, ()
     candidates = [c for c in table.columns if c not in _STRUCTURAL and c not in keep]
     text = [c for c in candidates if _is_text_column(table.columns[c])]
-    if not text or len(text) == len(candidates):  # no score column would remain: let the reader say why
+    kept = [c for c in keep if c in table.columns]
+    if not text or (len(text) == len(candidates) and not kept):  # no score column would remain: the reader says why
         return table, ()
     return replace(table, columns={c: v for c, v in table.columns.items() if c not in text}), tuple(text)
 

@@ -186,9 +186,17 @@ class ScoreSet:
         )
 
     def _unknown_message(self, param: str, scorer: Any) -> str:
+        import difflib
+
         known = list(self._scores)
         listed = ", ".join(repr(s) for s in known[:12]) + (", ..." if len(known) > 12 else "")
-        return f"`{param}` must name a scorer of this ScoreSet ({listed}); got {scorer!r}."
+        message = f"`{param}` must name a scorer of this ScoreSet ({listed}); got {scorer!r}."
+        if isinstance(scorer, str):
+            lower = {k.lower(): k for k in known}
+            close = difflib.get_close_matches(scorer.lower(), list(lower), n=3, cutoff=0.6)
+            if close:
+                message = message[:-1] + f" (did you mean {' or '.join(repr(lower[c]) for c in close)}?)."
+        return message
 
     def require(self, scorer: str, *, param: str = "scorer") -> str:
         """Return ``scorer`` if this ScoreSet holds it; raise :class:`ScoreSetError` otherwise."""
