@@ -141,7 +141,7 @@ def test_level_with_too_few_systems(tmp_path, capsys):
     code, out, err = run(["correlate", "--scores", str(scores), "--human", "relevance", "--output", str(output),
                           "--format", "json"], capsys)
     assert code == 2
-    assert err.strip() == "metaeval: error: a system-level correlation needs at least 3 systems; got 2."
+    assert err.strip() == f"metaeval: error: {scores}: a system-level correlation needs at least 3 systems; got 2."
     assert not output.exists()
 
 
@@ -149,7 +149,7 @@ def test_unknown_scorer(tmp_path, capsys):
     scores = good_csv(tmp_path / "s.csv")
     code, out, err = run(["correlate", "--scores", str(scores), "--human", "relevance", "--metric", "nope"], capsys)
     assert code == 2
-    assert err.strip().startswith("metaeval: error: `--metric` must name a scorer of this ScoreSet (")
+    assert err.strip().startswith(f"metaeval: error: {scores}: `--metric` must name a scorer of this ScoreSet (")
     assert err.strip().endswith("; got 'nope'.")
 
 
@@ -193,8 +193,8 @@ def test_human_needed_for_user_file_without_humans(tmp_path, capsys):
     scores = good_csv(tmp_path / "s.csv")
     code, out, err = run(["correlate", "--scores", str(scores)], capsys)
     assert code == 2
-    assert err.strip() == (
-        "metaeval: error: `--human` must name the human scorer; the file has 0 human scorers (none marked).")
+    assert err.strip() == (f"metaeval: error: `--human` must name the human scorer of {scores}; got none, and the"
+                           " file marks 0 scorers as human (none).")
 
 
 def test_lazy_command_list_matches_each_commands_own_help():

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import click
 
+from .. import _validation as iv
 from .. import defaults
 from ..data.datasets import dataset_info, load_dataset
 from ..data.readers import read_scores
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
 from ..errors import ParameterError
+from ..report.escape import safe_text
 from ..report.formats import FORMATS
 from ..runtime.files import write_text_atomic
+from .main import SOURCE_FILE
 
 _SOURCE_KEY = "metaeval.source"
 
@@ -98,6 +101,8 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
         if dataset is not None:
             ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
             default_human = default_human or dataset_info(dataset).get("default_human")
+        if dataset is None and len(files) == 1:  # data errors are then about this one file
+            SOURCE_FILE.set(str(files[0]))
         for path in files:
             read = read_scores(path, columns=columns, where=where)
             if default_human is None and len(read.humans) == 1:
@@ -111,8 +116,8 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
     human = human or default_human
     if human is None:
         raise ParameterError(
-            f"`--human` must name the human scorer; the file has {len(ds.humans)} human scorers"
-            f" ({', '.join(ds.humans) or 'none marked'})."
+            f"`--human` must name the human scorer of {', '.join(map(str, files)) or dataset}; got none, and the file"
+            f" marks {len(ds.humans)} scorers as human ({', '.join(ds.humans) or 'none'})."
         )
     ds.require(human, param="--human")
     if human not in ds.humans:
@@ -132,6 +137,11 @@ def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[s
     return [m for m in ds.metrics if m != human]
 
 
+def say(text: str, *, err: bool = False) -> None:
+    """Print one message line that may hold user strings (file, metric names), made terminal-safe."""
+    click.echo(safe_text(text), err=err)
+
+
 def emit(text: str, output: str | None) -> None:
     """Print ``text`` or write it atomically to ``output``."""
     if output:
@@ -148,3 +158,17 @@ def seed_option(command: Callable) -> Callable:
 def resamples_option(command: Callable) -> Callable:
     return click.option("--n-resamples", type=int, default=defaults.N_RESAMPLES, show_default=True,
                         help="Bootstrap / permutation resamples.")(command)
+
+
+def tie_tolerance_option(command: Callable) -> Callable:
+    """--tie-tolerance: the command runs under this tie rule (every library call inherits it)."""
+
+    @functools.wraps(command)
+    def wrapper(*args, tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
+        with iv.tie_rule(tie_tolerance):
+            return command(*args, **kwargs)
+
+    return click.option(
+        "--tie-tolerance", type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
+        help="Scores a, b tie in rank statistics when |a - b| <= this * max(|a|, |b|); 0 = exact (as scipy).",
+    )(wrapper)

@@ -27,13 +27,14 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 
 @click.command()
 @source_options
 @click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
-              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}; only system with one input).")
 @click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
               help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
 @click.option("--ci", type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
@@ -47,6 +48,7 @@ from .common import (
               show_default=True, help="H1 of the p-values ('greater': a positive relation).")
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
               full_test_set, pvalue_method, alternative, n_resamples, seed, fmt, output):
@@ -54,7 +56,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
     ds, human = load_source(dataset, dataset_options, scores, human)
     table = correlation_table(
         ds, human, chosen_metrics(ds, human, metrics),
-        levels=levels or defaults.REPORT_LEVELS, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
+        levels=levels or None, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
         ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
         rng=seed, pvalue_method=pvalue_method, alternative=alternative,
     )
@@ -76,6 +78,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
             correction, family, alpha, n_resamples, seed, fmt, output):

@@ -38,7 +38,7 @@ def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, al
     x = iv.matrices(ds, metric_a, param="metric_a")
     y = iv.matrices(ds, metric_b, param="metric_b")
     z = iv.matrices(ds, human, param="human")
-    iv.check_enough_systems(ds, level)
+    iv.check_level_design(ds, level)
     return ds, x, y, z, level, coefficient, undefined, alternative
 
 

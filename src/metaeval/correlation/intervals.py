@@ -50,7 +50,7 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
     tie_threshold = iv.check_tie_threshold(tie_threshold)
     x = iv.matrices(ds, metric, param="metric")
     z = iv.matrices(ds, human, param="human")
-    iv.check_enough_systems(ds, level)
+    iv.check_level_design(ds, level)
     if full_test_set:
         x, z = iv.full_test_set_columns(x, z)
     return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold

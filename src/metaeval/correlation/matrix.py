@@ -43,7 +43,7 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
     family = check_family(family)
     alpha = iv.check_alpha(alpha)
     undefined = iv.check_undefined(undefined)
-    iv.check_enough_systems(ds, level)
+    iv.check_level_design(ds, level)
     return (ds, metrics, level, coefficient, test, method, alternative, n_resamples, correction,
             family, alpha, undefined)
 

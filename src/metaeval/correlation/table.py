@@ -51,7 +51,7 @@ def correlation_table(
     human: str,
     metrics: Sequence[str] | None = None,
     *,
-    levels: Sequence[str] = defaults.REPORT_LEVELS,
+    levels: Sequence[str] | None = None,
     coefficients: Sequence[str] = defaults.REPORT_COEFFICIENTS,
     ci: str = defaults.TABLE_CI,
     n_resamples: int = defaults.N_RESAMPLES,
@@ -72,7 +72,11 @@ def correlation_table(
         The human score.
     metrics : list of str, optional
         Default: every scorer of ``ds`` that is not human and is not ``human``.
-    levels, coefficients : list of str
+    levels : list of str, optional
+        Default: system and summary (:data:`~metaeval.defaults.REPORT_LEVELS`), or only system when the
+        data has one input. A level the design cannot support (summary with one input, any level with
+        fewer than 3 systems) is an error naming it.
+    coefficients : list of str
     ci : {'boot-both', 'boot-systems', 'boot-inputs', 'fisher', 'none'}
         Interval of every cell. Bootstrap intervals of all cells use the same seed, hence the same
         resampled systems and inputs for every metric.
@@ -96,7 +100,7 @@ def correlation_table(
     ds = iv.check_scoreset(ds)
     ds.require(human, param="human")
     metrics = iv.check_metrics(ds, metrics, human)
-    levels = tuple(iv.check_level(level) for level in levels)
+    levels = tuple(iv.check_level(level) for level in (iv.default_levels(ds) if levels is None else levels))
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     ci = check_ci_method(ci)
     pvalue_method = check_pvalue_method(pvalue_method)
