@@ -100,6 +100,7 @@ def test_quantile_edges_include_the_pair_at_u():
 
 # -- degenerate cells -----------------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore:BOOT-INPUTS cannot resample the inputs")  # one input, on purpose
 def test_empty_cell_is_nan_with_reason():
     ds = one_input([0, 1, 3, 6], [0, 2, 1, 3])
     with pytest.warns(me.DegenerateWarning, match="no system pair in the cell"):

@@ -69,6 +69,7 @@ def test_metric_equal_to_humans_always_agrees():
     assert r.agreement[0] == 0.0 and (r.probability < 0.1).all()
 
 
+@pytest.mark.filterwarnings("ignore:BOOT-INPUTS cannot resample the inputs")  # one input, on purpose
 def test_degenerate_fits_are_nan_with_reasons():
     with pytest.warns(me.DegenerateWarning, match="fewer than 2 system pairs ordered by both"):
         r = me.gap_agreement(one_input([1, 2], [1, 2]), "m", "h", deltas=[0.5], n_resamples=10, rng=0)
@@ -97,3 +98,12 @@ def test_gaps_beyond_the_data_warn_as_extrapolation(shared_data):
     with pytest.warns(me.MetaevalWarning, match=r"extrapolations \(rouge-1.recall: 0.5 > 0.2212\)"):
         r = me.gap_agreement(ds, "rouge-1.recall", "litepyramid.recall", deltas=[0.5], n_resamples=0)
     assert r.to_frame()["extrapolated"].tolist() == [True]
+
+
+def test_one_system_is_an_error_not_a_crash():
+    """Regression found by tests/test_fuzz_cli.py: one system gave numpy's 'zero-size array' ValueError."""
+    ds = me.ScoreSet.from_matrices({"m": np.ones((1, 3)), "h": np.ones((1, 3))}, systems=["s"],
+                                   inputs=["a", "b", "c"], humans=["h"])
+    with pytest.raises(me.errors.ScoreSetError, match=r"^`ds` must have at least 2 systems \(a gap is between two\);"
+                                                      r" got 1\.$"):
+        me.gap_agreement(ds, ["m"], "h")

@@ -45,6 +45,7 @@ def test_hand_computed_top_k():
     assert r.statistic[0, -1] == pytest.approx(-1.0)
 
 
+@pytest.mark.filterwarnings("ignore:BOOT-INPUTS cannot resample the inputs")  # one input, on purpose
 def test_degenerate_k_and_tied_humans_are_nan_with_reasons():
     ds = one_input([1, 2, 3, 4], [4, 3, 2, 1])
     with pytest.warns(me.DegenerateWarning, match="a correlation over 2 systems is not meaningful"):

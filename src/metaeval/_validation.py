@@ -1,10 +1,11 @@
 """Input validation shared by the public functions: check and canonicalize once, then compute."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -84,14 +85,27 @@ def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -
     return metrics
 
 
-def check_enough_systems(ds: ScoreSet, level: str) -> None:
+def check_level_design(ds: ScoreSet, level: str) -> None:
+    """Refuse a level the data's design cannot support: too few systems, or (summary level) one input,
+    where the mean of per-input correlations is the system level computed again."""
     n, m = ds.shape
-    if level in ("system", "summary", "global") and n < MIN_SYSTEMS:
+    if level in ("system", "summary", "global", "partial") and n < MIN_SYSTEMS:
         raise ScoreSetError(
             f"a {level}-level correlation needs at least {MIN_SYSTEMS} systems; got {n}."
         )
+    if level == "summary" and m < 2:
+        raise ScoreSetError(
+            f"a summary-level correlation needs at least 2 inputs (it averages one correlation per input); got {m}."
+            " With one input per system use the system level."
+        )
     if level == "by-system" and m < MIN_SYSTEMS:
         raise ScoreSetError(f"a by-system correlation needs at least {MIN_SYSTEMS} inputs; got {m}.")
+
+
+def default_levels(ds: ScoreSet) -> tuple[str, ...]:
+    """The levels of a table when none are named: :data:`~metaeval.defaults.REPORT_LEVELS`, or only the
+    system level when the data has one input (e.g. WMT system-level scores)."""
+    return defaults.REPORT_LEVELS if ds.shape[1] > 1 else ("system",)
 
 
 def check_full_test_set(full_test_set: Any, level: str) -> bool:
@@ -132,6 +146,16 @@ _TIE_TOLERANCE_DOC = """    tie_tolerance : float in [0, 0.001], optional
 """
 
 
+@contextlib.contextmanager
+def tie_rule(tie_tolerance: Any = None) -> Iterator[float]:
+    """Evaluate the block under the tie tolerance ``tie_tolerance`` (None: the one in effect), validated
+    once, with a non-default value recorded in every signature built in the block."""
+    rtol = ties.current_rtol() if tie_tolerance is None else ties.check_tie_tolerance(tie_tolerance)
+    fields = {} if rtol == defaults.TIE_TOLERANCE else {"tie_tolerance": rtol}
+    with ties.tie_tolerance(rtol), recorded(**fields):
+        yield rtol
+
+
 def with_tie_tolerance(func):
     """Give a public function the keyword-only ``tie_tolerance`` option.
 
@@ -142,9 +166,7 @@ def with_tie_tolerance(func):
     """
     @functools.wraps(func)
     def wrapper(*args, tie_tolerance=None, **kwargs):
-        rtol = ties.current_rtol() if tie_tolerance is None else ties.check_tie_tolerance(tie_tolerance)
-        fields = {} if rtol == defaults.TIE_TOLERANCE else {"tie_tolerance": rtol}
-        with ties.tie_tolerance(rtol), recorded(**fields):
+        with tie_rule(tie_tolerance):
             return func(*args, **kwargs)
 
     sig = inspect.signature(func)

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import MetaevalWarning, ParameterError, check_int
+from ..errors import MetaevalWarning, ParameterError, ScoreSetError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from . import _common as common
@@ -181,6 +181,8 @@ def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_re
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    if ds.shape[0] < 2:
+        raise ScoreSetError(f"`ds` must have at least 2 systems (a gap is between two); got {ds.shape[0]}.")
     if deltas is None:
         deltas = np.zeros(0)
     else:

@@ -153,7 +153,7 @@ def _plan_iv(ds, metric, human, metric_b, n_inputs, n_systems, level, coefficien
     n_systems = (n,) if n_systems is None else \
         tuple(sorted(common.check_positive_ints("n_systems", n_systems, minimum=3, maximum=n)))
     level = iv.check_level(level)
-    iv.check_enough_systems(ds, level)
+    iv.check_level_design(ds, level)
     coefficient = iv.check_coefficient(coefficient)
     method = iv.check_method(method)
     test = check_choice("test", test, TESTS)

@@ -23,7 +23,6 @@ the result for a seed is the same serially, on ``workers`` processes and on a Da
 """
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,8 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import DegenerateDataError, DegenerateWarning, ParameterError, check_int
+from ..data.texts import label_field, read_records, text_field, texts_field
+from ..errors import DegenerateDataError, DegenerateWarning, InputFileError, ParameterError, check_int
 from ..metrics.degraded import TOKENIZERS, DegradedRouge
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..serialization import ResultMixin
@@ -70,18 +70,21 @@ def load_texts(name: str, *, directory: str | Path, all_references: bool = False
     path = Path(directory) / TEXT_FILES[name]
     candidates: dict[str, dict[str, str]] = {}
     references: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            row = json.loads(line)
-            doc = str(row["doc_id"])
-            if name == "summeval":
-                refs = list(row["references"]) if all_references else [row["references"][0]]
-            else:
-                if row["system_id"] == "bart_out" and row["split"] == "abs":
-                    continue
-                refs = [row["reference"]]
-            candidates.setdefault(str(row["system_id"]), {})[doc] = row["summary"]
-            references[doc] = refs
+    for row, record in read_records(path):
+        doc = label_field(path, row, record, "doc_id")
+        system = label_field(path, row, record, "system_id")
+        if name == "summeval":
+            refs = texts_field(path, row, record, "references")
+            refs = refs if all_references else refs[:1]
+        else:
+            if system == "bart_out" and record.get("split") == "abs":
+                continue
+            refs = [text_field(path, row, record, "reference")]
+        cells = candidates.setdefault(system, {})
+        if doc in cells:
+            raise InputFileError(path, f"(system_id, doc_id) must be unique; got {(system, doc)!r} again.", row=row)
+        cells[doc] = text_field(path, row, record, "summary")
+        references[doc] = refs
     return candidates, references
 
 
@@ -189,7 +192,7 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
     n_trials = check_int("n_trials", n_trials, minimum=1)
     n_resamples = iv.check_n_resamples(n_resamples)
     alpha = iv.check_alpha(alpha)
-    iv.check_enough_systems(ds, "system")
+    iv.check_level_design(ds, "system")
     if tokenizer not in TOKENIZERS:
         raise ParameterError(f"`tokenizer` must be one of {', '.join(repr(t) for t in TOKENIZERS)}; got {tokenizer!r}.")
     flat_c, flat_r = _texts_iv(ds, candidates, references)

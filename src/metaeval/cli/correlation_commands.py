@@ -16,6 +16,7 @@ from ..vocabulary import (
     FAMILIES,
     LEVEL_CHOICES,
     METRIC_TESTS,
+    PVALUE_METHODS,
     RESAMPLING_METHODS,
 )
 from .common import (
@@ -26,13 +27,14 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 
 @click.command()
 @source_options
 @click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
-              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}; only system with one input).")
 @click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
               help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
 @click.option("--ci", type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
@@ -40,18 +42,23 @@ from .common import (
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @click.option("--full-test-set", is_flag=True,
               help="System level: average each metric over all its inputs, the human over the judged ones.")
+@click.option("--pvalue-method", type=click.Choice(PVALUE_METHODS), default=defaults.PVALUE_METHOD, show_default=True,
+              help="p-value of each correlation: scipy's (system, global, partial levels), permutation, none.")
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.CORRELATION_ALTERNATIVE,
+              show_default=True, help="H1 of the p-values ('greater': a positive relation).")
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
-              full_test_set, n_resamples, seed, fmt, output):
-    """Correlate metrics with the human score, with confidence intervals."""
+              full_test_set, pvalue_method, alternative, n_resamples, seed, fmt, output):
+    """Correlate metrics with the human score, with confidence intervals and p-values."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     table = correlation_table(
         ds, human, chosen_metrics(ds, human, metrics),
-        levels=levels or defaults.REPORT_LEVELS, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
+        levels=levels or None, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
         ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
-        rng=seed,
+        rng=seed, pvalue_method=pvalue_method, alternative=alternative,
     )
     emit(render_text(table, fmt, terminal=terminal.correlation_table, width=WIDE), output)
 
@@ -71,6 +78,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
             correction, family, alpha, n_resamples, seed, fmt, output):

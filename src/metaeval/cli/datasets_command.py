@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..data.datasets import dataset_info, list_datasets, load_dataset
 from ..data.writers import write_scores
-from .common import parse_dataset_options
+from ..report.escape import console
+from .common import parse_dataset_options, say
 
 
 @click.group()
@@ -23,7 +23,7 @@ def list_() -> None:
     table = Table("name", "description")
     for name, description in list_datasets():
         table.add_row(name, description)
-    Console().print(table)
+    console().print(table)
 
 
 @datasets.command()
@@ -46,4 +46,4 @@ def export(name: str, output: str, dataset_options: tuple[str, ...]) -> None:
     """Write a dataset's scores in the generic format that `--scores` reads."""
     ds = load_dataset(name, **parse_dataset_options(dataset_options))
     write_scores(ds, output)
-    click.echo(f"wrote {output}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers")
+    say(f"wrote {output}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers")

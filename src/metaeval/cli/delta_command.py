@@ -22,6 +22,7 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 VIEWS = ("grid", "curve")
@@ -44,6 +45,7 @@ VIEWS = ("grid", "curve")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, boundary, min_pairs, full_test_set,
           view, confidence_level, n_resamples, seed, fmt, output):

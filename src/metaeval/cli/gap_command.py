@@ -7,7 +7,7 @@ from rich.table import Table
 from .. import defaults
 from ..analyses.gap import gap_agreement
 from .analysis_output import footer, interval, number, output_options, render
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options
+from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options, tie_tolerance_option
 
 
 @click.command()
@@ -23,6 +23,7 @@ from .common import chosen_metrics, load_source, resamples_option, seed_option, 
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def gap(dataset, dataset_options, scores, human, metrics, deltas, grid_points, n_bins, full_test_set,
         confidence_level, n_resamples, seed, fmt, output):

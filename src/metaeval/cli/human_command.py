@@ -34,6 +34,7 @@ from ..human.pyramid import TIES, WORKER_FILTERS
 from ..report.render import render_text
 from ..vocabulary import OUTPUT_FORMATS
 from .common import emit, parse_dataset_options
+from .main import SOURCE_FILE
 
 
 @click.group()
@@ -86,6 +87,7 @@ def _scoreset(dataset, dataset_options, scores) -> ScoreSet:
                              + ("both." if dataset else "neither."))
     if dataset is not None:
         return load_dataset(dataset, **parse_dataset_options(dataset_options))
+    SOURCE_FILE.set(str(scores))
     return read_scores(scores)
 
 

@@ -1,5 +1,7 @@
 """The `metaeval` command: parses arguments, calls the public API, renders. Exit codes: 0 ok,
-1 an internal error (a bug: please report it), 2 a user error (bad option, bad input file).
+1 an internal error (a bug: please report it), 2 a user error (bad option, bad input file), 130
+interrupted (Ctrl-C / SIGINT: one line on stderr; the atomic writer leaves no partial output file).
+Every message line goes through :func:`metaeval.report.escape.safe_line` (no terminal control characters).
 
 Subcommands load on first use (:class:`LazyGroup`): `metaeval --help` imports click and this module
 only, so it answers without numpy, pandas or matplotlib; `metaeval <command>` imports that command's
@@ -7,15 +9,20 @@ module and the library it calls.
 """
 from __future__ import annotations
 
+import contextvars
 import importlib
+import io
+import signal
 import sys
+import threading
 import warnings
 
 import click
 
 from .._version import __version__
 from ..analyses import registry as analysis_registry
-from ..errors import MetaevalError, MetaevalWarning
+from ..errors import DegenerateDataError, InputFileError, MetaevalError, MetaevalWarning, ScoreSetError
+from ..report.escape import safe_line
 
 # command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
 # commands come from their registry. tests/test_cli.py checks each line against the command's own short help
@@ -25,7 +32,7 @@ COMMANDS = {
     "compare": ("correlation_commands", "compare",
                 "Test every pair of metrics; print the significance matrix and cluster ranks."),
     "correlate": ("correlation_commands", "correlate",
-                  "Correlate metrics with the human score, with confidence intervals."),
+                  "Correlate metrics with the human score, with confidence intervals and p-values."),
     "datasets": ("datasets_command", "datasets", "List, describe and export the packaged datasets."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
     "mt": ("mt_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
@@ -64,34 +71,83 @@ def cli() -> None:
     """Meta-evaluation of automatic evaluation metrics against human judgments."""
 
 
+EXIT_INTERRUPTED = 130
+
+SOURCE_FILE: contextvars.ContextVar[str | None] = contextvars.ContextVar("metaeval_source_file", default=None)
+"""The user file the running command read its scores from (set by the commands; named in data errors)."""
+
+
+class Interrupted(BaseException):
+    """SIGINT during a command (raised by the CLI's handler; click does not catch it, unlike
+    KeyboardInterrupt, so the message stays one line)."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise Interrupted()
+
+
+def _say(text: str) -> None:
+    """One line on stderr, terminal-safe."""
+    click.echo(safe_line(text), err=True)
+
+
 def _show_warnings(caught) -> None:
     seen = set()
     for warning in caught:
         text = str(warning.message)
         if text not in seen:
             seen.add(text)
-            click.echo(f"metaeval: warning: {text}", err=True)
+            _say(f"metaeval: warning: {text}")
+
+
+def _show_click_error(error: click.ClickException) -> None:
+    buffer = io.StringIO()
+    error.show(file=buffer)
+    for line in buffer.getvalue().splitlines():
+        _say(line)
+
+
+def _located(error: MetaevalError, file: str | None) -> str:
+    """A data error (too few systems, an unknown scorer) prefixed by the user file the data came from."""
+    if file is None or isinstance(error, InputFileError) or not isinstance(error, (ScoreSetError, DegenerateDataError)):
+        return str(error)
+    return f"{file}: {error}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; user errors print one line and exit 2."""
+    """Run the CLI; user errors print one line and exit 2, Ctrl-C prints one line and exits 130."""
+    handler = signal.getsignal(signal.SIGINT)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        signal.signal(signal.SIGINT, _interrupt)
+    token = SOURCE_FILE.set(None)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MetaevalWarning)
             cli.main(args=argv, prog_name="metaeval", standalone_mode=False)
         _show_warnings(caught)
-    except click.exceptions.Abort:
-        click.echo("metaeval: aborted", err=True)
+    except (Interrupted, KeyboardInterrupt):
+        _say("metaeval: interrupted")
+        return EXIT_INTERRUPTED
+    except click.exceptions.Abort as error:
+        if isinstance(error.__cause__, KeyboardInterrupt):
+            _say("metaeval: interrupted")
+            return EXIT_INTERRUPTED
+        _say("metaeval: aborted")
         return 1
     except click.ClickException as error:
-        error.show()
+        _show_click_error(error)
         return 2
     except MetaevalError as error:
-        click.echo(f"metaeval: error: {error}", err=True)
+        _say(f"metaeval: error: {_located(error, SOURCE_FILE.get())}")
         return 2
     except OSError as error:
-        click.echo(f"metaeval: error: {error.filename or ''}: {error.strerror}", err=True)
+        _say(f"metaeval: error: {error.filename or ''}: {error.strerror}")
         return 2
+    finally:
+        SOURCE_FILE.reset(token)
+        if in_main_thread:
+            signal.signal(signal.SIGINT, handler)
     return 0
 
 

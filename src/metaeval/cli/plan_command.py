@@ -13,7 +13,7 @@ from ..vocabulary import (
     RESAMPLING_METHODS,
 )
 from .analysis_output import NumberList, footer, frame_table, output_options, render
-from .common import load_source, seed_option, source_options
+from .common import load_source, seed_option, source_options, tie_tolerance_option
 
 
 @click.command()
@@ -37,6 +37,7 @@ from .common import load_source, seed_option, source_options
               help="Bootstrap resamples / permutations within each campaign.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @seed_option
+@tie_tolerance_option
 @output_options
 def plan(dataset, dataset_options, scores, human, metrics, n_inputs, n_systems, level, coefficient, method, test,
          alternative, alpha, target_width, target_power, n_repetitions, n_resamples, confidence_level, seed, fmt,

@@ -6,7 +6,6 @@ import shlex
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
@@ -21,6 +20,7 @@ from ..errors import ParameterError
 from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
+from ..report.escape import console as safe_console
 from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES
 from .common import (
     _SOURCE_KEY,
@@ -28,6 +28,7 @@ from .common import (
     load_source,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 
@@ -38,8 +39,12 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
         words += ["--dataset", dataset]
         for option in dataset_options:
             words += ["--dataset-option", option]
-    else:
-        words += ["--scores", scores]
+    for path in ((scores,) if isinstance(scores, str) else scores or ()):
+        words += ["--scores", path]
+    for role, column in chosen.get("columns", {}).items():
+        words += [f"--{role}-column", column]
+    for condition in chosen.get("where", ()):
+        words += ["--where", condition]
     words += ["--human", human]
     for metric in metrics:
         words += ["--metric", metric]
@@ -94,6 +99,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
 @click.option("--analysis", "analyses", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
               help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @seed_option
+@tie_tolerance_option
 def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
            alpha, quick, full, n_resamples, repetitions, focus_metrics, analyses, seed):
     """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
@@ -105,12 +111,12 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
-    console = Console(stderr=False)
+    console = safe_console(stderr=False)
     if not console.is_terminal:
-        console = Console(width=110)
+        console = safe_console(width=110)
     preset = "quick" if quick else "full" if full else "default"
     wanted = () if analyses == ("none",) else (tuple(analyses) or None)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
                               correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,

@@ -13,6 +13,7 @@ from ..data.formats import file_format
 from ..data.writers import write_scores
 from ..errors import InputFileError, ParameterError
 from ..runtime.files import write_text_atomic
+from .common import say
 
 #: Suffix of the file written beside the scores: metric signatures and what the run did.
 SIGNATURES_SUFFIX = ".signatures.json"
@@ -105,12 +106,12 @@ def score(candidates, references, metrics, metric_options, model_dir, output, wo
     side = sidecar_path(output)
     write_text_atomic(side, json.dumps(metadata, indent=2) + "\n")
     run = ds.run
-    click.echo(
+    say(
         f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"
         f" metric{'' if len(run.metrics) == 1 else 's'} on {run.backend}"
         f" in {run.seconds:.1f} s: {run.computed} computed, {run.cached} from the cache"
     )
     for metric in run.metrics:
-        click.echo(f"  {metric.label}: {metric.signature}")
-    click.echo(f"wrote {output} ({len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers)"
+        say(f"  {metric.label}: {metric.signature}")
+    say(f"wrote {output} ({len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers)"
                f" and {side}")

@@ -16,6 +16,7 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 from .systems_command import render
 
@@ -56,6 +57,7 @@ def simulate() -> None:
 @_trials_option
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @_backend_options
 @output_options
 def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficients, methods, confidence_level,
@@ -90,6 +92,7 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
 @_trials_option
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @_backend_options
 @output_options
 def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportions, tests, levels, coefficient,

@@ -16,6 +16,7 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 ANALYSES = ("ranking", "variance")
@@ -38,6 +39,7 @@ ANALYSES = ("ranking", "variance")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @click.option("--workers", type=int, default=1, show_default=True,
               help="ranking: local worker processes (same results for the same seed).")
 @click.option("--scheduler", default=None,

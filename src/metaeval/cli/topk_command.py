@@ -22,6 +22,7 @@ from .common import (
     resamples_option,
     seed_option,
     source_options,
+    tie_tolerance_option,
 )
 
 
@@ -35,6 +36,7 @@ from .common import (
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @output_options
 def topk(dataset, dataset_options, scores, human, metrics, ks, coefficient, full_test_set, confidence_level,
          n_resamples, seed, fmt, output):

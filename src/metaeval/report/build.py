@@ -118,6 +118,11 @@ def _agreement(ds: ScoreSet, human: str) -> dict[str, Any] | None:
     return dict(result.to_dict(), scorer=human)
 
 
+def _table_ci(ds) -> str:
+    """BOOT-BOTH, or BOOT-SYSTEMS when the data has one input (its inputs cannot be resampled)."""
+    return "boot-both" if ds.shape[1] > 1 else "boot-systems"
+
+
 def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha,
                      n_resamples, seed, preset, repetitions, focus_metrics, analyses):
     from .analysis_sections import ANALYSES
@@ -126,8 +131,7 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
     ds.require(human, param="human")
     metrics = iv.check_metrics(ds, metrics, human)
     if levels is None:
-        # One input (e.g. WMT system-level scores): the summary level would repeat the system level.
-        levels = defaults.REPORT_LEVELS if ds.shape[1] > 1 else ("system",)
+        levels = iv.default_levels(ds)
     levels = tuple(iv.check_level(level) for level in levels)
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     coefficient = iv.check_coefficient(coefficient)
@@ -176,6 +180,7 @@ def build_report(
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
     - Correlations of every metric at ``levels`` x ``coefficients`` with BOOT-BOTH percentile intervals
+      (BOOT-SYSTEMS when the data has one input)
       (Deutsch, Dror & Roth 2021), one seed shared by every cell.
     - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test of
       H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
@@ -219,7 +224,7 @@ def build_report(
     steps = _Steps(progress, timings)
     with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
         table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
-                                  ci="boot-both", n_resamples=n_resamples, rng=seed, progress=advance)
+                                  ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance)
     omitted: dict[str, str] = {}
     comparison = None
     if len(metrics) >= 2:

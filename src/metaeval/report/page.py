@@ -115,7 +115,8 @@ def _correlation_section(report) -> Section:
         question=f"How well does each metric agree with {table.human}, and how sure are we?",
         paragraphs=(
             f"Each cell is the correlation of a metric with {table.human} and, below it, its {method}"
-            " (Deutsch, Dror & Roth 2021: BOOT-BOTH resamples systems and inputs together). System level"
+            " (Deutsch, Dror & Roth 2021: BOOT-BOTH resamples systems and inputs together; with one input,"
+            " BOOT-SYSTEMS resamples the systems only). System level"
             " correlates the systems' mean scores; summary level averages, over inputs, the correlation"
             " across systems on that input.",
             "Click a column header to sort; click again to reverse. 'system rank' is the metric's"

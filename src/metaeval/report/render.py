@@ -11,12 +11,13 @@ import io
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from ..vocabulary import check_format
 from . import formats
+from .escape import console
 
 __all__ = ["TERMINAL_WIDTH", "WIDE", "frame_table", "render_text", "signature_footer"]
 
@@ -74,5 +75,5 @@ def render_text(result: Any, fmt: str, *, terminal: Callable[[Any], Any] | None 
     if isinstance(renderable, (list, tuple)):
         renderable = Group(*renderable)
     buffer = io.StringIO()
-    Console(file=buffer, width=width, force_terminal=False).print(renderable)
+    console(file=buffer, width=width, force_terminal=False).print(renderable)
     return buffer.getvalue()

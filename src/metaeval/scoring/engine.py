@@ -111,8 +111,8 @@ def _progress(enabled: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}", markup=False), TimeElapsedColumn(), TimeRemainingColumn(),
         console=Console(stderr=True), transient=False,
     )
 

@@ -33,13 +33,14 @@ using Resampling Methods. Transactions of the ACL 9, 1132-1146.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from metaeval.errors import ParameterError, check_int
+from metaeval.errors import DegenerateWarning, ParameterError, check_int
 from metaeval.vocabulary import RESAMPLING_METHODS, check_method
 
 __all__ = [
@@ -82,6 +83,22 @@ def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
 def as_generator(rng: Any) -> np.random.Generator:
     """:func:`check_rng`'s Generator for ``rng``."""
     return check_rng(rng)[0]
+
+
+def warn_if_fixed(family: str, method: str, n_systems: int, n_inputs: int) -> None:
+    """Warn (:class:`~metaeval.errors.DegenerateWarning`) when ``method`` resamples an axis of size 1.
+
+    One input cannot be resampled: BOOT-INPUTS gives the original data every time (a zero-width
+    interval), BOOT-BOTH resamples the systems only, PERM-INPUTS has 2 permutations. Likewise for one
+    system. The result is still computed; the warning says what it cannot show.
+    """
+    for axis, size, resampled in (("system", n_systems, ("systems", "both")), ("input", n_inputs, ("inputs", "both"))):
+        if size == 1 and method in resampled:
+            what = "only the systems vary" if axis == "input" else "only the inputs vary"
+            if method != "both":
+                what = "every resample is the original data" if family == "BOOT" else "there are 2 permutations"
+            warnings.warn(f"{family}-{method.upper()} cannot resample the {axis}s: the data has 1 {axis} ({what}); "
+                          f"the result shows no {axis}-to-{axis} variability.", DegenerateWarning, stacklevel=3)
 
 
 def default_batch(cells_per_resample: int, budget: int = BATCH_CELLS) -> int:
@@ -230,6 +247,7 @@ def bootstrap_draws(
     if n_inputs_human is not None:
         n_inputs_human = check_int("n_inputs_human", n_inputs_human, minimum=1)
     gen = as_generator(rng)
+    warn_if_fixed("BOOT", method, n_systems, n_inputs)
     rows = cols = cols_human = None
     if method in ("systems", "both"):
         rows = gen.integers(0, n_systems, size=(k, n_systems))
@@ -371,6 +389,8 @@ def permutation_draws(
     n_inputs = check_int("n_inputs", n_inputs, minimum=1)
     k = check_int("n_resamples", n_resamples, minimum=1)
     gen = as_generator(rng)
+    if method != "both":  # PERM-BOTH swaps cells: with one input it still swaps each system's cell
+        warn_if_fixed("PERM", method, n_systems, n_inputs)
     if method == "both":
         # One random byte holds the bits of 8 inputs (see PermutationDraws.packed): 8 times fewer draws,
         # and byte lookup tables for the kernels whose statistic is linear in the mask.
