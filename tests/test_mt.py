@@ -217,3 +217,52 @@ def test_cli_mt_two_language_pairs(tmp_path, capsys):
                  f"en-de={tmp_path / 'zh-en.csv'}", "--human", "human"]) == 2
     assert capsys.readouterr().err.strip() == (
         "metaeval: error: `--scores` must name each language pair once; got 'en-de' twice.")
+
+
+def _write_mtme(root, lp, seed, n_seg=25):
+    """An mt-metrics-eval layout: human MQM for 5 systems, metrics for those and for the reference refB."""
+    rng = np.random.default_rng(seed)
+    systems = ["sysA", "sysB", "sysC", "sysD", "sysE"]
+    q = rng.normal(size=(5, 1)) + rng.normal(size=(5, n_seg))
+    (root / "human-scores").mkdir(parents=True, exist_ok=True)
+    (root / "metric-scores" / lp).mkdir(parents=True, exist_ok=True)
+    lines = [f"{s}\t{float(v)!r}" for i, s in enumerate(systems) for v in q[i]]
+    (root / "human-scores" / f"{lp}.mqm.seg.score").write_text("\n".join(lines) + "\n")
+    for metric, noise in (("COMET-refA", 0.3), ("BLEU-refA", 2.0)):
+        x = np.vstack([q + rng.normal(scale=noise, size=q.shape), rng.normal(size=(1, n_seg)) + 3])
+        lines = [f"{s}\t{float(v)!r}" for i, s in enumerate(systems + ["refB"]) for v in x[i]]
+        (root / "metric-scores" / lp / f"{metric}.seg.score").write_text("\n".join(lines) + "\n")
+
+
+def test_cli_mt_metrics_eval_layout_end_to_end(tmp_path, capsys):
+    import json
+
+    from metaeval.cli.main import main
+
+    root = tmp_path / "wmtx"
+    _write_mtme(root, "en-de", 1)
+    _write_mtme(root, "zh-en", 2)
+    argv = ["mt", "--mt-metrics-eval", str(root), "--language-pair", "en-de", "--language-pair", "zh-en",
+            "--n-resamples", "200", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    # refB has metric scores but no human score: left out (reported), never a NaN ranking
+    assert out["systems_without_human"] == {"en-de": ["refB"], "zh-en": ["refB"]}
+    assert out["scopes"] == ["en-de", "zh-en", "pooled"]
+    metrics = out["metrics"]
+    assert out["ranks"]["pooled"][metrics.index("COMET-refA")] == 1
+    assert main([*argv, "--exclude-system", "refB", "--exclude-system", "sysE"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["systems_without_human"] == {"en-de": [], "zh-en": []}
+    assert "exclude_systems:refB,sysE" in out["signature"]
+    assert main(["mt", "--mt-metrics-eval", str(root)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "metaeval: error: `--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
+
+
+def test_mt_evaluate_on_the_shared_mt_metrics_eval_fixture():
+    ds = me.read_mt_metrics_eval("tests/data/mt-metrics-eval/wmtfix", "en-de")
+    res = me.mt_evaluate({"en-de": ds}, n_resamples=100, rng=0)
+    assert res.language_pairs == ("en-de",)
+    assert set(res.metrics) == {"BLEU-refA", "COMET-refA"}
+    assert np.isfinite(res.statistics).all()

@@ -27,9 +27,21 @@ def _language_pairs(scores: tuple[str, ...]) -> dict:
     return data
 
 
+def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
+    from ..data.wmt import read_mt_metrics_eval
+
+    if not language_pairs:
+        raise ParameterError("`--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
+    return {lp: read_mt_metrics_eval(root, lp, level="seg") for lp in dict.fromkeys(language_pairs)}
+
+
 @click.command()
-@click.option("--scores", multiple=True, required=True, metavar="LP=PATH",
+@click.option("--scores", multiple=True, metavar="LP=PATH",
               help="A score file of one language pair (repeatable): CSV, TSV, JSONL or Parquet.")
+@click.option("--mt-metrics-eval", "mtme_root", type=click.Path(file_okay=False),
+              help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/).")
+@click.option("--language-pair", "language_pairs", multiple=True,
+              help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de.")
 @click.option("--human", help="The human scorer (default: the first file's only human scorer).")
 @click.option("--metric", "metrics", multiple=True, help="A metric (repeatable; default: every non-human scorer).")
 @click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
@@ -43,13 +55,16 @@ def _language_pairs(scores: tuple[str, ...]) -> dict:
 @resamples_option
 @seed_option
 @output_options
-def mt(scores, human, metrics, tasks, exclude_systems, alpha, recalibrate, darr_threshold, n_resamples, seed,
-       fmt, output):
+def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems, alpha, recalibrate,
+       darr_threshold, n_resamples, seed, fmt, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import mt_evaluate
     from ..report.render import WIDE, render_text
 
-    data = _language_pairs(scores)
+    if bool(scores) == bool(mtme_root):
+        raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
+                             + ("both." if scores else "neither."))
+    data = _language_pairs(scores) if scores else _mt_metrics_eval(mtme_root, language_pairs)
     result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks or defaults.MT_TASKS,
                          exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
                          recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed)

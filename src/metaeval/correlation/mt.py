@@ -59,6 +59,8 @@ class MtEvaluationResult(ResultMixin):
         whose statistic is undefined for some metric, e.g. DARR without a pair over the threshold).
     n_segments_dropped : dict
         Language pair -> segments left out because some system, metric or the human lacks a score.
+    systems_without_human : dict
+        Language pair -> systems left out because the human scored none of their segments.
     n_resamples : int
     alpha : float
     signature : Signature
@@ -75,6 +77,7 @@ class MtEvaluationResult(ResultMixin):
     pvalues: dict = field(metadata=EXCLUDED)
     ranked_tasks: dict = field(metadata=EXCLUDED)
     n_segments_dropped: dict = field(default_factory=dict)
+    systems_without_human: dict = field(default_factory=dict)
     n_resamples: int = 0
     alpha: float = defaults.ALPHA
     signature: Signature | None = None
@@ -123,7 +126,7 @@ def _mt_iv(data, metrics, human, tasks, exclude_systems, n_resamples, alpha):
         keep = [s for s in ds.systems if s not in excluded]
         ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
         ds.require(human, param="human")
-        iv.check_enough_systems(ds, "system")
+        iv.check_level_design(ds, "system")
         out[str(lp)] = ds
     metrics = iv.check_metrics(first, metrics, human, minimum=2)
     for ds in out.values():
@@ -137,13 +140,19 @@ def _mt_iv(data, metrics, human, tasks, exclude_systems, n_resamples, alpha):
 
 
 def _complete(ds, metrics, human, corpus):
-    """``(X (P, N, M), z (N, M), columns kept, dropped)``: segments complete for every system and scorer."""
+    """``(X (P, N', M'), z (N', M'), rows kept, columns kept, segments dropped, systems dropped)``.
+
+    Systems without any human score (e.g. a reference the humans did not rate) are left out, then the
+    segments where some remaining system lacks a metric's or the human's score."""
     xs = np.stack([ds.matrix(m) for m in metrics])
     z = ds.matrix(human)
+    rows = np.isfinite(z).any(axis=1)
+    xs, z = xs[:, rows], z[rows]
     ok = np.isfinite(xs).all(axis=(0, 1)) & np.isfinite(z).all(axis=0)
     for stats in corpus.values():
-        ok &= np.isfinite(stats).all(axis=(0, 2))
-    return xs[:, :, ok], z[:, ok], ok, int((~ok & np.isfinite(z).any(axis=0)).sum())
+        ok &= np.isfinite(stats[rows]).all(axis=(0, 2))
+    return (xs[:, :, ok], z[:, ok], rows, ok, int((~ok & np.isfinite(z).any(axis=0)).sum()),
+            tuple(s for s, keep in zip(ds.systems, rows) if not keep))
 
 
 @iv.with_tie_tolerance
@@ -202,8 +211,9 @@ def mt_evaluate(
 
     Notes
     -----
-    Every language pair keeps the segments where every system has every metric's and the human's score
-    (counted in ``n_segments_dropped``). A task's statistic is resampled with the same segment draws for
+    Every language pair keeps the systems with at least one human score (``systems_without_human``), then
+    the segments where every kept system has every metric's and the human's score
+    (``n_segments_dropped``). A task's statistic is resampled with the same segment draws for
     every metric; the mean over a scope's tasks is compared between metrics with the paired-bootstrap
     p-value ``#{delta_s - delta >= delta} / k`` and ranked into clusters with mt-metrics-eval's rule
     (:func:`metaeval.stats.clusters.significance_clusters`). The pooled scope averages every language pair's
@@ -226,17 +236,18 @@ def mt_evaluate(
     p = len(metrics)
     names, obs, res, thresholds = [], [], [], {}
     pooled_counts = []
-    dropped = {}
+    dropped, unjudged = {}, {}
     for lp, ds in data.items():
-        rows = [ds.systems.index(s) for s in ds.systems]
         corpus = {m: np.asarray(stats[lp], dtype=float) for m, (stats, _) in corpus_statistics.items()}
-        xs, z, cols, dropped[lp] = _complete(ds, metrics, human, corpus)
-        corpus = {m: c[:, cols] for m, c in corpus.items()}
+        xs, z, rows, cols, dropped[lp], unjudged[lp] = _complete(ds, metrics, human, corpus)
+        if z.shape[0] < iv.MIN_SYSTEMS or z.shape[1] == 0:
+            raise ParameterError(f"`data[{lp!r}]` must keep at least {iv.MIN_SYSTEMS} systems with human scores"
+                                 f" and one complete segment; got {z.shape[0]} systems, {z.shape[1]} segments.")
+        corpus = {m: c[rows][:, cols] for m, c in corpus.items()}
         m_seg = z.shape[1]
         draws = bootstrap_draws(z.shape[0], m_seg, method="inputs", n_resamples=k, rng=gen)
         w = count_weights(draws.col_indices(), m_seg)
         scorer = _system_scorer(metrics, corpus, corpus_statistics, xs)
-        del rows
         for level, stat in parsed:
             name = f"{lp}:{level}/{stat}"
             if stat in _CALIBRATED:
@@ -280,7 +291,7 @@ def mt_evaluate(
         exclude_systems=excluded or None, resampling="boot-inputs", resamples=k, alpha=alpha,
         recalibrate=bool(recalibrate), corpus_level=tuple(corpus_statistics) or None, seed=seed)
     return MtEvaluationResult(metrics, tuple(data), tuple(names), statistics, thresholds, scopes, averages, ranks,
-                              pvalues, ranked, dropped, k, alpha, signature)
+                              pvalues, ranked, dropped, unjudged, k, alpha, signature)
 
 
 def _system_scorer(metrics, corpus, corpus_statistics, xs):
