@@ -79,7 +79,9 @@ def test_soft_pairwise_accuracy_identical_metric_is_one():
 
 @pytest.mark.parametrize("level,coefficient", [("system", "pearson"), ("system", "kendall-b"),
                                                ("summary", "pearson"), ("summary", "acc-eq"),
-                                               ("global", "pearson")])
+                                               ("global", "pearson"), ("global", "kendall-b"),
+                                               ("by-system", "kendall-b"), ("by-system", "pearson"),
+                                               ("global", "spearman")])
 def test_resampled_tasks_equal_reference_on_resampled_matrices(level, coefficient):
     rng = np.random.default_rng(4)
     xs = rng.normal(size=(3, 6, 25))

@@ -29,6 +29,7 @@ import numpy as np
 
 from metaeval.errors import ParameterError
 from metaeval.stats.coefficients import correlation_rows, pearson_r
+from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
 __all__ = ["corpus_scores", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
@@ -145,9 +146,9 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
         return np.stack([correlation_rows(xbar[i].reshape(-1, n), np.broadcast_to(zbar, xbar[i].shape)
                                           .reshape(-1, n), coefficient, thresholds[i]).reshape(xbar.shape[1:-1])
                          for i in range(p)])
+    if level == "by-system" and weights is not None:
+        return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
     if level in ("summary", "by-system"):
-        if level == "by-system" and weights is not None:
-            raise ParameterError("`level` 'by-system' is not resampled by segments here; use the correlation API.")
         axis_groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
         zg = axis_groups(z)
         r = np.stack([correlation_rows(axis_groups(xs[i]), zg, coefficient, thresholds[i]) for i in range(p)])
@@ -164,8 +165,37 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
             return (rv @ w.T) / (defined.astype(np.float64) @ w.T)
     if level == "global" and coefficient == "pearson":
         return _global_pearson(xs, z, weights)
-    raise ParameterError(
-        f"`coefficient` must be 'pearson' at level 'global' under segment resampling; got {coefficient!r}.")
+    if weights is None:
+        return np.array([float(level_correlation(xs[i], z, level=level, coefficient=coefficient,
+                                                 undefined=undefined, tie_threshold=thresholds[i]).statistic)
+                         for i in range(p)])
+    return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
+
+
+def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined, batch=16):
+    """Any level and coefficient under segment weights: the compiled global pair counts when they apply,
+    otherwise the reference path on the resampled matrices (segment indices rebuilt from the weights,
+    copies of one segment never a pair)."""
+    p = xs.shape[0]
+    k, m = weights.shape
+    out = np.empty((p, k))
+    if level == "global" and not thresholds.any():
+        from metaeval.stats.kernels.global_pairs import COEFFICIENTS, GlobalPairsBootstrap, numba_available
+
+        if coefficient in COEFFICIENTS and numba_available():
+            rows = np.ones((k, xs.shape[1]), dtype=np.int64)
+            for i in range(p):
+                out[i] = GlobalPairsBootstrap(xs[i], z, coefficient).from_weights(rows, weights)
+            return out
+    cols = np.repeat(np.broadcast_to(np.arange(m), (k, m)).ravel(), weights.ravel()).reshape(k, m)
+    for lo in range(0, k, batch):
+        c = cols[lo:lo + batch]
+        zs = z[:, c].transpose(1, 0, 2)
+        for i in range(p):
+            out[i, lo:lo + batch] = level_correlation(
+                xs[i][:, c].transpose(1, 0, 2), zs, level=level, coefficient=coefficient, undefined=undefined,
+                tie_threshold=thresholds[i], col_units=c).statistic
+    return out
 
 
 def _global_pearson(xs, z, weights):

@@ -212,7 +212,15 @@ class GlobalPairsBootstrap:
         return _compiled()(*self.args, w, c)
 
     def evaluate(self, cache: BatchCache) -> np.ndarray:
-        k = self.counts(cache)
+        return self._coefficient(self.counts(cache))
+
+    def from_weights(self, row_weights: np.ndarray, col_weights: np.ndarray) -> np.ndarray:
+        """The coefficient for system multiplicities ``(k, N)`` and input multiplicities ``(k, M)``."""
+        w = np.ascontiguousarray(row_weights, dtype=np.int64)
+        c = np.ascontiguousarray(col_weights, dtype=np.int64)
+        return self._coefficient(_compiled()(*self.args, w, c))
+
+    def _coefficient(self, k: np.ndarray) -> np.ndarray:
         return coefficient_from_counts(self.coefficient, tuple(k[:, f] for f in range(8)))
 
 
