@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import click
 
+from .. import _validation as iv
 from .. import defaults
 from ..correlation.matrix import compare_metrics
 from ..correlation.table import correlation_table
 from ..report import terminal
-from ..report.render import WIDE, render_text
+from ..report.render import render_text
 from ..vocabulary import (
     ALTERNATIVES,
     CI_METHODS,
@@ -23,11 +24,13 @@ from .common import (
     emit,
     load_source,
     output_options,
+    output_width,
     resamples_option,
     seed_option,
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 
 
 @click.command()
@@ -38,24 +41,29 @@ from .common import (
               help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
 @click.option("--ci", type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
               help="Confidence interval of every correlation.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help="Confidence level of the intervals.")
 @click.option("--full-test-set", is_flag=True,
               help="System level: average each metric over all its inputs, the human over the judged ones.")
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@progress_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
               full_test_set, n_resamples, seed, fmt, output):
     """Correlate metrics with the human score, with confidence intervals."""
     ds, human = load_source(dataset, dataset_options, scores, human)
-    table = correlation_table(
-        ds, human, chosen_metrics(ds, human, metrics),
-        levels=levels or None, coefficients=coefficients or defaults.REPORT_COEFFICIENTS,
-        ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
-        rng=seed,
-    )
-    emit(render_text(table, fmt, terminal=terminal.correlation_table, width=WIDE), output)
+    chosen = chosen_metrics(ds, human, metrics)
+    coefficients = coefficients or defaults.REPORT_COEFFICIENTS
+    cells = len(chosen) * len(levels or iv.default_levels(ds)) * len(coefficients)
+    with progress_bar() as bar:
+        table = correlation_table(
+            ds, human, chosen, levels=levels or None, coefficients=coefficients,
+            ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
+            rng=seed, progress=bar.task("correlations", total=cells),
+        )
+    emit(render_text(table, fmt, terminal=terminal.correlation_table, width=output_width(output)), output)
 
 
 @click.command()
@@ -84,4 +92,4 @@ def compare(dataset, dataset_options, scores, human, metrics, level, coefficient
         method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
         family=family, alpha=alpha, rng=seed,
     )
-    emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=WIDE), output)
+    emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -8,6 +8,7 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
+from ..report.render import ColumnBlocks
 from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, number, output_options, render
 from .common import (
@@ -62,20 +63,32 @@ def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes,
 
 
 def _ranking_table(result):
-    table = Table(title=f"Ranking stability: {result.coefficient} between the system rankings of two "
-                        f"{result.sampling} samples of m inputs (mean ± sd over {result.n_repetitions})",
-                  title_justify="left")
-    table.add_column("m", justify="right")
-    for s, scorer in enumerate(result.scorers):
-        table.add_column(f"{scorer}\n({'human, ' if scorer == result.human else ''}M={result.n_inputs[s]})",
-                         justify="right")
-    for g, m in enumerate(result.sizes):
-        cells = []
-        for s in range(len(result.scorers)):
-            mean = float(result.mean[s, g])
-            cells.append(Text("n/a" if mean != mean else f"{mean:.3f} ± {float(result.sd[s, g]):.3f}"))
-        table.add_row(str(int(m)), *cells)
-    return [table] + footer(result)
+    """One row per scorer (the human first), one column per sample size m; column blocks fit the width."""
+    title = Text(f"Ranking stability: {result.coefficient} between the system rankings of two {result.sampling}"
+                 f" samples of m inputs (mean ± sd over {result.n_repetitions} repetitions)")
+
+    def build(columns) -> Table:
+        table = Table()
+        table.add_column("scorer", style="cyan", no_wrap=True)
+        table.add_column("M", justify="right", style="dim", no_wrap=True)
+        for g in columns:
+            table.add_column(f"m={int(result.sizes[g])}", justify="right", no_wrap=True)
+        for s, scorer in enumerate(result.scorers):
+            cells = []
+            for g in columns:
+                mean = float(result.mean[s, g])
+                cells.append(Text("n/a" if mean != mean else f"{_short(mean)}±{_short(float(result.sd[s, g]))}"))
+            name = f"{scorer} (human)" if scorer == result.human else scorer
+            table.add_row(name, str(int(result.n_inputs[s])), *cells)
+        return table
+
+    notes = ["M: the inputs each scorer is sampled from; cell: mean ± sd of the coefficient, .42 = 0.42"]
+    return [title, ColumnBlocks(build, len(result.sizes))] + footer(result, notes)
+
+
+def _short(value: float) -> str:
+    """.42, -.05, 1.00: two decimals without the leading zero."""
+    return f"{value:.2f}".replace("0.", ".", 1) if abs(value) < 1 else f"{value:.2f}"
 
 
 def _variance_tables(result):
