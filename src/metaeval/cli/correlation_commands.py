@@ -68,28 +68,36 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
 
 @click.command()
 @source_options
-@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
+@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True,
+              help="Level of the correlations compared.")
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True)
-@click.option("--test", type=click.Choice(METRIC_TESTS), default=defaults.METRIC_TEST, show_default=True)
+              show_default=True, help="Coefficient of the correlations compared.")
+@click.option("--test", type=click.Choice(METRIC_TESTS), default=defaults.METRIC_TEST, show_default=True,
+              help="Test of each pair (williams: Pearson at the system or global level only).")
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
               help="Which cells are resampled / swapped together.")
-@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True)
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True,
+              help="greater: H1 is r(row metric) > r(column metric).")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
+              help="Multiple-comparison correction of the p-values.")
 @click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
               help="The p-values corrected together.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help="Significance level of the marks and the clusters.")
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@progress_option
 @output_options
 def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
             correction, family, alpha, n_resamples, seed, fmt, output):
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
     ds, human = load_source(dataset, dataset_options, scores, human)
-    result = compare_metrics(
-        ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
-        method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
-        family=family, alpha=alpha, rng=seed,
-    )
+    with progress_bar() as bar:
+        bar.task("pairwise tests (one vectorized run: elapsed time only)")
+        result = compare_metrics(
+            ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
+            method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
+            family=family, alpha=alpha, rng=seed,
+        )
     emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -24,6 +24,7 @@ from .common import (
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 
 VIEWS = ("grid", "curve")
 
@@ -42,20 +43,24 @@ VIEWS = ("grid", "curve")
               help="Average each metric over all its inputs, the human over the judged ones.")
 @click.option("--view", type=click.Choice(VIEWS), default="grid", show_default=True,
               help="grid: the (l, u) heat map per metric; curve: the cumulative curve r(0, u).")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help="Confidence level of the intervals.")
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@progress_option
 @output_options
 def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, boundary, min_pairs, full_test_set,
           view, confidence_level, n_resamples, seed, fmt, output):
     """Kendall tau over the system pairs whose metric gap lies in [l, u] (Deutsch et al. 2022)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
-    result = delta_correlations(
-        ds, chosen_metrics(ds, human, metrics), human, fractions=fractions, edges=edges, boundary=boundary,
-        min_pairs=min_pairs, full_test_set=full_test_set, n_resamples=n_resamples,
-        confidence_level=confidence_level, rng=seed,
-    )
+    with progress_bar() as bar:
+        bar.task("Delta grid and its bootstrap (elapsed time only)")
+        result = delta_correlations(
+            ds, chosen_metrics(ds, human, metrics), human, fractions=fractions, edges=edges, boundary=boundary,
+            min_pairs=min_pairs, full_test_set=full_test_set, n_resamples=n_resamples,
+            confidence_level=confidence_level, rng=seed,
+        )
     frame = result.to_frame() if view == "grid" else result.curve_frame()
     render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output)
 

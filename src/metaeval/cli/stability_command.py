@@ -19,6 +19,7 @@ from .common import (
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 
 ANALYSES = ("ranking", "variance")
 
@@ -34,13 +35,16 @@ ANALYSES = ("ranking", "variance")
 @click.option("--sampling", type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
               help="disjoint: the two samples share no input; replacement: each drawn with replacement.")
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True)
+              show_default=True,
+              help='Coefficient between two rankings (ranking) or of the intervals (variance).')
 @click.option("--full-test-set", is_flag=True,
               help="ranking: sample each metric from all its inputs, the human from the judged ones.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help="variance: confidence level of the intervals.")
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@progress_option
 @click.option("--workers", type=int, default=1, show_default=True,
               help="ranking: local worker processes (same results for the same seed).")
 @click.option("--scheduler", default=None,
@@ -52,13 +56,19 @@ def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes,
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
     if analysis == "ranking":
-        result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions, sampling=sampling,
-                                   coefficient=coefficient, full_test_set=full_test_set, rng=seed,
-                                   workers=workers, scheduler=scheduler)
+        chunks = -(-n_repetitions // defaults.STABILITY_CHUNK_REPETITIONS) if n_repetitions > 0 else None
+        with progress_bar() as bar:
+            result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions,
+                                       sampling=sampling, coefficient=coefficient, full_test_set=full_test_set,
+                                       rng=seed, workers=workers, scheduler=scheduler,
+                                       progress=bar.task("repetitions (chunks of "
+                                                         f"{defaults.STABILITY_CHUNK_REPETITIONS})", total=chunks))
         render(result, fmt, result.to_frame(), _ranking_table, output)
     else:
-        result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
-                                confidence_level=confidence_level, rng=seed)
+        with progress_bar() as bar:
+            bar.task("score variance")
+            result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
+                                    confidence_level=confidence_level, rng=seed)
         render(result, fmt, result.ci_frame(), _variance_tables, output)
 
 

@@ -30,11 +30,14 @@ def render(result, fmt: str, frame, title: str, footer: str = "", width: int | N
 @click.command()
 @source_options
 @click.option("--scorer", help="The scorer whose per-item scores are compared (default: the human score).")
-@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True)
+@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True,
+              help='Test of each pair of systems.')
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.SYSTEM_ALTERNATIVE,
               show_default=True, help="'greater': the first system of a pair scores higher.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True)
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
+              help='Multiple-comparison correction over the pairs.')
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the intervals (significance at 1 - this).')
 @click.option("--exact", is_flag=True, help="Randomization: enumerate all 2^M assignments (M <= 20).")
 @resamples_option
 @seed_option
