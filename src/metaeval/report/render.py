@@ -95,18 +95,31 @@ class ColumnBlocks:
             yield table
 
 
-def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3) -> Table:
-    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`."""
+def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3):
+    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`.
+
+    Printed wider than the console, it splits into column blocks (:class:`ColumnBlocks`) that repeat the
+    leading text columns, instead of truncating headers and cells.
+    """
     from pandas.api.types import is_numeric_dtype
 
     columns = list(frame.columns if columns is None else columns)
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        numeric = is_numeric_dtype(frame[column]) and frame[column].dtype != bool
-        table.add_column(str(column), justify="right" if numeric else "left")
-    for row in frame[columns].itertuples(index=False, name=None):
-        table.add_row(*[formats.number(value, digits) for value in row])
-    return table
+    numeric = [is_numeric_dtype(frame[c]) and frame[c].dtype != bool for c in columns]
+    keys = 0
+    while keys < len(columns) - 1 and not numeric[keys]:
+        keys += 1
+    rows = [[formats.number(value, digits) for value in row] for row in frame[columns].itertuples(index=False, name=None)]
+
+    def build(chosen) -> Table:
+        shown = list(range(keys)) + [keys + c for c in chosen]
+        table = Table(title=title if not chosen or chosen[0] == 0 else None, title_justify="left")
+        for c in shown:
+            table.add_column(str(columns[c]), justify="right" if numeric[c] else "left", no_wrap=c < keys)
+        for row in rows:
+            table.add_row(*[row[c] for c in shown])
+        return table
+
+    return ColumnBlocks(build, len(columns) - keys)
 
 
 def signature_footer(result: Any, notes: Sequence[str] = ()) -> list[Text]:
