@@ -98,6 +98,7 @@ def delta_heatmaps(result, focus: tuple[str, ...]) -> Figure:
     lowers, uppers = _edge_labels(result)
     k = len(uppers)
     with new_figure(WIDTH, 4.6 * rows + 0.4, nrows=rows, ncols=cols, squeeze=False) as (fig, axes):
+        fig.subplots_adjust(hspace=0.5)  # the rotated u labels and "upper edge u" clear the next row's title
         image = None
         for a, metric in enumerate(result.metrics):
             ax = axes[a // cols][a % cols]
