@@ -27,7 +27,7 @@ def test_all_is_sorted_and_complete():
 # -- validation: every message pinned -----------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(level="document"), "`level` must be one of 'system', 'summary', 'global', 'by-system'; got 'document'."),
+    (dict(level="document"), "`level` must be one of 'system', 'summary', 'global', 'by-system', 'partial'; got 'document'."),
     (dict(coefficient="cosine"), "`coefficient` must be one of 'pearson', 'spearman', 'kendall-a', 'kendall-b',"
                                  " 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'; got 'cosine'."),
     (dict(undefined="nan"), "`undefined` must be one of 'skip', 'zero'; got 'nan'."),
@@ -79,7 +79,7 @@ def test_permutation_alternative_message(tiny_scoreset):
 def test_williams_level_message(tiny_scoreset):
     with pytest.raises(me.ParameterError) as info:
         me.williams_test(tiny_scoreset, "a", "b", "human", level="summary")
-    assert str(info.value) == "`level` must be one of 'system', 'global' for Williams' test; got 'summary'."
+    assert str(info.value) == "`level` must be one of 'system', 'global', 'partial' for Williams' test; got 'summary'."
 
 
 def test_compare_metrics_messages(tiny_scoreset):
@@ -96,8 +96,8 @@ def test_compare_metrics_messages(tiny_scoreset):
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", test="williams", coefficient="kendall")
     assert str(info.value) == (
-        "`test` must be 'permutation' or 'bootstrap' unless coefficient is 'pearson' and level is 'system' or"
-        " 'global'; got test 'williams' with 'kendall-b' at level 'system'.")
+        "`test` must be 'permutation' or 'bootstrap' unless coefficient is 'pearson' and level is 'system',"
+        " 'global' or 'partial'; got test 'williams' with 'kendall-b' at level 'system'.")
 
 
 # -- values against scipy -----------------------------------------------------------------------

@@ -149,14 +149,14 @@ def test_unknown_scorer(tmp_path, capsys):
     scores = good_csv(tmp_path / "s.csv")
     code, out, err = run(["correlate", "--scores", str(scores), "--human", "relevance", "--metric", "nope"], capsys)
     assert code == 2
-    assert err.strip().startswith(f"metaeval: error: {scores}: `metric` must name a scorer of this ScoreSet (")
+    assert err.strip().startswith(f"metaeval: error: {scores}: `--metric` must name a scorer of this ScoreSet (")
     assert err.strip().endswith("; got 'nope'.")
 
 
 def test_unknown_human(tmp_path, capsys):
     scores = good_csv(tmp_path / "s.csv")
     code, out, err = run(["correlate", "--scores", str(scores), "--human", "nope"], capsys)
-    assert code == 2 and "`human` must name a scorer" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "`--human` must name a scorer" in err and len(err.strip().splitlines()) == 1
 
 
 def test_missing_file(tmp_path, capsys):
@@ -164,11 +164,13 @@ def test_missing_file(tmp_path, capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "none.csv" in err
 
 
-def test_dataset_and_scores_together(tmp_path, capsys):
+def test_dataset_and_scores_that_match_nothing(tmp_path, capsys):
+    # --dataset and --scores are joined on (system, input); a file whose labels match nothing is an error
     scores = good_csv(tmp_path / "s.csv")
     code, out, err = run(["correlate", "--dataset", "summeval", "--scores", str(scores)], capsys)
-    assert code == 2
-    assert err.strip() == "metaeval: error: exactly one of `--dataset` and `--scores` must be given; got both."
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.strip().startswith("metaeval: error: the join of summeval and s on (system, input) must match at"
+                                  " least one cell; got none (systems 'M0', 'M1', 'M2', ... (13 more) vs")
 
 
 def test_unknown_dataset(capsys):

@@ -28,7 +28,7 @@ def test_canonical_level():
     assert canonical_level("segment") == "summary"
     with pytest.raises(ParameterError) as e:
         canonical_level("foo")
-    assert str(e.value) == "`level` must be one of 'system', 'summary', 'global', 'by-system'; got 'foo'."
+    assert str(e.value) == "`level` must be one of 'system', 'summary', 'global', 'by-system', 'partial'; got 'foo'."
 
 
 @pytest.mark.parametrize(

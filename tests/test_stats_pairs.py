@@ -72,7 +72,7 @@ def test_williams_matrix_and_correction():
     assert (out.adjusted_pvalues[off] >= out.pvalues[off] - 1e-15).all()
     with pytest.raises(ParameterError) as info:
         pairwise_tests(scores, z, test="williams", level="summary")
-    assert str(info.value) == "`level` must be 'system' or 'global' for Williams' test; got 'summary'."
+    assert str(info.value) == "`level` must be 'system', 'global' or 'partial' for Williams' test; got 'summary'."
 
 
 def test_batch_invariance_and_no_mutation():

@@ -89,7 +89,7 @@ def check_level_design(ds: ScoreSet, level: str) -> None:
     """Refuse a level the data's design cannot support: too few systems, or (summary level) one input,
     where the mean of per-input correlations is the system level computed again."""
     n, m = ds.shape
-    if level in ("system", "summary", "global") and n < MIN_SYSTEMS:
+    if level in ("system", "summary", "global", "partial") and n < MIN_SYSTEMS:
         raise ScoreSetError(
             f"a {level}-level correlation needs at least {MIN_SYSTEMS} systems; got {n}."
         )

@@ -10,7 +10,11 @@ ALPHA = 0.05
 ALTERNATIVE = "greater"
 CORRECTION = "holm"
 METRIC_TEST = "permutation"  # compare_metrics / metaeval compare
-TABLE_CI = "boot-both"  # the interval of every cell of correlation_table / metaeval correlate
+TABLE_CI = "boot-both"
+# The p-value of a single correlation (correlate, bootstrap_ci, fisher_ci, correlation_table, `metaeval
+# correlate`): scipy's analytic one where a level correlates one vector pair, against H0 "no relation".
+PVALUE_METHOD = "analytic"
+CORRELATION_ALTERNATIVE = "two-sided"  # the interval of every cell of correlation_table / metaeval correlate
 OUTPUT_FORMAT = "table"
 # The family of p-values corrected together, for compare_metrics, `metaeval compare` and `metaeval report`:
 # each row metric's P - 1 comparisons. Over the whole matrix (P(P - 1) p-values) a Monte Carlo p-value

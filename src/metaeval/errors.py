@@ -84,6 +84,10 @@ class SignificanceWarning(MetaevalWarning):
     """No comparison can be significant: too few resamples for the multiple-comparison correction."""
 
 
+class DataWarning(MetaevalWarning):
+    """A note about the user's data: columns ignored, cells or labels that a join did not match."""
+
+
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``choices``; raise :class:`ParameterError` otherwise."""
     choices = tuple(choices)

@@ -29,6 +29,7 @@ __all__ = [
     "METRIC_TESTS",
     "OUTPUT_FORMATS",
     "PAIRWISE_COEFFICIENTS",
+    "PVALUE_METHODS",
     "RESAMPLING_METHODS",
     "SYSTEM_TESTS",
     "UNDEFINED_POLICIES",
@@ -41,14 +42,16 @@ __all__ = [
     "check_format",
     "check_interval",
     "check_method",
+    "check_pvalue_method",
     "check_metric_test",
     "check_system_test",
     "check_tie_threshold",
     "check_undefined",
 ]
 
-LEVELS = ("system", "summary", "global", "by-system")
-"""Correlation levels: system means, per input ("grouped by item"), all cells, per system."""
+LEVELS = ("system", "summary", "global", "by-system", "partial")
+"""Correlation levels: system means, per input ("grouped by item"), all cells, per system, and all cells
+after removing each system's mean (the partial correlation controlling for the system, FRANK)."""
 
 LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
 """Accepted spellings of a level and the canonical level they stand for (MT says 'segment')."""
@@ -91,6 +94,9 @@ INTERVALS = ("percentile", "bca")
 
 CI_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
 """Interval of each cell of a correlation table."""
+
+PVALUE_METHODS = ("analytic", "permutation", "none")
+"""P-value of a single correlation: scipy's analytic one, a permutation test, or none."""
 
 UNDEFINED_POLICIES = ("skip", "zero")
 """What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
@@ -151,6 +157,11 @@ def check_interval(value: Any, *, param: str = "interval") -> str:
 def check_ci_method(value: Any, *, param: str = "ci") -> str:
     """A table interval of :data:`CI_METHODS`."""
     return check_choice(param, value, CI_METHODS)
+
+
+def check_pvalue_method(value: Any, *, param: str = "pvalue_method") -> str:
+    """A p-value method of :data:`PVALUE_METHODS`."""
+    return check_choice(param, value, PVALUE_METHODS)
 
 
 def check_undefined(value: Any, *, param: str = "undefined") -> str:

@@ -22,22 +22,34 @@ _SOURCE_KEY = "metaeval.source"
 
 
 def source_options(command: Callable) -> Callable:
-    """--dataset / --dataset-option / --scores / --human / --metric / --system / --aggregation.
+    """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system / --aggregation,
+    and the column mapping of score files: --system-column / --input-column / --human-column / --where.
 
-    The command receives ``dataset, dataset_options, scores, human, metrics``; ``--system`` and
-    ``--aggregation`` are kept in the click context and applied by :func:`load_source`.
+    The command receives ``dataset, dataset_options, scores, human, metrics``; the other options are kept
+    in the click context and applied by :func:`load_source`.
     """
 
     @functools.wraps(command)
-    def wrapper(*args, systems=(), aggregation=DEFAULT_AGGREGATION, **kwargs):
-        click.get_current_context().meta[_SOURCE_KEY] = {"systems": systems, "aggregation": aggregation}
+    def wrapper(*args, systems=(), aggregation=DEFAULT_AGGREGATION, system_column=None, input_column=None,
+                human_column=None, where=(), **kwargs):
+        columns = {role: column for role, column in (("system", system_column), ("input", input_column),
+                                                      ("human", human_column)) if column}
+        click.get_current_context().meta[_SOURCE_KEY] = {"systems": systems, "aggregation": aggregation,
+                                                         "columns": columns, "where": where}
         return command(*args, **kwargs)
 
     options = [
         click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
         click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
                      help="Option of the packaged dataset, e.g. language_pair=de-en."),
-        click.option("--scores", type=click.Path(dir_okay=False), help="A score file: CSV, TSV, JSONL or Parquet."),
+        click.option("--scores", multiple=True, type=click.Path(dir_okay=False),
+                     help="A score file: CSV, TSV, JSON Lines, JSON array or Parquet (repeatable, and combinable"
+                          " with --dataset: joined on (system, input))."),
+        click.option("--system-column", help="The score files' column of system labels (default: system)."),
+        click.option("--input-column", help="The score files' column of input labels (default: input)."),
+        click.option("--human-column", help="A score files' column of human scores (it becomes the --human)."),
+        click.option("--where", multiple=True, metavar="COLUMN=VALUE",
+                     help="Keep only the score files' rows with this value in this column (repeatable)."),
         click.option("--human", help="The human scorer (default: the dataset's)."),
         click.option("--metric", "metrics", multiple=True,
                      help="A metric scorer (repeatable; default: every scorer that is not human)."),
@@ -68,31 +80,46 @@ def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
     return parsed
 
 
-def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: str | None,
+def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: tuple[str, ...] | str | None,
                 human: str | None) -> tuple[ScoreSet, str]:
-    """The ScoreSet named on the command line (``--system`` subset and ``--aggregation`` applied) and
-    its human scorer."""
+    """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
+    ``--system`` subset and ``--aggregation`` applied) and its human scorer."""
+    from ..data.columns import CLI_NAMES, OPTION_NAMES, SHARED_OPTIONS, parse_where
+
     context = click.get_current_context(silent=True)
     chosen = context.meta.get(_SOURCE_KEY, {}) if context is not None else {}
     systems = chosen.get("systems", ())
     aggregation = chosen.get("aggregation", DEFAULT_AGGREGATION)
-    if (dataset is None) == (scores is None):
-        raise ParameterError("exactly one of `--dataset` and `--scores` must be given; got "
-                             + ("both." if dataset else "neither."))
-    if dataset is not None:
-        ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
-        default_human = dataset_info(dataset).get("default_human")
-    else:
-        SOURCE_FILE.set(str(scores))
-        ds = read_scores(scores)
-        default_human = ds.humans[0] if len(ds.humans) == 1 else None
+    columns = chosen.get("columns", {})
+    files = (scores,) if isinstance(scores, str) else tuple(scores or ())
+    if dataset is None and not files:
+        raise ParameterError("`--dataset` or `--scores` must be given; got neither.")
+    token, shared = OPTION_NAMES.set(CLI_NAMES), SHARED_OPTIONS.set(len(files) > 1)
+    try:
+        where = parse_where(chosen.get("where", ()))
+        ds, default_human = None, columns.get("human")
+        if dataset is not None:
+            ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
+            default_human = default_human or dataset_info(dataset).get("default_human")
+        if dataset is None and len(files) == 1:  # data errors are then about this one file
+            SOURCE_FILE.set(str(files[0]))
+        for path in files:
+            read = read_scores(path, columns=columns, where=where)
+            if default_human is None and len(read.humans) == 1:
+                default_human = read.humans[0]
+            ds = read if ds is None else ds.merge(read)
+    finally:
+        OPTION_NAMES.reset(token)
+        SHARED_OPTIONS.reset(shared)
+    if columns.get("human") is not None:
+        ds.require(columns["human"], param="--human-column")
     human = human or default_human
     if human is None:
         raise ParameterError(
-            f"`--human` must name the human scorer of {scores}; got none, and the file marks {len(ds.humans)}"
-            f" scorers as human ({', '.join(ds.humans) or 'none'})."
+            f"`--human` must name the human scorer of {', '.join(map(str, files)) or dataset}; got none, and the file"
+            f" marks {len(ds.humans)} scorers as human ({', '.join(ds.humans) or 'none'})."
         )
-    ds.require(human, param="human")
+    ds.require(human, param="--human")
     if human not in ds.humans:
         ds = ds.with_humans(tuple(ds.humans) + (human,))
     if systems:
@@ -105,7 +132,7 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: s
 def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[str]:
     if metrics:
         for metric in metrics:
-            ds.require(metric, param="metric")
+            ds.require(metric, param="--metric")
         return list(metrics)
     return [m for m in ds.metrics if m != human]
 

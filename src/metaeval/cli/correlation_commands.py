@@ -17,6 +17,7 @@ from ..vocabulary import (
     FAMILIES,
     LEVEL_CHOICES,
     METRIC_TESTS,
+    PVALUE_METHODS,
     RESAMPLING_METHODS,
 )
 from .common import (
@@ -45,14 +46,18 @@ from .progress import progress_bar, progress_option
               help="Confidence level of the intervals.")
 @click.option("--full-test-set", is_flag=True,
               help="System level: average each metric over all its inputs, the human over the judged ones.")
+@click.option("--pvalue-method", type=click.Choice(PVALUE_METHODS), default=defaults.PVALUE_METHOD, show_default=True,
+              help="p-value of each correlation: scipy's (system, global, partial levels), permutation, none.")
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.CORRELATION_ALTERNATIVE,
+              show_default=True, help="H1 of the p-values ('greater': a positive relation).")
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
-              full_test_set, n_resamples, seed, fmt, output):
-    """Correlate metrics with the human score, with confidence intervals."""
+              full_test_set, pvalue_method, alternative, n_resamples, seed, fmt, output):
+    """Correlate metrics with the human score, with confidence intervals and p-values."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
     coefficients = coefficients or defaults.REPORT_COEFFICIENTS
@@ -61,7 +66,8 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
         table = correlation_table(
             ds, human, chosen, levels=levels or None, coefficients=coefficients,
             ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
-            rng=seed, progress=bar.task("correlations", total=cells),
+            rng=seed, pvalue_method=pvalue_method, alternative=alternative,
+            progress=bar.task("correlations", total=cells),
         )
     emit(render_text(table, fmt, terminal=terminal.correlation_table, width=output_width(output)), output)
 

@@ -33,7 +33,7 @@ COMMANDS = {
     "compare": ("correlation_commands", "compare",
                 "Test every pair of metrics; print the significance matrix and cluster ranks."),
     "correlate": ("correlation_commands", "correlate",
-                  "Correlate metrics with the human score, with confidence intervals."),
+                  "Correlate metrics with the human score, with confidence intervals and p-values."),
     "datasets": ("datasets_command", "datasets", "List, describe and export the packaged datasets."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
     "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),

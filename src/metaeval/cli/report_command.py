@@ -33,8 +33,12 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
         words += ["--dataset", dataset]
         for option in dataset_options:
             words += ["--dataset-option", option]
-    else:
-        words += ["--scores", scores]
+    for path in ((scores,) if isinstance(scores, str) else scores or ()):
+        words += ["--scores", path]
+    for role, column in chosen.get("columns", {}).items():
+        words += [f"--{role}-column", column]
+    for condition in chosen.get("where", ()):
+        words += ["--where", condition]
     words += ["--human", human]
     for metric in metrics:
         words += ["--metric", metric]

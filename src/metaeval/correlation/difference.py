@@ -215,7 +215,8 @@ def williams_test(
     """Williams' test of H1: rho(A, human) > rho(B, human) for dependent Pearson correlations.
 
     Uses the signed correlations r(A, human), r(B, human), r(A, B) on the system scores (system level)
-    or on the cells (global level), all three on the cells where A, B and the human are all present;
+    or on the cells (global level; partial level: on the cells' residuals after removing each system's mean,
+    as FRANK's evaluation script does), all three on the cells where A, B and the human are all present;
     ``n`` (``n_used``) is the number of systems or cells there. Swapping A and B negates t and mirrors the
     one-sided p-value; identical metrics give p = 1 with a ``DegenerateWarning``. It assumes bivariate normality and is
     defined for Pearson only (the WMT scripts and nlpstats apply it to absolute correlations, which lets
@@ -229,8 +230,8 @@ def williams_test(
     ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
         ds, metric_a, metric_b, human, level, "pearson", "skip", alternative
     )
-    if level not in ("system", "global"):
-        raise ParameterError(f"`level` must be one of 'system', 'global' for Williams' test; got {level!r}.")
+    if level not in ("system", "global", "partial"):
+        raise ParameterError(f"`level` must be one of 'system', 'global', 'partial' for Williams' test; got {level!r}.")
     cells = _common(x, y, z)
     r_az = level_correlation(cells.x, cells.z, level=level, coefficient="pearson")
     r_bz = level_correlation(cells.y, cells.z, level=level, coefficient="pearson")

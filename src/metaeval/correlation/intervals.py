@@ -6,6 +6,8 @@ Levels (X metric, Z human, both systems x inputs, NaN missing):
 - summary: ``mean_j CORR(X[:, j], Z[:, j])`` (an input = a summary's document / an MT segment)
 - global: ``CORR(vec X, vec Z)`` over the cells where both are present
 - by-system: ``mean_i CORR(X[i, :], Z[i, :])``
+- partial: ``CORR(vec (X - xbar_i), vec (Z - zbar_i))``, the partial correlation controlling for the
+  system (each cell minus its system's mean over the cells where both are present; FRANK)
 
 Groups whose correlation is undefined (constant, or fewer than 2 values) are skipped and counted in
 ``n_skipped`` (or counted as 0 with ``undefined='zero'``).
@@ -23,6 +25,8 @@ from ..signature import Signature
 from ..stats import bootstrap as _bootstrap
 from ..stats.fisher import fisher_interval
 from ..stats.levels import level_correlation
+from ..stats.pvalues import analytic_pvalue, permutation_pvalue
+from ..vocabulary import check_pvalue_method
 from .results import CorrelationResult
 
 
@@ -52,6 +56,38 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
     return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold
 
 
+def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method, alternative,
+            n_resamples, generator) -> tuple[float | None, dict[str, Any]]:
+    """The p-value of one correlation and the signature fields that reproduce it."""
+    if pvalue_method == "none":
+        return None, {}
+    fields: dict[str, Any] = {"pvalue": pvalue_method, "alternative": alternative}
+    if pvalue_method == "analytic":
+        return analytic_pvalue(x, z, level=level, coefficient=coefficient, alternative=alternative,
+                               full_test_set=full_test_set), fields
+    out = permutation_pvalue(x, z, level=level, coefficient=coefficient, n_resamples=n_resamples, rng=generator,
+                             alternative=alternative, undefined=undefined, full_test_set=full_test_set,
+                             tie_threshold=tie_threshold)
+    fields["pvalue_resamples"] = n_resamples
+    return out.pvalue, fields
+
+
+def _pvalue_iv(pvalue_method, alternative, n_resamples):
+    return (check_pvalue_method(pvalue_method), iv.check_alternative(alternative),
+            iv.check_n_resamples(n_resamples))
+
+
+_PVALUE_DOC = """    pvalue_method : {'analytic', 'permutation', 'none'}
+        The p-value of H0 "the metric is unrelated to the human scores at this level": scipy's
+        (``pearsonr``, ``spearmanr``, ``kendalltau`` b / c on the system means, the cells or the partial
+        residuals; NaN at summary / by-system level and for kendall-a and the pairwise coefficients),
+        a permutation p-value (``n_resamples`` shuffles of the metric within the groups the level keeps
+        apart; see :mod:`metaeval.stats.pvalues`), or none.
+    alternative : {'two-sided', 'greater', 'less'}
+        H1 of that p-value ('greater': a positive relation).
+"""
+
+
 @iv.with_tie_tolerance
 def correlate(
     ds: ScoreSet,
@@ -63,8 +99,12 @@ def correlate(
     undefined: str = defaults.UNDEFINED,
     full_test_set: bool = False,
     tie_threshold: float = 0.0,
+    pvalue_method: str = defaults.PVALUE_METHOD,
+    alternative: str = defaults.CORRELATION_ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    rng: Any = None,
 ) -> CorrelationResult:
-    """Correlation of ``metric`` with ``human`` at one level.
+    """Correlation of ``metric`` with ``human`` at one level, with its p-value.
 
     Parameters
     ----------
@@ -72,7 +112,7 @@ def correlate(
         The scores.
     metric, human : str
         Scorer names in ``ds``.
-    level : {'system', 'summary', 'global', 'by-system'}
+    level : {'system', 'summary', 'global', 'by-system', 'partial'}
         Where to correlate (see the module docstring for the formulas; 'input' and 'segment' are
         accepted as 'summary').
     coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'}
@@ -85,32 +125,43 @@ def correlate(
         both are present, the same inputs for every system.
     tie_threshold : float
         For 'tau-eq' / 'acc-eq': metric differences up to this value count as ties.
+{pvalue_doc}    n_resamples : int
+        Shuffles of the permutation p-value.
+    rng : None, int or numpy.random.Generator
+        Seed of the permutation p-value.
 
     Returns
     -------
     CorrelationResult
-        ``statistic``, ``n_used``, ``n_skipped`` and ``signature``; ``ci`` and ``pvalue`` are None.
+        ``statistic``, ``pvalue``, ``n_used``, ``n_skipped`` and ``signature``; ``ci`` is None.
 
     Examples
     --------
     >>> import metaeval as me
     >>> ds = me.load_dataset("summeval")
     >>> r = me.correlate(ds, "rouge-2.recall", "expert.relevance", level="system", coefficient="kendall")
-    >>> round(r.statistic, 3)
-    0.517
+    >>> round(r.statistic, 3), round(r.pvalue, 4)
+    (0.567, 0.0017)
     """
     ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold = _correlate_iv(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold
     )
+    pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
+    generator, seed = iv.rng_and_seed(rng)
     out = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                             full_test_set=full_test_set, tie_threshold=tie_threshold)
     statistic = float(out.statistic)
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
+    pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
+                           alternative, n_resamples, generator)
+    if pvalue_method == "permutation":
+        more["seed"] = seed
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
-        ci=None, confidence_level=None, pvalue=None, n_used=int(out.n_used), n_skipped=int(out.n_skipped),
+        ci=None, confidence_level=None, pvalue=pvalue, n_used=int(out.n_used), n_skipped=int(out.n_skipped),
         interval_method=None, n_resamples=None, n_resamples_dropped=None,
-        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold),
+        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
+                                         **more),
     )
 
 
@@ -131,8 +182,10 @@ def bootstrap_ci(
     tie_threshold: float = 0.0,
     rng: Any = None,
     batch: int | None = None,
+    pvalue_method: str = defaults.PVALUE_METHOD,
+    alternative: str = defaults.CORRELATION_ALTERNATIVE,
 ) -> CorrelationResult:
-    """Correlation with a bootstrap confidence interval (Deutsch, Dror & Roth 2021).
+    """Correlation with a bootstrap confidence interval (Deutsch, Dror & Roth 2021) and a p-value.
 
     Parameters
     ----------
@@ -150,7 +203,7 @@ def bootstrap_ci(
         Seed of the resampling; an int seed is recorded in the signature.
     batch : int, optional
         Resamples computed at once (bounds memory; the result does not depend on it).
-
+{pvalue_doc}
     Other parameters are those of :func:`correlate`.
 
     Returns
@@ -172,6 +225,7 @@ def bootstrap_ci(
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
     interval = iv.check_interval(interval)
+    pvalue_method, alternative, _ = _pvalue_iv(pvalue_method, alternative, n_resamples)
     generator, seed = iv.rng_and_seed(rng)
     out = _bootstrap.bootstrap_interval(
         x, z, level=level, coefficient=coefficient, method=method, n_resamples=n_resamples,
@@ -180,14 +234,16 @@ def bootstrap_ci(
     )
     statistic = float(out.statistic)  # the level correlation of x and z, computed once by the stats layer
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
+    pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
+                           alternative, n_resamples, generator)  # permutation: drawn after the bootstrap
     signature = _correlation_signature(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
         ci=f"boot-{method}", interval=interval, resamples=n_resamples,
-        confidence=confidence_level, seed=seed,
+        confidence=confidence_level, seed=seed, **more,
     )
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
-        ci=(float(out.low), float(out.high)), confidence_level=confidence_level, pvalue=None,
+        ci=(float(out.low), float(out.high)), confidence_level=confidence_level, pvalue=pvalue,
         n_used=int(out.n_used), n_skipped=int(out.n_skipped),
         interval_method=f"boot-{method}" + ("" if interval == "percentile" else "-bca"),
         n_resamples=n_resamples, n_resamples_dropped=int(out.n_resamples_dropped),
@@ -206,35 +262,54 @@ def fisher_ci(
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     undefined: str = defaults.UNDEFINED,
     full_test_set: bool = False,
+    pvalue_method: str = defaults.PVALUE_METHOD,
+    alternative: str = defaults.CORRELATION_ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    rng: Any = None,
 ) -> CorrelationResult:
-    """Correlation with a Fisher-z confidence interval (Bonett & Wright 2000).
+    """Correlation with a Fisher-z confidence interval (Bonett & Wright 2000) and a p-value.
 
     ``tanh(arctanh(r) +- z_{a/2} c / sqrt(n - b))`` with b = 3, 3, 4 and c = 1, sqrt(1 + r^2/2),
     sqrt(0.437) for Pearson, Spearman and Kendall. ``n`` is the number of points correlated: systems
     at system and summary level (the summary-level statistic is an average of per-input correlations,
     for which this approximation is questionable: Deutsch et al. 2021 find it too wide), cells at
-    global level, inputs at by-system level.
+    global level, inputs at by-system level; at partial level the cells less ``G - 1`` for the ``G``
+    system means removed (the degrees of freedom of a partial correlation with ``G - 1`` covariates).
+    ``pvalue_method``, ``alternative``, ``n_resamples`` and ``rng`` are those of :func:`correlate`.
     """
     ds, x, z, level, coefficient, undefined, full_test_set, _ = _correlate_iv(
         ds, metric, human, level, coefficient, undefined, full_test_set, 0.0
     )
     confidence_level = iv.check_confidence_level(confidence_level)
+    pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
+    generator, seed = iv.rng_and_seed(rng)
     point = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                               full_test_set=full_test_set)
     statistic = float(point.statistic)
     n_systems, n_inputs = ds.shape
     if level == "global":
         n_points = int(point.n_used)
+    elif level == "partial":  # cells, less one degree of freedom per system mean removed beyond the first
+        systems_present = int((np.isfinite(x) & np.isfinite(z)).any(axis=1).sum())
+        n_points = int(point.n_used) - max(systems_present - 1, 0)
     elif level == "by-system":
         n_points = n_inputs
     else:
         n_points = n_systems
     low, high = fisher_interval(statistic, n_points, coefficient=coefficient, confidence_level=confidence_level)
+    pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, 0.0, pvalue_method, alternative,
+                           n_resamples, generator)
+    if pvalue_method == "permutation":
+        more["seed"] = seed
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
-        ci=(float(low), float(high)), confidence_level=confidence_level, pvalue=None,
+        ci=(float(low), float(high)), confidence_level=confidence_level, pvalue=pvalue,
         n_used=int(point.n_used), n_skipped=int(point.n_skipped), interval_method="fisher",
         n_resamples=None, n_resamples_dropped=None,
         signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0,
-                                         ci="fisher", n=n_points, confidence=confidence_level),
+                                         ci="fisher", n=n_points, confidence=confidence_level, **more),
     )
+
+
+correlate.__doc__ = correlate.__doc__.replace("{pvalue_doc}", _PVALUE_DOC)
+bootstrap_ci.__doc__ = bootstrap_ci.__doc__.replace("{pvalue_doc}", _PVALUE_DOC)

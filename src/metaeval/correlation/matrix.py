@@ -29,10 +29,10 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
     coefficient = iv.check_coefficient(coefficient)
     test = check_metric_test(test)
     if test == "williams":
-        if coefficient != "pearson" or level not in ("system", "global"):
+        if coefficient != "pearson" or level not in ("system", "global", "partial"):
             raise ParameterError(
                 "`test` must be 'permutation' or 'bootstrap' unless coefficient is 'pearson' and level is"
-                f" 'system' or 'global'; got test 'williams' with {coefficient!r} at level {level!r}."
+                f" 'system', 'global' or 'partial'; got test 'williams' with {coefficient!r} at level {level!r}."
             )
         method = None
     else:

@@ -15,7 +15,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..vocabulary import CI_METHODS, check_ci_method
+from ..vocabulary import CI_METHODS, check_ci_method, check_pvalue_method
 from .intervals import bootstrap_ci, correlate, fisher_ci
 from .results import CorrelationResult
 
@@ -62,6 +62,8 @@ def correlation_table(
     full_test_set: bool = False,
     rng: Any = defaults.SEED,
     progress: Any = None,
+    pvalue_method: str = defaults.PVALUE_METHOD,
+    alternative: str = defaults.CORRELATION_ALTERNATIVE,
 ) -> CorrelationTable:
     """Correlate every metric with ``human`` at every level and coefficient, with intervals.
 
@@ -86,6 +88,12 @@ def correlation_table(
         System level only (see :func:`metaeval.correlate`).
     progress : callable, optional
         Called with no argument after each cell (for progress bars).
+    pvalue_method : {'analytic', 'permutation', 'none'}
+        The p-value of every cell (see :func:`metaeval.correlate`): scipy's where the level correlates one
+        vector pair (system, global, partial; NaN at summary and by-system level), a permutation p-value
+        with ``n_resamples`` shuffles and the seed ``rng``, or none.
+    alternative : {'two-sided', 'greater', 'less'}
+        H1 of the p-values.
 
     Returns
     -------
@@ -97,6 +105,8 @@ def correlation_table(
     levels = tuple(iv.check_level(level) for level in (iv.default_levels(ds) if levels is None else levels))
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     ci = check_ci_method(ci)
+    pvalue_method = check_pvalue_method(pvalue_method)
+    alternative = iv.check_alternative(alternative)
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
     results = []
@@ -104,22 +114,24 @@ def correlation_table(
         for level in levels:
             for coefficient in coefficients:
                 common = dict(level=level, coefficient=coefficient, undefined=undefined,
-                              full_test_set=full_test_set)
+                              full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative)
                 with _cell_context(metric, level, coefficient):
                     if ci.startswith("boot-"):
                         r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
                                          confidence_level=confidence_level, rng=rng, **common)
                     elif ci == "fisher":
-                        r = fisher_ci(ds, metric, human, confidence_level=confidence_level, **common)
+                        r = fisher_ci(ds, metric, human, confidence_level=confidence_level, n_resamples=n_resamples,
+                                      rng=rng, **common)
                     else:
-                        r = correlate(ds, metric, human, **common)
+                        r = correlate(ds, metric, human, n_resamples=n_resamples, rng=rng, **common)
                 results.append(r)
                 if progress is not None:
                     progress()
     fields = dict(ds.signature_fields())
     fields.update(human=human, full_test_set=full_test_set, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
                   confidence=confidence_level if ci != "none" else None, undefined=undefined,
-                  seed=rng if ci.startswith("boot-") else None)
+                  seed=rng if ci.startswith("boot-") or pvalue_method == "permutation" else None,
+                  pvalue=pvalue_method, alternative=alternative if pvalue_method != "none" else None)
     return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,
                             results=tuple(results), signature=Signature.of(**fields))
 

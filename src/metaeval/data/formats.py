@@ -111,7 +111,11 @@ def read_table(path: str | Path, format: str) -> RawTable:
         return _parquet_table(path)
     text = read_text(path)
     if format == "jsonl":
-        return _jsonl_table(path, text)
+        from .json_records import is_json_array, json_array_table
+
+        return json_array_table(path, text) if is_json_array(text) else _jsonl_table(path, text)
+    if format == "tsv" and _whitespace_layout(text):
+        return _whitespace_table(path, text)
     return _delimited_table(path, text, "," if format == "csv" else "\t", format)
 
 
@@ -194,6 +198,29 @@ def _delimited_table(path: str | Path, text: str, delimiter: str, format: str) -
     return RawTable(str(path), format, columns, np.array(rows, dtype=np.int64), header_row)
 
 
+def _whitespace_layout(text: str) -> bool:
+    """A TSV whose header has no tab but several blank-separated names (WMT MQM ``avg_seg_scores.tsv``)."""
+    header = next((line for line in text.splitlines() if line.strip()), "")
+    return "\t" not in header and len(header.split()) > 1
+
+
+def _whitespace_table(path: str | Path, text: str) -> RawTable:
+    """Fields separated by any run of blanks and tabs (no quoting), as the WMT MQM files are written."""
+    records = [(row, line.split()) for row, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    header_row, names = records[0]
+    for name in names:
+        if names.count(name) > 1:
+            raise InputFileError(path, f"column names must be unique; got {name!r} twice.", row=header_row, column=name)
+    for row, fields in records[1:]:
+        if len(fields) != len(names):
+            raise InputFileError(path, f"a row must have as many whitespace-separated fields as the header"
+                                       f" ({len(names)}); got {len(fields)}.", row=row)
+    if len(records) == 1:
+        raise _empty_file(path, header_only=True)
+    columns = {name: [fields[k] for _, fields in records[1:]] for k, name in enumerate(names)}
+    return RawTable(str(path), "tsv", columns, np.array([row for row, _ in records[1:]], dtype=np.int64), header_row)
+
+
 # -- JSON Lines -----------------------------------------------------------------------------------
 def flatten_fields(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Flatten nested objects with dots: ``{"rouge-2": {"recall": 1}}`` -> ``{"rouge-2.recall": 1}``."""
@@ -211,7 +238,7 @@ def _json_type(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
 
 
-def _jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, Any]:
+def jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
         hint = " (JSON Lines holds one object per line)" if isinstance(record, list) else ""
         raise InputFileError(path, f"a line must be one JSON object; got {_json_type(record)}{hint}.", row=row)
@@ -234,7 +261,7 @@ def _jsonl_table(path: str | Path, text: str) -> RawTable:
             raise InputFileError(
                 path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
             ) from None
-        records.append(_jsonl_record_fields(path, row, record))
+        records.append(jsonl_record_fields(path, row, record))
         rows.append(row)
     if not records:
         raise _empty_file(path)

@@ -21,7 +21,7 @@ and the column.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFileError, ParameterError
+from .columns import note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -52,8 +53,10 @@ def read_scores(
     format: str | None = None,
     humans: Iterable[str] | None = None,
     name: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    where: Mapping[str, Any] | None = None,
 ) -> ScoreSet:
-    """Read a score file in the generic wide, long or JSON Lines format.
+    """Read a score file in the generic wide, long, JSON Lines or JSON array format.
 
     Parameters
     ----------
@@ -67,6 +70,13 @@ def read_scores(
         cell (an ``annotator`` column, or JSON lists) are the human judgments.
     name : str, optional
         Dataset name recorded in signatures; default: the file name without its extensions.
+    columns : mapping, optional
+        The file's own column names for the roles ``'system'``, ``'input'``, ``'annotator'`` and
+        ``'human'`` (that column keeps its name and is a human scorer), e.g.
+        ``{"system": "model_name", "input": "hash", "human": "Factuality"}`` for FRANK.
+    where : mapping, optional
+        Keep only the rows whose cell in a column is one of the given values (compared as text), e.g.
+        ``{"split": "test"}``; several columns must all match.
 
     Returns
     -------
@@ -97,8 +107,14 @@ def read_scores(
     >>> ds = read_scores("scores.csv")                                      # doctest: +SKIP
     >>> ds = read_scores("summeval.jsonl.gz", humans=["expert.relevance"])  # doctest: +SKIP
     """
-    table = read_table(path, file_format(path, format))
-    return scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name)
+    table, human, ignored = prepare_table(read_table(path, file_format(path, format)), columns=columns, where=where)
+    if human is not None and humans is not None and not isinstance(humans, str):
+        humans = tuple(dict.fromkeys((*humans, human)))
+    ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name)
+    if human is not None and human not in ds.humans:
+        ds = ds.with_humans((*ds.humans, human))
+    note_ignored(table.path, ignored)
+    return ds
 
 
 def _default_name(path: str | Path) -> str:

@@ -186,9 +186,17 @@ class ScoreSet:
         )
 
     def _unknown_message(self, param: str, scorer: Any) -> str:
+        import difflib
+
         known = list(self._scores)
         listed = ", ".join(repr(s) for s in known[:12]) + (", ..." if len(known) > 12 else "")
-        return f"`{param}` must name a scorer of this ScoreSet ({listed}); got {scorer!r}."
+        message = f"`{param}` must name a scorer of this ScoreSet ({listed}); got {scorer!r}."
+        if isinstance(scorer, str):
+            lower = {k.lower(): k for k in known}
+            close = difflib.get_close_matches(scorer.lower(), list(lower), n=3, cutoff=0.6)
+            if close:
+                message = message[:-1] + f" (did you mean {' or '.join(repr(lower[c]) for c in close)}?)."
+        return message
 
     def require(self, scorer: str, *, param: str = "scorer") -> str:
         """Return ``scorer`` if this ScoreSet holds it; raise :class:`ScoreSetError` otherwise."""
@@ -278,6 +286,24 @@ class ScoreSet:
         if not positions:
             raise ScoreSetError(f"`{param}` must select at least one label; got an empty selection.")
         return positions
+
+    def merge(self, other: "ScoreSet") -> "ScoreSet":
+        """This set joined with ``other`` on (system, input): the outer join of
+        :func:`metaeval.data.join.merge_scoresets` (labels and cells of both; NaN where one lacks a cell).
+
+        Systems, inputs and cells found on one side only are reported, one
+        :class:`~metaeval.errors.DataWarning` per kind with counts and first examples; a scorer of both
+        sides with different values, or a join matching no cell, is a :class:`ScoreSetError`.
+
+        Examples
+        --------
+        >>> ds = load_dataset("wmt20-mqm-ende").merge(read_scores("my_metric.csv"))  # doctest: +SKIP
+        """
+        from .join import merge
+
+        if not isinstance(other, ScoreSet):
+            raise ParameterError(f"`other` must be a ScoreSet; got {type(other).__name__}.")
+        return merge(self, other)
 
     # -- tables ---------------------------------------------------------------------------------
     def to_frame(self):

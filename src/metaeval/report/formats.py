@@ -27,8 +27,10 @@ _MARKDOWN_SPECIAL = {
 
 
 def to_json(payload: Any) -> str:
-    """JSON text of a result (``to_dict()``) or of a list / dict of them."""
-    return json.dumps(_dictify(payload), indent=2, allow_nan=False) + "\n"
+    """JSON text of a result (``to_dict()``) or of a list / dict of them; NaN is written as null."""
+    from ..serialization import plain
+
+    return json.dumps(plain(_dictify(payload)), indent=2, allow_nan=False) + "\n"
 
 
 def to_csv(frame) -> str:

@@ -26,7 +26,7 @@ COEFFICIENT_COLOURS = {
     "tau-eq": "#8C6D31",
     "acc-eq": "#999999",
 }
-LEVEL_COLOURS = {"system": "#0072B2", "summary": "#E69F00", "global": "#009E73", "by-system": "#CC79A7"}
+LEVEL_COLOURS = {"system": "#0072B2", "summary": "#E69F00", "global": "#009E73", "by-system": "#CC79A7", "partial": "#D55E00"}
 DIVERGING = "RdBu"
 SEQUENTIAL = "viridis"
 

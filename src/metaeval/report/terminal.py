@@ -20,9 +20,15 @@ def _cell(result: CorrelationResult) -> Text:
     text = Text(_number(result.statistic), style="bold")
     if result.ci is not None:
         text.append(f"\n[{_number(result.ci[0], 2)}, {_number(result.ci[1], 2)}]", style="dim")
+    if result.pvalue is not None and not math.isnan(result.pvalue):
+        text.append(f"\n{_pvalue(result.pvalue)}", style="dim")
     if result.n_skipped:
         text.append(f"\n{result.n_skipped} skipped", style="yellow")
     return text
+
+
+def _pvalue(p: float) -> str:
+    return "p<0.0001" if p < 1e-4 else f"p={p:.4f}"
 
 
 def correlation_table(table) -> Group:
@@ -39,6 +45,14 @@ def correlation_table(table) -> Group:
         parts.append(out)
     if first is not None and first.confidence_level is not None:
         parts.append(Text(f"[low, high]: {first.interval_method} {first.confidence_level:.0%} intervals", style="dim"))
+    method = table.signature.as_dict().get("pvalue")
+    if method not in (None, "none"):
+        grouped = [level for level in table.levels if level in ("summary", "by-system")]
+        note = f"p: {method} p-values ({table.signature.as_dict().get('alternative')})"
+        if method == "analytic" and grouped:
+            note += (f"; none at the {' and '.join(grouped)} level (an average of correlations has no analytic"
+                     " null distribution: use --pvalue-method permutation)")
+        parts.append(Text(note, style="dim"))
     parts.append(SignatureLines(table.signature))
     return Group(*parts)
 

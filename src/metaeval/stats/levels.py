@@ -9,7 +9,10 @@ of :mod:`metaeval.stats.coefficients`. The levels are
   the correlation across systems ("grouped by item");
 * ``global``: ``CORR(vec X, vec Z)`` over the cells where both are present ("no grouping");
 * ``by-system``: ``mean_i CORR(X[i, :], Z[i, :])``, the mean over systems of the correlation across
-  inputs ("grouped by system", as in MT segment-level meta-evaluation).
+  inputs ("grouped by system", as in MT segment-level meta-evaluation);
+* ``partial``: ``CORR(vec (X - xbar_i), vec (Z - zbar_i))``, the partial correlation controlling for the
+  system (Pagnoni et al. 2021, FRANK): each cell minus its system's mean over the cells where both are
+  present, then the global correlation of those residuals.
 """
 from __future__ import annotations
 
@@ -36,7 +39,8 @@ from metaeval.vocabulary import (
     check_undefined,
 )
 
-__all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation", "system_means"]
+__all__ = ["LEVELS", "LEVEL_ALIASES", "UNDEFINED_POLICIES", "LevelCorrelation", "canonical_level", "level_correlation", "system_means",
+           "system_residuals"]
 
 
 ArrayOrScalar = Union[np.ndarray, np.floating, np.integer]
@@ -51,12 +55,13 @@ class LevelCorrelation:
     statistic : float or numpy.ndarray
         The correlation; NaN when undefined.
     n_used : int or numpy.ndarray
-        Groups that entered the statistic: systems at system level, cells at global level, inputs at
-        summary level and systems at by-system level (including groups counted as 0).
+        Groups that entered the statistic: systems at system level, cells at global and partial level,
+        inputs at summary level and systems at by-system level (including groups counted as 0).
     n_skipped : int or numpy.ndarray
         Groups whose correlation is undefined: at summary / by-system level every group with fewer than
         2 valid pairs or a constant vector (whether left out or counted as 0); at system level the
-        systems without any score; at global level the cells with a human score but no metric score.
+        systems without any score; at global and partial level the cells with a human score but no
+        metric score.
     n_zeroed : int or numpy.ndarray
         Undefined groups counted as 0 (``undefined='zero'``); always 0 otherwise.
     n_inputs_dropped : int or numpy.ndarray
@@ -93,7 +98,8 @@ def level_correlation(
         Human scores; leading axes broadcast against those of ``x``. ``Mz == Mx`` unless
         ``full_test_set``.
     level : str
-        ``'system'``, ``'summary'`` (or ``'input'``, ``'segment'``), ``'global'`` or ``'by-system'``.
+        ``'system'``, ``'summary'`` (or ``'input'``, ``'segment'``), ``'global'``, ``'by-system'`` or
+        ``'partial'``.
     coefficient : str
         A name of :data:`metaeval.stats.coefficients.COEFFICIENTS` (or ``'kendall'``).
     undefined : {'skip', 'zero'}, optional
@@ -135,7 +141,15 @@ def level_correlation(
     * summary: ``(1 / |G|) sum_{j in G} CORR(X[:, j], Z[:, j])``, ``G`` the inputs whose correlation is
       defined (plus, under ``'zero'``, the degenerate inputs with value 0);
     * global: ``CORR(vec X, vec Z)`` over cells present in both;
-    * by-system: as summary with the roles of systems and inputs exchanged.
+    * by-system: as summary with the roles of systems and inputs exchanged;
+    * partial: ``CORR(vec R_x, vec R_z)`` over the cells where both are present, with
+      ``R_x[i, j] = X_ij - mean_{j' in V_i} X_ij'`` and ``V_i`` the cells of system ``i`` where both are
+      present (likewise ``R_z``): the residuals of regressing each on one-hot system indicators, as in
+      FRANK's evaluation script (Pagnoni et al. 2021). For Pearson this is the partial correlation
+      controlling for the system; Spearman and the Kendall variants rank the residuals. A system with
+      one present cell contributes the residual pair (0, 0). With bootstrap copies, every drawn copy of
+      a system is centred on its own (the copies hold identical residuals), and for the Kendall-type
+      coefficients the pairs of two copies of one cell are left out as at global level.
 
     Summary level silently averaging over different inputs for different metrics is a known pitfall:
     compare ``n_used`` / ``n_skipped`` of the metrics compared.
@@ -146,6 +160,8 @@ def level_correlation(
     using Resampling Methods. Transactions of the ACL 9, 1132-1146.
     Freitag, M. et al. (2021). Results of the WMT21 Metrics Shared Task. WMT 2021 (grouping by item /
     by system / no grouping).
+    Pagnoni, A., Balachandran, V. and Tsvetkov, Y. (2021). Understanding Factuality in Abstractive
+    Summarization with FRANK: A Benchmark for Factuality Metrics. NAACL 2021 (partial correlation).
 
     Examples
     --------
@@ -164,6 +180,8 @@ def level_correlation(
         out = _system(x, z, coefficient, full_test_set, tie_threshold, units)
     elif level == "global":
         out = _global(x, z, coefficient, tie_threshold, units)
+    elif level == "partial":
+        out = _partial(x, z, coefficient, tie_threshold, units)
     else:
         if level == "summary":  # groups are the inputs: correlate columns
             x, z = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
@@ -181,7 +199,7 @@ def _pair_units(level, coefficient, shape, row_units, col_units):
     if coefficient in ("pearson", "spearman"):
         return None
     batch, (n, m) = shape[:-2], shape[-2:]
-    if level == "global":
+    if level in ("global", "partial"):
         if row_units is None and col_units is None:
             return None
         return tuple(None if u is None else _rows(np.broadcast_to(np.asarray(u), batch + (size,)))
@@ -254,6 +272,20 @@ def system_means(x, z, *, full_test_set: bool = False):
     return xbar, zbar, dropped
 
 
+def system_residuals(x, z):
+    """``(R_x, R_z)``: ``x`` and ``z`` minus their system's mean over the cells where both are present.
+
+    Cells where either is missing are NaN in both. The one residual computation of the partial level
+    (see :func:`level_correlation`); batched over leading axes.
+    """
+    valid = np.isfinite(x) & np.isfinite(z)
+    count = valid.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xbar = np.where(valid, x, 0.0).sum(axis=-1, keepdims=True) / count
+        zbar = np.where(valid, z, 0.0).sum(axis=-1, keepdims=True) / count
+    return np.where(valid, x - xbar, np.nan), np.where(valid, z - zbar, np.nan)
+
+
 def _system(x, z, coefficient, full_test_set, tie_threshold, units=None):
     n_systems = x.shape[-2]
     xbar, zbar, dropped = system_means(x, z, full_test_set=full_test_set)
@@ -275,6 +307,13 @@ def _global(x, z, coefficient, tie_threshold, units=None):
     n_used = (fx & fz).sum(axis=-1)
     skipped = (fz & ~fx).sum(axis=-1)
     zeros = np.zeros_like(n_used)
+    return r, n_used, skipped, zeros, zeros
+
+
+def _partial(x, z, coefficient, tie_threshold, units=None):
+    """The global level of the within-system residuals; ``n_skipped`` as at global level."""
+    r, n_used, _, zeros, _ = _global(*system_residuals(x, z), coefficient, tie_threshold, units)
+    skipped = (np.isfinite(z) & ~np.isfinite(x)).sum(axis=(-2, -1))
     return r, n_used, skipped, zeros, zeros
 
 

@@ -115,8 +115,8 @@ def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamp
     alternative = check_alternative(alternative)
     k = check_int("n_resamples", n_resamples, minimum=1)
     engine = check_choice("engine", engine, ENGINES)
-    if test == "williams" and level not in ("system", "global"):
-        raise ParameterError(f"`level` must be 'system' or 'global' for Williams' test; got {level!r}.")
+    if test == "williams" and level not in ("system", "global", "partial"):
+        raise ParameterError(f"`level` must be 'system', 'global' or 'partial' for Williams' test; got {level!r}.")
     return scores, z, test, level, coefficient, method, alternative, k, undefined, tie_threshold, engine
 
 

@@ -1,0 +1,115 @@
+"""Machine-translation score layouts: WMT MQM segment scores and the mt-metrics-eval directory.
+
+:func:`read_wmt_mqm` reads a WMT MQM ``*.avg_seg_scores.tsv`` file (Freitag et al. 2021; the reader of
+:mod:`metaeval.data.native`, public here). :func:`read_mt_metrics_eval` reads one language pair of a
+test set laid out as Google's mt-metrics-eval distributes it::
+
+    <root>/human-scores/<lp>.seg.score                   human scores, named 'human'
+    <root>/human-scores/<lp>.<name>.seg.score            human scores named <name> (e.g. 'mqm')
+    <root>/metric-scores/<lp>/<metric>-<ref>.seg.score   a metric against reference <ref>
+    (the same with .sys.score for system-level scores)
+
+A ``.score`` file has one ``system<TAB>score`` line per item; in a ``.seg.score`` file the k-th line of
+a system is its k-th segment (inputs are labelled ``1``, ``2``, ... as in the packaged WMT MQM sets),
+and ``None`` (or ``nan``) is a missing score. At system level each system has one line and the
+ScoreSet has one input, labelled ``<lp>`` (only system-level statistics are meaningful there).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFileError, ParameterError, check_choice
+from .formats import read_text
+from .native import _score, read_wmt_mqm
+from .scoreset import ScoreSet
+
+__all__ = ["MT_LEVELS", "read_mt_metrics_eval", "read_wmt_mqm"]
+
+MT_LEVELS = ("seg", "sys")
+"""Granularities of the mt-metrics-eval score files."""
+
+
+def _score_lines(path: Path) -> dict[str, list[float]]:
+    """``system -> [score of item 1, item 2, ...]`` from a ``system<TAB>score`` file."""
+    values: dict[str, list[float]] = {}
+    for row, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\n").split("\t") if "\t" in line else line.split()
+        if len(fields) != 2:
+            raise InputFileError(path, f"a line must be 'system<TAB>score'; got {len(fields)} fields.", row=row)
+        values.setdefault(fields[0].strip(), []).append(_score(path, row, "score", fields[1]))
+    if not values:
+        raise InputFileError(path, "the file must hold at least one row of scores; got an empty file.")
+    return values
+
+
+def read_mt_metrics_eval(root: str | Path, language_pair: str, *, level: str = "seg",
+                         name: str | None = None) -> ScoreSet:
+    """One language pair of an mt-metrics-eval test-set directory as a ScoreSet.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The test-set directory holding ``human-scores/`` and ``metric-scores/`` (e.g. ``.../wmt22``).
+    language_pair : str
+        E.g. ``'en-de'``.
+    level : {'seg', 'sys'}
+        Segment scores (systems x segments) or system scores (systems x 1 input labelled ``<lp>``).
+    name : str, optional
+        Dataset name for signatures; default ``<root name>-<lp>``.
+
+    Returns
+    -------
+    ScoreSet
+        Systems in order of first appearance (human files first); human scorers ``human`` or
+        ``<name>`` from the file names; metrics ``<metric>-<ref>`` as in the file names.
+
+    Raises
+    ------
+    InputFileError
+        For a missing directory or file, a malformed line, or segment counts that differ between systems
+        or files.
+    """
+    level = check_choice("level", level, MT_LEVELS)
+    if not isinstance(language_pair, str) or not language_pair:
+        raise ParameterError(f"`language_pair` must be a language pair such as 'en-de'; got {language_pair!r}.")
+    root = Path(root)
+    suffix = f".{level}.score"
+    human_dir, metric_dir = root / "human-scores", root / "metric-scores" / language_pair
+    humans = sorted(human_dir.glob(f"{language_pair}.*{suffix}")) + sorted(human_dir.glob(f"{language_pair}{suffix}"))
+    metrics = sorted(metric_dir.glob(f"*{suffix}"))
+    if not humans and not metrics:
+        raise InputFileError(root, f"the directory must hold human-scores/{language_pair}[.<name>]{suffix} or"
+                                   f" metric-scores/{language_pair}/<metric>-<ref>{suffix}; got neither.")
+    files: dict[str, Path] = {}
+    for path in humans:
+        middle = path.name[len(language_pair):-len(suffix)]
+        files[middle.strip(".") or "human"] = path
+    human_names = tuple(files)
+    for path in metrics:
+        files[path.name[:-len(suffix)]] = path
+    read = {scorer: _score_lines(path) for scorer, path in files.items()}
+    systems = list(dict.fromkeys(s for values in read.values() for s in values))
+    lengths = {len(v) for values in read.values() for v in values.values()}
+    if level == "sys" and lengths != {1}:
+        scorer = next(s for s, values in read.items() if any(len(v) != 1 for v in values.values()))
+        raise InputFileError(files[scorer], "a system-level file must have one line per system; got a system twice.")
+    if len(lengths) > 1:
+        scorer = next(s for s, values in read.items() if len({len(v) for v in values.values()} | {max(lengths)}) > 1)
+        raise InputFileError(files[scorer], f"every system must have the same number of segments in every file;"
+                                            f" got {sorted(lengths)}.")
+    m = lengths.pop()
+    inputs = [language_pair] if level == "sys" else [str(j) for j in range(1, m + 1)]
+    scores = {}
+    for scorer, values in read.items():
+        matrix = np.full((len(systems), m), math.nan)
+        for i, system in enumerate(systems):
+            if system in values:
+                matrix[i] = values[system]
+        scores[scorer] = matrix
+    return ScoreSet(scores, systems=systems, inputs=inputs, humans=human_names,
+                    name=name or f"{root.name}-{language_pair}")
