@@ -88,8 +88,9 @@ class MtEvaluationResult(ResultMixin):
             order = np.argsort(-np.nan_to_num(self.averages[scope], nan=-np.inf), kind="stable")
             ranges = rank_ranges(self.ranks[scope][order])
             for pos, i in enumerate(order):
+                span = ranges[pos] if "-" in ranges[pos] else f"{ranges[pos]}-{ranges[pos]}"  # text, never a number
                 row = {"scope": scope, "metric": self.metrics[i], "rank": int(self.ranks[scope][i]),
-                       "positions": ranges[pos], "average": float(self.averages[scope][i])}
+                       "positions": span, "average": float(self.averages[scope][i])}
                 for t, task in enumerate(self.tasks):
                     if task.startswith(scope + ":"):
                         row[task.split(":", 1)[1]] = float(self.statistics[t, i])
