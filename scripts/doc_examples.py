@@ -153,6 +153,10 @@ def sandbox():
 def _environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    # the commands run this checkout's code (a relative PYTHONPATH such as `src` would not resolve in the
+    # sandbox, and the interpreter's installed metaeval may be another checkout)
+    paths = [str(ROOT / "src")] + [str(Path(p).resolve()) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env.update(COLUMNS=str(COLUMNS), LINES="50", NO_COLOR="1", TERM="dumb", PYTHONHASHSEED="0")
     env.pop("FORCE_COLOR", None)
     return env

@@ -48,10 +48,12 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
               help=f"A task (repeatable; default: {', '.join(defaults.MT_TASKS)}).")
 @click.option("--exclude-system", "exclude_systems", multiple=True,
               help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help="Significance level of the clusters.")
 @click.option("--recalibrate", is_flag=True, default=defaults.MT_RECALIBRATE,
               help="acc23 / tau23: re-optimise the tie threshold inside every resample.")
-@click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True)
+@click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
+              help="DARR: the least human score difference of a segment pair.")
 @resamples_option
 @seed_option
 @output_options
