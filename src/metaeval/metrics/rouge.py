@@ -155,7 +155,7 @@ class Rouge:
     >>> rouge.flags
     '-n 2 -m -f A -p 0.5 -t 0'
     >>> s = rouge.score(["The cats sat on the mat ."], [["A cat sat on a mat ."]])
-    >>> round(s["rouge-1"]["recall"], 5), round(s["rouge-2"]["f"], 5)
+    >>> round(s["rouge-1"]["recall"], 5), round(s["rouge-2"]["f1"], 5)
     (0.66667, 0.4)
     """
 
@@ -381,7 +381,7 @@ class Rouge:
         Returns
         -------
         dict
-            Measure name to ``{'recall', 'precision', 'f'}``.
+            Measure name to ``{'recall', 'precision', 'f1'}``.
         """
         rounded = self.rounding == "rouge155"
         return {
@@ -402,7 +402,7 @@ class Rouge:
         Returns
         -------
         dict
-            ``{'rouge-1': {'recall', 'precision', 'f'}, ..., 'rouge-l': ..., 'rouge-w-1.2': ...,
+            ``{'rouge-1': {'recall', 'precision', 'f1'}, ..., 'rouge-l': ..., 'rouge-w-1.2': ...,
             'rouge-su4': ...}`` for the measures configured (see :attr:`measures`).
 
         Raises
@@ -423,7 +423,7 @@ class Rouge:
         Returns
         -------
         dict
-            Measure name to ``{'recall', 'precision', 'f'}``; see
+            Measure name to ``{'recall', 'precision', 'f1'}``; see
             :func:`metaeval.metrics.rouge_counts.aggregate` for the formulas.
         """
         if isinstance(statistics, RougeStatistics) or len(statistics) == 0:
