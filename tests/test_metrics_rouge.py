@@ -120,7 +120,7 @@ def test_flags_round_trip_and_measures():
     assert rouge.measures == ["rouge-1", "rouge-2", "rouge-3", "rouge-4", "rouge-l", "rouge-w-1.2", "rouge-su4"]
     assert Rouge.from_flags(rouge.flags).flags == rouge.flags
     assert str(rouge.signature) == (
-        f"metric:rouge-1.5.5|flags:-n 4 -m -w 1.2 -2 4 -u -f A -p 0.5 -t 0|rounding:none|version:{rouge.signature.version}"
+        f"metric:rouge-1.5.5|flags:-n 4 -m -w 1.2 -2 4 -u -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:{rouge.signature.version}"
     )
 
 

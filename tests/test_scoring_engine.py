@@ -41,7 +41,7 @@ def same_scores(a, b) -> bool:
                         " `signature` and a `score(candidate, references)` method); got 3."),
     (dict(metrics=["rouge", Rouge(stem=True)]), None),
     (dict(metrics={"a": "rouge", "b": "rouge"}), "`metrics` must hold distinct metrics; got the signature"
-                                                 " 'metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|version:"),
+                                                 " 'metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:"),
     (dict(metrics="rouge", workers=0), "`workers` must be an integer >= 1; got 0."),
     (dict(metrics="rouge", workers=2, scheduler="tcp://x:1"),
      "`workers` must be 1 when `scheduler` is given (the cluster sets the parallelism); got 2."),

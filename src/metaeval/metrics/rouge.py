@@ -159,6 +159,9 @@ class Rouge:
     (0.66667, 0.4)
     """
 
+    #: Recall, precision and F as fractions (the packaged SummEval dataset stores them x100).
+    scale = "0-1"
+
     def __init__(
         self,
         *,
@@ -239,8 +242,8 @@ class Rouge:
 
     @property
     def signature(self) -> Signature:
-        """Reproducibility signature: ``metric:rouge-1.5.5|flags:<flags>|rounding:<r>|version:<v>``."""
-        return Signature.of(metric="rouge-1.5.5", flags=self.flags, rounding=self.rounding)
+        """Reproducibility signature: ``metric:rouge-1.5.5|flags:<flags>|rounding:<r>|scale:0-1|version:<v>``."""
+        return Signature.of(metric="rouge-1.5.5", flags=self.flags, rounding=self.rounding, scale=self.scale)
 
     @property
     def measures(self) -> list[str]:
