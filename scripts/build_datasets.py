@@ -245,7 +245,8 @@ def build_wmt19(shared: Path, out: Path, manifest: dict, report: list[str]) -> N
                      f" (language_pair=, default {WMT19_DEFAULT_PAIR}), N systems x one input 'newstest2019';"
                      " human: da.z (DA z-score); 10 baseline metrics (bleu and nist from mteval-inter,"
                      " sacrebleu-bleu, sacrebleu-chrf, chrf, chrf+, ter, wer, per, cder; the last four are"
-                     " error rates, lower is better). Only system-level correlations are defined."))
+                     " error rates, stored as the files hold them: higher is better). Only system-level"
+                     " correlations are defined."))
     info["options"] = {"language_pair": {"default": WMT19_DEFAULT_PAIR, "choices": pairs}}
     info["shapes"] = {p: list(result.scoresets[p].shape) for p in pairs}
     del info["shape"]

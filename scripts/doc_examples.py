@@ -14,11 +14,13 @@ that cannot run in the test suite is marked on the line before its fence with
 ``<!-- example: skip REASON -->`` (the reason is required), and a block that takes longer than a few
 seconds with ``<!-- example: slow -->`` (it then runs in ``make test-slow`` only). A console block whose
 output may not be compared (it prints timings or process ids throughout) is marked
-``<!-- example: exit-code -->``.
+``<!-- example: exit-code -->``. A block marked ``<!-- example: file NAME -->`` (any language) is
+written to the sandbox as the file ``NAME`` for the examples after it (a script the page then runs,
+an input file the page shows).
 
 All examples of one file run in order in one sandbox directory: a temporary directory holding the
 files of ``docs/examples/`` (the user files the examples read), with ``../shared`` pointing at the
-shared data. Outputs are compared after :func:`normalise` (timings, the sandbox path).
+shared data and ``tests`` at the test suite's fixtures. Outputs are compared after :func:`normalise` (timings, the sandbox path).
 
 Usage::
 
@@ -47,7 +49,7 @@ DOC_FILES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "doc
 FIXTURES = ROOT / "docs" / "examples"
 COLUMNS = 100
 COMMAND_TIMEOUT = 600
-_MARKER = re.compile(r"<!--\s*example:\s*(skip|slow|exit-code)\b\s*(.*?)\s*-->")
+_MARKER = re.compile(r"<!--\s*example:\s*(skip|slow|exit-code|file)\b\s*(.*?)\s*-->")
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -83,15 +85,15 @@ def examples(path: str) -> list[Example]:
         while j < len(text) and not text[j].startswith("```"):
             j += 1
         body = text[i + 1:j]
-        kind = _kind(lang, body)
+        marks = {}
+        if i > 0:
+            marker = _MARKER.search(text[i - 1])
+            if marker:
+                marks[marker.group(1)] = marker.group(2)
+                if marker.group(1) in ("skip", "file") and not marker.group(2):
+                    raise ValueError(f"{path}:{i}: `<!-- example: {marker.group(1)} -->` needs an argument")
+        kind = "file" if "file" in marks else _kind(lang, body)
         if kind is not None:
-            marks = {}
-            if i > 0:
-                marker = _MARKER.search(text[i - 1])
-                if marker:
-                    marks[marker.group(1)] = marker.group(2)
-                    if marker.group(1) == "skip" and not marker.group(2):
-                        raise ValueError(f"{path}:{i}: `<!-- example: skip -->` needs a reason")
             out.append(Example(path, kind, i, j, body, marks))
         i = j + 1
     return out
@@ -111,7 +113,8 @@ def _kind(lang: str, body: list[str]) -> str | None:
 # -- normalisation ------------------------------------------------------------------------------------
 
 _TIMINGS = [
-    (re.compile(r"\b\d+(\.\d+)? ?(s|ms|min)\b(?= elapsed| remaining|\)|,| in | total|$)"), "<time>"),
+    (re.compile(r"(?<=\bin )\d+(\.\d+)? ?(s|ms|min)\b"), "<time>"),
+    (re.compile(r"\b\d+(\.\d+)? ?(s|ms|min)\b(?= (elapsed|remaining|total))"), "<time>"),
     (re.compile(r"\b\d+:\d\d:\d\d\b"), "<time>"),
     (re.compile(r"tcp://127\.0\.0\.1:\d+"), "tcp://127.0.0.1:<port>"),
 ]
@@ -139,6 +142,7 @@ def sandbox():
         work.mkdir()
     shared = (ROOT.parent / "shared").resolve()
     (top / "shared").symlink_to(shared)
+    (work / "tests").symlink_to(ROOT / "tests")  # the test fixtures (tests/data/...), read only
     try:
         yield work
     finally:
@@ -276,6 +280,9 @@ def run_file(path: str, *, slow: bool) -> list[Outcome]:
             if "skip" in example.marks or ("slow" in example.marks and not slow):
                 continue
             start = time.perf_counter()
+            if example.kind == "file":
+                (cwd / example.marks["file"]).write_text("\n".join(example.lines) + "\n", encoding="utf-8")
+                continue
             if example.kind == "console":
                 outcome = run_console(example, cwd)
             elif example.kind == "bash":

@@ -350,3 +350,16 @@ def test_a_single_metric_name_is_one_metric_everywhere(tiny_scoreset):
     assert table.metrics == ("a",)
     verdicts = me.system_verdicts(tiny_scoreset, "a", "human", n_resamples=20, rng=0)
     assert verdicts.metrics == ("a",)
+
+
+def test_the_readme_promises_about_result_fields():
+    import dataclasses
+
+    results = [getattr(me, n) for n in me.__all__ if n.endswith("Result") or n in ("CorrelationTable",)]
+    for cls in results:
+        names = {f.name for f in dataclasses.fields(cls)}
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "signature" in names and hasattr(cls, "to_frame") and hasattr(cls, "to_dict"), cls
+    for cls in (me.CorrelationResult, me.ComparisonResult, me.SystemComparisonResult):
+        names = {f.name for f in dataclasses.fields(cls)} | {n for n in dir(cls) if not n.startswith("_")}
+        assert {"statistic", "ci", "pvalue", "n_used", "n_skipped"} <= names, cls

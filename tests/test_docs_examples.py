@@ -1,0 +1,54 @@
+"""Every example in README.md and docs/ runs, and prints what the page says (issue 13).
+
+The examples and their markers are described in ``scripts/doc_examples.py``; after a change that moves a
+documented number, ``python scripts/doc_examples.py --regenerate [--slow]`` rewrites the outputs.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("doc_examples", ROOT / "scripts" / "doc_examples.py")
+doc_examples = importlib.util.module_from_spec(_spec)
+sys.modules["doc_examples"] = doc_examples  # dataclasses look their module up
+_spec.loader.exec_module(doc_examples)
+
+FILES = doc_examples.DOC_FILES
+
+
+def _report(outcomes) -> str:
+    return "\n\n".join(f"== {o.example.where} ({o.example.kind})\n{o.message}" for o in outcomes if not o.ok)
+
+
+def test_every_python_block_is_a_session_or_says_why_not():
+    loose = [e.where for path in FILES for e in doc_examples.examples(path)
+             if e.kind == "python" and "skip" not in e.marks and not any(l.startswith(">>> ") for l in e.lines)]
+    assert not loose, f"python blocks without >>> (make them sessions or mark `<!-- example: skip REASON -->`): {loose}"
+
+
+def test_markers_are_few_and_give_reasons():
+    skipped = [(e.where, e.marks["skip"]) for path in FILES for e in doc_examples.examples(path) if "skip" in e.marks]
+    assert all(reason for _, reason in skipped)
+    assert len(skipped) <= 8, skipped
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_examples_print_what_the_docs_say(path):
+    outcomes = doc_examples.run_file(path, slow=False)
+    assert all(o.ok for o in outcomes), _report(outcomes) + "\n\nregenerate: python scripts/doc_examples.py --regenerate " + path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", FILES)
+def test_slow_examples_print_what_the_docs_say(path):
+    outcomes = [o for o in doc_examples.run_file(path, slow=True) if "slow" in o.example.marks]
+    assert all(o.ok for o in outcomes), _report(outcomes)
+
+
+def test_normalise_removes_timings_and_the_sandbox():
+    text = "scored 10 pairs in 44.4 s: done\nwrote /tmp/x/work/out.csv\n0.5 s elapsed  "
+    assert doc_examples.normalise(text, "/tmp/x/work") == "scored 10 pairs in <time>: done\nwrote out.csv\n<time> elapsed"
