@@ -68,7 +68,7 @@ def test_compare_table_on_packaged_dataset(capsys):
 def test_datasets_list_show_export(tmp_path, capsys):
     code, out, _ = run(["datasets", "list"], capsys)
     assert code == 0 and "summeval" in out and "realsumm" in out
-    code, out, _ = run(["datasets", "show", "realsumm"], capsys)
+    code, out, _ = run(["datasets", "show", "realsumm", "--format", "json"], capsys)
     assert code == 0 and json.loads(out)["scoreset"]["systems"] == 24
     target = tmp_path / "realsumm.csv"
     code, out, _ = run(["datasets", "export", "realsumm", "--output", str(target)], capsys)

@@ -30,7 +30,7 @@ def test_report_writes_page_and_data(tmp_path, capsys):
     payload = json.loads((target.parent / "results.json").read_text())
     command = payload["command"]
     assert shlex.split(command)[:6] == ["metaeval", "report", "--dataset", "summeval", "--human", "expert.relevance"]
-    assert "--n-resamples 60 --repetitions 10 --seed 0" in command and command.endswith(f"--output {target}")
+    assert "--n-resamples 60 --n-repetitions 10 --seed 0" in command and command.endswith(f"--output {target}")
     assert payload["settings"]["preset"] == "default"
     html = target.read_text()
     assert "metaeval report --dataset summeval --human expert.relevance --metric rouge-1.recall" in html

@@ -140,6 +140,7 @@ def ranking_stability(
     rng: Any = None,
     workers: int = 1,
     scheduler: Any = None,
+    progress: Any = None,
 ) -> RankingStabilityResult:
     """Ranking stability: correlation between the system rankings of two random samples of ``m`` inputs.
 
@@ -171,6 +172,9 @@ def ranking_stability(
     scheduler : None, str or distributed.Client
         Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
         ``metaeval[dask]``). Every backend gives the same result for the same seed.
+    progress : callable, optional
+        Called with no argument after each chunk of :data:`~metaeval.defaults.STABILITY_CHUNK_REPETITIONS`
+        repetitions (for progress bars).
 
     Returns
     -------
@@ -212,7 +216,8 @@ def ranking_stability(
     chunks = chunk_sizes(n_repetitions, defaults.STABILITY_CHUNK_REPETITIONS)
     tasks = list(zip(chunks, chunk_seeds(generator, seed, len(chunks))))
     samples = np.concatenate(map_tasks(_stability_chunk, tasks, workers=workers, scheduler=scheduler,
-                                       shared=(matrices, sizes_arr, sampling, coefficient)), axis=-1)
+                                       shared=(matrices, sizes_arr, sampling, coefficient), progress=progress),
+                             axis=-1)
     defined = np.isfinite(samples)
     n_defined = defined.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

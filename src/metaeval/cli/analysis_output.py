@@ -12,10 +12,10 @@ import click
 
 from .. import defaults
 from ..report.formats import interval, number
-from ..report.render import TERMINAL_WIDTH, frame_table, render_text
+from ..report.render import frame_table, render_text
 from ..report.render import signature_footer as footer
 from ..vocabulary import OUTPUT_FORMATS
-from .common import emit
+from .common import emit, output_width
 
 __all__ = ["NumberList", "footer", "frame_table", "interval", "number", "output_options", "render"]
 
@@ -46,7 +46,8 @@ class NumberList(click.ParamType):
 
 
 def render(result: Any, fmt: str, frame, table: Callable[[Any], Any], output: str | None, *,
-           width: int = TERMINAL_WIDTH) -> None:
+           width: int | None = None) -> None:
     """Emit ``result`` in ``fmt`` (:func:`metaeval.report.render.render_text`; ``table(result)`` is the
-    terminal layout) to the terminal or ``output``."""
+    terminal layout) to the terminal or ``output``, at ``width`` (default: :func:`output_width`)."""
+    width = output_width(output) if width is None else width
     emit(render_text(result, fmt, terminal=table, frame=frame, width=width), output)

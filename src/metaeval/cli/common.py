@@ -142,6 +142,18 @@ def say(text: str, *, err: bool = False) -> None:
     click.echo(safe_text(text), err=err)
 
 
+def output_width(output: str | None = None) -> int:
+    """Width of the text tables: the terminal's (``$COLUMNS``, else its size) when printing to the terminal,
+    :data:`metaeval.report.render.TERMINAL_WIDTH` (100) for files, pipes and ``--output``."""
+    import shutil
+
+    from ..report.render import TERMINAL_WIDTH
+
+    if output:
+        return TERMINAL_WIDTH
+    return max(40, shutil.get_terminal_size((TERMINAL_WIDTH, 24)).columns)
+
+
 def emit(text: str, output: str | None) -> None:
     """Print ``text`` or write it atomically to ``output``."""
     if output:

@@ -20,7 +20,8 @@ from .common import chosen_metrics, load_source, resamples_option, seed_option, 
               help="Equal-count bins of the raw agreement rates.")
 @click.option("--full-test-set", is_flag=True,
               help="Average each metric over all its inputs, the human over the judged ones.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the bands.')
 @resamples_option
 @seed_option
 @tie_tolerance_option

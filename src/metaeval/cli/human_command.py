@@ -134,7 +134,8 @@ def pyramid(realsumm, scus, votes, documents, worker_filter, ties, compare_datas
 @human.command("agreement")
 @_votes_options
 @click.option("--dataset", help="A packaged dataset (scores with several annotators).")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
+              help='Option of the packaged dataset, e.g. language_pair=de-en (repeatable).')
 @click.option("--scores", type=click.Path(dir_okay=False), help="A score file with an annotator column.")
 @click.option("--scorer", help="The scorer with several annotators (with --dataset / --scores).")
 @click.option("--system", "systems", multiple=True, help="Only these systems (repeatable).")
@@ -169,12 +170,15 @@ def agreement_(realsumm, scus, votes, documents, worker_filter, dataset, dataset
 @click.option("--judgments", type=click.Path(dir_okay=False),
               help="Long judgments file: system,input,annotator,score[,criterion].")
 @click.option("--dataset", help="A packaged dataset (scores with several annotators).")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
+              help='Option of the packaged dataset, e.g. language_pair=de-en (repeatable).')
 @click.option("--scores", type=click.Path(dir_okay=False), help="A score file with an annotator column.")
 @click.option("--scorer", help="The scorer with several annotators (with --dataset / --scores).")
-@click.option("--method", type=click.Choice(METHODS), default=defaults.NORMALIZATION, show_default=True)
+@click.option("--method", type=click.Choice(METHODS), default=defaults.NORMALIZATION, show_default=True,
+              help="How each annotator's scores are normalised.")
 @click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=defaults.HUMAN_AGGREGATION,
-              show_default=True)
+              show_default=True,
+              help='How the normalised scores of several annotators per cell become one score.')
 @click.option("--name", help="Name of the new scorer.")
 @click.option("--write-scores", "write_scores_to", type=click.Path(dir_okay=False),
               help="Write the new scores (CSV, TSV, JSONL or Parquet by extension).")
@@ -222,13 +226,17 @@ def retention(judgments, threshold, write_scores_to, fmt, output):
 
 @human.command()
 @click.option("--dataset", help="A packaged dataset with metric scores.")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
+              help='Option of the packaged dataset, e.g. language_pair=de-en (repeatable).')
 @click.option("--scores", type=click.Path(dir_okay=False), help="A score file with metric scores.")
 @click.option("--metric", "metrics", multiple=True, required=True, help="A metric describing documents (repeatable).")
 @click.option("--n", "n", type=int, required=True, help="Documents to choose.")
-@click.option("--mean-bins", type=int, default=defaults.SAMPLE_MEAN_BINS, show_default=True)
-@click.option("--std-bins", type=int, default=defaults.SAMPLE_STD_BINS, show_default=True)
-@click.option("--seed", type=int, default=defaults.SEED, show_default=True)
+@click.option("--mean-bins", type=int, default=defaults.SAMPLE_MEAN_BINS, show_default=True,
+              help='Bins of the system mean in the stratified sample.')
+@click.option("--std-bins", type=int, default=defaults.SAMPLE_STD_BINS, show_default=True,
+              help='Bins of the system standard deviation in the stratified sample.')
+@click.option("--seed", type=int, default=defaults.SEED, show_default=True,
+              help='Seed of the sampling.')
 @_output
 def sample(dataset, dataset_options, scores, metrics, n, mean_bins, std_bins, seed, fmt, output):
     """Choose documents to annotate, spread over the metrics' mean and spread (REALSumm Alg. 1)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import importlib
 import io
+import re
 import signal
 import sys
 import threading
@@ -90,13 +91,22 @@ def _say(text: str) -> None:
     click.echo(safe_line(text), err=True)
 
 
+_CONTEXT = re.compile(r"^metric .+?, [a-z-]+ level, [a-z-]+: ")
+"""The context prefix of a warning about one table cell (``correlation.table.cell_prefix``)."""
+
+
 def _show_warnings(caught) -> None:
-    seen = set()
+    """Each distinct warning once; warnings that differ only in their cell context (metric, level,
+    coefficient) are folded into the first, followed by "(and N more like this)"."""
+    groups: dict[str, list[str]] = {}
     for warning in caught:
         text = str(warning.message)
-        if text not in seen:
-            seen.add(text)
-            _say(f"metaeval: warning: {text}")
+        texts = groups.setdefault(_CONTEXT.sub("", text), [])
+        if text not in texts:
+            texts.append(text)
+    for texts in groups.values():
+        more = f" (and {len(texts) - 1} more like this)" if len(texts) > 1 else ""
+        _say(f"metaeval: warning: {texts[0]}{more}")
 
 
 def _show_click_error(error: click.ClickException) -> None:

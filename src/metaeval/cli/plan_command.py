@@ -21,21 +21,28 @@ from .common import load_source, seed_option, source_options, tie_tolerance_opti
 @click.option("--n-inputs", type=NumberList(int), default=None,
               help="Judged inputs to simulate, e.g. 25,50,100,200 (default 0.25-4 x the pilot's).")
 @click.option("--n-systems", type=NumberList(int), default=None, help="Systems to simulate (default all).")
-@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True)
+@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True,
+              help='Level of the simulated correlations.')
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True)
+              show_default=True,
+              help='Coefficient of the simulated correlations.')
 @click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD,
               show_default=True, help="BOOT-* interval and PERM-* / BOOT-* test.")
-@click.option("--test", type=click.Choice(TESTS), default=defaults.PLAN_TEST, show_default=True)
-@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True)
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--test", type=click.Choice(TESTS), default=defaults.PLAN_TEST, show_default=True,
+              help='Test whose power is simulated.')
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True,
+              help='Alternative hypothesis of the test.')
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help='Significance level of the power simulation.')
 @click.option("--target-width", type=float, default=None, help="Answer: inputs needed for a mean width <= this.")
-@click.option("--target-power", type=float, default=defaults.PLAN_TARGET_POWER, show_default=True)
+@click.option("--target-power", type=float, default=defaults.PLAN_TARGET_POWER, show_default=True,
+              help='Answer: inputs needed for at least this power.')
 @click.option("--n-repetitions", type=int, default=defaults.PLAN_REPETITIONS, show_default=True,
               help="Simulated annotation campaigns per grid cell.")
 @click.option("--n-resamples", type=int, default=defaults.PLAN_N_RESAMPLES, show_default=True,
               help="Bootstrap resamples / permutations within each campaign.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the simulated intervals.')
 @seed_option
 @tie_tolerance_option
 @output_options

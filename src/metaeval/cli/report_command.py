@@ -6,13 +6,6 @@ import shlex
 from pathlib import Path
 
 import click
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from .. import defaults
 from ..data.scoreset import DEFAULT_AGGREGATION
@@ -30,6 +23,7 @@ from .common import (
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 
 
 def _command_line(dataset, dataset_options, scores, human, metrics, chosen, settings, output) -> str:
@@ -58,7 +52,7 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
         words.append(f"--{settings['preset']}")
     words += ["--coefficient", settings["coefficient"], "--correction", settings["correction"],
               "--family", settings["family"], "--alpha", f"{settings['alpha']:g}",
-              "--n-resamples", str(settings["n_resamples"]), "--repetitions", str(settings["repetitions"]),
+              "--n-resamples", str(settings["n_resamples"]), "--n-repetitions", str(settings["repetitions"]),
               "--seed", str(settings["seed"])]
     for metric in settings.get("explicit_focus", ()):
         words += ["--focus-metric", metric]
@@ -81,7 +75,8 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
               help="Multiple-comparison correction of the significance matrix.")
 @click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
               help="The p-values corrected together: each row metric's comparisons, or the whole matrix.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help="Significance level of the matrix and the clusters.")
 @click.option("--quick", is_flag=True,
               help=f"Fewer resamples ({PRESETS['quick']['n_resamples']}) and repetitions"
                    f" ({PRESETS['quick']['repetitions']}): a first look in seconds.")
@@ -90,9 +85,11 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
                    f" ({PRESETS['full']['repetitions']}): the numbers to publish.")
 @click.option("--n-resamples", type=int, default=None,
               help=f"Bootstrap / permutation resamples [default: {defaults.N_RESAMPLES}, or the preset's].")
-@click.option("--repetitions", type=int, default=None,
+@click.option("--n-repetitions", "n_repetitions", type=int, default=None,
               help=f"Repetitions of the analyses' simulations [default: {defaults.REPORT_REPETITIONS},"
                    " or the preset's].")
+@click.option("--repetitions", "repetitions", type=int, default=None, hidden=True,
+              help="Old spelling of --n-repetitions.")
 @click.option("--focus-metric", "focus_metrics", multiple=True,
               help=f"A metric the analyses show (repeatable; default: the {defaults.REPORT_FOCUS_METRICS}"
                    " metrics with the highest system-level correlation).")
@@ -100,11 +97,13 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
               help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @seed_option
 @tie_tolerance_option
+@progress_option
 def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
-           alpha, quick, full, n_resamples, repetitions, focus_metrics, analyses, seed):
+           alpha, quick, full, n_resamples, n_repetitions, repetitions, focus_metrics, analyses, seed):
     """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
     with BOOT-BOTH intervals, forest plots, the PERM-BOTH significance matrix with cluster ranks, the
     literature's analyses and every signature; a summary prints to the terminal."""
+    repetitions = n_repetitions if n_repetitions is not None else repetitions
     if quick and full:
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
@@ -116,8 +115,8 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         console = safe_console(width=110)
     preset = "quick" if quick else "full" if full else "default"
     wanted = () if analyses == ("none",) else (tuple(analyses) or None)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    with progress_bar() as bar:
+        progress = bar.rich
         result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
                               correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                               seed=seed, preset=preset, repetitions=repetitions,

@@ -53,7 +53,8 @@ def simulate() -> None:
               help=f"Coefficient (repeatable; default: {defaults.COEFFICIENT}).")
 @click.option("--method", "methods", multiple=True, type=click.Choice(COVERAGE_METHODS),
               help="Interval (repeatable; default: all four).")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Nominal coverage of the simulated intervals.')
 @_trials_option
 @resamples_option
 @seed_option
@@ -86,9 +87,12 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
               help="Test (repeatable; default: all three).")
 @_levels_option
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.POWER_COEFFICIENT,
-              show_default=True)
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True)
-@click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="rouge155", show_default=True)
+              show_default=True,
+              help='Coefficient of the simulated tests.')
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help='Significance level of the simulated tests.')
+@click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="rouge155", show_default=True,
+              help='Tokenizer of the ROUGE scores recomputed on the degraded texts.')
 @_trials_option
 @resamples_option
 @seed_option

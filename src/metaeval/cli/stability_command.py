@@ -8,6 +8,7 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
+from ..report.render import ColumnBlocks
 from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, number, output_options, render
 from .common import (
@@ -18,6 +19,7 @@ from .common import (
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 
 ANALYSES = ("ranking", "variance")
 
@@ -33,13 +35,16 @@ ANALYSES = ("ranking", "variance")
 @click.option("--sampling", type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
               help="disjoint: the two samples share no input; replacement: each drawn with replacement.")
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True)
+              show_default=True,
+              help='Coefficient between two rankings (ranking) or of the intervals (variance).')
 @click.option("--full-test-set", is_flag=True,
               help="ranking: sample each metric from all its inputs, the human from the judged ones.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help="variance: confidence level of the intervals.")
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@progress_option
 @click.option("--workers", type=int, default=1, show_default=True,
               help="ranking: local worker processes (same results for the same seed).")
 @click.option("--scheduler", default=None,
@@ -51,31 +56,49 @@ def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes,
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
     if analysis == "ranking":
-        result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions, sampling=sampling,
-                                   coefficient=coefficient, full_test_set=full_test_set, rng=seed,
-                                   workers=workers, scheduler=scheduler)
+        chunks = -(-n_repetitions // defaults.STABILITY_CHUNK_REPETITIONS) if n_repetitions > 0 else None
+        with progress_bar() as bar:
+            result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions,
+                                       sampling=sampling, coefficient=coefficient, full_test_set=full_test_set,
+                                       rng=seed, workers=workers, scheduler=scheduler,
+                                       progress=bar.task("repetitions (chunks of "
+                                                         f"{defaults.STABILITY_CHUNK_REPETITIONS})", total=chunks))
         render(result, fmt, result.to_frame(), _ranking_table, output)
     else:
-        result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
-                                confidence_level=confidence_level, rng=seed)
+        with progress_bar() as bar:
+            bar.task("score variance")
+            result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
+                                    confidence_level=confidence_level, rng=seed)
         render(result, fmt, result.ci_frame(), _variance_tables, output)
 
 
 def _ranking_table(result):
-    table = Table(title=f"Ranking stability: {result.coefficient} between the system rankings of two "
-                        f"{result.sampling} samples of m inputs (mean ± sd over {result.n_repetitions})",
-                  title_justify="left")
-    table.add_column("m", justify="right")
-    for s, scorer in enumerate(result.scorers):
-        table.add_column(f"{scorer}\n({'human, ' if scorer == result.human else ''}M={result.n_inputs[s]})",
-                         justify="right")
-    for g, m in enumerate(result.sizes):
-        cells = []
-        for s in range(len(result.scorers)):
-            mean = float(result.mean[s, g])
-            cells.append(Text("n/a" if mean != mean else f"{mean:.3f} ± {float(result.sd[s, g]):.3f}"))
-        table.add_row(str(int(m)), *cells)
-    return [table] + footer(result)
+    """One row per scorer (the human first), one column per sample size m; column blocks fit the width."""
+    title = Text(f"Ranking stability: {result.coefficient} between the system rankings of two {result.sampling}"
+                 f" samples of m inputs (mean ± sd over {result.n_repetitions} repetitions)")
+
+    def build(columns) -> Table:
+        table = Table()
+        table.add_column("scorer", style="cyan", no_wrap=True)
+        table.add_column("M", justify="right", style="dim", no_wrap=True)
+        for g in columns:
+            table.add_column(f"m={int(result.sizes[g])}", justify="right", no_wrap=True)
+        for s, scorer in enumerate(result.scorers):
+            cells = []
+            for g in columns:
+                mean = float(result.mean[s, g])
+                cells.append(Text("n/a" if mean != mean else f"{_short(mean)}±{_short(float(result.sd[s, g]))}"))
+            name = f"{scorer} (human)" if scorer == result.human else scorer
+            table.add_row(name, str(int(result.n_inputs[s])), *cells)
+        return table
+
+    notes = ["M: the inputs each scorer is sampled from; cell: mean ± sd of the coefficient, .42 = 0.42"]
+    return [title, ColumnBlocks(build, len(result.sizes))] + footer(result, notes)
+
+
+def _short(value: float) -> str:
+    """.42, -.05, 1.00: two decimals without the leading zero."""
+    return f"{value:.2f}".replace("0.", ".", 1) if abs(value) < 1 else f"{value:.2f}"
 
 
 def _variance_tables(result):

@@ -6,10 +6,11 @@ from rich.text import Text
 
 from .. import defaults
 from ..analyses.systems import compare_systems
-from ..report.render import WIDE, frame_table, render_text, signature_footer
+from ..report.render import frame_table, render_text, signature_footer
 from ..vocabulary import ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS
 from .common import (
     emit,
+    output_width,
     load_source,
     output_options,
     resamples_option,
@@ -18,22 +19,25 @@ from .common import (
 )
 
 
-def render(result, fmt: str, frame, title: str, footer: str = "") -> str:
+def render(result, fmt: str, frame, title: str, footer: str = "", width: int | None = None) -> str:
     """Text of ``result`` in ``fmt``; the terminal table is ``frame`` with ``footer`` and the signature."""
     def table(result):
         return [frame_table(frame, title=title), *([Text(footer)] if footer else []), *signature_footer(result)]
 
-    return render_text(result, fmt, terminal=table, frame=frame, width=WIDE)
+    return render_text(result, fmt, terminal=table, frame=frame, width=output_width() if width is None else width)
 
 
 @click.command()
 @source_options
 @click.option("--scorer", help="The scorer whose per-item scores are compared (default: the human score).")
-@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True)
+@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True,
+              help='Test of each pair of systems.')
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.SYSTEM_ALTERNATIVE,
               show_default=True, help="'greater': the first system of a pair scores higher.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True)
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
+              help='Multiple-comparison correction over the pairs.')
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the intervals (significance at 1 - this).')
 @click.option("--exact", is_flag=True, help="Randomization: enumerate all 2^M assignments (M <= 20).")
 @resamples_option
 @seed_option
@@ -48,4 +52,4 @@ def systems(dataset, dataset_options, scores, human, metrics, scorer, test, alte
     title = (f"{result.scorer}: {test} test, {alternative}, {correction} over {len(result.pairs)} pairs, "
              f"significant at {1 - confidence_level:g}")
     footer = f"{int(result.significant.sum())} of {len(result.pairs)} pairs differ significantly"
-    emit(render(result, fmt, frame, title, footer), output)
+    emit(render(result, fmt, frame, title, footer, output_width(output)), output)

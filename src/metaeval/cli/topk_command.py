@@ -30,10 +30,12 @@ from .common import (
 @source_options
 @click.option("--ks", type=NumberList(int), default=None, help="Numbers of top systems (default N down to 3).")
 @click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True)
+              show_default=True,
+              help='Coefficient of the correlations.')
 @click.option("--full-test-set", is_flag=True,
               help="Average each metric over all its inputs, the human over the judged ones.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the intervals.')
 @resamples_option
 @seed_option
 @tie_tolerance_option

@@ -20,8 +20,10 @@ from .systems_command import render
 
 @click.command()
 @source_options
-@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True)
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+@click.option("--test", type=click.Choice(SYSTEM_TESTS), default=defaults.SYSTEM_TEST, show_default=True,
+              help='Test of each pair of systems.')
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help='Confidence level of the tests (significance at 1 - this).')
 @click.option("--pairs", "show_pairs", is_flag=True, help="Print every pair's verdicts instead of the summary.")
 @resamples_option
 @seed_option

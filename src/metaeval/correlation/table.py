@@ -1,6 +1,8 @@
 """The meta-evaluation table: every metric x level x coefficient against one human score."""
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +12,7 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError
+from ..errors import MetaevalWarning, ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..vocabulary import CI_METHODS, check_ci_method, check_pvalue_method
@@ -113,14 +115,15 @@ def correlation_table(
             for coefficient in coefficients:
                 common = dict(level=level, coefficient=coefficient, undefined=undefined,
                               full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative)
-                if ci.startswith("boot-"):
-                    r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
-                                     confidence_level=confidence_level, rng=rng, **common)
-                elif ci == "fisher":
-                    r = fisher_ci(ds, metric, human, confidence_level=confidence_level, n_resamples=n_resamples,
-                                  rng=rng, **common)
-                else:
-                    r = correlate(ds, metric, human, n_resamples=n_resamples, rng=rng, **common)
+                with _cell_context(metric, level, coefficient):
+                    if ci.startswith("boot-"):
+                        r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
+                                         confidence_level=confidence_level, rng=rng, **common)
+                    elif ci == "fisher":
+                        r = fisher_ci(ds, metric, human, confidence_level=confidence_level, n_resamples=n_resamples,
+                                      rng=rng, **common)
+                    else:
+                        r = correlate(ds, metric, human, n_resamples=n_resamples, rng=rng, **common)
                 results.append(r)
                 if progress is not None:
                     progress()
@@ -131,3 +134,23 @@ def correlation_table(
                   pvalue=pvalue_method, alternative=alternative if pvalue_method != "none" else None)
     return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,
                             results=tuple(results), signature=Signature.of(**fields))
+
+
+def cell_prefix(metric: str, level: str, coefficient: str) -> str:
+    """The context of a warning raised for one cell of a table: ``metric X, summary level, kendall-b: ``."""
+    return f"metric {metric}, {level} level, {coefficient}: "
+
+
+@contextlib.contextmanager
+def _cell_context(metric: str, level: str, coefficient: str):
+    """Re-raise the metaeval warnings of one cell with :func:`cell_prefix` (same category), so a user sees
+    which metric, level and coefficient they concern."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MetaevalWarning)
+        yield
+    prefix = cell_prefix(metric, level, coefficient)
+    for warning in caught:
+        if issubclass(warning.category, MetaevalWarning):
+            warnings.warn(prefix + str(warning.message), warning.category, stacklevel=3)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

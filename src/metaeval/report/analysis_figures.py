@@ -39,6 +39,17 @@ def _colour(metric: str, focus: tuple[str, ...]) -> str:
     return colour_of(focus.index(metric)) if metric in focus else "#555555"
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_DASHES = ("-", "--", "-.", ":")
+
+
+def _style(index: int) -> dict:
+    """Marker and line style of the index-th curve: with many metrics the curves stay apart even where
+    the colours are the same (metrics outside the focus are grey)."""
+    return {"marker": _MARKERS[index % len(_MARKERS)], "linestyle": _DASHES[index % len(_DASHES)],
+            "markersize": 4, "linewidth": 1.3}
+
+
 def _band(ax, x, low, high, colour) -> None:
     ok = np.isfinite(low) & np.isfinite(high)
     if ok.any():
@@ -63,8 +74,9 @@ def delta_curve(result, focus: tuple[str, ...]) -> Figure:
         x = result.fractions * 100 if result.fractions is not None else np.arange(1, k + 1)
         for a, metric in enumerate(result.metrics):
             colour = _colour(metric, focus)
-            _band(ax, x, result.ci_low[a, 0], result.ci_high[a, 0], colour)
-            ax.plot(x, result.statistic[a, 0], "o-", color=colour, markersize=3, label=text(metric))
+            if metric in focus:
+                _band(ax, x, result.ci_low[a, 0], result.ci_high[a, 0], colour)
+            ax.plot(x, result.statistic[a, 0], color=colour, label=text(metric), **_style(a))
         ax.axhline(0, color="#888888", linewidth=0.8)
         ax.set_xlabel("% of system pairs closest in metric score" if result.fractions is not None
                       else "upper edge index")
@@ -81,11 +93,12 @@ def delta_curve(result, focus: tuple[str, ...]) -> Figure:
 def delta_heatmaps(result, focus: tuple[str, ...]) -> Figure:
     """One (l, u) heat map per metric: tau over the pairs whose gap lies in [l, u]; empty cells blank."""
     count = len(result.metrics)
-    cols = min(3, count)
+    cols = min(2, count)  # two per row: cells large enough for 8-point labels (3 per row made them ~7 px)
     rows = math.ceil(count / cols)
     lowers, uppers = _edge_labels(result)
     k = len(uppers)
-    with new_figure(WIDTH, 3.3 * rows + 0.4, nrows=rows, ncols=cols, squeeze=False) as (fig, axes):
+    with new_figure(WIDTH, 4.6 * rows + 0.4, nrows=rows, ncols=cols, squeeze=False) as (fig, axes):
+        fig.subplots_adjust(hspace=0.5)  # the rotated u labels and "upper edge u" clear the next row's title
         image = None
         for a, metric in enumerate(result.metrics):
             ax = axes[a // cols][a % cols]
@@ -97,15 +110,15 @@ def delta_heatmaps(result, focus: tuple[str, ...]) -> Figure:
                 for j in range(i, k):
                     v = result.statistic[a, i, j]
                     label = "-" if np.isnan(v) else f"{v:.2f}".replace("0.", ".", 1) if abs(v) < 1 else f"{v:.0f}"
-                    ax.text(j, i, label, ha="center", va="center", fontsize=5.5,
+                    ax.text(j, i, label, ha="center", va="center", fontsize=8,
                             color="white" if np.isfinite(v) and abs(v) > 0.6 else "black")
             step = 1 if k <= 10 else 2
-            ax.set_xticks(range(0, k, step), uppers[::step], rotation=90, fontsize=6.5)
-            ax.set_yticks(range(0, k, step), lowers[::step], fontsize=6.5)
-            ax.set_title(text(metric), color=_colour(metric, focus), fontsize=9)
-            ax.set_xlabel("upper edge u", fontsize=7)
+            ax.set_xticks(range(0, k, step), uppers[::step], rotation=90, fontsize=9)
+            ax.set_yticks(range(0, k, step), lowers[::step], fontsize=9)
+            ax.set_title(text(metric), color=_colour(metric, focus), fontsize=11)
+            ax.set_xlabel("upper edge u", fontsize=9)
             if a % cols == 0:
-                ax.set_ylabel("lower edge l", fontsize=7)
+                ax.set_ylabel("lower edge l", fontsize=9)
         for extra in range(count, rows * cols):
             axes[extra // cols][extra % cols].axis("off")
         if image is not None:
@@ -129,8 +142,8 @@ def stability_curves(result, focus: tuple[str, ...]) -> Figure:
             colour = HUMAN_COLOUR if human else _colour(scorer, focus)
             mean, sd = result.mean[s], result.sd[s]
             _band(ax, result.sizes, mean - sd, mean + sd, colour)
-            ax.plot(result.sizes, mean, "s--" if human else "o-", color=colour, markersize=3,
-                    label=text(scorer) + (" (human)" if human else ""))
+            style = dict(marker="s", linestyle="--", markersize=4, linewidth=1.6) if human else _style(s)
+            ax.plot(result.sizes, mean, color=colour, label=text(scorer) + (" (human)" if human else ""), **style)
         ax.set_xlabel("inputs per sample (m)")
         _integer_ticks(ax)
         ax.set_ylabel(f"{result.coefficient} between the two rankings")
@@ -150,8 +163,9 @@ def topk_curves(result, focus: tuple[str, ...]) -> Figure:
         ks = np.asarray(result.ks)
         for a, metric in enumerate(result.metrics):
             colour = _colour(metric, focus)
-            _band(ax, ks, result.ci_low[a], result.ci_high[a], colour)
-            ax.plot(ks, result.statistic[a], "o-", color=colour, markersize=3, label=text(metric))
+            if metric in focus:
+                _band(ax, ks, result.ci_low[a], result.ci_high[a], colour)
+            ax.plot(ks, result.statistic[a], color=colour, label=text(metric), **_style(a))
         ax.axhline(0, color="#888888", linewidth=0.8)
         ax.set_xlim(ks.max() + 0.5, ks.min() - 0.5)
         _integer_ticks(ax)

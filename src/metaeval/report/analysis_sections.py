@@ -88,6 +88,9 @@ def _section_delta(result, report) -> Section:
             f"Kendall tau-b with {result.human} over only the {result.n_total_pairs} system pairs whose metric-score"
             " gap lies in [l, u] (Deutsch, Dror & Roth 2022, Sec. 4). Researchers compare systems that are close,"
             " so the left end of the curve matters more than the usual all-pairs value.",
+            f"Intervals here are {result.confidence_level:.0%} BOOT-INPUTS (inputs resampled, systems fixed);"
+            " the 100% column is the system-level tau-b of the correlation table, whose interval there resamples"
+            " systems too (see its method), so the two intervals of the same number differ on purpose.",
         ),
         figures=(figs.delta_curve(result, _focus(report)), figs.delta_heatmaps(result, _focus(report))),
         tables=(table,), signatures=(("Delta(l, u)", str(result.signature)),),
@@ -174,6 +177,8 @@ def _section_topk(result, report) -> Section:
             f"The correlation with {result.human} over only the k systems the humans rank best, for k from"
             f" {int(max(result.ks))} down to {best_k} (Bhandari et al. 2020, Exp-II). New systems compete with"
             " the best ones, so this is the ranking that matters for a new paper's claim.",
+            "Intervals here are BOOT-INPUTS (inputs resampled, the k systems fixed); at k = all systems the"
+            " value is the correlation table's system-level one, whose interval there also resamples systems.",
         ),
         figures=(figs.topk_curves(result, _focus(report)),), tables=(table,),
         signatures=(("top-k correlations", str(result.signature)),),

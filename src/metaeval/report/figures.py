@@ -42,7 +42,7 @@ def forest_plot(table: CorrelationTable, level: str, *, order_by: str) -> Figure
     metrics.sort(key=lambda m: _value(table.get(m, level, key_coef).statistic))
     n = len(metrics)
     panels = len(table.coefficients)
-    height = 0.9 + 0.2 * n
+    height = max(2.4, 1.3 + 0.22 * n)  # room for the titles, ticks and the axis label even with 1-2 metrics
     with new_figure(WIDTH, height, ncols=panels, sharey=True, squeeze=False) as (fig, axes):
         y = np.arange(n)
         for ax, coefficient in zip(axes[0], table.coefficients):

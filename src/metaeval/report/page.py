@@ -96,11 +96,11 @@ def _correlation_section(report) -> Section:
                 skipped = max(skipped, r.n_skipped)
                 cells.append(number_cell(r.statistic, sub=_ci_text(r)))
             cells.append(Cell(str(skipped), skipped, css="warn" if skipped else ""))
-            if ranks:
+            if ranks and level == "system":  # the ranks are the system-level matrix's: only on that table
                 rank = ranks.get(metric)
                 cells.append(Cell(str(rank), rank))
             rows.append(tuple(cells))
-        header = ("metric",) + table.coefficients + ("skipped",) + (("system rank",) if ranks else ())
+        header = ("metric",) + table.coefficients + ("skipped",) + (("system rank",) if ranks and level == "system" else ())
         numeric = (False,) + (True,) * (len(header) - 1)
         unit = "inputs" if level == "summary" else "systems" if level == "by-system" else "groups"
         tables.append(Table(f"correlations-{level}",
@@ -119,8 +119,12 @@ def _correlation_section(report) -> Section:
             " BOOT-SYSTEMS resamples the systems only). System level"
             " correlates the systems' mean scores; summary level averages, over inputs, the correlation"
             " across systems on that input.",
-            "Click a column header to sort; click again to reverse. 'system rank' is the metric's"
-            " significance-cluster rank from the matrix below.",
+            "Click a column header to sort; click again to reverse. 'system rank' (system-level table only)"
+            " is the metric's significance-cluster rank from the system-level matrix below.",
+            f"The same system-level statistic appears again in the Delta and top-k sections with BOOT-INPUTS"
+            f" intervals (only the inputs are resampled, the systems are fixed): those answer 'how much does it"
+            f" depend on which inputs were judged', these ({first.interval_method if first.ci is not None else 'none'})"
+            " also count the sampling of systems, so they are usually wider.",
         ),
         tables=tuple(tables), signatures=(("every correlation", str(table.signature)),),
     )

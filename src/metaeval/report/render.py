@@ -19,32 +19,112 @@ from ..vocabulary import check_format
 from . import formats
 from .escape import console
 
-__all__ = ["TERMINAL_WIDTH", "WIDE", "frame_table", "render_text", "signature_footer"]
+__all__ = ["TERMINAL_WIDTH", "WIDE", "ColumnBlocks", "SignatureLines", "column_blocks", "frame_table", "render_text",
+           "signature_footer"]
 
-TERMINAL_WIDTH = 160
-"""Width of the text tables (they are written to files and pipes as well as terminals)."""
+TERMINAL_WIDTH = 100
+"""Width of the text tables written to files and pipes (on a terminal the CLI uses the terminal's width,
+``cli.common.output_width``). Decision: 100, so that every layout is designed to fit a common terminal."""
 
-WIDE = 200
-"""Width of the wide tables: correlations, significance matrices, system pairs, the Delta grid."""
+WIDE = TERMINAL_WIDTH
+"""Kept for callers: wide tables (significance matrices, the Delta grid) fit the same width, in column
+blocks (:func:`column_blocks`) rather than a wider page."""
 
 
-def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3) -> Table:
-    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`."""
+class SignatureLines:
+    """``signature: a|b|c...`` wrapped at the ``|`` between fields (a field longer than a line at its
+    commas), never inside a name; continuation lines are indented by two spaces. Dim."""
+
+    def __init__(self, signature: Any, label: str = "signature: "):
+        self.text, self.label = str(signature), label
+
+    def pieces(self, width: int) -> list[str]:
+        out = []
+        for n, field in enumerate(self.text.split("|")):
+            field = field if n == 0 else "|" + field
+            if len(field) + 2 <= width:
+                out.append(field)
+                continue
+            items = field.split(",")
+            out.extend(item if k == len(items) - 1 else item + "," for k, item in enumerate(items))
+        return out
+
+    def lines(self, width: int) -> list[str]:
+        width = max(20, width)
+        lines, line = [], self.label
+        for piece in self.pieces(width):
+            if len(line) + len(piece) > width and line.strip():
+                lines.append(line)
+                line = "  " + piece
+            else:
+                line += piece
+        return lines + [line]
+
+    def __rich_console__(self, console_: Any, options: Any):
+        for line in self.lines(options.max_width):
+            yield Text(line, style="dim", no_wrap=True, overflow="fold")
+
+
+def column_blocks(build: Callable[[Sequence[int]], Table], n_columns: int, width: int) -> list[Table]:
+    """A table too wide for ``width`` as several tables of consecutive columns, each as wide as fits.
+
+    ``build(columns)`` makes the table of those (0-based) data columns, repeating its key columns; at
+    least one data column goes in each block.
+    """
+    measure = console(file=io.StringIO(), width=100_000)
+    blocks, start = [], 0
+    while start < n_columns:
+        end = start + 1
+        while end < n_columns and measure.measure(build(range(start, end + 1))).maximum <= width:
+            end += 1
+        blocks.append(build(range(start, end)))
+        start = end
+    return blocks
+
+
+class ColumnBlocks:
+    """A renderable: :func:`column_blocks` at the width it is printed at (each block after a blank line)."""
+
+    def __init__(self, build: Callable[[Sequence[int]], Table], n_columns: int):
+        self.build, self.n_columns = build, n_columns
+
+    def __rich_console__(self, console_: Any, options: Any):
+        for n, table in enumerate(column_blocks(self.build, self.n_columns, options.max_width)):
+            if n:
+                yield Text("")
+            yield table
+
+
+def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3):
+    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`.
+
+    Printed wider than the console, it splits into column blocks (:class:`ColumnBlocks`) that repeat the
+    leading text columns, instead of truncating headers and cells.
+    """
     from pandas.api.types import is_numeric_dtype
 
     columns = list(frame.columns if columns is None else columns)
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        numeric = is_numeric_dtype(frame[column]) and frame[column].dtype != bool
-        table.add_column(str(column), justify="right" if numeric else "left")
-    for row in frame[columns].itertuples(index=False, name=None):
-        table.add_row(*[formats.number(value, digits) for value in row])
-    return table
+    numeric = [is_numeric_dtype(frame[c]) and frame[c].dtype != bool for c in columns]
+    keys = 0
+    while keys < len(columns) - 1 and not numeric[keys]:
+        keys += 1
+    rows = [[formats.number(value, digits) for value in row] for row in frame[columns].itertuples(index=False, name=None)]
+
+    def build(chosen) -> Table:
+        shown = list(range(keys)) + [keys + c for c in chosen]
+        table = Table(title=title if not chosen or chosen[0] == 0 else None, title_justify="left")
+        for c in shown:
+            table.add_column(str(columns[c]), justify="right" if numeric[c] else "left", no_wrap=c < keys)
+        for row in rows:
+            table.add_row(*[row[c] for c in shown])
+        return table
+
+    return ColumnBlocks(build, len(columns) - keys)
 
 
 def signature_footer(result: Any, notes: Sequence[str] = ()) -> list[Text]:
     """Dim notes and the result's signature, to print under a table."""
-    return [Text(note, style="dim") for note in notes] + [Text(f"signature: {result.signature}", style="dim")]
+    return [Text(note, style="dim") for note in notes] + [SignatureLines(result.signature)]
 
 
 def render_text(result: Any, fmt: str, *, terminal: Callable[[Any], Any] | None = None, frame: Any = None,

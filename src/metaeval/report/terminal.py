@@ -13,6 +13,7 @@ from ..correlation.results import (
     MetricComparisonResult,
 )
 from .formats import number as _number
+from .render import ColumnBlocks, SignatureLines
 
 
 def _cell(result: CorrelationResult) -> Text:
@@ -52,12 +53,13 @@ def correlation_table(table) -> Group:
             note += (f"; none at the {' and '.join(grouped)} level (an average of correlations has no analytic"
                      " null distribution: use --pvalue-method permutation)")
         parts.append(Text(note, style="dim"))
-    parts.append(Text(f"signature: {table.signature}", style="dim"))
+    parts.append(SignatureLines(table.signature))
     return Group(*parts)
 
 
 def comparison_matrix(result: MetricComparisonResult) -> Group:
-    """Metrics sorted by rank; in row i, character j is '■' where metric i beats metric j after correction."""
+    """Metrics sorted by rank: the cluster ranks with a row of significance marks, then every ordered pair's
+    delta r(row) - r(column) over its corrected p-value, in column blocks that fit the console width."""
     order = sorted(range(len(result.metrics)), key=lambda i: (result.ranks[i], -_sort_key(result, i)))
     title = (
         f"{result.level}-level {result.coefficient}: {result.test} test ({result.method or 'analytic'}),"
@@ -71,22 +73,76 @@ def comparison_matrix(result: MetricComparisonResult) -> Group:
     out.add_column("r", justify="right", no_wrap=True, min_width=6)
     out.add_column("beats #1..#%d" % len(order), no_wrap=True)
     for position, i in enumerate(order):
-        marks = Text()
-        for column, j in enumerate(order):
-            if column and column % 5 == 0:
-                marks.append(" ")
-            if i == j:
-                marks.append("-", style="dim")
-            elif result.significant[i, j]:
-                marks.append("■", style="green")
-            else:
-                marks.append("·", style="dim")
         out.add_row(str(result.ranks[i]), result.rank_ranges[i], str(position + 1), result.metrics[i],
-                    _number(result.correlations[i].statistic), marks)
+                    _number(result.correlations[i].statistic), _marks(result, order, i))
     legend = Text("■ the row metric correlates significantly better than metric #j; · not significant;"
                   " positions: the places its cluster spans in the order by correlation", style="dim")
+
+    def pairs(columns) -> Table:
+        table = Table()
+        table.add_column("#", justify="right", style="dim")
+        table.add_column("metric", style="cyan", no_wrap=True)
+        for c in columns:
+            table.add_column(f"vs #{c + 1}", justify="right", no_wrap=True)
+        for position, i in enumerate(order):
+            cells = []
+            for c in columns:
+                j = order[c]
+                if i == j:
+                    cells.append(Text("-", style="dim"))
+                    continue
+                cell = Text(_signed(result.deltas[i, j]), style="bold")
+                cell.append("\n" + _pvalue(result.adjusted_pvalues[i, j]), style="dim")
+                if result.significant[i, j]:
+                    cell.append("■", style="green")
+                cells.append(cell)
+            table.add_row(str(position + 1), result.metrics[i], *cells)
+        return table
+
+    pair_title = Text(f"Pairs: row minus column, delta = r(row) - r(column) over the {result.correction}-corrected"
+                      f" p-value of H1: {_hypothesis(result.alternative)} (■ p < {result.alpha:g})")
     notes = [Text(f"warning: {line}", style="yellow") for line in result.warnings]
-    return Group(out, legend, *notes, Text(f"signature: {result.signature}", style="dim"))
+    return Group(out, legend, Text(""), pair_title, ColumnBlocks(pairs, len(order)), *notes,
+                 SignatureLines(result.signature))
+
+
+def _marks(result: MetricComparisonResult, order: list[int], i: int) -> Text:
+    marks = Text()
+    for column, j in enumerate(order):
+        if column and column % 5 == 0:
+            marks.append(" ")
+        if i == j:
+            marks.append("-", style="dim")
+        elif result.significant[i, j]:
+            marks.append("■", style="green")
+        else:
+            marks.append("·", style="dim")
+    return marks
+
+
+def _hypothesis(alternative: str) -> str:
+    return {"greater": "r(row) > r(column)", "less": "r(row) < r(column)"}.get(alternative, "r(row) != r(column)")
+
+
+def _signed(value: float) -> str:
+    """A delta in 4-5 characters: +.12, -.05, +1.20, n/a."""
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    text = f"{value:+.2f}"
+    return text.replace("+0.", "+.").replace("-0.", "-.")
+
+
+def _pvalue(value: float) -> str:
+    """A p-value in at most 5 characters: .004, <.001, 1, n/a."""
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    if value < 0.001:
+        return "<.001"
+    if value >= 0.9995:
+        return "1"
+    return f"{value:.3f}".lstrip("0")
 
 
 def _sort_key(result: MetricComparisonResult, i: int) -> float:

@@ -65,7 +65,7 @@ def chunk_seeds(generator: np.random.Generator, seed: Any, n: int) -> list[np.ra
 
 
 def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler: Any = None,
-              shared: Any = None) -> list:
+              shared: Any = None, progress: Callable[[], Any] | None = None) -> list:
     """``[fn(task) for task in tasks]`` (``fn(shared, task)`` when ``shared`` is given), on any backend.
 
     Parameters
@@ -80,6 +80,9 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
         A Dask scheduler address like ``'tcp://host:8786'`` or a Client; ``workers`` must then be 1.
     shared : any, optional
         Data every task needs, sent once per process / cluster rather than with every task.
+    progress : callable, optional
+        Called with no argument after each task is done (serially and in the local pool; on a Dask
+        cluster once per task when the results are gathered).
 
     Returns
     -------
@@ -94,13 +97,19 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
     rtol = ties.current_rtol()
     if rtol != ties.TIE_RTOL:  # the caller's tie rule, in the workers too (a context variable is per process)
         fn = _UnderTieTolerance(fn, rtol)
+    tick = progress if progress is not None else (lambda: None)
     if scheduler is not None:
-        return _map_dask(fn, tasks, scheduler, shared)
+        results = _map_dask(fn, tasks, scheduler, shared)
+        for _ in results:
+            tick()
+        return results
     if workers == 1 or len(tasks) == 1:
-        if shared is None:
-            return [fn(task) for task in tasks]
-        return [fn(shared, task) for task in tasks]
-    return _map_pool(fn, tasks, min(workers, len(tasks)), shared)
+        results = []
+        for task in tasks:
+            results.append(fn(task) if shared is None else fn(shared, task))
+            tick()
+        return results
+    return _map_pool(fn, tasks, min(workers, len(tasks)), shared, tick)
 
 
 class _UnderTieTolerance:
@@ -124,7 +133,7 @@ def _call_shared(fn: Callable, key: str, task: Any) -> Any:
     return fn(_SHARED[key], task)
 
 
-def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any) -> list:
+def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any, tick: Callable[[], Any]) -> list:
     key = payload = None
     if shared is not None:
         payload = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
@@ -135,7 +144,11 @@ def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any) -> 
             futures = [pool.submit(fn, task) for task in tasks]
         else:
             futures = [pool.submit(_call_shared, fn, key, task) for task in tasks]
-        return [future.result() for future in futures]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            tick()
+        return results
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

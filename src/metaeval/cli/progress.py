@@ -1,0 +1,108 @@
+"""Progress bars of the CLI: one rich.progress bar on stderr with a count (``3/18``), elapsed time and ETA.
+
+The library never draws: its long functions (:func:`metaeval.correlation_table`,
+:func:`metaeval.compare_metrics`, :func:`metaeval.ranking_stability`, :func:`metaeval.delta_correlations`,
+the simulations, :func:`metaeval.build_report`) accept ``progress=``, a callable they call with no argument
+after each unit of work (a table cell, a metric, a chunk of repetitions). The commands get such a callable
+from :func:`progress_bar`::
+
+    with progress_bar(enabled) as bar:
+        table = correlation_table(..., progress=bar.task("correlations", total=18))
+
+Decision: bars are on when stderr is a terminal, off otherwise (pipes, files, CI logs) and with
+``--no-progress`` (:func:`progress_option`, on every command that can run longer than about 2 s). The bar is
+transient: it disappears when the command is done, so what remains on the terminal is the result. Every
+console comes from :func:`metaeval.report.escape.console`; descriptions are printed without markup.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..report.escape import console
+
+__all__ = ["progress_bar", "progress_enabled", "progress_option"]
+
+_KEY = "metaeval.progress"
+
+
+def progress_option(command: Callable) -> Callable:
+    """--progress/--no-progress, kept in the click context (read by :func:`progress_enabled`)."""
+
+    @functools.wraps(command)
+    def wrapper(*args, progress=None, **kwargs):
+        click.get_current_context().meta[_KEY] = progress
+        return command(*args, **kwargs)
+
+    return click.option("--progress/--no-progress", "progress", default=None,
+                        help="Progress bar with a count and ETA on stderr (default: when stderr is a terminal).")(wrapper)
+
+
+def progress_enabled(explicit: bool | None = None) -> bool:
+    """The command's ``--progress/--no-progress``, or whether stderr is a terminal."""
+    if explicit is None:
+        context = click.get_current_context(silent=True)
+        explicit = context.meta.get(_KEY) if context is not None else None
+    if explicit is None:
+        return sys.stderr.isatty()
+    return bool(explicit)
+
+
+class _Bar:
+    """Tasks of one rich Progress; ``task()`` returns the callback the library calls once per unit."""
+
+    def __init__(self, progress: Any):
+        self.progress = progress
+
+    def task(self, description: str, total: int | None = None) -> Callable[[], None] | None:
+        if self.progress is None:
+            return None
+        progress = self.progress
+        task_id = progress.add_task(description, total=total)
+
+        def advance() -> None:
+            progress.advance(task_id)
+
+        return advance
+
+    @property
+    def rich(self) -> Any:
+        """The rich Progress (for :func:`metaeval.build_report`, which adds its own tasks), or None."""
+        return self.progress
+
+
+class progress_bar:  # noqa: N801 - used as a context manager like open()
+    """A context manager yielding a :class:`_Bar`; no bar (callbacks are None) when not ``enabled``."""
+
+    def __init__(self, enabled: bool | None = None):
+        self.enabled = progress_enabled(enabled)
+        self.progress = None
+
+    def __enter__(self) -> _Bar:
+        if not self.enabled:
+            return _Bar(None)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=24),
+            MofNCompleteColumn(), TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"),
+            TimeRemainingColumn(), console=console(stderr=True), transient=True, refresh_per_second=8,
+        )
+        self.progress.__enter__()
+        return _Bar(self.progress)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
