@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,7 +260,10 @@ def _execute(source: str, globs: dict) -> str:
     old_hook = sys.displayhook
     sys.displayhook = display
     try:
-        with contextlib.redirect_stdout(buffer):
+        # as a user's interpreter runs it: default warning filters (a test runner may turn warnings into
+        # errors), warnings on stderr, not in the output
+        with contextlib.redirect_stdout(buffer), warnings.catch_warnings():
+            warnings.simplefilter("default")
             try:
                 exec(compile(source, "<doc example>", "single"), globs)
             except Exception as error:  # shown like the interpreter's last line

@@ -101,7 +101,8 @@ def test_every_option_has_help():
     assert missing == []
 
 
-LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score")
+LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score", "simulate coverage",
+                 "simulate power")
 
 
 def test_long_commands_take_no_progress():

@@ -184,3 +184,15 @@ def test_bootstrap_mean_matches_the_statistic_for_every_coefficient_and_method(l
     d = _bootstrap_bias(level, coefficient, method, trials=150, rho=_RHO.get(coefficient, 0.7), seed=5)
     se = d.std(ddof=1) / np.sqrt(d.size)
     assert abs(d.mean()) <= 4 * se + 0.003, (d.mean(), se)
+
+
+def test_the_pair_analyses_resample_inputs_only_so_no_copy_pair_can_arise():
+    # Delta(l, u), top-k and the verdicts pair distinct systems; their bootstraps draw inputs, never systems
+    ds = me.load_dataset("realsumm")
+    metrics = ["rouge-2.recall"]
+    delta = me.delta_correlations(ds, metrics, "litepyramid.recall", n_resamples=20, rng=0)
+    topk = me.topk_correlations(ds, metrics, "litepyramid.recall", n_resamples=20, rng=0)
+    verdicts = me.system_verdicts(ds, metrics, "litepyramid.recall", n_resamples=20, rng=0)
+    assert "ci:boot-inputs" in str(delta.signature) and "ci:boot-inputs" in str(topk.signature)
+    assert "test:bootstrap" in str(verdicts.signature)
+    assert int(delta.n_pairs[0, 0, -1]) == 24 * 23 // 2  # the pairs of the 24 distinct systems

@@ -218,6 +218,7 @@ def simulate_power(
     rng: Any = None,
     workers: int = 1,
     scheduler: Any = None,
+    progress: Any = None,
 ) -> PowerResult:
     """Power of PERM-BOTH, BOOT-BOTH and Williams' test to find ROUGE-1 better than ROUGE-1 on p% of tokens.
 
@@ -247,6 +248,10 @@ def simulate_power(
         Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
         ``metaeval[dask]``). Every backend gives the same result for the same seed.
 
+    progress : callable, optional
+        Called with no argument after each chunk of trials (for progress bars; the number of chunks is
+        :func:`metaeval.runtime.tasks.chunk_sizes` of the trials by ``defaults.SIMULATION_CHUNK_TRIALS``, times the proportions).
+
     Returns
     -------
     PowerResult
@@ -273,7 +278,7 @@ def simulate_power(
              for c, p in enumerate(proportions) for k, size in enumerate(sizes)]
     setup = (rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha)
     for (c, *_), (chunk_rejections, chunk_undefined) in zip(tasks, map_tasks(
-            _power_chunk, tasks, workers=workers, scheduler=scheduler, shared=setup)):
+            _power_chunk, tasks, workers=workers, scheduler=scheduler, shared=setup, progress=progress)):
         rejections[:, :, c] += chunk_rejections
         undefined[:, :, c] += chunk_undefined
     if undefined.any():

@@ -171,6 +171,7 @@ def simulate_coverage(
     rng: Any = None,
     workers: int = 1,
     scheduler: Any = None,
+    progress: Any = None,
 ) -> CoverageResult:
     """Coverage of Fisher and bootstrap intervals on held-out systems and inputs (Deutsch et al. 2021, Table 1).
 
@@ -195,6 +196,10 @@ def simulate_coverage(
     scheduler : None, str or distributed.Client
         Run the chunks on a Dask cluster (an address like ``'tcp://host:8786'`` or a Client; needs
         ``metaeval[dask]``). Every backend gives the same result for the same seed.
+
+    progress : callable, optional
+        Called with no argument after each chunk of trials (for progress bars; the number of chunks is
+        :func:`metaeval.runtime.tasks.chunk_sizes` of the trials by ``defaults.SIMULATION_CHUNK_TRIALS``).
 
     Returns
     -------
@@ -230,7 +235,7 @@ def simulate_coverage(
         setup = (x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level)
         tasks = list(zip(sizes, chunk_seeds(generator, seed, len(sizes))))
         for chunk_counts, chunk_widths in map_tasks(_coverage_chunk, tasks, workers=workers, scheduler=scheduler,
-                                                    shared=setup):
+                                                    shared=setup, progress=progress):
             counts += chunk_counts
             widths += chunk_widths
     undefined = int(counts[..., 3].sum())

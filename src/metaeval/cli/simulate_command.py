@@ -8,6 +8,7 @@ from ..analyses.power import POWER_TESTS, TEXT_FILES, load_texts, simulate_power
 from ..analyses.simulations import COVERAGE_METHODS, simulate_coverage
 from ..errors import ParameterError
 from ..metrics.degraded import TOKENIZERS
+from ..runtime.tasks import chunk_sizes
 from ..vocabulary import COEFFICIENT_CHOICES
 from .common import (
     emit,
@@ -18,6 +19,7 @@ from .common import (
     source_options,
     tie_tolerance_option,
 )
+from .progress import progress_bar, progress_option
 from .systems_command import render
 
 LEVELS = defaults.SIMULATION_LEVELS
@@ -60,6 +62,7 @@ def simulate() -> None:
 @seed_option
 @tie_tolerance_option
 @_backend_options
+@progress_option
 @output_options
 def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficients, methods, confidence_level,
              n_trials, n_resamples, seed, workers, scheduler, fmt, output):
@@ -67,11 +70,14 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
     ds, human = load_source(dataset, dataset_options, scores, human)
     if len(metrics) != 1:
         raise ParameterError(f"`--metric` must be given exactly once; got {len(metrics)} metrics.")
-    result = simulate_coverage(ds, metrics[0], human, levels=levels or defaults.SIMULATION_LEVELS,
-                               coefficients=coefficients or (defaults.COEFFICIENT,),
-                               methods=methods or defaults.COVERAGE_METHODS, confidence_level=confidence_level,
-                               n_trials=n_trials, n_resamples=n_resamples, rng=seed, workers=workers,
-                               scheduler=scheduler)
+    chunks = len(chunk_sizes(n_trials, defaults.SIMULATION_CHUNK_TRIALS))
+    with progress_bar() as bar:
+        result = simulate_coverage(ds, metrics[0], human, levels=levels or defaults.SIMULATION_LEVELS,
+                                   coefficients=coefficients or (defaults.COEFFICIENT,),
+                                   methods=methods or defaults.COVERAGE_METHODS, confidence_level=confidence_level,
+                                   n_trials=n_trials, n_resamples=n_resamples, rng=seed, workers=workers,
+                                   scheduler=scheduler, progress=bar.task(
+                                       f"trials (chunks of {defaults.SIMULATION_CHUNK_TRIALS})", total=chunks))
     title = (f"coverage of {confidence_level:.0%} intervals for r({metrics[0]}, {human}) on held-out quarters, "
              f"{n_trials} trials")
     emit(render(result, fmt, result.to_frame(), title), output)
@@ -98,6 +104,7 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
 @seed_option
 @tie_tolerance_option
 @_backend_options
+@progress_option
 @output_options
 def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportions, tests, levels, coefficient,
           alpha, tokenizer, n_trials, n_resamples, seed, workers, scheduler, fmt, output):
@@ -107,11 +114,16 @@ def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportio
                              f"are in --texts-dir); got {dataset!r}.")
     ds, human = load_source(dataset, dataset_options, scores, human)
     candidates, references = load_texts(dataset, directory=texts_dir)
-    result = simulate_power(ds, human, candidates=candidates, references=references,
-                            proportions=proportions or defaults.POWER_PROPORTIONS, tests=tests or defaults.POWER_TESTS,
-                            levels=levels or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
-                            tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed,
-                            workers=workers, scheduler=scheduler)
+    proportions = proportions or defaults.POWER_PROPORTIONS
+    chunks = len(proportions) * len(chunk_sizes(n_trials, defaults.SIMULATION_CHUNK_TRIALS))
+    with progress_bar() as bar:
+        result = simulate_power(ds, human, candidates=candidates, references=references,
+                                proportions=proportions, tests=tests or defaults.POWER_TESTS,
+                                levels=levels or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
+                                tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed,
+                                workers=workers, scheduler=scheduler, progress=bar.task(
+                                    f"trials (chunks of {defaults.SIMULATION_CHUNK_TRIALS}) x proportions",
+                                    total=chunks))
     title = f"power against ROUGE-1 recall on p% of tokens ({result.coefficient}, alpha {alpha:g}, {n_trials} trials)"
     frame = result.to_frame()
     if fmt == "table":

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import DataWarning, ScoreSetError
-from .scoreset import ScoreSet
+
+if TYPE_CHECKING:  # ScoreSet.merge calls this module, which builds the result with the left set's _replace
+    from .scoreset import ScoreSet
 
 _SHOWN = 3
 
@@ -149,8 +152,8 @@ def merge_scoresets(left: ScoreSet, right: ScoreSet) -> tuple[ScoreSet, JoinRepo
         cells_only_right=int((rcells & ~lcells).sum()), combined_scorers=tuple(combined),
     )
     parts = [p for p in (left.description, right.description) if p]
-    merged = ScoreSet(scores, systems=systems, inputs=inputs, humans=humans, name=f"{lname}+{rname}",
-                      aggregation=left.aggregation, description="; ".join(parts) or None)
+    merged = left._replace(scores=scores, systems=systems, inputs=inputs, humans=humans, name=f"{lname}+{rname}",
+                           aggregation=left.aggregation, description="; ".join(parts) or None)
     return merged, report
 
 
