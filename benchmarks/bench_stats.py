@@ -79,7 +79,7 @@ TARGETS = {
 }
 
 SUMMEVAL_12 = ["rouge-1.precision", "rouge-1.recall", "rouge-1.f1", "rouge-2.precision", "rouge-2.recall",
-               "rouge-2.f1", "bertscore.precision", "bertscore.recall", "bertscore.f1", "MoverScore",
+               "rouge-2.f1", "bertscore.precision", "bertscore.recall", "bertscore.f1", "moverscore",
                "qa-eval.em", "qa-eval.f1"]
 
 

@@ -60,6 +60,20 @@ LICENCES = {
 CNN_NOTE = "CNN/DailyMail texts belong to their publishers and are not included: scores only."
 
 
+def lower_cased(scoreset: ScoreSet) -> ScoreSet:
+    """``scoreset`` with its scorers named in metaeval's vocabulary: lower case (``METEOR`` -> ``meteor``).
+
+    The source files' names (``MoverScore``, ``BEwTE.f1``, ``AutoSummENG``) then equal the names that
+    ``metaeval score`` writes for the same metric (docs/metrics.md, "Names and scales").
+    """
+    names = {s: s.lower() for s in scoreset.scorers}
+    if len(set(names.values())) != len(names):
+        raise SystemExit(f"{scoreset.name}: two scorers differ only in case: {sorted(names)}")
+    return ScoreSet({names[s]: scoreset.annotations(s) for s in scoreset.scorers}, systems=scoreset.systems,
+                    inputs=scoreset.inputs, humans=[names[h] for h in scoreset.humans], name=scoreset.name,
+                    description=scoreset.description)
+
+
 def natural_key(label: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
 
@@ -117,7 +131,7 @@ def entry(scoreset: ScoreSet, *, file: str, description: str, default_human: str
 
 
 def build_summeval(shared: Path, out: Path, manifest: dict, report: list[str]) -> None:
-    sets = [read_scores(shared / "summeval" / f"{f}.jsonl", name=f) for f in SUMMEVAL_FILES]
+    sets = [lower_cased(read_scores(shared / "summeval" / f"{f}.jsonl", name=f)) for f in SUMMEVAL_FILES]
     systems = sorted(sets[0].systems, key=natural_key)
     inputs = sorted(sets[0].inputs)
     humans = tuple(sets[0].humans)
@@ -138,7 +152,7 @@ def build_summeval(shared: Path, out: Path, manifest: dict, report: list[str]) -
 
 
 def check_pyramid(shared: Path, mix: ScoreSet, report: list[str]) -> None:
-    pyramid = read_scores(shared / "realsumm" / "pyramid.jsonl", humans=["litepyramid.recall"])
+    pyramid = lower_cased(read_scores(shared / "realsumm" / "pyramid.jsonl", humans=["litepyramid.recall"]))
     pyramid = pyramid.subset(systems=mix.systems, inputs=mix.inputs)
     report.append(f"realsumm: pyramid.jsonl system ids match realsumm_scores.jsonl: {set(pyramid.systems) == set(mix.systems)}")
     agree = 0
@@ -167,7 +181,7 @@ def build_realsumm(shared: Path, out: Path, manifest: dict, report: list[str]) -
     mix_systems = sorted(set(abs_.systems) | set(ext.systems))
     inputs = sorted(ext.inputs, key=int)
     base = stacked([abs_, ext], name="realsumm", systems=mix_systems, inputs=inputs, humans=(REALSUMM_HUMAN,))
-    extras = [read_scores(shared / "realsumm" / f"{f}.jsonl", name=f) for f in REALSUMM_EXTRA_FILES]
+    extras = [lower_cased(read_scores(shared / "realsumm" / f"{f}.jsonl", name=f)) for f in REALSUMM_EXTRA_FILES]
     for extra in extras:
         report.append(f"realsumm: {extra.name}.jsonl system ids match realsumm_scores.jsonl:"
                       f" {set(extra.systems) == set(mix_systems)}; inputs match: {set(extra.inputs) == set(inputs)}")
@@ -229,9 +243,10 @@ def build_wmt19(shared: Path, out: Path, manifest: dict, report: list[str]) -> N
                  description=(
                      "WMT19 metrics task (Ma et al. 2019), system level: one language pair at a time"
                      f" (language_pair=, default {WMT19_DEFAULT_PAIR}), N systems x one input 'newstest2019';"
-                     " human: da.z (DA z-score); 10 baseline metrics (BLEU and NIST from mteval-inter,"
-                     " sacreBLEU-BLEU, sacreBLEU-chrF, chrF, chrF+, TER, WER, PER, CDER; the last four are"
-                     " error rates, lower is better). Only system-level correlations are defined."))
+                     " human: da.z (DA z-score); 10 baseline metrics (bleu and nist from mteval-inter,"
+                     " sacrebleu-bleu, sacrebleu-chrf, chrf, chrf+, ter, wer, per, cder; the last four are"
+                     " error rates, stored as the files hold them: higher is better). Only system-level"
+                     " correlations are defined."))
     info["options"] = {"language_pair": {"default": WMT19_DEFAULT_PAIR, "choices": pairs}}
     info["shapes"] = {p: list(result.scoresets[p].shape) for p in pairs}
     del info["shape"]

@@ -25,7 +25,7 @@ def _widest(text: str) -> int:
     (["stability", "--dataset", "realsumm", "--n-repetitions", "5"], ["litepyramid.recall (human)", "m=50"]),
     (["delta", "--dataset", "realsumm", "--metric", "rouge-1.recall", "--metric", "bertscore.f1",
       "--n-resamples", "20"], ["rouge-1.recall: Kendall tau", "100%", "n=276"]),
-    (["delta", "--dataset", "realsumm", "--n-resamples", "10", "--view", "curve"], ["NPowER", "u="]),
+    (["delta", "--dataset", "realsumm", "--n-resamples", "10", "--view", "curve"], ["npower", "u="]),
     (["compare", "--dataset", "realsumm", "--n-resamples", "100"], ["vs #26", "rank", "1-26"]),
     (["compare", "--dataset", "summeval", "--n-resamples", "100", "--metric", "rouge-1.f1", "--metric",
       "rouge-2.f1", "--metric", "bertscore.f1"], ["vs #3", "holm-corrected p-value"]),

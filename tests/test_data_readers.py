@@ -333,7 +333,7 @@ def test_native_wmt_readers(shared):
     assert len(result.scoresets) == 18 and "cs-de" not in result.scoresets
     de_cs = result.scoresets["de-cs"]
     assert "Unsupervised.de-cs.6929" in de_cs.systems
-    assert not np.isnan(de_cs.matrix("sacreBLEU-BLEU")).any()
+    assert not np.isnan(de_cs.matrix("sacrebleu-bleu")).any()
     assert any("'online-B.0' has metric scores" in note for note in result.notes)
 
 

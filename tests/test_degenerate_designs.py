@@ -27,16 +27,16 @@ def wmt19():
 def test_summary_level_with_one_input_is_refused(wmt19):
     for call in (me.correlate, me.bootstrap_ci):
         with pytest.raises(ScoreSetError) as info:
-            call(wmt19, "BLEU", "da.z", level="summary")
+            call(wmt19, "bleu", "da.z", level="summary")
         assert str(info.value) == SUMMARY_ONE_INPUT
 
 
 def test_a_table_without_levels_skips_the_summary_level_for_one_input(wmt19):
     with pytest.warns(DegenerateWarning):
-        table = me.correlation_table(wmt19, "da.z", ["BLEU", "chrF"], n_resamples=50)
+        table = me.correlation_table(wmt19, "da.z", ["bleu", "chrf"], n_resamples=50)
     assert table.levels == ("system",)
     with pytest.raises(ScoreSetError, match="summary-level correlation needs at least 2 inputs"):
-        me.correlation_table(wmt19, "da.z", ["BLEU"], levels=["system", "summary"], ci="none")
+        me.correlation_table(wmt19, "da.z", ["bleu"], levels=["system", "summary"], ci="none")
 
 
 @pytest.mark.parametrize("draw, method, message", [
@@ -68,13 +68,13 @@ def test_methods_that_vary_do_not_warn(draw, method):
 
 def test_boot_inputs_interval_with_one_input_is_flagged_not_hidden(wmt19):
     with pytest.warns(DegenerateWarning, match="BOOT-INPUTS cannot resample the inputs"):
-        r = me.bootstrap_ci(wmt19, "BLEU", "da.z", level="system", method="inputs", n_resamples=50, rng=0)
+        r = me.bootstrap_ci(wmt19, "bleu", "da.z", level="system", method="inputs", n_resamples=50, rng=0)
     assert r.ci[0] == r.ci[1] == pytest.approx(r.statistic)
     assert np.isfinite(r.statistic)
 
 
 def test_cli_on_one_input(capsys):
-    assert main(["correlate", "--dataset", "wmt19-da-sys", "--metric", "BLEU", "--n-resamples", "50"]) == 0
+    assert main(["correlate", "--dataset", "wmt19-da-sys", "--metric", "bleu", "--n-resamples", "50"]) == 0
     out, err = capsys.readouterr()
     assert "system-level" in out and "summary" not in out
     assert err.count("BOOT-BOTH cannot resample the inputs") == 1  # folded: one line for every cell

@@ -67,7 +67,7 @@ def test_protocol_signature_pickling():
     assert isinstance(js, Scorer)
     assert str(js.signature).startswith(
         "metric:js-2|tokens:\\w+|stemmer:snowball-english-nltk|stopwords:nltk-english-179|references:mean|"
-        "sign:negated|version:"
+        "sign:negated|scale:0-1|version:"
     )
     again = pickle.loads(pickle.dumps(js))
     assert again.score("big red cars", ["red cars"]) == js.score("big red cars", ["red cars"])

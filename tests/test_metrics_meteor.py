@@ -137,7 +137,7 @@ def test_protocol_and_signature():
     assert isinstance(m, Scorer) and m.name == "meteor"
     assert str(m.signature).startswith(
         "metric:meteor|stages:exact,stem|alpha:0.9|beta:3|gamma:0.5|tokenize:words|lowercase:yes|"
-        "stemmer:porter-rouge155|wordnet:none|references:best|max_search_nodes:100000|version:"
+        "stemmer:porter-rouge155|wordnet:none|references:best|max_search_nodes:100000|scale:0-1|version:"
     )
 
 

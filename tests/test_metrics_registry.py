@@ -40,8 +40,8 @@ def test_rouge_is_registered_with_its_flags():
 
 
 def test_flatten_scores():
-    assert flatten_scores({"rouge-2": {"recall": 0.5, "f": 0.25}, "bleu": 21}) == {
-        "rouge-2.recall": 0.5, "rouge-2.f": 0.25, "bleu": 21.0,
+    assert flatten_scores({"rouge-2": {"recall": 0.5, "f1": 0.25}, "bleu": 21}) == {
+        "rouge-2.recall": 0.5, "rouge-2.f1": 0.25, "bleu": 21.0,
     }
     with pytest.raises(ParameterError) as info:
         flatten_scores({"bleu": "high"})

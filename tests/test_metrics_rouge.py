@@ -120,7 +120,7 @@ def test_flags_round_trip_and_measures():
     assert rouge.measures == ["rouge-1", "rouge-2", "rouge-3", "rouge-4", "rouge-l", "rouge-w-1.2", "rouge-su4"]
     assert Rouge.from_flags(rouge.flags).flags == rouge.flags
     assert str(rouge.signature) == (
-        f"metric:rouge-1.5.5|flags:-n 4 -m -w 1.2 -2 4 -u -f A -p 0.5 -t 0|rounding:none|version:{rouge.signature.version}"
+        f"metric:rouge-1.5.5|flags:-n 4 -m -w 1.2 -2 4 -u -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:{rouge.signature.version}"
     )
 
 
@@ -239,9 +239,9 @@ def test_best_reference_keeps_the_first_of_equal_recalls():
 def test_rouge155_rounding_computes_f_from_rounded_values():
     counts = RougeCounts(hit=1, model_count=3, peer_count=7)
     full = scores_from_counts(counts, alpha=0.5, rouge155_rounding=False)
-    assert full["f"] == pytest.approx(2 * (1 / 3) * (1 / 7) / (1 / 3 + 1 / 7))
+    assert full["f1"] == pytest.approx(2 * (1 / 3) * (1 / 7) / (1 / 3 + 1 / 7))
     printed = scores_from_counts(counts, alpha=0.5, rouge155_rounding=True)
-    assert printed == {"recall": 0.33333, "precision": 0.14286, "f": round5(0.33333 * 0.14286 / (0.5 * 0.14286 + 0.5 * 0.33333))}
+    assert printed == {"recall": 0.33333, "precision": 0.14286, "f1": round5(0.33333 * 0.14286 / (0.5 * 0.14286 + 0.5 * 0.33333))}
 
 
 def test_corpus_score_by_counting_unit():
@@ -255,7 +255,7 @@ def test_corpus_score_by_counting_unit():
 def test_empty_texts_warn_and_score_zero_as_rouge155():
     with pytest.warns(DegenerateWarning, match="ROUGE-1.5.5 reports 0"):
         scores = Rouge().score("", ["a b"])
-    assert scores["rouge-1"] == {"recall": 0.0, "precision": 0.0, "f": 0.0}
+    assert scores["rouge-1"] == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
 
 
 # ---------------------------------------------------------------------------------------- ROUGE-1.5.5 outputs
@@ -296,10 +296,10 @@ def test_rouge155_vectors(vectors, config):
                 continue
             exact = scores_from_counts(counts, alpha=rouge.alpha, rouge155_rounding=True)
             full = scores_from_counts(counts, alpha=rouge.alpha, rouge155_rounding=False)
-            ok = all(abs(exact[a] - printed[b]) < 1e-12 for a, b in (("recall", "r"), ("precision", "p"), ("f", "f")))
+            ok = all(abs(exact[a] - printed[b]) < 1e-12 for a, b in (("recall", "r"), ("precision", "p"), ("f1", "f")))
             ok &= abs(full["recall"] - printed["r"]) <= 5e-6 + 1e-12
             ok &= abs(full["precision"] - printed["p"]) <= 5e-6 + 1e-12
-            ok &= abs(full["f"] - printed["f"]) <= 1.5e-5 + 1e-12
+            ok &= abs(full["f1"] - printed["f"]) <= 1.5e-5 + 1e-12
             if not ok:
                 wrong.append((v["doc"], v["system"], name, printed, exact))
     assert wrong == [], f"{len(wrong)} of {len(cases)} vectors differ in {config}: {wrong[:3]}"

@@ -68,13 +68,13 @@ def test_protocols_and_pickling(cls):
 def test_signatures_keep_sacrebleu_signatures():
     v = sacrebleu.__version__
     assert str(Bleu().signature).startswith(
-        f"metric:bleu|max_ngram_order:4|sacrebleu:(case:mixed|eff:yes|tok:13a|smooth:exp|version:{v})|version:"
+        f"metric:bleu|max_ngram_order:4|sacrebleu:(case:mixed|eff:yes|tok:13a|smooth:exp|version:{v})|scale:0-100|version:"
     )
     assert str(Chrf(word_order=2).signature).startswith(
-        f"metric:chrf|beta:2|sacrebleu:(case:mixed|eff:yes|nc:6|nw:2|space:no|version:{v})|version:"
+        f"metric:chrf|beta:2|sacrebleu:(case:mixed|eff:yes|nc:6|nw:2|space:no|version:{v})|scale:0-100|version:"
     )
     assert str(Ter().signature).startswith(
-        f"metric:ter|sacrebleu:(case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:{v})|version:"
+        f"metric:ter|sacrebleu:(case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:{v})|scale:0-100|version:"
     )
     assert str(Bleu(lowercase=True).signature) != str(Bleu().signature)
 

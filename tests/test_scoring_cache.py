@@ -9,7 +9,7 @@ import pytest
 from metaeval.errors import InputFileError
 from metaeval.scoring.cache import ScoreCache, pair_key, text_digest
 
-SIG = "metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|version:0.1.0"
+SIG = "metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:0.1.0"
 
 
 # -- validation: every message pinned -------------------------------------------------------------

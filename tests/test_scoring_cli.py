@@ -44,12 +44,12 @@ def test_score_writes_scores_and_signatures(tmp_path, files, capsys):
     assert lines[1] == f"  rouge: {rouge.signature}"
     expected = me.score(c, r, metrics=[rouge], progress=False)
     written = me.read_scores(out)
-    assert written.scorers == expected.scorers and "rouge-w-1.2.f" in written.scorers
+    assert written.scorers == expected.scorers and "rouge-w-1.2.f1" in written.scorers
     for scorer in expected.scorers:
         assert np.array_equal(written.matrix(scorer), expected.matrix(scorer), equal_nan=True)
     meta = json.loads(sidecar_path(out).read_text())
     assert meta["signatures"] == {"rouge": str(rouge.signature)}
-    assert meta["scorers"]["rouge-2.f"] == str(rouge.signature)
+    assert meta["scorers"]["rouge-2.f1"] == str(rouge.signature)
     assert meta["scores_file"] == {"name": "scores.parquet", "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
     code, stdout, err = run(argv, capsys)  # the re-run reads everything from the cache
     assert code == 0 and stdout.splitlines()[0].endswith(": 0 computed, 39 from the cache")

@@ -41,7 +41,7 @@ def same_scores(a, b) -> bool:
                         " `signature` and a `score(candidate, references)` method); got 3."),
     (dict(metrics=["rouge", Rouge(stem=True)]), None),
     (dict(metrics={"a": "rouge", "b": "rouge"}), "`metrics` must hold distinct metrics; got the signature"
-                                                 " 'metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|version:"),
+                                                 " 'metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:"),
     (dict(metrics="rouge", workers=0), "`workers` must be an integer >= 1; got 0."),
     (dict(metrics="rouge", workers=2, scheduler="tcp://x:1"),
      "`workers` must be 1 when `scheduler` is given (the cluster sets the parallelism); got 2."),
@@ -96,9 +96,9 @@ def test_scores_equal_the_scorer_and_record_signatures():
     assert isinstance(ds, me.ScoreSet) and ds.name == "tiny"
     assert ds.systems == ("s1", "s2") and ds.inputs == ("d1", "d2")
     direct = rouge.score("the cat", ["a cat sat on a mat"])
-    assert ds.matrix("rouge-l.f")[1, 0] == direct["rouge-l"]["f"]
+    assert ds.matrix("rouge-l.f1")[1, 0] == direct["rouge-l"]["f1"]
     assert np.isnan(ds.matrix("rouge-1.recall")[1, 1])  # s2 has no candidate for d2
-    assert str(ds.signatures["rouge-2.f"]) == str(rouge.signature)
+    assert str(ds.signatures["rouge-2.f1"]) == str(rouge.signature)
     assert dict(ds.metric_signatures) == {"rouge": rouge.signature}
     meta = ds.metadata()
     assert meta["signatures"] == {"rouge": str(rouge.signature)} and meta["run"]["computed"] == 3
@@ -149,7 +149,7 @@ def test_identical_scores_on_every_backend(shared_data):
     assert runs["dask"].run.parallelism == 2
     for name in ("pool", "dask"):
         assert same_scores(runs[name], runs["serial"]), name
-    assert runs["serial"].matrix("rouge-su4.f")[-1, 0] == 0.0  # ROUGE-1.5.5 reports 0 for a text without tokens
+    assert runs["serial"].matrix("rouge-su4.f1")[-1, 0] == 0.0  # ROUGE-1.5.5 reports 0 for a text without tokens
 
 
 # -- resuming ---------------------------------------------------------------------------------------

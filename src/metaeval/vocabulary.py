@@ -112,6 +112,12 @@ and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""
 
+METRIC_SCALES = ("0-1", "0-100")
+"""The ``scale`` field of every metric signature (docs/metrics.md, "Names and scales")."""
+
+SCORE_VARIANTS = ("recall", "precision", "f1")
+"""The variants of a scorer name ``<metric>.<variant>`` with recall / precision / F (never ``f``)."""
+
 
 def canonical_level(value: Any, *, param: str = "level") -> str:
     """The canonical level for ``value`` (``'input'`` and ``'segment'`` mean ``'summary'``)."""

@@ -57,14 +57,15 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
 
 
 def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method, alternative,
-            n_resamples, generator) -> tuple[float | None, dict[str, Any]]:
-    """The p-value of one correlation and the signature fields that reproduce it."""
+            n_resamples, generator, statistic) -> tuple[float | None, dict[str, Any]]:
+    """The p-value of one correlation (``statistic``, computed by the caller) and the signature fields that
+    reproduce it."""
     if pvalue_method == "none":
         return None, {}
     fields: dict[str, Any] = {"pvalue": pvalue_method, "alternative": alternative}
     if pvalue_method == "analytic":
         return analytic_pvalue(x, z, level=level, coefficient=coefficient, alternative=alternative,
-                               full_test_set=full_test_set), fields
+                               full_test_set=full_test_set, statistic=statistic), fields
     out = permutation_pvalue(x, z, level=level, coefficient=coefficient, n_resamples=n_resamples, rng=generator,
                              alternative=alternative, undefined=undefined, full_test_set=full_test_set,
                              tie_threshold=tie_threshold)
@@ -153,7 +154,7 @@ def correlate(
     statistic = float(out.statistic)
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
     pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
-                           alternative, n_resamples, generator)
+                           alternative, n_resamples, generator, statistic)
     if pvalue_method == "permutation":
         more["seed"] = seed
     return CorrelationResult(
@@ -235,7 +236,7 @@ def bootstrap_ci(
     statistic = float(out.statistic)  # the level correlation of x and z, computed once by the stats layer
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
     pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
-                           alternative, n_resamples, generator)  # permutation: drawn after the bootstrap
+                           alternative, n_resamples, generator, statistic)  # permutation: after the bootstrap
     signature = _correlation_signature(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
         ci=f"boot-{method}", interval=interval, resamples=n_resamples,
@@ -298,7 +299,7 @@ def fisher_ci(
         n_points = n_systems
     low, high = fisher_interval(statistic, n_points, coefficient=coefficient, confidence_level=confidence_level)
     pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, 0.0, pvalue_method, alternative,
-                           n_resamples, generator)
+                           n_resamples, generator, statistic)
     if pvalue_method == "permutation":
         more["seed"] = seed
     return CorrelationResult(

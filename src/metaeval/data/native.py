@@ -34,12 +34,12 @@ REALSUMM_SCORER_NAMES = {
     "rouge_l_precision": "rouge-l.precision",
     "rouge_l_f_score": "rouge-l.f1",
     "js-2": "js-2",
-    "mover_score": "MoverScore",
+    "mover_score": "moverscore",
     "bert_precision_score": "bertscore.precision",
     "bert_recall_score": "bertscore.recall",
     "bert_f_score": "bertscore.f1",
 }
-"""``realsumm_scores.jsonl`` score keys -> the SummEval / SacreROUGE vocabulary used by metaeval."""
+"""``realsumm_scores.jsonl`` score keys -> metaeval's scorer names (lower case, ``<metric>.<variant>``)."""
 
 REALSUMM_HUMAN = "litepyramid.recall"
 MQM_HUMAN = "mqm"
@@ -184,7 +184,9 @@ class Wmt19SystemScores:
     Attributes
     ----------
     scoresets : dict of str to ScoreSet
-        Language pair -> N systems x 1 input (``newstest2019``), scorers ``da.z`` then the metrics.
+        Language pair -> N systems x 1 input (``newstest2019``), scorers ``da.z`` then the metrics,
+        their names lower-cased (``BLEU`` -> ``bleu``, ``sacreBLEU-chrF`` -> ``sacrebleu-chrf``), as every
+        scorer name of metaeval.
     notes : tuple of str
         Systems renamed to match the DA file, and systems dropped because they have no DA score.
     """
@@ -252,10 +254,10 @@ def read_wmt19_system_scores(da_path: str | Path, baselines_dir: str | Path) -> 
                 continue
             renamed = _renamed_system(system, pair, human[pair])
             if renamed != system:
-                unmatched.setdefault((pair, system, renamed), []).append(name)
+                unmatched.setdefault((pair, system, renamed), []).append(name.lower())
             if renamed is None:
                 continue
-            table = metric.setdefault(pair, {}).setdefault(name, {})
+            table = metric.setdefault(pair, {}).setdefault(name.lower(), {})
             if renamed in table:
                 raise InputFileError(file, f"(METRIC, LP, SYSTEM) must be unique; got {(name, pair, system)!r} again.",
                                      row=row)

@@ -191,11 +191,13 @@ class ScoreSet:
         known = list(self._scores)
         listed = ", ".join(repr(s) for s in known[:12]) + (", ..." if len(known) > 12 else "")
         message = f"`{param}` must name a scorer of this ScoreSet ({listed}); got {scorer!r}."
-        if isinstance(scorer, str):
-            lower = {k.lower(): k for k in known}
-            close = difflib.get_close_matches(scorer.lower(), list(lower), n=3, cutoff=0.6)
-            if close:
-                message = message[:-1] + f" (did you mean {' or '.join(repr(lower[c]) for c in close)}?)."
+        if isinstance(scorer, str):  # names differing only in case first ('MoverScore' -> 'moverscore')
+            same = [k for k in known if k.lower() == scorer.lower()]
+            lower = {k.lower(): k for k in reversed(known)}
+            close = [lower[c] for c in difflib.get_close_matches(scorer.lower(), list(lower), n=3, cutoff=0.6)]
+            suggested = list(dict.fromkeys(same + close))[:3]
+            if suggested:
+                message = message[:-1] + f" (did you mean {' or '.join(repr(s) for s in suggested)}?)."
         return message
 
     def require(self, scorer: str, *, param: str = "scorer") -> str:

@@ -31,6 +31,8 @@ class EmbeddingScorer(ABC):
     """Shared options and batching of the embedding metrics (see :class:`BertScore`)."""
 
     name = ""
+    #: Cosine-based scores of unit vectors (``scale`` field of the signature).
+    scale = "0-1"
     label = ""
 
     def __init__(self, *, model_dir: Any = None, layer: int | None = None, idf: bool = False,
@@ -69,6 +71,9 @@ class EmbeddingScorer(ABC):
             "max_length": e.max_length,
             "idf": f"{idf_fingerprint(self.idf_references)}({len(self.idf_references)} texts)" if self.idf else False,
         }
+
+    def _signature(self, **fields: Any) -> Signature:
+        return Signature.of(**self._signature_fields(), **fields, scale=self.scale)
 
     def _weights(self, ids: list[int]) -> np.ndarray:
         if not self.idf:
@@ -165,7 +170,7 @@ class BertScore(EmbeddingScorer):
 
     @property
     def signature(self) -> Signature:
-        return Signature.of(**self._signature_fields(), matching="greedy-cosine", rescale=False, references="best-f1")
+        return self._signature(matching="greedy-cosine", rescale=False, references="best-f1")
 
     def __repr__(self) -> str:
         return f"BertScore(model_dir={str(self.encoder.model_dir)!r}, layer={self.encoder.layer}, idf={self.idf})"

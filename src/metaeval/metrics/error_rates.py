@@ -51,6 +51,8 @@ def _position_independent_errors(c: Sequence[str], r: Sequence[str]) -> int:
 
 class _ErrorRate(ABC):
     name = ""
+    #: Fractions (above 1 when a candidate needs more edits than the reference has words).
+    scale = "0-1"
 
     def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False):
         self.tokenize = check_choice("tokenize", tokenize, TOKENIZERS)
@@ -58,7 +60,8 @@ class _ErrorRate(ABC):
 
     @property
     def signature(self) -> Signature:
-        return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, references="best")
+        return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, references="best",
+                            scale=self.scale)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(tokenize={self.tokenize!r}, lowercase={self.lowercase})"

@@ -89,6 +89,8 @@ class JensenShannon:
     """
 
     name = "js-2"
+    #: The divergence lies in [0, ln 2] (natural log); negated by default.
+    scale = "0-1"
 
     def __init__(self, *, n: int = 2, stem: bool = True, remove_stopwords: bool = True, negate: bool = True):
         self.n = check_int("n", n, minimum=1)
@@ -120,6 +122,7 @@ class JensenShannon:
             stopwords="nltk-english-179" if self.remove_stopwords else None,
             references="mean",
             sign="negated" if self.negate else "divergence",
+            scale=self.scale,
         )
 
     def __repr__(self) -> str:

@@ -321,6 +321,7 @@ class Meteor:
     """
 
     name = "meteor"
+    scale = "0-1"
 
     def __init__(
         self,
@@ -367,7 +368,7 @@ class Meteor:
 
     @property
     def signature(self) -> Signature:
-        """``metric:meteor|stages:...|alpha|beta|gamma|tokenize|lowercase|stemmer|wordnet|...``."""
+        """``metric:meteor|stages:...|alpha|beta|gamma|tokenize|lowercase|stemmer|wordnet|...|scale:0-1``."""
         return Signature.of(
             metric="meteor",
             stages=self.stages,
@@ -380,6 +381,7 @@ class Meteor:
             wordnet=self.wordnet_version,
             references="best",
             max_search_nodes=self.max_search_nodes,
+            scale=self.scale,
         )
 
     def __repr__(self) -> str:

@@ -63,8 +63,7 @@ class MoverScore(EmbeddingScorer):
 
     @property
     def signature(self) -> Signature:
-        return Signature.of(**self._signature_fields(), distance="euclidean-unit", solver="exact-lp",
-                            references="best")
+        return self._signature(distance="euclidean-unit", solver="exact-lp", references="best")
 
     def __repr__(self) -> str:
         return f"MoverScore(model_dir={str(self.encoder.model_dir)!r}, layer={self.encoder.layer}, idf={self.idf})"

@@ -51,7 +51,10 @@ class Scorer(Protocol):
     signature : Signature
         Every setting that changes a score, with the metric's own version where it has one (sacrebleu's
         signature, the WordNet version, the model directory's hash ...). Two scorers with equal
-        ``str(signature)`` give equal scores on equal texts; the engine keys its cache on it.
+        ``str(signature)`` give equal scores on equal texts; the engine keys its cache on it. The scorers
+        of :data:`METRICS` also record their scale there (``scale:0-1`` or ``scale:0-100``, a class
+        attribute ``scale``) and name their outputs ``<metric>[.<variant>]`` in lower case, variants
+        ``recall`` / ``precision`` / ``f1`` (``docs/metrics.md``, "Names and scales").
     """
 
     name: str

@@ -155,9 +155,12 @@ class Rouge:
     >>> rouge.flags
     '-n 2 -m -f A -p 0.5 -t 0'
     >>> s = rouge.score(["The cats sat on the mat ."], [["A cat sat on a mat ."]])
-    >>> round(s["rouge-1"]["recall"], 5), round(s["rouge-2"]["f"], 5)
+    >>> round(s["rouge-1"]["recall"], 5), round(s["rouge-2"]["f1"], 5)
     (0.66667, 0.4)
     """
+
+    #: Recall, precision and F as fractions (the packaged SummEval dataset stores them x100).
+    scale = "0-1"
 
     def __init__(
         self,
@@ -239,8 +242,8 @@ class Rouge:
 
     @property
     def signature(self) -> Signature:
-        """Reproducibility signature: ``metric:rouge-1.5.5|flags:<flags>|rounding:<r>|version:<v>``."""
-        return Signature.of(metric="rouge-1.5.5", flags=self.flags, rounding=self.rounding)
+        """Reproducibility signature: ``metric:rouge-1.5.5|flags:<flags>|rounding:<r>|scale:0-1|version:<v>``."""
+        return Signature.of(metric="rouge-1.5.5", flags=self.flags, rounding=self.rounding, scale=self.scale)
 
     @property
     def measures(self) -> list[str]:
@@ -381,7 +384,7 @@ class Rouge:
         Returns
         -------
         dict
-            Measure name to ``{'recall', 'precision', 'f'}``.
+            Measure name to ``{'recall', 'precision', 'f1'}``.
         """
         rounded = self.rounding == "rouge155"
         return {
@@ -402,7 +405,7 @@ class Rouge:
         Returns
         -------
         dict
-            ``{'rouge-1': {'recall', 'precision', 'f'}, ..., 'rouge-l': ..., 'rouge-w-1.2': ...,
+            ``{'rouge-1': {'recall', 'precision', 'f1'}, ..., 'rouge-l': ..., 'rouge-w-1.2': ...,
             'rouge-su4': ...}`` for the measures configured (see :attr:`measures`).
 
         Raises
@@ -423,7 +426,7 @@ class Rouge:
         Returns
         -------
         dict
-            Measure name to ``{'recall', 'precision', 'f'}``; see
+            Measure name to ``{'recall', 'precision', 'f1'}``; see
             :func:`metaeval.metrics.rouge_counts.aggregate` for the formulas.
         """
         if isinstance(statistics, RougeStatistics) or len(statistics) == 0:

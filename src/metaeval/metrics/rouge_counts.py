@@ -100,14 +100,14 @@ def scores_from_counts(counts: RougeCounts, *, alpha: float, rouge155_rounding: 
     Returns
     -------
     dict
-        ``{'recall': float, 'precision': float, 'f': float}``.
+        ``{'recall': float, 'precision': float, 'f1': float}`` (``f1`` is F with ``alpha``; 0.5 gives F1).
     """
     recall = _ratio(counts.hit, counts.model_count, counts.weight)
     precision = _ratio(counts.hit, counts.peer_count, counts.weight)
     if rouge155_rounding:
         recall, precision = round5(recall), round5(precision)
-        return {"recall": recall, "precision": precision, "f": round5(_f(recall, precision, alpha))}
-    return {"recall": recall, "precision": precision, "f": _f(recall, precision, alpha)}
+        return {"recall": recall, "precision": precision, "f1": round5(_f(recall, precision, alpha))}
+    return {"recall": recall, "precision": precision, "f1": _f(recall, precision, alpha)}
 
 
 def aggregate(
@@ -133,7 +133,7 @@ def aggregate(
     Returns
     -------
     dict
-        Measure name to ``{'recall', 'precision', 'f'}``.
+        Measure name to ``{'recall', 'precision', 'f1'}``.
 
     Notes
     -----
@@ -152,6 +152,6 @@ def aggregate(
             out[name] = scores_from_counts(total, alpha=alpha, rouge155_rounding=rouge155_rounding)
             continue
         per_item = [scores_from_counts(c, alpha=alpha, rouge155_rounding=rouge155_rounding) for c in items]
-        means = {k: sum(s[k] for s in per_item) / len(per_item) for k in ("recall", "precision", "f")}
+        means = {k: sum(s[k] for s in per_item) / len(per_item) for k in ("recall", "precision", "f1")}
         out[name] = {k: round5(v) for k, v in means.items()} if rouge155_rounding else means
     return out

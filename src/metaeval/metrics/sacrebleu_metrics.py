@@ -40,6 +40,8 @@ class _SacrebleuScorer(ABC):
     """Shared machinery: statistics, sentence and corpus scores of one sacrebleu metric."""
 
     name = ""
+    #: sacrebleu's scale (``scale`` field of the signature).
+    scale = "0-100"
     #: Settings not shown in sacrebleu's own signature, recorded in ours.
     _extra_fields: tuple[str, ...] = ()
     _integer_statistics = True
@@ -58,7 +60,7 @@ class _SacrebleuScorer(ABC):
     @property
     def signature(self) -> Signature:
         extra = {k: getattr(self, k) for k in self._extra_fields}
-        return Signature.of(metric=self.name, **extra, sacrebleu=f"({self.sacrebleu_signature})")
+        return Signature.of(metric=self.name, **extra, sacrebleu=f"({self.sacrebleu_signature})", scale=self.scale)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.sacrebleu_signature!r})"

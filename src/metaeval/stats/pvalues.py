@@ -57,17 +57,20 @@ def level_vectors(x, z, *, level: str, full_test_set: bool = False):
 
 
 def analytic_pvalue(x, z, *, level: str, coefficient: str, alternative: str = "two-sided",
-                    full_test_set: bool = False) -> float:
+                    full_test_set: bool = False, statistic: float | None = None) -> float:
     """scipy's p-value of the correlation of ``x`` and ``z`` at ``level`` (NaN where none applies).
 
     Arrays are validated 2-D (N, M) matrices, NaN = missing; ``level`` and ``coefficient`` canonical.
     NaN when the level or coefficient has no analytic p-value (see the module notes) or when the
-    correlation is undefined (fewer than 3 pairs, or a constant vector).
+    correlation is undefined (fewer than 3 pairs, or a constant vector). ``statistic``: the level
+    correlation when the caller has it (computed here otherwise); it only decides undefinedness.
     """
     if level not in ANALYTIC_LEVELS or coefficient not in ANALYTIC_COEFFICIENTS:
         return float("nan")
     u, v = level_vectors(x, z, level=level, full_test_set=full_test_set)
-    statistic = level_correlation(x, z, level=level, coefficient=coefficient, full_test_set=full_test_set).statistic
+    if statistic is None:
+        statistic = level_correlation(x, z, level=level, coefficient=coefficient,
+                                      full_test_set=full_test_set).statistic
     if u.size < 3 or not np.isfinite(statistic):
         return float("nan")
     from scipy import stats
