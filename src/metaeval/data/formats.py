@@ -232,14 +232,32 @@ def flatten_fields(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How a parsed JSON value is named in messages ('an object', 'an array', ...)."""
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
+
+
+def json_lines(path: str | Path, text: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of every non-blank line of JSON Lines ``text`` read from ``path``.
+
+    The one JSON Lines parser of metaeval (score files, the packaged sources, text files); malformed JSON
+    is an :class:`~metaeval.errors.InputFileError` naming the line. Callers say what a value must be.
+    """
+    for row, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield row, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFileError(
+                path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
+            ) from None
 
 
 def jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
         hint = " (JSON Lines holds one object per line)" if isinstance(record, list) else ""
-        raise InputFileError(path, f"a line must be one JSON object; got {_json_type(record)}{hint}.", row=row)
+        raise InputFileError(path, f"a line must be one JSON object; got {json_type(record)}{hint}.", row=row)
     nested = next((key for key in NESTED_KEYS if isinstance(record.get(key), dict)), None)
     if nested is None:
         return flatten_fields(record)
@@ -250,15 +268,7 @@ def jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, An
 def _jsonl_table(path: str | Path, text: str) -> RawTable:
     rows: list[int] = []
     records: list[dict[str, Any]] = []
-    for row, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
-            ) from None
+    for row, record in json_lines(path, text):
         records.append(jsonl_record_fields(path, row, record))
         rows.append(row)
     if not records:

@@ -8,7 +8,6 @@ result with :func:`metaeval.data.datasets.load_dataset`. Errors name the file, r
 from __future__ import annotations
 
 import gzip
-import json
 import math
 import re
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputFileError
-from .formats import read_text
+from .formats import json_lines, json_type, read_text
 from .scoreset import ScoreSet
 
 REALSUMM_SCORER_NAMES = {
@@ -48,16 +47,9 @@ WMT19_TESTSET = "newstest2019"
 
 
 def _json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for row, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(path, f"a line must be one JSON object; got malformed JSON: {exc.msg}"
-                                       f" at column {exc.colno}.", row=row) from None
+    for row, record in json_lines(path, read_text(path)):
         if not isinstance(record, dict):
-            raise InputFileError(path, "a line must be one JSON object; got another JSON value.", row=row)
+            raise InputFileError(path, f"a line must be one JSON object; got {json_type(record)}.", row=row)
         yield row, record
 
 

@@ -8,34 +8,21 @@ string or an integer, an empty text, a list of texts that is empty or holds a no
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputFileError
-from .formats import read_text
+from .formats import json_lines, json_type, read_text
 
 __all__ = ["label_field", "read_records", "text_field", "texts_field"]
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
 
 
 def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, JSON object)`` of every non-blank line of ``path`` (UTF-8, optionally gzipped)."""
     records = []
-    for row, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
-            ) from None
+    for row, record in json_lines(path, read_text(path)):
         if not isinstance(record, dict):
-            raise InputFileError(path, f"a line must be one JSON object; got {_kind(record)}.", row=row)
+            raise InputFileError(path, f"a line must be one JSON object; got {json_type(record)}.", row=row)
         records.append((row, record))
     if not records:
         raise InputFileError(path, "the file must hold at least one JSON line; got an empty file.")
