@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 # dependency pulls a CUDA build
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet torch==$(TORCH_VERSION)
-	$(PY) -m pip install --quiet -e '.[test,embed,js,dask]'
+	$(PY) -m pip install --quiet -e '.[test,embed,js,dask,fast]'
 	touch $@
 
 demo: $(VENV)/.installed
