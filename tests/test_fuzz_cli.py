@@ -204,6 +204,9 @@ SCORE_COMMANDS = {
     "human-agreement": lambda m, h: ["human", "agreement", f"--scorer={h}"],
     "human-normalize": lambda m, h: ["human", "normalize", f"--scorer={h}"],
     "human-sample": lambda m, h: ["human", "sample", f"--metric={m}", "--n", "1"],
+    "correlate-columns": lambda m, h: ["correlate", "--system-column", "system", "--input-column", "input",
+                                      f"--human-column={h}", "--ci", "none"],
+    "mt": lambda m, h: ["mt", f"--human={h}", "--task", "system/pearson", "--n-resamples", "5"],
 }
 
 
@@ -217,7 +220,7 @@ def test_score_file_commands(command, data):
         output = directory / "out" / "result.txt" if data.draw(st.booleans()) else None
         argv = SCORE_COMMANDS[command](metric, human)
         words = 2 if command.startswith(("simulate", "human")) else 1
-        argv[words:words] = ["--scores", path]
+        argv[words:words] = ["--scores", f"en-de={path}" if command == "mt" else path]
         if output is not None:
             argv += ["--output", output]
         check(argv, [path], output, directory)
