@@ -56,17 +56,19 @@ def nlpstats_cases(x, y, z, k):
 
 def metaeval_cases(ds, k):
     common = dict(n_resamples=k, rng=0)
+    # nlpstats' bootstrap computes the interval only; metaeval's also reports scipy's p-value unless told not to
+    interval = dict(common, pvalue_method="none")
     return {
         "boot-sys-kendall": lambda: me.bootstrap_ci(ds, "x", "human", level="system", coefficient="kendall",
-                                                    method="both", **common),
+                                                    method="both", **interval),
         "boot-sys-pearson": lambda: me.bootstrap_ci(ds, "x", "human", level="system", coefficient="pearson",
-                                                    method="both", **common),
+                                                    method="both", **interval),
         "perm-sys-kendall": lambda: me.permutation_test(ds, "x", "y", "human", level="system",
                                                         coefficient="kendall", method="both", **common),
         "perm-sys-pearson": lambda: me.permutation_test(ds, "x", "y", "human", level="system",
                                                         coefficient="pearson", method="both", **common),
         "boot-sum-kendall": lambda: me.bootstrap_ci(ds, "x", "human", level="summary", coefficient="kendall",
-                                                    method="both", **common),
+                                                    method="both", **interval),
         "perm-sum-kendall": lambda: me.permutation_test(ds, "x", "y", "human", level="summary",
                                                         coefficient="kendall", method="both", **common),
     }
