@@ -66,3 +66,26 @@ def test_no_progress_in_a_pipe_or_with_no_progress():
                               text=True, env=_environment(), timeout=120)
         assert done.returncode == 0, done.stderr
         assert "/18" not in done.stderr and "ETA" not in done.stderr
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_compare_and_delta_count_every_resample(test, missing):
+    import numpy as np
+
+    import metaeval as me
+
+    ds = me.load_dataset("summeval").subset(scorers=["rouge-1.recall", "rouge-2.recall", "bertscore.recall",
+                                                     "expert.relevance"])
+    if missing:  # each pair on its own common cells: the per-pair path
+        scores = {s: ds.matrix(s).copy() for s in ds.scorers}
+        scores["rouge-1.recall"][0, :3] = np.nan
+        ds = me.ScoreSet(scores, systems=ds.systems, inputs=ds.inputs, humans=["expert.relevance"])
+    calls = []
+    me.compare_metrics(ds, ["rouge-1.recall", "rouge-2.recall", "bertscore.recall"], "expert.relevance",
+                       test=test, n_resamples=120, rng=0, progress=lambda: calls.append(1))
+    assert len(calls) == 120
+    calls.clear()
+    me.delta_correlations(ds, ["rouge-2.recall"], "expert.relevance", n_resamples=50, rng=0,
+                          progress=lambda: calls.append(1))
+    assert len(calls) == 50

@@ -245,6 +245,7 @@ def delta_correlations(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
+    progress: Any = None,
 ) -> DeltaCorrelationResult:
     """r_SYS Delta(l, u): system-level Kendall tau-b restricted to pairs with metric gap in ``[l, u]``.
 
@@ -275,6 +276,9 @@ def delta_correlations(
         BOOT-INPUTS resamples for the intervals (0: no intervals).
     confidence_level : float
     rng : None, int or numpy.random.Generator
+
+    progress : callable, optional
+        Called with no argument once per bootstrap resample (for progress bars).
 
     Returns
     -------
@@ -356,6 +360,8 @@ def delta_correlations(
                 counts = cell_counts(common.pair_gaps(xm[a], i, j), common.pair_signs(xm[a], i, j), szr,
                                      lower[a], upper[a], boundary)
                 samples[sl, a] = _tau(*counts, min_pairs)
+            for _ in range(sl.stop - sl.start) if progress is not None else ():
+                progress()
         samples[:, :, ~exists] = np.nan
         ci_low, ci_high, dropped = common.percentile_bounds(samples, confidence_level)
         dropped = np.where(exists, dropped, 0)

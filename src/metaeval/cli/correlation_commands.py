@@ -100,10 +100,10 @@ def compare(dataset, dataset_options, scores, human, metrics, level, coefficient
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     with progress_bar() as bar:
-        bar.task("pairwise tests (one vectorized run: elapsed time only)")
+        counted = bar.task("resamples", total=n_resamples) if test != "williams" else None
         result = compare_metrics(
             ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
             method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
-            family=family, alpha=alpha, rng=seed,
+            family=family, alpha=alpha, rng=seed, progress=counted,
         )
     emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -55,11 +55,11 @@ def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, bo
     """Kendall tau over the system pairs whose metric gap lies in [l, u] (Deutsch et al. 2022)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
     with progress_bar() as bar:
-        bar.task("Delta grid and its bootstrap (elapsed time only)")
         result = delta_correlations(
             ds, chosen_metrics(ds, human, metrics), human, fractions=fractions, edges=edges, boundary=boundary,
             min_pairs=min_pairs, full_test_set=full_test_set, n_resamples=n_resamples,
             confidence_level=confidence_level, rng=seed,
+            progress=bar.task("bootstrap resamples", total=n_resamples) if n_resamples else None,
         )
     frame = result.to_frame() if view == "grid" else result.curve_frame()
     render(result, fmt, frame, _grid_tables if view == "grid" else _curve_table, output)

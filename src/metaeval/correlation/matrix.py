@@ -66,6 +66,7 @@ def compare_metrics(
     undefined: str = defaults.UNDEFINED,
     rng: Any = None,
     batch: int | None = None,
+    progress: Any = None,
 ) -> MetricComparisonResult:
     """Test every ordered pair of metrics and rank them into significance clusters.
 
@@ -97,6 +98,9 @@ def compare_metrics(
     family : {'row', 'matrix'}
     alpha : float
         Significance level for ``significant`` and the clusters.
+    progress : callable, optional
+        Called with no argument once per resample, ``n_resamples`` times in all (for progress bars);
+        never for Williams' test.
 
     Other parameters are those of :func:`metaeval.permutation_test`.
 
@@ -115,6 +119,7 @@ def compare_metrics(
     out = pairwise_tests(
         scores, z, test=test, level=level, coefficient=coefficient, method=method or "both",
         alternative=alternative, n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
+        progress=progress,
     )
     pvalues = np.array(out.pvalues, dtype=float)
     np.fill_diagonal(pvalues, np.nan)

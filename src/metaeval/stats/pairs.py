@@ -135,6 +135,7 @@ def pairwise_tests(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     correction: str | None = None,
+    progress: Any = None,
     engine: str = "auto",
 ) -> PairwiseOutcome:
     """Significance of every ordered pair of metrics, ``H1: rho(X_i, Z) > rho(X_j, Z)``.
@@ -161,6 +162,10 @@ def pairwise_tests(
     correction : {"holm", "bonferroni", "benjamini-hochberg", "none"}, optional
         Adjust the off-diagonal p-values as one family.
     engine : {"auto", "reference"}
+
+    progress : callable, optional
+        Called with no argument once per resample evaluated, ``n_resamples`` times in all (for progress
+        bars; pairs and metrics evaluated one after another share the count); never for Williams.
 
     Returns
     -------
@@ -192,10 +197,10 @@ def pairwise_tests(
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(std), z, **kw)])
         draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
         if shared:
-            deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw)
+            deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw, progress)
             observed = {pair: statistics[pair[0]] - statistics[pair[1]] for pair in deltas_s}
         else:
-            deltas_s, observed = _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas)
+            deltas_s, observed = _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress)
         for (i, j), ds in deltas_s.items():
             null = ds[np.isfinite(ds)]
             delta = observed[i, j]
@@ -214,9 +219,12 @@ def pairwise_tests(
     else:
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(scores), z, **kw)])
         draws = bootstrap_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
+        steps = _Steps(progress, k, p if shared else p * (p - 1) // 2)
         if shared:
-            samples = [bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw)
-                       for i in range(p)]
+            samples = []
+            for i in range(p):
+                samples.append(bootstrap_samples(scores[i], z, draws=draws, batch=batch, engine=engine, **kw))
+                steps.done()
         for i in range(p):
             for j in range(i + 1, p):
                 if shared:
@@ -229,6 +237,7 @@ def pairwise_tests(
                     pair_deltas[j, i] = -delta
                     ds = (bootstrap_samples(cells.x, cells.z, draws=draws, batch=batch, engine=engine, **kw)
                           - bootstrap_samples(cells.y, cells.z, draws=draws, batch=batch, engine=engine, **kw))
+                    steps.done()
                 ds = ds[np.isfinite(ds)]
                 dropped[i, j] = dropped[j, i] = k - ds.size
                 pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
@@ -248,7 +257,25 @@ def pairwise_tests(
     return PairwiseOutcome(statistics, deltas, pvalues, adjusted, dropped, test, method_out, alternative, n_res)
 
 
-def _permutation_pairs(std, z, draws, batch, engine, kw):
+class _Steps:
+    """Reports ``total`` units of progress spread over ``parts`` steps done one after another."""
+
+    def __init__(self, progress, total: int, parts: int):
+        self.progress, self.total, self.parts, self.count = progress, total, max(1, parts), 0
+
+    def done(self, units: int | None = None) -> None:
+        """One step done (``units``: report exactly this many instead of an even share)."""
+        if self.progress is None:
+            return
+        if units is None:
+            before = self.total * self.count // self.parts
+            self.count += 1
+            units = self.total * self.count // self.parts - before
+        for _ in range(units):
+            self.progress()
+
+
+def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
     """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``."""
     p, n, m = std.shape
     k = draws.n_resamples
@@ -277,8 +304,10 @@ def _permutation_pairs(std, z, draws, batch, engine, kw):
     else:
         batch = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
     with _kernels.single_blas_thread():
+        steps = _Steps(progress, k, 1)
         for sl in batch_slices(k, batch):
             _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw)
+            steps.done(sl.stop - sl.start)
     return out
 
 
@@ -371,12 +400,13 @@ class _SharedSystemMeans:
         return xp, self.means[i] + self.means[j] - xp
 
 
-def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas):
+def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress=None):
     """Permuted and observed deltas of every pair ``i < j`` on the pair's own common cells."""
     from metaeval.stats.permutation import permutation_deltas
 
     p = scores.shape[0]
     out, observed = {}, {}
+    steps = _Steps(progress, draws.n_resamples, p * (p - 1) // 2)
     for i in range(p):
         for j in range(i + 1, p):
             cells = common_cells(scores[i], scores[j], z)
@@ -385,6 +415,7 @@ def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas):
             observed[i, j] = pair_deltas[i, j] = rx - ry
             pair_deltas[j, i] = -(rx - ry)
             out[i, j] = permutation_deltas(xs, ys, cells.z, draws=draws, batch=batch, engine=engine, **kw)
+            steps.done()
     return out, observed
 
 
