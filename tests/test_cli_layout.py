@@ -101,7 +101,7 @@ def test_every_option_has_help():
     assert missing == []
 
 
-LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score", "simulate coverage",
+LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score", "simulate coverage", "mt",
                  "simulate power")
 
 

@@ -7,7 +7,8 @@ import click
 
 from .. import defaults
 from ..errors import ParameterError
-from .common import emit, output_options, resamples_option, seed_option
+from .common import emit, output_options, resamples_option, seed_option, tie_tolerance_option
+from .progress import progress_bar, progress_option
 
 
 def _language_pairs(scores: tuple[str, ...]) -> dict:
@@ -56,6 +57,8 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
               help="DARR: the least human score difference of a segment pair.")
 @resamples_option
 @seed_option
+@tie_tolerance_option
+@progress_option
 @output_options
 def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems, alpha, recalibrate,
        darr_threshold, n_resamples, seed, fmt, output):
@@ -67,7 +70,10 @@ def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
                              + ("both." if scores else "neither."))
     data = _language_pairs(scores) if scores else _mt_metrics_eval(mtme_root, language_pairs)
-    result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks or defaults.MT_TASKS,
-                         exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
-                         recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed)
+    tasks = tasks or defaults.MT_TASKS
+    with progress_bar() as bar:
+        result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks,
+                             exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
+                             recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed,
+                             progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
     emit(render_text(result, fmt, width=WIDE), output)

@@ -171,6 +171,7 @@ def mt_evaluate(
     spa_permutations: int = defaults.MT_SPA_PERMUTATIONS,
     corpus_statistics: Mapping[str, tuple[Mapping[str, np.ndarray], Callable]] | None = None,
     rng: Any = None,
+    progress: Any = None,
 ) -> MtEvaluationResult:
     """WMT-style meta-evaluation of MT metrics over one or several language pairs.
 
@@ -205,6 +206,9 @@ def mt_evaluate(
         scores from summed sufficient statistics (e.g. ``Bleu().item_statistics`` and ``Bleu().aggregate``),
         in the resamples too; ``stats`` are aligned with the ScoreSet's systems and segments.
     rng : None, int or numpy.random.Generator
+
+    progress : callable, optional
+        Called with no argument after each task of each language pair (for progress bars).
 
     Returns
     -------
@@ -269,6 +273,8 @@ def mt_evaluate(
             names.append(name)
             obs.append(o)
             res.append(r)
+            if progress is not None:
+                progress()
     if pooled_counts:
         names.append(f"{POOLED}:system/accuracy")
         agree = sum(c[0][0] for c in pooled_counts)
