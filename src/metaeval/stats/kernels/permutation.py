@@ -279,6 +279,21 @@ class _PermSummaryPearson:
         return rx - ry
 
 
+def pearson_terms(std: np.ndarray, z: np.ndarray):
+    """The per-cell terms of summary-level Pearson under swaps: ``(z constant per input, (P, N, M, 3))``.
+
+    With ``xc`` the metrics centred on their common mean and ``zt`` each input's centred, unit-norm
+    human scores (0 where constant), the terms are ``xc``, ``xc^2`` and ``xc * zt``: every swapped
+    numerator and variance is a sum of them over the cells each metric keeps.
+    """
+    zc = z - z.mean(axis=0)
+    znorm = np.sqrt((zc * zc).sum(axis=0))
+    z_const = _is_constant(z, axis=0)
+    zt = np.where(z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
+    xc = std - std.mean(axis=(0, 1))
+    return z_const, np.stack([xc, xc * xc, xc * zt], axis=-1)
+
+
 class PearsonSummaryShared:
     """Summary-level Pearson of every metric pair under shared PERM-SYSTEMS / PERM-BOTH masks.
 
@@ -289,12 +304,7 @@ class PearsonSummaryShared:
 
     def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str):
         p, n, m = std.shape
-        zc = z - z.mean(axis=0)
-        znorm = np.sqrt((zc * zc).sum(axis=0))
-        self.z_const = _is_constant(z, axis=0)
-        zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
-        xc = std - std.mean(axis=(0, 1))
-        self.lin = np.stack([xc, xc * xc, xc * zt], axis=-1)  # (P, N, M, 3)
+        self.z_const, self.lin = pearson_terms(std, z)
         self.lin_t = np.ascontiguousarray(self.lin.transpose(0, 2, 1, 3))  # (P, M, N, 3)
         self.base = self.lin.sum(axis=1)  # (P, M, 3)
         self.std = std

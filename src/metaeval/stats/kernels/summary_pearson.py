@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.ranks import _is_constant
+from metaeval.stats.kernels.permutation import pearson_terms
 
 __all__ = ["PearsonSummaryCompiled"]
 
@@ -73,12 +73,7 @@ class PearsonSummaryCompiled:
 
     def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs):
         p, n, m = std.shape
-        zc = z - z.mean(axis=0)
-        znorm = np.sqrt((zc * zc).sum(axis=0))
-        self.z_const = _is_constant(z, axis=0)
-        zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
-        xc = std - std.mean(axis=(0, 1))
-        lin = np.stack([xc, xc * xc, xc * zt], axis=-1)  # (P, N, M, 3)
+        self.z_const, lin = pearson_terms(std, z)  # (P, N, M, 3)
         self.base = np.ascontiguousarray(lin.sum(axis=1).transpose(1, 2, 0))  # (M, 3, P)
         self.lin = np.ascontiguousarray(lin.transpose(2, 1, 3, 0))  # (M, N, 3, P)
         self.n = float(n)
