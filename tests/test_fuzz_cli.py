@@ -380,3 +380,36 @@ def test_report_shows_hostile_names_as_text(tmp_path):
     page = (output / "report.html").read_text(encoding="utf-8")
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;[bold red]x" in page
     assert not CONTROL.search(out + err)
+
+
+# -- mt-metrics-eval directories -------------------------------------------------------------------
+@FUZZ
+@given(data=st.data())
+def test_mt_metrics_eval_directories(data):
+    """``metaeval mt --mt-metrics-eval DIR``: hostile system names, odd scores, ragged or missing files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        root = directory / "wmtfuzz"
+        (root / "human-scores").mkdir(parents=True)
+        (root / "metric-scores" / "en-de").mkdir(parents=True)
+        systems = data.draw(st.lists(NAMES.filter(lambda x: "\t" not in x and "\n" not in x), min_size=1,
+                                     max_size=4, unique=True))
+        n_segments = data.draw(st.integers(1, 4))
+        files = []
+        for path in (root / "human-scores" / "en-de.mqm.seg.score",
+                     root / "metric-scores" / "en-de" / "m1-refA.seg.score",
+                     root / "metric-scores" / "en-de" / "m2-refA.seg.score"):
+            if data.draw(st.integers(0, 9)) == 0:  # a missing file
+                continue
+            lines = [f"{s}\t{data.draw(CELLS) if data.draw(st.integers(0, 5)) == 0 else float(j + i)}"
+                     for i, s in enumerate(systems) for j in range(n_segments)]
+            if data.draw(st.integers(0, 7)) == 0:  # ragged: one system with a segment fewer
+                lines = lines[:-1]
+            path.write_text("\n".join(str(line) for line in lines) + "\n", encoding="utf-8", errors="surrogateescape")
+            files.append(path)
+        output = directory / "out" / "result.txt" if data.draw(st.booleans()) else None
+        argv = ["mt", "--mt-metrics-eval", str(root), "--language-pair", "en-de", "--n-resamples", "5",
+                "--task", "system/pearson"]
+        if output is not None:
+            argv += ["--output", output]
+        check(argv, [root, *files], output, directory)

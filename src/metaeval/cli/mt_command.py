@@ -8,6 +8,7 @@ import click
 from .. import defaults
 from ..errors import ParameterError
 from .common import emit, output_options, resamples_option, seed_option, tie_tolerance_option
+from .main import SOURCE_FILE
 from .progress import progress_bar, progress_option
 
 
@@ -70,6 +71,8 @@ def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
                              + ("both." if scores else "neither."))
     data = _language_pairs(scores) if scores else _mt_metrics_eval(mtme_root, language_pairs)
+    # a data error (too few systems, an unknown scorer) names where the data came from
+    SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in scores) if scores else str(mtme_root))
     tasks = tasks or defaults.MT_TASKS
     with progress_bar() as bar:
         result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks,
