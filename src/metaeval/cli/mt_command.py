@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from .. import defaults
+from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
 from .common import emit, output_options, resamples_option, seed_option, tie_tolerance_option
 from .main import SOURCE_FILE
@@ -37,6 +38,45 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
     return {lp: read_mt_metrics_eval(root, lp, level="seg") for lp in dict.fromkeys(language_pairs)}
 
 
+def _per_language_pair(option: str, items: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        lp, sep, path = item.partition("=")
+        if not sep or not lp or not path or lp in out:
+            raise ParameterError(f"`{option}` must look like LP=PATH, once per language pair; got {item!r}.")
+        out[lp] = path
+    return out
+
+
+def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, reference_files) -> dict:
+    """{metric: ({lp: statistics}, aggregate)} for ``mt_evaluate`` from the texts of every language pair."""
+    from ..scoring.corpus import corpus_statistics
+
+    candidates = _per_language_pair("--candidates", candidate_files)
+    references = _per_language_pair("--references", reference_files)
+    if not metrics:
+        if candidates or references:
+            raise ParameterError("`--candidates` and `--references` must come with `--corpus-metric`; got no"
+                                 " --corpus-metric.")
+        return {}
+    for option, given in (("--candidates", candidates), ("--references", references)):
+        missing = [lp for lp in data if lp not in given]
+        if missing:
+            raise ParameterError(f"`{option}` must give a file for every language pair with --corpus-metric; got"
+                                 f" none for {', '.join(map(repr, missing))}.")
+    out = {}
+    for metric in dict.fromkeys(metrics):
+        stats, aggregate = {}, None
+        for lp, ds in data.items():
+            if metric not in ds.metrics:
+                raise ParameterError(f"`--corpus-metric` must name a metric of the scores of every language pair;"
+                                     f" got {metric!r}, which {lp!r} lacks (score its segments with `metaeval"
+                                     f" score --metric {metric}` too).")
+            stats[lp], aggregate = corpus_statistics(ds, candidates[lp], references[lp], metric)
+        out[metric] = (stats, aggregate)
+    return out
+
+
 @click.command()
 @click.option("--scores", multiple=True, metavar="LP=PATH",
               help="A score file of one language pair (repeatable): CSV, TSV, JSONL or Parquet.")
@@ -56,13 +96,21 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
               help="acc23 / tau23: re-optimise the tie threshold inside every resample.")
 @click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
               help="DARR: the least human score difference of a segment pair.")
+@click.option("--corpus-metric", "corpus_metrics", multiple=True, type=click.Choice(CORPUS_METRICS),
+              help="Score systems with this metric's corpus score (summed sufficient statistics) instead of the"
+                   " mean of its segment scores (repeatable; needs --candidates and --references).")
+@click.option("--candidates", "candidate_files", multiple=True, metavar="LP=PATH",
+              help="With --corpus-metric: the system outputs of one language pair (repeatable), as for"
+                   " `metaeval score`.")
+@click.option("--references", "reference_files", multiple=True, metavar="LP=PATH",
+              help="With --corpus-metric: the references of one language pair (repeatable).")
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
 def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems, alpha, recalibrate,
-       darr_threshold, n_resamples, seed, fmt, output):
+       darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import mt_evaluate
     from ..report.render import WIDE, render_text
@@ -73,10 +121,12 @@ def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems
     data = _language_pairs(scores) if scores else _mt_metrics_eval(mtme_root, language_pairs)
     # a data error (too few systems, an unknown scorer) names where the data came from
     SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in scores) if scores else str(mtme_root))
+    corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
     tasks = tasks or defaults.MT_TASKS
     with progress_bar() as bar:
         result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks,
                              exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
                              recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed,
+                             corpus_statistics=corpus or None,
                              progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
     emit(render_text(result, fmt, width=WIDE), output)
