@@ -135,6 +135,20 @@ def _compiled():
         out[6] += dx
         out[7] += dz
 
+    @numba.njit(cache=False, nogil=True)
+    def subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part, weights):
+        """Remove from ``full`` the pairs between different copies of each unit of one axis: a unit drawn
+        ``mult[u]`` times holds ``mult[u]^2 - mult[u]`` ordered copy pairs of its line's counts."""
+        for u in range(mult.shape[0]):
+            extra = mult[u] * mult[u] - mult[u]
+            if extra > 0:
+                for t in range(weights.shape[0]):
+                    weights[t] = other[index[u, t]]
+                part[:] = 0
+                weighted_counts(rx[u], rz[u], weights, tree, zsum, zsq, part)
+                for f in range(1, 6):
+                    full[f] -= extra * part[f]
+
     @numba.njit(cache=False, nogil=True, parallel=True)
     def loop(gx, gz, ga, gb, rx_rows, rz_rows, b_rows, rx_cols, rz_cols, a_cols, nz, w, c):
         k = w.shape[0]
@@ -151,26 +165,10 @@ def _compiled():
             full = np.zeros(8, dtype=np.int64)
             weighted_counts(gx, gz, wt, tree, zsum, zsq, full)
             part = np.zeros(8, dtype=np.int64)
-            wr = np.empty(m, dtype=np.int64)
-            for a in range(n):
-                extra = w[s, a] * w[s, a] - w[s, a]
-                if extra > 0:
-                    for t in range(m):
-                        wr[t] = c[s, b_rows[a, t]]
-                    part[:] = 0
-                    weighted_counts(rx_rows[a], rz_rows[a], wr, tree, zsum, zsq, part)
-                    for f in range(1, 6):
-                        full[f] -= extra * part[f]
-            wc = np.empty(n, dtype=np.int64)
-            for b in range(m):
-                extra = c[s, b] * c[s, b] - c[s, b]
-                if extra > 0:
-                    for t in range(n):
-                        wc[t] = w[s, a_cols[b, t]]
-                    part[:] = 0
-                    weighted_counts(rx_cols[b], rz_cols[b], wc, tree, zsum, zsq, part)
-                    for f in range(1, 6):
-                        full[f] -= extra * part[f]
+            subtract_copies(full, w[s], c[s], b_rows, rx_rows, rz_rows, tree, zsum, zsq, part,
+                            np.empty(m, dtype=np.int64))
+            subtract_copies(full, c[s], w[s], a_cols, rx_cols, rz_cols, tree, zsum, zsq, part,
+                            np.empty(n, dtype=np.int64))
             res[s, 0] = full[0]
             for f in range(1, 6):
                 res[s, f] = full[f] // 2
