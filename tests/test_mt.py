@@ -9,8 +9,8 @@ import metaeval as me
 from metaeval.errors import ParameterError
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.resampling import bootstrap_draws, count_weights
+from metaeval.stats.corpus import corpus_scores
 from metaeval.stats.wmt import (
-    corpus_scores,
     darr_counts,
     pairwise_agreement,
     resampled_task,

@@ -76,8 +76,8 @@ def test_cli_corpus_metric(tmp_path, capsys):
     (["--candidates", "en-de=x.jsonl"], "`--candidates` and `--references` must come with `--corpus-metric`; got no"
                                         " --corpus-metric."),
     (["--corpus-metric", "chrf", "--candidates", "en-de=c", "--references", "en-de=r"],
-     "`--corpus-metric` must name a metric of the scores of every language pair; got 'chrf', which 'en-de' lacks"
-     " (score its segments with `metaeval score --metric chrf` too)."),
+     "`--corpus-metric` must name a metric of language pair 'en-de'; got 'chrf', which is not one (score its"
+     " segments with `metaeval score --metric chrf` too)."),
 ])
 def test_cli_corpus_metric_errors(tmp_path, capsys, extra, message):
     _corpus(tmp_path)

@@ -5,6 +5,7 @@ import contextlib
 import functools
 import inspect
 import warnings
+from collections.abc import Mapping
 from typing import Any, Iterator
 
 import numpy as np
@@ -20,6 +21,7 @@ from .errors import (
 )
 from .signature import recorded
 from .stats import ties
+from .stats.corpus import CorpusScores
 from .stats.resampling import check_rng
 
 MIN_SYSTEMS = 3
@@ -121,6 +123,42 @@ def check_full_test_set(full_test_set: Any, level: str) -> bool:
 def matrices(ds: ScoreSet, scorer: str, *, param: str) -> np.ndarray:
     ds.require(scorer, param=param)
     return ds.matrix(scorer)
+
+
+def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, CorpusScores]:
+    """``{metric: CorpusScores}`` aligned with ``ds`` from ``{metric: CorpusScores | (statistics, aggregate)}``."""
+    if corpus_statistics is None:
+        return {}
+    if not isinstance(corpus_statistics, Mapping):
+        raise ParameterError(f"`corpus_statistics` must be a mapping of metric -> (statistics, aggregate); got "
+                             f"{type(corpus_statistics).__name__}.")
+    out = {}
+    for metric, value in corpus_statistics.items():
+        ds.require(metric, param="corpus_statistics")
+        if not isinstance(value, CorpusScores):
+            if not (isinstance(value, tuple) and len(value) == 2):
+                raise ParameterError(f"`corpus_statistics[{metric!r}]` must be a CorpusScores or a pair (statistics, "
+                                     f"aggregate); got {type(value).__name__}.")
+            value = CorpusScores(*value)
+        if value.shape != ds.shape:
+            raise ParameterError(f"`corpus_statistics[{metric!r}]` must cover the {ds.shape[0]} systems x "
+                                 f"{ds.shape[1]} inputs of the data; got statistics of shape "
+                                 f"{value.statistics.shape}.")
+        out[metric] = value
+    return out
+
+
+def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param: str):
+    """The metric as the level sees it: its corpus statistics at the system level, else its matrix."""
+    if level == "system" and metric in corpus:
+        return corpus[metric]
+    return matrices(ds, metric, param=param)
+
+
+def corpus_field(corpus: dict, metrics, levels) -> dict[str, Any]:
+    """The signature field naming the corpus metrics used (system level only)."""
+    used = tuple(m for m in metrics if m in corpus)
+    return {"corpus_level": used} if used and "system" in levels else {}
 
 
 def warn_if_undefined(statistic: float, what: str) -> None:

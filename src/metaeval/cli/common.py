@@ -184,3 +184,47 @@ def tie_tolerance_option(command: Callable) -> Callable:
         "--tie-tolerance", type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
         help="Scores a, b tie in rank statistics when |a - b| <= this * max(|a|, |b|); 0 = exact (as scipy).",
     )(wrapper)
+
+
+def corpus_options(command: Callable) -> Callable:
+    """--corpus-metric / --candidates / --references, passed to the command as ``corpus_texts``."""
+
+    @functools.wraps(command)
+    def wrapper(*args, corpus_metrics=(), candidates=None, references=None, **kwargs):
+        return command(*args, corpus_texts=(corpus_metrics, candidates, references), **kwargs)
+
+    from ..scoring.corpus import CORPUS_METRICS
+
+    for decorator in reversed((
+        click.option("--corpus-metric", "corpus_metrics", multiple=True, type=click.Choice(CORPUS_METRICS),
+                     help="System level: score systems with this metric's corpus score (summed sufficient "
+                          "statistics), not the mean of its segment scores (repeatable; needs --candidates and "
+                          "--references)."),
+        click.option("--candidates", metavar="PATH", help="With --corpus-metric: the system outputs, as for "
+                                                          "`metaeval score`."),
+        click.option("--references", metavar="PATH", help="With --corpus-metric: the references."),
+    )):
+        wrapper = decorator(wrapper)
+    return wrapper
+
+
+def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, where: str = "the scores") -> dict:
+    """``{metric: (statistics, aggregate)}`` of the corpus metrics, from the texts, aligned with ``ds``."""
+    from ..scoring.corpus import corpus_statistics
+
+    if not metrics:
+        if candidates or references:
+            raise ParameterError("`--candidates` and `--references` must come with `--corpus-metric`; got no"
+                                 " --corpus-metric.")
+        return {}
+    if not candidates or not references:
+        raise ParameterError("`--corpus-metric` must come with `--candidates` and `--references`; got "
+                             + ("neither." if not (candidates or references) else
+                                f"no {'--candidates' if not candidates else '--references'}."))
+    out = {}
+    for metric in dict.fromkeys(metrics):
+        if metric not in ds.metrics:
+            raise ParameterError(f"`--corpus-metric` must name a metric of {where}; got {metric!r}, which is not "
+                                 f"one (score its segments with `metaeval score --metric {metric}` too).")
+        out[metric] = corpus_statistics(ds, candidates, references, metric)
+    return out

@@ -22,6 +22,8 @@ from ..vocabulary import (
 )
 from .common import (
     chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
     emit,
     load_source,
     output_options,
@@ -50,15 +52,17 @@ from .progress import progress_bar, progress_option
               help="p-value of each correlation: scipy's (system, global, partial levels), permutation, none.")
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.CORRELATION_ALTERNATIVE,
               show_default=True, help="H1 of the p-values ('greater': a positive relation).")
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
 def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
-              full_test_set, pvalue_method, alternative, n_resamples, seed, fmt, output):
+              full_test_set, pvalue_method, alternative, corpus_texts, n_resamples, seed, fmt, output):
     """Correlate metrics with the human score, with confidence intervals and p-values."""
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     chosen = chosen_metrics(ds, human, metrics)
     coefficients = coefficients or defaults.REPORT_COEFFICIENTS
     cells = len(chosen) * len(levels or iv.default_levels(ds)) * len(coefficients)
@@ -66,7 +70,7 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
         table = correlation_table(
             ds, human, chosen, levels=levels or None, coefficients=coefficients,
             ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
-            rng=seed, pvalue_method=pvalue_method, alternative=alternative,
+            rng=seed, pvalue_method=pvalue_method, alternative=alternative, corpus_statistics=corpus or None,
             progress=bar.task("correlations", total=cells),
         )
     emit(render_text(table, fmt, terminal=terminal.correlation_table, width=output_width(output)), output)
@@ -90,20 +94,22 @@ def correlate(dataset, dataset_options, scores, human, metrics, levels, coeffici
               help="The p-values corrected together.")
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
               help="Significance level of the marks and the clusters.")
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
 def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
-            correction, family, alpha, n_resamples, seed, fmt, output):
+            correction, family, alpha, corpus_texts, n_resamples, seed, fmt, output):
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     with progress_bar() as bar:
         counted = bar.task("resamples", total=n_resamples) if test != "williams" else None
         result = compare_metrics(
             ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
             method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
-            family=family, alpha=alpha, rng=seed, progress=counted,
+            family=family, alpha=alpha, rng=seed, progress=counted, corpus_statistics=corpus or None,
         )
     emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -8,7 +8,7 @@ import click
 from .. import defaults
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
-from .common import emit, output_options, resamples_option, seed_option, tie_tolerance_option
+from .common import corpus_statistics_for, emit, output_options, resamples_option, seed_option, tie_tolerance_option
 from .main import SOURCE_FILE
 from .progress import progress_bar, progress_option
 
@@ -50,31 +50,19 @@ def _per_language_pair(option: str, items: tuple[str, ...]) -> dict[str, str]:
 
 def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, reference_files) -> dict:
     """{metric: ({lp: statistics}, aggregate)} for ``mt_evaluate`` from the texts of every language pair."""
-    from ..scoring.corpus import corpus_statistics
-
     candidates = _per_language_pair("--candidates", candidate_files)
     references = _per_language_pair("--references", reference_files)
     if not metrics:
-        if candidates or references:
-            raise ParameterError("`--candidates` and `--references` must come with `--corpus-metric`; got no"
-                                 " --corpus-metric.")
-        return {}
+        return corpus_statistics_for(next(iter(data.values())), metrics, candidates, references)  # the misuse error
     for option, given in (("--candidates", candidates), ("--references", references)):
         missing = [lp for lp in data if lp not in given]
         if missing:
             raise ParameterError(f"`{option}` must give a file for every language pair with --corpus-metric; got"
                                  f" none for {', '.join(map(repr, missing))}.")
-    out = {}
-    for metric in dict.fromkeys(metrics):
-        stats, aggregate = {}, None
-        for lp, ds in data.items():
-            if metric not in ds.metrics:
-                raise ParameterError(f"`--corpus-metric` must name a metric of the scores of every language pair;"
-                                     f" got {metric!r}, which {lp!r} lacks (score its segments with `metaeval"
-                                     f" score --metric {metric}` too).")
-            stats[lp], aggregate = corpus_statistics(ds, candidates[lp], references[lp], metric)
-        out[metric] = (stats, aggregate)
-    return out
+    per_lp = {lp: corpus_statistics_for(ds, metrics, candidates[lp], references[lp], where=f"language pair {lp!r}")
+              for lp, ds in data.items()}
+    return {metric: ({lp: per_lp[lp][metric][0] for lp in data}, per_lp[next(iter(data))][metric][1])
+            for metric in dict.fromkeys(metrics)}
 
 
 @click.command()

@@ -23,6 +23,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..signature import Signature
 from ..stats import bootstrap as _bootstrap
+from ..stats.corpus import CorpusScores
 from ..stats.fisher import fisher_interval
 from ..stats.levels import level_correlation
 from ..stats.pvalues import analytic_pvalue, permutation_pvalue
@@ -41,19 +42,25 @@ def _correlation_signature(ds: ScoreSet, metric: str, human: str, level: str, co
     return Signature.of(**fields)
 
 
-def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold):
+def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
+                  corpus_statistics=None):
     ds = iv.check_scoreset(ds)
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
     undefined = iv.check_undefined(undefined)
     full_test_set = iv.check_full_test_set(full_test_set, level)
     tie_threshold = iv.check_tie_threshold(tie_threshold)
-    x = iv.matrices(ds, metric, param="metric")
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    x = iv.metric_scores(ds, metric, corpus, level, param="metric")
     z = iv.matrices(ds, human, param="human")
     iv.check_level_design(ds, level)
-    if full_test_set:
+    if full_test_set and not isinstance(x, CorpusScores):
         x, z = iv.full_test_set_columns(x, z)
     return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold
+
+
+def _corpus_field(x) -> dict[str, Any]:
+    return {"corpus_level": "yes"} if isinstance(x, CorpusScores) else {}
 
 
 def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method, alternative,
@@ -104,6 +111,7 @@ def correlate(
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
     n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
+    corpus_statistics: Any = None,
 ) -> CorrelationResult:
     """Correlation of ``metric`` with ``human`` at one level, with its p-value.
 
@@ -130,7 +138,7 @@ def correlate(
         Shuffles of the permutation p-value.
     rng : None, int or numpy.random.Generator
         Seed of the permutation p-value.
-
+{corpus_doc}
     Returns
     -------
     CorrelationResult
@@ -145,16 +153,18 @@ def correlate(
     (0.567, 0.0017)
     """
     ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold = _correlate_iv(
-        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold, corpus_statistics
     )
     pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
     generator, seed = iv.rng_and_seed(rng)
+    more = _corpus_field(x)
     out = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                             full_test_set=full_test_set, tie_threshold=tie_threshold)
     statistic = float(out.statistic)
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
-    pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
-                           alternative, n_resamples, generator, statistic)
+    pvalue, fields = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
+                             alternative, n_resamples, generator, statistic)
+    more.update(fields)
     if pvalue_method == "permutation":
         more["seed"] = seed
     return CorrelationResult(
@@ -185,6 +195,7 @@ def bootstrap_ci(
     batch: int | None = None,
     pvalue_method: str = defaults.PVALUE_METHOD,
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
+    corpus_statistics: Any = None,
 ) -> CorrelationResult:
     """Correlation with a bootstrap confidence interval (Deutsch, Dror & Roth 2021) and a p-value.
 
@@ -204,7 +215,7 @@ def bootstrap_ci(
         Seed of the resampling; an int seed is recorded in the signature.
     batch : int, optional
         Resamples computed at once (bounds memory; the result does not depend on it).
-{pvalue_doc}
+{pvalue_doc}{corpus_doc}
     Other parameters are those of :func:`correlate`.
 
     Returns
@@ -220,7 +231,7 @@ def bootstrap_ci(
     Resampling Methods. TACL 9, 2021.
     """
     ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold = _correlate_iv(
-        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold, corpus_statistics
     )
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
@@ -240,7 +251,7 @@ def bootstrap_ci(
     signature = _correlation_signature(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
         ci=f"boot-{method}", interval=interval, resamples=n_resamples,
-        confidence=confidence_level, seed=seed, **more,
+        confidence=confidence_level, seed=seed, **more, **_corpus_field(x),
     )
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
@@ -267,6 +278,7 @@ def fisher_ci(
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
     n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
+    corpus_statistics: Any = None,
 ) -> CorrelationResult:
     """Correlation with a Fisher-z confidence interval (Bonett & Wright 2000) and a p-value.
 
@@ -276,10 +288,11 @@ def fisher_ci(
     for which this approximation is questionable: Deutsch et al. 2021 find it too wide), cells at
     global level, inputs at by-system level; at partial level the cells less ``G - 1`` for the ``G``
     system means removed (the degrees of freedom of a partial correlation with ``G - 1`` covariates).
-    ``pvalue_method``, ``alternative``, ``n_resamples`` and ``rng`` are those of :func:`correlate`.
+    ``pvalue_method``, ``alternative``, ``n_resamples``, ``rng`` and ``corpus_statistics`` are those of
+    :func:`correlate`.
     """
     ds, x, z, level, coefficient, undefined, full_test_set, _ = _correlate_iv(
-        ds, metric, human, level, coefficient, undefined, full_test_set, 0.0
+        ds, metric, human, level, coefficient, undefined, full_test_set, 0.0, corpus_statistics
     )
     confidence_level = iv.check_confidence_level(confidence_level)
     pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
@@ -308,9 +321,18 @@ def fisher_ci(
         n_used=int(point.n_used), n_skipped=int(point.n_skipped), interval_method="fisher",
         n_resamples=None, n_resamples_dropped=None,
         signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0,
-                                         ci="fisher", n=n_points, confidence=confidence_level, **more),
+                                         ci="fisher", n=n_points, confidence=confidence_level, **more,
+                                         **_corpus_field(x)),
     )
 
 
-correlate.__doc__ = correlate.__doc__.replace("{pvalue_doc}", _PVALUE_DOC)
-bootstrap_ci.__doc__ = bootstrap_ci.__doc__.replace("{pvalue_doc}", _PVALUE_DOC)
+_CORPUS_DOC = """    corpus_statistics : mapping, optional
+        ``{metric: (statistics, aggregate)}`` (or :class:`metaeval.stats.corpus.CorpusScores`): at the system
+        level these metrics' system scores are corpus scores, ``aggregate`` of their ``(N, M, S)``
+        sufficient statistics summed over the inputs (BLEU, chrF, TER: see
+        :func:`metaeval.scoring.corpus.corpus_statistics`), re-summed inside every input resample; the
+        inputs are those where every system has statistics and a human score. Other levels use the
+        metric's cell scores. The signature records ``corpus_level``.
+"""
+correlate.__doc__ = correlate.__doc__.replace("{pvalue_doc}", _PVALUE_DOC).replace("{corpus_doc}", _CORPUS_DOC)
+bootstrap_ci.__doc__ = bootstrap_ci.__doc__.replace("{pvalue_doc}", _PVALUE_DOC).replace("{corpus_doc}", _CORPUS_DOC)

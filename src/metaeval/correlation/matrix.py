@@ -67,6 +67,7 @@ def compare_metrics(
     rng: Any = None,
     batch: int | None = None,
     progress: Any = None,
+    corpus_statistics: Any = None,
 ) -> MetricComparisonResult:
     """Test every ordered pair of metrics and rank them into significance clusters.
 
@@ -101,6 +102,11 @@ def compare_metrics(
     progress : callable, optional
         Called with no argument once per resample, ``n_resamples`` times in all (for progress bars);
         never for Williams' test.
+    corpus_statistics : mapping, optional
+        ``{metric: (statistics, aggregate)}``: at the system level these metrics' system scores are corpus
+        scores (see :func:`metaeval.correlate`); the pairs are then tested on the inputs where every system
+        has every metric and the human score, and PERM-INPUTS / PERM-BOTH, which swap cells, are refused
+        (:mod:`metaeval.stats.corpus_tests`).
 
     Other parameters are those of :func:`metaeval.permutation_test`.
 
@@ -114,7 +120,10 @@ def compare_metrics(
      alpha, undefined) = _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method,
                                              alternative, n_resamples, correction, family, alpha, undefined)
     generator, seed = iv.rng_and_seed(rng)
-    scores = np.stack([ds.matrix(m) for m in metrics])
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    used = iv.corpus_field(corpus, metrics, (level,))
+    scores = ([iv.metric_scores(ds, m, corpus, level, param="metrics") for m in metrics] if used
+              else np.stack([ds.matrix(m) for m in metrics]))
     z = ds.matrix(human)
     out = pairwise_tests(
         scores, z, test=test, level=level, coefficient=coefficient, method=method or "both",
@@ -129,7 +138,8 @@ def compare_metrics(
         adjusted = np.vstack([adjust_pvalues(row, method=correction) for row in pvalues])
     significant = np.nan_to_num(adjusted, nan=1.0) < alpha
     correlations = tuple(
-        correlate(ds, m, human, level=level, coefficient=coefficient, undefined=undefined) for m in metrics
+        correlate(ds, m, human, level=level, coefficient=coefficient, undefined=undefined, corpus_statistics=corpus)
+        for m in metrics
     )
     statistics = np.array([c.statistic for c in correlations])
     notes = _unattainable(len(metrics), test, n_resamples, correction, family, alpha)
@@ -138,7 +148,7 @@ def compare_metrics(
     fields.update(human=human, level=level, coefficient=coefficient, undefined=undefined,
                   test=test if method is None else f"{test[:4]}-{method}", alternative=alternative,
                   resamples=None if test == "williams" else n_resamples, correction=correction,
-                  family=family, alpha=alpha, seed=None if test == "williams" else seed)
+                  family=family, alpha=alpha, seed=None if test == "williams" else seed, **used)
     return MetricComparisonResult(
         metrics=metrics, human=human, level=level, coefficient=coefficient, test=test, method=method,
         alternative=alternative, correction=correction, family=family, alpha=alpha,

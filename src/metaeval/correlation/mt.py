@@ -24,7 +24,8 @@ from ..stats.clusters import rank_ranges, significance_clusters
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.resampling import bootstrap_draws, count_weights
 from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.wmt import corpus_scores, pairwise_agreement, resampled_task, soft_pairwise_accuracy
+from ..stats.corpus import corpus_scores
+from ..stats.wmt import pairwise_agreement, resampled_task, soft_pairwise_accuracy
 from ..vocabulary import check_mt_task
 
 __all__ = ["MtEvaluationResult", "mt_evaluate"]

@@ -64,6 +64,7 @@ def correlation_table(
     progress: Any = None,
     pvalue_method: str = defaults.PVALUE_METHOD,
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
+    corpus_statistics: Any = None,
 ) -> CorrelationTable:
     """Correlate every metric with ``human`` at every level and coefficient, with intervals.
 
@@ -94,6 +95,9 @@ def correlation_table(
         with ``n_resamples`` shuffles and the seed ``rng``, or none.
     alternative : {'two-sided', 'greater', 'less'}
         H1 of the p-values.
+    corpus_statistics : mapping, optional
+        ``{metric: (statistics, aggregate)}``: the system-level cells of these metrics use corpus scores
+        (see :func:`metaeval.correlate`).
 
     Returns
     -------
@@ -107,6 +111,7 @@ def correlation_table(
     ci = check_ci_method(ci)
     pvalue_method = check_pvalue_method(pvalue_method)
     alternative = iv.check_alternative(alternative)
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
     results = []
@@ -114,7 +119,8 @@ def correlation_table(
         for level in levels:
             for coefficient in coefficients:
                 common = dict(level=level, coefficient=coefficient, undefined=undefined,
-                              full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative)
+                              full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative,
+                              corpus_statistics=corpus)
                 with _cell_context(metric, level, coefficient):
                     if ci.startswith("boot-"):
                         r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
@@ -131,7 +137,8 @@ def correlation_table(
     fields.update(human=human, full_test_set=full_test_set, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
                   confidence=confidence_level if ci != "none" else None, undefined=undefined,
                   seed=rng if ci.startswith("boot-") or pvalue_method == "permutation" else None,
-                  pvalue=pvalue_method, alternative=alternative if pvalue_method != "none" else None)
+                  pvalue=pvalue_method, alternative=alternative if pvalue_method != "none" else None,
+                  **iv.corpus_field(corpus, metrics, levels))
     return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,
                             results=tuple(results), signature=Signature.of(**fields))
 

@@ -32,6 +32,7 @@ from metaeval.errors import (
 from metaeval.stats import kernels as _kernels
 from metaeval.stats import levels as _levels
 from metaeval.stats.coefficients import canonical_coefficient
+from metaeval.stats.corpus import CorpusScores, corpus_columns, leave_one_out
 from metaeval.stats.resampling import (
     BootstrapDraws,
     as_generator,
@@ -115,7 +116,7 @@ def _as_matrix(name: str, value: Any) -> np.ndarray:
 
 
 def _common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold):
-    x = _as_matrix("x", x)
+    x = x if isinstance(x, CorpusScores) else _as_matrix("x", x)
     z = _as_matrix("z", z)
     level = _levels.canonical_level(level)
     coefficient = canonical_coefficient(coefficient)
@@ -132,6 +133,8 @@ def _common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold
         raise ParameterError(f"`tie_threshold` must be a number >= 0; got {tie_threshold!r}.") from None
     if not tie_threshold >= 0:
         raise ParameterError(f"`tie_threshold` must be a number >= 0; got {tie_threshold!r}.")
+    if isinstance(x, CorpusScores):
+        _levels.check_corpus_level(x, z, level, bool(full_test_set))
     return x, z, level, coefficient, undefined, bool(full_test_set), tie_threshold
 
 
@@ -251,6 +254,14 @@ def bca_interval(samples: np.ndarray, statistic: float, acceleration: float,
 def _jackknife(x, z, level, coefficient, method, undefined, tie_threshold, full_test_set):
     """Leave-one-out statistics over the resampled units, one array per independent sample."""
 
+    if isinstance(x, CorpusScores):
+        def one(xs, zs):
+            return float(_levels.level_correlation(xs, zs, level=level, coefficient=coefficient,
+                                                   full_test_set=full_test_set, tie_threshold=tie_threshold).statistic)
+
+        return leave_one_out(x, z, one, systems=method in ("systems", "both"), inputs=method in ("inputs", "both"),
+                             full_test_set=full_test_set)
+
     def stat(xs, zs):
         res = _levels.level_correlation(xs, zs, level=level, coefficient=coefficient, undefined=undefined,
                                         full_test_set=full_test_set, tie_threshold=tie_threshold)
@@ -365,6 +376,8 @@ def bootstrap_interval(
     engine = check_choice("engine", engine, ENGINES)
     gen = as_generator(rng)
     check_batch(batch, 1)
+    if isinstance(x, CorpusScores):  # the inputs its system scores are over, complete: the kernel's data
+        x, z = corpus_columns(x, z, full_test_set=full_test_set)
 
     observed = _kernels.point_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                                           full_test_set=full_test_set, tie_threshold=tie_threshold)

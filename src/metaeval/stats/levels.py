@@ -30,6 +30,7 @@ from metaeval.stats.coefficients import (
     correlation_rows,
     pair_count_rows,
 )
+from metaeval.stats.corpus import CorpusScores, corpus_system_means
 from metaeval.stats.resampling import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
@@ -226,8 +227,11 @@ def _level_correlation_iv(x, z, level, coefficient, undefined, full_test_set, ti
             f"`full_test_set` must be False at level {level!r} (it applies to the system level); got True."
         )
     tie_threshold = check_tie_threshold(tie_threshold, coefficient)
-    x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
+    if isinstance(x, CorpusScores):
+        check_corpus_level(x, z, level, full_test_set)
+        return x, z, level, coefficient, undefined, full_test_set, tie_threshold
+    x = np.asarray(x, dtype=np.float64)
     if x.ndim < 2:
         raise ParameterError(f"`x` must be an array of shape (..., systems, inputs); got shape {x.shape}.")
     n, m = x.shape[-2:]
@@ -243,6 +247,17 @@ def _level_correlation_iv(x, z, level, coefficient, undefined, full_test_set, ti
     return x, z, level, coefficient, undefined, full_test_set, tie_threshold
 
 
+def check_corpus_level(x: CorpusScores, z: np.ndarray, level: str, full_test_set: bool) -> None:
+    """A corpus metric has system scores only, and its statistics cover the systems x inputs of ``z``."""
+    if level != "system":
+        raise ParameterError(f"`level` must be 'system' for a corpus metric (its scores exist per system, not "
+                             f"per cell); got {level!r}.")
+    n, m = x.shape
+    if z.ndim != 2 or z.shape[0] != n or (not full_test_set and z.shape[1] != m):
+        raise ParameterError(f"`z` must have shape ({n}, {'M' if full_test_set else m}) to match the corpus "
+                             f"statistics; got shape {z.shape}.")
+
+
 def _rows(a: np.ndarray) -> np.ndarray:
     return np.reshape(a, (int(np.prod(a.shape[:-1])), a.shape[-1]))
 
@@ -256,6 +271,8 @@ def system_means(x, z, *, full_test_set: bool = False):
     input it scored, ``z`` over every judged input, per system. The one system-mean computation of
     metaeval: the levels, the kernels and the report's system tables use it.
     """
+    if isinstance(x, CorpusScores):
+        return corpus_system_means(x, z, full_test_set=full_test_set)
     vx, vz = np.isfinite(x), np.isfinite(z)
     if full_test_set:
         cx, cz = vx.sum(axis=-1), vz.sum(axis=-1)

@@ -32,7 +32,7 @@ from metaeval.stats.coefficients import correlation_rows, pearson_r
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
-__all__ = ["corpus_scores", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
+__all__ = ["darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
 
 
 def _means(x, weights):
@@ -212,19 +212,3 @@ def _global_pearson(xs, z, weights):
     vzz = szz - sz * sz / cnt
     r = pearson_r(vxz, vxx, np.sqrt(vzz))
     return r[:, 0] if weights is None else r
-
-
-def corpus_scores(stats, aggregate, weights=None):
-    """System scores from summed per-segment sufficient statistics (corpus BLEU / chrF / TER).
-
-    ``stats`` (N, M, S): each system's sufficient statistics per segment (sacrebleu's n-gram matches,
-    character n-gram counts or edit counts); ``aggregate`` maps summed statistics ``(..., S)`` to scores.
-    Returns ``aggregate(sum_m stats[:, m])`` (N,), or under segment count weights ``c`` (k, M)
-    ``aggregate(sum_m c_km stats[:, m])`` (k, N): the corpus score of every resample, never the mean of
-    sentence scores.
-    """
-    stats = np.asarray(stats, dtype=np.float64)
-    if weights is None:
-        return np.asarray(aggregate(stats.sum(axis=1)), dtype=np.float64)
-    sums = np.einsum("km,nms->kns", weights.astype(np.float64), stats)
-    return np.asarray(aggregate(sums), dtype=np.float64)

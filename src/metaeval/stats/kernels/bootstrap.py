@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats import coefficients as _coef
+from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
@@ -79,6 +80,37 @@ class _BootSystemLevel:
         xm, zm = self.means(cache)
         units = None if cache.draws.rows is None else cache.draws.rows[cache.sl]
         return system_correlation(xm, zm, self.coefficient, self.tie_threshold, units=units)
+
+
+class _BootSystemCorpus(_BootSystemLevel):
+    """System level of a corpus metric (:class:`CorpusScores`): the metric's system scores of a resample
+    are ``aggregate(sum_m c_m stats[:, m])`` with its input counts ``c``; the human's means as above."""
+
+    def __init__(self, x: CorpusScores, z, coefficient, tie_threshold, full_test_set):
+        n, mx, s = x.statistics.shape
+        self.cells = 3 * z.shape[1] + (s + 16) * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
+        self.n, self.mx, self.mz = n, mx, z.shape[1]
+        self.x = x
+        self.xbar, self.zbar = x.system_scores(), z.mean(axis=1)
+        self.coefficient = coefficient
+        self.tie_threshold = tie_threshold
+        self.full = full_test_set
+        self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
+        self.zsums = ExactWeightedSums(z, self.mz)
+
+    def means(self, cache: BatchCache, gather: bool = True):
+        draws = cache.draws
+        b = len(range(*cache.sl.indices(draws.n_resamples)))
+        if draws.cols is None:
+            xm = np.broadcast_to(self.xbar, (b, self.n))
+            zm = np.broadcast_to(self.zbar, (b, self.n))
+        else:
+            xm = self.x.system_scores(cache.col_weights())
+            zm = self.zsums(cache.col_weights(human=self.full)) / self.mz
+        if gather and draws.rows is not None:
+            index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
+            xm, zm = xm[index], zm[index]
+        return xm, zm
 
 
 class _BootSummaryInputs:
@@ -210,6 +242,10 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
     and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b and Pearson under
     BOOT-SYSTEMS / BOOT-BOTH.
     """
+    if isinstance(x, CorpusScores):
+        if level != "system" or not (x.present.all() and _complete(z)):
+            return None
+        return _BootSystemCorpus(x, z, coefficient, tie_threshold, full_test_set)
     if not _complete(x, z):
         return None
     if level == "system":

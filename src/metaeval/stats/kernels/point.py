@@ -32,7 +32,7 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     calls ``level_correlation``.
     """
     n, m = z.shape
-    fast = (coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
+    fast = (all(isinstance(x, np.ndarray) for x in xs) and coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
             and not tie_threshold and 2 <= n and all(x.shape == z.shape for x in xs) and _complete(z, *xs)
             and (coefficient == "pearson" or n <= _coef.PAIRWISE_MAX_N))
     if not fast:

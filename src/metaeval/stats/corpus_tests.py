@@ -1,0 +1,86 @@
+"""All-pairs tests at the system level when some metrics are corpus metrics (:class:`CorpusScores`).
+
+A corpus metric has system scores, not cell scores, so the pairs are tested on what the system level
+sees:
+
+* on the inputs where every system has every metric (statistics or scores) and the human score, the
+  same inputs for every pair (a corpus score is over one test set);
+* the bootstrap test draws systems and / or inputs once for the whole matrix; each metric's resampled
+  correlation uses its resampled system scores (corpus scores re-summed with the input counts,
+  :class:`metaeval.stats.kernels.bootstrap._BootSystemCorpus`), and ``delta_s = r*_i - r*_j``;
+* tests that depend on the system scores only - Williams' test, BOOT-SYSTEMS and PERM-SYSTEMS - run on
+  the ``(N, 1)`` matrices of system scores. PERM-SYSTEMS swaps whole system scores between two metrics,
+  standardized over the systems (a corpus metric has no cells to standardize over);
+* PERM-INPUTS and PERM-BOTH swap cells between two metrics, which a corpus score does not have: refused.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.errors import ParameterError
+from metaeval.stats.bootstrap import bootstrap_samples
+from metaeval.stats.corpus import CorpusScores
+from metaeval.stats.levels import level_correlation, system_means
+from metaeval.stats.paired_bootstrap import bootstrap_pvalue
+from metaeval.stats.resampling import bootstrap_draws
+
+__all__ = ["common_corpus_columns", "corpus_pairwise_tests"]
+
+
+def _present(source) -> np.ndarray:
+    return source.present if isinstance(source, CorpusScores) else np.isfinite(source)
+
+
+def common_corpus_columns(scores, z):
+    """``(scores, z)`` on the inputs where every system has every metric and the human score."""
+    z = np.asarray(z, dtype=np.float64)
+    keep = np.isfinite(z).all(axis=0)
+    for source in scores:
+        keep &= _present(source).all(axis=0)
+    out = [s.take(cols=keep) if isinstance(s, CorpusScores) else np.asarray(s, dtype=np.float64)[:, keep]
+           for s in scores]
+    return out, z[:, keep]
+
+
+def corpus_pairwise_tests(scores, z, *, test, coefficient, method, alternative, n_resamples, rng, batch,
+                          undefined, tie_threshold, correction, progress, pairwise_tests):
+    """:func:`metaeval.stats.pairs.pairwise_tests` at the system level for metrics some of which are corpus
+    metrics (validated options; ``pairwise_tests`` is that function, for the system-score reductions)."""
+    scores, z = common_corpus_columns(scores, z)
+    if z.shape[1] == 0:
+        raise ParameterError("`scores` must share at least one input where every system has every metric and "
+                             "the human score; got none.")
+    p = len(scores)
+    options = dict(test=test, level="system", coefficient=coefficient, method=method, alternative=alternative,
+                   n_resamples=n_resamples, rng=rng, batch=batch, undefined=undefined, tie_threshold=tie_threshold,
+                   correction=correction, progress=progress)
+    if test == "williams" or method == "systems":
+        means = np.stack([system_means(s, z)[0] for s in scores])[:, :, None]
+        return pairwise_tests(means, z.mean(axis=1)[:, None], **options)
+    if test == "permutation":
+        raise ParameterError(f"`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS "
+                             f"and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
+    from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix
+
+    kw = dict(level="system", coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    statistics = np.array([float(level_correlation(s, z, **kw).statistic) for s in scores])
+    draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=n_resamples, rng=rng)
+    steps = _Steps(progress, n_resamples, p)
+    samples = []
+    for source in scores:
+        samples.append(bootstrap_samples(source, z, draws=draws, batch=batch, **kw))
+        steps.done()
+    pvalues = np.full((p, p), np.nan)
+    dropped = np.zeros((p, p), dtype=np.int64)
+    for i in range(p):
+        for j in range(i + 1, p):
+            ds = samples[i] - samples[j]
+            ds = ds[np.isfinite(ds)]
+            delta = statistics[i] - statistics[j]
+            dropped[i, j] = dropped[j, i] = n_resamples - ds.size
+            pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
+            pvalues[j, i] = bootstrap_pvalue(-ds, -delta, alternative)
+    deltas = statistics[:, None] - statistics[None, :]
+    np.fill_diagonal(deltas, 0.0)
+    return PairwiseOutcome(statistics, deltas, pvalues, adjusted_matrix(pvalues, correction), dropped, "bootstrap",
+                           method, alternative, n_resamples)

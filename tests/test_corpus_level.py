@@ -1,0 +1,149 @@
+"""Corpus-level system scores in correlate / bootstrap_ci / fisher_ci / correlation_table / compare_metrics and
+`metaeval correlate|compare --corpus-metric` (issue 12, item 2), on the SummEval texts of ../shared/data.
+
+Oracle: sacrebleu.corpus_bleu of each system's 100 summaries against the 11 references, correlated with
+the experts' mean relevance by scipy.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import metaeval as me
+from metaeval.cli.main import main
+from metaeval.errors import ParameterError
+from metaeval.scoring.corpus import corpus_statistics
+
+sacrebleu = pytest.importorskip("sacrebleu")
+HUMAN = "expert.relevance"
+
+
+@pytest.fixture(scope="module")
+def summeval_bleu(shared_data, tmp_path_factory):
+    """SummEval with a `bleu` column, the texts as files, the corpus statistics and sacrebleu's system BLEU."""
+    base = me.load_dataset("summeval")
+    with open(shared_data / "summeval" / "texts.jsonl", encoding="utf-8") as stream:
+        rows = [json.loads(line) for line in stream]
+    folder = tmp_path_factory.mktemp("summeval-bleu")
+    cands = folder / "cands.jsonl"
+    refs = folder / "refs.jsonl"
+    cands.write_text("".join(json.dumps({"system": r["system_id"], "input": r["doc_id"], "candidate": r["summary"]})
+                             + "\n" for r in rows), encoding="utf-8")
+    references = {r["doc_id"]: r["references"] for r in rows}
+    refs.write_text("".join(json.dumps({"input": d, "references": v}) + "\n" for d, v in references.items()),
+                    encoding="utf-8")
+    probe = me.ScoreSet.from_matrices({"bleu": np.zeros(base.shape)}, systems=base.systems, inputs=base.inputs)
+    statistics, aggregate = corpus_statistics(probe, str(cands), str(refs), "bleu")
+    sentence = aggregate(statistics)  # a per-cell score, for the levels that use cells
+    mats = {"bleu": sentence, "rouge-2.recall": base.matrix("rouge-2.recall"), HUMAN: base.matrix(HUMAN)}
+    ds = me.ScoreSet.from_matrices(mats, systems=base.systems, inputs=base.inputs, humans=[HUMAN], name="summeval")
+    by_system = {}
+    for r in rows:
+        by_system.setdefault(r["system_id"], []).append(r)
+    n_refs = len(rows[0]["references"])
+    corpus = []
+    for system in ds.systems:
+        outs = by_system[system]
+        streams = [[references[r["doc_id"]][k] for r in outs] for k in range(n_refs)]
+        corpus.append(sacrebleu.corpus_bleu([r["summary"] for r in outs], streams).score)
+    scores = folder / "scores.csv"
+    me.write_scores(ds, scores)
+    return ds, {"bleu": (statistics, aggregate)}, np.array(corpus), cands, refs, scores
+
+
+def test_system_scores_are_sacrebleu_corpus_bleu(summeval_bleu):
+    ds, corpus, expected, *_ = summeval_bleu
+    statistics, aggregate = corpus["bleu"]
+    np.testing.assert_allclose(aggregate(statistics.sum(axis=1)), expected, rtol=0, atol=1e-9)
+    r = me.correlate(ds, "bleu", HUMAN, level="system", coefficient="pearson", corpus_statistics=corpus)
+    oracle = stats.pearsonr(expected, ds.matrix(HUMAN).mean(axis=1))
+    assert r.statistic == pytest.approx(oracle.statistic, abs=1e-12)
+    assert r.pvalue == pytest.approx(oracle.pvalue, abs=1e-12)
+    assert "corpus_level:yes" in str(r.signature)
+    plain = me.correlate(ds, "bleu", HUMAN, level="system", coefficient="pearson")
+    assert plain.statistic != pytest.approx(oracle.statistic, abs=1e-4)  # the mean of sentence scores differs
+    summary = me.correlate(ds, "bleu", HUMAN, level="summary", corpus_statistics=corpus)
+    assert summary.statistic == me.correlate(ds, "bleu", HUMAN, level="summary").statistic
+    assert "corpus_level" not in str(summary.signature)
+
+
+def test_intervals_and_table_use_corpus_scores(summeval_bleu):
+    ds, corpus, expected, *_ = summeval_bleu
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = me.bootstrap_ci(ds, "bleu", HUMAN, level="system", coefficient="kendall", method="inputs",
+                               n_resamples=200, rng=0, corpus_statistics=corpus)
+        fisher = me.fisher_ci(ds, "bleu", HUMAN, level="system", coefficient="kendall", corpus_statistics=corpus)
+        table = me.correlation_table(ds, HUMAN, ["bleu", "rouge-2.recall"], levels=["system", "summary"],
+                                     coefficients=["kendall"], n_resamples=100, corpus_statistics=corpus)
+    tau = stats.kendalltau(expected, ds.matrix(HUMAN).mean(axis=1)).statistic
+    assert boot.statistic == pytest.approx(tau, abs=1e-12) == fisher.statistic
+    assert boot.ci[0] < tau < boot.ci[1]
+    assert table.get("bleu", "system", "kendall-b").statistic == pytest.approx(tau, abs=1e-12)
+    assert "corpus_level:bleu" in str(table.signature)
+
+
+def test_compare_metrics_tests_corpus_bleu_against_a_mean_metric(summeval_bleu):
+    ds, corpus, *_ = summeval_bleu
+    out = me.compare_metrics(ds, ["bleu", "rouge-2.recall"], HUMAN, level="system", test="bootstrap",
+                             method="inputs", n_resamples=200, rng=0, corpus_statistics=corpus)
+    assert out.correlations[0].statistic == me.correlate(ds, "bleu", HUMAN, level="system",
+                                                         corpus_statistics=corpus).statistic
+    assert 0 < out.pvalues[0, 1] <= 1 and "corpus_level:bleu" in str(out.signature)
+    with pytest.raises(ParameterError, match=r"^`method` must be 'systems' for a permutation test with a corpus"):
+        me.compare_metrics(ds, ["bleu", "rouge-2.recall"], HUMAN, level="system", test="permutation",
+                           method="both", n_resamples=10, corpus_statistics=corpus)
+
+
+def test_corpus_statistics_validation(summeval_bleu):
+    ds, corpus, *_ = summeval_bleu
+    statistics, aggregate = corpus["bleu"]
+    with pytest.raises(ParameterError, match=r"^`corpus_statistics\['bleu'\]` must cover the 16 systems x 100 "
+                                             r"inputs of the data; got statistics of shape \(16, 99, 10\)\.$"):
+        me.correlate(ds, "bleu", HUMAN, level="system", corpus_statistics={"bleu": (statistics[:, 1:], aggregate)})
+    with pytest.raises(ParameterError, match=r"^`corpus_statistics\['bleu'\]` must be a CorpusScores or a pair "
+                                             r"\(statistics, aggregate\); got ndarray\.$"):
+        me.correlate(ds, "bleu", HUMAN, level="system", corpus_statistics={"bleu": statistics})
+    with pytest.raises(ParameterError, match=r"^`corpus_statistics` must be a mapping"):
+        me.correlate(ds, "bleu", HUMAN, level="system", corpus_statistics=[statistics])
+
+
+def test_cli_correlate_and_compare_with_corpus_bleu(summeval_bleu, tmp_path, capsys):
+    ds, _, expected, cands, refs, scores = summeval_bleu
+    out = tmp_path / "table.json"
+    argv = ["correlate", "--scores", str(scores), "--human", HUMAN, "--level", "system", "--coefficient", "pearson",
+            "--ci", "none", "--corpus-metric", "bleu", "--candidates", str(cands), "--references", str(refs),
+            "--format", "json", "--output", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    rows = {r["metric"]: r for r in json.loads(out.read_text())["results"]}
+    assert rows["bleu"]["statistic"] == pytest.approx(stats.pearsonr(expected, ds.matrix(HUMAN).mean(axis=1))[0],
+                                                      abs=1e-12)
+    argv = ["compare", "--scores", str(scores), "--human", HUMAN, "--level", "system", "--test", "bootstrap",
+            "--method", "inputs", "--n-resamples", "100", "--corpus-metric", "bleu", "--candidates", str(cands),
+            "--references", str(refs), "--no-progress"]
+    assert main(argv) == 0
+    assert "corpus_level:bleu" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--corpus-metric", "bleu"], "`--corpus-metric` must come with `--candidates` and `--references`; got neither."),
+    (["--candidates", "c.jsonl"], "`--candidates` and `--references` must come with `--corpus-metric`; got no "
+                                  "--corpus-metric."),
+    (["--corpus-metric", "chrf", "--candidates", "c", "--references", "r"],
+     "`--corpus-metric` must name a metric of the scores; got 'chrf', which is not one (score its segments with "
+     "`metaeval score --metric chrf` too)."),
+    (["--level", "system", "--test", "permutation", "--corpus-metric", "bleu", "--candidates", "CANDS",
+      "--references", "REFS"],
+     "`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS and PERM-BOTH swap "
+     "cells, and a corpus score has none); got 'both'."),
+])
+def test_cli_corpus_errors(summeval_bleu, capsys, extra, message):
+    *_, cands, refs, scores = summeval_bleu
+    extra = [str(cands) if e == "CANDS" else str(refs) if e == "REFS" else e for e in extra]
+    argv = ["compare", "--scores", str(scores), "--human", HUMAN, "--n-resamples", "5", "--no-progress", *extra]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"metaeval: error: {message}"
