@@ -55,6 +55,14 @@ class _BootSystemLevel:
         else:
             self.sums = ExactWeightedSums(np.concatenate([x, z]), self.mx)
 
+    def _resampled_inputs(self, cache: BatchCache):
+        """System scores of X and Z under the batch's input counts, each (b, N)."""
+        if self.full:
+            return (self.sums[0](cache.col_weights()) / self.mx,
+                    self.sums[1](cache.col_weights(human=True)) / self.mz)
+        both = self.sums(cache.col_weights()) / self.mx
+        return both[:, : self.n], both[:, self.n :]
+
     def means(self, cache: BatchCache, gather: bool = True):
         """Resampled system means of X and Z, each (b, N) (of the distinct systems if not ``gather``)."""
         draws = cache.draws
@@ -62,12 +70,8 @@ class _BootSystemLevel:
         if draws.cols is None:
             xm = np.broadcast_to(self.xbar, (b, self.n))
             zm = np.broadcast_to(self.zbar, (b, self.n))
-        elif self.full:
-            xm = self.sums[0](cache.col_weights()) / self.mx
-            zm = self.sums[1](cache.col_weights(human=True)) / self.mz
         else:
-            both = self.sums(cache.col_weights()) / self.mx
-            xm, zm = both[:, : self.n], both[:, self.n :]
+            xm, zm = self._resampled_inputs(cache)
         if gather and draws.rows is not None:
             index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
             xm, zm = xm[index], zm[index]
@@ -98,19 +102,9 @@ class _BootSystemCorpus(_BootSystemLevel):
         self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
         self.zsums = ExactWeightedSums(z, self.mz)
 
-    def means(self, cache: BatchCache, gather: bool = True):
-        draws = cache.draws
-        b = len(range(*cache.sl.indices(draws.n_resamples)))
-        if draws.cols is None:
-            xm = np.broadcast_to(self.xbar, (b, self.n))
-            zm = np.broadcast_to(self.zbar, (b, self.n))
-        else:
-            xm = self.x.system_scores(cache.col_weights())
-            zm = self.zsums(cache.col_weights(human=self.full)) / self.mz
-        if gather and draws.rows is not None:
-            index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
-            xm, zm = xm[index], zm[index]
-        return xm, zm
+    def _resampled_inputs(self, cache: BatchCache):
+        return (self.x.system_scores(cache.col_weights()),
+                self.zsums(cache.col_weights(human=self.full)) / self.mz)
 
 
 class _BootSummaryInputs:
