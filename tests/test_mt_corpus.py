@@ -97,3 +97,19 @@ def test_corpus_statistics_validation(tmp_path):
     records = [{"system": "x", "input": "0", "candidate": "the cat"}]
     with pytest.raises(ScoreSetError, match="the candidates must name systems and inputs of the scores; got none"):
         corpus_statistics(other, records, [{"input": "0", "references": ["the cat"]}], "bleu")
+
+
+def test_soft_pairwise_accuracy_of_a_corpus_metric_compares_corpus_scores(tmp_path):
+    _corpus(tmp_path)
+    ds = me.read_scores(tmp_path / "scores.csv", humans=["mqm"])
+    statistics, aggregate = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
+    kw = dict(tasks=["system/soft-accuracy"], n_resamples=20, rng=0, spa_permutations=200)
+    plain = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw)
+    as_mean = np.stack([ds.matrix("bleu"), np.ones(ds.shape)], axis=-1)  # the segment scores as (score, 1)
+    same = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw,
+                       corpus_statistics={"bleu": ({"en-de": as_mean}, lambda s: s[..., 0] / s[..., 1])})
+    np.testing.assert_allclose(same.statistics, plain.statistics, atol=1e-12)
+    corpus = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw,
+                         corpus_statistics={"bleu": ({"en-de": statistics}, aggregate)})
+    assert corpus.statistics[0, 0] != plain.statistics[0, 0]  # corpus BLEU of the swapped test sets
+    assert corpus.statistics[0, 1] == plain.statistics[0, 1]

@@ -167,3 +167,31 @@ def test_corpus_metrics_are_refused_where_they_have_no_scores():
     with pytest.raises(ParameterError, match=r"^`statistics` must be an array of shape \(systems, inputs, "
                                              r"statistics\); got shape \(9, 40\)\.$"):
         CorpusScores(x, ratio)
+
+
+def test_corpus_pairwise_pvalues_of_a_mean_metric_are_the_segment_ones():
+    from metaeval.stats.wmt import corpus_system_pvalues, system_pvalues
+
+    x, _, _, _ = _data(9, n=5, m=30)
+    signs = np.where(np.random.default_rng(0).random((200, 30)) < 0.5, -1.0, 1.0)
+    np.testing.assert_allclose(corpus_system_pvalues(as_corpus(x), signs), system_pvalues(x, signs), atol=1e-12)
+
+
+def test_corpus_pairwise_pvalues_rescore_the_swapped_corpora():
+    from metaeval.stats.wmt import corpus_system_pvalues
+
+    _, _, _, counts = _data(10, n=4, m=12)
+    signs = np.where(np.random.default_rng(1).random((60, 12)) < 0.5, -1.0, 1.0)
+    out = corpus_system_pvalues(CorpusScores(counts, ratio), signs)
+    for i in range(4):
+        for j in range(i + 1, 4):
+            delta = ratio(counts[i].sum(0)) - ratio(counts[j].sum(0))
+            null = []
+            for row in signs:  # materialise the two swapped corpora
+                a = np.where((row < 0)[:, None], counts[j], counts[i])
+                b = np.where((row < 0)[:, None], counts[i], counts[j])
+                null.append(ratio(a.sum(0)) - ratio(b.sum(0)))
+            null = np.array(null)
+            tol = 100 * np.finfo(float).eps * abs(delta)
+            assert out[i, j] == (1 + (null >= delta - tol).sum()) / 61
+            assert out[j, i] == (1 + (null <= delta + tol).sum()) / 61

@@ -24,7 +24,7 @@ from ..stats.clusters import rank_ranges, significance_clusters
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.resampling import bootstrap_draws, count_weights
 from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.corpus import corpus_scores
+from ..stats.corpus import CorpusScores, corpus_scores
 from ..stats.wmt import pairwise_agreement, resampled_task, soft_pairwise_accuracy
 from ..vocabulary import check_mt_task
 
@@ -261,7 +261,9 @@ def mt_evaluate(
                 thresholds[name] = eps
             elif stat == "soft-accuracy":
                 signs = np.where(gen.random((spa_permutations, m_seg)) < 0.5, -1.0, 1.0)
-                o, r = soft_pairwise_accuracy(xs, z, signs), None
+                spa_corpus = {i: CorpusScores(corpus[m], corpus_statistics[m][1]) for i, m in enumerate(metrics)
+                              if m in corpus}
+                o, r = soft_pairwise_accuracy(xs, z, signs, spa_corpus), None
             else:
                 kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold,
                           system_scores=scorer if level == "system" else None)

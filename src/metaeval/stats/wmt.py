@@ -29,10 +29,11 @@ import numpy as np
 
 from metaeval.errors import ParameterError
 from metaeval.stats.coefficients import correlation_rows, pearson_r
+from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
-__all__ = ["darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
+__all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
 
 
 def _means(x, weights):
@@ -63,24 +64,52 @@ def system_pvalues(s, signs):
     d = s[..., ia, :] - s[..., ib, :]  # (..., pairs, M)
     delta = d.mean(axis=-1)
     null = np.einsum("rm,...pm->...pr", signs, d) / s.shape[-1]
+    return _pair_matrix(null, delta, n)
+
+
+def corpus_system_pvalues(x: CorpusScores, signs):
+    """:func:`system_pvalues` of a corpus metric: ``delta`` is the difference of the two systems' corpus
+    scores, and a permutation swaps the two systems' statistics on the segments with ``signs = -1`` before
+    re-scoring both corpora (``N (N - 1) / 2`` products ``(R, M) @ (M, S)``)."""
+    stats = x.statistics
+    n = stats.shape[0]
+    ia, ib = np.triu_indices(n, 1)
+    swap = (np.asarray(signs) < 0).astype(np.float64)  # (R, M)
+    total = stats.sum(axis=1)  # (N, S)
+    scores = np.asarray(x.aggregate(total), dtype=np.float64)
+    null = np.empty((ia.size, swap.shape[0]))
+    for q, (i, j) in enumerate(zip(ia, ib)):
+        moved = swap @ (stats[j] - stats[i])  # (R, S): what system i gains from j's segments
+        null[q] = x.aggregate(total[i] + moved) - x.aggregate(total[j] - moved)
+    return _pair_matrix(null, scores[ia] - scores[ib], n)
+
+
+def _pair_matrix(null, delta, n):
+    """``p[i, j]`` (upper triangle: i better, lower: j better) from the permuted ``null`` (..., pairs, R) and
+    the observed ``delta`` (..., pairs), with the tolerance ``100 eps |delta|``."""
+    ia, ib = np.triu_indices(n, 1)
     tol = 100 * np.finfo(float).eps * np.abs(delta)[..., None]
-    r = signs.shape[0]
+    r = null.shape[-1]
     upper = (1 + (null >= delta[..., None] - tol).sum(axis=-1)) / (1 + r)
     lower = (1 + (null <= delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
-    out = np.full(s.shape[:-2] + (n, n), np.nan)
+    out = np.full(delta.shape[:-1] + (n, n), np.nan)
     out[..., ia, ib] = upper
     out[..., ib, ia] = lower
     return out
 
 
-def soft_pairwise_accuracy(xs, z, signs):
+def soft_pairwise_accuracy(xs, z, signs, corpus=None):
     """SPA of each metric ``xs`` (P, N, M) against the human ``z`` (N, M), Thompson et al. (2024).
 
-    Complete matrices only (a system pair is compared on the segments both have); ``signs`` (R, M)."""
+    Complete matrices only (a system pair is compared on the segments both have); ``signs`` (R, M).
+    ``corpus``: ``{metric index: CorpusScores}`` whose p-values compare corpus scores
+    (:func:`corpus_system_pvalues`), with the same swaps."""
     n = z.shape[0]
     ia, ib = np.triu_indices(n, 1)
     pz = system_pvalues(z, signs)[ia, ib]
     px = system_pvalues(xs, signs)[:, ia, ib]
+    for index, scores in (corpus or {}).items():
+        px[index] = corpus_system_pvalues(scores, signs)[ia, ib]
     return 1.0 - np.abs(px - pz[None]).mean(axis=-1)
 
 
