@@ -15,6 +15,7 @@ from metaeval.errors import ParameterError
 from metaeval.stats.bootstrap import bootstrap_interval
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
 from metaeval.stats.levels import level_correlation
+from metaeval.stats.corpus_tests import corpus_pairwise_tests
 from metaeval.stats.pairs import pairwise_tests
 from metaeval.stats.pvalues import analytic_pvalue, permutation_pvalue
 from metaeval.stats.resampling import bootstrap_draws
@@ -133,7 +134,7 @@ def test_pairwise_tests_with_a_corpus_metric_equal_the_matrix_tests(test, method
     x, y, z, _ = _data(6)
     kw = dict(test=test, method=method, level="system", coefficient="pearson", n_resamples=200, rng=1,
               correction="holm")
-    corpus = pairwise_tests([as_corpus(x), y], z, **kw)
+    corpus = corpus_pairwise_tests([as_corpus(x), y], z, **{k: v for k, v in kw.items() if k != 'level'})
     matrix = pairwise_tests(np.stack([x, y]), z, **kw)
     np.testing.assert_allclose(corpus.statistics, matrix.statistics, atol=1e-12)
     np.testing.assert_allclose(corpus.pvalues, matrix.pvalues, atol=1e-12)
@@ -143,8 +144,8 @@ def test_pairwise_tests_with_a_corpus_metric_equal_the_matrix_tests(test, method
 def test_perm_systems_swaps_system_scores_standardized_over_systems():
     x, y, z, counts = _data(7)
     corpus = CorpusScores(counts, ratio)
-    out = pairwise_tests([corpus, y], z, test="permutation", method="systems", level="system",
-                         coefficient="kendall-b", n_resamples=200, rng=2)
+    out = corpus_pairwise_tests([corpus, y], z, test="permutation", method="systems", coefficient="kendall-b",
+                                n_resamples=200, rng=2)
     means = np.stack([ratio(counts.sum(axis=1)), y.mean(axis=1)])[:, :, None]
     again = pairwise_tests(means, z.mean(axis=1)[:, None], test="permutation", method="systems", level="system",
                            coefficient="kendall-b", n_resamples=200, rng=2)
@@ -156,7 +157,7 @@ def test_corpus_metrics_are_refused_where_they_have_no_scores():
     corpus = CorpusScores(counts, ratio)
     with pytest.raises(ParameterError, match=r"^`method` must be 'systems' for a permutation test with a corpus "
                                              r"metric .*; got 'both'\.$"):
-        pairwise_tests([corpus, y], z, test="permutation", method="both", level="system", n_resamples=10, rng=0)
+        corpus_pairwise_tests([corpus, y], z, test="permutation", method="both", n_resamples=10, rng=0)
     with pytest.raises(ParameterError, match=r"^`level` must be 'system' for a corpus metric .*; got 'summary'\.$"):
         bootstrap_interval(corpus, z, level="summary", n_resamples=10, rng=0)
     with pytest.raises(ParameterError, match=r"^`level` must be 'system' for a corpus metric .*; got 'global'\.$"):

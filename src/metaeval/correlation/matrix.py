@@ -14,6 +14,7 @@ from ..errors import ParameterError, SignificanceWarning
 from ..signature import Signature
 from ..stats.clusters import rank_ranges, significance_clusters
 from ..stats.corrections import adjust_pvalues, significance_floor
+from ..stats.corpus_tests import corpus_pairwise_tests
 from ..stats.pairs import pairwise_tests
 from ..vocabulary import check_correction, check_family, check_metric_test
 from .intervals import correlate
@@ -125,11 +126,9 @@ def compare_metrics(
     scores = ([iv.metric_scores(ds, m, corpus, level, param="metrics") for m in metrics] if used
               else np.stack([ds.matrix(m) for m in metrics]))
     z = ds.matrix(human)
-    out = pairwise_tests(
-        scores, z, test=test, level=level, coefficient=coefficient, method=method or "both",
-        alternative=alternative, n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
-        progress=progress,
-    )
+    options = dict(test=test, coefficient=coefficient, method=method or "both", alternative=alternative,
+                   n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, progress=progress)
+    out = corpus_pairwise_tests(scores, z, **options) if used else pairwise_tests(scores, z, level=level, **options)
     pvalues = np.array(out.pvalues, dtype=float)
     np.fill_diagonal(pvalues, np.nan)
     if family == "matrix":

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.errors import ParameterError
-from metaeval.stats.bootstrap import bootstrap_samples
+from typing import Any
+
+from metaeval import defaults
+from metaeval.errors import ParameterError, check_int
+from metaeval.stats.bootstrap import _common_iv, bootstrap_samples
 from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.levels import level_correlation, system_means
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
-from metaeval.stats.resampling import bootstrap_draws
+from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests
+from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
+from metaeval.vocabulary import check_alternative, check_method, check_metric_test
 
 __all__ = ["common_corpus_columns", "corpus_pairwise_tests"]
 
@@ -42,10 +47,42 @@ def common_corpus_columns(scores, z):
     return out, z[:, keep]
 
 
-def corpus_pairwise_tests(scores, z, *, test, coefficient, method, alternative, n_resamples, rng, batch,
-                          undefined, tie_threshold, correction, progress, pairwise_tests):
-    """:func:`metaeval.stats.pairs.pairwise_tests` at the system level for metrics some of which are corpus
-    metrics (validated options; ``pairwise_tests`` is that function, for the system-score reductions)."""
+def corpus_pairwise_tests(
+    scores,
+    z,
+    *,
+    test: str = defaults.METRIC_TEST,
+    coefficient: str = defaults.COEFFICIENT,
+    method: str = defaults.RESAMPLING_METHOD,
+    alternative: str = defaults.ALTERNATIVE,
+    n_resamples: int = defaults.N_RESAMPLES,
+    rng: Any = None,
+    batch: int | None = None,
+    undefined: str = defaults.UNDEFINED,
+    tie_threshold: float = 0.0,
+    correction: str | None = None,
+    progress: Any = None,
+) -> PairwiseOutcome:
+    """:func:`metaeval.stats.pairs.pairwise_tests` at the system level, for metrics some of which are corpus
+    metrics (see the module docstring).
+
+    Parameters
+    ----------
+    scores : sequence of array_like (N, M) or CorpusScores
+        The P >= 2 metrics.
+    z : array_like, shape (N, M)
+        Human scores.
+
+    Other parameters are those of :func:`metaeval.stats.pairs.pairwise_tests` (the level is 'system').
+    """
+    scores = list(scores)
+    if len(scores) < 2:
+        raise ParameterError(f"`scores` must hold at least 2 metrics; got {len(scores)}.")
+    for source in scores:  # every metric against z, at the system level
+        _, z, _, coefficient, undefined, _, tie_threshold = _common_iv(source, z, "system", coefficient, undefined,
+                                                                       False, tie_threshold)
+    test, method, alternative = check_metric_test(test), check_method(method), check_alternative(alternative)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
     scores, z = common_corpus_columns(scores, z)
     if z.shape[1] == 0:
         raise ParameterError("`scores` must share at least one input where every system has every metric and "
@@ -60,11 +97,10 @@ def corpus_pairwise_tests(scores, z, *, test, coefficient, method, alternative, 
     if test == "permutation":
         raise ParameterError(f"`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS "
                              f"and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
-    from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix
-
     kw = dict(level="system", coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     statistics = np.array([float(level_correlation(s, z, **kw).statistic) for s in scores])
-    draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=n_resamples, rng=rng)
+    draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=n_resamples, rng=as_generator(rng))
+    check_batch(batch, 1)
     steps = _Steps(progress, n_resamples, p)
     samples = []
     for source in scores:

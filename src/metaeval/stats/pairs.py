@@ -51,7 +51,6 @@ from metaeval.stats.bootstrap import (
     bootstrap_samples,
 )
 from metaeval.stats.common import common_cells
-from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.permutation import _reference_batch, count_extreme, standardize
 from metaeval.stats.resampling import (
@@ -106,19 +105,11 @@ class PairwiseOutcome:
 
 def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold,
               engine):
-    if any(isinstance(s, CorpusScores) for s in scores):
-        if len(scores) < 2:
-            raise ParameterError(f"`scores` must hold at least 2 metrics; got {len(scores)}.")
-        scores = list(scores)
-        for source in scores:  # every metric validated against z, at the system level
-            _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
-                source, z, level, coefficient, undefined, False, tie_threshold)
-    else:
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim != 3 or scores.shape[0] < 2:
-            raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
-        _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
-            scores[0], z, level, coefficient, undefined, False, tie_threshold)
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 3 or scores.shape[0] < 2:
+        raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
+    _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
+        scores[0], z, level, coefficient, undefined, False, tie_threshold)
     test = check_metric_test(test)
     method = check_method(method)
     alternative = check_alternative(alternative)
@@ -151,9 +142,9 @@ def pairwise_tests(
 
     Parameters
     ----------
-    scores : array_like, shape (P, N, M), or a sequence of such matrices and corpus metrics
-        P metrics' scores (systems x inputs); a :class:`metaeval.stats.corpus.CorpusScores` entry is a
-        corpus metric, tested at the system level as :mod:`metaeval.stats.corpus_tests` describes.
+    scores : array_like, shape (P, N, M)
+        P metrics' scores (systems x inputs); for corpus metrics see
+        :func:`metaeval.stats.corpus_tests.corpus_pairwise_tests`.
     z : array_like, shape (N, M)
         Human scores.
     test : {"permutation", "bootstrap", "williams"}
@@ -183,15 +174,8 @@ def pairwise_tests(
     """
     scores, z, test, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _pairs_iv(
         scores, z, test, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
-    check_batch(batch, 1)
-    if isinstance(scores, list):  # some corpus metrics
-        from metaeval.stats.corpus_tests import corpus_pairwise_tests
-
-        return corpus_pairwise_tests(scores, z, test=test, coefficient=coefficient, method=method,
-                                     alternative=alternative, n_resamples=k, rng=rng, batch=batch,
-                                     undefined=undefined, tie_threshold=tie_threshold, correction=correction,
-                                     progress=progress, pairwise_tests=pairwise_tests)
     gen = as_generator(rng)
+    check_batch(batch, 1)
     p = scores.shape[0]
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     dropped = np.zeros((p, p), dtype=np.int64)
