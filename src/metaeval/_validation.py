@@ -144,6 +144,11 @@ def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, C
             raise ParameterError(f"`corpus_statistics[{metric!r}]` must cover the {ds.shape[0]} systems x "
                                  f"{ds.shape[1]} inputs of the data; got statistics of shape "
                                  f"{value.statistics.shape}.")
+        if not value.present.all(axis=0).any():
+            lacking = [s for s, has in zip(ds.systems, value.present.any(axis=1)) if not has]
+            raise ParameterError(f"`corpus_statistics[{metric!r}]` must have statistics for every system on at least "
+                                 f"one input (a corpus score compares systems on one test set); got none"
+                                 + (f": {', '.join(map(repr, lacking[:5]))} have none at all." if lacking else "."))
         out[metric] = value
     return out
 
