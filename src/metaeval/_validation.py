@@ -148,7 +148,7 @@ def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, C
             lacking = [s for s, has in zip(ds.systems, value.present.any(axis=1)) if not has]
             raise ParameterError(f"`corpus_statistics[{metric!r}]` must have statistics for every system on at least "
                                  f"one input (a corpus score compares systems on one test set); got none"
-                                 + (f": {', '.join(map(repr, lacking[:5]))} have none at all." if lacking else "."))
+                                 + (f"; systems without any: {', '.join(map(repr, lacking[:5]))}." if lacking else "."))
         out[metric] = value
     return out
 
