@@ -112,7 +112,7 @@ def test_corpus_statistics_validation(summeval_bleu):
     missing[3] = np.nan  # one system without any candidate
     with pytest.raises(ParameterError, match=r"^`corpus_statistics\['bleu'\]` must have statistics for every system "
                                              r"on at least one input \(a corpus score compares systems on one test "
-                                             r"set\); got none: 'M5' have none at all\.$"):
+                                             r"set\); got none; systems without any: 'M5'\.$"):
         me.correlate(ds, "bleu", HUMAN, level="system", corpus_statistics={"bleu": (missing, aggregate)})
     with pytest.raises(ParameterError, match=r"^`corpus_statistics` must be a mapping"):
         me.correlate(ds, "bleu", HUMAN, level="system", corpus_statistics=[statistics])
