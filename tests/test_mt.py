@@ -268,3 +268,21 @@ def test_mt_evaluate_on_the_shared_mt_metrics_eval_fixture():
     assert res.language_pairs == ("en-de",)
     assert set(res.metrics) == {"BLEU-refA", "COMET-refA"}
     assert np.isfinite(res.statistics).all()
+
+
+def test_recalibration_compiled_and_numpy_paths_agree(monkeypatch):
+    from metaeval.stats.kernels import calibration
+    from metaeval.stats.tie_calibration import pair_table, recalibrated
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=(7, 40)), 1)  # metric ties: several pairs per threshold
+    z = rng.integers(0, 3, size=(7, 40)).astype(float)
+    w = count_weights(bootstrap_draws(7, 40, method="inputs", n_resamples=25, rng=2).col_indices(), 40)
+    table = pair_table(x.T, z.T)
+    for coefficient in ("acc-eq", "tau-eq"):
+        fast = recalibrated(table, coefficient, w)
+        monkeypatch.setattr(calibration, "numba_available", lambda: False)
+        slow = recalibrated(table, coefficient, w, batch=4)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(fast[0], slow[0])
+        np.testing.assert_array_equal(fast[1], slow[1])

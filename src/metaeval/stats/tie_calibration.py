@@ -147,27 +147,61 @@ def _values(coefficient, concordant, human_tied):
     return np.where(concordant, 1.0, -1.0), np.where(human_tied, 1.0, -1.0)
 
 
+def _uniform_pairs(per_group):
+    """``P`` when every group with a pair has ``P`` pairs (complete data), else None."""
+    sizes = per_group[per_group > 0]
+    return int(sizes[0]) if sizes.size and (sizes == sizes[0]).all() else None
+
+
+def _integer_values(coefficient, concordant, human_tied):
+    """``(v0, v1 - v0)`` as small integers: a pair's value untied and its change when the metric ties it."""
+    if coefficient == "acc-eq":
+        v0 = concordant.astype(np.int64)
+        return v0, human_tied.astype(np.int64) - v0
+    v0 = np.where(concordant, 1, -1).astype(np.int64)
+    return v0, np.where(human_tied, 1, -1).astype(np.int64) - v0
+
+
+def _candidates(es):
+    """``(last, lead)``: the last pair of each distinct threshold, and whether 0 precedes them."""
+    last = np.ones(es.size, dtype=bool)
+    last[:-1] = es[1:] != es[:-1]
+    return last, es.size == 0 or es[0] > 0
+
+
 def calibration_curve(rows, e, concordant, human_tied, per_group, coefficient, group_weights=None):
     """``(thresholds, statistics)`` from a :func:`pair_table`; ``group_weights`` (G,) weight the groups'
-    statistics in the mean (bootstrap counts; default 1 for every group with a pair)."""
+    statistics in the mean (bootstrap counts; default 1 for every group with a pair).
+
+    When every group has the same number of pairs ``P`` and the weights are integers (complete data, any
+    bootstrap counts), the curve is ``(integer sum) / (P * total weight)``: the sums are exact, so equal
+    statistics are equal and the smallest maximiser is exact on every code path.
+    """
     has = per_group > 0
     gw = has.astype(np.float64) if group_weights is None else np.where(has, group_weights, 0.0)
     total = gw.sum()
     if rows.size == 0 or total == 0:
         return np.zeros(1), np.full(1, np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = (gw / np.where(has, per_group, 1) / total)[rows]
-    v0, v1 = _values(coefficient, concordant, human_tied)
-    base = float(np.sum(w * v0))
-    order = np.argsort(e)
+    order = np.argsort(e, kind="stable")
     es = e[order]
-    gains = np.cumsum((w * (v1 - v0))[order])
-    last = np.ones(es.size, dtype=bool)
-    last[:-1] = es[1:] != es[:-1]
-    thresholds, stats = es[last], base + gains[last]
-    if thresholds[0] > 0:
-        thresholds, stats = np.concatenate([[0.0], thresholds]), np.concatenate([[base], stats])
-    return thresholds, stats
+    last, lead = _candidates(es)
+    pairs = _uniform_pairs(per_group)
+    if pairs is not None and np.array_equal(gw, np.round(gw)):
+        v0, dv = _integer_values(coefficient, concordant, human_tied)
+        counts = gw.astype(np.int64)[rows]
+        base = int(np.sum(counts * v0))
+        curve = (base + np.cumsum((counts * dv)[order])[last]) / (pairs * total)
+        start = base / (pairs * total)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = (gw / np.where(has, per_group, 1) / total)[rows]
+        v0, v1 = _values(coefficient, concordant, human_tied)
+        start = float(np.sum(w * v0))
+        curve = start + np.cumsum((w * (v1 - v0))[order])[last]
+    thresholds = es[last]
+    if lead:
+        thresholds, curve = np.concatenate([[0.0], thresholds]), np.concatenate([[start], curve])
+    return thresholds, curve
 
 
 def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
@@ -240,22 +274,33 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     ``g`` ``c_g`` times weights its pairs by ``c_g``, so its curve is one weighted cumulative sum over the
     same sorted pairs (BOOT-INPUTS at item-grouped level: copies of one input are separate groups). Returns
     ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
-    change the result (each resample's sums run in the same order).
+    change the result (each resample's sums run in the same order). With complete data (every group has
+    ``P`` pairs) the sums are integers, exact, and run in a compiled loop when numba is installed
+    (:mod:`metaeval.stats.kernels.calibration`), with identical results.
     """
     rows, e, concordant, human_tied, per_group = table
     order = np.argsort(e, kind="stable")
     es, rs = e[order], rows[order]
-    v0, v1 = _values(coefficient, concordant[order], human_tied[order])
-    last = np.ones(es.size, dtype=bool)
-    last[:-1] = es[1:] != es[:-1]
+    last, lead = _candidates(es)
     thresholds = es[last]
-    lead = thresholds.size == 0 or thresholds[0] > 0
     if lead:
         thresholds = np.concatenate([[0.0], thresholds])
     cw = np.asarray(group_weights, dtype=np.float64)
     has = per_group > 0
     k = cw.shape[0]
     stats, best_t = np.full(k, np.nan), np.zeros(k)
+    pairs = _uniform_pairs(per_group)
+    if pairs is not None and np.array_equal(cw, np.round(cw)):
+        from metaeval.stats.kernels.calibration import best_integer_curves
+
+        v0, dv = _integer_values(coefficient, concordant[order], human_tied[order])
+        counts = (cw * has).astype(np.int64)
+        value, idx = best_integer_curves(rs, v0, dv, last, lead, counts, batch)
+        total = counts.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats = np.where(total > 0, value / (pairs * np.where(total > 0, total, 1)), np.nan)
+        return stats, np.where(total > 0, thresholds[idx], 0.0)
+    v0, v1 = _values(coefficient, concordant[order], human_tied[order])
     inv = np.where(has, 1.0 / np.where(has, per_group, 1), 0.0)
     for lo in range(0, k, batch):
         c = cw[lo:lo + batch] * has
