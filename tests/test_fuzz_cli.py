@@ -413,3 +413,27 @@ def test_mt_metrics_eval_directories(data):
         if output is not None:
             argv += ["--output", output]
         check(argv, [root, *files], output, directory)
+
+
+@FUZZ
+@given(data=st.data())
+def test_corpus_metric_texts(data):
+    """`correlate` / `compare --corpus-metric bleu` with fuzzed candidates and references files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        rows = [{"system": a, "input": b, "bleu": (i * 7 + j * 3) % 5 + i, "human": i + j % 2}
+                for i, a in enumerate(["s1", "s2", "7"]) for j, b in enumerate(["doc-1", "doc 2", "Älpha"])]
+        scores = directory / "scores.csv"  # labels the fuzzed texts can name (tables draws from PLAIN)
+        pd.DataFrame(rows).to_csv(scores, index=False, quoting=csv.QUOTE_ALL)
+        text = st.one_of(NAMES, st.just("the cat sat on the mat ."), CELLS)
+        table = data.draw(tables(["system", "input", "candidate"], {"candidate": text}))
+        candidates = write(data.draw, directory, "candidates", table, "jsonl")
+        table = data.draw(tables(["input", "references"], {"references": text}, rows=("input",)))
+        references = write(data.draw, directory, "references", table, "jsonl", {"references": "list"})
+        command = data.draw(st.sampled_from([["correlate", "--ci", "boot-inputs", "--level", "system"],
+                                             ["compare", "--test", "bootstrap", "--method", "inputs",
+                                              "--level", "system"]]))
+        output = directory / "out.json"
+        check([*command, "--scores", scores, "--human", "human", "--n-resamples", "5", "--corpus-metric", "bleu",
+               "--candidates", candidates, "--references", references, "--format", "json", "--output", output,
+               "--no-progress"], [candidates, references, scores], output, directory)
