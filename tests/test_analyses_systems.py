@@ -131,16 +131,16 @@ def test_bleu_statistics_reproduce_sacrebleu_corpus_bleu():
     sacrebleu = pytest.importorskip("sacrebleu")
     stat = me.BleuStatistic()
     corpus = me.CorpusScores.from_texts(stat, HYPS, REFS)
-    assert corpus.stats.shape == (3, 4, 10)
+    assert corpus.statistics.shape == (3, 4, 10)
     for i, system in enumerate(HYPS):
         expected = sacrebleu.corpus_bleu(HYPS[system], REFS).score
-        assert stat.aggregate(corpus.stats[i].sum(axis=0)) == pytest.approx(expected, abs=1e-12)
+        assert stat.aggregate(corpus.statistics[i].sum(axis=0)) == pytest.approx(expected, abs=1e-12)
     res = me.compare_systems(corpus, n_resamples=100, rng=0)
     assert res.scorer == "bleu" and res.scores[0] == pytest.approx(sacrebleu.corpus_bleu(HYPS["a"], REFS).score)
     # the resampled corpus BLEU is recomputed from summed statistics, not averaged over sentences
     weights = np.random.default_rng(0).integers(0, 4, size=(100, 4))
     counts = np.stack([np.bincount(w, minlength=4) for w in weights])
-    expected = stat.aggregate(counts @ corpus.stats[0]) - stat.aggregate(counts @ corpus.stats[1])
+    expected = stat.aggregate(counts @ corpus.statistics[0]) - stat.aggregate(counts @ corpus.statistics[1])
     np.testing.assert_allclose(res.samples[0], expected, atol=1e-9)
     rand = me.compare_systems(corpus, test="randomization", exact=True, correction="none")
     assert rand.n_resamples == 16 and 0 < rand.pvalues[0] <= 1

@@ -37,7 +37,7 @@ def summeval_bleu(shared_data, tmp_path_factory):
     refs.write_text("".join(json.dumps({"input": d, "references": v}) + "\n" for d, v in references.items()),
                     encoding="utf-8")
     probe = me.ScoreSet.from_matrices({"bleu": np.zeros(base.shape)}, systems=base.systems, inputs=base.inputs)
-    statistics, aggregate = corpus_statistics(probe, str(cands), str(refs), "bleu")
+    statistics, aggregate = computed = corpus_statistics(probe, str(cands), str(refs), "bleu")
     sentence = aggregate(statistics)  # a per-cell score, for the levels that use cells
     mats = {"bleu": sentence, "rouge-2.recall": base.matrix("rouge-2.recall"), HUMAN: base.matrix(HUMAN)}
     ds = me.ScoreSet.from_matrices(mats, systems=base.systems, inputs=base.inputs, humans=[HUMAN], name="summeval")

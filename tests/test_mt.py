@@ -179,7 +179,7 @@ def test_mt_evaluate_excludes_systems_and_uses_corpus_scores():
     # a "corpus" metric: the system score is the ratio of summed statistics, not the mean of sentence ratios
     stats = np.stack([np.abs(ds.matrix("good")) + 1, np.ones(ds.shape) * 2], axis=-1)
     res = me.mt_evaluate({"lp": ds}, tasks=["system/pearson"], n_resamples=50, rng=0,
-                         corpus_statistics={"good": ({"lp": stats}, lambda s: s[..., 0] / s[..., 1])})
+                         corpus_statistics={"good": {"lp": (stats, lambda s: s[..., 0] / s[..., 1])}})
     expected = scipy.stats.pearsonr(stats[..., 0].sum(1) / stats[..., 1].sum(1), ds.matrix("human").mean(1))[0]
     assert res.statistics[0][res.metrics.index("good")] == pytest.approx(expected)
 

@@ -48,10 +48,11 @@ def _corpus(tmp_path, n_systems=5, n_segments=12, seed=0):
 def test_corpus_system_scores_are_sacrebleu_corpus_bleu(tmp_path):
     corpus, human = _corpus(tmp_path)
     ds = me.read_scores(tmp_path / "scores.csv", humans=["mqm"])
-    statistics, aggregate = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
+    computed = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
+    statistics, aggregate = computed
     np.testing.assert_allclose(aggregate(statistics.sum(axis=1)), corpus, rtol=0, atol=1e-9)
     result = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", tasks=["system/pearson"], n_resamples=50,
-                         rng=0, corpus_statistics={"bleu": ({"en-de": statistics}, aggregate)})
+                         rng=0, corpus_statistics={"bleu": {"en-de": computed}})
     expected = stats.pearsonr(corpus, human).statistic
     assert float(result.statistics[0, 0]) == pytest.approx(expected, abs=1e-12)
     plain = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", tasks=["system/pearson"], n_resamples=50, rng=0)
@@ -102,14 +103,15 @@ def test_corpus_statistics_validation(tmp_path):
 def test_soft_pairwise_accuracy_of_a_corpus_metric_compares_corpus_scores(tmp_path):
     _corpus(tmp_path)
     ds = me.read_scores(tmp_path / "scores.csv", humans=["mqm"])
-    statistics, aggregate = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
+    computed = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
+    statistics, aggregate = computed
     kw = dict(tasks=["system/soft-accuracy"], n_resamples=20, rng=0, spa_permutations=200)
     plain = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw)
     as_mean = np.stack([ds.matrix("bleu"), np.ones(ds.shape)], axis=-1)  # the segment scores as (score, 1)
     same = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw,
-                       corpus_statistics={"bleu": ({"en-de": as_mean}, lambda s: s[..., 0] / s[..., 1])})
+                       corpus_statistics={"bleu": {"en-de": (as_mean, lambda s: s[..., 0] / s[..., 1])}})
     np.testing.assert_allclose(same.statistics, plain.statistics, atol=1e-12)
     corpus = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw,
-                         corpus_statistics={"bleu": ({"en-de": statistics}, aggregate)})
+                         corpus_statistics={"bleu": {"en-de": (statistics, aggregate)}})
     assert corpus.statistics[0, 0] != plain.statistics[0, 0]  # corpus BLEU of the swapped test sets
     assert corpus.statistics[0, 1] == plain.statistics[0, 1]

@@ -3,7 +3,7 @@
 For two systems ``a`` and ``b`` scored on the same ``M`` inputs, the statistic is the difference of their
 corpus scores ``delta = S(a) - S(b)``, where ``S`` is the mean of per-item scores, or, for a corpus-level
 metric such as BLEU, the metric recomputed from the sums of per-item sufficient statistics
-(:mod:`metaeval.metrics.corpus_statistics`). Only the inputs where both systems have a score enter a pair.
+(:class:`metaeval.stats.corpus.CorpusScores`). Only the inputs where both systems have a score enter a pair.
 
 ``test="bootstrap"`` (paired bootstrap over inputs, Koehn 2004)
     Draw ``k`` resamples of the ``M`` inputs with replacement, as count weights ``c_s`` (``(k, M)``);
@@ -36,11 +36,12 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
-from ..metrics.corpus_statistics import CorpusStatistic, MeanStatistic
+from ..metrics.corpus_statistics import MeanStatistic
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.bootstrap import percentile_interval
+from ..stats.corpus import CorpusScores, system_pair_deltas
 from ..stats.corrections import adjust_pvalues
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.permutation import count_extreme, monte_carlo_pvalue
@@ -51,53 +52,6 @@ __all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_sy
 
 #: Largest number of inputs for which ``exact=True`` enumerates all 2^M assignments.
 EXACT_MAX_INPUTS = 20
-
-
-@dataclass(frozen=True)
-class CorpusScores:
-    """Per-item sufficient statistics of one corpus-level metric: ``stats[i, j]`` for system i, input j.
-
-    Build it with :meth:`from_texts`; pass it to :func:`compare_systems` in place of a ScoreSet.
-    """
-
-    statistic: CorpusStatistic
-    stats: np.ndarray
-    systems: tuple[str, ...]
-    inputs: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return self.statistic.name
-
-    @classmethod
-    def from_texts(cls, statistic: CorpusStatistic, hypotheses: Mapping[str, Sequence[str]],
-                   references: Sequence[Sequence[str]], *, inputs: Sequence[str] | None = None) -> "CorpusScores":
-        """Statistics of every system's outputs.
-
-        Parameters
-        ----------
-        statistic : CorpusStatistic
-            E.g. :class:`metaeval.metrics.corpus_statistics.BleuStatistic`.
-        hypotheses : mapping of str to list of str
-            System name -> its M outputs, in input order.
-        references : list of list of str
-            Reference streams (sacrebleu's layout): ``references[r][j]`` is the r-th reference of input j.
-        inputs : list of str, optional
-            Input labels (default ``"0" .. "M-1"``).
-        """
-        if not isinstance(statistic, CorpusStatistic):
-            raise ParameterError(f"`statistic` must implement CorpusStatistic; got {type(statistic).__name__}.")
-        if not hypotheses:
-            raise ParameterError("`hypotheses` must map at least 2 systems to their outputs; got none.")
-        lengths = {len(h) for h in hypotheses.values()} | {len(r) for r in references}
-        if len(lengths) != 1:
-            raise ParameterError(f"`hypotheses` and `references` must all have one length per input; got lengths "
-                                 f"{sorted(lengths)}.")
-        m = lengths.pop()
-        stats = np.stack([statistic.item_statistics(list(h), references) for h in hypotheses.values()])
-        stats.setflags(write=False)
-        labels = tuple(str(i) for i in (inputs if inputs is not None else range(m)))
-        return cls(statistic, stats, tuple(str(s) for s in hypotheses), labels)
 
 
 @dataclass(frozen=True)
@@ -199,38 +153,6 @@ def draw_weights(test: str, n_inputs: int, n_resamples: int, generator: np.rando
     return draws.bits.astype(np.float64)
 
 
-def pair_statistics(stats: np.ndarray, valid: np.ndarray, aggregate, pairs, test: str, weights: np.ndarray):
-    """Observed ``delta`` (P,), resampled ``delta_s`` (P, k) and inputs used (P,) for every pair.
-
-    ``stats`` is ``(N, M, S)``, ``valid`` ``(N, M)``; a pair uses the inputs both systems have.
-    """
-    k = weights.shape[0]
-    deltas = np.full(len(pairs), np.nan)
-    samples = np.full((len(pairs), k), np.nan)
-    used = np.zeros(len(pairs), dtype=np.int64)
-    shared = None
-    if test == "bootstrap" and valid.all():
-        n, m, s = stats.shape
-        sums = (weights @ stats.transpose(1, 0, 2).reshape(m, n * s)).reshape(k, n, s)
-        shared = aggregate(sums)  # (k, N): every system's resampled score, computed once
-    for p, (a, b) in enumerate(pairs):
-        w = valid[a] & valid[b]
-        used[p] = int(w.sum())
-        if not used[p]:
-            continue
-        ta = np.where(w[:, None], stats[a], 0.0)
-        tb = np.where(w[:, None], stats[b], 0.0)
-        deltas[p] = float(aggregate(ta.sum(axis=0)) - aggregate(tb.sum(axis=0)))
-        if shared is not None:
-            samples[p] = shared[:, a] - shared[:, b]
-        elif test == "bootstrap":
-            samples[p] = aggregate(weights @ ta) - aggregate(weights @ tb)
-        else:
-            shift = weights @ (tb - ta)
-            samples[p] = aggregate(ta.sum(axis=0) + shift) - aggregate(tb.sum(axis=0) - shift)
-    return deltas, samples, used
-
-
 def pair_pvalue(test: str, samples: np.ndarray, delta: float, alternative: str, exact: bool) -> float:
     """p-value of one pair from its ``delta_s`` (undefined ones dropped); NaN if undefined."""
     null = samples[np.isfinite(samples)]
@@ -278,14 +200,14 @@ def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, con
     if isinstance(ds, CorpusScores):
         if scorer is not None and scorer != ds.name:
             raise ParameterError(f"`scorer` must be None or {ds.name!r} for CorpusScores; got {scorer!r}.")
-        scorer, stats, statistic, labels = ds.name, np.asarray(ds.stats, dtype=np.float64), ds.statistic, ds.systems
+        scorer, stats, aggregate, labels = ds.name, ds.statistics, ds.aggregate, ds.systems
         valid = np.isfinite(stats).all(axis=2)
         fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs)}
     elif isinstance(ds, ScoreSet):
         if scorer is None:
             raise ParameterError("`scorer` must name a scorer of the ScoreSet; got None.")
         x = iv.matrices(ds, scorer, param="scorer")
-        stats, statistic, labels = MeanStatistic.from_scores(x), MeanStatistic(), ds.systems
+        stats, aggregate, labels = MeanStatistic.from_scores(x), MeanStatistic().aggregate, ds.systems
         valid = np.isfinite(x)
         fields = ds.signature_fields()
     else:
@@ -297,7 +219,7 @@ def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, con
     confidence_level = iv.check_confidence_level(confidence_level)
     correction = check_correction(correction)
     exact = check_exact(exact, test, stats.shape[1])
-    return (scorer, stats[rows], valid[rows], statistic, tuple(labels[r] for r in rows), fields, test, n_resamples,
+    return (scorer, stats[rows], valid[rows], aggregate, tuple(labels[r] for r in rows), fields, test, n_resamples,
             alternative, confidence_level, correction, exact)
 
 
@@ -366,13 +288,13 @@ def compare_systems(
     >>> res.to_frame()[["system_a", "system_b", "significant"]].to_dict(orient="records")
     [{'system_a': 'bart_out', 'system_b': 't5_out_11B', 'significant': True}]
     """
-    (scorer, stats, valid, statistic, labels, fields, test, n_resamples, alternative, confidence_level, correction,
+    (scorer, stats, valid, aggregate, labels, fields, test, n_resamples, alternative, confidence_level, correction,
      exact) = _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, confidence_level, correction,
                                   exact)
     generator, seed = iv.rng_and_seed(rng)
     pairs = all_pairs(len(labels))
     weights = draw_weights(test, stats.shape[1], n_resamples, generator, exact)
-    deltas, samples, used = pair_statistics(stats, valid, statistic.aggregate, pairs, test, weights)
+    deltas, samples, used = system_pair_deltas(stats, valid, aggregate, pairs, test, weights)
     for p in np.flatnonzero(used == 0):
         a, b = pairs[p]
         warnings.warn(f"Systems {labels[a]!r} and {labels[b]!r} have no input in common; their comparison is NaN.",
@@ -386,7 +308,7 @@ def compare_systems(
     if test == "bootstrap":
         for p in range(len(pairs)):
             low[p], high[p] = percentile_interval(samples[p], confidence_level)
-    scores = np.asarray(statistic.aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
+    scores = np.asarray(aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
     signature = Signature.of(**fields, scorer=scorer, test=test, alternative=alternative, correction=correction,
                              confidence=confidence_level, resamples=2 ** stats.shape[1] if exact else n_resamples,
                              exact=exact, seed=None if exact else seed)

@@ -34,6 +34,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError
 from ..metrics.corpus_statistics import MeanStatistic
+from ..stats.corpus import system_pair_deltas
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
@@ -43,7 +44,6 @@ from .systems import (
     check_systems,
     draw_weights,
     pair_pvalue,
-    pair_statistics,
 )
 
 __all__ = ["VERDICTS", "SystemVerdictsResult", "system_verdicts", "verdict_labels", "weighted_f1",
@@ -262,7 +262,7 @@ def system_verdicts(
 
     def verdicts(scorer):
         x = ds.matrix(scorer)[rows]
-        deltas, samples, _ = pair_statistics(MeanStatistic.from_scores(x), np.isfinite(x), aggregate, pairs, test,
+        deltas, samples, _ = system_pair_deltas(MeanStatistic.from_scores(x), np.isfinite(x), aggregate, pairs, test,
                                              weights)
         pvalues = np.array([pair_pvalue(test, samples[p], deltas[p], "two-sided", False) for p in range(len(pairs))])
         return deltas, pvalues, verdict_labels(deltas, pvalues, alpha)

@@ -209,8 +209,9 @@ def corpus_options(command: Callable) -> Callable:
 
 
 def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, where: str = "the scores") -> dict:
-    """``{metric: (statistics, aggregate)}`` of the corpus metrics, from the texts, aligned with ``ds``."""
+    """``{metric: CorpusScores}`` of the corpus metrics, from the texts, aligned with ``ds``."""
     from ..scoring.corpus import corpus_statistics
+    from ..stats.corpus import CorpusScores
 
     if not metrics:
         if candidates or references:
@@ -226,5 +227,6 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
         if metric not in ds.metrics:
             raise ParameterError(f"`--corpus-metric` must name a metric of {where}; got {metric!r}, which is not "
                                  f"one (score its segments with `metaeval score --metric {metric}` too).")
-        out[metric] = corpus_statistics(ds, candidates, references, metric)
+        statistics, aggregate = corpus_statistics(ds, candidates, references, metric)
+        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
     return out

@@ -49,7 +49,7 @@ def _per_language_pair(option: str, items: tuple[str, ...]) -> dict[str, str]:
 
 
 def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, reference_files) -> dict:
-    """{metric: ({lp: statistics}, aggregate)} for ``mt_evaluate`` from the texts of every language pair."""
+    """{metric: {lp: CorpusScores}} for ``mt_evaluate`` from the texts of every language pair."""
     candidates = _per_language_pair("--candidates", candidate_files)
     references = _per_language_pair("--references", reference_files)
     if not metrics:
@@ -61,8 +61,7 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
                                  f" none for {', '.join(map(repr, missing))}.")
     per_lp = {lp: corpus_statistics_for(ds, metrics, candidates[lp], references[lp], where=f"language pair {lp!r}")
               for lp, ds in data.items()}
-    return {metric: ({lp: per_lp[lp][metric][0] for lp in data}, per_lp[next(iter(data))][metric][1])
-            for metric in dict.fromkeys(metrics)}
+    return {metric: {lp: per_lp[lp][metric] for lp in data} for metric in dict.fromkeys(metrics)}
 
 
 @click.command()

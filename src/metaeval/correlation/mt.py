@@ -8,7 +8,7 @@ al. 2023). See docs/mt.md for the formulas and decisions.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,7 +170,7 @@ def mt_evaluate(
     recalibrate: bool = defaults.MT_RECALIBRATE,
     darr_threshold: float = defaults.MT_DARR_THRESHOLD,
     spa_permutations: int = defaults.MT_SPA_PERMUTATIONS,
-    corpus_statistics: Mapping[str, tuple[Mapping[str, np.ndarray], Callable]] | None = None,
+    corpus_statistics: Mapping[str, Mapping[str, Any]] | None = None,
     rng: Any = None,
     progress: Any = None,
 ) -> MtEvaluationResult:
@@ -203,9 +203,11 @@ def mt_evaluate(
     spa_permutations : int
         Permutations per system pair of the soft pairwise accuracy.
     corpus_statistics : mapping, optional
-        ``{metric: ({lp: stats (N, M, S)}, aggregate)}``: system-level scores of these metrics are corpus
-        scores from summed sufficient statistics (e.g. ``Bleu().item_statistics`` and ``Bleu().aggregate``),
-        in the resamples too; ``stats`` are aligned with the ScoreSet's systems and segments.
+        ``{metric: {lp: corpus}}`` with ``corpus`` a :class:`metaeval.stats.corpus.CorpusScores` (e.g. from
+        :func:`metaeval.scoring.corpus.corpus_statistics`) or a pair ``(statistics (N, M, S), aggregate)``
+        aligned with that language pair's systems and segments, as ``corpus_statistics`` of
+        :func:`metaeval.correlate` per language pair: system-level scores of these metrics are corpus scores
+        from summed sufficient statistics, in the resamples too.
     rng : None, int or numpy.random.Generator
 
     progress : callable, optional
@@ -238,13 +240,13 @@ def mt_evaluate(
     data, metrics, human, parsed, excluded, k, alpha = _mt_iv(data, metrics, human, tasks, exclude_systems,
                                                               n_resamples, alpha)
     gen, seed = iv.rng_and_seed(rng)
-    corpus_statistics = dict(corpus_statistics or {})
+    corpus_statistics = _corpus_iv(data, corpus_statistics)
     p = len(metrics)
     names, obs, res, thresholds = [], [], [], {}
     pooled_counts = []
     dropped, unjudged = {}, {}
     for lp, ds in data.items():
-        corpus = {m: np.asarray(stats[lp], dtype=float) for m, (stats, _) in corpus_statistics.items()}
+        corpus = {m: per_lp[lp].statistics for m, per_lp in corpus_statistics.items()}
         xs, z, rows, cols, dropped[lp], unjudged[lp] = _complete(ds, metrics, human, corpus)
         if z.shape[0] < iv.MIN_SYSTEMS or z.shape[1] == 0:
             raise ParameterError(f"`data[{lp!r}]` must keep at least {iv.MIN_SYSTEMS} systems with human scores"
@@ -253,7 +255,8 @@ def mt_evaluate(
         m_seg = z.shape[1]
         draws = bootstrap_draws(z.shape[0], m_seg, method="inputs", n_resamples=k, rng=gen)
         w = count_weights(draws.col_indices(), m_seg)
-        scorer = _system_scorer(metrics, corpus, corpus_statistics, xs)
+        aggregates = {m: per_lp[lp].aggregate for m, per_lp in corpus_statistics.items()}
+        scorer = _system_scorer(metrics, corpus, aggregates, xs)
         for level, stat in parsed:
             name = f"{lp}:{level}/{stat}"
             if stat in _CALIBRATED:
@@ -261,8 +264,7 @@ def mt_evaluate(
                 thresholds[name] = eps
             elif stat == "soft-accuracy":
                 signs = np.where(gen.random((spa_permutations, m_seg)) < 0.5, -1.0, 1.0)
-                spa_corpus = {i: CorpusScores(corpus[m], corpus_statistics[m][1]) for i, m in enumerate(metrics)
-                              if m in corpus}
+                spa_corpus = {i: CorpusScores(corpus[m], aggregates[m]) for i, m in enumerate(metrics) if m in corpus}
                 o, r = soft_pairwise_accuracy(xs, z, signs, spa_corpus), None
             else:
                 kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold,
@@ -304,11 +306,31 @@ def mt_evaluate(
                               pvalues, ranked, dropped, unjudged, k, alpha, signature)
 
 
-def _system_scorer(metrics, corpus, corpus_statistics, xs):
+def _corpus_iv(data, corpus_statistics):
+    """``{metric: {lp: CorpusScores}}`` validated against every language pair's data."""
+    if corpus_statistics is None:
+        return {}
+    if not isinstance(corpus_statistics, Mapping):
+        raise ParameterError(f"`corpus_statistics` must be a mapping of metric -> {{language pair: corpus "
+                             f"statistics}}; got {type(corpus_statistics).__name__}.")
+    out = {m: {} for m in corpus_statistics}
+    for lp, ds in data.items():
+        given = {}
+        for metric, per_lp in corpus_statistics.items():
+            if not isinstance(per_lp, Mapping) or lp not in per_lp:
+                raise ParameterError(f"`corpus_statistics[{metric!r}]` must map every language pair to its corpus "
+                                     f"statistics; got none for {lp!r}.")
+            given[metric] = per_lp[lp]
+        for metric, scores in iv.check_corpus_statistics(ds, given).items():
+            out[metric][lp] = scores
+    return out
+
+
+def _system_scorer(metrics, corpus, aggregates, xs):
     def score(i, weights):
         name = metrics[i]
         if name in corpus:
-            return corpus_scores(corpus[name], corpus_statistics[name][1], weights)
+            return corpus_scores(corpus[name], aggregates[name], weights)
         if weights is None:
             return xs[i].mean(axis=1)
         return (weights @ xs[i].T) / weights.sum(axis=1)[:, None]

@@ -8,8 +8,8 @@ recompute the corpus score from their sums, never average sentence scores (Koehn
 
 A :class:`CorpusStatistic` gives, for a list of outputs and their references, an array of per-item
 statistics of shape ``(M, S)``; ``aggregate`` turns summed statistics of shape ``(..., S)`` into corpus
-scores of shape ``(...)``. :class:`BleuStatistic` implements it with sacrebleu (the statistics and the
-score are sacrebleu's own; nothing of BLEU is re-implemented here). :class:`MeanStatistic` is the
+scores of shape ``(...)``. :class:`BleuStatistic` is the registry's BLEU with sacrebleu's corpus defaults
+(the statistics and the score are sacrebleu's own). :class:`MeanStatistic` is the
 protocol for ordinary per-item scores (the corpus score is the mean), so one resampling engine serves
 both kinds of metric.
 """
@@ -20,7 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ParameterError, require_module
+from ..errors import ParameterError
+from .sacrebleu_metrics import Bleu
 
 __all__ = ["CorpusStatistic", "MeanStatistic", "BleuStatistic"]
 
@@ -76,47 +77,22 @@ class MeanStatistic:
             return np.where(sums[..., 1] > 0, sums[..., 0] / np.where(sums[..., 1] > 0, sums[..., 1], 1.0), np.nan)
 
 
-class BleuStatistic:
-    """Corpus BLEU (Papineni et al. 2002) through sacrebleu's sufficient statistics.
+class BleuStatistic(Bleu):
+    """Corpus BLEU (Papineni et al. 2002) with sacrebleu's ``corpus_bleu`` defaults.
 
-    The per-item statistics are those sacrebleu itself sums for :meth:`sacrebleu.metrics.BLEU.corpus_score`
-    (hypothesis length, closest reference length, n-gram matches and totals for n = 1..4), taken from
-    ``BLEU._extract_corpus_statistics``; ``aggregate`` calls ``BLEU._compute_score_from_stats`` on each row of
-    summed statistics, exactly as sacrebleu's paired bootstrap and approximate randomization do. The score
-    is therefore sacrebleu's to the last digit.
+    The registry's :class:`metaeval.metrics.Bleu` - the one implementation of BLEU's statistics and
+    aggregation in metaeval - with ``effective_order=False`` (sacrebleu's corpus default; the registry's
+    default ``True`` is its sentence-level one). Its per-item statistics are those sacrebleu sums for
+    :meth:`sacrebleu.metrics.BLEU.corpus_score`, and ``aggregate`` scores summed statistics exactly as
+    sacrebleu's paired bootstrap and approximate randomization do, to the last digit.
 
     Parameters
     ----------
     **options
-        Passed to :class:`sacrebleu.metrics.BLEU` (``tokenize``, ``lowercase``, ``smooth_method``, ...).
-
-    Notes
-    -----
-    ``aggregate`` is a Python loop over the rows (one sacrebleu call per resample and system); the
-    resampling itself (the sums) is one matrix product. sacrebleu is an optional dependency
-    (``pip install sacrebleu``).
+        Options of :class:`metaeval.metrics.Bleu` (``tokenize``, ``lowercase``, ``smooth_method``, ...).
     """
 
     def __init__(self, **options: Any):
-        self._bleu = require_module("sacrebleu.metrics", purpose="BleuStatistic").BLEU(**options)
+        options.setdefault("effective_order", False)
+        super().__init__(**options)
         self.options = dict(options)
-        settings = ",".join(f"{k}={v}" for k, v in sorted(options.items()))
-        self.name = f"bleu({settings})" if settings else "bleu"
-
-    def item_statistics(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
-        if isinstance(hypotheses, str):
-            raise ParameterError(f"`hypotheses` must be a list of strings; got the string {hypotheses!r}.")
-        stats = self._bleu._extract_corpus_statistics(list(hypotheses), [list(r) for r in references])
-        return np.asarray(stats, dtype=np.float64).reshape(len(hypotheses), -1)
-
-    def aggregate(self, sums: np.ndarray) -> np.ndarray:
-        sums = np.asarray(sums, dtype=np.float64)
-        flat = sums.reshape(-1, sums.shape[-1])
-        out = np.empty(flat.shape[0])
-        for i, row in enumerate(flat):
-            out[i] = self._bleu._compute_score_from_stats([int(round(v)) for v in row]).score
-        return out.reshape(sums.shape[:-1])
-
-    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-        """sacrebleu's corpus BLEU of ``hypotheses`` (for checks)."""
-        return float(self._bleu.corpus_score(list(hypotheses), [list(r) for r in references]).score)

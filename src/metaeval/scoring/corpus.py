@@ -42,7 +42,9 @@ def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: st
     -------
     (numpy.ndarray, callable)
         The statistics, NaN where ``ds`` has a cell without a candidate, and ``aggregate`` mapping summed
-        statistics ``(..., S)`` to corpus scores ``(...)`` (sacrebleu's, to the last digit).
+        statistics ``(..., S)`` to corpus scores ``(...)`` (sacrebleu's, to the last digit): the pair that
+        ``corpus_statistics=`` of the correlation functions and :func:`metaeval.mt_evaluate` take, or
+        ``metaeval.CorpusScores(*pair, name=metric)``.
 
     Raises
     ------

@@ -17,14 +17,16 @@ score, in full-test-set mode the human is averaged over the inputs every system 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from metaeval.errors import ParameterError
 
-__all__ = ["CorpusScores", "corpus_columns", "corpus_scores", "corpus_system_means", "leave_one_out"]
+__all__ = ["CorpusScores", "corpus_columns", "corpus_scores", "corpus_system_means", "leave_one_out",
+           "system_pair_deltas"]
 
 
 def corpus_scores(stats, aggregate, weights=None):
@@ -43,18 +45,29 @@ def corpus_scores(stats, aggregate, weights=None):
 
 @dataclass(frozen=True, eq=False)
 class CorpusScores:
-    """A metric whose system score is a corpus score.
+    """A metric whose system score is a corpus score: per-cell sufficient statistics and their scorer.
+
+    The one representation of a corpus metric in metaeval: :func:`metaeval.compare_systems` compares
+    systems with it, and ``corpus_statistics=`` of the correlation functions and :func:`metaeval.mt_evaluate`
+    take it as a metric's system scores.
 
     Attributes
     ----------
     statistics : numpy.ndarray, shape (N, M, S)
         Sufficient statistics of each (system, input) cell; NaN where the cell has none.
     aggregate : callable
-        Summed statistics ``(..., S)`` -> scores ``(...)`` (e.g. ``Bleu().aggregate``).
+        Summed statistics ``(..., S)`` -> scores ``(...)`` (e.g. ``metaeval.metrics.Bleu().aggregate``).
+    name : str
+        The metric's name (recorded in results).
+    systems, inputs : tuple of str, optional
+        Labels of the rows and columns (default ``'0'..``).
     """
 
     statistics: np.ndarray
     aggregate: Callable[[np.ndarray], np.ndarray]
+    name: str = "corpus"
+    systems: tuple[str, ...] | None = None
+    inputs: tuple[str, ...] | None = None
 
     def __post_init__(self):
         stats = np.asarray(self.statistics, dtype=np.float64)
@@ -64,7 +77,43 @@ class CorpusScores:
         if not callable(self.aggregate):
             raise ParameterError(f"`aggregate` must be a callable scoring summed statistics; got "
                                  f"{type(self.aggregate).__name__}.")
+        stats.setflags(write=False)
         object.__setattr__(self, "statistics", stats)
+        for axis, field in enumerate(("systems", "inputs")):
+            labels = getattr(self, field)
+            labels = tuple(str(i) for i in range(stats.shape[axis])) if labels is None else tuple(map(str, labels))
+            if len(labels) != stats.shape[axis]:
+                raise ParameterError(f"`{field}` must name the {stats.shape[axis]} {field} of the statistics; got "
+                                     f"{len(labels)} labels.")
+            object.__setattr__(self, field, labels)
+
+    @classmethod
+    def from_texts(cls, statistic: Any, hypotheses: Mapping[str, Sequence[str]],
+                   references: Sequence[Sequence[str]], *, inputs: Sequence[str] | None = None) -> "CorpusScores":
+        """Statistics of every system's outputs.
+
+        Parameters
+        ----------
+        statistic : CorpusStatistic
+            An object with ``item_statistics(hypotheses, references)`` and ``aggregate(sums)``, e.g.
+            :class:`metaeval.metrics.Bleu` (:class:`metaeval.metrics.corpus_statistics.CorpusStatistic`).
+        hypotheses : mapping of str to list of str
+            System name -> its M outputs, in input order.
+        references : list of list of str
+            Reference streams (sacrebleu's layout): ``references[r][j]`` is the r-th reference of input j.
+        inputs : list of str, optional
+            Input labels (default ``"0" .. "M-1"``).
+        """
+        if not (callable(getattr(statistic, "item_statistics", None)) and callable(getattr(statistic, "aggregate", None))):
+            raise ParameterError(f"`statistic` must implement CorpusStatistic; got {type(statistic).__name__}.")
+        if not hypotheses:
+            raise ParameterError("`hypotheses` must map at least 2 systems to their outputs; got none.")
+        lengths = {len(h) for h in hypotheses.values()} | {len(r) for r in references}
+        if len(lengths) != 1:
+            raise ParameterError(f"`hypotheses` and `references` must all have one length per input; got lengths "
+                                 f"{sorted(lengths)}.")
+        stats = np.stack([statistic.item_statistics(list(h), references) for h in hypotheses.values()])
+        return cls(stats, statistic.aggregate, getattr(statistic, "name", "corpus"), tuple(hypotheses), inputs)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -78,11 +127,48 @@ class CorpusScores:
 
     def take(self, rows=slice(None), cols=slice(None)) -> "CorpusScores":
         """The statistics of some systems and inputs."""
-        return CorpusScores(self.statistics[rows][:, cols], self.aggregate)
+        return CorpusScores(self.statistics[rows][:, cols], self.aggregate, self.name,
+                            np.asarray(self.systems)[rows], np.asarray(self.inputs)[cols])
 
     def system_scores(self, weights=None) -> np.ndarray:
         """Corpus scores of every system (N,), or of every resample with input counts ``weights`` (k, N)."""
         return corpus_scores(self.statistics, self.aggregate, weights)
+
+
+def system_pair_deltas(stats: np.ndarray, valid: np.ndarray, aggregate, pairs, test: str, weights: np.ndarray):
+    """Observed ``delta`` (P,), resampled ``delta_s`` (P, k) and inputs used (P,) of system pairs.
+
+    ``delta = S(a) - S(b)`` with ``S`` the corpus score of a system's statistics ``stats`` ``(N, M, S)`` over the
+    inputs both systems have (``valid`` ``(N, M)``). ``test='bootstrap'``: ``weights`` (k, M) are input counts
+    and ``delta_s`` the difference of the resampled corpus scores; ``'randomization'``: ``weights`` are swap
+    masks and ``delta_s`` the difference after swapping the two systems' statistics on the masked inputs
+    (Riezler & Maxwell 2005).
+    """
+    k = weights.shape[0]
+    deltas = np.full(len(pairs), np.nan)
+    samples = np.full((len(pairs), k), np.nan)
+    used = np.zeros(len(pairs), dtype=np.int64)
+    shared = None
+    if test == "bootstrap" and valid.all():
+        n, m, s = stats.shape
+        sums = (weights @ stats.transpose(1, 0, 2).reshape(m, n * s)).reshape(k, n, s)
+        shared = aggregate(sums)  # (k, N): every system's resampled score, computed once
+    for p, (a, b) in enumerate(pairs):
+        w = valid[a] & valid[b]
+        used[p] = int(w.sum())
+        if not used[p]:
+            continue
+        ta = np.where(w[:, None], stats[a], 0.0)
+        tb = np.where(w[:, None], stats[b], 0.0)
+        deltas[p] = float(aggregate(ta.sum(axis=0)) - aggregate(tb.sum(axis=0)))
+        if shared is not None:
+            samples[p] = shared[:, a] - shared[:, b]
+        elif test == "bootstrap":
+            samples[p] = aggregate(weights @ ta) - aggregate(weights @ tb)
+        else:
+            shift = weights @ (tb - ta)
+            samples[p] = aggregate(ta.sum(axis=0) + shift) - aggregate(tb.sum(axis=0) - shift)
+    return deltas, samples, used
 
 
 def corpus_system_means(x: CorpusScores, z, *, full_test_set: bool = False):

@@ -29,7 +29,7 @@ import numpy as np
 
 from metaeval.errors import ParameterError
 from metaeval.stats.coefficients import correlation_rows, pearson_r
-from metaeval.stats.corpus import CorpusScores
+from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
@@ -70,18 +70,13 @@ def system_pvalues(s, signs):
 def corpus_system_pvalues(x: CorpusScores, signs):
     """:func:`system_pvalues` of a corpus metric: ``delta`` is the difference of the two systems' corpus
     scores, and a permutation swaps the two systems' statistics on the segments with ``signs = -1`` before
-    re-scoring both corpora (``N (N - 1) / 2`` products ``(R, M) @ (M, S)``)."""
-    stats = x.statistics
-    n = stats.shape[0]
+    re-scoring both corpora (:func:`metaeval.stats.corpus.system_pair_deltas`, approximate randomization)."""
+    n = x.shape[0]
     ia, ib = np.triu_indices(n, 1)
     swap = (np.asarray(signs) < 0).astype(np.float64)  # (R, M)
-    total = stats.sum(axis=1)  # (N, S)
-    scores = np.asarray(x.aggregate(total), dtype=np.float64)
-    null = np.empty((ia.size, swap.shape[0]))
-    for q, (i, j) in enumerate(zip(ia, ib)):
-        moved = swap @ (stats[j] - stats[i])  # (R, S): what system i gains from j's segments
-        null[q] = x.aggregate(total[i] + moved) - x.aggregate(total[j] - moved)
-    return _pair_matrix(null, scores[ia] - scores[ib], n)
+    delta, null, _ = system_pair_deltas(x.statistics, x.present, x.aggregate, list(zip(ia, ib)), "randomization",
+                                        swap)
+    return _pair_matrix(null, delta, n)
 
 
 def _pair_matrix(null, delta, n):
