@@ -32,7 +32,7 @@ def _reference(xs, z, draws, level, coefficient, undefined):
 
 
 CASES = [("global", "pearson"), ("summary", "pearson")] + [("summary", c) for c in
-                                   ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")]
+                                   ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq", "spearman")]
 
 
 @pytest.mark.parametrize("level,coefficient", CASES)
