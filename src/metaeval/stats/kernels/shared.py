@@ -117,18 +117,54 @@ def human_weights(zg: np.ndarray, coefficient: str):
     return groups.dense_ranks().astype(np.int64), tz, distinct, None
 
 
+def _pooled(std: np.ndarray, level: str) -> np.ndarray:
+    """The metric values of every group, ``(G, P n)``, metric-major within a group."""
+    p, n, m = std.shape
+    if level == "summary":
+        return std.transpose(2, 0, 1).reshape(m, p * n)
+    if level == "by-system":
+        return std.transpose(1, 0, 2).reshape(n, p * m)
+    return std.reshape(1, -1)
+
+
 def tie_free(std: np.ndarray, level: str = "summary") -> bool:
     """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
     groups are the inputs (summary), the systems (by-system) or all cells (global)."""
-    p, n, m = std.shape
-    if level == "summary":
-        pooled = std.transpose(2, 0, 1).reshape(m, p * n)
-    elif level == "by-system":
-        pooled = std.transpose(1, 0, 2).reshape(n, p * m)
-    else:
-        pooled = std.reshape(1, -1)
-    pooled = np.sort(pooled, axis=1)
+    pooled = np.sort(_pooled(std, level), axis=1)
     return not bool(are_tied(pooled[:, 1:], pooled[:, :-1]).any())
+
+
+def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
+    """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
+    tie within any group (conservative: False whenever both metrics hold values of one tie chain).
+
+    A tie of two values of metrics ``i`` and ``j`` makes them, and every pooled value between them, one chain
+    of tied sorted neighbours in the pool of all metrics; so pairs that share no chain have no tie, and
+    neither has any ``X'`` made of their values (a subset of the pair's values).
+    """
+    p = std.shape[0]
+    pooled = _pooled(std, level)
+    g, size = pooled.shape
+    order = np.argsort(pooled, axis=1, kind="stable")
+    srt = np.take_along_axis(pooled, order, axis=1)
+    ok = np.ones((p, p), dtype=bool)
+    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
+    if rows.size == 0:
+        return ok
+    labels = order // (size // p)  # the metric of each sorted value
+    # the chains: maximal runs of tied neighbours; every metric in a chain conflicts with every other
+    new = np.ones(rows.size, dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], rows.size)
+    for a, b in zip(starts, ends):
+        members = labels[rows[a], cols[a]:cols[b - 1] + 2]
+        present, counts = np.unique(members, return_counts=True)
+        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
+            ok[metric, :] = ok[:, metric] = False
+        if present.size > 1:
+            ok[np.ix_(present, present)] = False
+    return ok
 
 
 def group_weights(scale: np.ndarray, undefined: str, grouped: bool):
@@ -217,6 +253,10 @@ class SummaryPairsShared:
             for k, (_, g) in enumerate(chunks):
                 self.products.add_terms(group, k * PAIR_CHUNK, g[:, cols].reshape(g.shape[0], -1))
         self.index = {pair: k for k, pair in enumerate(self.pairs)}
+
+    def covers(self, i: int, j: int) -> bool:
+        """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
+        return (i, j) in self.index
 
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
