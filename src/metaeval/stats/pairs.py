@@ -344,15 +344,20 @@ def _shared_pair_kernel(std, z, pairs, kw):
     if level not in ("summary", "by-system", "global"):
         return None
     ok = shared.tie_free_pairs(std, level)
-    pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
-    if not pairs:
-        return None
     if level == "summary" and shared.SummaryPairsShared.applicable(*std.shape[1:]):
+        pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
+        if not pairs:
+            return None
         kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"])
     elif numba_available():
         from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
-        kernel = GroupPairsCompiled(std, z, coefficient, kw["undefined"], level)
+        # by-system: a pair's rows with a metric tie come from the reference coefficient; global: one group
+        tied = shared.tied_groups(std, level) if level == "by-system" and std.shape[2] > 2 else {}
+        pairs = [pair for pair in pairs if ok[pair] or pair in tied]
+        if not pairs:
+            return None
+        kernel = GroupPairsCompiled(std, z, coefficient, kw["undefined"], level, tied)
     else:
         return None
     kernel.prepare(pairs)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.coefficients import correlation_rows
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
@@ -125,9 +126,16 @@ class GroupPairsCompiled:
     ``delta = sum_g w_g (D_g + m_g . G_g)`` with ``w_g`` from :func:`group_weights` (the mean over the defined
     groups; the global level is one group). The sums over cells are exact integer products
     (:class:`PairMaskProducts`), the groups are added in a fixed order.
+
+    ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
+    some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
+    resample by the reference coefficient (:func:`metaeval.stats.coefficients.correlation_rows`) and
+    added with weight ``1 / #groups used``; with many cells per group a permuted group cannot be constant,
+    so the groups used do not change (callers pass ``tied`` only when groups have more than 2 cells).
     """
 
-    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str):
+    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
+                 tied: dict | None = None):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         cells = np.arange(n * m).reshape(m, n).T  # flat index b N + a of cell (a, b)
@@ -144,6 +152,12 @@ class GroupPairsCompiled:
         self.key, tz, distinct, uu = human_weights(zg, coefficient)
         scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
         self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
+        defined = int(np.isfinite(scale).sum())
+        self.n_agg = 1 if level == "global" else (defined if undefined == "skip" else scale.size)
+        self.zg = zg
+        self.coefficient = coefficient
+        # groups where a pair's metrics may tie: computed by the reference coefficient (see deltas)
+        self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
 
     def _human(self, g: int):
@@ -181,22 +195,30 @@ class GroupPairsCompiled:
         first = np.array([i for i, _ in self.pairs], dtype=np.int64)
         second = np.array([j for _, j in self.pairs], dtype=np.int64)
         self.products = PairMaskProducts(q, self.n, self.m)
+        skip: dict = {}
+        for k, pair in enumerate(self.pairs):
+            for g in self.tied.get(pair, []):
+                skip.setdefault(g, []).append(k)
         levels, inverse = np.unique(self.weight, return_inverse=True)
         for level in range(levels.size):
             if levels[level] == 0.0:
                 continue
             members = np.flatnonzero(inverse == level)
             inputs, consts = zip(*(self._group(g, first, second) for g in members))
+            consts = np.array(consts)  # (members, pairs)
+            for u, g in enumerate(members):
+                consts[u, skip.get(g, [])] = 0
             block = self.products.add_group(float(levels[level]), np.concatenate([self.cg[g] for g in members]),
-                                            np.sum(consts, axis=0))
+                                            consts.sum(axis=0))
             for lo in range(0, q, PAIR_CHUNK):
                 hi = min(q, lo + PAIR_CHUNK)
                 parts = []
-                for args in inputs:
+                for g, args in zip(members, inputs):
                     values, orders, self_terms, key, less, greater, nz = args
                     out = np.empty((hi - lo, values.shape[1]), dtype=np.int64)
                     pair_terms(values, orders, first[lo:hi], second[lo:hi], self_terms, key, less, greater,
                                self.spearman, nz, out)
+                    out[[k - lo for k in skip.get(g, []) if lo <= k < hi]] = 0  # from the reference (deltas)
                     parts.append(out)
                 self.products.add_terms(block, lo, np.concatenate(parts, axis=1))
         self.index = {pair: k for k, pair in enumerate(self.pairs)}
@@ -208,4 +230,14 @@ class GroupPairsCompiled:
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
-        return self.products.evaluate(cache)[self.index[i, j]]
+        out = self.products.evaluate(cache)[self.index[i, j]]
+        if self.tied.get((i, j)):
+            bits = cache.get("cell-bits-flat", lambda: cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1))
+            for g in self.tied[i, j]:  # groups in order
+                mask = bits[self.cg[g]].T.astype(bool)  # (b, n)
+                xi, xj = self.xg[i, g], self.xg[j, g]
+                zb = np.ascontiguousarray(np.broadcast_to(self.zg[g], mask.shape))
+                diff = (correlation_rows(np.where(mask, xj, xi), zb, self.coefficient)
+                        - correlation_rows(np.where(mask, xi, xj), zb, self.coefficient))
+                out = out + diff / self.n_agg
+        return out

@@ -134,6 +134,32 @@ def tie_free(std: np.ndarray, level: str = "summary") -> bool:
     return not bool(are_tied(pooled[:, 1:], pooled[:, :-1]).any())
 
 
+def tied_groups(std: np.ndarray, level: str = "summary") -> dict:
+    """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
+    :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
+    p = std.shape[0]
+    pooled = _pooled(std, level)
+    size = pooled.shape[1]
+    order = np.argsort(pooled, axis=1, kind="stable")
+    srt = np.take_along_axis(pooled, order, axis=1)
+    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
+    out: dict = {}
+    if rows.size == 0:
+        return out
+    labels = order // (size // p)  # the metric of each sorted value
+    new = np.ones(rows.size, dtype=bool)  # the chains: maximal runs of tied neighbours
+    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+    starts = np.flatnonzero(new)
+    for a, b in zip(starts, np.append(starts[1:], rows.size)):
+        present, counts = np.unique(labels[rows[a], cols[a]:cols[b - 1] + 2], return_counts=True)
+        hit = {(min(u, v), max(u, v)) for u in present for v in present if u != v}
+        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
+            hit |= {(min(metric, v), max(metric, v)) for v in range(p) if v != metric}
+        for pair in hit:
+            out.setdefault((int(pair[0]), int(pair[1])), set()).add(int(rows[a]))
+    return {pair: sorted(groups) for pair, groups in out.items()}
+
+
 def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
