@@ -55,13 +55,30 @@ CASES = {
     "global Kendall BOOT-BOTH interval": (
         "bootstrap_interval(xs[0], z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)",
         "bootstrap_interval(xs[0], z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)", 50, 1),
+    "item-grouped Spearman, all pairs": (
+        "pairwise_tests(xs, z, level='summary', coefficient='spearman', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='summary', coefficient='spearman', n_resamples={k}, rng=0)", 50, 435),
+    "by-system Pearson, all pairs": (
+        "pairwise_tests(xs, z, level='by-system', coefficient='pearson', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='by-system', coefficient='pearson', n_resamples={k}, rng=0)", 50, 435),
+    "by-system Kendall, all pairs": (
+        "pairwise_tests(xs, z, level='by-system', coefficient='kendall-b', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='by-system', coefficient='kendall-b', n_resamples={k}, rng=0)", 50, 435),
+    "global Kendall, all pairs": (
+        "pairwise_tests(xs, z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='global', coefficient='kendall-b', n_resamples={k}, rng=0)", 50, 435),
+    "global Spearman, all pairs": (
+        "pairwise_tests(xs, z, level='global', coefficient='spearman', n_resamples={k}, rng=0)",
+        "pairwise_tests(xs[:2], z, level='global', coefficient='spearman', n_resamples={k}, rng=0)", 50, 435),
     "system-level Pearson, all pairs": (
         "pairwise_tests(xs, z, level='system', coefficient='pearson', n_resamples={k}, rng=0)",
         "pairwise_tests(xs, z, level='system', coefficient='pearson', n_resamples={k}, rng=0)", 1000, 1),
 }
 TARGETS = {"item-grouped Pearson, all pairs": 2.0, "item-grouped Kendall, all pairs": 2.0,
            "item-grouped acc-eq, all pairs": 2.0, "acc23 (calibrated once per metric), all pairs": 2.0,
-           "global Pearson, all pairs": 2.0, "global Kendall BOOT-BOTH interval": 1.0}
+           "global Pearson, all pairs": 2.0, "global Kendall BOOT-BOTH interval": 1.0,
+           "item-grouped Spearman, all pairs": 2.0, "by-system Pearson, all pairs": 2.0,
+           "by-system Kendall, all pairs": 2.0, "global Kendall, all pairs": 2.0, "global Spearman, all pairs": 2.0}
 
 ACC23 = """
 from metaeval.stats.tie_calibration import calibrate_ties
@@ -146,7 +163,10 @@ def main() -> None:
     start = time.perf_counter()
     exec("pairwise_tests(xs[:2, :, :40], z[:, :40], level='summary', coefficient='pearson', n_resamples=5, rng=0)\n"
          "bootstrap_interval(xs[0][:, :40], z[:, :40], level='global', coefficient='kendall-b', n_resamples=5,"
-         " rng=0)", scope)
+         " rng=0)\n"
+         "pairwise_tests(xs[:2, :, :40], z[:, :40], level='global', coefficient='kendall-b', n_resamples=5, rng=0)\n"
+         "pairwise_tests(xs[:2, :, :40], z[:, :40], level='global', coefficient='spearman', n_resamples=5, rng=0)",
+         scope)
     compile_s = time.perf_counter() - start
     after = {}
     for name, (stmt, _, _, _) in CASES.items():

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from metaeval.stats.levels import level_correlation
-from metaeval.stats.pairs import _permutation_pairs
+from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.pairs import _permutation_pairs, _shared_pair_kernel
 from metaeval.stats.permutation import standardize
 from metaeval.stats.resampling import permutation_draws
 
@@ -14,6 +15,7 @@ def _data(seed, n=7, m=30, p=4):
     rng = np.random.default_rng(seed)
     q = rng.normal(size=(n, 1)) + rng.normal(size=(n, m))
     z = np.round(q * 2) / 2  # tie-heavy human
+    z[2] = 0.5  # a system the human cannot order (by-system level)
     z[:, 3] = 1.0  # an input the human cannot order
     xs = np.stack([standardize(q + rng.normal(scale=0.5 + 0.3 * i, size=(n, m))) for i in range(p)])
     return xs, z
@@ -31,8 +33,9 @@ def _reference(xs, z, draws, level, coefficient, undefined):
     return out
 
 
-CASES = [("global", "pearson"), ("summary", "pearson")] + [("summary", c) for c in
-                                   ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")]
+PAIR_COUNTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq", "spearman")
+CASES = ([("global", "pearson"), ("summary", "pearson"), ("by-system", "pearson")]
+         + [(level, c) for level in ("summary", "by-system", "global") for c in PAIR_COUNTS])
 
 
 @pytest.mark.parametrize("level,coefficient", CASES)
@@ -41,14 +44,100 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
     xs, z = _data(len(coefficient))
     draws = permutation_draws(*z.shape, method="both", n_resamples=40, rng=1)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=0.0)
+    pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
+    if numba_available():  # every case has a kernel shared by the pairs (none falls back to the reference)
+        assert _shared_pair_kernel(xs, z, pairs, kw) is not None
     fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
     ref = _reference(xs, z, draws, level, coefficient, undefined)
     for pair, deltas in ref.items():
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+        assert np.isfinite(deltas).all()
     for batch in (1, 7):
         again = _permutation_pairs(xs, z, draws, batch, "auto", kw)
         for pair in fast:
             np.testing.assert_array_equal(again[pair], fast[pair])
+
+
+@pytest.mark.parametrize("level", ["by-system", "global"])
+@pytest.mark.parametrize("coefficient", ["kendall-b", "spearman", "acc-eq"])
+def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coefficient, monkeypatch):
+    from metaeval.stats.kernels import global_pairs
+
+    xs, z = _data(11)
+    draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=2)
+    kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+    monkeypatch.setattr(global_pairs, "numba_available", lambda: False)
+    pairs = list(fast)
+    assert _shared_pair_kernel(xs, z, pairs, kw) is None
+    slow = _permutation_pairs(xs, z, draws, None, "auto", kw)
+    ref = _permutation_pairs(xs, z, draws, None, "reference", kw)
+    for pair in pairs:  # the per-pair kernels of the fallback agree with the reference to rounding
+        np.testing.assert_allclose(slow[pair], ref[pair], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fast[pair], slow[pair], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("coefficient", ["kendall-b", "kendall-c", "accuracy", "spearman"])
+def test_compiled_summary_terms_equal_the_dense_numpy_terms(coefficient):
+    pytest.importorskip("numba")
+    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+    from metaeval.stats.kernels.shared import SummaryPairsShared
+
+    xs, z = _data(5, n=9, m=25)
+    pairs = [(0, 1), (0, 3), (2, 1), (3, 2)]
+    draws = permutation_draws(*z.shape, method="both", n_resamples=50, rng=4)
+    kernels = [SummaryPairsShared(xs, z, coefficient, "zero"),
+               GroupPairsCompiled(xs, z, coefficient, "zero", "summary")]
+    for kernel in kernels:
+        kernel.prepare(pairs)
+    from metaeval.stats.kernels.batch import BatchCache
+
+    cache = BatchCache(draws, slice(0, 50))
+    for i, j in pairs:
+        np.testing.assert_array_equal(kernels[0].deltas(cache, i, j), kernels[1].deltas(cache, i, j))
+
+
+def test_global_level_with_a_constant_human_is_nan():
+    xs, z = _data(2)
+    z[:] = 3.0
+    draws = permutation_draws(*z.shape, method="both", n_resamples=10, rng=0)
+    for coefficient in ("kendall-b", "spearman"):
+        kw = dict(level="global", coefficient=coefficient, undefined="zero", tie_threshold=0.0)
+        fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+        assert all(np.isnan(v).all() for v in fast.values())
+
+
+@pytest.mark.parametrize("level", ["summary", "by-system", "global"])
+@pytest.mark.parametrize("coefficient", ["kendall-b", "spearman"])
+def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_kernel(level, coefficient):
+    from metaeval.stats.kernels.shared import tie_free_pairs
+
+    xs, z = _data(3)
+    xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5, row 0 (and globally)
+    xs[3, 4, 7] = xs[3, 6, 9]  # metric 3 ties with itself (global level only)
+    xs[2, 1, 4] = xs[0, 1, 8]  # metrics 0 and 2 tie within row 1 (by-system and global levels)
+    ok = tie_free_pairs(xs, level)
+    expected = np.ones((4, 4), dtype=bool)
+    if level != "by-system":
+        expected[0, 1] = expected[1, 0] = False
+    if level == "global":
+        expected[3, :] = expected[:, 3] = False
+    if level != "summary":
+        expected[0, 2] = expected[2, 0] = False
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_array_equal(ok[off], expected[off])
+    draws = permutation_draws(*z.shape, method="both", n_resamples=20, rng=1)
+    kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    if numba_available():
+        kernel = _shared_pair_kernel(xs, z, pairs, kw)
+        # by-system: a pair's rows with a tie come from the reference coefficient, the other rows' from the kernel
+        covered = [True] * len(pairs) if level == "by-system" else [bool(ok[pair]) for pair in pairs]
+        assert [kernel.covers(*pair) for pair in pairs] == covered
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+    ref = _reference(xs, z, draws, level, coefficient, "skip")
+    for pair, deltas in ref.items():
+        np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
 
 
 def test_metric_ties_fall_back_to_the_pair_kernels():

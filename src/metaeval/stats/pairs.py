@@ -302,11 +302,12 @@ def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
     if shared_pair is not None:
         shared_pearson = shared_pair
     kernels = {}
-    if engine == "auto" and shared_system is None and shared_pearson is None:
-        for i, j in pairs:
+    uncovered = [] if shared_system is not None else [pair for pair in pairs if not _covers(shared_pearson, pair)]
+    if engine == "auto":
+        for i, j in uncovered:
             kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
     fast = [kern for kern in (shared_system, shared_pearson, *kernels.values()) if kern is not None]
-    if shared_system is None and shared_pearson is None and len(fast) < len(pairs):  # some reference pairs
+    if any(kernels.get(pair) is None for pair in uncovered):  # some reference pairs
         batch = check_batch(batch, _cells_per_resample(std[0], kw["coefficient"]))
     else:
         batch = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
@@ -319,25 +320,62 @@ def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
 
 
 def _shared_pair_kernel(std, z, pairs, kw):
-    """A kernel shared by all pairs (global Pearson; summary-level pair counts without metric ties), or None."""
+    """A kernel shared by the pairs (PERM-BOTH, complete data), or None for the per-pair kernels; a kernel
+    with ``covers(i, j)`` handles only the pairs for which it is True.
+
+    Global Pearson; summary-level Pearson (compiled, no metric ties); by-system Pearson (numpy, per-row
+    masked sums, pairs without a tie within a row); the pair-count coefficients and
+    Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
+    numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
+    global levels (numba; without it None, the reference path).
+    """
     from metaeval.stats.kernels import shared
+    from metaeval.stats.kernels.global_pairs import numba_available
 
-    if kw["level"] == "global" and kw["coefficient"] == "pearson":
+    level, coefficient = kw["level"], kw["coefficient"]
+    if level == "global" and coefficient == "pearson":
         return shared.GlobalPearsonShared(std, z)
-    if kw["level"] == "summary" and kw["coefficient"] == "pearson":
-        from metaeval.stats.kernels.global_pairs import numba_available
-
+    if level == "summary" and coefficient == "pearson":
         if numba_available() and shared.tie_free(std):
             from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
 
             return PearsonSummaryCompiled(std, z, kw["undefined"], pairs)
         return None
-    if (kw["level"] == "summary" and kw["coefficient"] in shared.COEFFICIENTS and kw["tie_threshold"] == 0
-            and shared.SummaryPairsShared.applicable(*std.shape[1:]) and shared.tie_free(std)):
-        kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"])
-        kernel.prepare(pairs)
-        return kernel
-    return None
+    if level == "by-system" and coefficient == "pearson":
+        from metaeval.stats.kernels.by_system_pearson import BySystemPearsonShared
+
+        ok = shared.tie_free_pairs(std, level)
+        return BySystemPearsonShared(std, z, kw["undefined"], ok) if any(ok[pair] for pair in pairs) else None
+    if coefficient not in shared.COEFFICIENTS or kw["tie_threshold"] != 0:
+        return None
+    if level not in ("summary", "by-system", "global"):
+        return None
+    ok = shared.tie_free_pairs(std, level)
+    if level == "summary" and shared.SummaryPairsShared.applicable(*std.shape[1:]):
+        pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
+        if not pairs:
+            return None
+        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"])
+    elif numba_available():
+        from metaeval.stats.kernels.dominance import GroupPairsCompiled
+
+        # by-system: a pair's rows with a metric tie come from the reference coefficient; global: one group
+        tied = shared.tied_groups(std, level) if level == "by-system" and std.shape[2] > 2 else {}
+        pairs = [pair for pair in pairs if ok[pair] or pair in tied]
+        if not pairs:
+            return None
+        kernel = GroupPairsCompiled(std, z, coefficient, kw["undefined"], level, tied)
+    else:
+        return None
+    kernel.prepare(pairs)
+    return kernel if kernel.products.exact else None
+
+
+def _covers(kernel, pair) -> bool:
+    """Whether a shared kernel computes ``pair`` (kernels without ``covers`` compute every pair)."""
+    if kernel is None:
+        return False
+    return kernel.covers(*pair) if hasattr(kernel, "covers") else True
 
 
 def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw):
@@ -351,9 +389,9 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pear
             rx = _kernels.system_correlation(xp, *args)
             ry = _kernels.system_correlation(yp, *args)
             out[i, j][sl] = rx - ry
-        elif hasattr(shared_pearson, "deltas"):
+        elif hasattr(shared_pearson, "deltas") and _covers(shared_pearson, (i, j)):
             out[i, j][sl] = shared_pearson.deltas(cache, i, j)
-        elif shared_pearson is not None:
+        elif shared_pearson is not None and _covers(shared_pearson, (i, j)):
             rx, ry = shared_pearson.evaluate(cache, i, j)
             if not hasattr(shared_pearson, "undefined"):  # global level: one correlation per resample
                 out[i, j][sl] = rx - ry

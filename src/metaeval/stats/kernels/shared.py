@@ -13,15 +13,19 @@ a few numbers per resample.
   sgn(X'_a - X'_c)`` of input ``b`` satisfies ``S_b(X') - S_b(Y') = D_b + sum_a m_ab G_ab`` with integer
   ``D`` and ``G`` (see the class), and every pair-count coefficient of an input is affine in ``S_b`` with
   constant coefficients (the metric has no ties, the human is not permuted): Kendall tau-a / b / c,
-  accuracy, acc-eq and tau-eq. So ``delta_s`` of every pair is one exact integer matrix product per
-  group of inputs with equal scale, then a fixed-order weighted sum over the groups.
+  accuracy, acc-eq and tau-eq with ``t_ac = sgn(z_a - z_c)``, and Spearman with the integer weights
+  ``t_ac = U_a - U_c`` (``U`` twice the human's centred average ranks). So ``delta_s`` of every pair is
+  one exact integer matrix product per group of inputs with equal scale, then a fixed-order weighted sum
+  over the groups (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.coefficients import _TieGroups
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
+from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.ties import are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
@@ -62,11 +66,19 @@ class GlobalPearsonShared:
         return self._r(*x), self._r(*y)
 
 
-# name -> (scale, offset) of the coefficient of an input as an affine function of S, from its pair counts:
-# P pairs, Tz pairs tied in the human, n systems, k distinct human values (the metric has no ties).
-def _affine(coefficient: str, pairs: float, tz: np.ndarray, n: int, distinct_z: np.ndarray):
+# name -> (scale, offset) of the coefficient of a group as an affine function of S, from its pair counts:
+# P pairs, Tz pairs tied in the human, n cells, k distinct human values, sum of squares of U (Spearman's
+# doubled centred human ranks); the metric has no ties in the group.
+def group_affine(coefficient: str, pairs: float, tz: np.ndarray, n: int, distinct_z: np.ndarray,
+                 uu: np.ndarray | None = None):
+    """``(scale, offset)`` per group: the coefficient of a tie-free metric is ``scale S + offset``; the
+    scale is NaN where the coefficient is undefined (the human constant, or every pair tied in it)."""
     untied = pairs - tz
     with np.errstate(invalid="ignore", divide="ignore"):
+        if coefficient == "spearman":  # r = (S / 4) / (sqrt((n^3 - n) / 12) sqrt(sum U^2 / 4))
+            sxx = (float(n) ** 3 - n) / 12.0
+            scale = 0.25 / (np.sqrt(sxx) * np.sqrt(uu / 4.0))
+            return np.where(distinct_z > 1, scale, np.nan), np.zeros(tz.shape)
         if coefficient == "kendall-b":
             scale = 1.0 / np.sqrt(pairs * untied)
             return np.where(untied > 0, scale, np.nan), np.zeros_like(scale)
@@ -83,66 +95,163 @@ def _affine(coefficient: str, pairs: float, tz: np.ndarray, n: int, distinct_z: 
         return np.full(tz.shape, 1.0 / pairs), -tz / pairs
 
 
-COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")
+COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq", "spearman")
+"""Coefficients that are affine in ``S`` (with its weights ``t``) when the metric has no ties."""
 
 
-def tie_free(std: np.ndarray) -> bool:
-    """True when no two values of one input tie, over every system and metric of ``std`` (P, N, M)."""
+def human_weights(zg: np.ndarray, coefficient: str):
+    """The human side of every group (rows of ``zg`` (G, n), complete): integer pair weights and counts.
+
+    Returns ``(key, tz, distinct, uu)``. For Spearman ``key`` is ``U = 2 h - (n + 1)`` (int64), ``h`` the
+    average ranks of metaeval's tie rule, and ``t_cd = U_c - U_d``; otherwise ``key`` holds the dense tie
+    ranks and ``t_cd = sgn(key_c - key_d)``. ``tz`` are the tied human pairs, ``distinct`` the distinct
+    human values and ``uu = sum U^2`` (Spearman; else None).
+    """
+    g, n = zg.shape
+    groups = _TieGroups(np.ascontiguousarray(zg), np.full(g, n))
+    tz = groups.tied_pairs.astype(np.float64)
+    distinct = groups.distinct.astype(np.float64)
+    if coefficient == "spearman":
+        key = np.rint(2.0 * groups.average_ranks() - (n + 1)).astype(np.int64)
+        return key, tz, distinct, (key * key).sum(axis=1).astype(np.float64)
+    return groups.dense_ranks().astype(np.int64), tz, distinct, None
+
+
+def _pooled(std: np.ndarray, level: str) -> np.ndarray:
+    """The metric values of every group, ``(G, P n)``, metric-major within a group."""
     p, n, m = std.shape
-    pooled = np.sort(std.transpose(2, 0, 1).reshape(m, p * n), axis=1)
+    if level == "summary":
+        return std.transpose(2, 0, 1).reshape(m, p * n)
+    if level == "by-system":
+        return std.transpose(1, 0, 2).reshape(n, p * m)
+    return std.reshape(1, -1)
+
+
+def tie_free(std: np.ndarray, level: str = "summary") -> bool:
+    """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
+    groups are the inputs (summary), the systems (by-system) or all cells (global)."""
+    pooled = np.sort(_pooled(std, level), axis=1)
     return not bool(are_tied(pooled[:, 1:], pooled[:, :-1]).any())
 
 
-class SummaryPairsShared:
-    """Summary-level pair-count coefficients of every metric pair without metric ties (PERM-BOTH).
+def tied_groups(std: np.ndarray, level: str = "summary") -> dict:
+    """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
+    :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
+    p = std.shape[0]
+    pooled = _pooled(std, level)
+    size = pooled.shape[1]
+    order = np.argsort(pooled, axis=1, kind="stable")
+    srt = np.take_along_axis(pooled, order, axis=1)
+    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
+    out: dict = {}
+    if rows.size == 0:
+        return out
+    labels = order // (size // p)  # the metric of each sorted value
+    new = np.ones(rows.size, dtype=bool)  # the chains: maximal runs of tied neighbours
+    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+    starts = np.flatnonzero(new)
+    for a, b in zip(starts, np.append(starts[1:], rows.size)):
+        present, counts = np.unique(labels[rows[a], cols[a]:cols[b - 1] + 2], return_counts=True)
+        hit = {(min(u, v), max(u, v)) for u in present for v in present if u != v}
+        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
+            hit |= {(min(metric, v), max(metric, v)) for v in range(p) if v != metric}
+        for pair in hit:
+            out.setdefault((int(pair[0]), int(pair[1])), set()).add(int(rows[a]))
+    return {pair: sorted(groups) for pair, groups in out.items()}
 
-    For input ``b`` and systems ``a != c`` let ``t_ac = sgn(z_a - z_c)`` (0 for a human tie),
-    ``A = sgn(X_i a - X_i c)``, ``E = sgn(X_j a - X_j c)``, ``B = sgn(X_j a - X_i c)``,
-    ``C = sgn(X_i a - X_j c)``. With ``f(m) = sum_{a<c} t_ac s(X'_a, X'_c)`` and ``Y' = X'`` under
-    ``1 - m``, ``f(m) - f(1 - m) = sum_{a<c} t_ac [(1 - m_a - m_c)(A - E) + (m_a - m_c)(B - C)]``:
+
+def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
+    """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
+    tie within any group (conservative: False whenever both metrics hold values of one tie chain).
+
+    A tie of two values of metrics ``i`` and ``j`` makes them, and every pooled value between them, one chain
+    of tied sorted neighbours in the pool of all metrics; so pairs that share no chain have no tie, and
+    neither has any ``X'`` made of their values (a subset of the pair's values).
+    """
+    p = std.shape[0]
+    pooled = _pooled(std, level)
+    g, size = pooled.shape
+    order = np.argsort(pooled, axis=1, kind="stable")
+    srt = np.take_along_axis(pooled, order, axis=1)
+    ok = np.ones((p, p), dtype=bool)
+    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
+    if rows.size == 0:
+        return ok
+    labels = order // (size // p)  # the metric of each sorted value
+    # the chains: maximal runs of tied neighbours; every metric in a chain conflicts with every other
+    new = np.ones(rows.size, dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], rows.size)
+    for a, b in zip(starts, ends):
+        members = labels[rows[a], cols[a]:cols[b - 1] + 2]
+        present, counts = np.unique(members, return_counts=True)
+        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
+            ok[metric, :] = ok[:, metric] = False
+        if present.size > 1:
+            ok[np.ix_(present, present)] = False
+    return ok
+
+
+def group_weights(scale: np.ndarray, undefined: str, grouped: bool):
+    """Weight of each group's ``S`` in the level's statistic, and whether every resample is NaN.
+
+    Grouped levels average the defined groups (``w = scale / #defined``, or ``/ #groups`` under
+    ``undefined='zero'``); the global level is one group (``w = scale``), NaN when undefined.
+    """
+    defined = np.isfinite(scale)
+    if not grouped:
+        return np.where(defined, scale, 0.0), not bool(defined.all())
+    n_agg = int(defined.sum()) if undefined == "skip" else scale.size
+    return np.where(defined, scale, 0.0) / max(n_agg, 1), not defined.any() and undefined == "skip"
+
+
+class SummaryPairsShared:
+    """Summary-level pair-count coefficients and Spearman of every metric pair without metric ties
+    (PERM-BOTH), from dense per-input sign tensors (small ``N``).
+
+    For input ``b`` and systems ``a != c`` let ``t_ac`` be the human's integer pair weight (``sgn(z_a - z_c)``,
+    0 for a human tie, for the Kendall family; ``U_a - U_c`` with ``U = 2 h - (N + 1)``, ``h`` the human's
+    average ranks, for Spearman), ``A = sgn(X_i a - X_i c)``, ``E = sgn(X_j a - X_j c)``,
+    ``B = sgn(X_j a - X_i c)``, ``C = sgn(X_i a - X_j c)``. With ``f(m) = sum_{a<c} t_ac s(X'_a, X'_c)`` and
+    ``Y' = X'`` under ``1 - m``, ``f(m) - f(1 - m) = sum_{a<c} t_ac [(1 - m_a - m_c)(A - E) + (m_a - m_c)(B - C)]``:
     ``D_b = sum_{a<c} t_ac (A - E)_ac`` and ``G_ab = sum_{c != a} t_ac ((B - C) - (A - E))_ac`` (``t``, ``A``,
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
-    Coefficient ``= scale_b S_b + offset_b``, so ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the
-    defined inputs (``w_b = 1 / #defined``, or ``1 / M`` with ``undefined='zero'``). Inputs are grouped by
-    ``scale_b``; within a group the integer products are exact in float32 (|G| <= 4 (N - 1) <= 127, at
-    most ``N M`` terms, :meth:`applicable`), and the groups are added in a fixed order: results do not depend on the batch.
+    Spearman is affine in ``S``: a tie-free metric's ranks are ``R_a = (N + 1) / 2 + (1/2) sum_c sgn(X_a - X_c)``,
+    so its numerator ``sum_a (R_a - Rbar) U_a / 2 = S / 4`` and its denominator is constant
+    (:func:`group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
+    ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the defined inputs (``w_b = 1 / #defined``, or
+    ``1 / M`` with ``undefined='zero'``). Inputs are grouped by ``scale_b``; the products are exact
+    (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
+    groups are added in a fixed order: results do not depend on the batch.
     """
-
-    PAIR_CHUNK = 64
 
     @staticmethod
     def applicable(n: int, m: int) -> bool:
-        """G fits int8 and every integer sum stays below 2^24 (exact in float32)."""
-        return 4 * (n - 1) <= 127 and 4 * (n - 1) * n * m < 2**24
+        """Dense ``(M, N, N)`` tensors stay small (``N <= 32``) and the products are exact in float64."""
+        return n <= 32 and 8 * (n - 1) ** 2 * n * m < 2**53
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
-        ia, ic = np.triu_indices(n, 1)
-        zt = z.T  # (M, N)
-        tz_sign = np.sign(zt[:, :, None] - zt[:, None, :]) * ~are_tied(zt[:, :, None], zt[:, None, :])
-        t = tz_sign.astype(np.int8)  # (M, N, N)
-        pairs = n * (n - 1) / 2.0
-        tz = (t[:, ia, ic] == 0).sum(axis=1).astype(np.float64)
-        srt = np.sort(zt, axis=1)
-        distinct = 1.0 + (~are_tied(srt[:, 1:], srt[:, :-1])).sum(axis=1)
-        scale, offset = _affine(coefficient, pairs, tz, n, distinct)
-        defined = np.isfinite(scale)
-        n_agg = int(defined.sum()) if undefined == "skip" else m
-        self.nan = not defined.any() and undefined == "skip"
-        self.weight = np.where(defined, scale, 0.0) / max(n_agg, 1)  # (M,) weight of S_b in the mean
+        key, tz, distinct, uu = human_weights(z.T, coefficient)  # (M, N)
+        if coefficient == "spearman":
+            t = key[:, :, None] - key[:, None, :]
+        else:
+            t = np.sign(key[:, :, None] - key[:, None, :])
+        self.t = t.astype(np.int16 if coefficient == "spearman" else np.int8)  # |t| <= 2 (N - 1): no overflow
+        scale, _ = group_affine(coefficient, n * (n - 1) / 2.0, tz, n, distinct, uu)
+        self.weight, self.nan = group_weights(scale, undefined, grouped=True)
         # affine offsets cancel in X' - Y'; the human's zero inputs add 0 - 0
-        self.t = t  # (M, N, N)
         xt = np.ascontiguousarray(std.transpose(0, 2, 1))  # (P, M, N)
         self.xt = xt
         self.a_sign = [np.sign(xt[q][:, :, None] - xt[q][:, None, :]).astype(np.int8) for q in range(p)]
-        self.t_upper = t * np.triu(np.ones((n, n), dtype=np.int8), 1)[None]
+        self.t_upper = self.t * np.triu(np.ones((n, n), dtype=np.int8), 1)[None]
         # groups of inputs with one weight, in increasing order of weight (a fixed order)
         levels, inverse = np.unique(self.weight, return_inverse=True)
         self.groups = [(float(levels[g]), np.flatnonzero(inverse == g)) for g in range(levels.size)
                        if levels[g] != 0.0]
         self.cells = n * m // 4 + 8 * p
-        self._g = {}
 
     def _pair_terms(self, i: int, j: int):
         """``(D (M,), G (M, N))`` of pair ``(i, j)`` as integers."""
@@ -151,41 +260,31 @@ class SummaryPairsShared:
         b = np.sign(xj[:, :, None] - xi[:, None, :]).astype(np.int8)  # sgn(X_j a - X_i c)
         c = -b.transpose(0, 2, 1)  # sgn(X_i a - X_j c) = -sgn(X_j c - X_i a)
         d = (self.t_upper * ae).sum(axis=(1, 2), dtype=np.int64)
-        g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int32).astype(np.int8)  # |g| <= 4 (N - 1)
+        g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int64)
         return d, g
 
     def prepare(self, pairs):
-        """Integer terms of the given pairs: per group of inputs, ``G`` as int8 ``(pairs, |g| N)``
-        (``|G| <= 4 (N - 1)``), converted to float32 a chunk of pairs at a time in :meth:`_deltas`."""
+        """Integer terms of the given pairs, per group of inputs and chunk of pairs."""
         self.pairs = list(pairs)
         q = len(self.pairs)
-        d_all = np.empty((self.m, q))
-        self.rhs = [np.empty((q, cols.size * self.n), dtype=np.int8) for _, cols in self.groups]
-        for k, (i, j) in enumerate(self.pairs):
-            d, g = self._pair_terms(i, j)
-            d_all[:, k] = d
-            for rhs, (_, cols) in zip(self.rhs, self.groups):
-                rhs[k] = g[cols].reshape(-1)
-        self.const = np.zeros(q)
+        self.products = PairMaskProducts(q, self.n, self.m)
+        cells = np.arange(self.n * self.m).reshape(self.m, self.n)
+        chunks = []
+        for lo in range(0, q, PAIR_CHUNK):
+            terms = [self._pair_terms(i, j) for i, j in self.pairs[lo:lo + PAIR_CHUNK]]
+            chunks.append((np.stack([d for d, _ in terms], axis=1), np.stack([g for _, g in terms])))
         for w, cols in self.groups:  # fixed order
-            self.const = self.const + w * d_all[cols].sum(axis=0)
+            const = np.concatenate([d[cols].sum(axis=0) for d, _ in chunks])
+            group = self.products.add_group(w, cells[cols].reshape(-1), const)
+            for k, (_, g) in enumerate(chunks):
+                self.products.add_terms(group, k * PAIR_CHUNK, g[:, cols].reshape(g.shape[0], -1))
         self.index = {pair: k for k, pair in enumerate(self.pairs)}
 
-    def _deltas(self, cache: BatchCache) -> np.ndarray:
-        def make():
-            bits = cache.draws.cell_bits(cache.sl)  # (M, N, b) uint8
-            q = len(self.pairs)
-            out = np.broadcast_to(self.const[:, None], (q, bits.shape[2])).copy()
-            for (w, cols), rhs in zip(self.groups, self.rhs):
-                block = bits[cols].reshape(-1, bits.shape[2]).astype(np.float32)
-                for lo in range(0, q, self.PAIR_CHUNK):  # bounded float32 temporaries
-                    part = rhs[lo:lo + self.PAIR_CHUNK].astype(np.float32) @ block
-                    out[lo:lo + self.PAIR_CHUNK] += w * part.astype(np.float64)
-            return out
-
-        return cache.get("summary-pairs-deltas", make)
+    def covers(self, i: int, j: int) -> bool:
+        """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
+        return (i, j) in self.index
 
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
-        return self._deltas(cache)[self.index[i, j]]
+        return self.products.evaluate(cache)[self.index[i, j]]

@@ -1,0 +1,243 @@
+"""Pair terms of large groups from weighted dominance counts, compiled with numba (PERM-BOTH, no metric ties).
+
+For one group of ``n`` cells (a system's row at by-system level, all ``N M`` cells at global level, an
+input at summary level) with swap bits ``m_c``, the pair-count coefficients and Spearman of the permuted
+metrics of pair ``(i, j)`` satisfy ``S(X') - S(Y') = D + sum_c m_c G_c`` with integer ``D`` and ``G``
+(:class:`metaeval.stats.kernels.shared.SummaryPairsShared`, with ``A, B, C, E`` its sign matrices and
+``x = X_i``, ``y = X_j``). Writing ``T(v; w)_c = sum_d t_cd sgn(v_c - w_d)`` for the human's integer pair
+weights ``t`` (``sgn(z_c - z_d)`` for the Kendall family, ``U_c - U_d`` for Spearman),
+
+    ``G_c = T(y; x)_c - T(x; y)_c - K_i[c] + K_j[c]`` and ``D = (1/2) sum_c (K_i[c] - K_j[c])``,
+
+with the per-metric self terms ``K_p = T(X_p; X_p)`` (``sum_{c<d} t_cd A_cd = (1/2) sum_c K_i[c]`` since ``t``
+and ``A`` are antisymmetric). Each ``T(v; w)`` is a sweep over the merged metric orders of ``v`` and ``w``
+(metric values of one group never tie, so ``w_d < v_c`` or ``w_d > v_c`` for ``d != c``, and ``t_cc = 0``):
+
+* Kendall: with ``lo_less`` / ``lo_greater`` the cells ``w_d < v_c`` with a smaller / larger human score
+  than ``z_c`` (read from a Fenwick tree over the human's dense ranks holding the cells visited so far) and
+  ``less_c`` / ``greater_c`` all such cells of the group, ``sum_d sgn(z_c - z_d) sgn(v_c - w_d)
+  = (lo_less - lo_greater) - ((less_c - lo_less) - (greater_c - lo_greater))
+  = 2 (lo_less - lo_greater) + greater_c - less_c``. O(n log n) per term (a 2-D dominance count, as
+  Knight's).
+* Spearman: ``sum_d (U_c - U_d) sgn(v_c - w_d) = U_c (lo - hi) - (U_lo - U_hi)`` with ``lo`` / ``hi`` the cells
+  below / above ``v_c`` and ``U_lo`` / ``U_hi`` their sums of ``U``: O(n) after sorting.
+
+All counts are exact int64. The loops are compiled with numba on first use (two functions, ``cache=False``,
+compiled once per process, about a second); numba is never imported by ``import metaeval``. Without numba
+the factories of :mod:`metaeval.stats.pairs` use the dense numpy kernel for small groups or the reference
+path.
+
+References
+----------
+Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungrouped data. JASA 61(314).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats.coefficients import correlation_rows
+from metaeval.stats.kernels.batch import BatchCache
+from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
+from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
+
+__all__ = ["GroupPairsCompiled"]
+
+_COMPILED = {}
+
+
+def _compiled():
+    """``(signed_sums, pair_terms)`` compiled on first use."""
+    if "pair_terms" in _COMPILED:
+        return _COMPILED["signed_sums"], _COMPILED["pair_terms"]
+    import numba
+
+    @numba.njit(cache=False, nogil=True)
+    def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out):
+        """``out[c] = sum_d t_cd sgn(qv[c] - dv[d])`` (``qorder`` / ``dorder`` sort ``qv`` / ``dv``);
+        ``t_cd = key_c - key_d`` (Spearman) or ``sgn`` of the dense human ranks ``key``; ``tree`` is a zero
+        Fenwick array of size ``max(key) + 2`` (Kendall), zero again on exit."""
+        n = qv.shape[0]
+        size = tree.shape[0]
+        k = 0
+        inserted = 0
+        lo_key = 0
+        total_key = 0
+        if spearman:
+            for d in range(n):
+                total_key += key[d]
+        for qi in range(n):
+            c = qorder[qi]
+            v = qv[c]
+            while k < n and dv[dorder[k]] < v:
+                d = dorder[k]
+                if spearman:
+                    lo_key += key[d]
+                else:
+                    r = key[d] + 1
+                    while r < size:
+                        tree[r] += 1
+                        r += r & (-r)
+                inserted += 1
+                k += 1
+            if spearman:
+                out[c] = key[c] * (2 * inserted - n) - (2 * lo_key - total_key)
+            else:
+                below = 0  # visited cells with a smaller human rank
+                r = key[c]
+                while r > 0:
+                    below += tree[r]
+                    r -= r & (-r)
+                upto = 0  # ... with a smaller or equal human rank
+                r = key[c] + 1
+                while r > 0:
+                    upto += tree[r]
+                    r -= r & (-r)
+                out[c] = 2 * (below - (inserted - upto)) + greater[c] - less[c]
+        if not spearman:
+            tree[:] = 0
+
+    @numba.njit(cache=False, nogil=True, parallel=True)
+    def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
+        """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
+        n = values.shape[1]
+        for q in numba.prange(first.shape[0]):
+            i = first[q]
+            j = second[q]
+            tree = np.zeros(nz + 2, dtype=np.int64)
+            tmp = np.empty(n, dtype=np.int64)
+            signed_sums(values[j], orders[j], values[i], orders[i], key, less, greater, spearman, tree, tmp)
+            for c in range(n):
+                out[q, c] = tmp[c] - self_terms[i, c] + self_terms[j, c]
+            signed_sums(values[i], orders[i], values[j], orders[j], key, less, greater, spearman, tree, tmp)
+            for c in range(n):
+                out[q, c] -= tmp[c]
+
+    _COMPILED["signed_sums"], _COMPILED["pair_terms"] = signed_sums, pair_terms
+    return signed_sums, pair_terms
+
+
+class GroupPairsCompiled:
+    """Pair-count coefficients and Spearman of every metric pair at the summary, by-system or global level
+    (PERM-BOTH, complete data, no metric ties within a group), from compiled O(n log n) pair terms.
+
+    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.shared.group_affine`
+    with ``n`` the group's cells: the metric has no ties and nothing is copied, so the pairs of a group are
+    its ``n (n - 1) / 2`` cell pairs); the offsets cancel in ``X' - Y'``, so
+    ``delta = sum_g w_g (D_g + m_g . G_g)`` with ``w_g`` from :func:`group_weights` (the mean over the defined
+    groups; the global level is one group). The sums over cells are exact integer products
+    (:class:`PairMaskProducts`), the groups are added in a fixed order.
+
+    ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
+    some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
+    resample by the reference coefficient (:func:`metaeval.stats.coefficients.correlation_rows`) and
+    added with weight ``1 / #groups used``; with many cells per group a permuted group cannot be constant,
+    so the groups used do not change (callers pass ``tied`` only when groups have more than 2 cells).
+    """
+
+    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
+                 tied: dict | None = None):
+        p, n, m = std.shape
+        self.p, self.n, self.m = p, n, m
+        cells = np.arange(n * m).reshape(m, n).T  # flat index b N + a of cell (a, b)
+        if level == "summary":
+            xg, zg, cg = std.transpose(0, 2, 1), z.T, cells.T
+        elif level == "by-system":
+            xg, zg, cg = std, z, cells
+        else:  # global, in the order of the flat cell bits
+            xg, zg, cg = std.transpose(0, 2, 1).reshape(p, 1, -1), z.T.reshape(1, -1), cells.T.reshape(1, -1)
+        self.xg = np.ascontiguousarray(xg)  # (P, G, n)
+        self.cg = cg
+        size = zg.shape[1]
+        self.spearman = coefficient == "spearman"
+        self.key, tz, distinct, uu = human_weights(zg, coefficient)
+        scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
+        self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
+        defined = int(np.isfinite(scale).sum())
+        self.n_agg = 1 if level == "global" else (defined if undefined == "skip" else scale.size)
+        self.zg = zg
+        self.coefficient = coefficient
+        # groups where a pair's metrics may tie: computed by the reference coefficient (see deltas)
+        self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
+        self.cells = n * m // 4 + 8 * p
+
+    def _human(self, g: int):
+        key = np.ascontiguousarray(self.key[g])
+        if self.spearman:
+            zero = np.zeros(1, dtype=np.int64)
+            return key, zero, zero, 0
+        counts = np.bincount(key)
+        below = np.cumsum(counts) - counts
+        less = below[key]
+        greater = key.size - below[key] - counts[key]
+        return key, less, greater, int(key.max())
+
+    def _group(self, g: int, first: np.ndarray, second: np.ndarray):
+        """Per-metric inputs of group ``g``: ``(values, orders, self terms, human key, less, greater, nz)``
+        and the pairs' constants ``D_g``."""
+        signed_sums, _ = _compiled()
+        key, less, greater, nz = self._human(g)
+        values = np.ascontiguousarray(self.xg[:, g])  # (P, n)
+        orders = np.argsort(values, axis=1, kind="stable").astype(np.int64)
+        self_terms = np.empty(values.shape, dtype=np.int64)
+        tree = np.zeros(nz + 2, dtype=np.int64)
+        for r in range(self.p):
+            signed_sums(values[r], orders[r], values[r], orders[r], key, less, greater, self.spearman, tree,
+                        self_terms[r])
+        twice_d = self_terms[first].sum(axis=1) - self_terms[second].sum(axis=1)
+        return (values, orders, self_terms, key, less, greater, nz), twice_d // 2
+
+    def prepare(self, pairs):
+        """Integer terms of every pair (compiled): one block of cells per weight (the groups of equal weight
+        together, in increasing order of weight: a fixed order), stored a chunk of pairs at a time."""
+        _, pair_terms = _compiled()
+        self.pairs = list(pairs)
+        q = len(self.pairs)
+        first = np.array([i for i, _ in self.pairs], dtype=np.int64)
+        second = np.array([j for _, j in self.pairs], dtype=np.int64)
+        self.products = PairMaskProducts(q, self.n, self.m)
+        skip: dict = {}
+        for k, pair in enumerate(self.pairs):
+            for g in self.tied.get(pair, []):
+                skip.setdefault(g, []).append(k)
+        levels, inverse = np.unique(self.weight, return_inverse=True)
+        for level in range(levels.size):
+            if levels[level] == 0.0:
+                continue
+            members = np.flatnonzero(inverse == level)
+            inputs, consts = zip(*(self._group(g, first, second) for g in members))
+            consts = np.array(consts)  # (members, pairs)
+            for u, g in enumerate(members):
+                consts[u, skip.get(g, [])] = 0
+            block = self.products.add_group(float(levels[level]), np.concatenate([self.cg[g] for g in members]),
+                                            consts.sum(axis=0))
+            for lo in range(0, q, PAIR_CHUNK):
+                hi = min(q, lo + PAIR_CHUNK)
+                parts = []
+                for g, args in zip(members, inputs):
+                    values, orders, self_terms, key, less, greater, nz = args
+                    out = np.empty((hi - lo, values.shape[1]), dtype=np.int64)
+                    pair_terms(values, orders, first[lo:hi], second[lo:hi], self_terms, key, less, greater,
+                               self.spearman, nz, out)
+                    out[[k - lo for k in skip.get(g, []) if lo <= k < hi]] = 0  # from the reference (deltas)
+                    parts.append(out)
+                self.products.add_terms(block, lo, np.concatenate(parts, axis=1))
+        self.index = {pair: k for k, pair in enumerate(self.pairs)}
+
+    def covers(self, i: int, j: int) -> bool:
+        """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
+        return (i, j) in self.index
+
+    def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
+        if self.nan:
+            return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
+        out = self.products.evaluate(cache)[self.index[i, j]]
+        if self.tied.get((i, j)):
+            bits = cache.get("cell-bits-flat", lambda: cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1))
+            for g in self.tied[i, j]:  # groups in order
+                mask = bits[self.cg[g]].T.astype(bool)  # (b, n)
+                xi, xj = self.xg[i, g], self.xg[j, g]
+                zb = np.ascontiguousarray(np.broadcast_to(self.zg[g], mask.shape))
+                diff = (correlation_rows(np.where(mask, xj, xi), zb, self.coefficient)
+                        - correlation_rows(np.where(mask, xi, xj), zb, self.coefficient))
+                out = out + diff / self.n_agg
+        return out
