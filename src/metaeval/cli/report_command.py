@@ -18,6 +18,8 @@ from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOIC
 from .common import (
     _SOURCE_KEY,
     chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
     load_source,
     seed_option,
     source_options,
@@ -58,6 +60,11 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
         words += ["--focus-metric", metric]
     for name in settings.get("explicit_analyses", ()):
         words += ["--analysis", name]
+    corpus_metrics, candidates, references = settings.get("corpus_texts", ((), None, None))
+    for metric in corpus_metrics:
+        words += ["--corpus-metric", metric]
+    if corpus_metrics:
+        words += ["--candidates", candidates, "--references", references]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
 
@@ -95,20 +102,23 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
                    " metrics with the highest system-level correlation).")
 @click.option("--analysis", "analyses", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
               help="An analysis section to include (repeatable; default: all; 'none' for none).")
+@corpus_options
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
-           alpha, quick, full, n_resamples, n_repetitions, repetitions, focus_metrics, analyses, seed):
+           alpha, quick, full, n_resamples, n_repetitions, repetitions, focus_metrics, analyses, corpus_texts, seed):
     """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
-    with BOOT-BOTH intervals, forest plots, the PERM-BOTH significance matrix with cluster ranks, the
-    literature's analyses and every signature; a summary prints to the terminal."""
+    with BOOT-BOTH intervals, forest plots, the PERM-BOTH significance matrix with cluster ranks (a paired
+    BOOT-BOTH bootstrap with --corpus-metric), the literature's analyses and every signature; a summary
+    prints to the terminal."""
     repetitions = n_repetitions if n_repetitions is not None else repetitions
     if quick and full:
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     chosen = chosen_metrics(ds, human, metrics)
     console = safe_console(stderr=False)
     if not console.is_terminal:
@@ -121,8 +131,9 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
                               correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                               seed=seed, preset=preset, repetitions=repetitions,
                               focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
-                              command="")
-        settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses)
+                              command="", corpus_statistics=corpus or None)
+        settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
+                        corpus_texts=corpus_texts)
         context = click.get_current_context()
         command = _command_line(dataset, dataset_options, scores, human, metrics, context.meta.get(_SOURCE_KEY, {}),
                                 settings, output)

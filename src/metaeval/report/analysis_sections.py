@@ -53,6 +53,12 @@ def _best_worst(values: np.ndarray, names) -> tuple[str, str]:
     return f"{best[1]} {best[0]:.2f}", f"{worst[1]} {worst[0]:.2f}"
 
 
+def _corpus(corpus, focus) -> dict[str, Any]:
+    """``corpus_statistics=`` of an analysis of the ``focus`` metrics, only when one is a corpus metric."""
+    chosen = {m: c for m, c in corpus.items() if m in focus}
+    return {"corpus_statistics": chosen} if chosen else {}
+
+
 def _input_resamples(ds, settings) -> int:
     """BOOT-INPUTS resamples: none with a single input (every resample would be the data itself)."""
     return settings["n_resamples"] if ds.shape[1] > 1 else 0
@@ -60,11 +66,11 @@ def _input_resamples(ds, settings) -> int:
 
 # -- Delta(l, u) ----------------------------------------------------------------------------------------
 
-def _run_delta(ds, human, focus, settings):
+def _run_delta(ds, human, focus, settings, corpus):
     from ..analyses.delta import delta_correlations
 
     return delta_correlations(ds, list(focus), human, n_resamples=_input_resamples(ds, settings),
-                              rng=settings["seed"])
+                              rng=settings["seed"], **_corpus(corpus, focus))
 
 
 def _section_delta(result, report) -> Section:
@@ -105,11 +111,11 @@ def _headline_delta(result) -> str:
 
 # -- ranking stability ------------------------------------------------------------------------------------
 
-def _run_stability(ds, human, focus, settings):
+def _run_stability(ds, human, focus, settings, corpus):
     from ..analyses.stability import ranking_stability
 
     return ranking_stability(ds, list(focus), human, n_repetitions=settings["repetitions"],
-                             coefficient=settings["coefficient"], rng=settings["seed"])
+                             coefficient=settings["coefficient"], rng=settings["seed"], **_corpus(corpus, focus))
 
 
 def _section_stability(result, report) -> Section:
@@ -148,11 +154,11 @@ def _headline_stability(result) -> str:
 
 # -- top-k systems --------------------------------------------------------------------------------------------
 
-def _run_topk(ds, human, focus, settings):
+def _run_topk(ds, human, focus, settings, corpus):
     from ..analyses.topk import topk_correlations
 
     return topk_correlations(ds, list(focus), human, coefficient=settings["coefficient"],
-                             n_resamples=_input_resamples(ds, settings), rng=settings["seed"])
+                             n_resamples=_input_resamples(ds, settings), rng=settings["seed"], **_corpus(corpus, focus))
 
 
 def _topk_columns(ks) -> list[int]:
@@ -194,10 +200,11 @@ def _headline_topk(result) -> str:
 
 # -- system verdicts -------------------------------------------------------------------------------------------
 
-def _run_verdicts(ds, human, focus, settings):
+def _run_verdicts(ds, human, focus, settings, corpus):
     from ..analyses.verdicts import system_verdicts
 
-    return system_verdicts(ds, list(focus), human, n_resamples=settings["n_resamples"], rng=settings["seed"])
+    return system_verdicts(ds, list(focus), human, n_resamples=settings["n_resamples"], rng=settings["seed"],
+                           **_corpus(corpus, focus))
 
 
 def _section_verdicts(result, report) -> Section:
@@ -236,7 +243,7 @@ def _headline_verdicts(result) -> str:
 
 # -- normality ----------------------------------------------------------------------------------------------------
 
-def _run_normality(ds, human, focus, settings):
+def _run_normality(ds, human, focus, settings, corpus):  # cell scores: corpus statistics do not apply
     from ..analyses.normality import normality
 
     return normality(ds, [human] + [m for m in focus if m != human])
@@ -292,14 +299,15 @@ ANALYSES: dict[str, AnalysisSpec] = {entry.name: dataclasses.replace(SECTIONS[en
 """The report's analyses, in the registry's order."""
 
 
-def run_analysis(name: str, ds, human: str, focus_metrics, settings: dict[str, Any]) -> Any:
-    """The result of analysis ``name``, or a string saying why it is left out of the report."""
+def run_analysis(name: str, ds, human: str, focus_metrics, settings: dict[str, Any], corpus=None) -> Any:
+    """The result of analysis ``name``, or a string saying why it is left out of the report (``corpus``:
+    ``{metric: CorpusScores}``, the corpus metrics' system scores)."""
     spec = ANALYSES[name]
     if ds.shape[1] < spec.min_inputs:
         return (f"{spec.title} needs at least {spec.min_inputs} inputs ({spec.needs}); the dataset has"
                 f" {ds.shape[1]}.")
     try:
-        return spec.run(ds, human, tuple(focus_metrics), settings)
+        return spec.run(ds, human, tuple(focus_metrics), settings, corpus or {})
     except ImportError as error:
         return f"metaeval.{spec.api} is not available in this install ({error})."
     except MetaevalError as error:

@@ -176,14 +176,15 @@ def build_report(
     analyses: Sequence[str] | None = None,
     progress: Any = None,
     command: str | None = None,
+    corpus_statistics: Any = None,
 ) -> Report:
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
     - Correlations of every metric at ``levels`` x ``coefficients`` with BOOT-BOTH percentile intervals
       (BOOT-SYSTEMS when the data has one input)
       (Deutsch, Dror & Roth 2021), one seed shared by every cell.
-    - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test of
-      H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
+    - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test (paired
+      BOOT-BOTH bootstrap with corpus metrics) of H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
       (default Holm within each row metric's comparisons, see :data:`~metaeval.defaults.FAMILY`),
       with significance-cluster ranks.
     - The analyses in ``analyses`` (default: every one this install provides) on the ``focus_metrics``
@@ -209,6 +210,11 @@ def build_report(
         Receives one task per step.
     command : str, optional
         The command line that reproduces this report (the CLI passes it); default: the Python call.
+    corpus_statistics : mapping, optional
+        ``{metric: CorpusScores | (statistics, aggregate)}``: these metrics' system scores are corpus scores
+        (BLEU, chrF, TER; see :func:`metaeval.correlate`) in the system-level correlations, the significance
+        matrix and the analyses that use system scores. The significance matrix is then a paired
+        bootstrap test (BOOT-BOTH): PERM-BOTH swaps cells, which a corpus score does not have.
 
     Returns
     -------
@@ -218,20 +224,24 @@ def build_report(
      repetitions, focus_metrics, analyses) = _build_report_iv(
         ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
         preset, repetitions, focus_metrics, analyses)
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
     from .analysis_sections import ANALYSES, run_analysis
 
     timings: dict[str, float] = {}
     steps = _Steps(progress, timings)
     with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
         table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
-                                  ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance)
+                                  ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance,
+                                  corpus_statistics=corpus or None)
     omitted: dict[str, str] = {}
     comparison = None
     if len(metrics) >= 2:
         with steps("significance matrix", None):
+            test = "bootstrap" if set(corpus) & set(metrics) else "permutation"
             comparison = compare_metrics(ds, metrics, human, level="system", coefficient=coefficient,
-                                         test="permutation", method="both", n_resamples=n_resamples,
-                                         correction=correction, family=family, alpha=alpha, rng=seed)
+                                         test=test, method="both", n_resamples=n_resamples,
+                                         correction=correction, family=family, alpha=alpha, rng=seed,
+                                         corpus_statistics=corpus or None)
     else:
         omitted["significance"] = "the significance matrix needs at least 2 metrics; the report has 1."
     if focus_metrics is None:
@@ -244,6 +254,7 @@ def build_report(
         "levels": list(levels), "coefficients": list(coefficients), "coefficient": coefficient,
         "correction": correction, "family": family, "alpha": alpha,
         "focus_metrics": list(focus_metrics), "analyses": list(analyses),
+        "corpus_metrics": [m for m in metrics if m in corpus],
     }
     results: dict[str, Any] = {}
     for name in ANALYSES:
@@ -251,7 +262,7 @@ def build_report(
             omitted[name] = "not requested."
             continue
         with steps(ANALYSES[name].title, None):
-            outcome = run_analysis(name, ds, human, focus_metrics, settings)
+            outcome = run_analysis(name, ds, human, focus_metrics, settings, corpus)
         if isinstance(outcome, str):
             omitted[name] = outcome
         else:

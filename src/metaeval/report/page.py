@@ -80,6 +80,17 @@ def _ci_text(result) -> str:
     return f"[{number(result.ci[0], 2)}, {number(result.ci[1], 2)}]"
 
 
+def _corpus_note(report) -> tuple[str, ...]:
+    corpus = report.settings.get("corpus_metrics") or []
+    if not corpus:
+        return ()
+    return (f"Corpus metrics ({', '.join(corpus)}): a system's score is the metric computed once from its"
+            " sufficient statistics summed over the inputs (as sacrebleu's corpus score), not the mean of"
+            " sentence scores, in the system-level correlations, the significance matrix and the analyses"
+            " that rank systems, and inside every resample of the inputs; summary-level cells use the"
+            " sentence scores.",)
+
+
 def _correlation_section(report) -> Section:
     table = report.table
     ranks = {}
@@ -125,7 +136,7 @@ def _correlation_section(report) -> Section:
             f" intervals (only the inputs are resampled, the systems are fixed): those answer 'how much does it"
             f" depend on which inputs were judged', these ({first.interval_method if first.ci is not None else 'none'})"
             " also count the sampling of systems, so they are usually wider.",
-        ),
+        ) + _corpus_note(report),
         tables=tuple(tables), signatures=(("every correlation", str(table.signature)),),
     )
 
