@@ -153,3 +153,25 @@ def test_cli_corpus_errors(summeval_bleu, capsys, extra, message):
     argv = ["compare", "--scores", str(scores), "--human", HUMAN, "--n-resamples", "5", "--no-progress", *extra]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"metaeval: error: {message}"
+
+
+def test_single_pair_tests_with_corpus_bleu(summeval_bleu):
+    ds, corpus, expected, *_ = summeval_bleu
+    kw = dict(level="system", coefficient="kendall", n_resamples=200, rng=0, corpus_statistics=corpus)
+    tau = stats.kendalltau(expected, ds.matrix(HUMAN).mean(axis=1)).statistic
+    for method in ("systems", "inputs", "both"):
+        boot = me.bootstrap_test(ds, "bleu", "rouge-2.recall", HUMAN, method=method, **kw)
+        assert boot.statistic_a == pytest.approx(tau, abs=1e-12) and "corpus_level:yes" in str(boot.signature)
+        assert boot.ci[0] <= boot.statistic <= boot.ci[1]
+    # PERM-SYSTEMS and Williams see system scores only: the same tests on a ScoreSet of system scores
+    means = me.ScoreSet.from_matrices({"bleu": expected[:, None], "rouge-2.recall": ds.matrix("rouge-2.recall").mean(1)[:, None],
+                                       HUMAN: ds.matrix(HUMAN).mean(1)[:, None]}, systems=ds.systems, humans=[HUMAN])
+    perm = me.permutation_test(ds, "bleu", "rouge-2.recall", HUMAN, method="systems", **kw)
+    again = me.permutation_test(means, "bleu", "rouge-2.recall", HUMAN, method="systems",
+                                **{k: v for k, v in kw.items() if k != "corpus_statistics"})
+    assert perm.pvalue == again.pvalue and perm.statistic == pytest.approx(again.statistic, abs=1e-12)
+    will = me.williams_test(ds, "bleu", "rouge-2.recall", HUMAN, level="system", corpus_statistics=corpus)
+    assert will.pvalue == pytest.approx(me.williams_test(means, "bleu", "rouge-2.recall", HUMAN,
+                                                         level="system").pvalue, abs=1e-12)
+    with pytest.raises(ParameterError, match=r"^`method` must be 'systems' for a permutation test with a corpus"):
+        me.permutation_test(ds, "bleu", "rouge-2.recall", HUMAN, method="both", **kw)

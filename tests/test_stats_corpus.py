@@ -196,3 +196,23 @@ def test_corpus_pairwise_pvalues_rescore_the_swapped_corpora():
             tol = 100 * np.finfo(float).eps * abs(delta)
             assert out[i, j] == (1 + (null >= delta - tol).sum()) / 61
             assert out[j, i] == (1 + (null <= delta + tol).sum()) / 61
+
+
+@pytest.mark.parametrize("method", ["systems", "inputs", "both"])
+def test_paired_bootstrap_test_of_a_corpus_metric_equals_the_matrix_test(method):
+    from metaeval.stats.paired_bootstrap import bootstrap_test
+
+    x, y, z, _ = _data(11)
+    kw = dict(level="system", coefficient="pearson", method=method, n_resamples=200, rng=4)
+    corpus, matrix = bootstrap_test(as_corpus(x), y, z, **kw), bootstrap_test(x, y, z, **kw)
+    assert corpus.pvalue == matrix.pvalue
+    np.testing.assert_allclose(corpus.samples, matrix.samples, atol=1e-12)
+
+
+def test_stats_permutation_test_refuses_corpus_metrics():
+    from metaeval.stats.permutation import permutation_test
+
+    x, y, z, counts = _data(12)
+    with pytest.raises(ParameterError, match=r"^`x` and `y` must be score matrices for a permutation test \(it "
+                                             r"swaps cells.*; got CorpusScores\.$"):
+        permutation_test(x, CorpusScores(counts, ratio), z, level="system", n_resamples=10, rng=0)

@@ -23,23 +23,46 @@ from ..signature import Signature
 from ..stats import paired_bootstrap as _paired_bootstrap
 from ..stats import permutation as _permutation
 from ..stats.common import common_cells, identical_metrics_message
+from ..stats.corpus import CorpusScores, common_corpus_columns
 from ..stats.kernels import point_correlations
-from ..stats.levels import level_correlation
+from ..stats.levels import level_correlation, system_means
 from ..stats.williams import williams_test as _williams
 from .results import ComparisonResult
 
 
-def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative):
+def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, corpus_statistics=None):
     ds = iv.check_scoreset(ds)
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
     undefined = iv.check_undefined(undefined)
     alternative = iv.check_alternative(alternative)
-    x = iv.matrices(ds, metric_a, param="metric_a")
-    y = iv.matrices(ds, metric_b, param="metric_b")
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    x = iv.metric_scores(ds, metric_a, corpus, level, param="metric_a")
+    y = iv.metric_scores(ds, metric_b, corpus, level, param="metric_b")
     z = iv.matrices(ds, human, param="human")
     iv.check_level_design(ds, level)
     return ds, x, y, z, level, coefficient, undefined, alternative
+
+
+def _is_corpus(x, y) -> bool:
+    return isinstance(x, CorpusScores) or isinstance(y, CorpusScores)
+
+
+def _system_score_matrices(x, y, z):
+    """``(N, 1)`` system scores of two metrics (either may be a corpus metric) and the human, on the inputs
+    every system has for all three: what a test that sees only system scores (Williams, PERM-SYSTEMS,
+    BOOT-SYSTEMS) tests."""
+    (x, y), z = common_corpus_columns([x, y], z)
+    xbar, zbar, _ = system_means(x, z)
+    ybar = system_means(y, z)[0]
+    return xbar[:, None], ybar[:, None], zbar[:, None]
+
+
+_CORPUS_DOC = """    corpus_statistics : mapping, optional
+        ``{metric: (statistics, aggregate)}`` or ``{metric: CorpusScores}``: at the system level these
+        metrics' system scores are corpus scores (see :func:`metaeval.correlate`); the test then runs on the
+        inputs where every system has both metrics and the human score.
+"""
 
 
 def _common(x, y, z):
@@ -97,6 +120,7 @@ def permutation_test(
     undefined: str = defaults.UNDEFINED,
     rng: Any = None,
     batch: int | None = None,
+    corpus_statistics: Any = None,
 ) -> ComparisonResult:
     """Permutation test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
 
@@ -122,6 +146,8 @@ def permutation_test(
     rng : None, int or numpy.random.Generator
     batch : int, optional
         Resamples computed at once (memory bound only; the result does not depend on it).
+{corpus_doc}        With a corpus metric only PERM-SYSTEMS applies (it swaps whole system scores, standardized
+        over the systems); PERM-INPUTS and PERM-BOTH swap cells, which a corpus score has none of.
 
     Returns
     -------
@@ -141,11 +167,17 @@ def permutation_test(
     Resampling Methods. TACL 9, 2021.
     """
     ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
-        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, corpus_statistics
     )
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
     generator, seed = iv.rng_and_seed(rng)
+    corpus = _is_corpus(x, y)
+    if corpus:
+        if method != "systems":
+            raise ParameterError(f"`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS"
+                                 f" and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
+        x, y, z = _system_score_matrices(x, y, z)
     cells = _common(x, y, z)
     out = _permutation.permutation_test(
         cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
@@ -154,7 +186,7 @@ def permutation_test(
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "permutation", method,
         cells, out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
-        seed=seed,
+        seed=seed, **({"corpus_level": "yes"} if corpus else {}),
     )
 
 
@@ -174,6 +206,7 @@ def bootstrap_test(
     undefined: str = defaults.UNDEFINED,
     rng: Any = None,
     batch: int | None = None,
+    corpus_statistics: Any = None,
 ) -> ComparisonResult:
     """Paired bootstrap test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
 
@@ -181,25 +214,27 @@ def bootstrap_test(
     each resample gives ``delta_s = r_s(A) - r_s(B)``. ``ci`` is the percentile interval of delta at
     ``confidence_level``; the p-value is the one defined in :mod:`metaeval.stats.paired_bootstrap`.
 
-    Other parameters are those of :func:`permutation_test`.
+    Other parameters are those of :func:`permutation_test` (a corpus metric's resampled system scores
+    re-sum its statistics over the drawn inputs).
     """
     ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
-        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative
+        ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, corpus_statistics
     )
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
     generator, seed = iv.rng_and_seed(rng)
-    cells = _common(x, y, z)
+    corpus = _is_corpus(x, y)
+    cells = _common(*(_system_score_matrices(x, y, z) if corpus else (x, y, z)))
     out = _paired_bootstrap.bootstrap_test(
-        cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
+        *((x, y, z) if corpus else (cells.x, cells.y, cells.z)), level=level, coefficient=coefficient, method=method, alternative=alternative,
         n_resamples=n_resamples, confidence_level=confidence_level, undefined=undefined,
         rng=generator, batch=batch,
     )
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "bootstrap", method,
         cells, out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
-        confidence=confidence_level, seed=seed,
+        confidence=confidence_level, seed=seed, **({"corpus_level": "yes"} if corpus else {}),
     )
 
 
@@ -211,6 +246,7 @@ def williams_test(
     *,
     level: str = defaults.LEVEL,
     alternative: str = defaults.ALTERNATIVE,
+    corpus_statistics: Any = None,
 ) -> ComparisonResult:
     """Williams' test of H1: rho(A, human) > rho(B, human) for dependent Pearson correlations.
 
@@ -220,7 +256,8 @@ def williams_test(
     ``n`` (``n_used``) is the number of systems or cells there. Swapping A and B negates t and mirrors the
     one-sided p-value; identical metrics give p = 1 with a ``DegenerateWarning``. It assumes bivariate normality and is
     defined for Pearson only (the WMT scripts and nlpstats apply it to absolute correlations, which lets
-    a strongly negative metric 'beat' a positive one; we do not).
+    a strongly negative metric 'beat' a positive one; we do not). ``corpus_statistics`` as in
+    :func:`permutation_test`: a corpus metric enters with its corpus system scores.
 
     References
     ----------
@@ -228,11 +265,12 @@ def williams_test(
     Significance of Increased Correlation with Human Judgment. EMNLP 2014.
     """
     ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
-        ds, metric_a, metric_b, human, level, "pearson", "skip", alternative
+        ds, metric_a, metric_b, human, level, "pearson", "skip", alternative, corpus_statistics
     )
     if level not in ("system", "global", "partial"):
         raise ParameterError(f"`level` must be one of 'system', 'global', 'partial' for Williams' test; got {level!r}.")
-    cells = _common(x, y, z)
+    corpus = _is_corpus(x, y)
+    cells = _common(*(_system_score_matrices(x, y, z) if corpus else (x, y, z)))
     r_az = level_correlation(cells.x, cells.z, level=level, coefficient="pearson")
     r_bz = level_correlation(cells.y, cells.z, level=level, coefficient="pearson")
     r_ab = level_correlation(cells.x, cells.y, level=level, coefficient="pearson")
@@ -250,5 +288,8 @@ def williams_test(
         n_used=n, n_skipped=0, n_dropped_a=cells.n_dropped_x, n_dropped_b=cells.n_dropped_y,
         n_resamples=None, n_resamples_dropped=None,
         signature=_signature(ds, metric_a, metric_b, human, level, "pearson", "skip", "williams",
-                             alternative, n=n),
+                             alternative, n=n, **({"corpus_level": "yes"} if corpus else {})),
     )
+
+
+permutation_test.__doc__ = permutation_test.__doc__.replace("{corpus_doc}", _CORPUS_DOC)

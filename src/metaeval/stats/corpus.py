@@ -25,8 +25,8 @@ import numpy as np
 
 from metaeval.errors import ParameterError
 
-__all__ = ["CorpusScores", "corpus_columns", "corpus_scores", "corpus_system_means", "leave_one_out",
-           "system_pair_deltas"]
+__all__ = ["CorpusScores", "common_corpus_columns", "corpus_columns", "corpus_scores", "corpus_system_means",
+           "leave_one_out", "system_pair_deltas"]
 
 
 def corpus_scores(stats, aggregate, weights=None):
@@ -220,3 +220,18 @@ def leave_one_out(x: CorpusScores, z, statistic, *, systems: bool, inputs: bool,
             groups.append(np.array([statistic(x.take(cols=np.delete(np.arange(m), j)), np.delete(z, j, axis=1))
                                     for j in range(m)]))
     return groups
+
+
+def _present(source) -> np.ndarray:
+    return source.present if isinstance(source, CorpusScores) else np.isfinite(source)
+
+
+def common_corpus_columns(scores, z):
+    """``(scores, z)`` on the inputs where every system has every metric and the human score."""
+    z = np.asarray(z, dtype=np.float64)
+    keep = np.isfinite(z).all(axis=0)
+    for source in scores:
+        keep &= _present(source).all(axis=0)
+    out = [s.take(cols=keep) if isinstance(s, CorpusScores) else np.asarray(s, dtype=np.float64)[:, keep]
+           for s in scores]
+    return out, z[:, keep]

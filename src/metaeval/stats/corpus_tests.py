@@ -22,29 +22,14 @@ from typing import Any
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_int
 from metaeval.stats.bootstrap import _common_iv, bootstrap_samples
-from metaeval.stats.corpus import CorpusScores
+from metaeval.stats.corpus import common_corpus_columns
 from metaeval.stats.levels import level_correlation, system_means
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
 
-__all__ = ["common_corpus_columns", "corpus_pairwise_tests"]
-
-
-def _present(source) -> np.ndarray:
-    return source.present if isinstance(source, CorpusScores) else np.isfinite(source)
-
-
-def common_corpus_columns(scores, z):
-    """``(scores, z)`` on the inputs where every system has every metric and the human score."""
-    z = np.asarray(z, dtype=np.float64)
-    keep = np.isfinite(z).all(axis=0)
-    for source in scores:
-        keep &= _present(source).all(axis=0)
-    out = [s.take(cols=keep) if isinstance(s, CorpusScores) else np.asarray(s, dtype=np.float64)[:, keep]
-           for s in scores]
-    return out, z[:, keep]
+__all__ = ["corpus_pairwise_tests"]
 
 
 def corpus_pairwise_tests(

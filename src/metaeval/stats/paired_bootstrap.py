@@ -33,6 +33,7 @@ from metaeval.errors import DegenerateWarning, check_probability
 from metaeval.stats import kernels as _kernels
 from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
 from metaeval.stats.common import common_cells
+from metaeval.stats.corpus import CorpusScores, common_corpus_columns
 from metaeval.stats.permutation import TOLERANCE_EPS, _test_iv
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
 
@@ -110,7 +111,9 @@ def bootstrap_test(
     Parameters
     ----------
     x, y, z : array_like, shape (N, M)
-        Two metrics and the human scores (not standardized: nothing is swapped).
+        Two metrics and the human scores (not standardized: nothing is swapped); at the system level a
+        metric may be a :class:`metaeval.stats.corpus.CorpusScores` (corpus scores re-summed in every
+        resample, on the inputs where every system has both metrics and the human).
     level, coefficient : str
     method : {"systems", "inputs", "both"}
         BOOT-SYSTEMS / BOOT-INPUTS / BOOT-BOTH; one set of indices for ``X``, ``Y`` and ``Z``.
@@ -141,8 +144,11 @@ def bootstrap_test(
     confidence_level = check_probability("confidence_level", confidence_level)
     gen = as_generator(rng)
     check_batch(batch, 1)
-    cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
-    x, y, z = cells.x, cells.y, cells.z
+    if isinstance(x, CorpusScores) or isinstance(y, CorpusScores):  # the inputs every system has for all three
+        (x, y), z = common_corpus_columns([x, y], z)
+    else:
+        cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
+        x, y, z = cells.x, cells.y, cells.z
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
     rx, ry = (float(r.statistic) for r in _kernels.point_correlations([x, y], z, **kw))
     delta = rx - ry

@@ -43,6 +43,8 @@ from metaeval.stats.bootstrap import (
     _common_iv,
 )
 from metaeval.stats.common import common_cells
+from metaeval.stats.corpus import CorpusScores
+from metaeval.stats.levels import check_corpus_level
 from metaeval.stats.kernels.ranks import _is_constant
 from metaeval.stats.resampling import (
     PermutationDraws,
@@ -51,7 +53,7 @@ from metaeval.stats.resampling import (
     check_batch,
     permutation_draws,
 )
-from metaeval.vocabulary import ALTERNATIVES, check_alternative, check_method
+from metaeval.vocabulary import ALTERNATIVES, canonical_level, check_alternative, check_method
 
 __all__ = [
     "ALTERNATIVES",
@@ -163,7 +165,9 @@ def _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_th
 
 
 def _test_iv(x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine):
-    y = _as_matrix("y", y)
+    y = y if isinstance(y, CorpusScores) else _as_matrix("y", y)
+    if isinstance(y, CorpusScores):
+        check_corpus_level(y, np.asarray(z, dtype=np.float64), canonical_level(level), False)
     x, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
         x, z, level, coefficient, undefined, False, tie_threshold)
     if y.shape != x.shape:
@@ -246,6 +250,10 @@ def permutation_test(
     """
     x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _test_iv(
         x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
+    if isinstance(x, CorpusScores) or isinstance(y, CorpusScores):
+        raise ParameterError("`x` and `y` must be score matrices for a permutation test (it swaps cells, which a "
+                             "corpus score does not have; PERM-SYSTEMS of a corpus metric is the test of its system "
+                             "scores as (N, 1) matrices); got CorpusScores.")
     gen = as_generator(rng)
     check_batch(batch, 1)
     cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
