@@ -32,3 +32,51 @@ def tiny_scoreset():
         humans=["human"],
         name="tiny",
     )
+
+
+SUMMEVAL_HUMAN = "expert.relevance"
+
+
+@pytest.fixture(scope="session")
+def summeval_bleu(shared_data, tmp_path_factory):
+    """SummEval with a `bleu` column, the texts as files, the corpus statistics and sacrebleu's system BLEU.
+
+    ``(ds, {"bleu": (statistics, aggregate)}, sacrebleu corpus BLEU per system, candidates, references,
+    scores CSV)``; the statistics take ~8 s, once per session (test_corpus_level, test_analyses_corpus).
+    """
+    import json
+
+    import metaeval as me
+    from metaeval.scoring.corpus import corpus_statistics
+
+    sacrebleu = pytest.importorskip("sacrebleu")
+    base = me.load_dataset("summeval")
+    with open(shared_data / "summeval" / "texts.jsonl", encoding="utf-8") as stream:
+        rows = [json.loads(line) for line in stream]
+    folder = tmp_path_factory.mktemp("summeval-bleu")
+    cands = folder / "cands.jsonl"
+    refs = folder / "refs.jsonl"
+    cands.write_text("".join(json.dumps({"system": r["system_id"], "input": r["doc_id"], "candidate": r["summary"]})
+                             + "\n" for r in rows), encoding="utf-8")
+    references = {r["doc_id"]: r["references"] for r in rows}
+    refs.write_text("".join(json.dumps({"input": d, "references": v}) + "\n" for d, v in references.items()),
+                    encoding="utf-8")
+    probe = me.ScoreSet.from_matrices({"bleu": np.zeros(base.shape)}, systems=base.systems, inputs=base.inputs)
+    statistics, aggregate = corpus_statistics(probe, str(cands), str(refs), "bleu")
+    sentence = aggregate(statistics)  # a per-cell score, for the levels that use cells
+    mats = {"bleu": sentence, "rouge-2.recall": base.matrix("rouge-2.recall"),
+            SUMMEVAL_HUMAN: base.matrix(SUMMEVAL_HUMAN)}
+    ds = me.ScoreSet.from_matrices(mats, systems=base.systems, inputs=base.inputs, humans=[SUMMEVAL_HUMAN],
+                                   name="summeval")
+    by_system = {}
+    for r in rows:
+        by_system.setdefault(r["system_id"], []).append(r)
+    n_refs = len(rows[0]["references"])
+    corpus = []
+    for system in ds.systems:
+        outs = by_system[system]
+        streams = [[references[r["doc_id"]][k] for r in outs] for k in range(n_refs)]
+        corpus.append(sacrebleu.corpus_bleu([r["summary"] for r in outs], streams).score)
+    scores = folder / "scores.csv"
+    me.write_scores(ds, scores)
+    return ds, {"bleu": (statistics, aggregate)}, np.array(corpus), cands, refs, scores

@@ -16,43 +16,9 @@ from scipy import stats
 import metaeval as me
 from metaeval.cli.main import main
 from metaeval.errors import ParameterError
-from metaeval.scoring.corpus import corpus_statistics
 
 sacrebleu = pytest.importorskip("sacrebleu")
 HUMAN = "expert.relevance"
-
-
-@pytest.fixture(scope="module")
-def summeval_bleu(shared_data, tmp_path_factory):
-    """SummEval with a `bleu` column, the texts as files, the corpus statistics and sacrebleu's system BLEU."""
-    base = me.load_dataset("summeval")
-    with open(shared_data / "summeval" / "texts.jsonl", encoding="utf-8") as stream:
-        rows = [json.loads(line) for line in stream]
-    folder = tmp_path_factory.mktemp("summeval-bleu")
-    cands = folder / "cands.jsonl"
-    refs = folder / "refs.jsonl"
-    cands.write_text("".join(json.dumps({"system": r["system_id"], "input": r["doc_id"], "candidate": r["summary"]})
-                             + "\n" for r in rows), encoding="utf-8")
-    references = {r["doc_id"]: r["references"] for r in rows}
-    refs.write_text("".join(json.dumps({"input": d, "references": v}) + "\n" for d, v in references.items()),
-                    encoding="utf-8")
-    probe = me.ScoreSet.from_matrices({"bleu": np.zeros(base.shape)}, systems=base.systems, inputs=base.inputs)
-    statistics, aggregate = computed = corpus_statistics(probe, str(cands), str(refs), "bleu")
-    sentence = aggregate(statistics)  # a per-cell score, for the levels that use cells
-    mats = {"bleu": sentence, "rouge-2.recall": base.matrix("rouge-2.recall"), HUMAN: base.matrix(HUMAN)}
-    ds = me.ScoreSet.from_matrices(mats, systems=base.systems, inputs=base.inputs, humans=[HUMAN], name="summeval")
-    by_system = {}
-    for r in rows:
-        by_system.setdefault(r["system_id"], []).append(r)
-    n_refs = len(rows[0]["references"])
-    corpus = []
-    for system in ds.systems:
-        outs = by_system[system]
-        streams = [[references[r["doc_id"]][k] for r in outs] for k in range(n_refs)]
-        corpus.append(sacrebleu.corpus_bleu([r["summary"] for r in outs], streams).score)
-    scores = folder / "scores.csv"
-    me.write_scores(ds, scores)
-    return ds, {"bleu": (statistics, aggregate)}, np.array(corpus), cands, refs, scores
 
 
 def test_system_scores_are_sacrebleu_corpus_bleu(summeval_bleu):

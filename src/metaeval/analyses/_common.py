@@ -12,11 +12,17 @@ A bootstrap resample of the inputs is a vector of multiplicities ``c`` (from
 :func:`metaeval.stats.resampling.bootstrap_draws`, shared by every metric of one call) and the resampled
 system score of system ``i`` is ``sum_j c_j X_ij / sum_j c_j [X_ij present]``; the original scores use
 ``c = 1`` and the same formula, so both go through one code path.
+
+Corpus metrics (``corpus_statistics=``, :class:`metaeval.stats.corpus.CorpusScores`: BLEU, chrF, TER): a
+system's score is the corpus score of its summed sufficient statistics, ``aggregate(sum_j c_j S_ij)``, in
+the data (``c = 1``) and in every resample (the same counts ``c``). Their inputs are those where every
+system has statistics: in judged-subset mode these enter the intersection above (with the human and the
+other metrics), in full-test-set mode the corpus score covers every such input.
 """
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +32,7 @@ from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..stats.coefficients import tau_b
+from ..stats.corpus import CorpusScores
 from ..stats.resampling import (
     BootstrapDraws,
     batch_slices,
@@ -79,13 +86,15 @@ def check_positive_ints(name: str, values: Any, *, minimum: int, maximum: int | 
 
 @dataclass(frozen=True)
 class SystemScores:
-    """The matrices an analysis resamples, for one human and several metrics (see the module docstring).
+    """The scores an analysis resamples, for one human and several metrics (see the module docstring).
 
-    ``xs`` has shape (metrics, N, M_x) and ``z`` (N, M_z); NaN cells are absent scores. In judged-subset
-    mode ``M_x == M_z`` and every cell is present.
+    ``values`` holds one entry per metric over the same ``M_x`` inputs: the metric's matrix (N, M_x), or,
+    for a corpus metric, its :class:`~metaeval.stats.corpus.CorpusScores` restricted to those inputs. ``z``
+    has shape (N, M_z); NaN cells are absent scores. In judged-subset mode ``M_x == M_z`` and every cell
+    (every statistic) is present.
     """
 
-    xs: np.ndarray
+    values: tuple[Any, ...]
     z: np.ndarray
     full_test_set: bool
     n_inputs_dropped: int
@@ -96,17 +105,34 @@ class SystemScores:
 
     @property
     def n_inputs_metric(self) -> int:
-        return int(self.xs.shape[-1])
+        return int(self.values[0].shape[-1])
 
     @property
     def n_inputs_human(self) -> int:
         return int(self.z.shape[-1])
 
+    def metric_scores(self, weights: np.ndarray) -> np.ndarray:
+        """System scores of every metric under input weights (b, M_x) -> (metrics, b, N).
+
+        A metric given as a matrix gets the weighted mean of its present cells (:func:`weighted_means`);
+        a corpus metric the corpus score ``aggregate(sum_j w_bj stats[:, j])`` over the inputs where every
+        system has statistics (:meth:`~metaeval.stats.corpus.CorpusScores.system_scores`).
+        """
+        out = np.empty((len(self.values), weights.shape[0], self.n_systems))
+        means = [a for a, v in enumerate(self.values) if not isinstance(v, CorpusScores)]
+        if means:
+            out[means] = weighted_means(np.stack([self.values[a] for a in means]), weights)
+        for a, v in enumerate(self.values):
+            if isinstance(v, CorpusScores):
+                keep = v.present.all(axis=0)
+                out[a] = v.take(cols=keep).system_scores(weights[:, keep])
+        return out
+
     def point(self) -> tuple[np.ndarray, np.ndarray]:
         """System scores on the original data: ``(metrics, N)`` and ``(N,)``."""
         ones_x = np.ones((1, self.n_inputs_metric))
         ones_z = np.ones((1, self.n_inputs_human))
-        return weighted_means(self.xs, ones_x)[:, 0], weighted_means(self.z[None], ones_z)[0, 0]
+        return self.metric_scores(ones_x)[:, 0], weighted_means(self.z[None], ones_z)[0, 0]
 
     def draws(self, n_resamples: int, rng: np.random.Generator) -> BootstrapDraws:
         """BOOT-INPUTS draws shared by every metric (humans resampled independently in full-test-set mode)."""
@@ -114,13 +140,17 @@ class SystemScores:
                                rng=rng, n_inputs_human=self.n_inputs_human if self.full_test_set else None)
 
     def resampled(self, draws: BootstrapDraws):
-        """Yield ``(slice, x_means (metrics, b, N), z_means (b, N))`` batch by batch."""
-        cells = self.xs.shape[0] * self.n_systems * max(self.n_inputs_metric, self.n_inputs_human)
+        """Yield ``(slice, x_scores (metrics, b, N), z_means (b, N))`` batch by batch.
+
+        A corpus metric's resampled score re-sums its statistics with the input counts of the resample.
+        """
+        width = max(v.statistics.shape[2] if isinstance(v, CorpusScores) else 1 for v in self.values)
+        cells = len(self.values) * width * self.n_systems * max(self.n_inputs_metric, self.n_inputs_human)
         batch = default_batch(cells)
         for sl in batch_slices(draws.n_resamples, batch):
             cx = draws.col_weights(sl).astype(np.float64)
             cz = cx if not self.full_test_set else draws.col_weights(sl, human=True).astype(np.float64)
-            yield sl, weighted_means(self.xs, cx), weighted_means(self.z[None], cz)[0]
+            yield sl, self.metric_scores(cx), weighted_means(self.z[None], cz)[0]
 
 
 def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -139,34 +169,50 @@ def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def system_scores(ds: ScoreSet, metrics: Iterable[str], human: str, *, full_test_set: bool) -> SystemScores:
-    """The matrices behind the system scores of ``metrics`` and ``human`` (module docstring)."""
+def system_scores(ds: ScoreSet, metrics: Iterable[str], human: str, *, full_test_set: bool,
+                  corpus: Mapping[str, CorpusScores] | None = None) -> SystemScores:
+    """The scores behind the system scores of ``metrics`` and ``human`` (module docstring).
+
+    ``corpus`` (validated by :func:`metaeval._validation.check_corpus_statistics`) maps metrics to their
+    corpus statistics; those metrics get corpus system scores, and their inputs are those where every
+    system has statistics (their cell scores are not used).
+    """
     metrics = tuple(metrics)
+    corpus = corpus or {}
     z = ds.matrix(human)
-    xs = np.stack([ds.matrix(m) for m in metrics])
+    values = [corpus[m] if m in corpus else ds.matrix(m) for m in metrics]
+    # the inputs each metric can use: every input it scored (a corpus metric: where every system has statistics)
+    complete = [v.present.all(axis=0) if isinstance(v, CorpusScores) else np.isfinite(v).all(axis=0)
+                for v in values]
     if full_test_set:
-        x_cols = np.isfinite(xs).any(axis=(0, 1))
+        scored = [c if isinstance(v, CorpusScores) else np.isfinite(v).any(axis=0) for c, v in zip(complete, values)]
+        x_cols = np.logical_or.reduce(scored)
         z_cols = np.isfinite(z).any(axis=0)
         if not x_cols.any() or not z_cols.any():
             raise ScoreSetError("full-test-set mode needs at least one scored input for the metrics and the human; "
                                 "got none.")
-        for name, values in [(m, xs[k][:, x_cols]) for k, m in enumerate(metrics)] + [(human, z[:, z_cols])]:
-            empty = ~np.isfinite(values).any(axis=1)
+        cells = [(m, v[:, x_cols]) for m, v in zip(metrics, values) if not isinstance(v, CorpusScores)]
+        for name, matrix in cells + [(human, z[:, z_cols])]:
+            empty = ~np.isfinite(matrix).any(axis=1)
             if empty.any():
                 system = ds.systems[int(np.flatnonzero(empty)[0])]
                 raise ScoreSetError(f"every system needs a score of {name!r}; system {system!r} has none.")
-        return SystemScores(np.ascontiguousarray(xs[:, :, x_cols]), np.ascontiguousarray(z[:, z_cols]), True, 0)
-    complete = np.isfinite(z).all(axis=0) & np.isfinite(xs).all(axis=(0, 1))
+        return SystemScores(_columns(values, x_cols), np.ascontiguousarray(z[:, z_cols]), True, 0)
+    keep = np.isfinite(z).all(axis=0) & np.logical_and.reduce(complete)
     judged = np.isfinite(z).any(axis=0)
-    if not complete.any():
+    if not keep.any():
         raise ScoreSetError("the judged subset must contain an input scored by the human and every metric for "
                             "every system; got none.")
-    dropped = int((judged & ~complete).sum())
+    dropped = int((judged & ~keep).sum())
     if dropped:
         warnings.warn(f"{dropped} judged inputs lack a score for some system or metric and are left out for all "
                       "(judged-subset mode).", DegenerateWarning, stacklevel=3)
-    return SystemScores(np.ascontiguousarray(xs[:, :, complete]), np.ascontiguousarray(z[:, complete]), False,
-                        dropped)
+    return SystemScores(_columns(values, keep), np.ascontiguousarray(z[:, keep]), False, dropped)
+
+
+def _columns(values, cols) -> tuple[Any, ...]:
+    return tuple(v.take(cols=cols) if isinstance(v, CorpusScores) else np.ascontiguousarray(v[:, cols])
+                 for v in values)
 
 
 def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -133,7 +133,7 @@ class DeltaCorrelationResult(ResultMixin):
 
 
 def _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples,
-              confidence_level):
+              confidence_level, corpus_statistics):
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
@@ -149,7 +149,9 @@ def _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_te
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    return ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples, confidence_level
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    return (ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples, confidence_level,
+            corpus)
 
 
 def _increasing(name: str, values: Any, *, low: float, high: float, closed_high: bool) -> np.ndarray:
@@ -246,6 +248,7 @@ def delta_correlations(
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
     progress: Any = None,
+    corpus_statistics: Any = None,
 ) -> DeltaCorrelationResult:
     """r_SYS Delta(l, u): system-level Kendall tau-b restricted to pairs with metric gap in ``[l, u]``.
 
@@ -279,6 +282,12 @@ def delta_correlations(
 
     progress : callable, optional
         Called with no argument once per bootstrap resample (for progress bars).
+    corpus_statistics : mapping of str to CorpusScores or (statistics, aggregate), optional
+        Metrics whose system score is a corpus score (BLEU, chrF, TER: summed sufficient statistics, then
+        scored; :class:`metaeval.stats.corpus.CorpusScores`), as in :func:`metaeval.correlate`: in the data
+        and in every resample (re-summed with the input counts). Their inputs are those where every
+        system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
+        ``corpus_level`` in the signature.
 
     Returns
     -------
@@ -321,10 +330,10 @@ def delta_correlations(
     ((1, 10), 276)
     """
     (ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples,
-     confidence_level) = _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set,
-                                   n_resamples, confidence_level)
+     confidence_level, corpus) = _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs,
+                                           full_test_set, n_resamples, confidence_level, corpus_statistics)
     generator, seed = iv.rng_and_seed(rng)
-    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
+    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
     i, j = common.pair_index(scores.n_systems)
     gaps = common.pair_gaps(xbar, i, j)  # (A, P)
@@ -371,8 +380,9 @@ def delta_correlations(
         **ds.signature_fields(), analysis="delta", metrics=list(metrics), human=human, level="system",
         coefficient="kendall-b",
         **({"fractions": [float(f) for f in fractions]} if edges is None else {"edges": [float(e) for e in edges]}),
-        boundary=boundary, min_pairs=min_pairs, full_test_set=full_test_set, ci="boot-inputs",
-        resamples=n_resamples, confidence=confidence_level, seed=seed,
+        boundary=boundary, min_pairs=min_pairs, full_test_set=full_test_set,
+        **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs", resamples=n_resamples,
+        confidence=confidence_level, seed=seed,
     )
     return DeltaCorrelationResult(
         metrics=metrics, human=human, systems=ds.systems, fractions=None if edges is not None else fractions,

@@ -177,7 +177,8 @@ def _observations(xbar, zbar, i, j):
     return gap, (sx == sz).astype(np.float64), used
 
 
-def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level):
+def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level,
+            corpus_statistics):
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
@@ -197,7 +198,8 @@ def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_re
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    return ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    return ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level, corpus
 
 
 def centred_band(curves: np.ndarray, estimate: np.ndarray, confidence_level: float):
@@ -238,6 +240,7 @@ def gap_agreement(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
+    corpus_statistics: Any = None,
 ) -> GapAgreementResult:
     """Probability that humans confirm the metric's ordering of two systems, as a function of the gap.
 
@@ -259,6 +262,12 @@ def gap_agreement(
         BOOT-INPUTS resamples of the band (0: no band).
     confidence_level : float
     rng : None, int or numpy.random.Generator
+    corpus_statistics : mapping of str to CorpusScores or (statistics, aggregate), optional
+        Metrics whose system score is a corpus score (BLEU, chrF, TER: summed sufficient statistics, then
+        scored; :class:`metaeval.stats.corpus.CorpusScores`), as in :func:`metaeval.correlate`: in the data
+        and in every resample (re-summed with the input counts). Their inputs are those where every
+        system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
+        ``corpus_level`` in the signature.
 
     Returns
     -------
@@ -301,10 +310,11 @@ def gap_agreement(
     Evaluation Metrics. NAACL 2022 (Sec. 4 and its recommendations).
     D. Firth. Bias reduction of maximum likelihood estimates. Biometrika 80(1), 1993.
     """
-    ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level = _gap_iv(
-        ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level)
+    ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level, corpus = _gap_iv(
+        ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level,
+        corpus_statistics)
     generator, seed = iv.rng_and_seed(rng)
-    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
+    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
     i, j = common.pair_index(scores.n_systems)
     n_metrics = len(metrics)
@@ -347,7 +357,7 @@ def gap_agreement(
     signature = Signature.of(
         **ds.signature_fields(), analysis="gap", metrics=list(metrics), human=human, level="system",
         model="firth-logistic", deltas=[float(d) for d in deltas], full_test_set=full_test_set,
-        ci="boot-inputs", resamples=n_resamples, confidence=confidence_level, seed=seed,
+        **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs", resamples=n_resamples, confidence=confidence_level, seed=seed,
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         agreement = (agree * used).sum(axis=1) / used.sum(axis=1)

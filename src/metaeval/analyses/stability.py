@@ -19,6 +19,7 @@ from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.coefficients import correlation_rows
+from ..stats.corpus import CorpusScores
 from ..stats.kernels import system_correlation
 from ..stats.resampling import batch_slices, count_weights, default_batch
 from . import _common as common
@@ -89,7 +90,7 @@ class RankingStabilityResult(ResultMixin):
 
 
 def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers,
-                  scheduler):
+                  scheduler, corpus_statistics):
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
@@ -100,7 +101,8 @@ def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficien
     if sizes is not None:
         sizes = common.check_positive_ints("sizes", sizes, minimum=1)
     check_backend(workers, scheduler)
-    return ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    return ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, corpus
 
 
 def default_sizes(n_inputs: int, sampling: str, points: int = defaults.STABILITY_GRID_POINTS) -> tuple[int, ...]:
@@ -141,6 +143,7 @@ def ranking_stability(
     workers: int = 1,
     scheduler: Any = None,
     progress: Any = None,
+    corpus_statistics: Any = None,
 ) -> RankingStabilityResult:
     """Ranking stability: correlation between the system rankings of two random samples of ``m`` inputs.
 
@@ -175,6 +178,12 @@ def ranking_stability(
     progress : callable, optional
         Called with no argument after each chunk of :data:`~metaeval.defaults.STABILITY_CHUNK_REPETITIONS`
         repetitions (for progress bars).
+    corpus_statistics : mapping of str to CorpusScores or (statistics, aggregate), optional
+        Metrics whose system score is a corpus score (BLEU, chrF, TER: summed sufficient statistics, then
+        scored; :class:`metaeval.stats.corpus.CorpusScores`), as in :func:`metaeval.correlate`: a sample of
+        ``m`` inputs scores each system by the corpus score of the statistics of those inputs. Their inputs are those where every
+        system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
+        ``corpus_level`` in the signature.
 
     Returns
     -------
@@ -183,8 +192,9 @@ def ranking_stability(
     Notes
     -----
     For repetition ``r`` and size ``m``, ``J_1`` and ``J_2`` are the two samples and
-    ``CORR(mean_{j in J_1} X[:, j], mean_{j in J_2} X[:, j])`` is the correlation over systems. Scorers
-    with the same inputs share the samples. The mean and sd over the repetitions are the paper's
+    ``CORR(mean_{j in J_1} X[:, j], mean_{j in J_2} X[:, j])`` is the correlation over systems (a corpus
+    metric: ``CORR(aggregate(sum_{j in J_1} S[:, j]), aggregate(sum_{j in J_2} S[:, j]))``, a sample with
+    replacement counting an input as often as it is drawn). Scorers with the same inputs share the samples. The mean and sd over the repetitions are the paper's
     curve and band (Fig. 3); repetitions where the correlation is undefined (a constant ranking) are
     left out and counted. Vectorized over repetitions: the system scores of all repetitions are one
     matrix product of 0/1 (or count) weights with the score matrix. The repetitions run in chunks of
@@ -196,11 +206,13 @@ def ranking_stability(
     D. Deutsch, R. Dror and D. Roth. Re-Examining System-Level Correlations of Automatic Summarization
     Evaluation Metrics. NAACL 2022, Sec. 3.
     """
-    ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set = _stability_iv(
-        ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers, scheduler)
+    ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, corpus = _stability_iv(
+        ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers, scheduler,
+        corpus_statistics)
     generator, seed = iv.rng_and_seed(rng)
-    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
-    matrices = _complete_columns([scores.z, *scores.xs]) if full_test_set else [scores.z, *scores.xs]
+    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
+    matrices = [scores.z, *scores.values]
+    matrices = _complete_columns(matrices) if full_test_set else matrices
     scorers = (human,) + metrics
     n_inputs = np.array([m.shape[1] for m in matrices])
     if sizes is None:
@@ -231,7 +243,8 @@ def ranking_stability(
     signature = Signature.of(
         **ds.signature_fields(), analysis="stability", scorers=list(scorers), human=human, level="system",
         coefficient=coefficient, sizes=[int(v) for v in sizes_arr], sampling=sampling,
-        repetitions=n_repetitions, full_test_set=full_test_set, seed=seed,
+        repetitions=n_repetitions, full_test_set=full_test_set, **iv.corpus_field(corpus, metrics, ("system",)),
+        seed=seed,
     )
     return RankingStabilityResult(
         scorers=scorers, human=human, sizes=sizes_arr, mean=mean, sd=sd, n_defined=n_defined, n_inputs=n_inputs,
@@ -258,18 +271,27 @@ def _stability_chunk(setup, task) -> np.ndarray:
     return samples
 
 
-def _complete_columns(xs: list[np.ndarray]) -> list[np.ndarray]:
-    """Full-test-set mode: each scorer's inputs scored for every system."""
-    return [x[:, np.isfinite(x).all(axis=0)] for x in xs]
+def _complete_columns(xs: list) -> list:
+    """Full-test-set mode: each scorer's inputs scored for every system (a corpus metric: with statistics)."""
+    return [x.take(cols=x.present.all(axis=0)) if isinstance(x, CorpusScores) else x[:, np.isfinite(x).all(axis=0)]
+            for x in xs]
 
 
-def _correlations(values: np.ndarray, first: np.ndarray, second: np.ndarray, m: int, coefficient: str) -> np.ndarray:
-    """Correlation between the system means of the two samples of every repetition -> (R,)."""
+def _sample_scores(values, weights: np.ndarray, m: int) -> np.ndarray:
+    """System scores of samples (R, M) -> (R, N): means of a matrix, corpus scores of the summed statistics."""
+    if isinstance(values, CorpusScores):
+        return values.system_scores(weights)
+    return np.einsum("rm,nm->rn", weights, values) / m
+
+
+def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coefficient: str) -> np.ndarray:
+    """Correlation between the system scores of the two samples of every repetition -> (R,)."""
     r = first.shape[0]
     out = np.empty(r)
-    for sl in batch_slices(r, default_batch(values.size)):
-        a = np.einsum("rm,nm->rn", first[sl].astype(np.float64), values) / m
-        b = np.einsum("rm,nm->rn", second[sl].astype(np.float64), values) / m
+    size = values.statistics.size if isinstance(values, CorpusScores) else values.size
+    for sl in batch_slices(r, default_batch(size)):
+        a = _sample_scores(values, first[sl].astype(np.float64), m)
+        b = _sample_scores(values, second[sl].astype(np.float64), m)
         if coefficient == "kendall-b":
             out[sl] = system_correlation(a, b, coefficient, 0.0)
         else:

@@ -76,7 +76,7 @@ class TopKResult(ResultMixin):
         }
 
 
-def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level):
+def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus_statistics):
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
@@ -89,7 +89,8 @@ def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, co
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    return ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    return ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus
 
 
 def top_indices(human_scores: np.ndarray, k: int) -> np.ndarray:
@@ -138,6 +139,7 @@ def topk_correlations(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
+    corpus_statistics: Any = None,
 ) -> TopKResult:
     """System-level correlation over the ``k`` best systems by human score (REALSumm Exp-II).
 
@@ -158,6 +160,12 @@ def topk_correlations(
         BOOT-INPUTS resamples (0: no intervals).
     confidence_level : float
     rng : None, int or numpy.random.Generator
+    corpus_statistics : mapping of str to CorpusScores or (statistics, aggregate), optional
+        Metrics whose system score is a corpus score (BLEU, chrF, TER: summed sufficient statistics, then
+        scored; :class:`metaeval.stats.corpus.CorpusScores`), as in :func:`metaeval.correlate`: in the data
+        and in every resample (re-summed with the input counts). Their inputs are those where every
+        system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
+        ``corpus_level`` in the signature.
 
     Returns
     -------
@@ -181,10 +189,10 @@ def topk_correlations(
     M. Bhandari, P. Gour, A. Ashfaq, P. Liu and G. Neubig. Re-evaluating Evaluation in Text
     Summarization. EMNLP 2020, Sec. 4 (Exp-II).
     """
-    ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level = _topk_iv(
-        ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level)
+    ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus = _topk_iv(
+        ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus_statistics)
     generator, seed = iv.rng_and_seed(rng)
-    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set)
+    scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
     ks_arr = np.array(ks, dtype=np.int64)
     shape = (len(metrics), ks_arr.size)
@@ -213,7 +221,8 @@ def topk_correlations(
     common.warn_reasons(f"top-k correlations of {', '.join(metrics)}", reasons)
     signature = Signature.of(
         **ds.signature_fields(), analysis="topk", metrics=list(metrics), human=human, level="system",
-        coefficient=coefficient, ks=[int(k) for k in ks_arr], full_test_set=full_test_set, ci="boot-inputs",
+        coefficient=coefficient, ks=[int(k) for k in ks_arr], full_test_set=full_test_set,
+        **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs",
         resamples=n_resamples, confidence=confidence_level, seed=seed,
     )
     return TopKResult(

@@ -180,7 +180,7 @@ class SystemVerdictsResult(ResultMixin):
         }
 
 
-def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_resamples):
+def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_resamples, corpus_statistics):
     ds = iv.check_scoreset(ds)
     if human is None:
         raise ParameterError("`human` must name the human scorer; got None.")
@@ -190,7 +190,8 @@ def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_r
     test = check_system_test(test)
     confidence_level = iv.check_confidence_level(confidence_level)
     n_resamples = iv.check_n_resamples(n_resamples)
-    return ds, metrics, rows, test, confidence_level, n_resamples
+    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    return ds, metrics, rows, test, confidence_level, n_resamples, corpus
 
 
 def system_verdicts(
@@ -203,6 +204,7 @@ def system_verdicts(
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
+    corpus_statistics: Any = None,
 ) -> SystemVerdictsResult:
     """Humans' and metrics' verdicts on every system pair, and the metrics' agreement with the humans.
 
@@ -223,6 +225,13 @@ def system_verdicts(
     n_resamples : int
     rng : None, int or numpy.random.Generator
         One set of draws shared by all pairs and all scorers; an int seed is recorded in the signature.
+    corpus_statistics : mapping of str to CorpusScores or (statistics, aggregate), optional
+        Metrics whose system score is a corpus score (BLEU, chrF, TER; as in :func:`metaeval.correlate`):
+        a pair's ``delta`` is the difference of the two systems' corpus scores over the inputs both have
+        statistics for, and each resample re-sums the statistics (bootstrap: with the input counts;
+        randomization: after swapping the two systems' statistics on the swapped inputs), as
+        :func:`metaeval.compare_systems` does. The human score stays a mean. Recorded as ``corpus_level``
+        in the signature.
 
     Returns
     -------
@@ -251,19 +260,23 @@ def system_verdicts(
     >>> round(float(res.f1[0]), 3)
     0.863
     """
-    ds, metrics, rows, test, confidence_level, n_resamples = _system_verdicts_iv(
-        ds, metrics, human, systems, test, confidence_level, n_resamples)
+    ds, metrics, rows, test, confidence_level, n_resamples, corpus = _system_verdicts_iv(
+        ds, metrics, human, systems, test, confidence_level, n_resamples, corpus_statistics)
     generator, seed = iv.rng_and_seed(rng)
     labels = tuple(ds.systems[r] for r in rows)
     pairs = all_pairs(len(rows))
     alpha = 1.0 - confidence_level
     weights = draw_weights(test, ds.shape[1], n_resamples, generator)
-    aggregate = MeanStatistic().aggregate
+    mean = MeanStatistic().aggregate
 
     def verdicts(scorer):
-        x = ds.matrix(scorer)[rows]
-        deltas, samples, _ = system_pair_deltas(MeanStatistic.from_scores(x), np.isfinite(x), aggregate, pairs, test,
-                                             weights)
+        if scorer != human and scorer in corpus:
+            c = corpus[scorer].take(rows=rows)
+            stats, valid, aggregate = c.statistics, c.present, c.aggregate
+        else:
+            x = ds.matrix(scorer)[rows]
+            stats, valid, aggregate = MeanStatistic.from_scores(x), np.isfinite(x), mean
+        deltas, samples, _ = system_pair_deltas(stats, valid, aggregate, pairs, test, weights)
         pvalues = np.array([pair_pvalue(test, samples[p], deltas[p], "two-sided", False) for p in range(len(pairs))])
         return deltas, pvalues, verdict_labels(deltas, pvalues, alpha)
 
@@ -290,7 +303,7 @@ def system_verdicts(
         agreement[i] = float(np.mean(h_verdicts[ok] == m_verdicts[i][ok]))
     fields = dict(ds.signature_fields())
     fields.update(human=human, test=test, alternative="two-sided", confidence=confidence_level,
-                  resamples=n_resamples, seed=seed)
+                  resamples=n_resamples, **iv.corpus_field(corpus, metrics, ("system",)), seed=seed)
     if systems is not None:
         fields["compared_systems"] = len(rows)
     return SystemVerdictsResult(

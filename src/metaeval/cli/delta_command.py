@@ -18,6 +18,8 @@ from .analysis_output import (
 )
 from .common import (
     chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
     load_source,
     resamples_option,
     seed_option,
@@ -45,20 +47,22 @@ VIEWS = ("grid", "curve")
               help="grid: the (l, u) heat map per metric; curve: the cumulative curve r(0, u).")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
               help="Confidence level of the intervals.")
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
 def delta(dataset, dataset_options, scores, human, metrics, fractions, edges, boundary, min_pairs, full_test_set,
-          view, confidence_level, n_resamples, seed, fmt, output):
+          view, confidence_level, corpus_texts, n_resamples, seed, fmt, output):
     """Kendall tau over the system pairs whose metric gap lies in [l, u] (Deutsch et al. 2022)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     with progress_bar() as bar:
         result = delta_correlations(
             ds, chosen_metrics(ds, human, metrics), human, fractions=fractions, edges=edges, boundary=boundary,
             min_pairs=min_pairs, full_test_set=full_test_set, n_resamples=n_resamples,
-            confidence_level=confidence_level, rng=seed,
+            confidence_level=confidence_level, rng=seed, corpus_statistics=corpus or None,
             progress=bar.task("bootstrap resamples", total=n_resamples) if n_resamples else None,
         )
     frame = result.to_frame() if view == "grid" else result.curve_frame()

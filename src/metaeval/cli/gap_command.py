@@ -7,7 +7,16 @@ from rich.table import Table
 from .. import defaults
 from ..analyses.gap import gap_agreement
 from .analysis_output import footer, interval, number, output_options, render
-from .common import chosen_metrics, load_source, resamples_option, seed_option, source_options, tie_tolerance_option
+from .common import (
+    chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
+    load_source,
+    resamples_option,
+    seed_option,
+    source_options,
+    tie_tolerance_option,
+)
 
 
 @click.command()
@@ -22,17 +31,20 @@ from .common import chosen_metrics, load_source, resamples_option, seed_option, 
               help="Average each metric over all its inputs, the human over the judged ones.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
               help='Confidence level of the bands.')
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @output_options
 def gap(dataset, dataset_options, scores, human, metrics, deltas, grid_points, n_bins, full_test_set,
-        confidence_level, n_resamples, seed, fmt, output):
+        confidence_level, corpus_texts, n_resamples, seed, fmt, output):
     """How often do humans confirm a metric gain of a given size? (smoothed over all system pairs)"""
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     result = gap_agreement(ds, chosen_metrics(ds, human, metrics), human, deltas=deltas or None,
                            grid_points=grid_points, n_bins=n_bins, full_test_set=full_test_set,
-                           n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
+                           n_resamples=n_resamples, confidence_level=confidence_level, rng=seed,
+                           corpus_statistics=corpus or None)
     frame = result.to_frame() if deltas else result.curve_frame()
     render(result, fmt, frame, _tables, output)
 

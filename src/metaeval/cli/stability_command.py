@@ -8,11 +8,14 @@ from rich.text import Text
 from .. import defaults
 from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
+from ..errors import ParameterError
 from ..report.render import ColumnBlocks
 from ..vocabulary import COEFFICIENT_CHOICES
 from .analysis_output import NumberList, footer, number, output_options, render
 from .common import (
     chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
     load_source,
     resamples_option,
     seed_option,
@@ -41,6 +44,7 @@ ANALYSES = ("ranking", "variance")
               help="ranking: sample each metric from all its inputs, the human from the judged ones.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
               help="variance: confidence level of the intervals.")
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
@@ -51,16 +55,21 @@ ANALYSES = ("ranking", "variance")
               help="ranking: address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
 @output_options
 def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes, n_repetitions, sampling,
-              coefficient, full_test_set, confidence_level, n_resamples, seed, workers, scheduler, fmt, output):
+              coefficient, full_test_set, confidence_level, corpus_texts, n_resamples, seed, workers, scheduler, fmt,
+              output):
     """How stable are system rankings under another sample of inputs? (Deutsch et al. 2022, Sec. 3)"""
     ds, human = load_source(dataset, dataset_options, scores, human)
     chosen = chosen_metrics(ds, human, metrics)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
+    if corpus and analysis != "ranking":
+        raise ParameterError(f"`--corpus-metric` must come with `--analysis ranking`; got --analysis {analysis}.")
     if analysis == "ranking":
         chunks = -(-n_repetitions // defaults.STABILITY_CHUNK_REPETITIONS) if n_repetitions > 0 else None
         with progress_bar() as bar:
             result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions,
                                        sampling=sampling, coefficient=coefficient, full_test_set=full_test_set,
                                        rng=seed, workers=workers, scheduler=scheduler,
+                                       corpus_statistics=corpus or None,
                                        progress=bar.task("repetitions (chunks of "
                                                          f"{defaults.STABILITY_CHUNK_REPETITIONS})", total=chunks))
         render(result, fmt, result.to_frame(), _ranking_table, output)

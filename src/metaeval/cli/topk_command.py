@@ -18,6 +18,8 @@ from .analysis_output import (
 )
 from .common import (
     chosen_metrics,
+    corpus_options,
+    corpus_statistics_for,
     load_source,
     resamples_option,
     seed_option,
@@ -36,17 +38,19 @@ from .common import (
               help="Average each metric over all its inputs, the human over the judged ones.")
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
               help='Confidence level of the intervals.')
+@corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @output_options
 def topk(dataset, dataset_options, scores, human, metrics, ks, coefficient, full_test_set, confidence_level,
-         n_resamples, seed, fmt, output):
+         corpus_texts, n_resamples, seed, fmt, output):
     """System-level correlation over the k best systems by human score (Bhandari et al. 2020)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
+    corpus = corpus_statistics_for(ds, *corpus_texts)
     result = topk_correlations(ds, chosen_metrics(ds, human, metrics), human, ks=ks, coefficient=coefficient,
                                full_test_set=full_test_set, n_resamples=n_resamples,
-                               confidence_level=confidence_level, rng=seed)
+                               confidence_level=confidence_level, rng=seed, corpus_statistics=corpus or None)
     render(result, fmt, result.to_frame(), _table, output)
 
 
