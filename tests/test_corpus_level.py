@@ -141,3 +141,24 @@ def test_single_pair_tests_with_corpus_bleu(summeval_bleu):
                                                          level="system").pvalue, abs=1e-12)
     with pytest.raises(ParameterError, match=r"^`method` must be 'systems' for a permutation test with a corpus"):
         me.permutation_test(ds, "bleu", "rouge-2.recall", HUMAN, method="both", **kw)
+
+
+def test_report_with_corpus_bleu(summeval_bleu, tmp_path):
+    """`report --corpus-metric`: corpus scores in the correlations, the matrix (a paired bootstrap) and the
+    analyses; the page says so and the reproduction command carries the options."""
+    ds, corpus, expected, cands, refs, scores = summeval_bleu
+    out = tmp_path / "report"
+    argv = ["report", "--scores", str(scores), "--human", HUMAN, "--quick", "--n-repetitions", "5",
+            "--analysis", "topk", "--analysis", "verdicts", "--corpus-metric", "bleu", "--candidates", str(cands),
+            "--references", str(refs), "--output", str(out), "--no-progress"]
+    assert main(argv) == 0
+    results = json.loads((out / "results.json").read_text())
+    tau = stats.kendalltau(expected, ds.matrix(HUMAN).mean(axis=1)).statistic
+    system = [r for r in results["correlations"]["results"]
+              if r["metric"] == "bleu" and r["level"] == "system" and r["coefficient"] == "kendall-b"]
+    assert system[0]["statistic"] == pytest.approx(tau, abs=1e-12)
+    assert results["comparison"]["test"] == "bootstrap" and "corpus_level:bleu" in results["comparison"]["signature"]
+    assert results["settings"]["corpus_metrics"] == ["bleu"]
+    assert "--corpus-metric bleu --candidates" in results["command"]
+    assert "Corpus metrics (bleu)" in (out / "report.html").read_text()
+    assert all("corpus_level:bleu" in results["analyses"][name]["signature"] for name in ("topk", "verdicts"))
