@@ -160,6 +160,11 @@ def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param:
     return matrices(ds, metric, param=param)
 
 
+def corpus_flag(*sources) -> dict[str, Any]:
+    """The signature field of a single correlation or test in which some metric is a corpus metric."""
+    return {"corpus_level": "yes"} if any(isinstance(s, CorpusScores) for s in sources) else {}
+
+
 def corpus_field(corpus: dict, metrics, levels) -> dict[str, Any]:
     """The signature field naming the corpus metrics used (system level only)."""
     used = tuple(m for m in metrics if m in corpus)

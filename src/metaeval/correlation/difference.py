@@ -23,7 +23,7 @@ from ..signature import Signature
 from ..stats import paired_bootstrap as _paired_bootstrap
 from ..stats import permutation as _permutation
 from ..stats.common import common_cells, identical_metrics_message
-from ..stats.corpus import CorpusScores, common_corpus_columns
+from ..stats.corpus import common_corpus_columns
 from ..stats.kernels import point_correlations
 from ..stats.levels import level_correlation, system_means
 from ..stats.williams import williams_test as _williams
@@ -42,10 +42,6 @@ def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, al
     z = iv.matrices(ds, human, param="human")
     iv.check_level_design(ds, level)
     return ds, x, y, z, level, coefficient, undefined, alternative
-
-
-def _is_corpus(x, y) -> bool:
-    return isinstance(x, CorpusScores) or isinstance(y, CorpusScores)
 
 
 def _system_score_matrices(x, y, z):
@@ -172,8 +168,8 @@ def permutation_test(
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
     generator, seed = iv.rng_and_seed(rng)
-    corpus = _is_corpus(x, y)
-    if corpus:
+    flag = iv.corpus_flag(x, y)
+    if flag:
         if method != "systems":
             raise ParameterError(f"`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS"
                                  f" and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
@@ -186,7 +182,7 @@ def permutation_test(
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "permutation", method,
         cells, out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
-        seed=seed, **({"corpus_level": "yes"} if corpus else {}),
+        seed=seed, **flag,
     )
 
 
@@ -224,17 +220,17 @@ def bootstrap_test(
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
     generator, seed = iv.rng_and_seed(rng)
-    corpus = _is_corpus(x, y)
-    cells = _common(*(_system_score_matrices(x, y, z) if corpus else (x, y, z)))
+    flag = iv.corpus_flag(x, y)
+    cells = _common(*(_system_score_matrices(x, y, z) if flag else (x, y, z)))
     out = _paired_bootstrap.bootstrap_test(
-        *((x, y, z) if corpus else (cells.x, cells.y, cells.z)), level=level, coefficient=coefficient, method=method, alternative=alternative,
+        x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,  # its own common cells
         n_resamples=n_resamples, confidence_level=confidence_level, undefined=undefined,
         rng=generator, batch=batch,
     )
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "bootstrap", method,
         cells, out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
-        confidence=confidence_level, seed=seed, **({"corpus_level": "yes"} if corpus else {}),
+        confidence=confidence_level, seed=seed, **flag,
     )
 
 
@@ -269,8 +265,8 @@ def williams_test(
     )
     if level not in ("system", "global", "partial"):
         raise ParameterError(f"`level` must be one of 'system', 'global', 'partial' for Williams' test; got {level!r}.")
-    corpus = _is_corpus(x, y)
-    cells = _common(*(_system_score_matrices(x, y, z) if corpus else (x, y, z)))
+    flag = iv.corpus_flag(x, y)
+    cells = _common(*(_system_score_matrices(x, y, z) if flag else (x, y, z)))
     r_az = level_correlation(cells.x, cells.z, level=level, coefficient="pearson")
     r_bz = level_correlation(cells.y, cells.z, level=level, coefficient="pearson")
     r_ab = level_correlation(cells.x, cells.y, level=level, coefficient="pearson")
@@ -288,7 +284,7 @@ def williams_test(
         n_used=n, n_skipped=0, n_dropped_a=cells.n_dropped_x, n_dropped_b=cells.n_dropped_y,
         n_resamples=None, n_resamples_dropped=None,
         signature=_signature(ds, metric_a, metric_b, human, level, "pearson", "skip", "williams",
-                             alternative, n=n, **({"corpus_level": "yes"} if corpus else {})),
+                             alternative, n=n, **flag),
     )
 
 

@@ -59,10 +59,6 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
     return ds, x, z, level, coefficient, undefined, full_test_set, tie_threshold
 
 
-def _corpus_field(x) -> dict[str, Any]:
-    return {"corpus_level": "yes"} if isinstance(x, CorpusScores) else {}
-
-
 def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method, alternative,
             n_resamples, generator, statistic) -> tuple[float | None, dict[str, Any]]:
     """The p-value of one correlation (``statistic``, computed by the caller) and the signature fields that
@@ -157,7 +153,7 @@ def correlate(
     )
     pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
     generator, seed = iv.rng_and_seed(rng)
-    more = _corpus_field(x)
+    more = iv.corpus_flag(x)
     out = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
                             full_test_set=full_test_set, tie_threshold=tie_threshold)
     statistic = float(out.statistic)
@@ -251,7 +247,7 @@ def bootstrap_ci(
     signature = _correlation_signature(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
         ci=f"boot-{method}", interval=interval, resamples=n_resamples,
-        confidence=confidence_level, seed=seed, **more, **_corpus_field(x),
+        confidence=confidence_level, seed=seed, **more, **iv.corpus_flag(x),
     )
     return CorrelationResult(
         metric=metric, human=human, level=level, coefficient=coefficient, statistic=statistic,
@@ -322,7 +318,7 @@ def fisher_ci(
         n_resamples=None, n_resamples_dropped=None,
         signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0,
                                          ci="fisher", n=n_points, confidence=confidence_level, **more,
-                                         **_corpus_field(x)),
+                                         **iv.corpus_flag(x)),
     )
 
 

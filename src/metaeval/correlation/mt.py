@@ -24,7 +24,6 @@ from ..stats.clusters import rank_ranges, significance_clusters
 from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.resampling import bootstrap_draws, count_weights
 from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.corpus import CorpusScores, corpus_scores
 from ..stats.wmt import pairwise_agreement, resampled_task, soft_pairwise_accuracy
 from ..vocabulary import check_mt_task
 
@@ -151,8 +150,8 @@ def _complete(ds, metrics, human, corpus):
     rows = np.isfinite(z).any(axis=1)
     xs, z = xs[:, rows], z[rows]
     ok = np.isfinite(xs).all(axis=(0, 1)) & np.isfinite(z).all(axis=0)
-    for stats in corpus.values():
-        ok &= np.isfinite(stats[rows]).all(axis=(0, 2))
+    for scores in corpus.values():
+        ok &= scores.present[rows].all(axis=0)
     return (xs[:, :, ok], z[:, ok], rows, ok, int((~ok & np.isfinite(z).any(axis=0)).sum()),
             tuple(s for s, keep in zip(ds.systems, rows) if not keep))
 
@@ -246,17 +245,16 @@ def mt_evaluate(
     pooled_counts = []
     dropped, unjudged = {}, {}
     for lp, ds in data.items():
-        corpus = {m: per_lp[lp].statistics for m, per_lp in corpus_statistics.items()}
+        corpus = {m: per_lp[lp] for m, per_lp in corpus_statistics.items()}
         xs, z, rows, cols, dropped[lp], unjudged[lp] = _complete(ds, metrics, human, corpus)
         if z.shape[0] < iv.MIN_SYSTEMS or z.shape[1] == 0:
             raise ParameterError(f"`data[{lp!r}]` must keep at least {iv.MIN_SYSTEMS} systems with human scores"
                                  f" and one complete segment; got {z.shape[0]} systems, {z.shape[1]} segments.")
-        corpus = {m: c[rows][:, cols] for m, c in corpus.items()}
+        corpus = {m: c.take(rows, cols) for m, c in corpus.items()}
         m_seg = z.shape[1]
         draws = bootstrap_draws(z.shape[0], m_seg, method="inputs", n_resamples=k, rng=gen)
         w = count_weights(draws.col_indices(), m_seg)
-        aggregates = {m: per_lp[lp].aggregate for m, per_lp in corpus_statistics.items()}
-        scorer = _system_scorer(metrics, corpus, aggregates, xs)
+        scorer = _system_scorer(metrics, corpus, xs)
         for level, stat in parsed:
             name = f"{lp}:{level}/{stat}"
             if stat in _CALIBRATED:
@@ -264,7 +262,7 @@ def mt_evaluate(
                 thresholds[name] = eps
             elif stat == "soft-accuracy":
                 signs = np.where(gen.random((spa_permutations, m_seg)) < 0.5, -1.0, 1.0)
-                spa_corpus = {i: CorpusScores(corpus[m], aggregates[m]) for i, m in enumerate(metrics) if m in corpus}
+                spa_corpus = {i: corpus[m] for i, m in enumerate(metrics) if m in corpus}
                 o, r = soft_pairwise_accuracy(xs, z, signs, spa_corpus), None
             else:
                 kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold,
@@ -326,11 +324,11 @@ def _corpus_iv(data, corpus_statistics):
     return out
 
 
-def _system_scorer(metrics, corpus, aggregates, xs):
+def _system_scorer(metrics, corpus, xs):
     def score(i, weights):
         name = metrics[i]
         if name in corpus:
-            return corpus_scores(corpus[name], aggregates[name], weights)
+            return corpus[name].system_scores(weights)
         if weights is None:
             return xs[i].mean(axis=1)
         return (weights @ xs[i].T) / weights.sum(axis=1)[:, None]

@@ -180,28 +180,29 @@ def corpus_system_means(x: CorpusScores, z, *, full_test_set: bool = False):
     a human score left out.
     """
     z = np.asarray(z, dtype=np.float64)
-    stats_ok = x.present.all(axis=0)
-    human_ok = np.isfinite(z).all(axis=0)
+    xcols, zcols = _corpus_inputs(x, z, full_test_set)
     judged = np.isfinite(z).any(axis=0)
-    if full_test_set:
-        xcols, zcols = stats_ok, human_ok
-    else:
-        xcols = zcols = stats_ok & human_ok
     xbar = x.take(cols=xcols).system_scores() if xcols.any() else np.full(z.shape[0], np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         zbar = z[:, zcols].sum(axis=1) / zcols.sum()
     return xbar, zbar, np.int64((judged & ~zcols).sum())
 
 
+def _corpus_inputs(x: CorpusScores, z: np.ndarray, full_test_set: bool):
+    """The inputs of the metric's and of the human's system scores (module docstring)."""
+    stats_ok, human_ok = x.present.all(axis=0), np.isfinite(z).all(axis=0)
+    if full_test_set:
+        return stats_ok, human_ok
+    keep = stats_ok & human_ok
+    return keep, keep
+
+
 def corpus_columns(x: CorpusScores, z, *, full_test_set: bool = False):
     """``(x, z)`` restricted to the inputs :func:`corpus_system_means` uses, so both are complete: the inputs
     a resample draws from."""
     z = np.asarray(z, dtype=np.float64)
-    stats_ok, human_ok = x.present.all(axis=0), np.isfinite(z).all(axis=0)
-    if full_test_set:
-        return x.take(cols=stats_ok), z[:, human_ok]
-    keep = stats_ok & human_ok
-    return x.take(cols=keep), z[:, keep]
+    xcols, zcols = _corpus_inputs(x, z, full_test_set)
+    return x.take(cols=xcols), z[:, zcols]
 
 
 def leave_one_out(x: CorpusScores, z, statistic, *, systems: bool, inputs: bool, full_test_set: bool = False):

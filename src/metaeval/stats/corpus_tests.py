@@ -24,8 +24,7 @@ from metaeval.errors import ParameterError, check_int
 from metaeval.stats.bootstrap import _common_iv, bootstrap_samples
 from metaeval.stats.corpus import common_corpus_columns
 from metaeval.stats.levels import level_correlation, system_means
-from metaeval.stats.paired_bootstrap import bootstrap_pvalue
-from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests
+from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests, record_bootstrap_pair
 from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
 
@@ -95,12 +94,8 @@ def corpus_pairwise_tests(
     dropped = np.zeros((p, p), dtype=np.int64)
     for i in range(p):
         for j in range(i + 1, p):
-            ds = samples[i] - samples[j]
-            ds = ds[np.isfinite(ds)]
-            delta = statistics[i] - statistics[j]
-            dropped[i, j] = dropped[j, i] = n_resamples - ds.size
-            pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
-            pvalues[j, i] = bootstrap_pvalue(-ds, -delta, alternative)
+            record_bootstrap_pair(pvalues, dropped, i, j, samples[i] - samples[j], statistics[i] - statistics[j],
+                                  alternative)
     deltas = statistics[:, None] - statistics[None, :]
     np.fill_diagonal(deltas, 0.0)
     return PairwiseOutcome(statistics, deltas, pvalues, adjusted_matrix(pvalues, correction), dropped, "bootstrap",

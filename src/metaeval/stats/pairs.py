@@ -239,10 +239,7 @@ def pairwise_tests(
                     ds = (bootstrap_samples(cells.x, cells.z, draws=draws, batch=batch, engine=engine, **kw)
                           - bootstrap_samples(cells.y, cells.z, draws=draws, batch=batch, engine=engine, **kw))
                     steps.done()
-                ds = ds[np.isfinite(ds)]
-                dropped[i, j] = dropped[j, i] = k - ds.size
-                pvalues[i, j] = bootstrap_pvalue(ds, delta, alternative)
-                pvalues[j, i] = bootstrap_pvalue(-ds, -delta, alternative)
+                record_bootstrap_pair(pvalues, dropped, i, j, ds, delta, alternative)
         n_res, method_out = k, method
 
     deltas = statistics[:, None] - statistics[None, :] if pair_deltas is None else pair_deltas
@@ -250,6 +247,15 @@ def pairwise_tests(
     np.fill_diagonal(pvalues, np.nan)
     return PairwiseOutcome(statistics, deltas, pvalues, adjusted_matrix(pvalues, correction), dropped, test,
                            method_out, alternative, n_res)
+
+
+def record_bootstrap_pair(pvalues, dropped, i: int, j: int, ds: np.ndarray, delta: float, alternative: str) -> None:
+    """Fill ``[i, j]`` and ``[j, i]`` of the paired-bootstrap p-values and dropped counts from ``delta_s`` of
+    pair ``(i, j)`` (undefined resamples dropped) and its observed ``delta``."""
+    defined = ds[np.isfinite(ds)]
+    dropped[i, j] = dropped[j, i] = ds.size - defined.size
+    pvalues[i, j] = bootstrap_pvalue(defined, delta, alternative)
+    pvalues[j, i] = bootstrap_pvalue(-defined, -delta, alternative)
 
 
 def adjusted_matrix(pvalues: np.ndarray, correction: str | None) -> np.ndarray | None:
