@@ -24,6 +24,7 @@ from .._version import __version__
 from ..analyses import registry as analysis_registry
 from ..errors import DegenerateDataError, InputFileError, MetaevalError, MetaevalWarning, ScoreSetError
 from ..report.escape import safe_line
+from .paths import guarded
 
 # command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
 # commands come from their registry. tests/test_cli.py checks each line against the command's own short help
@@ -56,7 +57,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy and name not in self.commands:
             module, attribute, _ = self.lazy[name]
-            self.add_command(getattr(importlib.import_module(f"{__package__}.{module}"), attribute), name)
+            command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+            self.add_command(guarded(command, name), name)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

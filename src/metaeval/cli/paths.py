@@ -1,0 +1,96 @@
+"""No command overwrites its own input: an output path that is one of the input files is refused.
+
+Every command's options are checked before it runs (:func:`guarded`, applied to each command by the
+group in :mod:`metaeval.cli.main`): each file the command will write (``--output``, ``--write-scores``,
+and the files written beside them: the score file's signatures, the report's results.json, ...) is
+compared with every existing regular file named by another option or argument (``--scores``,
+``--candidates LP=PATH``, ``--cache``, ...). Same path or same file (a hard or symbolic link) is a user
+error, exit code 2, before anything is read or written.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import click
+
+from ..errors import ParameterError
+
+OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores"}
+"""Parameter name -> flag of every option naming a file (or directory) a command writes."""
+
+REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")
+SIGNATURES_SUFFIX = ".signatures.json"
+
+
+def _written(command: str, name: str, value: str) -> list[Path]:
+    """The files a command writes for output option ``name`` = ``value``."""
+    path = Path(value)
+    if command == "report" and name == "output":
+        from ..report.build import report_paths
+
+        directory, page = report_paths(path)
+        return [page, *(directory / f for f in REPORT_FILES)]
+    if command == "score" and name == "output":
+        return [path, path.with_name(path.name + SIGNATURES_SUFFIX)]
+    return [path]
+
+
+def _named_files(flag: str, value) -> Iterator[tuple[str, str]]:
+    """(flag, path) of every existing regular file a parameter value names (``PATH`` or ``KEY=PATH``)."""
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    for item in values:
+        if not isinstance(item, str) or not item:
+            continue
+        for candidate in (item, item.split("=", 1)[-1]):
+            if os.path.isfile(candidate):
+                yield flag, candidate
+                break
+
+
+def overwritten_input(command: str, params: dict, flags: dict[str, str] | None = None) -> str | None:
+    """The message for the first output that is one of the inputs, or None (``flags``: parameter name ->
+    how the command line spells it)."""
+    flags = flags or {}
+    outputs = [(flags.get(name, OUTPUT_OPTIONS[name]), value, _written(command, name, value))
+               for name, value in params.items() if name in OUTPUT_OPTIONS and isinstance(value, str) and value]
+    if not outputs:
+        return None
+    inputs = [pair for name, value in params.items() if name not in OUTPUT_OPTIONS
+              for pair in _named_files(flags.get(name, "--" + name.replace("_", "-")), value)]
+    for out_flag, out_value, files in outputs:
+        for written in files:
+            if not written.exists():
+                continue
+            for in_flag, in_path in inputs:
+                if os.path.samefile(written, in_path):
+                    what = "is" if str(written) == out_value else f"would write {str(written)!r},"
+                    return (f"{out_flag} {out_value!r} {what} the same file as {in_flag} {in_path!r}; "
+                            "writing it would destroy the input: choose another output path")
+    return None
+
+
+def guarded(command: click.Command, name: str) -> click.Command:
+    """``command`` (and every subcommand of a group) refusing an output that is one of its inputs."""
+    if isinstance(command, click.Group):
+        for sub_name, sub in command.commands.items():
+            guarded(sub, f"{name} {sub_name}")
+        return command
+    if command.callback is None or getattr(command.callback, "_guarded", False):
+        return command
+    callback: Callable = command.callback
+    flags = {p.name: (max(p.opts, key=len) if isinstance(p, click.Option) else p.human_readable_name)
+             for p in command.params}
+
+    @functools.wraps(callback)
+    def checked(*args, **kwargs):
+        message = overwritten_input(name, kwargs, flags)
+        if message is not None:
+            raise ParameterError(message)
+        return callback(*args, **kwargs)
+
+    checked._guarded = True
+    command.callback = checked
+    return command

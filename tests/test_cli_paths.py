@@ -1,0 +1,77 @@
+"""An output path that is one of the command's inputs is refused before anything is written (issue 22)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from metaeval.cli.main import main
+from metaeval.cli.paths import overwritten_input
+
+from test_cli import good_csv
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_correlate_output_equal_to_scores_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    good_csv(tmp_path / "a.csv")
+    before = (tmp_path / "a.csv").read_bytes()
+    code, out, err = run(["correlate", "--scores", "a.csv", "--human", "relevance", "--output", "a.csv"], capsys)
+    assert code == 2
+    assert err == ("metaeval: error: --output 'a.csv' is the same file as --scores 'a.csv'; writing it would "
+                   "destroy the input: choose another output path\n")
+    assert (tmp_path / "a.csv").read_bytes() == before
+
+
+def test_same_file_through_a_link_or_another_spelling(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    good_csv(tmp_path / "a.csv")
+    os.symlink("a.csv", tmp_path / "link.csv")
+    code, _, err = run(["correlate", "--scores", "a.csv", "--human", "relevance", "--output", "link.csv"], capsys)
+    assert code == 2 and "--output 'link.csv' is the same file as --scores 'a.csv'" in err
+    code, _, err = run(["correlate", "--scores", "./a.csv", "--human", "relevance",
+                        "--output", str(tmp_path / "a.csv")], capsys)
+    assert code == 2 and "is the same file as --scores './a.csv'" in err
+
+
+def test_report_refuses_a_companion_file_that_is_an_input(tmp_path, capsys):
+    good_csv(tmp_path / "results.json")
+    code, _, err = run(["report", "--scores", str(tmp_path / "results.json"), "--human", "relevance",
+                        "--output", str(tmp_path)], capsys)
+    assert code == 2
+    assert f"--output {str(tmp_path)!r} would write {str(tmp_path / 'results.json')!r}, the same file as --scores" in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_score_output_equal_to_candidates(tmp_path, capsys, examples_dir=None):
+    cands = tmp_path / "cands.jsonl"
+    cands.write_text('{"system": "a", "input": "1", "candidate": "the cat"}\n')
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text('{"input": "1", "reference": "the cat sat"}\n')
+    before = cands.read_bytes()
+    code, _, err = run(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "bleu",
+                        "--output", str(cands)], capsys)
+    assert code == 2 and "--output" in err and "is the same file as --candidates" in err
+    assert cands.read_bytes() == before
+
+
+def test_key_value_inputs_and_distinct_files_pass(tmp_path):
+    good_csv(tmp_path / "a.csv")
+    params = {"scores": (f"en-de={tmp_path / 'a.csv'}",), "output": str(tmp_path / "a.csv")}
+    assert "is the same file as --scores" in overwritten_input("mt", params)
+    assert overwritten_input("mt", {"scores": (str(tmp_path / "a.csv"),), "output": str(tmp_path / "b.csv")}) is None
+    assert overwritten_input("correlate", {"scores": (str(tmp_path / "a.csv"),), "output": None}) is None
+
+
+@pytest.mark.parametrize("flag", ["--output", "--write-scores"])
+def test_human_normalize_outputs_are_guarded(tmp_path, capsys, flag):
+    good_csv(tmp_path / "a.csv")
+    args = ["human", "normalize", "--scores", str(tmp_path / "a.csv"), "--scorer", "relevance",
+            flag, str(tmp_path / "a.csv")]
+    code, _, err = run(args, capsys)
+    assert code == 2 and f"{flag} " in err and "is the same file as --scores" in err
