@@ -28,13 +28,14 @@ INTERVAL = {"serialize": "interval"}
 
 
 def plain(value: Any) -> Any:
-    """JSON-ready version of ``value`` (NaN -> None, numpy -> Python, results -> dicts)."""
+    """JSON-ready version of ``value`` (NaN and +-inf -> None, as JSON has no such numbers; numpy -> Python,
+    results -> dicts)."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, ResultMixin):
         return value.to_dict()
     if isinstance(value, float):
-        return None if math.isnan(value) else value
+        return value if math.isfinite(value) else None
     if isinstance(value, int):
         return value
     if isinstance(value, dict):

@@ -15,7 +15,9 @@ import csv
 import gzip
 import io
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -117,8 +119,23 @@ def read_table(path: str | Path, format: str) -> RawTable:
     return _delimited_table(path, text, "," if format == "csv" else "\t", format)
 
 
+def check_regular_file(path: str | Path) -> None:
+    """Refuse what is not a regular file (a device such as /dev/zero would be read forever, a FIFO blocks);
+    a missing path or a directory is left to the caller's own message."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+    raise InputFileError(path, f"the path must name a regular file; got {kind}.")
+
+
 def read_text(path: str | Path) -> str:
     """The UTF-8 text of ``path``, gunzipped when the file starts with the gzip magic bytes."""
+    check_regular_file(path)
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -237,6 +254,29 @@ def json_type(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
 
 
+class JsonShapeError(ValueError):
+    """A JSON text that parses but that metaeval refuses: a repeated key, or nesting too deep to parse."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise JsonShapeError(f"a JSON object must not repeat a key; got {key!r} twice")
+        seen.add(key)
+    return dict(pairs)
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` for user files: a key repeated in one object is refused (the standard library keeps the
+    last value silently; a CSV with a repeated column is refused too), and so is nesting too deep for the
+    parser (:class:`JsonShapeError`); malformed JSON raises :class:`json.JSONDecodeError`."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise JsonShapeError("JSON values must be nested at most a few hundred levels deep; got deeper nesting") from None
+
+
 def json_lines(path: str | Path, text: str) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` of every non-blank line of JSON Lines ``text`` read from ``path``.
 
@@ -247,11 +287,14 @@ def json_lines(path: str | Path, text: str) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield row, json.loads(line)
+            value = parse_json(line)
         except json.JSONDecodeError as exc:
             raise InputFileError(
                 path, f"a line must be one JSON object; got malformed JSON: {exc.msg} at column {exc.colno}.", row=row
             ) from None
+        except JsonShapeError as exc:
+            raise InputFileError(path, f"{exc}.", row=row) from None
+        yield row, value
 
 
 def jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, Any]:
@@ -289,6 +332,7 @@ def _parquet_table(path: str | Path) -> RawTable:
 
     if not Path(path).exists():
         raise InputFileError(path, "the file must exist; got no such file.")
+    check_regular_file(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -327,10 +371,12 @@ def is_json_array(text: str) -> bool:
 def json_array_table(path: str | Path, text: str) -> RawTable:
     """Parse a JSON array of records into a :class:`RawTable` (rows = records from 1)."""
     try:
-        records = json.loads(text)
+        records = parse_json(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"the file must be one JSON array of objects; got malformed JSON: {exc.msg}"
                                    f" at line {exc.lineno}, column {exc.colno}.") from None
+    except JsonShapeError as exc:
+        raise InputFileError(path, f"{exc}.") from None
     if not isinstance(records, list):
         raise InputFileError(path, "the file must be one JSON array of objects; got another JSON value.")
     if not records:

@@ -330,7 +330,12 @@ def _number(table: RawTable, column: str, position: int, cell: Any, shown: Any) 
         except ValueError:
             raise _non_numeric(table, column, position, shown) from None
     elif isinstance(cell, (int, float, np.integer, np.floating)):
-        value = float(cell)
+        try:
+            value = float(cell)
+        except OverflowError:
+            raise InputFileError(table.path, "a score must be a number a float64 can hold (magnitude below 1.8e308);"
+                                 f" got an integer of {len(str(abs(int(cell))))} digits.",
+                                 row=int(table.rows[position]), column=column) from None
     else:
         raise _non_numeric(table, column, position, shown)
     if np.isinf(value):

@@ -157,7 +157,22 @@ def get_scorer(name: str, **options: Any) -> Scorer:
     if not isinstance(name, str) or name not in METRICS:
         listed = ", ".join(repr(n) for n in METRICS)
         raise ParameterError(f"`metric` must be one of {listed}; got {name!r}.")
-    return METRICS[name](**options)
+    cls = METRICS[name]
+    accepted = _keyword_options(cls)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        listed = ", ".join(repr(k) for k in sorted(accepted)) or "none"
+        raise ParameterError(f"the options of metric {name!r} must be among {listed}; got {unknown[0]!r}.")
+    return cls(**options)
+
+
+def _keyword_options(cls: type) -> set[str]:
+    """The keyword options a scorer class's constructor takes."""
+    import inspect
+
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    return {p.name for p in parameters if p.name != "self"
+            and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
 
 
 def flatten_scores(scores: Mapping[str, Any]) -> dict[str, float]:

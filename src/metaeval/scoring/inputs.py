@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
+from ..data.formats import JsonShapeError, check_regular_file, parse_json
 from ..errors import InputFileError, ParameterError
 
 __all__ = ["ScoringInputs", "load_inputs", "read_candidates", "read_references"]
@@ -78,11 +79,12 @@ class ScoringInputs:
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed JSON value)`` of every non-blank line of a (gzipped) JSON Lines file."""
     opener = gzip.open if path.name.lower().endswith(".gz") else open
+    check_regular_file(path)
     try:
         with opener(path, "rb") as stream:
             for number, raw in enumerate(stream, start=1):
                 try:
-                    line = raw.decode("utf-8")
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
                 except UnicodeDecodeError as error:
                     raise InputFileError(
                         path,
@@ -93,10 +95,13 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    yield number, json.loads(line.rstrip("\r\n"))
+                    value = parse_json(line.rstrip("\r\n"))
                 except json.JSONDecodeError as error:
                     raise InputFileError(path, f"must hold one JSON object per line; got invalid JSON ({error.msg}"
                                          f" at character {error.pos + 1}).", row=number) from None
+                except JsonShapeError as error:
+                    raise InputFileError(path, f"{error}.", row=number) from None
+                yield number, value
     except (gzip.BadGzipFile, EOFError) as error:
         raise InputFileError(path, f"must be a readable gzip file (it ends in .gz); got {error}.") from None
 
@@ -131,9 +136,11 @@ def _records(data: Any, source: str, param: str) -> Iterator[tuple[int, Any]]:
     """``(row, record)`` of a path (JSON Lines), a DataFrame or a sequence of mappings."""
     if isinstance(data, (str, os.PathLike)):
         path = Path(data)
-        if not path.is_file():
-            raise InputFileError(path, "must be an existing file; got a path that does not exist."
-                                 if not path.exists() else "must be a file; got a directory.")
+        if path.is_dir():
+            raise InputFileError(path, "must be a file; got a directory.")
+        if not path.exists():
+            raise InputFileError(path, "must be an existing file; got a path that does not exist.")
+        check_regular_file(path)
         return _json_lines(path)
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         return enumerate(data.to_dict(orient="records"), start=1)
