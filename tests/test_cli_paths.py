@@ -75,3 +75,16 @@ def test_human_normalize_outputs_are_guarded(tmp_path, capsys, flag):
             flag, str(tmp_path / "a.csv")]
     code, _, err = run(args, capsys)
     assert code == 2 and f"{flag} " in err and "is the same file as --scores" in err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["correlate", "--foo"], "metaeval: error: no such option '--foo'. Did you mean '--format'? "
+                             "(see 'metaeval correlate --help')\n"),
+    (["correlate", "--level", "nope"], "metaeval: error: invalid value for '--level': 'nope' is not one of 'system',"
+                                       " 'summary', 'global', 'by-system', 'partial', 'input', 'segment'"
+                                       " (see 'metaeval correlate --help')\n"),
+    (["bogus"], "metaeval: error: no such command 'bogus' (see 'metaeval --help')\n"),
+])
+def test_usage_errors_take_one_line(argv, expected, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and err == expected

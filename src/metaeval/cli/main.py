@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextvars
 import importlib
-import io
 import re
 import signal
 import sys
@@ -113,10 +112,12 @@ def _show_warnings(caught) -> None:
 
 
 def _show_click_error(error: click.ClickException) -> None:
-    buffer = io.StringIO()
-    error.show(file=buffer)
-    for line in buffer.getvalue().splitlines():
-        _say(line)
+    """One line: click's message, then where the help is (click's own form takes four lines)."""
+    message = error.format_message().rstrip(".")
+    message = message[:1].lower() + message[1:] if message[:2] != message[:2].upper() else message
+    ctx = getattr(error, "ctx", None)
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    _say(f"metaeval: error: {message}{where}")
 
 
 def _located(error: MetaevalError, file: str | None) -> str:
