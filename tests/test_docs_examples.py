@@ -52,3 +52,12 @@ def test_slow_examples_print_what_the_docs_say(path):
 def test_normalise_removes_timings_and_the_sandbox():
     text = "scored 10 pairs in 44.4 s: done\nwrote /tmp/x/work/out.csv\n0.5 s elapsed  "
     assert doc_examples.normalise(text, "/tmp/x/work") == "scored 10 pairs in <time>: done\nwrote out.csv\n<time> elapsed"
+
+
+def test_no_console_example_documents_a_usage_error():
+    """A command written with '...' in the docs runs and prints click's usage error; regenerating the docs
+    then documents the error instead of the result (it happened in analyses.md)."""
+    bad = [(e.where, command) for path in FILES for e in doc_examples.examples(path) if e.kind == "console"
+           for command, expected in doc_examples.console_commands(e)
+           if any("(see 'metaeval" in line or line.startswith("Usage: metaeval") for line in expected)]
+    assert not bad, bad
