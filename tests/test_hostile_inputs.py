@@ -99,3 +99,18 @@ def test_unknown_metric_option_names_the_accepted_ones(tmp_path, capsys):
 def test_json_output_has_no_infinity():
     text = json.dumps(plain({"a": [math.inf, -math.inf, math.nan, 1.5]}), allow_nan=False)
     assert text == '{"a": [null, null, null, 1.5]}'
+
+
+def test_mt_metrics_eval_file_with_a_missing_line_is_named_with_its_system(tmp_path):
+    from metaeval.data.wmt import read_mt_metrics_eval
+
+    (tmp_path / "human-scores").mkdir()
+    (tmp_path / "metric-scores" / "en-de").mkdir(parents=True)
+    human = tmp_path / "human-scores" / "en-de.mqm.seg.score"
+    human.write_text("".join(f"{s}\t{v}\n" for s in ("sysA", "sysB") for v in range(3)))
+    metric = tmp_path / "metric-scores" / "en-de" / "BLEU-refA.seg.score"
+    metric.write_text("sysA\t1\nsysA\t2\nsysA\t3\nsysB\t1\nsysB\t2\n")
+    with pytest.raises(InputFileError) as info:
+        read_mt_metrics_eval(tmp_path, "en-de")
+    assert str(info.value) == (f"{metric}: every system must have the same number of segments in every file (3, one"
+                               " line per segment, in most of them); got 2 lines for system 'sysB'.")

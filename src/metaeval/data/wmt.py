@@ -17,6 +17,7 @@ ScoreSet has one input, labelled ``<lp>`` (only system-level statistics are mean
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -99,9 +100,13 @@ def read_mt_metrics_eval(root: str | Path, language_pair: str, *, level: str = "
         scorer = next(s for s, values in read.items() if any(len(v) != 1 for v in values.values()))
         raise InputFileError(files[scorer], "a system-level file must have one line per system; got a system twice.")
     if len(lengths) > 1:
-        scorer = next(s for s, values in read.items() if len({len(v) for v in values.values()} | {max(lengths)}) > 1)
-        raise InputFileError(files[scorer], f"every system must have the same number of segments in every file;"
-                                            f" got {sorted(lengths)}.")
+        counts = Counter(len(v) for values in read.values() for v in values.values())
+        expected = max(counts, key=lambda n: (counts[n], n))
+        scorer, system, n = next((s, system, len(v)) for s, values in read.items() for system, v in values.items()
+                                 if len(v) != expected)
+        raise InputFileError(files[scorer], f"every system must have the same number of segments in every file"
+                                            f" ({expected}, one line per segment, in most of them); got {n} lines"
+                                            f" for system {system!r}.")
     m = lengths.pop()
     inputs = [language_pair] if level == "sys" else [str(j) for j in range(1, m + 1)]
     scores = {}
