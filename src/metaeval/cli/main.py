@@ -23,7 +23,7 @@ from .._version import __version__
 from ..analyses import registry as analysis_registry
 from ..errors import DegenerateDataError, InputFileError, MetaevalError, MetaevalWarning, ScoreSetError
 from ..report.escape import safe_line
-from .paths import guarded
+from .guards import guarded
 
 # command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
 # commands come from their registry. tests/test_cli.py checks each line against the command's own short help

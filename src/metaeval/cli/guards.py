@@ -1,11 +1,16 @@
-"""No command overwrites its own input: an output path that is one of the input files is refused.
+"""Checks every command passes before it runs (applied to each command by :func:`guarded`, which the group in
+:mod:`metaeval.cli.main` calls when it loads a command).
 
-Every command's options are checked before it runs (:func:`guarded`, applied to each command by the
-group in :mod:`metaeval.cli.main`): each file the command will write (``--output``, ``--write-scores``,
-and the files written beside them: the score file's signatures, the report's results.json, ...) is
-compared with every existing regular file named by another option or argument (``--scores``,
-``--candidates LP=PATH``, ``--cache``, ...). Same path or same file (a hard or symbolic link) is a user
-error, exit code 2, before anything is read or written.
+- **An option that takes one value is given once.** Click keeps the last of repeated values silently
+  (``compare --level system --level summary`` compared the summary level only); a repeated single-valued
+  option is a user error naming the option and its values.
+- **No command overwrites its own input.** Each file the command will write (``--output``,
+  ``--write-scores``, and the files written beside them: the score file's signatures, the report's
+  results.json, ...) is compared with every existing regular file named by another option or argument
+  (``--scores``, ``--candidates LP=PATH``, ``--cache``, ...). Same path or same file (a hard or symbolic
+  link) is a user error.
+
+Both exit with code 2 and one line, before anything is read or written.
 """
 from __future__ import annotations
 
@@ -72,12 +77,55 @@ def overwritten_input(command: str, params: dict, flags: dict[str, str] | None =
     return None
 
 
+def repeated_option(command: click.Command, args: list[str]) -> str | None:
+    """The message for the first option taking one value that ``args`` give more than once, or None."""
+    takes: dict[str, tuple[click.Option, int]] = {}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for opt in param.opts + param.secondary_opts:
+                takes[opt] = (param, 0 if param.is_flag or param.count else param.nargs)
+    seen: dict[str, list[str]] = {}
+    position = 0
+    while position < len(args):
+        token = args[position]
+        position += 1
+        if token == "--":
+            break
+        name, _, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name not in takes:
+            continue
+        param, nargs = takes[name]
+        value = inline if inline or "=" in token else " ".join(args[position:position + nargs])
+        if not ("=" in token):
+            position += nargs
+        if nargs == 0 or param.multiple:
+            continue
+        seen.setdefault(param.name, []).append(value)
+        if len(seen[param.name]) > 1:
+            flag = max(param.opts, key=len)
+            values = ", ".join(repr(v) for v in seen[param.name])
+            return (f"{flag} takes one value; got it {len(seen[param.name])} times ({values}): give it once"
+                    " (run the command once per value to compare several)")
+    return None
+
+
 def guarded(command: click.Command, name: str) -> click.Command:
-    """``command`` (and every subcommand of a group) refusing an output that is one of its inputs."""
+    """``command`` (and every subcommand of a group) with the checks of this module."""
     if isinstance(command, click.Group):
         for sub_name, sub in command.commands.items():
             guarded(sub, f"{name} {sub_name}")
         return command
+    if not getattr(command, "_repeat_guarded", False):
+        parse_args = command.parse_args
+
+        def parse_checked(ctx: click.Context, args: list[str]) -> list[str]:
+            message = repeated_option(command, list(args))
+            if message is not None:
+                raise ParameterError(message)
+            return parse_args(ctx, args)
+
+        command.parse_args = parse_checked
+        command._repeat_guarded = True
     if command.callback is None or getattr(command.callback, "_guarded", False):
         return command
     callback: Callable = command.callback

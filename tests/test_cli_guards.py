@@ -6,7 +6,7 @@ import os
 import pytest
 
 from metaeval.cli.main import main
-from metaeval.cli.paths import overwritten_input
+from metaeval.cli.guards import overwritten_input
 
 from test_cli import good_csv
 
@@ -88,3 +88,58 @@ def test_human_normalize_outputs_are_guarded(tmp_path, capsys, flag):
 def test_usage_errors_take_one_line(argv, expected, capsys):
     code, out, err = run(argv, capsys)
     assert code == 2 and out == "" and err == expected
+
+
+def _leaf_commands():
+    import click
+
+    from metaeval.cli.main import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    out = []
+
+    def walk(command, path):
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), [*path, name])
+        else:
+            out.append((path, command))
+
+    for name in COMMANDS:
+        walk(cli.get_command(ctx, name), [name])
+    return out
+
+
+def _single_valued_options():
+    import click
+
+    cases = []
+    for path, command in _leaf_commands():
+        for param in command.params:
+            if isinstance(param, click.Option) and not (param.is_flag or param.count or param.multiple):
+                cases.append((path, max(param.opts, key=len), param.nargs))
+    return cases
+
+
+def test_every_command_has_single_valued_options_to_check():
+    cases = _single_valued_options()
+    assert len({tuple(p) for p, _, _ in cases}) >= 15 and len(cases) >= 100
+
+
+def test_an_option_that_takes_one_value_given_twice_is_refused_for_every_command(capsys):
+    failures = []
+    for path, flag, nargs in _single_valued_options():
+        argv = [*path, flag, *["1"] * nargs, flag, *["2"] * nargs]
+        code, out, err = run(argv, capsys)
+        first, second = " ".join(["1"] * nargs), " ".join(["2"] * nargs)
+        expected = (f"metaeval: error: {flag} takes one value; got it 2 times ({first!r}, {second!r}): give it once"
+                    " (run the command once per value to compare several)\n")
+        if code != 2 or err != expected:
+            failures.append((argv, code, err))
+    assert not failures, failures[:5]
+
+
+def test_compare_with_two_levels_is_refused_not_silently_the_last(capsys):
+    code, _, err = run(["compare", "--dataset", "summeval", "--level", "system", "--level=summary"], capsys)
+    assert code == 2
+    assert err.startswith("metaeval: error: --level takes one value; got it 2 times ('system', 'summary')")
