@@ -17,7 +17,7 @@ from metaeval.data.native import read_realsumm_scores, read_wmt19_system_scores,
 from metaeval.data.readers import read_scores
 from metaeval.data.scoreset import ScoreSet
 from metaeval.data.writers import write_scores
-from metaeval.errors import InputFileError, ParameterError, ScoreSetError
+from metaeval.errors import DataWarning, InputFileError, ParameterError, ScoreSetError
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -44,9 +44,11 @@ MALFORMED = [
     ("header.csv", "system,input,rouge\n", "the file must hold at least one row of scores; got only a header."),
     ("blank.jsonl", "\n\n", "the file must hold at least one row of scores; got an empty file."),
     ("nosystem.csv", "sys,input,rouge\nA,d1,1\n",
-     "row 1: the header must name the column 'system' (or 'summarizer_id'); got 'sys', 'input', 'rouge'."),
+     "row 1: the header must name the column 'system' (or 'summarizer_id'); got 'sys', 'input', 'rouge'"
+     " (or map the file's own column: columns={'system': 'sys'})."),
     ("noinput.jsonl", '{"system": "A", "doc": "d1", "rouge": 1}\n',
-     "every line must have the field 'input' (or 'instance_id'); got fields 'system', 'doc', 'rouge'."),
+     "every line must have the field 'input' (or 'instance_id'); got fields 'system', 'doc', 'rouge'"
+     " (or map the file's own column: columns={'input': 'doc'})."),
     ("someinput.jsonl", '{"system": "A", "input": "d1", "rouge": 1}\n{"system": "A", "rouge": 1}\n',
      "row 2, column 'input': the input label must be non-empty; got None."),
     ("emptylabel.csv", "system,input,r\nA,d1,1\n,d2,2\n",
@@ -103,7 +105,9 @@ MALFORMED = [
     ("unnamed_column.csv", "system,input,,r\nA,d1,1,2\n",
      "row 1: every column must have a name; got an empty name for column 3."),
     ("long_extra.csv", "system,input,scorer,score,note\nA,d1,r,1,2\n",
-     "row 1: the long format takes the columns system, input, scorer, score and optionally annotator; got also 'note'."),
+     "row 1: the long layout (the file has both a 'scorer' and a 'score' column) takes the columns system, input,"
+     " scorer, score, optionally annotator, and text columns (set aside); got also 'note' (to read one column per"
+     " scorer, pass layout='wide' / --layout wide)."),
     ("no_scorers.csv", "system,input\nA,d1\n",
      "row 1: the file must have at least one scorer column besides system, input and annotator; got none."),
     ("not_gzip.csv.gz", "system,input,r\n", "a '.gz' file must be gzip-compressed; got bytes without the gzip header."),
@@ -256,7 +260,28 @@ def test_write_then_read_round_trips(tmp_path, filename):
     assert back.humans == ds.humans
     for scorer in ds.scorers:
         np.testing.assert_array_equal(back.annotations(scorer), ds.annotations(scorer))
-    assert [p.name for p in tmp_path.iterdir()] == [filename]  # no temporary file left behind
+    assert read_scores(path).humans == ds.humans  # 'pyramid' (no annotators) is recorded in the sidecar
+    # no temporary file left behind; the sidecar records the humans
+    assert sorted(p.name for p in tmp_path.iterdir()) == [filename, filename + ".signatures.json"]
+
+
+def test_humans_without_annotators_come_back_from_the_sidecar(tmp_path):
+    ds = ScoreSet({"m": [[1.0, 2.0], [3.0, 1.0]], "rating": [[1.0, 2.0], [2.0, 2.0]], "rating2": [[3.0, 2.0], [1.0, 2.0]]},
+                  systems=["a", "b"], inputs=["x", "y"], humans=["rating", "rating2"])
+    path = tmp_path / "scores.csv"
+    write_scores(ds, path)
+    assert read_scores(path).humans == ("rating", "rating2")
+    assert json.loads((tmp_path / "scores.csv.signatures.json").read_text())["humans"] == ["rating", "rating2"]
+    path.write_text(path.read_text().replace("1.0", "1.5", 1))  # edited by hand: the sidecar is stale
+    with pytest.warns(DataWarning, match=r"scores\.csv\.signatures\.json: ignored: it describes another version"):
+        assert read_scores(path).humans == ()
+
+
+def test_no_sidecar_when_the_file_marks_every_human(tmp_path):
+    ds = ScoreSet({"m": [[1.0, 2.0]], "rating": [[[1.0, 2.0], [2.0, 3.0]]]}, systems=["a"], inputs=["x", "y"],
+                  humans=["rating"])
+    write_scores(ds, tmp_path / "s.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["s.csv"]
 
 
 def test_write_without_annotators_has_no_annotator_column(tmp_path):

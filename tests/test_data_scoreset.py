@@ -147,7 +147,9 @@ def test_subset_by_scorers_drops_humans_not_kept():
 @pytest.mark.parametrize(
     "kwargs,error,message",
     [
-        (dict(systems=["z"]), ScoreSetError, "`systems` must hold labels of this ScoreSet; got 'z'."),
+        (dict(systems=["z"]), ScoreSetError, "`systems` must hold labels of this ScoreSet; got 'z' (labels: 'a', 'b', 'c')."),
+        (dict(systems=["A"]), ScoreSetError, "`systems` must hold labels of this ScoreSet; got 'A' (did you mean 'a'?)."),
+        (dict(inputs=["x.0"]), ScoreSetError, "`inputs` must hold labels of this ScoreSet; got 'x.0' (did you mean 'x'?)."),
         (dict(inputs=[]), ScoreSetError, "`inputs` must select at least one label; got an empty selection."),
         (dict(systems="a"), ParameterError, "`systems` must be a list of labels; got the string 'a'."),
         (dict(scorers=["bleu"]), ScoreSetError, "`scorer` must name a scorer of this ScoreSet ('metric', 'human'); got 'bleu'."),

@@ -22,22 +22,24 @@ _SOURCE_KEY = "metaeval.source"
 
 
 def source_options(command: Callable) -> Callable:
-    """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system / --aggregation,
-    and the column mapping of score files: --system-column / --input-column / --human-column / --where.
+    """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system /
+    --exclude-system / --aggregation, and how score files are read: --system-column / --input-column /
+    --human-column / --where / --layout, each for every file or (``FILE=VALUE``) for one file.
 
     The command receives ``dataset, dataset_options, scores, human, metrics``; the other options are kept
     in the click context and applied by :func:`load_source`.
     """
 
     @functools.wraps(command)
-    def wrapper(*args, systems=(), aggregation=DEFAULT_AGGREGATION, system_column=None, input_column=None,
-                human_column=None, where=(), **kwargs):
-        columns = {role: column for role, column in (("system", system_column), ("input", input_column),
-                                                      ("human", human_column)) if column}
-        click.get_current_context().meta[_SOURCE_KEY] = {"systems": systems, "aggregation": aggregation,
-                                                         "columns": columns, "where": where}
+    def wrapper(*args, systems=(), exclude_systems=(), aggregation=DEFAULT_AGGREGATION, system_column=(),
+                input_column=(), human_column=(), where=(), layout=(), **kwargs):
+        click.get_current_context().meta[_SOURCE_KEY] = {
+            "systems": systems, "exclude_systems": exclude_systems, "aggregation": aggregation,
+            "columns": {"system": system_column, "input": input_column, "human": human_column},
+            "where": where, "layout": layout}
         return command(*args, **kwargs)
 
+    per_file = " Give FILE=VALUE to apply it to one of the --scores files only."
     options = [
         click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
         click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
@@ -45,22 +47,60 @@ def source_options(command: Callable) -> Callable:
         click.option("--scores", multiple=True, type=click.Path(dir_okay=False),
                      help="A score file: CSV, TSV, JSON Lines, JSON array or Parquet (repeatable, and combinable"
                           " with --dataset: joined on (system, input))."),
-        click.option("--system-column", help="The score files' column of system labels (default: system)."),
-        click.option("--input-column", help="The score files' column of input labels (default: input)."),
-        click.option("--human-column", help="A score files' column of human scores (it becomes the --human)."),
-        click.option("--where", multiple=True, metavar="COLUMN=VALUE",
-                     help="Keep only the score files' rows with this value in this column (repeatable)."),
+        click.option("--system-column", multiple=True, metavar="[FILE=]COLUMN",
+                     help="The score files' column of system labels (default: system)." + per_file),
+        click.option("--input-column", multiple=True, metavar="[FILE=]COLUMN",
+                     help="The score files' column of input labels (default: input)." + per_file),
+        click.option("--human-column", multiple=True, metavar="[FILE=]COLUMN",
+                     help="A score files' column of human scores (it becomes the --human)." + per_file),
+        click.option("--where", multiple=True, metavar="[FILE=]COLUMN=VALUE",
+                     help="Keep only the score files' rows with this value in this column (repeatable)." + per_file),
+        click.option("--layout", multiple=True, metavar="[FILE=]auto|wide|long",
+                     help="wide: a column per scorer; long: columns scorer and score; auto (default): long when"
+                          " the header has both scorer and score." + per_file),
         click.option("--human", help="The human scorer (default: the dataset's)."),
         click.option("--metric", "metrics", multiple=True,
                      help="A metric scorer (repeatable; default: every scorer that is not human)."),
         click.option("--system", "systems", multiple=True,
                      help="Keep only these systems (repeatable; default: all)."),
+        click.option("--exclude-system", "exclude_systems", multiple=True,
+                     help="Leave this system out (repeatable), e.g. a human reference scored as a system."),
         click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
                      show_default=True, help="How several annotators per cell become one score."),
     ]
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+def file_options(flag: str, values: tuple[str, ...], files: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """(the value for every file, {file: its own value}) of a repeatable ``[FILE=]VALUE`` option: a value
+    whose text before the first ``=`` is one of the ``--scores`` files is that file's own."""
+    shared, own = None, {}
+    for value in values:
+        head, sep, rest = value.partition("=")
+        if sep and head in files:
+            if head in own:
+                raise ParameterError(f"`{flag}` must be given once per file; got {own[head]!r} and {rest!r} for {head!r}.")
+            own[head] = rest
+        elif shared is not None:
+            raise ParameterError(f"`{flag}` without FILE= applies to every file and must be given once; got"
+                                 f" {shared!r} and {value!r} (write FILE=VALUE for one file's own value).")
+        else:
+            shared = value
+    return shared, own
+
+
+def _where_pairs(values: tuple[str, ...], files: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The ``--where`` pairs for every file and those of each file (``FILE=COLUMN=VALUE``)."""
+    shared, own = [], {}
+    for value in values:
+        head, sep, rest = value.partition("=")
+        if sep and head in files and "=" in rest:
+            own.setdefault(head, []).append(rest)
+        else:
+            shared.append(value)
+    return tuple(shared), {f: tuple(v) for f, v in own.items()}
 
 
 def output_options(command: Callable) -> Callable:
@@ -83,36 +123,50 @@ def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
 def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: tuple[str, ...] | str | None,
                 human: str | None) -> tuple[ScoreSet, str]:
     """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
-    ``--system`` subset and ``--aggregation`` applied) and its human scorer."""
+    ``--system`` / ``--exclude-system`` and ``--aggregation`` applied) and its human scorer."""
     from ..data.columns import CLI_NAMES, OPTION_NAMES, SHARED_OPTIONS, parse_where
+    from ..data.readers import LAYOUTS
 
     context = click.get_current_context(silent=True)
     chosen = context.meta.get(_SOURCE_KEY, {}) if context is not None else {}
     systems = chosen.get("systems", ())
+    excluded = chosen.get("exclude_systems", ())
     aggregation = chosen.get("aggregation", DEFAULT_AGGREGATION)
-    columns = chosen.get("columns", {})
     files = (scores,) if isinstance(scores, str) else tuple(scores or ())
     if dataset is None and not files:
         raise ParameterError("`--dataset` or `--scores` must be given; got neither.")
+    mapped = {role: file_options(f"--{role}-column", tuple(values), files)
+              for role, values in chosen.get("columns", {}).items()}
+    shared_columns = {role: value for role, (value, _) in mapped.items() if value}
+    layout_all, layouts = file_options("--layout", tuple(chosen.get("layout", ())), files)
+    for value in (layout_all, *layouts.values()):
+        if value is not None and value not in LAYOUTS:
+            raise ParameterError(f"`--layout` must be one of {', '.join(map(repr, LAYOUTS))}; got {value!r}.")
+    where_all, where_own = _where_pairs(tuple(chosen.get("where", ())), files)
     token, shared = OPTION_NAMES.set(CLI_NAMES), SHARED_OPTIONS.set(len(files) > 1)
     try:
-        where = parse_where(chosen.get("where", ()))
-        ds, default_human = None, columns.get("human")
+        ds, default_human = None, shared_columns.get("human")
         if dataset is not None:
             ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
             default_human = default_human or dataset_info(dataset).get("default_human")
         if dataset is None and len(files) == 1:  # data errors are then about this one file
             SOURCE_FILE.set(str(files[0]))
+        human_columns = []
         for path in files:
-            read = read_scores(path, columns=columns, where=where)
+            columns = {**shared_columns, **{role: own[path] for role, (_, own) in mapped.items() if path in own}}
+            if columns.get("human"):
+                human_columns.append(columns["human"])
+            where = parse_where((*where_all, *where_own.get(path, ())))
+            read = read_scores(path, columns=columns, where=where, layout=layouts.get(path, layout_all or "auto"))
             if default_human is None and len(read.humans) == 1:
                 default_human = read.humans[0]
             ds = read if ds is None else ds.merge(read)
     finally:
         OPTION_NAMES.reset(token)
         SHARED_OPTIONS.reset(shared)
-    if columns.get("human") is not None:
-        ds.require(columns["human"], param="--human-column")
+    for column in dict.fromkeys(human_columns):
+        ds.require(column, param="--human-column")
+    default_human = default_human or (human_columns[0] if human_columns else None)
     human = human or default_human
     if human is None:
         raise ParameterError(
@@ -124,9 +178,25 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
         ds = ds.with_humans(tuple(ds.humans) + (human,))
     if systems:
         ds = ds.subset(systems=systems)
+    if excluded:
+        ds = without_systems(ds, excluded)
     if aggregation != ds.aggregation:
         ds = ds.with_aggregation(aggregation)
     return ds, human
+
+
+def without_systems(ds: ScoreSet, excluded: tuple[str, ...]) -> ScoreSet:
+    """``ds`` without the ``--exclude-system`` systems (each must be one of its systems)."""
+    from ..data.scoreset import _suggestion
+
+    for name in excluded:
+        if name not in ds.systems:
+            raise ParameterError(f"`--exclude-system` must name a system of the scores; got {name!r}"
+                                 f"{_suggestion(name, ds.systems)}.")
+    kept = [s for s in ds.systems if s not in set(excluded)]
+    if not kept:
+        raise ParameterError("`--exclude-system` must leave at least one system; got every system excluded.")
+    return ds.subset(systems=kept)
 
 
 def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[str]:

@@ -37,15 +37,20 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
             words += ["--dataset-option", option]
     for path in ((scores,) if isinstance(scores, str) else scores or ()):
         words += ["--scores", path]
-    for role, column in chosen.get("columns", {}).items():
-        words += [f"--{role}-column", column]
+    for role, columns in chosen.get("columns", {}).items():
+        for column in columns:
+            words += [f"--{role}-column", column]
     for condition in chosen.get("where", ()):
         words += ["--where", condition]
+    for layout in chosen.get("layout", ()):
+        words += ["--layout", layout]
     words += ["--human", human]
     for metric in metrics:
         words += ["--metric", metric]
     for system in chosen.get("systems", ()):
         words += ["--system", system]
+    for system in chosen.get("exclude_systems", ()):
+        words += ["--exclude-system", system]
     if chosen.get("aggregation", DEFAULT_AGGREGATION) != DEFAULT_AGGREGATION:
         words += ["--aggregation", chosen["aggregation"]]
     for level in settings["levels"]:

@@ -103,7 +103,7 @@ def _present(table: RawTable) -> str:
 
 def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
                   where: Mapping[str, Any] | None = None,
-                  strict_where: bool = True) -> tuple[RawTable, str | None, tuple[str, ...]]:
+                  strict_where: bool = True, layout: str = "wide") -> tuple[RawTable, str | None, tuple[str, ...]]:
     """Map, filter and set aside text columns (see the module notes).
 
     Returns the table, the mapped human column (or None) and the text columns set aside (to be named
@@ -111,7 +111,8 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     no score column would remain, so that the reader reports the first non-numeric cell.
 
     ``strict_where``: a ``where`` column the file lacks is an error (otherwise the file is left
-    unfiltered, with a :class:`DataWarning`).
+    unfiltered, with a :class:`DataWarning`). ``layout``: ``'wide'`` or ``'long'`` (in the wide layout a
+    column named ``score`` is a scorer like any other).
     """
     names = OPTION_NAMES.get()
     columns = check_columns(columns)
@@ -137,7 +138,7 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     table = _filtered(table, where, names["where"], strict_where and not shared)
     human = columns.get("human")
     keep = {human} if human else set()
-    table, ignored = _without_text_columns(table, keep)
+    table, ignored = _without_text_columns(table, keep, layout == "long")
     return table, human, ignored
 
 
@@ -201,14 +202,15 @@ def _is_text_column(cells: Any) -> bool:
     return seen_text and not seen_score
 
 
-def _without_text_columns(table: RawTable, keep: set[str]) -> tuple[RawTable, tuple[str, ...]]:
+def _without_text_columns(table: RawTable, keep: set[str], long: bool) -> tuple[RawTable, tuple[str, ...]]:
     labelled = any(k in table.columns for k in SYSTEM_KEYS) and any(k in table.columns for k in INPUT_KEYS)
     if not labelled:  # the reader reports the missing label column, listing every column
         return table, ()
-    candidates = [c for c in table.columns if c not in _STRUCTURAL and c not in keep]
+    structural = _STRUCTURAL if long else _STRUCTURAL - {"scorer", "score"}
+    candidates = [c for c in table.columns if c not in structural and c not in keep]
     text = [c for c in candidates if _is_text_column(table.columns[c])]
     kept = [c for c in keep if c in table.columns]
-    if not text or (len(text) == len(candidates) and not kept):  # no score column would remain: the reader says why
+    if not text or (len(text) == len(candidates) and not kept and not long):  # no score column would remain
         return table, ()
     return replace(table, columns={c: v for c, v in table.columns.items() if c not in text}), tuple(text)
 

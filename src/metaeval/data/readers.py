@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputFileError, ParameterError
-from .columns import note_ignored, prepare_table
+from ..errors import InputFileError, ParameterError, check_choice
+from .columns import OPTION_NAMES, note_ignored, prepare_table
+from .sidecar import recorded_humans
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -44,6 +45,8 @@ from .formats import (
 from .scoreset import ScoreSet
 
 LONG_COLUMNS = ("scorer", "score")
+LAYOUTS = ("auto", "wide", "long")
+"""How a file's columns hold scores (see :func:`read_scores`)."""
 _SHOWN_LABELS = 5
 
 
@@ -55,6 +58,7 @@ def read_scores(
     name: str | None = None,
     columns: Mapping[str, str] | None = None,
     where: Mapping[str, Any] | None = None,
+    layout: str = "auto",
 ) -> ScoreSet:
     """Read a score file in the generic wide, long, JSON Lines or JSON array format.
 
@@ -77,6 +81,12 @@ def read_scores(
     where : mapping, optional
         Keep only the rows whose cell in a column is one of the given values (compared as text), e.g.
         ``{"split": "test"}``; several columns must all match.
+    layout : {'auto', 'wide', 'long'}
+        ``'wide'``: one column per scorer; ``'long'``: one row per (system, input, scorer) with the columns
+        ``scorer`` and ``score``. ``'auto'`` (default) decides from the whole header: long when the file
+        has both a ``scorer`` and a ``score`` column, otherwise wide - so a metric file with a column named
+        ``score`` (``lp,system,input,score``, the usual COMET / WMT output) is a wide file with one scorer
+        ``score``.
 
     Returns
     -------
@@ -107,10 +117,21 @@ def read_scores(
     >>> ds = read_scores("scores.csv")                                      # doctest: +SKIP
     >>> ds = read_scores("summeval.jsonl.gz", humans=["expert.relevance"])  # doctest: +SKIP
     """
-    table, human, ignored = prepare_table(read_table(path, file_format(path, format)), columns=columns, where=where)
+    layout = check_choice("layout", layout, LAYOUTS)
+    table = read_table(path, file_format(path, format))
+    layout = table_layout(table, layout)
+    table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout)
     if human is not None and humans is not None and not isinstance(humans, str):
         humans = tuple(dict.fromkeys((*humans, human)))
-    ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name)
+    recorded = recorded_humans(path) if humans is None else None
+    if recorded is not None:
+        humans = tuple(dict.fromkeys((*recorded, *((human,) if human is not None else ()))))
+        humans = tuple(h for h in humans if h in _scorer_names(table, layout)) or None
+    ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name, layout=layout)
+    if recorded is not None:
+        annotated = tuple(s for s in ds.scorers if ds.annotations(s).ndim == 3 and s not in ds.humans)
+        if annotated:
+            ds = ds.with_humans((*ds.humans, *annotated))
     if human is not None and human not in ds.humans:
         ds = ds.with_humans((*ds.humans, human))
     note_ignored(table.path, ignored)
@@ -136,7 +157,28 @@ class _Entries:
     lists: dict[int, list[float]] = field(default_factory=dict)
 
 
-def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None) -> ScoreSet:
+def _scorer_names(table: RawTable, layout: str) -> set[str]:
+    """The scorers a prepared table holds (columns of the wide layout, labels of the long one)."""
+    if layout == "long":
+        return {str(label) for label in table.columns["scorer"]}
+    return set(table.columns) - {*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY}
+
+
+def table_layout(table: RawTable, layout: str = "auto") -> str:
+    """``'wide'`` or ``'long'``: the layout asked for, or for ``'auto'`` the one the whole header tells (long
+    when it has both ``scorer`` and ``score``); ``'long'`` asked for a file without them is an error."""
+    has_long = all(c in table.columns for c in LONG_COLUMNS)
+    if layout == "auto":
+        return "long" if has_long else "wide"
+    if layout == "long" and not has_long:
+        missing = " and ".join(repr(c) for c in LONG_COLUMNS if c not in table.columns)
+        raise InputFileError(table.path, f"the long layout needs the columns 'scorer' and 'score'; got no {missing}"
+                                         f" column.", row=table.header_row)
+    return layout
+
+
+def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None,
+                        layout: str = "auto") -> ScoreSet:
     """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors)."""
     system_column = _label_column(table, SYSTEM_KEYS)
     input_column = _label_column(table, INPUT_KEYS)
@@ -144,7 +186,7 @@ def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None,
     inputs = _label_cells(table, input_column, "input")
     annotators = _annotator_cells(table) if ANNOTATOR_KEY in table.columns else None
     label_columns = {system_column, input_column, ANNOTATOR_KEY}
-    is_long = all(c in table.columns for c in LONG_COLUMNS)
+    is_long = table_layout(table, layout) == "long"
     if is_long:
         groups, scorer_labels = _long_entries(table, label_columns)
     else:
@@ -169,11 +211,20 @@ def _label_column(table: RawTable, keys: tuple[str, ...]) -> str:
         if key in table.columns:
             return key
     got = ", ".join(repr(c) for c in table.columns)
+    hint = f" (or map the file's own column: {option_example(OPTION_NAMES.get()[keys[0]], table, keys[0])})"
     if table.header_row is not None:
-        message = f"the header must name the column {keys[0]!r} (or {keys[1]!r}); got {got}."
+        message = f"the header must name the column {keys[0]!r} (or {keys[1]!r}); got {got}{hint}."
     else:
-        message = f"every line must have the field {keys[0]!r} (or {keys[1]!r}); got fields {got}."
+        message = f"every line must have the field {keys[0]!r} (or {keys[1]!r}); got fields {got}{hint}."
     raise InputFileError(table.path, message, row=table.header_row)
+
+
+def option_example(option: str, table: RawTable, role: str) -> str:
+    """``--input-column seg_id`` / ``columns={'input': 'seg_id'}`` with the likeliest column of the file."""
+    likely = {"system": ("model", "sys", "system_id", "system_name", "model_name"),
+              "input": ("seg_id", "doc", "doc_id", "document", "segment", "item", "id", "hash")}[role]
+    column = next((c for c in table.columns if c.lower() in likely), "COLUMN")
+    return f"{option} {column}" if option.startswith("--") else f"columns={{{role!r}: {column!r}}}"
 
 
 def _is_missing(cell: Any) -> bool:
@@ -248,8 +299,10 @@ def _long_entries(table: RawTable, label_columns: set[str]) -> tuple[list[_Entri
     if extra:
         raise InputFileError(
             table.path,
-            "the long format takes the columns system, input, scorer, score and optionally annotator;"
-            f" got also {', '.join(repr(c) for c in extra)}.",
+            "the long layout (the file has both a 'scorer' and a 'score' column) takes the columns system, input,"
+            " scorer, score, optionally annotator, and text columns (set aside); got also"
+            f" {', '.join(repr(c) for c in extra)} (to read one column per scorer, pass layout='wide' /"
+            " --layout wide).",
             row=table.header_row,
         )
     scorers = _label_cells(table, "scorer", "scorer")

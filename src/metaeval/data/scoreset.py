@@ -283,7 +283,7 @@ class ScoreSet:
         positions = []
         for label in wanted:
             if str(label) not in index:
-                raise ScoreSetError(f"`{param}` must hold labels of this ScoreSet; got {label!r}.")
+                raise ScoreSetError(f"`{param}` must hold labels of this ScoreSet; got {label!r}{_suggestion(label, labels)}.")
             positions.append(index[str(label)])
         if not positions:
             raise ScoreSetError(f"`{param}` must select at least one label; got an empty selection.")
@@ -375,3 +375,19 @@ def _aggregate(array: np.ndarray, aggregation: str) -> np.ndarray:
         std = np.nanstd(array, axis=(0, 1), keepdims=True)
         std = np.where(std > 0, std, 1.0)
         return np.nanmean((array - mean) / std, axis=2)
+
+
+def _suggestion(label: object, labels: tuple[str, ...]) -> str:
+    """`` (did you mean 'Human-A.0'?)`` for the closest label, else `` (labels: 'a', 'b', ...)``."""
+    import difflib
+
+    text = str(label)
+    close = difflib.get_close_matches(text, labels, n=1, cutoff=0.6)
+    if not close:
+        low = text.lower()
+        close = sorted((lab for lab in labels if low in lab.lower() or lab.lower() in low),
+                       key=lambda lab: abs(len(lab) - len(text)))[:1]
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    shown = ", ".join(repr(lab) for lab in labels[:5]) + (", ..." if len(labels) > 5 else "")
+    return f" (labels: {shown})"

@@ -4,7 +4,8 @@ The file has one row per (system, input) with one column per scorer; when some s
 annotators per cell, an ``annotator`` column is added: the cell's row without an annotator holds the
 per-cell scorers, and rows with annotators ``1``, ``2``, ... hold the annotated scorers (NaN for a
 scorer with fewer annotators). :func:`~metaeval.data.readers.read_scores` reads the file back into the
-same ScoreSet (pass ``humans=`` for human scorers without annotators: the file does not mark them).
+same ScoreSet: a human scorer without annotators, which the file cannot mark, is recorded in the sidecar
+``<file>.signatures.json`` (:mod:`metaeval.data.sidecar`) and read back from it.
 The file is written to a temporary file in the same directory and renamed, so a reader never sees a
 half-written file.
 """
@@ -22,6 +23,7 @@ from ..errors import ScoreSetError
 from ..runtime.files import write_bytes_atomic
 from .formats import ANNOTATOR_KEY, INPUT_KEYS, SYSTEM_KEYS, file_format
 from .scoreset import ScoreSet
+from .sidecar import sidecar_path, write_sidecar
 
 _RESERVED = (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY)
 
@@ -66,6 +68,9 @@ def write_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = N
     if gzipped:
         data = gzip.compress(data, mtime=0)
     write_bytes_atomic(path, data)
+    unmarked = [h for h in scoreset.humans if scoreset.annotations(h).ndim == 2]
+    if unmarked or sidecar_path(path).exists():
+        write_sidecar(path, {"humans": list(scoreset.humans)})
 
 
 def _wide_columns(scoreset: ScoreSet) -> tuple[list[str], dict[str, np.ndarray]]:
