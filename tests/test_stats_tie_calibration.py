@@ -314,3 +314,31 @@ def test_invariant_to_shifting_the_metric(level, coefficient):
         atol = 1e-9 * np.ptp(ref.thresholds) if level == "system" else 0.0
         assert cal.threshold == pytest.approx(ref.threshold, rel=0, abs=atol), c
         np.testing.assert_allclose(cal.thresholds, ref.thresholds, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq"])
+def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient):
+    from metaeval.stats.kernels import calibration
+    from metaeval.stats.resampling import bootstrap_draws, count_weights
+    from metaeval.stats.tie_calibration import pair_table, recalibrated
+
+    x, z = _grid_data(3)
+    x[2, 5] = z[4, 7] = 0.0  # complete data: integer curves (compiled loop when numba is installed)
+    cols = bootstrap_draws(8, 30, method="inputs", n_resamples=20, rng=5).col_indices()
+    w = count_weights(cols, 30)
+    ref = recalibrated(pair_table(x.T, z.T), coefficient, w)
+    for s, c in ((1.0, 0.0), (3e-150, 0.0), (7e150, 0.0), (0.1, 0.0), (1.0, -1e6)):
+        xs = x * s + c
+        fast = recalibrated(pair_table(xs.T, z.T), coefficient, w)
+        monkeypatch.setattr(calibration, "numba_available", lambda: False)
+        slow = recalibrated(pair_table(xs.T, z.T), coefficient, w, batch=3)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(fast[0], slow[0])
+        np.testing.assert_array_equal(fast[1], slow[1])
+        np.testing.assert_allclose(fast[0], ref[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fast[1], ref[1] * s, rtol=1e-9)
+        for b in range(0, 20, 4):  # each resample's threshold is a gap, and the gap rule gives its statistic
+            cal = calibrate_ties(xs[:, cols[b]], z[:, cols[b]], coefficient=coefficient)
+            assert (fast[0][b], fast[1][b]) == (pytest.approx(cal.statistic, abs=1e-12), cal.threshold)
+            assert fast[0][b] == pytest.approx(
+                _gap_rule_statistic(xs[:, cols[b]], z[:, cols[b]], fast[1][b], coefficient), abs=1e-12)

@@ -318,7 +318,9 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
 def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     """Tie calibration re-optimised in every resample whose groups carry count weights ``(k, G)``.
 
-    ``table`` is a :func:`pair_table` of the original groups (sorted once); a resample that draws group
+    ``table`` is a :func:`pair_table` of the original groups (sorted once; its gap classes, hence the
+    candidates, are those of the original data, which equal each resample's own whenever the gaps are
+    exact or far apart - see the module docstring); a resample that draws group
     ``g`` ``c_g`` times weights its pairs by ``c_g``, so its curve is one weighted cumulative sum over the
     same sorted pairs (BOOT-INPUTS at item-grouped level: copies of one input are separate groups). Returns
     ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
