@@ -176,7 +176,7 @@ def gap_classes(gap, tolerance):
     e = np.zeros(gap.shape)
     positive = np.flatnonzero(gap > 0)
     if positive.size:
-        order = positive[np.argsort(gap[positive], kind="stable")]
+        order = positive[np.argsort(gap[positive])]  # the classes do not depend on the order of equal gaps
         g = gap[order]
         new = np.ones(g.size, dtype=bool)
         new[1:] = g[1:] > g[:-1] + tolerance
