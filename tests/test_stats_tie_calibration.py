@@ -342,3 +342,25 @@ def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient)
             assert (fast[0][b], fast[1][b]) == (pytest.approx(cal.statistic, abs=1e-12), cal.threshold)
             assert fast[0][b] == pytest.approx(
                 _gap_rule_statistic(xs[:, cols[b]], z[:, cols[b]], fast[1][b], coefficient), abs=1e-12)
+
+
+def test_cli_mt_acc23_of_a_shifted_or_scaled_metric_on_wmt20_ende(ende_mqm, tmp_path, capsys):
+    import json
+
+    import metaeval as me
+    from metaeval.cli.main import main
+
+    rng = np.random.default_rng(0)
+    x = np.round((6 * ende_mqm + 0.5 * rng.normal(scale=0.6, size=ende_mqm.shape)) / 0.5) * 0.5
+    scales = {"m": 1.0, "m+100": 1.0, "m*3": 3.0, "m-1e6": 1.0}
+    mats = {"mqm": ende_mqm, "m": x, "m+100": x + 100, "m*3": x * 3, "m-1e6": x - 1e6}
+    me.write_scores(me.ScoreSet.from_matrices(mats, humans=["mqm"], name="en-de"), tmp_path / "ende.csv")
+    assert main(["mt", "--scores", f"en-de={tmp_path / 'ende.csv'}", "--human", "mqm", "--task", "summary/acc23",
+                 "--n-resamples", "10", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    threshold, statistic = _mtme_exact(x.T, ende_mqm.T, True)
+    assert threshold == 0.5  # tie calibration pays here
+    task = out["tasks"].index("en-de:summary/acc23")
+    for i, metric in enumerate(out["metrics"]):
+        assert out["statistics"][task][i] == pytest.approx(statistic, rel=0, abs=1e-12), metric
+        assert out["tie_thresholds"]["en-de:summary/acc23"][i] == threshold * scales[metric], metric
