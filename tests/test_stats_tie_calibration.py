@@ -364,3 +364,25 @@ def test_cli_mt_acc23_of_a_shifted_or_scaled_metric_on_wmt20_ende(ende_mqm, tmp_
     for i, metric in enumerate(out["metrics"]):
         assert out["statistics"][task][i] == pytest.approx(statistic, rel=0, abs=1e-12), metric
         assert out["tie_thresholds"]["en-de:summary/acc23"][i] == threshold * scales[metric], metric
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_property_random_scores_scales_and_shifts(seed):
+    # seeded random draws: a grid step (binary fractions, integers, multiples of 5) or continuous scores,
+    # a level, and a scale 10^k * m and a shift that keep the shifted grid exact (|c| <= 1e7 * step)
+    rng = np.random.default_rng(100 + seed)
+    step = [0.125, 0.5, 1.0, 5.0, None][seed % 5]
+    x = rng.normal(size=(6, 20)) * 3
+    x = x if step is None else np.round(x / step) * step
+    z = rng.integers(0, 3, size=(6, 20)).astype(float)
+    level = ["summary", "by-system", "global"][seed % 3]
+    ref = calibrate_ties(x, z, level=level, coefficient="acc-eq")
+    for _ in range(10):
+        s = 10.0 ** rng.integers(-150, 151) * rng.choice([1.0, 3.0, 0.7])
+        cal = calibrate_ties(x * s, z, level=level, coefficient="acc-eq")
+        assert cal.statistic == pytest.approx(ref.statistic, rel=0, abs=1e-12), s
+        assert cal.threshold == pytest.approx(ref.threshold * s, rel=1e-9), s
+        if step is not None:
+            c = float(rng.integers(-10 ** 7, 10 ** 7)) * step
+            cal = calibrate_ties(x + c, z, level=level, coefficient="acc-eq")
+            assert (cal.statistic, cal.threshold) == (pytest.approx(ref.statistic, rel=0, abs=1e-12), ref.threshold), c
