@@ -58,8 +58,8 @@ def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float 
     axis : int, optional
         Axis along which the vectors lie. Default -1.
     tie_threshold : float, optional
-        For ``'accuracy'``, ``'tau-eq'`` and ``'acc-eq'`` only: two metric scores ``a <= b`` are also
-        tied when ``b <= a + tie_threshold`` (Deutsch, Foster & Freitag 2023). Default 0.
+        For ``'accuracy'``, ``'tau-eq'`` and ``'acc-eq'`` only: two metric scores are also tied when
+        their gap ``|a - b|`` is at most ``tie_threshold`` (Deutsch, Foster & Freitag 2023). Default 0.
 
     Returns
     -------
@@ -91,9 +91,10 @@ def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float 
     * acc-eq: ``(C + T_xy) / P`` and tau-eq: ``(C + T_xy - D - T_x - T_y) / P`` (Deutsch, Foster &
       Freitag 2023): ties in both count as agreement, a tie in only one as disagreement.
 
-    ``x`` is the metric: with ``tie_threshold = eps`` a pair is also tied in ``x`` when its snapped
-    values satisfy ``max <= min + eps`` (computed in floating point exactly so on every path); ties in
-    ``y`` never use the threshold. Only ``'accuracy'`` is not symmetric in ``x`` and ``y``.
+    ``x`` is the metric: with ``tie_threshold = eps`` a pair is also tied in ``x`` when the gap of its
+    snapped values, ``|a - b|`` computed in floating point, is at most ``eps`` (on every path; the
+    thresholds of :mod:`metaeval.stats.tie_calibration` are such gaps); ties in ``y`` never use the
+    threshold. Only ``'accuracy'`` is not symmetric in ``x`` and ``y``.
 
     Kendall-type counts are exact integers. Vectors up to :data:`PAIRWISE_MAX_N` values compare all
     pairs; longer ones (global level) use Knight's O(n log n) merge-sort algorithm (O(n log^2 n) with a
@@ -366,7 +367,7 @@ def _counts_pairwise(rx, ry, valid, all_valid, xs, t):
         else:
             diff = a[d:] - a[:-d]
             with np.errstate(invalid="ignore"):
-                tied = np.maximum(a[d:], a[:-d]) <= np.minimum(a[d:], a[:-d]) + t
+                tied = np.abs(diff) <= t  # the gap rule of stats.tie_calibration
                 sx = (diff > 0).view(np.int8) - (diff < 0).view(np.int8)
             sx[tied] = 0
         p = sx * np.sign(b[d:] - b[:-d])

@@ -20,8 +20,9 @@ def counts_sorted(x_order, rx, ry, nv, xs, t, tx_all, ty_all):
 
     Rows are sorted by (x rank, y rank), starting from ``x_order`` (flat indices of the x order).
     t = 0 (Knight 1966): the inversions of y in this order are the discordant pairs D, so
-    ``S = C - D = (P - Tx_all - Ty_all + T_xy - D) - D``. t > 0: for position i the partners not tied
-    with it from above are the j >= u_i, so ``S = sum_i sum_{j >= u_i} sgn(R_j - R_i)``; the sum over
+    ``S = C - D = (P - Tx_all - Ty_all + T_xy - D) - D``. t > 0: position i is tied with j > i when the
+    gap ``x_j - x_i <= t`` (:func:`_within_gap`); the partners not tied with it from above are the
+    j >= u_i, so ``S = sum_i sum_{j >= u_i} sgn(R_j - R_i)``; the sum over
     all j of ``sgn(R_j - R_i)`` adds up to 0 over i, hence ``S = sum_i sum_{j < u_i} sgn(R_i - R_j)``,
     counted with dyadic blocks (:func:`_dominance`).
     """
@@ -44,7 +45,7 @@ def counts_sorted(x_order, rx, ry, nv, xs, t, tx_all, ty_all):
         pairs = nv * (nv - 1) // 2
         return pairs - tx_all - ty_all + txy - 2 * _inversions(rys, valid), tx_all, txy
     xsorted = xs.ravel()[flat].reshape(n_rows, n)
-    u = _count_le(np.where(valid, xsorted, np.inf), xsorted + t)
+    u = _within_gap(xsorted, nv, t)
     hi = np.take_along_axis(rxs, np.clip(u - 1, 0, n - 1), axis=-1)  # last x rank tied with i from above
     tx_all = np.where(valid, u - pos - 1, 0).sum(axis=-1)
     # pairs tied in both: order by (y rank, x rank); partners of i in its y group up to x rank hi_i
@@ -90,19 +91,24 @@ def _inversions(r: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return total
 
 
-def _count_le(data: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Per row, how many ``data`` values are ``<=`` each query (rows of ``data`` need not be sorted)."""
-    n_rows, n = data.shape
-    values = np.concatenate([data, queries], axis=-1)
-    tag = np.zeros(values.shape, dtype=np.int8)
-    tag[:, n:] = 1
-    order = np.lexsort((tag, values), axis=-1)  # by value, data before queries on equal values
-    before = np.cumsum(order < n, axis=-1)
-    out = np.empty(n_rows * n, dtype=np.int64)
-    is_q = order >= n
-    row = np.arange(n_rows, dtype=np.int64)[:, None]
-    out[(row * n + order - n)[is_q]] = before[is_q]
-    return out.reshape(n_rows, n)
+def _within_gap(xsorted: np.ndarray, nv: np.ndarray, t: float) -> np.ndarray:
+    """Per row and position i of the increasing valid prefix, the first ``j > i`` with ``x_j - x_i > t``
+    (``nv`` if none). ``x_j - x_i`` rounded is non-decreasing in ``j``, so a bisection finds it; the gap
+    is the number the pairwise path compares, ``|x_a - x_b| <= t``."""
+    n_rows, n = xsorted.shape
+    pos = np.arange(n, dtype=np.int64)
+    lo = np.broadcast_to(pos + 1, (n_rows, n)).copy()
+    hi = np.broadcast_to(nv.astype(np.int64)[:, None], (n_rows, n)).copy()
+    lo = np.minimum(lo, hi)
+    while True:
+        todo = lo < hi
+        if not todo.any():
+            return lo
+        mid = (lo + hi) // 2
+        with np.errstate(invalid="ignore"):
+            fits = np.take_along_axis(xsorted, np.minimum(mid, n - 1), axis=-1) - xsorted <= t
+        lo = np.where(todo & fits, mid + 1, lo)
+        hi = np.where(todo & ~fits, mid, hi)
 
 
 def _dominance(r: np.ndarray, u: np.ndarray, valid: np.ndarray) -> np.ndarray:

@@ -3,21 +3,35 @@
 Deutsch, Foster & Freitag (2023) ("Ties Matter") make a metric predict a tie for a pair of items whenever
 its two scores differ by at most ``epsilon``, and choose ``epsilon`` to maximise the statistic. Over the
 pairs of each group (an input's systems at summary level, a system's inputs at by-system level, the
-system means at system level, all cells at global level), a pair ``(a, b)`` is tied in the metric under
-threshold ``t`` when ``max(x_a, x_b) <= min(x_a, x_b) + t`` on the snapped metric scores (the rule of
-:func:`metaeval.stats.coefficients.correlation`, evaluated in floating point exactly as it is). Let
-``e_ab`` be the smallest float ``t`` for which this holds (0 for pairs tied already). The statistic is a
-step function of ``t`` that changes only at the values ``e_ab``: with ``v0`` the value of a pair when
-the metric does not tie it and ``v1`` when it does (acc-eq: ``v0 = [concordant]``,
-``v1 = [human tie]``; tau-eq: ``v0 = +1 concordant, -1 otherwise``, ``v1 = +1 human tie, -1
-otherwise``),
+system means at system level, all cells at global level):
 
-    ``stat(t) = (1/G) sum_g (1/P_g) sum_{(a,b) in g} (v0_ab + [e_ab <= t] (v1_ab - v0_ab))``,
+* **The gap rule.** A pair's *gap* is ``d_ab = |x_a - x_b|`` of its snapped metric scores (the tie groups
+  of :mod:`metaeval.stats.coefficients`: scores tied under the library's tie rule are equal, so their
+  gap is 0), computed once in floating point. Under threshold ``eps`` the metric ties the pair iff
+  ``d_ab <= eps``, the rule of mt-metrics-eval's ``tau_optimization`` and of every pairwise coefficient
+  with ``tie_threshold=eps`` (:func:`metaeval.stats.coefficients.correlation`): the same number is the
+  candidate threshold and what the rule compares, so a reported threshold reproduces its statistic.
+* **Gap classes.** Gaps equal in exact arithmetic may differ in their last bits (``0.3 - 0.1`` vs
+  ``0.5 - 0.3``, a scaled or shifted metric). The positive gaps, sorted, are grouped into classes of
+  neighbours at most ``tol = TIE_RTOL * spread`` apart, ``spread`` the range (max - min) of the snapped
+  metric scores of all groups and ``TIE_RTOL`` the tie tolerance in effect (1e-9; 0 under
+  ``tie_tolerance(0)``); each class is one candidate, the **largest gap of the class**
+  (:func:`gap_classes`). ``tol`` scales with the metric and ignores shifts, so the candidates, and
+  the statistic, do not change when the metric is scaled or shifted (up to rounding below ``tol``).
+  Real gaps of rounded scores (multiples of 0.5, say) are exact and far more than ``tol`` apart: the
+  classes are the distinct gaps, exactly mt-metrics-eval's candidates.
 
-so one sort of the ``e_ab`` and one cumulative sum give ``stat`` at every candidate ``t`` in
-``{0} U {e_ab}``, exactly the candidates a brute-force search over all thresholds would need. The
-threshold reported is the smallest maximiser (as mt-metrics-eval's ``tau_optimization``, which this
-reproduces without sampling pairs).
+With ``e_ab`` the candidate of a pair's class (0 for a gap of 0), the statistic is a step function of
+``eps`` that changes only at candidates: with ``v0`` the value of a pair when the metric does not tie
+it and ``v1`` when it does (acc-eq: ``v0 = [concordant]``, ``v1 = [human tie]``; tau-eq:
+``v0 = +1 concordant, -1 otherwise``, ``v1 = +1 human tie, -1 otherwise``),
+
+    ``stat(eps) = (1/G) sum_g (1/P_g) sum_{(a,b) in g} (v0_ab + [e_ab <= eps] (v1_ab - v0_ab))``,
+
+and at a candidate ``[e_ab <= eps] = [d_ab <= eps]`` for every pair (the next class starts above
+``eps + tol``). One sort of the ``e_ab`` and one cumulative sum give ``stat`` at every candidate in
+``{0} U {e_ab}``. The threshold reported is the smallest maximiser (as mt-metrics-eval's
+``tau_optimization``, which this reproduces without sampling pairs).
 
 References
 ----------
@@ -27,6 +41,7 @@ Pairwise Accuracy and Tie Calibration. EMNLP 2023.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,10 +49,11 @@ from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice
 from metaeval.stats.coefficients import _TieGroups
 from metaeval.stats.levels import system_means
+from metaeval.stats.ties import current_rtol
 from metaeval.vocabulary import canonical_level
 
-__all__ = ["CALIBRATED_COEFFICIENTS", "TieCalibration", "calibrate_ties", "calibration_curve", "group_vectors", "pair_table",
-           "recalibrated"]
+__all__ = ["CALIBRATED_COEFFICIENTS", "PairTable", "TieCalibration", "calibrate_ties", "calibration_curve", "gap_classes",
+           "group_vectors", "pair_table", "recalibrated"]
 
 CALIBRATED_COEFFICIENTS = ("acc-eq", "tau-eq")
 """Coefficients whose tie threshold can be calibrated."""
@@ -54,7 +70,8 @@ class TieCalibration:
     statistic : float
         The statistic at ``threshold`` (NaN when no group has 2 values).
     thresholds, statistics : ndarray
-        Every candidate threshold (0 and each distinct pair difference, increasing) and the statistic there.
+        Every candidate threshold (0 and the largest gap of each gap class, increasing) and the statistic
+        there; each candidate is the gap ``|x_a - x_b|`` of some pair.
     coefficient, level : str
     n_pairs : int
         Pairs of the groups the statistic averages over.
@@ -82,13 +99,43 @@ def group_vectors(x, z, level: str):
     return x.reshape(1, -1), z.reshape(1, -1)
 
 
-def pair_table(xg, zg, units=None):
-    """Every pair of valid positions of the rows of ``xg``, ``zg`` (G, n).
+class PairTable(NamedTuple):
+    """Every pair of the groups, as built by :func:`pair_table`.
 
-    Returns ``(group, e, concordant, human_tied, pairs_per_group)``: the row of each pair, the smallest
-    threshold tying it in the metric (0 if tied already), whether it is concordant (tied in neither and
-    ordered alike), whether the human ties it, and ``P_g``. ``units`` (G, n): pairs of two copies of one
-    unit (a resampled system drawn twice) are left out, as in every pair count of metaeval.
+    Attributes
+    ----------
+    rows : ndarray of int
+        The group of each pair.
+    e : ndarray of float
+        The smallest candidate threshold tying the pair in the metric: 0 for a pair tied already, else
+        the largest gap of the pair's gap class (see :func:`gap_classes`).
+    concordant, human_tied : ndarray of bool
+        Concordant (tied in neither, ordered alike); tied by the human.
+    per_group : ndarray of int
+        ``P_g``, the pairs of each group.
+    gap : ndarray of float
+        ``|x_a - x_b|`` of the snapped metric scores, the number the tie rule compares with ``epsilon``.
+    tolerance : float
+        ``TIE_RTOL * spread``: gaps closer than this are one candidate.
+    """
+
+    rows: np.ndarray
+    e: np.ndarray
+    concordant: np.ndarray
+    human_tied: np.ndarray
+    per_group: np.ndarray
+    gap: np.ndarray
+    tolerance: float
+
+
+def pair_table(xg, zg, units=None) -> PairTable:
+    """Every pair of valid positions of the rows of ``xg``, ``zg`` (G, n), as a :class:`PairTable`.
+
+    A pair's gap is ``|x_a - x_b|`` of the snapped metric scores (the tie groups of
+    :mod:`metaeval.stats.coefficients`, so a pair tied already has gap 0), computed once: that number is
+    what ``tie_threshold = eps`` compares (``gap <= eps``) and what the candidate threshold is made of.
+    ``units`` (G, n): pairs of two copies of one unit (a resampled system drawn twice) are left out, as
+    in every pair count of metaeval.
     """
     g, n = xg.shape
     valid = np.isfinite(xg) & np.isfinite(zg)
@@ -102,43 +149,41 @@ def pair_table(xg, zg, units=None):
     rows, k = np.nonzero(ok)
     xa, xb = sx[rows, ia[k]], sx[rows, ib[k]]
     za, zb = sz[rows, ia[k]], sz[rows, ib[k]]
-    lo, hi = np.minimum(xa, xb), np.maximum(xa, xb)
-    e = _smallest_threshold(lo, hi)
+    gap = np.abs(xa - xb)
+    tolerance = current_rtol() * _spread(sx[valid])
     human_tied = za == zb
     concordant = (np.sign(xa - xb) * np.sign(za - zb)) > 0
-    return rows, e, concordant, human_tied, np.bincount(rows, minlength=g)
+    return PairTable(rows, gap_classes(gap, tolerance), concordant, human_tied, np.bincount(rows, minlength=g),
+                     gap, tolerance)
 
 
-def _smallest_threshold(lo, hi):
-    """Per pair, the smallest float ``t >= 0`` with ``hi <= lo + t`` in floating point.
+def _spread(values):
+    """``max - min`` of the values (0 when there are none)."""
+    return float(values.max() - values.min()) if values.size else 0.0
 
-    ``lo + t`` is non-decreasing in ``t``, and non-negative floats are ordered as their int64 bit patterns,
-    so a bisection over the bit patterns of ``[0, hi - lo rounded up]`` finds it exactly.
+
+def gap_classes(gap, tolerance):
+    """Per pair, the candidate threshold of its gap: the largest gap of its class (0 for gap 0).
+
+    The positive gaps, sorted, form classes of neighbours at most ``tolerance`` apart (a new class
+    starts where ``g_i > g_{i-1} + tolerance``, evaluated in floating point). Threshold ``eps`` = the
+    largest gap of a class ties, under ``gap <= eps``, exactly the pairs of that class and of the classes
+    below: the next class starts above ``eps + tolerance``. Gaps that are equal in exact arithmetic but
+    differ in the last bits (a scaled or shifted metric) are thereby one candidate, tied together. With
+    ``tolerance = 0`` the classes are the distinct gaps, as in mt-metrics-eval.
     """
-    e = hi - lo
-    for _ in range(64):  # hi - lo rounded down: a few ulps up make it fit
-        short = lo + e < hi
-        if not short.any():
-            break
-        e = np.where(short, np.nextafter(e, np.inf), e)
-    # most pairs: e fits and the float below it does not (then e is the smallest); bisect the others
-    rest = np.flatnonzero((e > 0) & (lo + np.nextafter(e, -np.inf) >= hi))
-    if rest.size:
-        e[rest] = _bisect(lo[rest], hi[rest], e[rest])
-    return np.where(lo >= hi, 0.0, e)
-
-
-def _bisect(lo, hi, e):
-    low = np.zeros(e.shape, dtype=np.int64)  # bit pattern of 0.0: may fail
-    high = e.view(np.int64).copy()  # satisfies the rule
-    for _ in range(64):
-        if not (high - low > 1).any():
-            break
-        mid = low + (high - low) // 2
-        fits = lo + mid.view(np.float64) >= hi
-        high = np.where(fits, mid, high)
-        low = np.where(fits, low, mid)
-    return high.view(np.float64)
+    gap = np.asarray(gap, dtype=np.float64)
+    e = np.zeros(gap.shape)
+    positive = np.flatnonzero(gap > 0)
+    if positive.size:
+        order = positive[np.argsort(gap[positive])]  # the classes do not depend on the order of equal gaps
+        g = gap[order]
+        new = np.ones(g.size, dtype=bool)
+        new[1:] = g[1:] > g[:-1] + tolerance
+        last = np.ones(g.size, dtype=bool)
+        last[:-1] = new[1:]
+        e[order] = g[last][np.cumsum(new) - 1]
+    return e
 
 
 def _values(coefficient, concordant, human_tied):
@@ -229,10 +274,13 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
 
     Notes
     -----
-    See the module docstring: ``stat(t)`` is evaluated at ``0`` and at every distinct pair threshold
-    ``e_ab``; ``level_correlation(x, z, level=level, coefficient=coefficient, tie_threshold=t)`` gives the
-    same values (tested against that brute-force search). Acc-eq is Deutsch et al.'s acc23, tau-eq their
-    tau23.
+    See the module docstring: ``stat(eps)`` is evaluated at ``0`` and at every candidate, the largest gap
+    ``|x_a - x_b|`` of each class of gaps at most ``TIE_RTOL * spread`` apart (the distinct gaps when
+    they are exact, as for rounded scores); a pair is tied iff its gap is ``<= eps``, so
+    ``level_correlation(x, z, level=level, coefficient=coefficient, tie_threshold=eps)`` gives the same
+    values (tested against that brute-force search and against mt-metrics-eval's algorithm on WMT20
+    en-de MQM), and the result does not change when ``x`` is scaled or shifted. Acc-eq is Deutsch et
+    al.'s acc23, tau-eq their tau23.
 
     References
     ----------
@@ -261,7 +309,7 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
             "enumerates; calibrate at an item-grouped level ('summary' or 'by-system') or raise max_pairs."
         )
     table = pair_table(xg, zg)
-    thresholds, stats = calibration_curve(*table, coefficient)
+    thresholds, stats = calibration_curve(*table[:5], coefficient)
     best = int(np.nanargmax(stats)) if np.isfinite(stats).any() else 0
     return TieCalibration(float(thresholds[best]), float(stats[best]), thresholds, stats, coefficient, level,
                           int(table[0].size))
@@ -270,7 +318,9 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
 def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     """Tie calibration re-optimised in every resample whose groups carry count weights ``(k, G)``.
 
-    ``table`` is a :func:`pair_table` of the original groups (sorted once); a resample that draws group
+    ``table`` is a :func:`pair_table` of the original groups (sorted once; its gap classes, hence the
+    candidates, are those of the original data, which equal each resample's own whenever the gaps are
+    exact or far apart - see the module docstring); a resample that draws group
     ``g`` ``c_g`` times weights its pairs by ``c_g``, so its curve is one weighted cumulative sum over the
     same sorted pairs (BOOT-INPUTS at item-grouped level: copies of one input are separate groups). Returns
     ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
@@ -278,7 +328,7 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     ``P`` pairs) the sums are integers, exact, and run in a compiled loop when numba is installed
     (:mod:`metaeval.stats.kernels.calibration`), with identical results.
     """
-    rows, e, concordant, human_tied, per_group = table
+    rows, e, concordant, human_tied, per_group = table[:5]
     order = np.argsort(e, kind="stable")
     es, rs = e[order], rows[order]
     last, lead = _candidates(es)
