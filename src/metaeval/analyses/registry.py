@@ -78,7 +78,7 @@ ANALYSES: tuple[Analysis, ...] = (
              "simulate_command:simulate"),
     Analysis("paper", "metaeval.analyses.paper", ("paper_summary_level", "PaperSummaryLevelResult"),
              "reproduce_command:reproduce",
-             "Published procedures metaeval does not recommend, to reproduce papers' numbers..."),
+             "Reproduce published numbers with procedures metaeval does not recommend."),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 

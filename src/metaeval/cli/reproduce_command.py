@@ -12,7 +12,11 @@ COEFFICIENTS = ("kendall", "kendall-b", "kendall-c", "pearson", "spearman")
 
 @click.group()
 def reproduce() -> None:
-    """Published procedures metaeval does not recommend, to reproduce papers' numbers (docs/reproductions.md)."""
+    """Reproduce published numbers with procedures metaeval does not recommend.
+
+    Each subcommand copies a published procedure through explicitly named options (never defaults) and
+    warns; docs/reproductions.md explains each choice and its bias.
+    """
 
 
 @reproduce.command("summary-level")
