@@ -241,3 +241,34 @@ def test_reproduce_cli(tmp_path):
     assert out.read_text().splitlines()[1].startswith("rouge-2.recall,0.48595426104146")
     assert main(["reproduce", "summary-level", "--dataset", "realsumm", "--dataset-option",
                  "paper_mix_duplicate_bart=maybe"]) == 2
+
+
+# -- MT: WMT19 baselines (Ma et al. 2019, Table 3) and WMT20 MQM system scores (Freitag et al. 2021) --------
+
+#: Ma et al. (2019), Table 3: |Pearson| of system-level baseline metrics with DA, newstest2019 de-en.
+WMT19_DE_EN = {"bleu": 0.849, "cder": 0.890, "chrf": 0.917, "chrf+": 0.916, "nist": 0.813, "per": 0.883,
+               "sacrebleu-bleu": 0.813, "sacrebleu-chrf": 0.910, "ter": 0.874, "wer": 0.863}
+#: Expert MQM system scores of newstest2020 (google/wmt-mqm-human-evaluation README; Freitag et al. 2021).
+WMT20_MQM = {
+    "ende": {"Human-B.0": 0.75, "Human-A.0": 0.91, "Human-P.0": 1.41, "Tohoku-AIP-NTT.890": 2.02, "OPPO.1535": 2.25,
+             "eTranslation.737": 2.33, "Tencent_Translation.1520": 2.35, "Huoshan_Translate.832": 2.45,
+             "Online-B.1590": 2.48, "Online-A.1574": 2.99},
+    "zhen": {"Human-A.0": 3.43, "Human-B.0": 3.62, "Huoshan_Translate.919": 5.03, "WeChat_AI.1525": 5.13,
+             "Tencent_Translation.1249": 5.19, "OPPO.1422": 5.20, "THUNLP.1498": 5.34, "DeepMind.381": 5.41,
+             "DiDi_NLP.401": 5.48, "Online-B.1605": 5.85}}
+
+
+def test_wmt19_baselines_match_the_published_table():
+    ds = me.load_dataset("wmt19-da-sys", language_pair="de-en")
+    for metric, published in WMT19_DE_EN.items():
+        r = me.correlate(ds, metric, "da.z", level="system", coefficient="pearson").statistic
+        assert abs(r - published) <= 0.0005 + 1e-12, metric
+
+
+@pytest.mark.parametrize("pair", ["ende", "zhen"])
+def test_wmt20_mqm_system_scores_match_the_published_ones(pair):
+    ds = me.load_dataset(f"wmt20-mqm-{pair}")
+    ours = dict(zip(ds.systems, -np.nanmean(ds.matrix("mqm"), axis=1)))
+    assert set(ours) == set(WMT20_MQM[pair])
+    for system, published in WMT20_MQM[pair].items():
+        assert abs(ours[system] - published) <= 0.005 + 1e-12, system
