@@ -272,3 +272,24 @@ def test_wmt20_mqm_system_scores_match_the_published_ones(pair):
     assert set(ours) == set(WMT20_MQM[pair])
     for system, published in WMT20_MQM[pair].items():
         assert abs(ours[system] - published) <= 0.005 + 1e-12, system
+
+
+def test_paper_summary_level_counts_undefined_documents_and_missing_cells():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(8, 5))
+    x = z + rng.normal(size=(8, 5))
+    x[0, 0] = np.nan  # a missing cell: that document correlates over 7 systems
+    x[:, 1] = 1.0  # a constant document: undefined, counted, left out
+    ds = me.ScoreSet.from_matrices({"x": x, "h": z}, humans=["h"])
+    res = me.paper_summary_level(ds, "h", ["x"])
+    assert res.n_used.tolist() == [4] and res.n_undefined.tolist() == [1]
+    assert res.statistic[0] == pytest.approx(me.correlate(ds, "x", "h", level="summary", coefficient="kendall")
+                                             .statistic, abs=1e-12)
+    from scipy import stats
+
+    with pytest.warns(me.PaperProcedureWarning):
+        kept = me.paper_summary_level(ds, "h", ["x"], significant_documents_only=True, alpha=0.2)
+    taus = [stats.kendalltau(x[:, j][np.isfinite(x[:, j])], z[:, j][np.isfinite(x[:, j])]) for j in (0, 2, 3, 4)]
+    expected = [t.statistic for t in taus if t.pvalue <= 0.2]
+    assert kept.n_used[0] == len(expected) and kept.statistic[0] == pytest.approx(np.mean(expected), abs=1e-12)
+    assert kept.n_used[0] + kept.n_not_significant[0] == 4

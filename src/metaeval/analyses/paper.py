@@ -173,12 +173,12 @@ def paper_summary_level(
         values = []
         for j in range(m):
             xj, zj = x[:, j:j + 1], z[:, j:j + 1]
-            tau = float(level_correlation(xj, zj, level="system", coefficient=coefficient).statistic)
+            tau = float(level_correlation(xj, zj, level="summary", coefficient=coefficient).statistic)
             if not np.isfinite(tau):
                 undefined[a] += 1
                 continue
             if filtered:
-                p = analytic_pvalue(xj, zj, level="system", coefficient=coefficient, statistic=tau)
+                p = analytic_pvalue(xj, zj, level="global", coefficient=coefficient, statistic=tau)
                 if not (np.isfinite(p) and p <= alpha):
                     dropped[a] += 1
                     continue
