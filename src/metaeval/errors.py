@@ -88,6 +88,10 @@ class DataWarning(MetaevalWarning):
     """A note about the user's data: columns ignored, cells or labels that a join did not match."""
 
 
+class PaperProcedureWarning(MetaevalWarning):
+    """A reproduction option copies a published procedure that metaeval does not recommend (biased, duplicated)."""
+
+
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``choices``; raise :class:`ParameterError` otherwise."""
     choices = tuple(choices)

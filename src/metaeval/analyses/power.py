@@ -1,8 +1,11 @@
 """Power of PERM-BOTH, BOOT-BOTH and Williams' test against a degraded metric (Deutsch et al. 2021, Sec. 5.2).
 
-``X`` is ROUGE-1 recall of the whole candidates and ``Y_p`` ROUGE-1 recall of a random ``p`` share of each
-candidate's tokens (:class:`metaeval.metrics.degraded.DegradedRouge`): for ``p < 1``, ``Y_p`` is a worse metric
-by construction, so a test of ``H1: rho(X, Z) > rho(Y_p, Z)`` should reject. For every ``p`` of a grid and
+``X`` is ROUGE-1 of the whole candidates and ``Y_p`` ROUGE-1 of a random ``p`` share of each candidate's
+tokens (:class:`metaeval.metrics.degraded.DegradedRouge`), both of one variant (``rouge_variant``: recall,
+precision or F1; by default the paper's choice per dataset, :data:`PAPER_ROUGE_VARIANTS`: F1 on SummEval,
+recall on REALSumm, its footnote 9). For ``p < 1``, ``Y_p`` is a worse metric by construction, so a test
+of ``H1: rho(X, Z) > rho(Y_p, Z)`` should reject. ``X`` is recomputed by the tokenizer of ``Y_p`` unless
+``x_metric`` names a scorer of the dataset (the paper's code takes the packaged ROUGE-1 column). For every ``p`` of a grid and
 each of ``n_trials`` trials a fresh ``Y_p`` is drawn and each test is run once at each level; the power is
 the share of trials with ``pvalue <= alpha`` (the rule of the paper's code). The tests:
 
@@ -12,7 +15,9 @@ the share of trials with ``pvalue <= alpha`` (the rule of the paper's code). The
   with ``n`` = the number of systems (at the summary level the three are averages of per-input
   correlations; the test's normal theory does not strictly apply there, as the paper notes).
 
-``X`` is computed by the same tokenizer as ``Y_p`` (at ``p = 1`` the two are identical and no test rejects).
+By default ``X`` is computed by the same tokenizer as ``Y_p`` (at ``p = 1`` the two are identical and no test
+rejects); with ``x_metric`` (e.g. ``"rouge-1.f1"``) it is that column, and at ``p = 1`` the tests compare two
+implementations of the same metric.
 Within a trial the permutation masks and the bootstrap indices are shared by both levels. For Pearson the
 two resampling tests run on fused kernels (:mod:`metaeval.stats.kernels.power`) that evaluate X and Y
 together; other coefficients use the generic kernels of :mod:`metaeval.stats`.
@@ -36,7 +41,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..data.texts import label_field, read_records, text_field, texts_field
 from ..errors import DegenerateDataError, DegenerateWarning, InputFileError, ParameterError, check_int
-from ..metrics.degraded import TOKENIZERS, DegradedRouge
+from ..metrics.degraded import ROUGE_VARIANTS, TOKENIZERS, DegradedRouge
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
@@ -51,10 +56,21 @@ from ..stats.resampling import PermutationDraws, bootstrap_draws
 from ..stats.williams import williams_test
 from .simulations import check_names
 
-__all__ = ["POWER_TESTS", "PowerResult", "simulate_power", "load_texts"]
+__all__ = ["PAPER_ROUGE_VARIANTS", "POWER_TESTS", "PowerResult", "simulate_power", "load_texts",
+           "default_rouge_variant"]
 
 POWER_TESTS = ("perm-both", "boot-both", "williams")
+#: The ROUGE-1 variant Deutsch, Dror & Roth (2021) degrade per dataset (footnote 9; their code's
+#: ``--rouge-variant``): F1 on SummEval (Fabbri et al.), recall on REALSumm (Bhandari et al.) and TAC'08.
+PAPER_ROUGE_VARIANTS = {"summeval": "f1", "realsumm": "recall", "realsumm-abs": "recall", "realsumm-ext": "recall"}
+#: The variant of any other ScoreSet.
+DEFAULT_ROUGE_VARIANT = "recall"
 TEXT_FILES = {"summeval": "summeval/texts.jsonl", "realsumm": "realsumm/realsumm_scores.jsonl"}
+
+
+def default_rouge_variant(name: str | None) -> str:
+    """The paper's ROUGE-1 variant for a packaged dataset (:data:`PAPER_ROUGE_VARIANTS`), else ``'recall'``."""
+    return PAPER_ROUGE_VARIANTS.get(name or "", DEFAULT_ROUGE_VARIANT)
 
 
 def load_texts(name: str, *, directory: str | Path, all_references: bool = False):
@@ -94,6 +110,10 @@ class PowerResult(ResultMixin):
 
     Attributes
     ----------
+    rouge_variant : str
+        The ROUGE-1 variant of ``X`` and ``Y_p`` ('recall', 'precision' or 'f1').
+    x_metric : str or None
+        The dataset's scorer used as ``X``; None when ``X`` is recomputed from the texts.
     proportions : ndarray (P,)
     tests, levels : tuple of str
     rejections : ndarray of int (levels, tests, P)
@@ -116,6 +136,8 @@ class PowerResult(ResultMixin):
     alpha: float
     tokenizer: str
     signature: Signature
+    rouge_variant: str = DEFAULT_ROUGE_VARIANT
+    x_metric: str | None = None
 
     @property
     def power(self) -> np.ndarray:
@@ -150,7 +172,7 @@ class PowerResult(ResultMixin):
     def to_dict(self) -> dict[str, Any]:
         return {"human": self.human, "coefficient": self.coefficient, "n_trials": self.n_trials,
                 "n_resamples": self.n_resamples, "alpha": self.alpha, "tokenizer": self.tokenizer,
-                "rows": self.to_frame().to_dict(orient="records"), "signature": str(self.signature)}
+                "rouge_variant": self.rouge_variant, "x_metric": self.x_metric, "rows": self.to_frame().to_dict(orient="records"), "signature": str(self.signature)}
 
 
 def _texts_iv(ds, candidates, references):
@@ -172,12 +194,22 @@ def _texts_iv(ds, candidates, references):
 
 
 def _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient, n_trials,
-                       n_resamples, alpha, tokenizer, workers, scheduler):
+                       n_resamples, alpha, tokenizer, rouge_variant, x_metric, workers, scheduler):
     ds = iv.check_scoreset(ds)
     z = iv.matrices(ds, human, param="human")
     if not np.isfinite(z).all():
         raise ParameterError(f"`human` must have a score in every cell for the power simulation; got "
                              f"{int(np.isnan(z).sum())} missing cells.")
+    rouge_variant = default_rouge_variant(ds.name) if rouge_variant is None else rouge_variant
+    if rouge_variant not in ROUGE_VARIANTS:
+        raise ParameterError(f"`rouge_variant` must be one of {', '.join(repr(v) for v in ROUGE_VARIANTS)}; "
+                             f"got {rouge_variant!r}.")
+    x = None
+    if x_metric is not None:
+        x = iv.matrices(ds, x_metric, param="x_metric")
+        if not np.isfinite(x).all():
+            raise ParameterError(f"`x_metric` must have a score in every cell for the power simulation; got "
+                                 f"{int(np.isnan(x).sum())} missing cells of {x_metric!r}.")
     proportions = np.array(proportions, dtype=float).reshape(-1)
     if proportions.size == 0 or not ((proportions > 0) & (proportions <= 1)).all():
         raise ParameterError(f"`proportions` must be numbers in (0, 1]; got {proportions.tolist()!r}.")
@@ -197,7 +229,8 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
         raise ParameterError(f"`tokenizer` must be one of {', '.join(repr(t) for t in TOKENIZERS)}; got {tokenizer!r}.")
     flat_c, flat_r = _texts_iv(ds, candidates, references)
     check_backend(workers, scheduler)
-    return ds, z, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples, alpha
+    return (ds, z, x, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples, alpha,
+            rouge_variant)
 
 
 @iv.with_tie_tolerance
@@ -215,6 +248,8 @@ def simulate_power(
     n_resamples: int = defaults.N_RESAMPLES,
     alpha: float = defaults.ALPHA,
     tokenizer: str = "rouge155",
+    rouge_variant: str | None = None,
+    x_metric: str | None = None,
     rng: Any = None,
     workers: int = 1,
     scheduler: Any = None,
@@ -241,6 +276,14 @@ def simulate_power(
     alpha : float
         A trial rejects when ``pvalue <= alpha``.
     tokenizer : {'rouge155', 'simple'}
+    rouge_variant : {'recall', 'precision', 'f1'}, optional
+        The ROUGE-1 variant of ``X`` and ``Y_p``. Default: the paper's choice for the packaged dataset
+        (``PAPER_ROUGE_VARIANTS``: ``'f1'`` for ``summeval``, ``'recall'`` for ``realsumm*``; footnote 9 of
+        the paper), ``'recall'`` for any other ScoreSet.
+    x_metric : str, optional
+        A scorer of ``ds`` to use as ``X`` (the paper's code: the packaged ROUGE-1 column of the variant,
+        e.g. ``'rouge-1.f1'`` on SummEval). Default: ``X`` is ROUGE-1 of the whole candidates recomputed with
+        ``tokenizer``, so that at ``p = 1`` ``Y_p`` equals ``X`` and no test rejects.
     rng : None, int or numpy.random.Generator
     workers : int
         Local processes running the chunks of trials (1: in this process).
@@ -261,14 +304,16 @@ def simulate_power(
     Deutsch, D., Dror, R. and Roth, D. (2021). A Statistical Analysis of Summarization Evaluation Metrics
     using Resampling Methods. TACL 9, 1132-1146 (Sec. 5.2, Figure 3).
     """
-    (ds, z, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples,
-     alpha) = _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient,
-                                 n_trials, n_resamples, alpha, tokenizer, workers, scheduler)
+    (ds, z, x, flat_c, flat_r, proportions, tests, levels, coefficient, n_trials, n_resamples, alpha,
+     rouge_variant) = _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient,
+                                         n_trials, n_resamples, alpha, tokenizer, rouge_variant, x_metric, workers,
+                                         scheduler)
     generator, seed = iv.rng_and_seed(rng)
     n, m = ds.shape
-    rouge = DegradedRouge(flat_c, flat_r, tokenizer=tokenizer)
-    x = rouge.full().reshape(n, m)
-    xs = standardize(x, "ROUGE-1")
+    rouge = DegradedRouge(flat_c, flat_r, tokenizer=tokenizer, variant=rouge_variant)
+    if x is None:
+        x = rouge.full().reshape(n, m)
+    xs = standardize(x, x_metric or "ROUGE-1")
     shape = (len(levels), len(tests), proportions.size)
     rejections = np.zeros(shape, dtype=np.int64)
     undefined = np.zeros(shape, dtype=np.int64)
@@ -287,10 +332,12 @@ def simulate_power(
     fields = dict(ds.signature_fields())
     fields.update(human=human, coefficient=coefficient, tests=tests, levels=levels,
                   proportions=tuple(float(p) for p in proportions), trials=n_trials, resamples=n_resamples,
-                  alpha=alpha, tokenizer=tokenizer, alternative="greater", seed=seed)
+                  alpha=alpha, tokenizer=tokenizer, rouge_variant=rouge_variant, x=x_metric or "recomputed",
+                  alternative="greater", seed=seed)
     return PowerResult(human=human, coefficient=coefficient, proportions=proportions, tests=tests, levels=levels,
                        rejections=rejections, n_undefined=undefined, n_trials=n_trials, n_resamples=n_resamples,
-                       alpha=alpha, tokenizer=tokenizer, signature=Signature.of(**fields))
+                       alpha=alpha, tokenizer=tokenizer, signature=Signature.of(**fields),
+                       rouge_variant=rouge_variant, x_metric=x_metric)
 
 
 def _power_chunk(setup, task):

@@ -76,6 +76,9 @@ ANALYSES: tuple[Analysis, ...] = (
              "Coverage of confidence intervals and power of tests, simulated on real data."),
     Analysis("power", "metaeval.analyses.power", ("simulate_power", "PowerResult", "load_texts"),
              "simulate_command:simulate"),
+    Analysis("paper", "metaeval.analyses.paper", ("paper_summary_level", "PaperSummaryLevelResult"),
+             "reproduce_command:reproduce",
+             "Reproduce published numbers with procedures metaeval does not recommend."),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 

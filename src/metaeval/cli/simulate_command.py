@@ -7,7 +7,7 @@ from .. import defaults
 from ..analyses.power import POWER_TESTS, TEXT_FILES, load_texts, simulate_power
 from ..analyses.simulations import COVERAGE_METHODS, simulate_coverage
 from ..errors import ParameterError
-from ..metrics.degraded import TOKENIZERS
+from ..metrics.degraded import ROUGE_VARIANTS, TOKENIZERS
 from ..runtime.tasks import chunk_sizes
 from ..vocabulary import COEFFICIENT_CHOICES
 from .common import (
@@ -99,6 +99,12 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
               help='Significance level of the simulated tests.')
 @click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="rouge155", show_default=True,
               help='Tokenizer of the ROUGE scores recomputed on the degraded texts.')
+@click.option("--rouge-variant", type=click.Choice(ROUGE_VARIANTS), default=None,
+              help="ROUGE-1 variant of X and the degraded metric (default: the paper's per dataset: f1 on summeval, "
+                   "recall on realsumm).")
+@click.option("--x-metric", default=None,
+              help="Use this scorer of the dataset as X (the paper: the packaged ROUGE-1 column, e.g. rouge-1.f1); "
+                   "default: ROUGE-1 recomputed from the texts.")
 @_trials_option
 @resamples_option
 @seed_option
@@ -107,7 +113,7 @@ def coverage(dataset, dataset_options, scores, human, metrics, levels, coefficie
 @progress_option
 @output_options
 def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportions, tests, levels, coefficient,
-          alpha, tokenizer, n_trials, n_resamples, seed, workers, scheduler, fmt, output):
+          alpha, tokenizer, rouge_variant, x_metric, n_trials, n_resamples, seed, workers, scheduler, fmt, output):
     """Power of PERM-BOTH, BOOT-BOTH and Williams against ROUGE-1 on p% of tokens (Figure 3)."""
     if dataset not in TEXT_FILES:
         raise ParameterError(f"`--dataset` must be one of {', '.join(repr(k) for k in TEXT_FILES)} (their texts "
@@ -120,11 +126,14 @@ def power(dataset, dataset_options, scores, human, metrics, texts_dir, proportio
         result = simulate_power(ds, human, candidates=candidates, references=references,
                                 proportions=proportions, tests=tests or defaults.POWER_TESTS,
                                 levels=levels or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
-                                tokenizer=tokenizer, n_trials=n_trials, n_resamples=n_resamples, rng=seed,
+                                tokenizer=tokenizer, rouge_variant=rouge_variant, x_metric=x_metric,
+                                n_trials=n_trials, n_resamples=n_resamples, rng=seed,
                                 workers=workers, scheduler=scheduler, progress=bar.task(
                                     f"trials (chunks of {defaults.SIMULATION_CHUNK_TRIALS}) x proportions",
                                     total=chunks))
-    title = f"power against ROUGE-1 recall on p% of tokens ({result.coefficient}, alpha {alpha:g}, {n_trials} trials)"
+    x = f", X = {result.x_metric}" if result.x_metric else ""
+    title = (f"power against ROUGE-1 {result.rouge_variant} on p% of tokens ({result.coefficient}, alpha {alpha:g}, "
+             f"{n_trials} trials{x})")
     frame = result.to_frame()
     if fmt == "table":
         frame = frame.pivot_table(index=["level", "test"], columns="proportion", values="power",

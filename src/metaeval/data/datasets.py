@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
 from collections.abc import Mapping
 from functools import lru_cache
@@ -18,8 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_choice
+from ..errors import PaperProcedureWarning, ParameterError, check_choice
 from .scoreset import ScoreSet
+
+#: REALSumm's reproduction option (never a default): the mix set with BART twice, as the REALSumm notebook.
+PAPER_MIX_DUPLICATE_BART = "paper_mix_duplicate_bart"
+#: The label of the second BART row (the abstractive ``bart_out``, an exact copy of the extractive one).
+DUPLICATE_BART_LABEL = "bart_out_abs"
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -82,7 +89,13 @@ def load_dataset(name: str, **options: Any) -> ScoreSet:
     name : str
         One of the names :func:`list_datasets` gives.
     **options
-        Dataset options; only ``wmt19-da-sys`` has one: ``language_pair`` (default ``"de-en"``).
+        Dataset options: ``wmt19-da-sys`` has ``language_pair`` (default ``"de-en"``); ``realsumm`` has the
+        reproduction option ``paper_mix_duplicate_bart`` (default False): True adds a second copy of
+        ``bart_out`` (labelled ``bart_out_abs``), giving the 25-system mix of the REALSumm notebook
+        (Bhandari et al. 2020), whose abstractive ``bart_out`` is a copy of the extractive one (upstream
+        bug). A duplicated system is not a system: it weighs BART twice in every correlation. metaeval's
+        mix keeps BART once (24 systems); the option exists only to reproduce the published numbers and
+        warns (:class:`~metaeval.errors.PaperProcedureWarning`). See ``docs/reproductions.md``.
 
     Returns
     -------
@@ -106,6 +119,8 @@ def load_dataset(name: str, **options: Any) -> ScoreSet:
     (15, 1)
     """
     info = dataset_info(name)
+    options = dict(options)
+    duplicate_bart = name == "realsumm" and _flag(PAPER_MIX_DUPLICATE_BART, options.pop(PAPER_MIX_DUPLICATE_BART, False))
     group, description = _group(name, info, options)
     arrays = _arrays(info["file"], group)
     systems = [str(s) for s in arrays[_key(group, "systems")]]
@@ -117,6 +132,8 @@ def load_dataset(name: str, **options: Any) -> ScoreSet:
         rows = [index[s] for s in info["systems"]]
         systems = list(info["systems"])
         scores = {scorer: array[rows] for scorer, array in scores.items()}
+    if duplicate_bart:
+        scores, systems, description = _duplicate_bart(scores, systems)
     return ScoreSet(
         scores,
         systems=systems,
@@ -125,6 +142,26 @@ def load_dataset(name: str, **options: Any) -> ScoreSet:
         name=name,
         description=description,
     )
+
+
+def _flag(param: str, value: Any) -> bool:
+    """A boolean option given as a bool or as a CLI string (true/false, 1/0, yes/no)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise ParameterError(f"`{param}` must be true or false; got {value!r}.")
+
+
+def _duplicate_bart(scores: dict[str, np.ndarray], systems: list[str]):
+    """REALSumm's notebook mix: ``bart_out`` a second time (as ``bart_out_abs``), with a warning."""
+    row = systems.index("bart_out")
+    warnings.warn(f"{PAPER_MIX_DUPLICATE_BART}=true holds BART twice (25 systems, as the REALSumm notebook): "
+                  "a reproduction option, not a dataset; BART weighs twice in every correlation.",
+                  PaperProcedureWarning, stacklevel=3)
+    scores = {scorer: np.concatenate([array, array[row:row + 1]]) for scorer, array in scores.items()}
+    return scores, systems + [DUPLICATE_BART_LABEL], f"{PAPER_MIX_DUPLICATE_BART}=true"
 
 
 def _group(name: str, info: dict[str, Any], options: Mapping[str, Any]) -> tuple[str, str | None]:

@@ -1,14 +1,19 @@
-"""A deliberately degraded metric: ROUGE-1 recall on a random k% of each candidate's tokens.
+"""A deliberately degraded metric: ROUGE-1 (recall, precision or F1) on a random k% of each candidate's tokens.
 
 Deutsch, Dror & Roth (2021, Sec. 5.2) measure the power of tests for "metric X correlates better than
 metric Y" with a metric that is worse than ROUGE-1 by construction: for each candidate summary, keep a
 uniformly random subset of exactly ``floor(p * n)`` of its ``n`` tokens (sampling without replacement), and
-score the kept tokens with ROUGE-1 recall against the references:
+score the kept tokens with ROUGE-1 against the references. With ``c_r = sum_w min(kept_w, ref_w^r)`` the
+clipped matches with reference ``r`` (``kept_w``: kept tokens of type ``w``; ``ref_w^r``: its count in
+``r``) and ``k = floor(p * n)`` the kept tokens, per reference
 
-``R(p) = (1 / |refs|) sum_r sum_w min(kept_w, ref_w^r) / |ref^r|``
+``R_r = c_r / |ref^r|``,  ``P_r = c_r / k``,  ``F_r = 2 P_r R_r / (P_r + R_r)``
 
-where ``kept_w`` is the number of kept tokens of type ``w`` and ``ref_w^r`` its count in reference ``r``
-(clipped counts, as ROUGE). At ``p = 1`` this is ROUGE-1 recall itself (with the same tokens).
+and the score of the variant is its mean over the references (``(1 / |refs|) sum_r R_r`` for recall). This
+is the per-reference average of SacreROUGE's simulation code used by Deutsch, Dror & Roth (2021), who
+degrade the F1 variant on SummEval and recall on TAC'08 and REALSumm (their footnote 9). A score whose
+denominator is 0 (no kept token, an empty reference, ``P_r + R_r = 0``) is 0, as in that code. At
+``p = 1`` this is ROUGE-1 itself (with the same tokens).
 
 :class:`DegradedRouge` tokenizes every candidate and reference once; :meth:`DegradedRouge.scores` then
 draws the kept-token masks of many trials at once (random keys sorted within each candidate) and turns them
@@ -29,9 +34,11 @@ import numpy as np
 
 from ..errors import ParameterError, check_choice
 
-__all__ = ["TOKENIZERS", "DegradedRouge", "tokenize"]
+__all__ = ["ROUGE_VARIANTS", "TOKENIZERS", "DegradedRouge", "tokenize"]
 
 TOKENIZERS = ("rouge155", "simple")
+#: The ROUGE-1 variants the degraded metric can score (SacreROUGE's ``--rouge-variant`` plus precision).
+ROUGE_VARIANTS = ("recall", "precision", "f1")
 _TAGS = re.compile(r"</?t>")
 _SIMPLE = re.compile(r"[a-z0-9]+")
 #: Random keys held at once, (trials x tokens); bounds memory (float64: about 64 MB).
@@ -59,7 +66,7 @@ def _rouge_tokenizer(cls):
 
 
 class DegradedRouge:
-    """ROUGE-1 recall of random subsets of candidate tokens, vectorized over trials.
+    """ROUGE-1 (recall, precision or F1) of random subsets of candidate tokens, vectorized over trials.
 
     Parameters
     ----------
@@ -68,6 +75,8 @@ class DegradedRouge:
     references : sequence of sequence of str
         ``references[i]`` holds the reference texts of candidate ``i`` (at least one).
     tokenizer : {'rouge155', 'simple'}
+    variant : {'recall', 'precision', 'f1'}
+        The ROUGE-1 score of :meth:`full` and :meth:`scores` (default recall).
 
     Attributes
     ----------
@@ -75,8 +84,10 @@ class DegradedRouge:
         Tokens per candidate.
     """
 
-    def __init__(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, tokenizer: str = "rouge155"):
+    def __init__(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, tokenizer: str = "rouge155",
+                 variant: str = "recall"):
         tokenizer = check_choice("tokenizer", tokenizer, TOKENIZERS)
+        self.variant = check_choice("variant", variant, ROUGE_VARIANTS)
         if isinstance(candidates, str) or len(candidates) != len(references):
             raise ParameterError(f"`references` must hold one list of references per candidate; got "
                                  f"{len(references)} lists for {len(candidates)} candidates.")
@@ -138,23 +149,35 @@ class DegradedRouge:
         """``floor(proportion * n_tokens)`` per candidate."""
         return np.floor(proportion * self.n_tokens + 1e-9).astype(np.int64)
 
-    def recall_from_counts(self, kept_counts: np.ndarray) -> np.ndarray:
-        """ROUGE-1 recall ``(T, C)`` from kept type counts ``(T, G)`` (reference-averaged, clipped)."""
+    def scores_from_counts(self, kept_counts: np.ndarray, n_kept: np.ndarray) -> np.ndarray:
+        """ROUGE-1 of :attr:`variant` ``(T, C)`` from kept type counts ``(T, G)`` and kept tokens ``(C,)``.
+
+        Clipped matches per reference, the variant per reference, then the mean over references; a
+        0 denominator gives 0 (see the module notes).
+        """
         gid, cnt, row = self._ref_index
         matched = np.minimum(kept_counts[:, gid], cnt)  # (T, E), entries grouped by reference
         per_ref = _segment_sums(matched, row, len(self.ref_len))  # (T, R)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            recall = np.where(self.ref_len > 0, per_ref / np.where(self.ref_len > 0, self.ref_len, 1.0), np.nan)
+        recall = per_ref / np.where(self.ref_len > 0, self.ref_len, 1.0)  # matches are 0 for an empty reference
+        kept = np.asarray(n_kept, dtype=np.float64)[self.ref_owner]
+        precision = per_ref / np.where(kept > 0, kept, 1.0)  # no kept token: no match, precision 0
+        if self.variant == "recall":
+            value = recall
+        elif self.variant == "precision":
+            value = precision
+        else:
+            total = precision + recall
+            value = 2 * precision * recall / np.where(total > 0, total, 1.0)
         first = np.concatenate([[0], np.cumsum(self.n_refs)[:-1]])  # every candidate has >= 1 reference
-        return np.add.reduceat(recall, first, axis=1) / self.n_refs
+        return np.add.reduceat(value, first, axis=1) / self.n_refs
 
     def full(self) -> np.ndarray:
-        """ROUGE-1 recall of the whole candidates, ``(C,)``."""
+        """ROUGE-1 (:attr:`variant`) of the whole candidates, ``(C,)``."""
         counts = np.bincount(self.token_ids, minlength=self.n_types).astype(np.float64)[None]
-        return self.recall_from_counts(counts)[0]
+        return self.scores_from_counts(counts, self.n_tokens)[0]
 
     def scores(self, proportion: float, n_trials: int, rng: Any) -> np.ndarray:
-        """Degraded ROUGE-1 recall for ``n_trials`` independent draws: ``(n_trials, C)``.
+        """Degraded ROUGE-1 (:attr:`variant`) for ``n_trials`` independent draws: ``(n_trials, C)``.
 
         Each trial keeps, for every candidate independently, a uniformly random subset of exactly
         ``floor(proportion * n)`` of its ``n`` tokens.
@@ -163,7 +186,8 @@ class DegradedRouge:
             raise ParameterError(f"`proportion` must be a number in (0, 1]; got {proportion!r}.")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         length = self.token_ids.size
-        keep = self.n_kept(float(proportion))[self.owner]  # per token: how many of its candidate are kept
+        n_kept = self.n_kept(float(proportion))
+        keep = n_kept[self.owner]  # per token: how many of its candidate are kept
         pos = np.arange(length) - self.starts[self.owner]  # position of the token within its candidate
         out = np.empty((n_trials, self.n_candidates))
         chunk = max(1, _CHUNK_CELLS // max(1, length))
@@ -176,7 +200,7 @@ class DegradedRouge:
             # kept[s, order[s, q]] = (q-th token of its candidate in sorted order is among the first n_kept)
             flat = (self.token_ids[None, :] + np.arange(t)[:, None] * self.n_types)[kept]
             counts = np.bincount(flat, minlength=t * self.n_types).reshape(t, self.n_types).astype(np.float64)
-            out[start:start + t] = self.recall_from_counts(counts)
+            out[start:start + t] = self.scores_from_counts(counts, n_kept)
         return out
 
 
