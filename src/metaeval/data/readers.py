@@ -30,19 +30,19 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFileError, ParameterError, check_choice
+from .cells import numeric_cells
 from .columns import OPTION_NAMES, note_ignored, prepare_table
-from .sidecar import recorded_humans
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
     INPUT_KEYS,
-    MISSING_TOKENS,
     SYSTEM_KEYS,
     RawTable,
     file_format,
     read_table,
 )
 from .scoreset import ScoreSet
+from .sidecar import recorded_humans
 
 LONG_COLUMNS = ("scorer", "score")
 LAYOUTS = ("auto", "wide", "long")
@@ -289,7 +289,7 @@ def _wide_entries(table: RawTable, label_columns: set[str]) -> list[_Entries]:
     index = np.arange(table.n_rows)
     groups = []
     for column in scorer_columns:
-        values, lists = _numeric_cells(table, column, table.columns[column], index)
+        values, lists = numeric_cells(table, column, table.columns[column], index)
         groups.append(_Entries(column, column, index, values, lists))
     return groups
 
@@ -306,7 +306,7 @@ def _long_entries(table: RawTable, label_columns: set[str]) -> tuple[list[_Entri
             row=table.header_row,
         )
     scorers = _label_cells(table, "scorer", "scorer")
-    values, lists = _numeric_cells(table, "score", table.columns["score"], np.arange(table.n_rows))
+    values, lists = numeric_cells(table, "score", table.columns["score"], np.arange(table.n_rows))
     labels, codes = _codes(scorers)
     groups = []
     for code, scorer in enumerate(labels):
@@ -336,90 +336,6 @@ def _check_unique(table: RawTable, systems: np.ndarray, inputs: np.ndarray, anno
         f"({', '.join(names)}) must be unique; got {shown!r} again (first on row {int(table.rows[first])}).",
         row=int(table.rows[position]),
     )
-
-
-# -- numbers --------------------------------------------------------------------------------------
-def _non_numeric(table: RawTable, column: str, position: int, cell: Any) -> InputFileError:
-    expected = "a number or empty" if table.format in ("csv", "tsv") else "a number, a list of numbers or null"
-    return InputFileError(table.path, f"a score must be {expected}; got {cell!r}.",
-                          row=int(table.rows[position]), column=column)
-
-
-def _infinite(table: RawTable, column: str, position: int, cell: Any) -> InputFileError:
-    return InputFileError(table.path, f"a score must be finite or missing; got {cell!r}.",
-                          row=int(table.rows[position]), column=column)
-
-
-def _numeric_cells(table: RawTable, column: str, cells: Any, index: np.ndarray) -> tuple[np.ndarray, dict[int, list[float]]]:
-    """Float values of ``cells`` (NaN = missing or a list) and the JSON lists by position."""
-    if isinstance(cells, np.ndarray) and cells.dtype.kind == "f":
-        values = cells.astype(float)
-        bad = np.flatnonzero(np.isinf(values))
-        if bad.size:
-            raise _infinite(table, column, int(bad[0]), float(values[bad[0]]))
-        return values, {}
-    if table.format in ("csv", "tsv") or all(isinstance(c, str) for c in cells):
-        return _numeric_texts(table, column, cells), {}
-    values = np.full(len(cells), np.nan)
-    lists: dict[int, list[float]] = {}
-    for position, cell in enumerate(cells):
-        if isinstance(cell, list):
-            lists[position] = [_number(table, column, position, item, cell) for item in cell]
-        else:
-            values[position] = _number(table, column, position, cell, cell)
-    return values, lists
-
-
-def _number(table: RawTable, column: str, position: int, cell: Any, shown: Any) -> float:
-    if cell is None:
-        return np.nan
-    if isinstance(cell, bool) or isinstance(cell, (list, dict)):
-        raise _non_numeric(table, column, position, shown)
-    if isinstance(cell, str):
-        if cell.strip().lower() in MISSING_TOKENS:
-            return np.nan
-        try:
-            value = float(cell)
-        except ValueError:
-            raise _non_numeric(table, column, position, shown) from None
-    elif isinstance(cell, (int, float, np.integer, np.floating)):
-        try:
-            value = float(cell)
-        except OverflowError:
-            raise InputFileError(table.path, "a score must be a number a float64 can hold (magnitude below 1.8e308);"
-                                 f" got an integer of {len(str(abs(int(cell))))} digits.",
-                                 row=int(table.rows[position]), column=column) from None
-    else:
-        raise _non_numeric(table, column, position, shown)
-    if np.isinf(value):
-        raise _infinite(table, column, position, shown)
-    return value
-
-
-def _is_number_text(text: str) -> bool:
-    try:
-        np.array([text]).astype(np.float64)
-    except ValueError:
-        return False
-    return True
-
-
-def _numeric_texts(table: RawTable, column: str, cells: list[str]) -> np.ndarray:
-    texts = np.array(cells, dtype=str)
-    missing = texts == ""
-    try:  # fast path: missing scores written as empty cells
-        values = np.where(missing, "nan", texts).astype(np.float64)
-    except ValueError:
-        missing = np.isin(np.char.lower(np.char.strip(texts)), list(MISSING_TOKENS))
-        try:
-            values = np.where(missing, "nan", texts).astype(np.float64)
-        except ValueError:
-            position = next(k for k, cell in enumerate(cells) if not missing[k] and not _is_number_text(cell))
-            raise _non_numeric(table, column, position, cells[position]) from None
-    bad = np.flatnonzero(np.isinf(values))
-    if bad.size:
-        raise _infinite(table, column, int(bad[0]), cells[int(bad[0])])
-    return values
 
 
 # -- one scorer's array ---------------------------------------------------------------------------
