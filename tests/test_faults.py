@@ -1,0 +1,131 @@
+"""Fault tests (issue 22): a run killed, a cache corrupted, two runs into one directory, a full disk.
+
+Each test injects one fault into a real run on the SummEval texts or scores in ../shared/data and checks
+what docs/reliability.md promises: no process left behind, no traceback, no silent wrong number, no
+partial or mixed output set.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+METAEVAL = [sys.executable, "-m", "metaeval.cli.main"]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _descendants(pid: int) -> set[tuple[int, str]]:
+    """(pid, start time) of every process below ``pid``: psutil when installed, /proc otherwise."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        return {(p.pid, str(p.create_time())) for p in psutil.Process(pid).children(recursive=True)}
+    parents: dict[int, tuple[int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = (int(fields[1]), fields[19])  # ppid, starttime
+    found: set[tuple[int, str]] = set()
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        for child, (ppid, start) in parents.items():
+            if ppid == current and (child, start) not in found:
+                found.add((child, start))
+                frontier.append(child)
+    return found
+
+
+def _running(process: tuple[int, str]) -> bool:
+    """Whether ``process`` (pid, start time) still runs (a zombie does not)."""
+    pid, start = process
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        try:
+            p = psutil.Process(pid)
+            return str(p.create_time()) == start and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return False
+    return fields[19] == start and fields[0] != "Z"
+
+
+def _texts(shared_data: Path, folder: Path, copies: int) -> tuple[Path, Path]:
+    """The SummEval candidates ``copies`` times over (distinct texts), and their references."""
+    rows = [json.loads(line) for line in open(shared_data / "summeval" / "texts.jsonl", encoding="utf-8")]
+    cands, refs = folder / "cands.jsonl", folder / "refs.jsonl"
+    with open(cands, "w", encoding="utf-8") as stream:
+        for k in range(copies):
+            for r in rows:
+                stream.write(json.dumps({"system": f"{r['system_id']}-{k}", "input": r["doc_id"],
+                                         "candidate": f"{r['summary']} copy {k}"}) + "\n")
+    with open(refs, "w", encoding="utf-8") as stream:
+        for doc, references in {r["doc_id"]: r["references"] for r in rows}.items():
+            stream.write(json.dumps({"input": doc, "references": references}) + "\n")
+    return cands, refs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL and /proc: Linux")
+def test_sigkill_of_score_leaves_no_process(shared_data, tmp_path):
+    """Regression (issue 22 item 3): SIGKILL of `score --workers 2` mid-run left its fork server, resource
+    tracker and both workers running; they must all be gone within seconds."""
+    cands, refs = _texts(shared_data, tmp_path, copies=8)
+    cache = tmp_path / "cache.sqlite"
+    command = METAEVAL + ["score", "--candidates", str(cands), "--references", str(refs), "--metric", "rouge",
+                          "--output", str(tmp_path / "out.csv"), "--workers", "2", "--batch-size", "16",
+                          "--cache", str(cache), "--no-progress"]
+    run = subprocess.Popen(command, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    children: set[tuple[int, str]] = set()
+    try:
+        deadline = time.monotonic() + 120
+        rows = 0
+        while time.monotonic() < deadline and run.poll() is None:  # mid-run: batches are arriving
+            if cache.exists():
+                try:
+                    with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=1) as db:
+                        rows = db.execute("SELECT count(*) FROM scores").fetchone()[0]
+                except sqlite3.Error:
+                    rows = 0
+            if rows >= 32:
+                break
+            time.sleep(0.1)
+        assert run.poll() is None and rows >= 32, "the run must be killed while it is scoring"
+        children = _descendants(run.pid)
+        assert len(children) >= 3  # the resource tracker, the fork server, the workers
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_running(c) for c in children):
+            time.sleep(0.1)
+        left = [c for c in children if _running(c)]
+        assert left == [], f"processes left running after SIGKILL: {left}"
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for process in children:  # leave nothing behind even when the test fails
+            if _running(process):
+                os.kill(process[0], signal.SIGKILL)
