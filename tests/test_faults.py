@@ -129,3 +129,68 @@ def test_sigkill_of_score_leaves_no_process(shared_data, tmp_path):
         for process in children:  # leave nothing behind even when the test fails
             if _running(process):
                 os.kill(process[0], signal.SIGKILL)
+
+
+def _cache_rows(cache: Path) -> int:
+    if not cache.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT count(*) FROM scores").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_lost_dask_scheduler_is_one_line_and_the_resume_is_exact(shared_data, tmp_path):
+    """Regression (issue 22 item 4): a scheduler killed mid-run printed ~80 lines of client logs and a
+    traceback. Now: one line, exit 2, saying what the cache kept; the resumed run equals an uninterrupted one."""
+    pytest.importorskip("distributed")
+    import metaeval as me
+
+    cands, refs = _texts(shared_data, tmp_path, copies=4)
+    cache = tmp_path / "cache.sqlite"
+    info = tmp_path / "scheduler.json"
+    env = _env()
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(info)], **quiet)
+    worker = run = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (info.exists() and info.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
+                                   "--nthreads", "1", "--no-dashboard"], **quiet)
+        run = subprocess.Popen(METAEVAL + ["score", "--candidates", str(cands), "--references", str(refs),
+                                           "--metric", "rouge", "--output", str(tmp_path / "out.csv"),
+                                           "--scheduler", address, "--cache", str(cache), "--batch-size", "16",
+                                           "--no-progress"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while _cache_rows(cache) < 64 and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert run.poll() is None, "the scheduler must be lost while the run is scoring"
+        scheduler.kill()
+        scheduler.wait()
+        _, err = run.communicate(timeout=120)
+    finally:
+        for process in (run, worker, scheduler):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    kept = _cache_rows(cache)
+    total = 4 * 1600 - 4 * 54  # distinct (candidate, references) pairs: SummEval repeats 54 summaries
+    lines = err.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"metaeval: error: `scheduler` must stay reachable for the whole run; lost {address} (")
+    assert lines[0].endswith(f"{kept} of {total} metric x pair scores are kept in the cache {str(cache)!r}: run the"
+                             " same command again to score only the rest (the scores equal those of an"
+                             " uninterrupted run).")
+    assert 64 <= kept < total
+    assert not (tmp_path / "out.csv").exists()
+    resumed = me.score(cands, refs, metrics=["rouge"], cache=cache, progress=False)
+    assert resumed.run.cached == kept and resumed.run.computed == total - kept
+    fresh = me.score(cands, refs, metrics=["rouge"], progress=False)
+    for scorer in fresh.scorers:
+        assert resumed.matrix(scorer).tobytes() == fresh.matrix(scorer).tobytes()

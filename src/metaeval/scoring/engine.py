@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import defaults
 from ..errors import ParameterError, check_int
+from ..runtime.dask import SchedulerLostError
 from .backends import Batch, make_backend
 from .cache import Key, ScoreCache, text_digest
 from .inputs import ScoringInputs, load_inputs
@@ -230,15 +231,18 @@ def score(
                     chunk = tuple(todo[start:start + size])
                     yield Batch(m, chunk, tuple(distinct[k] for k in chunk))
 
-        for batch, (values, messages) in backend.run(batches(), scorers):
-            if store is not None:
-                store.put(signatures[batch.metric], zip(batch.keys, values))
-            found[batch.metric].update(zip(batch.keys, values))
-            computed[batch.metric] += len(values)
-            for message in messages:
-                caught.setdefault(message, None)
-            if bar is not None:
-                bar.advance(tasks[batch.metric], len(values))
+        try:
+            for batch, (values, messages) in backend.run(batches(), scorers):
+                if store is not None:
+                    store.put(signatures[batch.metric], zip(batch.keys, values))
+                found[batch.metric].update(zip(batch.keys, values))
+                computed[batch.metric] += len(values)
+                for message in messages:
+                    caught.setdefault(message, None)
+                if bar is not None:
+                    bar.advance(tasks[batch.metric], len(values))
+        except SchedulerLostError as error:
+            raise SchedulerLostError(f"{error} {_kept(found, len(keys), cache)}") from None
     for category, message in caught:
         warnings.warn(message, category if isinstance(category, type) and issubclass(category, Warning) else UserWarning,
                       stacklevel=2)
@@ -257,6 +261,17 @@ def score(
         seconds=time.perf_counter() - started,
     )
     return ScoredSet(matrices, systems=inputs.systems, inputs=inputs.inputs, run=run, name=name)
+
+
+def _kept(found: list[dict], pairs: int, cache: Any) -> str:
+    """What a run that stopped half-way leaves for the next one."""
+    done = sum(map(len, found))
+    total = pairs * len(found)
+    if cache is None:
+        return (f"{done} of {total} metric x pair scores were done and are lost (no cache): give `cache`"
+                " (--cache) to keep finished batches across runs.")
+    return (f"{done} of {total} metric x pair scores are kept in the cache {str(cache)!r}: run the same command"
+            " again to score only the rest (the scores equal those of an uninterrupted run).")
 
 
 def _matrices(inputs: ScoringInputs, cell_keys: list[Key], found: list[dict[Key, dict[str, float]]],
