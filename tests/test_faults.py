@@ -194,3 +194,19 @@ def test_lost_dask_scheduler_is_one_line_and_the_resume_is_exact(shared_data, tm
     fresh = me.score(cands, refs, metrics=["rouge"], progress=False)
     for scorer in fresh.scorers:
         assert resumed.matrix(scorer).tobytes() == fresh.matrix(scorer).tobytes()
+
+
+def test_malformed_scheduler_address_is_one_line_at_once(tmp_path):
+    """Regression (issue 22 item 4): `--scheduler not-an-address` printed the clean error, then a Client
+    finalizer's traceback 20 s later."""
+    pytest.importorskip("distributed")
+    (tmp_path / "c.jsonl").write_text('{"system": "s", "input": "d", "candidate": "a cat"}\n')
+    (tmp_path / "r.jsonl").write_text('{"input": "d", "references": ["the cat"]}\n')
+    started = time.monotonic()
+    done = subprocess.run(METAEVAL + ["score", "--candidates", "c.jsonl", "--references", "r.jsonl", "--metric",
+                                      "rouge", "--output", "o.csv", "--scheduler", "not-an-address"],
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("metaeval: error: `scheduler` must be a scheduler address like 'tcp://host:8786'; got"
+                           " 'not-an-address' (missing port number in address 'not-an-address').\n")
+    assert time.monotonic() - started < 15  # 20 s or more with the finalizer's wait
