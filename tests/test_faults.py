@@ -210,3 +210,64 @@ def test_malformed_scheduler_address_is_one_line_at_once(tmp_path):
     assert done.stderr == ("metaeval: error: `scheduler` must be a scheduler address like 'tcp://host:8786'; got"
                            " 'not-an-address' (missing port number in address 'not-an-address').\n")
     assert time.monotonic() - started < 15  # 20 s or more with the finalizer's wait
+
+
+def _cli(argv, capsys):
+    from metaeval.cli.main import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_score_cache_byte_flip_is_caught_and_rescored(shared_data, tmp_path, capsys):
+    """Regression (issue 22 item 5): one flipped byte in the cache changed a BLEU 8.48 to 9.48 unnoticed."""
+    import metaeval as me
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from scoring_helpers import summeval_corpus, write_jsonl
+
+    candidates, references = summeval_corpus(shared_data, 40)
+    c = write_jsonl(tmp_path / "c.jsonl", candidates)
+    r = write_jsonl(tmp_path / "r.jsonl", [{"input": k, "references": v} for k, v in references.items()])
+    cache = tmp_path / "cache.sqlite"
+    argv = ["score", "--candidates", c, "--references", r, "--metric", "bleu", "--cache", cache, "--no-progress"]
+    code, _, err = _cli(argv + ["--output", tmp_path / "first.csv"], capsys)
+    assert code == 0, err
+    with sqlite3.connect(cache) as db:
+        stored = [row[0] for row in db.execute("SELECT scores FROM scores")]
+    text = next(s for s in stored if sum(t == s for t in stored) == 1 and json.loads(s)["bleu"] >= 1)
+    digit = next(i for i, ch in enumerate(text) if ch.isdigit())
+    flipped = text[:digit] + str((int(text[digit]) + 1) % 10) + text[digit + 1:]
+    data = cache.read_bytes()
+    assert data.count(text.encode()) == 1
+    cache.write_bytes(data.replace(text.encode(), flipped.encode()))
+    code, out, err = _cli(argv + ["--output", tmp_path / "second.csv"], capsys)
+    assert code == 0
+    assert err == (f"metaeval: warning: score cache {str(cache)!r}: 1 cached row failed the checksum (the file was"
+                   " altered or damaged) and was dropped; its pair is scored again.\n")
+    assert out.splitlines()[0].endswith(": 1 computed, 38 from the cache")
+    first, second = me.read_scores(tmp_path / "first.csv"), me.read_scores(tmp_path / "second.csv")
+    assert first.matrix("bleu").tobytes() == second.matrix("bleu").tobytes()
+
+
+def test_score_cache_damaged_page_is_one_line(shared_data, tmp_path, capsys):
+    """Regression (issue 22 item 4): a corrupted page of the cache gave sqlite3's traceback."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from scoring_helpers import summeval_corpus, write_jsonl
+
+    candidates, references = summeval_corpus(shared_data, 400)
+    c = write_jsonl(tmp_path / "c.jsonl", candidates)
+    r = write_jsonl(tmp_path / "r.jsonl", [{"input": k, "references": v} for k, v in references.items()])
+    cache = tmp_path / "cache.sqlite"
+    argv = ["score", "--candidates", c, "--references", r, "--metric", "rouge", "--cache", cache, "--no-progress",
+            "--output", tmp_path / "scores.csv"]
+    assert _cli(argv, capsys)[0] == 0
+    data = bytearray(cache.read_bytes())
+    page = len(data) // 4096 // 2
+    data[page * 4096:(page + 1) * 4096] = b"\xff" * 4096
+    cache.write_bytes(bytes(data))
+    code, out, err = _cli(argv, capsys)
+    assert code == 2 and out == ""
+    assert err == (f"metaeval: error: {cache}: must be an intact score cache; got a damaged database (database disk"
+                   " image is malformed): delete the file to start a new cache (its scores are computed again).\n")

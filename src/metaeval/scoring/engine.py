@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import defaults
-from ..errors import ParameterError, check_int
+from ..errors import DataWarning, ParameterError, check_int
 from ..runtime.dask import SchedulerLostError
 from .backends import Batch, make_backend
 from .cache import Key, ScoreCache, text_digest
@@ -217,6 +217,13 @@ def score(
         keys = list(distinct)
         for signature in signatures:
             found.append(store.get(signature, keys) if store is not None else {})
+        if store is not None and store.rejected:
+            n = store.rejected
+            rows = "1 cached row" if n == 1 else f"{n} cached rows"
+            verb = "was" if n == 1 else "were"
+            warnings.warn(f"score cache {str(store.path)!r}: {rows} failed the checksum (the file was altered or"
+                          f" damaged) and {verb} dropped; {'its pair is' if n == 1 else 'their pairs are'} scored"
+                          " again.", DataWarning, stacklevel=2)
         missing = [[k for k in keys if k not in found[m]] for m in range(len(scorers))]
         size = batch_size or _auto_batch_size(sum(map(len, missing)), backend.parallelism)
         tasks = []
