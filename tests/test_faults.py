@@ -271,3 +271,134 @@ def test_score_cache_damaged_page_is_one_line(shared_data, tmp_path, capsys):
     assert code == 2 and out == ""
     assert err == (f"metaeval: error: {cache}: must be an intact score cache; got a damaged database (database disk"
                    " image is malformed): delete the file to start a new cache (its scores are computed again).\n")
+
+
+# -- report output sets (issue 22 item 6) ---------------------------------------------------------------
+
+REPORT = ["report", "--dataset", "summeval", "--metric", "rouge-1.recall", "--metric", "rouge-2.recall",
+          "--n-resamples", "40", "--n-repetitions", "4", "--analysis", "none"]
+LOCK_MESSAGE = ("must be a directory that no other metaeval run is writing; got one locked by another run (pid {pid}):"
+                " wait for it to finish or choose another output.")
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def _hidden_leftovers(*folders: Path) -> list[str]:
+    return [p.name for folder in folders if folder.exists() for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_a_directory_another_run_writes_is_refused(tmp_path, capsys):
+    out = tmp_path / "report"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom metaeval.runtime.files import directory_lock\n"
+                               f"with directory_lock({str(out)!r}):\n    print('locked', flush=True)\n"
+                               "    sys.stdin.read()\n"],
+                              env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        code, stdout, err = _cli(REPORT + ["--output", out], capsys)
+        assert code == 2 and stdout == ""
+        assert err == f"metaeval: error: {out}: {LOCK_MESSAGE.format(pid=holder.pid)}\n"
+    finally:
+        holder.communicate("")
+    assert holder.returncode == 0 and not out.exists()  # the holder created it and left it empty: removed
+    code, _, err = _cli(REPORT + ["--output", out], capsys)
+    assert code == 0, err
+    assert sorted(_snapshot(out)) == ["comparison.csv", "correlations.csv", "report.html", "results.json"]
+
+
+def test_two_report_runs_into_one_directory(tmp_path):
+    """Regression (issue 22 item 6): both runs exited 0 and left one run's page with the other's results.json."""
+    out = tmp_path / "report"
+    slow = ["--metric", "rouge-l.recall", "--metric", "bertscore.recall", "--n-resamples", "2000", "--n-repetitions",
+            "20", "--analysis", "stability"]  # holds the directory for seconds, while the second run starts
+    first = subprocess.Popen(METAEVAL + REPORT[:-6] + slow + ["--seed", "1", "--output", str(out)], env=_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / ".metaeval.lock").exists() and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.02)
+    second = subprocess.run(METAEVAL + REPORT + ["--seed", "2", "--output", str(out)], env=_env(),
+                            capture_output=True, text=True, timeout=300)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert second.returncode == 2 and second.stdout == ""
+    assert second.stderr == f"metaeval: error: {out}: {LOCK_MESSAGE.format(pid=first.pid)}\n"
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["seed"] == 1 and "--seed 1 " in (out / "report.html").read_text()
+    assert _hidden_leftovers(out, tmp_path) == []
+
+
+_KILLER = """
+import os, signal, sys
+import metaeval as me
+from metaeval.runtime import files
+
+ds = me.load_dataset("summeval")
+out = sys.argv[1]
+def report(seed):
+    return me.build_report(ds, "expert.relevance", ["rouge-1.recall", "rouge-2.recall"], n_resamples=20,
+                           repetitions=4, analyses=[], seed=seed)
+me.write_report(report(1), out)
+print("old", flush=True)
+new = report(2)
+written = []
+real = files._write_fsync
+def dying(target, data, mode):
+    written.append(target)
+    if len(written) == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(target, data, mode)
+files._write_fsync = dying
+me.write_report(new, out)
+"""
+
+
+@pytest.mark.parametrize("at", [1, 3, 4])
+def test_sigkill_while_the_report_is_written_leaves_the_old_set(tmp_path, at):
+    """Regression (issue 22 item 6): SIGKILL during the writes left report.html pointing at missing files."""
+    out = tmp_path / "report"
+    killed = subprocess.run([sys.executable, "-c", _KILLER, str(out), str(at)], env=_env(), capture_output=True,
+                            text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL and killed.stdout == "old\n", killed.stderr
+    names = ["comparison.csv", "correlations.csv", "report.html", "results.json"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == names
+    assert json.loads((out / "results.json").read_text())["settings"]["seed"] == 1
+    assert "seed=1)" in (out / "report.html").read_text() or "--seed 1" in (out / "report.html").read_text()
+    import metaeval as me
+
+    again = me.build_report(me.load_dataset("summeval"), "expert.relevance", ["rouge-1.recall"], n_resamples=20,
+                            repetitions=4, analyses=[], seed=3)
+    me.write_report(again, out)  # the next run takes the set over and clears what the killed one left
+    assert sorted(p.name for p in out.iterdir()) == ["correlations.csv", "report.html", "results.json"]
+    assert _hidden_leftovers(out, tmp_path) == []
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_full_disk_keeps_the_old_set_and_names_the_file(tmp_path, capsys, monkeypatch, existing):
+    """Regression (issue 22 items 6, 7): a full disk left an empty directory and printed
+    `metaeval: error: : No space left on device`."""
+    import errno as errnos
+
+    from metaeval.runtime import files
+
+    out = tmp_path / "report"
+    if existing:
+        assert _cli(REPORT + ["--output", out], capsys)[0] == 0
+    before = _snapshot(out) if existing else None
+    real = files._write_fsync
+
+    def full(target, data, mode):
+        if target.name == "correlations.csv":
+            raise OSError(errnos.ENOSPC, "No space left on device")
+        real(target, data, mode)
+
+    monkeypatch.setattr(files, "_write_fsync", full)
+    code, stdout, err = _cli(REPORT + ["--seed", "5", "--output", out], capsys)
+    assert code == 2 and stdout == ""
+    assert err == f"metaeval: error: {out / 'correlations.csv'}: No space left on device\n"
+    if existing:
+        assert _snapshot(out) == before
+    else:
+        assert not out.exists()
+    assert _hidden_leftovers(out, tmp_path) == []
