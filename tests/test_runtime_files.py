@@ -41,3 +41,26 @@ def test_failure_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch, err
         write_text_atomic(path, "new")
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+@pytest.mark.parametrize("where, code, text", [("replace", 30, "Read-only file system"),
+                                               ("fsync", 28, "No space left on device")])
+def test_errors_name_the_output_not_the_temporary_file(tmp_path, monkeypatch, capsys, where, code, text):
+    """Regression (issue 22 item 7): a full disk printed `metaeval: error: : No space left on device` and a
+    read-only error named the hidden temporary file."""
+    path = tmp_path / "scores.csv"
+
+    def broken(*args, **kwargs):
+        raise OSError(code, text, str(tmp_path / ".scores.csv.abc.tmp") if where == "replace" else None)
+
+    monkeypatch.setattr(f"metaeval.runtime.files.os.{where}", broken)
+    with pytest.raises(OSError) as caught:
+        write_text_atomic(path, "x\n")
+    assert (caught.value.errno, caught.value.strerror, caught.value.filename) == (code, text, str(path))
+    assert list(tmp_path.iterdir()) == []
+    from metaeval.cli.main import main
+
+    argv = ["correlate", "--dataset", "summeval", "--metric", "rouge-1.recall", "--level", "system",
+            "--n-resamples", "20", "--output", str(path)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"metaeval: error: {path}: {text}\n"
