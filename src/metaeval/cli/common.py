@@ -126,6 +126,10 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
         ds = ds.subset(systems=systems)
     if aggregation != ds.aggregation:
         ds = ds.with_aggregation(aggregation)
+    if context is not None and context.params.get("n_resamples") is not None:  # before any computing
+        from .._validation import check_resample_memory
+
+        check_resample_memory(context.params["n_resamples"], *ds.shape, param="--n-resamples")
     return ds, human
 
 
