@@ -23,7 +23,8 @@ _SOURCE_KEY = "metaeval.source"
 
 def source_options(command: Callable) -> Callable:
     """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system / --aggregation,
-    and the column mapping of score files: --system-column / --input-column / --human-column / --where.
+    and the column mapping of score files: --system-column / --input-column / --annotator-column /
+    --human-column / --where.
 
     The command receives ``dataset, dataset_options, scores, human, metrics``; the other options are kept
     in the click context and applied by :func:`load_source`.
@@ -31,9 +32,10 @@ def source_options(command: Callable) -> Callable:
 
     @functools.wraps(command)
     def wrapper(*args, systems=(), aggregation=DEFAULT_AGGREGATION, system_column=None, input_column=None,
-                human_column=None, where=(), **kwargs):
+                annotator_column=None, human_column=None, where=(), **kwargs):
         columns = {role: column for role, column in (("system", system_column), ("input", input_column),
-                                                      ("human", human_column)) if column}
+                                                      ("annotator", annotator_column), ("human", human_column))
+                   if column}
         click.get_current_context().meta[_SOURCE_KEY] = {"systems": systems, "aggregation": aggregation,
                                                          "columns": columns, "where": where}
         return command(*args, **kwargs)
@@ -47,6 +49,8 @@ def source_options(command: Callable) -> Callable:
                           " with --dataset: joined on (system, input))."),
         click.option("--system-column", help="The score files' column of system labels (default: system)."),
         click.option("--input-column", help="The score files' column of input labels (default: input)."),
+        click.option("--annotator-column", help="The score files' column of annotator labels (default: a column"
+                                                " 'annotator' that tells several rows of a cell apart)."),
         click.option("--human-column", help="A score files' column of human scores (it becomes the --human)."),
         click.option("--where", multiple=True, metavar="COLUMN=VALUE",
                      help="Keep only the score files' rows with this value in this column (repeatable)."),
