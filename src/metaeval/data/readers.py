@@ -21,7 +21,6 @@ and the column.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataWarning, InputFileError, ParameterError
-from .columns import OPTION_NAMES, note_ignored, prepare_table
+from ..errors import InputFileError, ParameterError
+from . import annotator_column
+from .columns import note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -111,9 +111,9 @@ def read_scores(
     table, human, ignored = prepare_table(read_table(path, file_format(path, format)), columns=columns, where=where)
     if human is not None and humans is not None and not isinstance(humans, str):
         humans = tuple(dict.fromkeys((*humans, human)))
-    mapped = columns is not None and isinstance(columns, Mapping) and columns.get("annotator") is not None
+    mapped = isinstance(columns, Mapping) and columns.get("annotator") is not None or None
     ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name,
-                             annotator_axis=True if mapped else None)
+                             annotator_axis=mapped)
     if human is not None and human not in ds.humans:
         ds = ds.with_humans((*ds.humans, human))
     note_ignored(table.path, ignored)
@@ -141,24 +141,16 @@ class _Entries:
 
 def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None,
                         annotator_axis: bool | None = None) -> ScoreSet:
-    """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors).
-
-    ``annotator_axis``: whether an ``annotator`` column holds annotator labels (True: the caller mapped
-    it, e.g. ``columns={"annotator": ...}``) or None to decide by :func:`_annotator_is_axis`.
-    """
+    """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors);
+    ``annotator_axis``: see :func:`metaeval.data.annotator_column.use_axis`."""
     system_column = _label_column(table, SYSTEM_KEYS)
     input_column = _label_column(table, INPUT_KEYS)
     systems = _label_cells(table, system_column, "system")
     inputs = _label_cells(table, input_column, "input")
     is_long = all(c in table.columns for c in LONG_COLUMNS)
-    if ANNOTATOR_KEY in table.columns and annotator_axis is None and not is_long:
-        annotator_axis = _annotator_is_axis(table, systems, inputs)
-    if ANNOTATOR_KEY in table.columns and annotator_axis is False:
-        warnings.warn(f"{table.path}: the column 'annotator' holds one number per (system, input) row, so it is read"
-                      " as a scorer named 'annotator' (annotator labels give several rows per cell); to read it as"
-                      f" annotator labels, map it: {_mapping_hint()}.", DataWarning, stacklevel=3)
-    annotators = _annotator_cells(table) if ANNOTATOR_KEY in table.columns and annotator_axis is not False else None
-    label_columns = {system_column, input_column} | ({ANNOTATOR_KEY} if annotators is not None else set())
+    axis = annotator_column.use_axis(table, systems, inputs, mapped=annotator_axis, long=is_long)
+    annotators = _annotator_cells(table) if axis else None
+    label_columns = {system_column, input_column} | ({ANNOTATOR_KEY} if axis else set())
     if is_long:
         groups, scorer_labels = _long_entries(table, label_columns)
     else:
@@ -226,34 +218,6 @@ def _label_cells(table: RawTable, column: str, role: str) -> np.ndarray:
                                  row=int(table.rows[position]), column=column)
         labels[position] = _label_text(table, column, position, cell, role)
     return labels
-
-
-def _mapping_hint() -> str:
-    name = OPTION_NAMES.get()["annotator"]
-    return f"{name} annotator" if name.startswith("--") else f"{name} = 'annotator'"
-
-
-def _annotator_is_axis(table: RawTable, systems: np.ndarray, inputs: np.ndarray) -> bool:
-    """Whether a wide file's ``annotator`` column is the annotator axis rather than a scorer's scores.
-
-    It is the axis when some (system, input) cell has several rows (the labels tell them apart), or when
-    a label is not a number. A column of numbers with one row per cell is a scorer that happens to be
-    called "annotator": reading it as labels would make its scores vanish.
-    """
-    cells = pd.MultiIndex.from_arrays([systems, inputs])
-    if cells.has_duplicates:
-        return True
-    for cell in table.columns[ANNOTATOR_KEY]:
-        if _is_missing(cell):
-            continue
-        if isinstance(cell, bool) or not isinstance(cell, (int, float, str, np.integer, np.floating)):
-            return True
-        if isinstance(cell, str):
-            try:
-                float(cell)
-            except ValueError:
-                return True
-    return False
 
 
 def _annotator_cells(table: RawTable) -> np.ndarray:
