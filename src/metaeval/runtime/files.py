@@ -268,11 +268,14 @@ def _commit_whole(staging: Path, directory: Path, mode: int) -> None:
 
 
 def _commit_each(staging: Path, directory: Path, names: list[str], stale: set[str]) -> None:
+    current = directory
     try:
         for name in sorted(stale):
-            (directory / name).unlink(missing_ok=True)
+            current = directory / name
+            current.unlink(missing_ok=True)
         for name in names:
-            os.replace(staging / name, directory / name)
+            current = directory / name
+            os.replace(staging / name, current)
         _fsync_directory(directory)
     except OSError as error:
-        raise _named(error, directory / name if names else directory) from None
+        raise _named(error, current) from None

@@ -50,8 +50,7 @@ _WATCH_INTERVAL = 0.5  # seconds between checks when no parent sentinel is avail
 
 
 def _set_parent_death_signal() -> bool:
-    """Linux: have the kernel SIGKILL this process when its parent (the fork server, or the caller under
-    ``spawn``) dies. False where prctl is not available."""
+    """Linux: have the kernel SIGKILL this process when its parent dies. False where prctl is absent."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
@@ -91,10 +90,10 @@ def exit_with_parent(owner: int | None = None) -> None:
     """In a worker process: exit as soon as the process that created the pool dies.
 
     Two mechanisms, both started here: on Linux the parent-death signal (``prctl(PR_SET_PDEATHSIG,
-    SIGKILL)``: the kernel kills the worker when its direct parent, the fork server, dies), and everywhere a daemon thread that waits on the multiprocessing parent sentinel
-    (a pipe whose writing end only the pool's owner holds, so it reaches end-of-file when the owner
-    dies, whether the worker came from the fork server or not) and then ends the worker with
-    ``os._exit``. Without a sentinel the thread polls whether ``owner`` (a pid) still exists. The worker
+    SIGKILL)``: the kernel kills the worker when its direct parent, the fork server, dies), and
+    everywhere a daemon thread that waits on the multiprocessing parent sentinel (a pipe whose writing
+    end only the pool's owner holds, so it reaches end-of-file when the owner dies, whether the worker
+    came from the fork server or not) and then ends the worker with ``os._exit``. Without a sentinel the thread polls whether ``owner`` (a pid) still exists. The worker
     holds the fork server's and the resource tracker's pipes, which then close, so both exit too.
     """
     import multiprocessing
