@@ -151,6 +151,7 @@ class DaskBackend(_Backend):
         self.parallelism = 1
         self._client = None
         self._owned = False
+        self._quiet = None
 
     def __enter__(self):
         self._client, self._owned = _dask.connect(self._scheduler)
