@@ -194,7 +194,7 @@ def _remove_stale_staging(parent: Path, prefix: str) -> None:
     """Staging directories a killed run left (safe: the caller holds the directory's lock)."""
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.name.startswith(prefix) and entry.name.endswith(_STAGING) and entry.is_dir():
+            if entry.name.startswith(prefix) and _STAGING in entry.name and entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
 
 
