@@ -194,7 +194,7 @@ def _remove_stale_staging(parent: Path, prefix: str) -> None:
     """Staging directories a killed run left (safe: the caller holds the directory's lock)."""
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.name.startswith(prefix) and _STAGING in entry.name and entry.is_dir():
+            if entry.name.startswith(prefix) and entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -224,13 +224,14 @@ def write_file_set(directory: str | os.PathLike, files: Mapping[str, bytes], *, 
             whole = current <= members and directory.resolve() != Path.cwd().resolve()
             mode = directory.stat().st_mode & 0o7777
             parent = directory.resolve().parent if whole else directory
-            prefix = f".{directory.resolve().name}." if whole else "."
+            # .<name>.metaeval-staging.XXXX beside it: no other directory's staging starts the same way
+            prefix = f".{directory.resolve().name}{_STAGING}." if whole else f"{_STAGING}."
             _remove_stale_staging(parent, prefix)
             try:
-                staging = Path(tempfile.mkdtemp(prefix=prefix, suffix=_STAGING, dir=parent))
+                staging = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
             except PermissionError:  # the parent is not writable: stage inside the directory
-                whole, parent, prefix = False, directory, "."
-                staging = Path(tempfile.mkdtemp(prefix=prefix, suffix=_STAGING, dir=parent))
+                whole, parent, prefix = False, directory, f"{_STAGING}."
+                staging = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         except OSError as error:
             raise _named(error, directory) from None
         try:
