@@ -121,3 +121,12 @@ def test_the_lock_is_reentrant_refuses_another_holder_and_goes_away(tmp_path):
         raise ValueError
     assert not (tmp_path / "new").exists()  # a failed first run leaves no empty directory
 
+
+
+def test_leftovers_of_a_killed_run_go_and_another_outputs_staging_stays(tmp_path):
+    mine = tmp_path / ".report.metaeval-staging.k1ll3d"
+    theirs = tmp_path / ".report.v2.metaeval-staging.w0rk1n"  # report.v2 is being written by another run
+    mine.mkdir()
+    theirs.mkdir()
+    write_file_set(tmp_path / "report", {"a": b"1"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [theirs.name, "report"]
