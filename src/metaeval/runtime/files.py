@@ -255,7 +255,8 @@ def _commit_whole(staging: Path, directory: Path, mode: int) -> None:
     """``staging`` (plus a hard link to the held lock) takes ``directory``'s place; the old set goes."""
     directory = directory.resolve()  # a symbolic link keeps pointing at the directory that is replaced
     try:
-        os.link(directory / LOCK_NAME, staging / LOCK_NAME)  # the lock stays held across the swap
+        with contextlib.suppress(OSError):  # a file system without hard links: the set is done anyway
+            os.link(directory / LOCK_NAME, staging / LOCK_NAME)  # the lock stays held across the swap
         os.chmod(staging, mode)
         _fsync_directory(staging)
         if not _exchange(staging, directory):
