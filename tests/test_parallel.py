@@ -177,3 +177,34 @@ def test_workers_leave_the_callers_environment_unchanged():
     before = dict(os.environ)
     assert map_tasks(operator.neg, [1, 2, 3], workers=2) == [-1, -2, -3]
     assert dict(os.environ) == before
+
+
+def test_a_lost_scheduler_is_one_error_in_map_tasks(monkeypatch):
+    """Issue 22 item 4: a cluster lost under the simulations is a SchedulerLostError (one CLI line), not
+    the client's FutureCancelledError traceback."""
+    distributed = pytest.importorskip("distributed")
+    from metaeval.runtime import dask as runtime_dask
+    from metaeval.runtime.dask import SchedulerLostError
+
+    class LostClient:
+        def submit(self, fn, *args, pure=True):
+            return object()
+
+        def gather(self, futures):
+            raise distributed.client.FutureCancelledError("task-1", reason="scheduler-connection-lost",
+                                                          msg="Client lost the connection to the scheduler.")
+
+        def cancel(self, futures):
+            raise AssertionError("nothing to cancel: the futures went with the connection")
+
+        def close(self, timeout=None):
+            self.closed = True
+
+    client = LostClient()
+    monkeypatch.setattr(runtime_dask, "connect", lambda scheduler: (client, True))
+    with pytest.raises(SchedulerLostError) as caught:
+        map_tasks(math.factorial, [1, 2, 3], scheduler="tcp://127.0.0.1:8786")
+    assert str(caught.value) == ("`scheduler` must stay reachable for the whole run; lost tcp://127.0.0.1:8786"
+                                 " (scheduler-connection-lost). Nothing of this run is kept: run it again (the same"
+                                 " seed gives the same results).")
+    assert client.closed

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from metaeval.errors import InputFileError
-from metaeval.scoring.cache import ScoreCache, pair_key, text_digest
+from metaeval.scoring.cache import ScoreCache, pair_key, row_checksum, text_digest
 
 SIG = "metric:rouge-1.5.5|flags:-n 2 -f A -p 0.5 -t 0|rounding:none|scale:0-1|version:0.1.0"
 
@@ -36,7 +36,7 @@ def test_foreign_files_are_refused(tmp_path):
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(InputFileError) as caught:
         ScoreCache(old)
-    assert str(caught.value) == (f"{old}: must be a score cache of layout 1; got layout 99 (written by another"
+    assert str(caught.value) == (f"{old}: must be a score cache of layout 2; got layout 99 (written by another"
                                  " metaeval version; use a new file).")
 
 
@@ -61,7 +61,7 @@ def test_round_trip_is_bitwise_and_keys_are_content(tmp_path):
 def test_a_failed_transaction_stores_nothing(tmp_path):
     keys = [pair_key(f"c{i}", ["r"]) for i in range(3)]
     with ScoreCache(tmp_path / "c.sqlite") as cache:
-        with pytest.raises(sqlite3.Error):  # the second row cannot be bound: the first is rolled back
+        with pytest.raises(TypeError):  # the second row has no bytes key: the first is rolled back
             cache.put(SIG, [(keys[0], {"x": 1.0}), ((object(), b""), {"x": 2.0})])
         assert cache.count() == 0
         cache.put(SIG, [(keys[2], {"x": 3.0})])
@@ -79,3 +79,55 @@ def test_two_connections_share_the_file(tmp_path):
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# -- integrity (issue 22 items 4 and 5) -----------------------------------------------------------------
+
+def _flip_in_file(path, old: bytes, new: bytes) -> None:
+    """Replace the one occurrence of ``old`` in the file by ``new`` (same length): a byte changed on disk."""
+    data = path.read_bytes()
+    assert data.count(old) == 1 and len(old) == len(new)
+    path.write_bytes(data.replace(old, new))
+
+
+def test_a_flipped_byte_drops_the_row_and_counts_it(tmp_path):
+    path = tmp_path / "c.sqlite"
+    keys = [pair_key(f"c{i}", ["r"]) for i in range(50)]
+    with ScoreCache(path) as cache:
+        cache.put(SIG, [(k, {"bleu": 8.4825 + i}) for i, k in enumerate(keys)])
+    _flip_in_file(path, b'{"bleu":8.4825}', b'{"bleu":9.4825}')  # still valid JSON: silently wrong without a checksum
+    with ScoreCache(path) as cache:
+        got = cache.get(SIG, keys)
+        assert keys[0] not in got and len(got) == 49 and got[keys[1]] == {"bleu": 9.4825}
+        assert cache.rejected == 1 and cache.count() == 49  # the damaged row is deleted
+        cache.put(SIG, [(keys[0], {"bleu": 8.4825})])
+        assert cache.get(SIG, keys[:1]) == {keys[0]: {"bleu": 8.4825}} and cache.rejected == 1
+
+
+def test_a_damaged_checksum_drops_the_row(tmp_path):
+    path = tmp_path / "c.sqlite"
+    key = pair_key("c", ["r"])
+    with ScoreCache(path) as cache:
+        cache.put(SIG, [(key, {"x": 1.0})])
+    checksum = row_checksum(SIG, key[0], key[1], '{"x":1.0}')
+    _flip_in_file(path, checksum, bytes([checksum[0] ^ 1]) + checksum[1:])
+    with ScoreCache(path) as cache:
+        assert cache.get(SIG, [key]) == {} and cache.rejected == 1
+
+
+def test_a_damaged_page_is_a_one_line_error(tmp_path):
+    """Regression (issue 22 item 4): a corrupted page raised sqlite3.DatabaseError (a traceback)."""
+    path = tmp_path / "c.sqlite"
+    keys = [pair_key(f"c{i}", ["r"]) for i in range(3000)]
+    with ScoreCache(path) as cache:
+        cache.put(SIG, [(k, {"x": float(i), "y": i / 7}) for i, k in enumerate(keys)])
+    data = bytearray(path.read_bytes())
+    page = len(data) // 4096 // 2
+    data[page * 4096:(page + 1) * 4096] = b"\xff" * 4096
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputFileError) as caught:
+        with ScoreCache(path) as cache:
+            cache.get(SIG, keys)
+    assert str(caught.value) == (f"{path}: must be an intact score cache; got a damaged database (database disk image"
+                                 " is malformed): delete the file to start a new cache (its scores are computed"
+                                 " again).")

@@ -66,6 +66,8 @@ def test_score_writes_scores_and_signatures(tmp_path, files, capsys):
     ("bad-extension", "{out_dir}/scores.xlsx: the extension must be one of "),
     ("missing-directory", "{out_dir}/nowhere/scores.csv: must be in an existing directory; got a directory that does not exist."),
     ("workers", "`workers` must be an integer >= 1; got 0."),
+    ("scheduler", "`scheduler` must be a scheduler address like 'tcp://host:8786'; got 'not-an-address' (missing port"
+                  " number in address 'not-an-address')."),
     ("model-dir", "BERTScore: the model directory '{out_dir}/no-model' does not exist; pass `model_dir=`"),
 ])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, files, capsys, case, message):
@@ -90,6 +92,9 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, files, capsys, case
         argv[argv.index(out)] = tmp_path / "nowhere" / "scores.csv"
     elif case == "workers":
         argv += ["--workers", "0"]
+    elif case == "scheduler":
+        pytest.importorskip("distributed")
+        argv += ["--scheduler", "not-an-address"]
     elif case == "model-dir":
         argv += ["--metric", "bertscore", "--model-dir", tmp_path / "no-model"]
     code, stdout, err = run(argv, capsys)

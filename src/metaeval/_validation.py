@@ -226,3 +226,68 @@ def with_tie_tolerance(func):
     marker = "\n\n    Returns\n    -------"
     wrapper.__doc__ = doc.replace(marker, "\n" + _TIE_TOLERANCE_DOC + marker[1:], 1)
     return wrapper
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give (Linux ``MemAvailable``; else free physical pages);
+    None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as stream:
+            for line in stream:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def resampling_bytes(n_resamples: int, n_systems: int, n_inputs: int) -> int:
+    """Bytes that ``n_resamples`` resamples of an ``n_systems`` x ``n_inputs`` design hold at once, at least.
+
+    The draws are generated whole and shared by every metric pair of a call (DESIGN.md section 3):
+    BOOT-BOTH's row and column indices (int64, ``k (N + M)``), PERM-BOTH's packed swap bits
+    (``k N ceil(M / 8)`` bytes), and a few float64 statistics per resample (the distributions kept for
+    percentiles and p-values). The batched temporaries of the kernels come on top (bounded, a few MiB).
+    """
+    k, n, m = int(n_resamples), int(n_systems), int(n_inputs)
+    return k * (8 * (n + m) + n * (-(-m // 8)) + 8 * 8)
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def check_resample_memory(n_resamples: Any, n_systems: int, n_inputs: int, *, param: str = "n_resamples",
+                          available: int | None = None) -> None:
+    """Refuse a number of resamples whose draws cannot fit in the memory still available.
+
+    The one up-front check (the CLI commands call it through ``metaeval.cli.common.load_source`` once the
+    data's shape is known, before computing): without it ``--n-resamples 2000000000`` tried to allocate
+    89 GiB and died in a traceback, or, below the machine's size, would swap for hours.
+
+    Raises
+    ------
+    ParameterError
+        "`param` must be small enough for the resamples to fit in memory; got ...", with the estimate
+        (:func:`resampling_bytes`) and the available memory.
+    """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        return  # not a resample count: the function that takes it says so
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    needed = resampling_bytes(n_resamples, n_systems, n_inputs)
+    if needed > available:
+        raise ParameterError(
+            f"`{param}` must be small enough for the resamples to fit in memory; got {int(n_resamples)} (at least"
+            f" {_size(needed)} for {n_systems} systems x {n_inputs} inputs, {_size(available)} available)."
+        )

@@ -24,7 +24,8 @@ _SOURCE_KEY = "metaeval.source"
 def source_options(command: Callable) -> Callable:
     """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system /
     --exclude-system / --aggregation, and how score files are read: --system-column / --input-column /
-    --human-column / --where / --layout, each for every file or (``FILE=VALUE``) for one file.
+    --annotator-column / --human-column / --where / --layout, each for every file or (``FILE=VALUE``) for
+    one file.
 
     The command receives ``dataset, dataset_options, scores, human, metrics``; the other options are kept
     in the click context and applied by :func:`load_source`.
@@ -32,10 +33,11 @@ def source_options(command: Callable) -> Callable:
 
     @functools.wraps(command)
     def wrapper(*args, systems=(), exclude_systems=(), aggregation=DEFAULT_AGGREGATION, system_column=(),
-                input_column=(), human_column=(), where=(), layout=(), **kwargs):
+                input_column=(), annotator_column=(), human_column=(), where=(), layout=(), **kwargs):
         click.get_current_context().meta[_SOURCE_KEY] = {
             "systems": systems, "exclude_systems": exclude_systems, "aggregation": aggregation,
-            "columns": {"system": system_column, "input": input_column, "human": human_column},
+            "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
+                        "human": human_column},
             "where": where, "layout": layout}
         return command(*args, **kwargs)
 
@@ -51,6 +53,9 @@ def source_options(command: Callable) -> Callable:
                      help="The score files' column of system labels (default: system)." + per_file),
         click.option("--input-column", multiple=True, metavar="[FILE=]COLUMN",
                      help="The score files' column of input labels (default: input)." + per_file),
+        click.option("--annotator-column", multiple=True, metavar="[FILE=]COLUMN",
+                     help="The score files' column of annotator labels (default: a column 'annotator' that tells"
+                          " several rows of a cell apart)." + per_file),
         click.option("--human-column", multiple=True, metavar="[FILE=]COLUMN",
                      help="A score files' column of human scores (it becomes the --human)." + per_file),
         click.option("--where", multiple=True, metavar="[FILE=]COLUMN=VALUE",
@@ -182,6 +187,10 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
         ds = without_systems(ds, excluded)
     if aggregation != ds.aggregation:
         ds = ds.with_aggregation(aggregation)
+    if context is not None and context.params.get("n_resamples") is not None:  # before any computing
+        from .._validation import check_resample_memory
+
+        check_resample_memory(context.params["n_resamples"], *ds.shape, param="--n-resamples")
     return ds, human
 
 

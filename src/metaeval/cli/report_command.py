@@ -14,6 +14,7 @@ from ..report import terminal
 from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
 from ..report.escape import console as safe_console
+from ..runtime.files import directory_lock
 from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES
 from .common import (
     _SOURCE_KEY,
@@ -122,28 +123,29 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
-    ds, human = load_source(dataset, dataset_options, scores, human)
-    corpus = corpus_statistics_for(ds, *corpus_texts)
-    chosen = chosen_metrics(ds, human, metrics)
-    console = safe_console(stderr=False)
-    if not console.is_terminal:
-        console = safe_console(width=110)
-    preset = "quick" if quick else "full" if full else "default"
-    wanted = () if analyses == ("none",) else (tuple(analyses) or None)
-    with progress_bar() as bar:
-        progress = bar.rich
-        result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
-                              correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
-                              seed=seed, preset=preset, repetitions=repetitions,
-                              focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
-                              command="", corpus_statistics=corpus or None)
-        settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
-                        corpus_texts=corpus_texts)
-        context = click.get_current_context()
-        command = _command_line(dataset, dataset_options, scores, human, metrics, context.meta.get(_SOURCE_KEY, {}),
-                                settings, output)
-        result = dataclasses.replace(result, command=command)
-        paths = write_report(result, Path(output), progress=progress)
+    with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
+        ds, human = load_source(dataset, dataset_options, scores, human)
+        corpus = corpus_statistics_for(ds, *corpus_texts)
+        chosen = chosen_metrics(ds, human, metrics)
+        console = safe_console(stderr=False)
+        if not console.is_terminal:
+            console = safe_console(width=110)
+        preset = "quick" if quick else "full" if full else "default"
+        wanted = () if analyses == ("none",) else (tuple(analyses) or None)
+        with progress_bar() as bar:
+            progress = bar.rich
+            result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
+                                  correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
+                                  seed=seed, preset=preset, repetitions=repetitions,
+                                  focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
+                                  command="", corpus_statistics=corpus or None)
+            settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
+                            corpus_texts=corpus_texts)
+            context = click.get_current_context()
+            chosen_source = context.meta.get(_SOURCE_KEY, {})
+            command = _command_line(dataset, dataset_options, scores, human, metrics, chosen_source, settings, output)
+            result = dataclasses.replace(result, command=command)
+            paths = write_report(result, Path(output), progress=progress)
     console.print(terminal.report_summary(result, paths))
     page = report_paths(output)[1].resolve()
     console.print(f"open {page.as_uri()}", style="bold")

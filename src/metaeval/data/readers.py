@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFileError, ParameterError, check_choice
+from . import annotator_column
 from .cells import numeric_cells
 from .columns import OPTION_NAMES, note_ignored, prepare_table
 from .formats import (
@@ -127,7 +128,9 @@ def read_scores(
     if recorded is not None:
         humans = tuple(dict.fromkeys((*recorded, *((human,) if human is not None else ()))))
         humans = tuple(h for h in humans if h in _scorer_names(table, layout)) or None
-    ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name, layout=layout)
+    mapped = isinstance(columns, Mapping) and columns.get("annotator") is not None or None
+    ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name,
+                             layout=layout, annotator_axis=mapped)
     if recorded is not None:
         annotated = tuple(s for s in ds.scorers if ds.annotations(s).ndim == 3 and s not in ds.humans)
         if annotated:
@@ -178,15 +181,17 @@ def table_layout(table: RawTable, layout: str = "auto") -> str:
 
 
 def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None,
-                        layout: str = "auto") -> ScoreSet:
-    """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors)."""
+                        layout: str = "auto", annotator_axis: bool | None = None) -> ScoreSet:
+    """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors);
+    ``annotator_axis``: see :func:`metaeval.data.annotator_column.use_axis`."""
     system_column = _label_column(table, SYSTEM_KEYS)
     input_column = _label_column(table, INPUT_KEYS)
     systems = _label_cells(table, system_column, "system")
     inputs = _label_cells(table, input_column, "input")
-    annotators = _annotator_cells(table) if ANNOTATOR_KEY in table.columns else None
-    label_columns = {system_column, input_column, ANNOTATOR_KEY}
     is_long = table_layout(table, layout) == "long"
+    axis = annotator_column.use_axis(table, systems, inputs, mapped=annotator_axis, long=is_long)
+    annotators = _annotator_cells(table) if axis else None
+    label_columns = {system_column, input_column} | ({ANNOTATOR_KEY} if axis else set())
     if is_long:
         groups, scorer_labels = _long_entries(table, label_columns)
     else:

@@ -23,7 +23,7 @@ from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
-from ..runtime.files import write_text_atomic
+from ..runtime.files import write_file_set
 from ..stats.levels import system_means
 from ..vocabulary import check_correction, check_family
 from .formats import to_csv, to_json
@@ -38,6 +38,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 table and the significance matrix, and repetitions of the analyses' own simulations."""
 
 HTML_NAME = "report.html"
+#: The machine-readable files written beside the page.
+DATA_FILES = ("results.json", "correlations.csv", "comparison.csv")
 
 
 @dataclass(frozen=True)
@@ -347,15 +349,24 @@ def report_paths(output: str | Path) -> tuple[Path, Path]:
 
 
 def write_report(report: Report, output: str | Path, *, html: bool = True, progress: Any = None) -> list[Path]:
-    """Write the HTML page and results.json, correlations.csv and comparison.csv beside it.
+    """Write the HTML page and results.json, correlations.csv and comparison.csv beside it, as one set.
 
     ``output`` is a directory (the page is ``report.html`` inside it) or the page's own path ending in
-    ``.html``; each file is written atomically (a reader sees the old file or the whole new one).
-    With ``html=False`` only the machine-readable files are written. ``progress`` (a
+    ``.html``. With ``html=False`` only the machine-readable files are written. ``progress`` (a
     ``rich.progress.Progress``) gets one task advancing per section of the page.
+
+    The files are rendered in memory, written to a temporary directory and moved into place as a whole
+    (:func:`metaeval.runtime.files.write_file_set`): a reader, a crash or a full disk sees the previous
+    report or the new one, never a page with missing or foreign data files; a comparison.csv of a previous
+    report is removed with it when this report has no significance matrix. The directory is locked while it
+    is written: another run writing it fails with one line naming it (:class:`~metaeval.errors.InputFileError`).
+    In a directory that also holds other files, the files move in one by one, the page last.
     """
     directory, page = report_paths(output)
-    paths = []
+    files: dict[str, bytes] = {"results.json": to_json(report).encode("utf-8"),
+                               "correlations.csv": to_csv(report.table.to_frame()).encode("utf-8")}
+    if report.comparison is not None:
+        files["comparison.csv"] = to_csv(report.comparison.to_frame()).encode("utf-8")
     if html:
         from .page import render_report, section_count
 
@@ -363,9 +374,7 @@ def write_report(report: Report, output: str | Path, *, html: bool = True, progr
         if progress is not None:
             task = progress.add_task("figures and page", total=section_count(report))
             advance = lambda: progress.advance(task)  # noqa: E731
-        paths.append(write_text_atomic(page, render_report(report, advance)))
-    paths.append(write_text_atomic(directory / "results.json", to_json(report)))
-    paths.append(write_text_atomic(directory / "correlations.csv", to_csv(report.table.to_frame())))
-    if report.comparison is not None:
-        paths.append(write_text_atomic(directory / "comparison.csv", to_csv(report.comparison.to_frame())))
-    return paths
+        files[page.name] = render_report(report, advance).encode("utf-8")  # last: it refers to the others
+    written = write_file_set(directory, files, owned=(page.name, *DATA_FILES))
+    order = [page.name, *DATA_FILES]
+    return sorted(written, key=lambda p: order.index(p.name))

@@ -17,6 +17,7 @@ once to the cluster, instead of once per task.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
@@ -155,16 +156,25 @@ def _map_pool(fn: Callable, tasks: Sequence[Any], workers: int, shared: Any, tic
 
 def _map_dask(fn: Callable, tasks: Sequence[Any], scheduler: Any, shared: Any) -> list:
     client, owned = _dask.connect(scheduler)
+    address = scheduler if isinstance(scheduler, str) else client.scheduler.address
     futures = []
+    quiet = _dask.quiet_client_logs() if owned else contextlib.nullcontext()
     try:
-        if shared is None:
-            futures = [client.submit(fn, task, pure=False) for task in tasks]
-        else:
-            common = client.scatter(shared, broadcast=True, hash=False)
-            futures = [client.submit(fn, common, task, pure=False) for task in tasks]
-        return client.gather(futures)
+        with quiet:
+            if shared is None:
+                futures = [client.submit(fn, task, pure=False) for task in tasks]
+            else:
+                common = client.scatter(shared, broadcast=True, hash=False)
+                futures = [client.submit(fn, common, task, pure=False) for task in tasks]
+            return client.gather(futures)
+    except _dask.cluster_faults() as error:
+        futures = []  # cancelled with the connection
+        lost = _dask.lost(address, error)
+        raise type(lost)(f"{lost} Nothing of this run is kept: run it again (the same seed gives the same"
+                         " results).") from None
     finally:
         if futures:
-            client.cancel(futures)
+            with contextlib.suppress(Exception):  # the scheduler may be gone; the error that ends the run is raised
+                client.cancel(futures)
         if owned:
-            client.close()
+            _dask.close(client)

@@ -4,6 +4,12 @@ Workers start from a fork server that has imported metaeval (``spawn`` where the
 server), never as a fork of a possibly threaded caller. Each worker bounds its BLAS / OpenMP threads
 (:func:`limit_worker_threads`, the pool initializer's first call) so that ``workers`` processes on as
 many cores do not oversubscribe them. The caller's environment is never changed.
+
+Workers exit when the process that started them dies, however it dies (SIGKILL included;
+:func:`exit_with_parent`, the pool initializer's second call). Without this an idle worker waits
+forever on its task queue (it holds both ends of the queue's pipe, so it never sees end-of-file), and
+with the workers the fork server and the resource tracker stay alive too: both exit on their own once
+no worker holds their pipes.
 """
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["THREAD_VARIABLES", "limit_worker_threads", "pool_context", "process_pool"]
+__all__ = ["THREAD_VARIABLES", "exit_with_parent", "limit_worker_threads", "pool_context", "process_pool"]
 
 #: Environment variables that bound the threads of BLAS / OpenMP libraries in a worker process.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
@@ -37,6 +43,81 @@ def limit_worker_threads() -> None:
         torch.set_num_threads(1)
 
 
+#: Exit status of a worker that ends itself because the process that started it died.
+ORPHAN_EXIT_CODE = 70
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_WATCH_INTERVAL = 0.5  # seconds between checks when no parent sentinel is available
+
+
+def _set_parent_death_signal() -> bool:
+    """Linux: have the kernel SIGKILL this process when its parent dies. False where prctl is absent."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(sentinel: int | None, owner: int) -> None:
+    """Block until the pool's owner is gone, then end this worker at once (``os._exit``)."""
+    if sentinel is not None:
+        from multiprocessing.connection import wait
+
+        try:
+            wait([sentinel])  # end-of-file when the owner dies: it held the pipe's other end
+        except OSError:
+            pass
+    else:  # portable fallback: poll
+        import time
+
+        while True:
+            try:
+                os.kill(owner, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(_WATCH_INTERVAL)
+    os._exit(ORPHAN_EXIT_CODE)
+
+
+def exit_with_parent(owner: int | None = None) -> None:
+    """In a worker process: exit as soon as the process that created the pool dies.
+
+    Two mechanisms, both started here: on Linux the parent-death signal (``prctl(PR_SET_PDEATHSIG,
+    SIGKILL)``: the kernel kills the worker when its direct parent, the fork server, dies), and
+    everywhere a daemon thread that waits on the multiprocessing parent sentinel (a pipe whose writing
+    end only the pool's owner holds, so it reaches end-of-file when the owner dies, whether the worker
+    came from the fork server or not) and then ends the worker with ``os._exit``. Without a sentinel the thread polls whether ``owner`` (a pid) still exists. The worker
+    holds the fork server's and the resource tracker's pipes, which then close, so both exit too.
+    """
+    import multiprocessing
+    import threading
+
+    if owner is None or os.getppid() != owner:
+        # Only for a parent that is not the caller: the kernel signals when the *thread* that started
+        # the process ends, and the caller may start workers from a short-lived thread (the fork server
+        # forks from its one thread).
+        _set_parent_death_signal()
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None) if parent is not None else None
+    if sentinel is None and owner is None:
+        return
+    if sentinel is None and owner is not None:
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(ORPHAN_EXIT_CODE)
+        except PermissionError:
+            pass
+    threading.Thread(target=_watch, args=(sentinel, owner), daemon=True, name="metaeval-orphan-watch").start()
+
+
 def pool_context(modules: Sequence[str] = ()):
     """``forkserver`` (preloading ``modules``) where the platform has it, ``spawn`` otherwise.
 
@@ -57,8 +138,9 @@ def pool_context(modules: Sequence[str] = ()):
     return context
 
 
-def _start_worker(initializer: Callable | None, initargs: tuple) -> None:
+def _start_worker(owner: int, initializer: Callable | None, initargs: tuple) -> None:
     limit_worker_threads()
+    exit_with_parent(owner)
     if initializer is not None:
         initializer(*initargs)
 
@@ -67,10 +149,10 @@ def process_pool(workers: int, *, initializer: Callable | None = None, initargs:
                  modules: Sequence[str] = ()) -> Any:
     """A ``ProcessPoolExecutor`` of ``workers`` processes started by :func:`pool_context`.
 
-    Every worker first calls :func:`limit_worker_threads`, then ``initializer(*initargs)``; ``modules``
-    are preloaded by the fork server.
+    Every worker first calls :func:`limit_worker_threads` and :func:`exit_with_parent`, then
+    ``initializer(*initargs)``; ``modules`` are preloaded by the fork server.
     """
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(modules), initializer=_start_worker,
-                               initargs=(initializer, initargs))
+                               initargs=(os.getpid(), initializer, initargs))

@@ -144,22 +144,31 @@ class DaskBackend(_Backend):
         distributed = _dask.distributed()
         self._scheduler = _dask.check_scheduler(scheduler)
         if isinstance(scheduler, distributed.Client):
-            self.name = f"dask({scheduler.scheduler.address})"
+            self.address = scheduler.scheduler.address
         else:
-            self.name = f"dask({scheduler})"
+            self.address = scheduler
+        self.name = f"dask({self.address})"
         self.parallelism = 1
         self._client = None
         self._owned = False
+        self._quiet = None
 
     def __enter__(self):
         self._client, self._owned = _dask.connect(self._scheduler)
+        self._quiet = _dask.quiet_client_logs() if self._owned else None
+        if self._quiet is not None:
+            self._quiet.__enter__()
         self.parallelism = sum(self._client.nthreads().values()) or 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._owned:
-            self._client.close()
-        self._client = None
+        try:
+            if self._owned:
+                _dask.close(self._client)
+        finally:
+            if self._quiet is not None:
+                self._quiet.__exit__(None, None, None)
+            self._client = None
 
     def run(self, batches: Iterable[Batch], scorers: Sequence[Any]) -> Iterator[tuple[Batch, Any]]:
         distributed = _dask.distributed()
@@ -186,13 +195,20 @@ class DaskBackend(_Backend):
             queue = distributed.as_completed(first, loop=client.loop)
             for future in queue:
                 batch = pending.pop(future)
-                yield batch, future.result()
+                result = future.result()
+                yield batch, result
                 following = next(stream, None)
                 if following is not None:
                     queue.add(submit(following))
+        except _dask.cluster_faults() as error:
+            pending.clear()  # cancelled with the connection: nothing left to cancel
+            raise _dask.lost(self.address, error) from None
         finally:
             if pending:
-                client.cancel(list(pending))
+                try:
+                    client.cancel(list(pending))
+                except Exception:  # noqa: BLE001 - the scheduler may be gone; the error that ends the run is raised
+                    pass
 
 
 def make_backend(*, workers: int, scheduler: Any):

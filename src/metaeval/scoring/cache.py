@@ -11,6 +11,13 @@ Crash safety comes from SQLite: every :meth:`ScoreCache.put` is one transaction 
 (SIGKILL, power loss) leaves every committed batch intact and no partial batch; the next open rolls the
 log forward. Several processes may share one file (readers never block; writers wait up to
 :data:`BUSY_TIMEOUT` seconds for each other).
+
+Integrity: every row carries a checksum (BLAKE2b, 16 bytes) of its metric signature, key and scores
+text, verified on every read. A row whose checksum does not match (a flipped byte on disk, an edit by
+another program) is deleted and reported as missing, so its pair is scored again; :attr:`ScoreCache.rejected`
+counts such rows and the scoring engine warns once per run. A database that SQLite itself reports as
+damaged ("database disk image is malformed") raises a one-line :class:`~metaeval.errors.InputFileError`
+naming the file: delete it to start a new cache.
 """
 from __future__ import annotations
 
@@ -23,12 +30,12 @@ from typing import Any
 
 from ..errors import InputFileError
 
-__all__ = ["ScoreCache", "pair_key", "text_digest"]
+__all__ = ["ScoreCache", "pair_key", "row_checksum", "text_digest"]
 
 #: ``PRAGMA application_id`` of a metaeval cache ("meva").
 APPLICATION_ID = 0x6D657661
-#: ``PRAGMA user_version``: the layout of the tables below.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version``: the layout of the tables below (2: each row has a checksum).
+SCHEMA_VERSION = 2
 #: Seconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT = 60.0
 _LOOKUP_CHUNK = 400  # candidate digests per SELECT (SQLite allows 32766 parameters)
@@ -43,11 +50,33 @@ CREATE TABLE IF NOT EXISTS scores (
     candidate BLOB NOT NULL,
     refs BLOB NOT NULL,
     scores TEXT NOT NULL,
+    checksum BLOB NOT NULL,
     PRIMARY KEY (metric, candidate, refs)
 ) WITHOUT ROWID;
 """
 
 Key = tuple[bytes, bytes]
+
+
+def row_checksum(signature: str, candidate: bytes, refs: bytes, scores: str) -> bytes:
+    """The checksum stored with a row: BLAKE2b-128 of the signature, the key and the scores text."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (signature.encode("utf-8"), bytes(candidate), bytes(refs), scores.encode("utf-8")):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.digest()
+
+
+def _damaged(path: Path, error: sqlite3.Error) -> InputFileError:
+    """The one-line error of an SQLite failure while using the cache."""
+    text = str(error)
+    if isinstance(error, sqlite3.OperationalError) and "locked" in text:
+        return InputFileError(path, f"must be a score cache that no other process holds locked for more than"
+                                    f" {BUSY_TIMEOUT:g} s; got {text!r}.")
+    if isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError) or "malformed" in text:
+        return InputFileError(path, f"must be an intact score cache; got a damaged database ({text}): delete the"
+                                    " file to start a new cache (its scores are computed again).")
+    return InputFileError(path, f"must be a usable score cache; got {type(error).__name__}: {text}.")
 
 
 def text_digest(value: Any) -> bytes:
@@ -59,6 +88,19 @@ def text_digest(value: Any) -> bytes:
 def pair_key(candidate: Any, references: Sequence[Any]) -> Key:
     """The content key of one (candidate, references) pair: two sha256 digests."""
     return text_digest(candidate), text_digest(list(references))
+
+
+def _verified(signature: str, key: Key, scores: Any, checksum: Any) -> dict[str, float] | None:
+    """The scores of a row whose checksum matches, else None."""
+    if not isinstance(scores, str) or not isinstance(checksum, bytes):
+        return None
+    if row_checksum(signature, key[0], key[1], scores) != checksum:
+        return None
+    try:
+        values = json.loads(scores)
+    except ValueError:
+        return None
+    return values if isinstance(values, dict) else None
 
 
 class ScoreCache:
@@ -93,11 +135,15 @@ class ScoreCache:
             self._open()
         except sqlite3.DatabaseError as error:
             self._db.close()
+            if "malformed" in str(error):
+                raise _damaged(self.path, error) from None
             raise InputFileError(self.path, f"must be a metaeval score cache (an SQLite database); got {error}.") from None
         except BaseException:
             self._db.close()
             raise
         self._metric_ids: dict[str, int] = {}
+        #: Rows dropped since this cache was opened because their checksum did not match.
+        self.rejected = 0
 
     def _open(self) -> None:
         db = self._db
@@ -165,23 +211,51 @@ class ScoreCache:
             From :func:`pair_key`.
         """
         wanted = set(keys)
+        try:
+            return self._get(signature, wanted)
+        except sqlite3.Error as error:
+            raise _damaged(self.path, error) from None
+
+    def _get(self, signature: str, wanted: set[Key]) -> dict[Key, dict[str, float]]:
         metric = self._metric_id(signature, create=False)
         if metric is None or not wanted:
             return {}
         candidates = sorted({c for c, _ in wanted})
         found: dict[Key, dict[str, float]] = {}
+        bad: list[tuple[Any, Any]] = []
         for start in range(0, len(candidates), _LOOKUP_CHUNK):
             chunk = candidates[start:start + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
-                f"SELECT candidate, refs, scores FROM scores WHERE metric = ? AND candidate IN ({marks})",
+                f"SELECT candidate, refs, scores, checksum FROM scores WHERE metric = ? AND candidate IN ({marks})",
                 (metric, *chunk),
             )
-            for candidate, refs, scores in rows:
+            for candidate, refs, scores, checksum in rows:
                 key = (bytes(candidate), bytes(refs))
-                if key in wanted:
-                    found[key] = json.loads(scores)
+                if key not in wanted:
+                    continue
+                values = _verified(signature, key, scores, checksum)
+                if values is None:
+                    bad.append((candidate, refs))
+                else:
+                    found[key] = values
+        if bad:
+            self._drop(metric, bad)
         return found
+
+    def _drop(self, metric: int, rows: list[tuple[Any, Any]]) -> None:
+        """Delete rows that failed verification (their pairs are then scored again and stored anew)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("DELETE FROM scores WHERE metric = ? AND candidate = ? AND refs = ?",
+                           [(metric, c, r) for c, r in rows])
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self.rejected += len(rows)
 
     def put(self, signature: str, entries: Iterable[tuple[Key, Mapping[str, float]]]) -> int:
         """Store ``entries`` in one transaction; return how many were given.
@@ -190,30 +264,43 @@ class ScoreCache:
         same). Either every entry of the call is stored or, if the process dies first, none is.
         """
         rows = [(c, r, json.dumps(dict(values), allow_nan=True, separators=(",", ":"))) for (c, r), values in entries]
+        try:
+            self._put(signature, rows)
+        except sqlite3.Error as error:
+            raise _damaged(self.path, error) from None
+        return len(rows)
+
+    def _put(self, signature: str, rows: list[tuple[bytes, bytes, str]]) -> None:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             metric = self._metric_id(signature, create=True)
             db.executemany(
-                "INSERT OR REPLACE INTO scores (metric, candidate, refs, scores) VALUES (?, ?, ?, ?)",
-                [(metric, c, r, s) for c, r, s in rows],
+                "INSERT OR REPLACE INTO scores (metric, candidate, refs, scores, checksum) VALUES (?, ?, ?, ?, ?)",
+                [(metric, c, r, s, row_checksum(signature, c, r, s)) for c, r, s in rows],
             )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             self._metric_ids.pop(signature, None)
             raise
-        return len(rows)
 
     def count(self, signature: str | None = None) -> int:
         """Number of entries (of one metric signature, or of all)."""
-        if signature is None:
-            return self._db.execute("SELECT count(*) FROM scores").fetchone()[0]
-        metric = self._metric_id(signature, create=False)
-        if metric is None:
-            return 0
-        return self._db.execute("SELECT count(*) FROM scores WHERE metric = ?", (metric,)).fetchone()[0]
+        try:
+            if signature is None:
+                return self._db.execute("SELECT count(*) FROM scores").fetchone()[0]
+            metric = self._metric_id(signature, create=False)
+            if metric is None:
+                return 0
+            return self._db.execute("SELECT count(*) FROM scores WHERE metric = ?", (metric,)).fetchone()[0]
+        except sqlite3.Error as error:
+            raise _damaged(self.path, error) from None
 
     def signatures(self) -> list[str]:
         """The metric signatures that have entries, in order of first use."""
-        return [row[0] for row in self._db.execute("SELECT signature FROM metrics ORDER BY id")]
+        try:
+            return [row[0] for row in self._db.execute("SELECT signature FROM metrics ORDER BY id")]
+        except sqlite3.Error as error:
+            raise _damaged(self.path, error) from None

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import defaults
-from ..errors import ParameterError, check_int
+from ..errors import DataWarning, ParameterError, check_int
+from ..runtime.dask import SchedulerLostError
 from .backends import Batch, make_backend
 from .cache import Key, ScoreCache, text_digest
 from .inputs import ScoringInputs, load_inputs
@@ -216,6 +217,13 @@ def score(
         keys = list(distinct)
         for signature in signatures:
             found.append(store.get(signature, keys) if store is not None else {})
+        if store is not None and store.rejected:
+            n = store.rejected
+            rows = "1 cached row" if n == 1 else f"{n} cached rows"
+            verb = "was" if n == 1 else "were"
+            warnings.warn(f"score cache {str(store.path)!r}: {rows} failed the checksum (the file was altered or"
+                          f" damaged) and {verb} dropped; {'its pair is' if n == 1 else 'their pairs are'} scored"
+                          " again.", DataWarning, stacklevel=2)
         missing = [[k for k in keys if k not in found[m]] for m in range(len(scorers))]
         size = batch_size or _auto_batch_size(sum(map(len, missing)), backend.parallelism)
         tasks = []
@@ -230,15 +238,18 @@ def score(
                     chunk = tuple(todo[start:start + size])
                     yield Batch(m, chunk, tuple(distinct[k] for k in chunk))
 
-        for batch, (values, messages) in backend.run(batches(), scorers):
-            if store is not None:
-                store.put(signatures[batch.metric], zip(batch.keys, values))
-            found[batch.metric].update(zip(batch.keys, values))
-            computed[batch.metric] += len(values)
-            for message in messages:
-                caught.setdefault(message, None)
-            if bar is not None:
-                bar.advance(tasks[batch.metric], len(values))
+        try:
+            for batch, (values, messages) in backend.run(batches(), scorers):
+                if store is not None:
+                    store.put(signatures[batch.metric], zip(batch.keys, values))
+                found[batch.metric].update(zip(batch.keys, values))
+                computed[batch.metric] += len(values)
+                for message in messages:
+                    caught.setdefault(message, None)
+                if bar is not None:
+                    bar.advance(tasks[batch.metric], len(values))
+        except SchedulerLostError as error:
+            raise SchedulerLostError(f"{error} {_kept(found, len(keys), cache)}") from None
     for category, message in caught:
         warnings.warn(message, category if isinstance(category, type) and issubclass(category, Warning) else UserWarning,
                       stacklevel=2)
@@ -257,6 +268,17 @@ def score(
         seconds=time.perf_counter() - started,
     )
     return ScoredSet(matrices, systems=inputs.systems, inputs=inputs.inputs, run=run, name=name)
+
+
+def _kept(found: list[dict], pairs: int, cache: Any) -> str:
+    """What a run that stopped half-way leaves for the next one."""
+    done = sum(map(len, found))
+    total = pairs * len(found)
+    if cache is None:
+        return (f"{done} of {total} metric x pair scores were done and are lost (no cache): give `cache`"
+                " (--cache) to keep finished batches across runs.")
+    return (f"{done} of {total} metric x pair scores are kept in the cache {str(cache)!r}: run the same command"
+            " again to score only the rest (the scores equal those of an uninterrupted run).")
 
 
 def _matrices(inputs: ScoringInputs, cell_keys: list[Key], found: list[dict[Key, dict[str, float]]],
