@@ -137,3 +137,23 @@ def test_correlate_warning_names_the_cell(capsys, monkeypatch):
     assert len(lines) == 1
     assert lines[0].startswith("metaeval: warning: metric ") and " system level, " in lines[0]
     assert lines[0].endswith("more like this)")
+
+
+def test_report_summary_and_score_fit_80_columns_without_trailing_blanks(tmp_path, capsys, monkeypatch):
+    """Issue 21 item 9: the report's terminal summary and score's signature lines follow COLUMNS; no line
+    (titles included) ends in blanks."""
+    code, out, err = run(["report", "--dataset", "summeval", "--human", "expert.relevance", "--n-resamples", "100",
+                          "--analysis", "none", "--output", str(tmp_path / "rep")], capsys, monkeypatch, width=80)
+    assert code == 0, err
+    table = [line for line in out.splitlines() if not line.startswith(("wrote ", "open "))]
+    assert max(len(line) for line in table) <= 80
+    assert all(line == line.rstrip() for line in out.splitlines())
+    assert "summeval: 16 systems x 100 inputs, kendall-b with expert.relevance" in out.splitlines()
+    cands, refs = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+    cands.write_text('{"system": "a", "input": "1", "candidate": "the cat sat"}\n')
+    refs.write_text('{"input": "1", "reference": "the cat sat"}\n')
+    code, out, err = run(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "bleu",
+                          "--output", str(tmp_path / "o.csv"), "--no-progress"], capsys, monkeypatch, width=80)
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines() if not line.startswith("wrote ")) <= 80
+    assert any(line.startswith("    |") for line in out.splitlines())  # the signature wraps at a field

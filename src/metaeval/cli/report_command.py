@@ -22,6 +22,7 @@ from .common import (
     corpus_options,
     corpus_statistics_for,
     load_source,
+    output_width,
     seed_option,
     source_options,
     tie_tolerance_option,
@@ -127,9 +128,7 @@ def report(dataset, dataset_options, scores, human, metrics, output, levels, coe
         ds, human = load_source(dataset, dataset_options, scores, human)
         corpus = corpus_statistics_for(ds, *corpus_texts)
         chosen = chosen_metrics(ds, human, metrics)
-        console = safe_console(stderr=False)
-        if not console.is_terminal:
-            console = safe_console(width=110)
+        console = safe_console(width=output_width())
         preset = "quick" if quick else "full" if full else "default"
         wanted = () if analyses == ("none",) else (tuple(analyses) or None)
         with progress_bar() as bar:

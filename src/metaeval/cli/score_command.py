@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -13,7 +14,8 @@ from ..data.formats import file_format
 from ..data.writers import write_scores
 from ..errors import InputFileError, ParameterError
 from ..runtime.files import write_text_atomic
-from .common import say
+from ..report.render import SignatureLines
+from .common import output_width, say
 
 #: Suffix of the file written beside the scores: metric signatures and what the run did.
 SIGNATURES_SUFFIX = ".signatures.json"
@@ -106,12 +108,14 @@ def score(candidates, references, metrics, metric_options, model_dir, output, wo
     side = sidecar_path(output)
     write_text_atomic(side, json.dumps(metadata, indent=2) + "\n")
     run = ds.run
-    say(
-        f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"
-        f" metric{'' if len(run.metrics) == 1 else 's'} on {run.backend}"
-        f" in {run.seconds:.1f} s: {run.computed} computed, {run.cached} from the cache"
-    )
+    width = output_width()
+    summary = (f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"
+               f" metric{'' if len(run.metrics) == 1 else 's'} on {run.backend}"
+               f" in {run.seconds:.1f} s: {run.computed} computed, {run.cached} from the cache")
+    for line in textwrap.wrap(summary, width, subsequent_indent="  "):
+        say(line)
     for metric in run.metrics:
-        say(f"  {metric.label}: {metric.signature}")
+        for n, line in enumerate(SignatureLines(metric.signature, label=f"  {metric.label}: ").lines(width - 2)):
+            say(line if n == 0 else "  " + line)
     say(f"wrote {output} ({len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers)"
                f" and {side}")

@@ -22,6 +22,8 @@ Markdown have their own escaping in :mod:`metaeval.report.formats`; the HTML rep
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 __all__ = ["console", "safe_line", "safe_text"]
@@ -46,6 +48,10 @@ def safe_line(value: Any) -> str:
     return str(value).translate(_LINE_TABLE)
 
 
+_TRAILING_BLANKS = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
+"""Blanks at the end of a printed line (before the style resets that may close it)."""
+
+
 def console(**kwargs: Any):
     """A ``rich.console.Console`` (same arguments) that prints every string and ``Text`` as plain text:
     no markup, emoji codes or highlighting, control characters through :func:`safe_text`."""
@@ -62,6 +68,11 @@ def console(**kwargs: Any):
                 renderable = renderable.copy()
                 renderable.plain = safe_text(renderable.plain)  # same length: the styles stay in place
             return super().render(renderable, options)
+
+        def _render_buffer(self, buffer: Any) -> str:
+            # rich pads titles and some lines to the full width; printed lines end at their last character
+            text = super()._render_buffer(buffer)
+            return _TRAILING_BLANKS.sub(r"\1", text)
 
     kwargs.setdefault("markup", False)
     kwargs.setdefault("emoji", False)

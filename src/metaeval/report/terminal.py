@@ -179,22 +179,27 @@ def report_summary(report, paths=()) -> Group:
     d = report.dataset
     title = (f"{d.get('name') or 'user data'}: {d['systems']} systems x {d['inputs']} inputs, {coefficient}"
              f" with {table.human}")
-    out = Table(title=title, title_justify="left")
-    if ranks:
-        out.add_column("rank", justify="right")
-        out.add_column("positions", justify="right", style="dim")
-    out.add_column("metric", style="cyan", no_wrap=True)
-    for level in table.levels:
-        out.add_column(level, justify="right", no_wrap=True)
-    for metric in order:
-        cells = [str(ranks[metric]), spans[metric]] if ranks else []
-        cells.append(metric)
-        for level in table.levels:
-            r = table.get(metric, level, coefficient)
-            interval = f" [{_number(r.ci[0], 2)}, {_number(r.ci[1], 2)}]" if r.ci is not None else ""
-            cells.append(_number(r.statistic) + interval)
-        out.add_row(*cells)
-    parts = [out]
+    levels = list(table.levels)
+
+    def build(chosen) -> Table:
+        out = Table()
+        if ranks:
+            out.add_column("rank", justify="right", no_wrap=True)
+            out.add_column("positions", justify="right", style="dim", no_wrap=True)
+        out.add_column("metric", style="cyan", no_wrap=True)
+        for c in chosen:
+            out.add_column(levels[c], justify="right", no_wrap=True)
+        for metric in order:
+            cells = [str(ranks[metric]), spans[metric]] if ranks else []
+            cells.append(metric)
+            for c in chosen:
+                r = table.get(metric, levels[c], coefficient)
+                interval = f" [{_number(r.ci[0], 2)}, {_number(r.ci[1], 2)}]" if r.ci is not None else ""
+                cells.append(_number(r.statistic) + interval)
+            out.add_row(*cells)
+        return out
+
+    parts = [Text(title), ColumnBlocks(build, len(levels))]
     if report.comparison is not None:
         c = report.comparison
         parts.append(Text(f"rank: system-level significance cluster ({c.test}-{c.method}, {c.correction} over"
