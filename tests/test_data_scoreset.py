@@ -72,7 +72,8 @@ def test_labels_roles_and_description():
     assert str(info.value) == "`metric` must name a scorer of this ScoreSet ('metric', 'human'); got 'bleu'."
     assert ds.with_humans(["metric", "human"]).humans == ("metric", "human")
     described = ds.describe()
-    assert described["scorers"][1] == {"scorer": "human", "human": True, "annotators": 3, "missing_cells": 1}
+    assert described["scorers"][1] == {"scorer": "human", "human": True, "annotators": 3, "missing_cells": 1,
+                                       "missing_ratings": 4}
     assert ds.signature_fields() == {"dataset": "toy", "systems": 3, "inputs": 2, "subset": None, "aggregation": "mean"}
 
 

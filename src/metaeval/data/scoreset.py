@@ -324,7 +324,9 @@ class ScoreSet:
         return frame
 
     def describe(self) -> dict[str, Any]:
-        """Counts a reader wants first: systems, inputs, annotators and missing cells per scorer."""
+        """Counts a reader wants first: systems, inputs, annotators and missing cells per scorer
+        (``missing_ratings``: annotator ratings missing in all, including those of cells that other
+        annotators rated, which the cell count does not show; equal to ``missing_cells`` without annotators)."""
         return {
             "name": self._name,
             "systems": len(self._systems),
@@ -337,6 +339,7 @@ class ScoreSet:
                     "human": s in self._humans,
                     "annotators": self.n_annotators(s),
                     "missing_cells": int(np.isnan(self.matrix(s)).sum()),
+                    "missing_ratings": int(np.isnan(self.annotations(s)).sum()),
                 }
                 for s in self._scores
             ],

@@ -67,6 +67,7 @@ def forest_plot(table: CorrelationTable, level: str, *, order_by: str) -> Figure
                 ax.set_xlim(lo - pad, hi + pad)
         axes[0][0].set_yticks(y, [text(m) for m in metrics])
         axes[0][0].set_ylim(-0.7, n - 0.3)
+        fig.set_layout_engine("constrained")  # gives the shared axis label its own row below the tick labels
         fig.supxlabel(f"{level}-level correlation with {text(table.human)}", fontsize=9)
         first = table.results[0] if table.results else None
         method = ""

@@ -23,6 +23,15 @@ SECTION_TITLES = {
 }
 
 
+def _missing_human(scorer: dict, cells: int) -> str:
+    """``0 of 640`` cells, and with several annotators the missing ratings too (``5 of 1920 ratings``)."""
+    text = f"{scorer['missing_cells']} of {cells}"
+    if scorer["annotators"] > 1:
+        ratings = scorer.get("missing_ratings", scorer["missing_cells"] * scorer["annotators"])
+        text += f" ({ratings} of {cells * scorer['annotators']} annotator ratings missing)"
+    return text
+
+
 def _dataset_section(report) -> Section:
     d = report.dataset
     human = report.human
@@ -35,7 +44,7 @@ def _dataset_section(report) -> Section:
         ("systems x inputs", f"{d['systems']} x {d['inputs']} ({cells} cells)"),
         ("human score", f"{human} ({scorers[human]['annotators']} annotator(s) per cell, aggregated by"
                         f" {d['aggregation']})"),
-        ("missing human cells", f"{scorers[human]['missing_cells']} of {cells}"),
+        ("missing human cells", _missing_human(scorers[human], cells)),
         ("metrics", f"{len(metrics)} ({missing_metrics} missing cells in all)"),
     ]
     if d.get("description"):
