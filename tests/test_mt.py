@@ -150,13 +150,16 @@ def test_mt_evaluate_two_language_pairs_end_to_end():
     assert res.tasks[-1] == "pooled:system/accuracy"
     good, ok, bad = (res.metrics.index(m) for m in ("good", "ok", "bad"))
     assert res.ranks["pooled"][good] == 1 and res.ranks["pooled"][bad] > res.ranks["pooled"][ok]
-    # soft pairwise accuracy is reported, never averaged; the pooled accuracy replaces the per-pair ones
-    assert not any("soft-accuracy" in t for t in res.ranked_tasks["pooled"])
+    # under the permutation test soft pairwise accuracy has a null and is averaged (WMT24); the pooled
+    # accuracy replaces the per-pair ones
+    assert any("soft-accuracy" in t for t in res.ranked_tasks["pooled"])
     assert "en-de:system/accuracy" not in res.ranked_tasks["pooled"]
+    boot = me.mt_evaluate(data, tasks=tasks, n_resamples=50, rng=0, darr_threshold=1.0, significance="bootstrap")
+    assert not any("soft-accuracy" in t for t in boot.ranked_tasks["pooled"])
     # the pooled pairwise accuracy sums agreements and pairs over language pairs
     agree = pairs = 0
     for ds in data.values():
-        a, n = pairwise_agreement(ds.matrix("good").mean(1), ds.matrix("human").mean(1))
+        a, n = pairwise_agreement(ds.matrix("good").mean(1), ds.matrix("human").mean(1), "count")
         agree, pairs = agree + a, pairs + n
     assert res.statistics[-1][good] == pytest.approx(agree / pairs)
     # acc23 is the calibrated acc-eq, with its threshold reported

@@ -33,7 +33,9 @@ from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
-__all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
+__all__ = ["corpus_system_pvalues", "darr_counts", "global_pearson_null", "hybrid_null", "pair_pvalues",
+           "pair_values", "pair_values_null", "pairwise_agreement", "random_bits", "resampled_task",
+           "soft_pairwise_accuracy", "system_null", "system_pvalues", "zscore"]
 
 
 def _means(x, weights):
@@ -43,31 +45,39 @@ def _means(x, weights):
     return np.einsum("km,pnm->pkn", weights.astype(np.float64), x) / weights.sum(axis=1)[None, :, None]
 
 
-def pairwise_agreement(xbar, zbar):
-    """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N), among the pairs the
-    human does not tie (metric ties count as disagreement) - Kocmi et al. (2021)."""
+def pairwise_agreement(xbar, zbar, human_ties="skip"):
+    """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N) - Kocmi et al. (2021).
+
+    ``human_ties='skip'``: among the pairs the human does not tie (a metric tie is a disagreement).
+    ``human_ties='count'`` (mt-metrics-eval's ``Agreement``): every pair counts, and agrees when
+    ``sign(x_a - x_b) = sign(z_a - z_b)``, so a pair the human ties agrees only if the metric ties it too.
+    Ties are the tie rule of :mod:`metaeval.stats.ties`."""
     ia, ib = np.triu_indices(xbar.shape[-1], 1)
     dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib])
     dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
-    counted = dz != 0
+    counted = np.ones_like(dz, dtype=bool) if human_ties == "count" else dz != 0
     return ((dx == dz) & counted).sum(axis=-1), np.broadcast_to(counted.sum(axis=-1), dx.shape[:-1])
 
 
-def system_pvalues(s, signs):
+def system_pvalues(s, signs, pvalue="randomized"):
     """One-sided paired-permutation p-values ``p[..., i, j]`` of "system i scores higher than system j".
 
     ``s`` (..., N, M) segment scores, ``signs`` (R, M) of +-1 shared by every matrix. ``delta = mean_m
-    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)``, ``p = (1 + #{delta_r >= delta}) / (1 + R)``
-    with the tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`."""
+    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)`` and with ``c = #{delta_r >= delta}``
+    (tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`)
+    ``p = (1 + c) / (1 + R)`` (``pvalue='randomized'``) or ``c / R`` (``'fraction'``, mt-metrics-eval's
+    ``pce.compute_pairwise_p_values``, Thompson et al. 2024). ``delta_r`` of every pair is a difference of
+    per-system sums ``signs @ s_i`` (one product for all systems)."""
     n = s.shape[-2]
     ia, ib = np.triu_indices(n, 1)
-    d = s[..., ia, :] - s[..., ib, :]  # (..., pairs, M)
-    delta = d.mean(axis=-1)
-    null = np.einsum("rm,...pm->...pr", signs, d) / s.shape[-1]
-    return _pair_matrix(null, delta, n)
+    partial = np.einsum("rm,...nm->...nr", signs, s) / s.shape[-1]  # (..., N, R)
+    means = s.mean(axis=-1)
+    null = partial[..., ia, :] - partial[..., ib, :]
+    delta = means[..., ia] - means[..., ib]
+    return _pair_matrix(null, delta, n, pvalue)
 
 
-def corpus_system_pvalues(x: CorpusScores, signs):
+def corpus_system_pvalues(x: CorpusScores, signs, pvalue="randomized"):
     """:func:`system_pvalues` of a corpus metric: ``delta`` is the difference of the two systems' corpus
     scores, and a permutation swaps the two systems' statistics on the segments with ``signs = -1`` before
     re-scoring both corpora (:func:`metaeval.stats.corpus.system_pair_deltas`, approximate randomization)."""
@@ -76,35 +86,37 @@ def corpus_system_pvalues(x: CorpusScores, signs):
     swap = (np.asarray(signs) < 0).astype(np.float64)  # (R, M)
     delta, null, _ = system_pair_deltas(x.statistics, x.present, x.aggregate, list(zip(ia, ib)), "randomization",
                                         swap)
-    return _pair_matrix(null, delta, n)
+    return _pair_matrix(null, delta, n, pvalue)
 
 
-def _pair_matrix(null, delta, n):
+def _pair_matrix(null, delta, n, pvalue="randomized"):
     """``p[i, j]`` (upper triangle: i better, lower: j better) from the permuted ``null`` (..., pairs, R) and
     the observed ``delta`` (..., pairs), with the tolerance ``100 eps |delta|``."""
     ia, ib = np.triu_indices(n, 1)
     tol = 100 * np.finfo(float).eps * np.abs(delta)[..., None]
     r = null.shape[-1]
-    upper = (1 + (null >= delta[..., None] - tol).sum(axis=-1)) / (1 + r)
-    lower = (1 + (null <= delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
+    add = 1 if pvalue == "randomized" else 0
+    upper = (add + (null >= delta[..., None] - tol).sum(axis=-1)) / (add + r)
+    lower = (add + (null <= delta[..., None] + tol).sum(axis=-1)) / (add + r)  # j better: -delta_r >= -delta
     out = np.full(delta.shape[:-1] + (n, n), np.nan)
     out[..., ia, ib] = upper
     out[..., ib, ia] = lower
     return out
 
 
-def soft_pairwise_accuracy(xs, z, signs, corpus=None):
+def soft_pairwise_accuracy(xs, z, signs, corpus=None, pvalue="randomized"):
     """SPA of each metric ``xs`` (P, N, M) against the human ``z`` (N, M), Thompson et al. (2024).
 
     Complete matrices only (a system pair is compared on the segments both have); ``signs`` (R, M).
     ``corpus``: ``{metric index: CorpusScores}`` whose p-values compare corpus scores
-    (:func:`corpus_system_pvalues`), with the same swaps."""
+    (:func:`corpus_system_pvalues`), with the same swaps. ``pvalue``: the p-value convention of
+    :func:`system_pvalues`."""
     n = z.shape[0]
     ia, ib = np.triu_indices(n, 1)
-    pz = system_pvalues(z, signs)[ia, ib]
-    px = system_pvalues(xs, signs)[:, ia, ib]
+    pz = system_pvalues(z, signs, pvalue)[ia, ib]
+    px = system_pvalues(xs, signs, pvalue)[:, ia, ib]
     for index, scores in (corpus or {}).items():
-        px[index] = corpus_system_pvalues(scores, signs)[ia, ib]
+        px[index] = corpus_system_pvalues(scores, signs, pvalue)[ia, ib]
     return 1.0 - np.abs(px - pz[None]).mean(axis=-1)
 
 
@@ -236,3 +248,180 @@ def _global_pearson(xs, z, weights):
     vzz = szz - sz * sz / cnt
     r = pearson_r(vxz, vxx, np.sqrt(vzz))
     return r[:, 0] if weights is None else r
+
+
+# --- Permutation tests between metrics, as mt-metrics-eval runs them (WMT22-24) -----------------------------
+#
+# For two metrics i < j with standardized scores x_i, x_j over the units u of a task (systems at system level,
+# cells at segment level), a draw r is a mask m_r of independent fair bits, one per unit, and the hybrids
+#     h_i = m_r x_i + (1 - m_r) x_j,    h_j = (1 - m_r) x_i + m_r x_j
+# exchange the two metrics' scores on the units with m = 0. The null draw of the pair is
+#     null_r = stat(h_i) - stat(h_j),
+# and stat(h_i) - stat(h_j) at m = 1 is the observed delta. Every function below returns the null draws of
+# every pair i < j (``np.triu_indices(P, 1)`` order) as an array (pairs, k); the masks are drawn once per task
+# and shared by every pair (mt-metrics-eval draws them anew for each pair: each pair's null distribution is
+# the same, only the dependence between pairs differs).
+
+
+def zscore(x, axis=-1):
+    """``(x - mean) / sd`` along ``axis`` with the population sd (``scipy.stats.zscore``); a constant row is
+    only centred (its sd taken as 1)."""
+    x = np.asarray(x, dtype=np.float64)
+    mu = x.mean(axis=axis, keepdims=True)
+    sd = x.std(axis=axis, keepdims=True)
+    return (x - mu) / np.where(sd > 0, sd, 1.0)
+
+
+def random_bits(rng, k, n):
+    """``(k, n)`` independent fair bits (bool) from the generator ``rng`` (8 bits per random byte)."""
+    raw = rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(raw, axis=1, count=n).astype(bool)
+
+
+def _pairs(p):
+    return np.triu_indices(p, 1)
+
+
+def system_null(xbar, zbar, masks, statistic, batch=64):
+    """Null draws of a system-level task: the N (or, pooled over language pairs, the sum of the N_l) system
+    scores of every metric are standardized over all of them and swapped system by system.
+
+    Parameters
+    ----------
+    xbar : ndarray (P, N)
+        Metric system scores (language pairs concatenated when pooled); ``zbar`` (N,) the human's.
+    masks : ndarray of bool (k, N)
+    statistic : callable
+        ``statistic(h (B, N), zbar) -> (B,)`` (pooled: it splits the language pairs itself).
+    """
+    std = zscore(xbar, axis=-1)
+    ia, ib = _pairs(std.shape[0])
+    k, n = masks.shape
+    out = np.empty((ia.size, k))
+    for lo in range(0, ia.size, batch):
+        a, b = std[ia[lo:lo + batch], None, :], std[ib[lo:lo + batch], None, :]
+        hi = np.where(masks[None], a, b)
+        hj = np.where(masks[None], b, a)
+        both = np.concatenate([hi, hj]).reshape(-1, n)
+        vals = statistic(both, zbar).reshape(2, -1, k)
+        out[lo:lo + batch] = vals[0] - vals[1]
+    return out
+
+
+def global_pearson_null(xs, z, masks_of, k, batch=100):
+    """Null draws of no-grouping Pearson (every cell a point): PERM-BOTH over cells of the standardized
+    scores. The sums of a hybrid are linear in the mask, so with ``A = m . x_p``, ``B = m . x_p^2``,
+    ``C = m . (x_p z)`` (one product for all metrics) ``sum h_i = S_j + A_i - A_j``, ``sum h_i^2 = SS_j + B_i -
+    B_j``, ``sum h_i z = T_j + C_i - C_j`` and Pearson follows from the sums.
+
+    ``xs`` (P, Q) cells, ``z`` (Q,), ``masks_of(b)`` -> bool (b, Q) the next ``b`` masks."""
+    x = zscore(xs, axis=-1)
+    p, q = x.shape
+    feats = np.concatenate([x, x * x, x * z[None]]).T  # (Q, 3P)
+    s, ss, t = x.sum(axis=1), (x * x).sum(axis=1), x @ z
+    sz, szz = z.sum(), (z * z).sum()
+    ia, ib = _pairs(p)
+    out = np.empty((ia.size, k))
+
+    def pearson(sh, shh, shz):
+        num = q * shz - sh * sz
+        den = np.sqrt(np.maximum(q * shh - sh * sh, 0.0) * (q * szz - sz * sz))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num / den
+
+    for lo in range(0, k, batch):
+        m = masks_of(min(batch, k - lo)).astype(np.float64)
+        prod = m @ feats  # (b, 3P)
+        a, bb, c = prod[:, :p], prod[:, p:2 * p], prod[:, 2 * p:]
+        ri = pearson(s[ib] + a[:, ia] - a[:, ib], ss[ib] + bb[:, ia] - bb[:, ib], t[ib] + c[:, ia] - c[:, ib])
+        rj = pearson(s[ia] + a[:, ib] - a[:, ia], ss[ia] + bb[:, ib] - bb[:, ia], t[ia] + c[:, ib] - c[:, ia])
+        out[:, lo:lo + m.shape[0]] = (ri - rj).T
+    return out
+
+
+def pair_values(x, z, level, coefficient, threshold):
+    """Per pair of the level, the value of acc-eq (1 if the metric and the human agree - both tie or both
+    order the pair alike -, else 0) or tau-eq (+1 / -1) with the metric's tie ``threshold``, and each pair's
+    weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023)."""
+    from metaeval.stats.tie_calibration import group_vectors, pair_table
+
+    xg, zg = group_vectors(x, z, level)
+    rows, e, concordant, human_tied, per_group = pair_table(xg, zg)
+    metric_tied = e <= threshold
+    agree = np.where(metric_tied, human_tied, concordant)
+    values = agree.astype(np.float64) if coefficient == "acc-eq" else np.where(agree, 1.0, -1.0)
+    groups = np.count_nonzero(per_group)
+    return values, 1.0 / (groups * per_group[rows])
+
+
+def pair_values_null(values, weights, signs_of, k, batch=50):
+    """Null draws of mt-metrics-eval's pairwise permutation test (``PairwisePermutationSigDiff``, WMT23's test
+    for acc23): each *pair* of the level takes its comparison result from one metric or the other (a fair
+    coin per pair), so ``null_r = sum_q w_q s_rq (v_iq - v_jq)`` with ``s = 2m - 1``: a difference of per-metric
+    products ``U = s @ (w v)``, linear in the number of metrics. With one weight for every pair (complete
+    data) the product is over small integers and exact in float32.
+
+    ``values`` (P, Q), ``weights`` (Q,), ``signs_of(b)`` -> bool (b, Q) masks."""
+    p, q = values.shape
+    uniform = np.all(weights == weights[0])
+    wv = values if uniform else values * weights[None]
+    dtype = np.float32 if uniform and q < 2 ** 24 else np.float64
+    wv = np.ascontiguousarray(wv.T, dtype=dtype)
+    ia, ib = _pairs(p)
+    out = np.empty((ia.size, k))
+    for lo in range(0, k, batch):
+        m = signs_of(min(batch, k - lo))
+        s = m.astype(dtype) * 2 - 1
+        u = (s @ wv).astype(np.float64)
+        if uniform:
+            u *= weights[0]
+        out[:, lo:lo + m.shape[0]] = (u[:, ia] - u[:, ib]).T
+    return out
+
+
+def hybrid_null(xs, z, masks_of, k, statistic, batch=8):
+    """Null draws of any segment-level task by PERM-BOTH over cells (the reference path): the scores of every
+    metric are standardized over all N M cells, and for each pair and draw the two hybrids are scored by
+    ``statistic(h (B, N, M), z) -> (B,)``. Cost: pairs x k evaluations of the statistic.
+
+    ``masks_of(b)`` -> bool (b, N * M)."""
+    p, n, m = xs.shape
+    x = zscore(xs.reshape(p, -1), axis=-1).reshape(p, n, m)
+    ia, ib = _pairs(p)
+    out = np.empty((ia.size, k))
+    for lo in range(0, k, batch):
+        masks = masks_of(min(batch, k - lo)).reshape(-1, n, m)
+        b = masks.shape[0]
+        for t, (i, j) in enumerate(zip(ia, ib)):
+            hi = np.where(masks, x[i], x[j])
+            hj = np.where(masks, x[j], x[i])
+            vals = statistic(np.concatenate([hi, hj]), z)
+            out[t, lo:lo + b] = vals[:b] - vals[b:]
+    return out
+
+
+def pair_pvalues(null, statistics, pvalue="fraction"):
+    """``(P, P)`` one-sided p-values of "row metric's statistic beats the column metric's" from the null draws
+    (pairs i < j, k) of ``stat_i - stat_j``: ``c = #{null >= delta}`` (tolerance ``100 eps |delta|``) and
+    ``p = c / k`` (``'fraction'``, mt-metrics-eval) or ``(1 + c) / (1 + k)`` (``'randomized'``); the lower
+    triangle uses ``-null`` and ``-delta``. NaN where a statistic or every draw is undefined."""
+    stats = np.asarray(statistics, dtype=np.float64)
+    p = stats.size
+    ia, ib = _pairs(p)
+    out = np.full((p, p), np.nan)
+    if not ia.size:
+        return out
+    delta = stats[ia] - stats[ib]
+    finite = np.isfinite(null)
+    used = finite.sum(axis=1)
+    tol = 100 * np.finfo(float).eps * np.abs(delta)[:, None]
+    with np.errstate(invalid="ignore"):
+        up = (finite & (null >= delta[:, None] - tol)).sum(axis=1)
+        down = (finite & (null <= delta[:, None] + tol)).sum(axis=1)
+    add = 1 if pvalue == "randomized" else 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        upper = np.where((used > 0) & np.isfinite(delta), (add + up) / (add + used), np.nan)
+        lower = np.where((used > 0) & np.isfinite(delta), (add + down) / (add + used), np.nan)
+    out[ia, ib] = upper
+    out[ib, ia] = lower
+    return out
