@@ -28,7 +28,7 @@ from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
 from ..errors import check_choice
 from ..stats.coefficients import correlation_rows
 from ..stats.wmt import (
-    global_pearson_null,
+    pearson_null,
     hybrid_null,
     pair_pvalues,
     pair_values,
@@ -37,6 +37,7 @@ from ..stats.wmt import (
     random_bits,
     resampled_task,
     soft_pairwise_accuracy,
+    system_accuracy_null,
     system_null,
     system_pvalues,
 )
@@ -402,7 +403,11 @@ def mt_evaluate(
                     o = _agreement_rate(xbar, z.mean(axis=1), human_ties)
                 else:
                     o = resampled_task(xs, z, level=level, coefficient=stat, system_scores=scorer)
-                if permute:
+                if permute and stat == "accuracy":
+                    r = system_accuracy_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]), human_ties)
+                elif permute and stat == "pearson":
+                    r = pearson_null(xbar, z.mean(axis=1), _mask_source(gen, xbar.shape[1]), k)
+                elif permute:
                     r = system_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]),
                                     _system_statistic(stat, human_ties))
                 else:
@@ -413,7 +418,7 @@ def mt_evaluate(
                 if not permute:
                     r = resampled_task(xs, z, weights=w, **kw)
                 elif level == "global" and stat == "pearson":
-                    r = global_pearson_null(xs.reshape(p, -1), z.ravel(), _mask_source(gen, z.size), k)
+                    r = pearson_null(xs.reshape(p, -1), z.ravel(), _mask_source(gen, z.size), k)
                 else:
                     def generic(h, zz, kw=kw):
                         return resampled_task(h, zz, **kw)
@@ -506,25 +511,15 @@ def _pooled_accuracy(pooled, p, human_ties, permute, gen, k):
             a, n = pairwise_agreement(xres, zres[None], human_ties)
             agree, pairs = agree + a, pairs + n
         return obs, agree / pairs
-    bounds = np.cumsum([0] + sizes)
-
-    def statistic(h, zcat):
-        agree = pairs = 0
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            a, n = pairwise_agreement(h[:, lo:hi], zcat[lo:hi], human_ties)
-            agree, pairs = agree + a, pairs + n
-        return agree / pairs
-
     xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
     zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
-    return obs, system_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), statistic)
+    return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)
 
 
 def _pairs_null(xs, z, level, coefficient, eps, gen, k):
     """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
     vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i]) for i in range(xs.shape[0])))
-    values = np.stack(vals)
-    return pair_values_null(values, wts[0], _mask_source(gen, values.shape[1]), k)
+    return pair_values_null(np.stack(vals), wts[0], lambda b, q: random_bits(gen, b, q), k)
 
 
 def _pvalues(statistics, draws, permute, pconv):

@@ -33,9 +33,9 @@ from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
-__all__ = ["corpus_system_pvalues", "darr_counts", "global_pearson_null", "hybrid_null", "pair_pvalues",
+__all__ = ["corpus_system_pvalues", "darr_counts", "pearson_null", "hybrid_null", "pair_pvalues",
            "pair_values", "pair_values_null", "pairwise_agreement", "random_bits", "resampled_task",
-           "soft_pairwise_accuracy", "system_null", "system_pvalues", "zscore"]
+           "soft_pairwise_accuracy", "system_accuracy_null", "system_null", "system_pvalues", "zscore"]
 
 
 def _means(x, weights):
@@ -275,7 +275,7 @@ def zscore(x, axis=-1):
 def random_bits(rng, k, n):
     """``(k, n)`` independent fair bits (bool) from the generator ``rng`` (8 bits per random byte)."""
     raw = rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(raw, axis=1, count=n).astype(bool)
+    return np.unpackbits(raw, axis=1, count=n).view(bool)
 
 
 def _pairs(p):
@@ -308,13 +308,13 @@ def system_null(xbar, zbar, masks, statistic, batch=64):
     return out
 
 
-def global_pearson_null(xs, z, masks_of, k, batch=100):
-    """Null draws of no-grouping Pearson (every cell a point): PERM-BOTH over cells of the standardized
-    scores. The sums of a hybrid are linear in the mask, so with ``A = m . x_p``, ``B = m . x_p^2``,
+def pearson_null(xs, z, masks_of, k, batch=100):
+    """Null draws of Pearson over Q units (system level: the N system scores; no grouping: every cell a
+    point, PERM-BOTH over cells): the scores of each metric are standardized over the units. The sums of a hybrid are linear in the mask, so with ``A = m . x_p``, ``B = m . x_p^2``,
     ``C = m . (x_p z)`` (one product for all metrics) ``sum h_i = S_j + A_i - A_j``, ``sum h_i^2 = SS_j + B_i -
     B_j``, ``sum h_i z = T_j + C_i - C_j`` and Pearson follows from the sums.
 
-    ``xs`` (P, Q) cells, ``z`` (Q,), ``masks_of(b)`` -> bool (b, Q) the next ``b`` masks."""
+    ``xs`` (P, Q) units, ``z`` (Q,), ``masks_of(b)`` -> bool (b, Q) the next ``b`` masks."""
     x = zscore(xs, axis=-1)
     p, q = x.shape
     feats = np.concatenate([x, x * x, x * z[None]]).T  # (Q, 3P)
@@ -342,37 +342,48 @@ def global_pearson_null(xs, z, masks_of, k, batch=100):
 def pair_values(x, z, level, coefficient, threshold):
     """Per pair of the level, the value of acc-eq (1 if the metric and the human agree - both tie or both
     order the pair alike -, else 0) or tau-eq (+1 / -1) with the metric's tie ``threshold``, and each pair's
-    weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023)."""
-    from metaeval.stats.tie_calibration import group_vectors, pair_table
+    weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023).
+
+    Complete matrices; the metric ties a pair when its gap ``|x_a - x_b| <= threshold`` (mt-metrics-eval's
+    rule) or when the two scores are tied under the tie rule of :mod:`metaeval.stats.ties`."""
+    from metaeval.stats.tie_calibration import group_vectors
 
     xg, zg = group_vectors(x, z, level)
-    rows, e, concordant, human_tied, per_group = pair_table(xg, zg)
-    metric_tied = e <= threshold
-    agree = np.where(metric_tied, human_tied, concordant)
+    g, n = xg.shape
+    ia, ib = np.triu_indices(n, 1)
+    xa, xb, za, zb = xg[:, ia], xg[:, ib], zg[:, ia], zg[:, ib]
+    metric_tied = are_tied(xa, xb) | (np.abs(xa - xb) <= threshold)
+    human_tied = are_tied(za, zb)
+    concordant = (np.sign(xa - xb) * np.sign(za - zb) > 0) & ~human_tied
+    agree = np.where(metric_tied, human_tied, concordant).ravel()
     values = agree.astype(np.float64) if coefficient == "acc-eq" else np.where(agree, 1.0, -1.0)
-    groups = np.count_nonzero(per_group)
-    return values, 1.0 / (groups * per_group[rows])
+    return values, np.full(values.size, 1.0 / (g * ia.size))
 
 
 def pair_values_null(values, weights, signs_of, k, batch=50):
     """Null draws of mt-metrics-eval's pairwise permutation test (``PairwisePermutationSigDiff``, WMT23's test
     for acc23): each *pair* of the level takes its comparison result from one metric or the other (a fair
     coin per pair), so ``null_r = sum_q w_q s_rq (v_iq - v_jq)`` with ``s = 2m - 1``: a difference of per-metric
-    products ``U = s @ (w v)``, linear in the number of metrics. With one weight for every pair (complete
-    data) the product is over small integers and exact in float32.
+    products ``U = s @ (w v) = 2 m @ (w v) - sum(w v)``, linear in the number of metrics. Pairs on which every
+    metric has the same value add nothing to any difference and are left out. With one weight for every pair
+    (complete data) the product is over small integers and exact in float32.
 
-    ``values`` (P, Q), ``weights`` (Q,), ``signs_of(b)`` -> bool (b, Q) masks."""
+    ``values`` (P, Q), ``weights`` (Q,), ``signs_of(b, q)`` -> bool (b, q) masks."""
+    varies = (values != values[:1]).any(axis=0)
+    values, weights = values[:, varies], weights[varies]
     p, q = values.shape
-    uniform = np.all(weights == weights[0])
+    ia, ib = _pairs(p)
+    out = np.zeros((ia.size, k))
+    if q == 0:
+        return out
+    uniform = bool(np.all(weights == weights[0]))
     wv = values if uniform else values * weights[None]
     dtype = np.float32 if uniform and q < 2 ** 24 else np.float64
     wv = np.ascontiguousarray(wv.T, dtype=dtype)
-    ia, ib = _pairs(p)
-    out = np.empty((ia.size, k))
+    total = wv.sum(axis=0, dtype=np.float64)
     for lo in range(0, k, batch):
-        m = signs_of(min(batch, k - lo))
-        s = m.astype(dtype) * 2 - 1
-        u = (s @ wv).astype(np.float64)
+        m = signs_of(min(batch, k - lo), q)
+        u = 2 * (m.astype(dtype) @ wv).astype(np.float64) - total
         if uniform:
             u *= weights[0]
         out[:, lo:lo + m.shape[0]] = (u[:, ia] - u[:, ib]).T
@@ -424,4 +435,54 @@ def pair_pvalues(null, statistics, pvalue="fraction"):
         lower = np.where((used > 0) & np.isfinite(delta), (add + down) / (add + used), np.nan)
     out[ia, ib] = upper
     out[ib, ia] = lower
+    return out
+
+
+def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch=2000):
+    """Null draws of system-level pairwise accuracy (pooled over language pairs when ``sizes`` gives each
+    language pair's number of systems; the scores of all of them standardized together).
+
+    A system pair (a, b) of a hybrid compares ``h_a`` and ``h_b``, each taken from one metric or the other
+    by the mask bits ``(m_a, m_b)``: four cases, whose agreement with the human is tabulated once per metric
+    pair. A draw's agreement count is then a one-hot product ``onehot(2 m_a + m_b) . table`` (for ``h_j`` the
+    complement ``3 - (2 m_a + m_b)``), one matrix product for all metric pairs and draws.
+
+    ``xbar`` (P, N), ``zbar`` (N,), ``masks`` bool (k, N); returns (pairs, k) differences of accuracies."""
+    std = zscore(xbar, axis=-1)
+    p, n = std.shape
+    sizes = [n] if sizes is None else list(sizes)
+    bounds = np.cumsum([0] + sizes)
+    pa, pb = [], []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        a, b = np.triu_indices(hi - lo, 1)
+        pa.append(a + lo)
+        pb.append(b + lo)
+    pa, pb = np.concatenate(pa), np.concatenate(pb)
+    dz = np.sign(zbar[pa] - zbar[pb]) * ~are_tied(zbar[pa], zbar[pb])
+    counted = np.ones(pa.size, dtype=bool) if human_ties == "count" else dz != 0
+    total = counted.sum()
+    ia, ib = _pairs(p)
+    table = np.empty((ia.size, 4, pa.size))
+    for c, (ma, mb) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):  # h_i takes metric i where m = 1
+        ha = np.where(ma, std[ia][:, pa], std[ib][:, pa])
+        hb = np.where(mb, std[ia][:, pb], std[ib][:, pb])
+        dx = np.sign(ha - hb) * ~are_tied(ha, hb)
+        table[:, c] = ((dx == dz) & counted).astype(np.float64)
+    flat = table.reshape(ia.size, -1).T  # (4 S, pairs)
+    k = masks.shape[0]
+    out = np.empty((ia.size, k))
+    s = pa.size
+    cols = np.arange(s)
+    for lo in range(0, k, batch):
+        m = masks[lo:lo + batch].astype(np.int64)
+        code = 2 * m[:, pa] + m[:, pb]  # (b, S)
+        onehot = np.zeros((code.shape[0], 4 * s))
+        rows = np.arange(code.shape[0])[:, None]
+        onehot[rows, code * s + cols] = 1.0
+        agree_i = onehot @ flat
+        onehot[:] = 0.0
+        onehot[rows, (3 - code) * s + cols] = 1.0
+        agree_j = onehot @ flat
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, lo:lo + code.shape[0]] = ((agree_i - agree_j) / total).T
     return out
