@@ -462,6 +462,9 @@ def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch
     counted = np.ones(pa.size, dtype=bool) if human_ties == "count" else dz != 0
     total = counted.sum()
     ia, ib = _pairs(p)
+    k = masks.shape[0]
+    if not ia.size:
+        return np.empty((0, k))
     table = np.empty((ia.size, 4, pa.size))
     for c, (ma, mb) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):  # h_i takes metric i where m = 1
         ha = np.where(ma, std[ia][:, pa], std[ib][:, pa])
@@ -469,7 +472,6 @@ def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch
         dx = np.sign(ha - hb) * ~are_tied(ha, hb)
         table[:, c] = ((dx == dz) & counted).astype(np.float64)
     flat = table.reshape(ia.size, -1).T  # (4 S, pairs)
-    k = masks.shape[0]
     out = np.empty((ia.size, k))
     s = pa.size
     cols = np.arange(s)
