@@ -309,3 +309,26 @@ def test_table_shows_dropped_segments(wmt20, tmp_path, capsys):
     assert dropped > 0.3 * ds.shape[1]
     assert f"en-de: {dropped} of {ds.shape[1]} segments dropped" in " ".join(out.split())
     assert "protocol:wmt23" in out
+
+
+@pytest.mark.parametrize("plus_minus", [False, True])
+def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
+    """The pairwise permutation test's two engines read the same random words and give the same draws."""
+    from metaeval.stats.wmt import pair_values_null
+
+    r = np.random.default_rng(3)
+    values = (r.random((5, 1000)) < 0.6).astype(float)
+    if plus_minus:
+        values = 2 * values - 1
+    weights = np.full(1000, 1 / 1000)
+    bits = pair_values_null(values, weights, np.random.default_rng(7), 130, batch=40, engine="bits")
+    ref = pair_values_null(values, weights, np.random.default_rng(7), 130, batch=40, engine="matmul")
+    np.testing.assert_allclose(bits, ref, atol=1e-12)
+    # and the reference equals the definition, with the masks of one draw
+    from metaeval.stats.wmt import _unpack_words, random_words
+
+    varies = (values != values[:1]).any(axis=0)
+    m = _unpack_words(random_words(np.random.default_rng(7), 40, int(varies.sum())), int(varies.sum()))[0]
+    v = values[:, varies]
+    u = ((2 * m - 1) * v).sum(axis=1) / 1000
+    assert ref[0, 0] == pytest.approx(u[0] - u[1], abs=1e-12)

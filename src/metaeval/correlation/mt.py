@@ -519,7 +519,7 @@ def _pooled_accuracy(pooled, p, human_ties, permute, gen, k):
 def _pairs_null(xs, z, level, coefficient, eps, gen, k):
     """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
     vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i]) for i in range(xs.shape[0])))
-    return pair_values_null(np.stack(vals), wts[0], lambda b, q: random_bits(gen, b, q), k)
+    return pair_values_null(np.stack(vals), wts[0], gen, k)
 
 
 def _pvalues(statistics, draws, permute, pconv):

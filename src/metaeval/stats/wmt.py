@@ -34,7 +34,7 @@ from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
 __all__ = ["corpus_system_pvalues", "darr_counts", "pearson_null", "hybrid_null", "pair_pvalues",
-           "pair_values", "pair_values_null", "pairwise_agreement", "random_bits", "resampled_task",
+           "pair_values", "pair_values_null", "pairwise_agreement", "random_bits", "random_words", "resampled_task",
            "soft_pairwise_accuracy", "system_accuracy_null", "system_null", "system_pvalues", "zscore"]
 
 
@@ -70,7 +70,8 @@ def system_pvalues(s, signs, pvalue="randomized"):
     per-system sums ``signs @ s_i`` (one product for all systems)."""
     n = s.shape[-2]
     ia, ib = np.triu_indices(n, 1)
-    partial = np.einsum("rm,...nm->...nr", signs, s) / s.shape[-1]  # (..., N, R)
+    m = s.shape[-1]
+    partial = (s.reshape(-1, m) @ np.asarray(signs, dtype=np.float64).T).reshape(s.shape[:-1] + (-1,)) / m  # (..., N, R)
     means = s.mean(axis=-1)
     null = partial[..., ia, :] - partial[..., ib, :]
     delta = means[..., ia] - means[..., ib]
@@ -360,15 +361,35 @@ def pair_values(x, z, level, coefficient, threshold):
     return values, np.full(values.size, 1.0 / (g * ia.size))
 
 
-def pair_values_null(values, weights, signs_of, k, batch=50):
+def random_words(rng, k, n):
+    """``(k, ceil(n / 64))`` uint64 words of independent fair bits (bit ``u % 64`` of word ``u // 64`` is unit
+    ``u``; the bits past ``n`` are zero)."""
+    words = (n + 63) // 64
+    out = rng.integers(0, np.iinfo(np.uint64).max, size=(k, words), dtype=np.uint64, endpoint=True)
+    if n % 64:
+        out[:, -1] &= np.uint64((1 << (n % 64)) - 1)
+    return out
+
+
+def _unpack_words(words, n):
+    """Bool ``(k, n)`` masks of :func:`random_words`."""
+    as_bytes = np.ascontiguousarray(words).view(np.uint8).reshape(words.shape[0], -1)  # little-endian words
+    return np.unpackbits(as_bytes, axis=1, count=n, bitorder="little").view(bool)
+
+
+def pair_values_null(values, weights, rng, k, batch=50, engine="auto"):
     """Null draws of mt-metrics-eval's pairwise permutation test (``PairwisePermutationSigDiff``, WMT23's test
     for acc23): each *pair* of the level takes its comparison result from one metric or the other (a fair
     coin per pair), so ``null_r = sum_q w_q s_rq (v_iq - v_jq)`` with ``s = 2m - 1``: a difference of per-metric
-    products ``U = s @ (w v) = 2 m @ (w v) - sum(w v)``, linear in the number of metrics. Pairs on which every
-    metric has the same value add nothing to any difference and are left out. With one weight for every pair
-    (complete data) the product is over small integers and exact in float32.
+    sums ``U = s . (w v)``, linear in the number of metrics. Pairs on which every metric has the same value add
+    nothing to any difference and are left out.
 
-    ``values`` (P, Q), ``weights`` (Q,), ``signs_of(b, q)`` -> bool (b, q) masks."""
+    With one weight for every pair (complete data) and values in {0, 1} (acc-eq) or {-1, 1} (tau-eq), ``U`` is
+    a count of bits: with ``b = [v > 0]``, ``m . b = popcount(m & b)`` on 64-bit words (``engine='bits'``,
+    numpy >= 2); otherwise a float matrix product of the unpacked masks (``engine='matmul'``, the reference
+    path; exact in float32 for such integers). Both paths read the same random words.
+
+    ``values`` (P, Q), ``weights`` (Q,), ``rng`` a numpy Generator."""
     varies = (values != values[:1]).any(axis=0)
     values, weights = values[:, varies], weights[varies]
     p, q = values.shape
@@ -377,12 +398,31 @@ def pair_values_null(values, weights, signs_of, k, batch=50):
     if q == 0:
         return out
     uniform = bool(np.all(weights == weights[0]))
+    binary = bool(np.isin(values, (0.0, 1.0)).all() or np.isin(values, (-1.0, 1.0)).all())
+    if engine == "auto":
+        engine = "bits" if uniform and binary and hasattr(np, "bitwise_count") else "matmul"
+    if engine == "bits":
+        ones = values > 0
+        plus_minus = bool((values < 0).any())
+        packed = np.zeros((p, (q + 63) // 64 * 8), dtype=np.uint8)
+        packed[:, :(q + 7) // 8] = np.packbits(ones, axis=1, bitorder="little")
+        packed = packed.view(np.uint64)  # (P, words)
+        n_ones = ones.sum(axis=1).astype(np.float64)
+        for lo in range(0, k, batch):
+            m = random_words(rng, min(batch, k - lo), q)
+            both = np.bitwise_count(m[:, None, :] & packed[None]).sum(axis=-1, dtype=np.int64)  # (b, P) m . b
+            sb = 2.0 * both - n_ones  # s . b
+            if plus_minus:  # v = 2 b - 1: s . v = 2 s . b - sum(s)
+                sb = 2.0 * sb - (2.0 * np.bitwise_count(m).sum(axis=-1, dtype=np.int64) - q)[:, None]
+            u = sb * weights[0]
+            out[:, lo:lo + m.shape[0]] = (u[:, ia] - u[:, ib]).T
+        return out
     wv = values if uniform else values * weights[None]
     dtype = np.float32 if uniform and q < 2 ** 24 else np.float64
     wv = np.ascontiguousarray(wv.T, dtype=dtype)
     total = wv.sum(axis=0, dtype=np.float64)
     for lo in range(0, k, batch):
-        m = signs_of(min(batch, k - lo), q)
+        m = _unpack_words(random_words(rng, min(batch, k - lo), q), q)
         u = 2 * (m.astype(dtype) @ wv).astype(np.float64) - total
         if uniform:
             u *= weights[0]
