@@ -332,3 +332,35 @@ def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
     v = values[:, varies]
     u = ((2 * m - 1) * v).sum(axis=1) / 1000
     assert ref[0, 0] == pytest.approx(u[0] - u[1], abs=1e-12)
+
+
+def test_cli_two_human_files_need_human_and_csv_json_hold_the_pvalues(tmp_path, capsys):
+    import json
+
+    from metaeval.cli.main import main
+
+    root = tmp_path / "wmtx"
+    rng = np.random.default_rng(4)
+    systems = ["sysA", "sysB", "sysC", "sysD"]
+    q = rng.normal(size=(4, 1)) + rng.normal(size=(4, 12))
+    (root / "human-scores").mkdir(parents=True)
+    (root / "metric-scores" / "en-de").mkdir(parents=True)
+    for name, noise in (("mqm", 0.0), ("psqm", 0.5)):
+        lines = [f"{s}\t{float(v)!r}" for i, s in enumerate(systems) for v in q[i] + noise * rng.normal(size=12)]
+        (root / "human-scores" / f"en-de.{name}.seg.score").write_text("\n".join(lines) + "\n")
+    for metric, noise in (("COMET-refA", 0.3), ("BLEU-refA", 2.0)):
+        lines = [f"{s}\t{float(v)!r}" for i, s in enumerate(systems) for v in q[i] + noise * rng.normal(size=12)]
+        (root / "metric-scores" / "en-de" / f"{metric}.seg.score").write_text("\n".join(lines) + "\n")
+    argv = ["mt", "--mt-metrics-eval", str(root), "--language-pair", "en-de", "--n-resamples", "50"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "metaeval: error: `human` must be given when the data has several human scorers; choose one of "
+        "'mqm', 'psqm'; got None.")
+    assert main([*argv, "--human", "psqm", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "en-de:summary/acc23" in out["task_pvalues"] and "pooled" in out["pvalues"]
+    assert out["human_ties"] == "count" and out["protocol"] == "wmt23"
+    assert main([*argv, "--human", "mqm", "--format", "csv", "--protocol", "mean"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split(",")
+    assert header[:5] == ["scope", "task", "metric", "statistic", "rank"]
+    assert {"p_vs_COMET-refA", "p_vs_BLEU-refA"} <= set(header)
