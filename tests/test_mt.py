@@ -8,6 +8,7 @@ import scipy.stats
 import metaeval as me
 from metaeval.errors import ParameterError
 from metaeval.stats.levels import level_correlation
+from metaeval.stats.tie_calibration import calibrate_ties
 from metaeval.stats.resampling import bootstrap_draws, count_weights
 from metaeval.stats.corpus import corpus_scores
 from metaeval.stats.wmt import (
@@ -164,7 +165,7 @@ def test_mt_evaluate_two_language_pairs_end_to_end():
     assert res.statistics[-1][good] == pytest.approx(agree / pairs)
     # acc23 is the calibrated acc-eq, with its threshold reported
     t = res.tasks.index("en-de:summary/acc23")
-    cal = me.correlation.mt.calibrate_ties(data["en-de"].matrix("good"), data["en-de"].matrix("human"))
+    cal = calibrate_ties(data["en-de"].matrix("good"), data["en-de"].matrix("human"))
     assert res.statistics[t][good] == pytest.approx(cal.statistic)
     assert res.tie_thresholds["en-de:summary/acc23"][good] == cal.threshold
     frame = res.to_frame()

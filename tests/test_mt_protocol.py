@@ -314,7 +314,7 @@ def test_table_shows_dropped_segments(wmt20, tmp_path, capsys):
 @pytest.mark.parametrize("plus_minus", [False, True])
 def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
     """The pairwise permutation test's two engines read the same random words and give the same draws."""
-    from metaeval.stats.wmt import pair_values_null
+    from metaeval.stats.wmt_permutation import pair_values_null
 
     r = np.random.default_rng(3)
     values = (r.random((5, 1000)) < 0.6).astype(float)
@@ -325,7 +325,7 @@ def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
     ref = pair_values_null(values, weights, np.random.default_rng(7), 130, batch=40, engine="matmul")
     np.testing.assert_allclose(bits, ref, atol=1e-12)
     # and the reference equals the definition, with the masks of one draw
-    from metaeval.stats.wmt import _unpack_words, random_words
+    from metaeval.stats.wmt_permutation import _unpack_words, random_words
 
     varies = (values != values[:1]).any(axis=0)
     m = _unpack_words(random_words(np.random.default_rng(7), 40, int(varies.sum())), int(varies.sum()))[0]

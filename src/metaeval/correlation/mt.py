@@ -18,28 +18,23 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError
-from ..serialization import EXCLUDED, ResultMixin
+from ..errors import ParameterError, check_choice
+from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.clusters import rank_ranges, significance_clusters
-from ..stats.paired_bootstrap import bootstrap_pvalue
 from ..stats.resampling import bootstrap_draws, count_weights
-from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..errors import check_choice
-from ..stats.coefficients import correlation_rows
-from ..stats.wmt import (
-    pearson_null,
-    hybrid_null,
-    pair_pvalues,
-    pair_values,
-    pair_values_null,
-    pairwise_agreement,
-    random_bits,
-    resampled_task,
-    soft_pairwise_accuracy,
-    system_accuracy_null,
-    system_null,
-    system_pvalues,
+from ..stats.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
+from ..stats.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
+from .mt_significance import (
+    agreement_rate,
+    bootstrap_system,
+    calibrated_task,
+    mask_source,
+    pairs_null,
+    pooled_accuracy,
+    rank,
+    system_statistic,
+    pvalue_matrix,
 )
 from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE, check_mt_task
 
@@ -381,10 +376,10 @@ def mt_evaluate(
         for level, stat in parsed:
             name = f"{lp}:{level}/{stat}"
             if stat in _CALIBRATED:
-                o, r, eps = _calibrated_task(xs, z, level, _CALIBRATED[stat], w, recalibrate)
+                o, r, eps = calibrated_task(xs, z, level, _CALIBRATED[stat], w, recalibrate)
                 thresholds[name] = eps
                 if permute:
-                    r = _pairs_null(xs, z, level, _CALIBRATED[stat], eps, gen, k)
+                    r = pairs_null(xs, z, level, _CALIBRATED[stat], eps, gen, k)
             elif stat == "soft-accuracy":
                 signs = np.where(gen.random((spa_permutations, m_seg)) < 0.5, -1.0, 1.0)
                 spa_corpus = {i: corpus[m] for i, m in enumerate(metrics) if m in corpus}
@@ -397,33 +392,33 @@ def mt_evaluate(
                         ia, ib = np.triu_indices(h.shape[1], 1)
                         return 1.0 - np.abs(system_pvalues(h, signs, pconv)[:, ia, ib] - pz[None, ia, ib]).mean(-1)
 
-                    r = hybrid_null(xs, z, _mask_source(gen, xs.shape[1] * m_seg), k, spa)
+                    r = hybrid_null(xs, z, mask_source(gen, xs.shape[1] * m_seg), k, spa)
             elif level == "system":
                 if stat == "accuracy":
-                    o = _agreement_rate(xbar, z.mean(axis=1), human_ties)
+                    o = agreement_rate(xbar, z.mean(axis=1), human_ties)
                 else:
                     o = resampled_task(xs, z, level=level, coefficient=stat, system_scores=scorer)
                 if permute and stat == "accuracy":
                     r = system_accuracy_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]), human_ties)
                 elif permute and stat == "pearson":
-                    r = pearson_null(xbar, z.mean(axis=1), _mask_source(gen, xbar.shape[1]), k)
+                    r = pearson_null(xbar, z.mean(axis=1), mask_source(gen, xbar.shape[1]), k)
                 elif permute:
                     r = system_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]),
-                                    _system_statistic(stat, human_ties))
+                                    system_statistic(stat, human_ties))
                 else:
-                    r = _bootstrap_system(scorer, p, z, w, stat, human_ties)
+                    r = bootstrap_system(scorer, p, z, w, stat, human_ties)
             else:
                 kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold)
                 o = resampled_task(xs, z, **kw)
                 if not permute:
                     r = resampled_task(xs, z, weights=w, **kw)
                 elif level == "global" and stat == "pearson":
-                    r = pearson_null(xs.reshape(p, -1), z.ravel(), _mask_source(gen, z.size), k)
+                    r = pearson_null(xs.reshape(p, -1), z.ravel(), mask_source(gen, z.size), k)
                 else:
                     def generic(h, zz, kw=kw):
                         return resampled_task(h, zz, **kw)
 
-                    r = hybrid_null(xs, z, _mask_source(gen, z.size), k, generic)
+                    r = hybrid_null(xs, z, mask_source(gen, z.size), k, generic)
             if level == "system" and stat == "accuracy":
                 pooled.append((xbar, z.mean(axis=1), scorer, z, w))
             names.append(name)
@@ -433,13 +428,13 @@ def mt_evaluate(
                 progress()
     if pooled:
         names.append(f"{POOLED}:system/accuracy")
-        o, r = _pooled_accuracy(pooled, p, human_ties, permute, gen, k)
+        o, r = pooled_accuracy(pooled, p, human_ties, permute, gen, k)
         obs.append(o)
         draws.append(r)
     statistics = np.array(obs, dtype=float)
     task_pvalues, task_ranks = {}, {}
     for t, name in enumerate(names):
-        pv = _pvalues(statistics[t], draws[t], permute, pconv)
+        pv = pvalue_matrix(statistics[t], draws[t], permute, pconv)
         task_pvalues[name] = pv
         task_ranks[name] = significance_clusters(statistics[t], pv, alpha=alpha)
     scopes = tuple(data) + (POOLED,)
@@ -456,7 +451,7 @@ def mt_evaluate(
                         for t in use])
         wts = raw / raw.sum() if use else raw
         ranked[scope], weights[scope] = tuple(names[t] for t in use), tuple(float(v) for v in wts)
-        averages[scope], ranks[scope], pvalues[scope] = _rank(
+        averages[scope], ranks[scope], pvalues[scope] = rank(
             statistics, draws, use, wts, [_task_range(names[t].rsplit("/", 1)[1], preset) if preset["average"] == "wmt"
                                           else (0.0, 1.0) for t in use], permute, pconv, alpha, p)
     signature = Signature.of(
@@ -468,74 +463,6 @@ def mt_evaluate(
     return MtEvaluationResult(metrics, tuple(data), tuple(names), statistics, thresholds, scopes, averages, ranks,
                               pvalues, ranked, weights, task_pvalues, task_ranks, dropped, used, unjudged, protocol,
                               significance, human_ties, k, alpha, signature)
-
-
-def _mask_source(gen, n):
-    """``take(b)`` -> the next ``b`` random masks of ``n`` units (one stream per task)."""
-    return lambda b: random_bits(gen, b, n)
-
-
-def _agreement_rate(xbar, zbar, human_ties):
-    agree, pairs = pairwise_agreement(xbar, zbar, human_ties)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(pairs > 0, agree / pairs, np.nan)
-
-
-def _system_statistic(stat, human_ties):
-    """``statistic(h (B, N), zbar) -> (B,)`` of a system-level task."""
-    if stat == "accuracy":
-        return lambda h, zbar: _agreement_rate(h, zbar, human_ties)
-    return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat)
-
-
-def _bootstrap_system(scorer, p, z, w, stat, human_ties):
-    xres = np.stack([scorer(i, w) for i in range(p)])  # (P, k, N)
-    zres = (w @ z.T) / w.sum(axis=1)[:, None]
-    if stat == "accuracy":
-        return _agreement_rate(xres, zres[None], human_ties)
-    return np.stack([correlation_rows(xres[i], zres, stat) for i in range(p)])
-
-
-def _pooled_accuracy(pooled, p, human_ties, permute, gen, k):
-    """Pairwise accuracy pooled over language pairs (agreements summed over pairs summed), observed and its
-    permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
-    ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
-    counts = [pairwise_agreement(xbar, zbar, human_ties) for xbar, zbar, *_ in pooled]
-    obs = sum(c[0] for c in counts) / sum(c[1] for c in counts)
-    sizes = [zbar.size for _, zbar, *_ in pooled]
-    if not permute:
-        agree = pairs = 0
-        for xbar, zbar, scorer, z, w in pooled:
-            xres = np.stack([scorer(i, w) for i in range(p)])
-            zres = (w @ z.T) / w.sum(axis=1)[:, None]
-            a, n = pairwise_agreement(xres, zres[None], human_ties)
-            agree, pairs = agree + a, pairs + n
-        return obs, agree / pairs
-    xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
-    zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
-    return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)
-
-
-def _pairs_null(xs, z, level, coefficient, eps, gen, k):
-    """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
-    vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i]) for i in range(xs.shape[0])))
-    return pair_values_null(np.stack(vals), wts[0], gen, k)
-
-
-def _pvalues(statistics, draws, permute, pconv):
-    """(P, P) p-values of one task: from its permutation null, or the paired bootstrap's."""
-    p = statistics.size
-    if draws is None:
-        return np.full((p, p), np.nan)
-    if permute:
-        return pair_pvalues(draws, statistics, pconv)
-    pv = np.full((p, p), np.nan)
-    for i in range(p):
-        for j in range(p):
-            if i != j:
-                ds = draws[i] - draws[j]
-                pv[i, j] = bootstrap_pvalue(ds[np.isfinite(ds)], statistics[i] - statistics[j], "greater")
-    return pv
 
 
 def _corpus_iv(data, corpus_statistics):
@@ -568,47 +495,3 @@ def _system_scorer(metrics, corpus, xs):
         return (weights @ xs[i].T) / weights.sum(axis=1)[:, None]
 
     return score
-
-
-def _calibrated_task(xs, z, level, coefficient, w, recalibrate):
-    """acc23 / tau23 of every metric: observed (P,), resampled (P, k) (None without bootstrap weights ``w``),
-    thresholds (P,)."""
-    p = xs.shape[0]
-    eps = np.zeros(p)
-    obs = np.zeros(p)
-    res = None if w is None else np.zeros((p, w.shape[0]))
-    for i in range(p):
-        cal = calibrate_ties(xs[i], z, level=level, coefficient=coefficient)
-        eps[i], obs[i] = cal.threshold, cal.statistic
-        if w is None:
-            continue
-        if recalibrate and level == "summary":
-            res[i] = recalibrated(pair_table(xs[i].T, z.T), coefficient, w)[0]
-        elif recalibrate and level == "system":
-            xbar = (w @ xs[i].T) / w.sum(axis=1)[:, None]
-            zbar = (w @ z.T) / w.sum(axis=1)[:, None]
-            res[i] = [calibrate_ties(xbar[b][:, None], zbar[b][:, None], level="global",
-                                     coefficient=coefficient).statistic for b in range(w.shape[0])]
-        elif recalibrate:
-            raise ParameterError(f"`recalibrate` must be False at level {level!r} (it re-optimises at the "
-                                 "'summary' and 'system' levels); got True.")
-        else:
-            res[i] = resampled_task(xs[i:i + 1], z, level=level, coefficient=coefficient, weights=w,
-                                    tie_thresholds=eps[i:i + 1])[0]
-    return obs, res, eps
-
-
-def _rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
-    """A scope's weighted average of rescaled task statistics, its p-values and cluster ranks. Permutation:
-    the average's null draw is the weighted sum of the tasks' null draws (mt-metrics-eval
-    ``AverageCorrMatrix``); bootstrap: the paired-bootstrap p-value of the resampled averages."""
-    if not use:
-        return np.full(p, np.nan), np.ones(p, dtype=int), np.full((p, p), np.nan)
-    avg = sum(w * (statistics[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
-    if permute:
-        null = sum(w * draws[t] / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
-        pv = pair_pvalues(null, avg, pconv)
-    else:
-        avg_s = sum(w * (draws[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
-        pv = _pvalues(avg, avg_s, False, pconv)
-    return avg, significance_clusters(avg, pv, alpha=alpha), pv
