@@ -8,6 +8,7 @@ import scipy.stats
 import metaeval as me
 from metaeval.errors import ParameterError
 from metaeval.stats.levels import level_correlation
+from metaeval.stats.tie_calibration import calibrate_ties
 from metaeval.stats.resampling import bootstrap_draws, count_weights
 from metaeval.stats.corpus import corpus_scores
 from metaeval.stats.wmt import (
@@ -150,18 +151,21 @@ def test_mt_evaluate_two_language_pairs_end_to_end():
     assert res.tasks[-1] == "pooled:system/accuracy"
     good, ok, bad = (res.metrics.index(m) for m in ("good", "ok", "bad"))
     assert res.ranks["pooled"][good] == 1 and res.ranks["pooled"][bad] > res.ranks["pooled"][ok]
-    # soft pairwise accuracy is reported, never averaged; the pooled accuracy replaces the per-pair ones
-    assert not any("soft-accuracy" in t for t in res.ranked_tasks["pooled"])
+    # under the permutation test soft pairwise accuracy has a null and is averaged (WMT24); the pooled
+    # accuracy replaces the per-pair ones
+    assert any("soft-accuracy" in t for t in res.ranked_tasks["pooled"])
     assert "en-de:system/accuracy" not in res.ranked_tasks["pooled"]
+    boot = me.mt_evaluate(data, tasks=tasks, n_resamples=50, rng=0, darr_threshold=1.0, significance="bootstrap")
+    assert not any("soft-accuracy" in t for t in boot.ranked_tasks["pooled"])
     # the pooled pairwise accuracy sums agreements and pairs over language pairs
     agree = pairs = 0
     for ds in data.values():
-        a, n = pairwise_agreement(ds.matrix("good").mean(1), ds.matrix("human").mean(1))
+        a, n = pairwise_agreement(ds.matrix("good").mean(1), ds.matrix("human").mean(1), "count")
         agree, pairs = agree + a, pairs + n
     assert res.statistics[-1][good] == pytest.approx(agree / pairs)
     # acc23 is the calibrated acc-eq, with its threshold reported
     t = res.tasks.index("en-de:summary/acc23")
-    cal = me.correlation.mt.calibrate_ties(data["en-de"].matrix("good"), data["en-de"].matrix("human"))
+    cal = calibrate_ties(data["en-de"].matrix("good"), data["en-de"].matrix("human"))
     assert res.statistics[t][good] == pytest.approx(cal.statistic)
     assert res.tie_thresholds["en-de:summary/acc23"][good] == cal.threshold
     frame = res.to_frame()

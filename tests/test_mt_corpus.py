@@ -105,7 +105,12 @@ def test_soft_pairwise_accuracy_of_a_corpus_metric_compares_corpus_scores(tmp_pa
     ds = me.read_scores(tmp_path / "scores.csv", humans=["mqm"])
     computed = corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "bleu")
     statistics, aggregate = computed
-    kw = dict(tasks=["system/soft-accuracy"], n_resamples=20, rng=0, spa_permutations=200)
+    kw = dict(tasks=["system/soft-accuracy"], n_resamples=20, rng=0, spa_permutations=200, significance="bootstrap")
+    with pytest.raises(ParameterError) as err:  # corpus scores have no cells to exchange
+        mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **{**kw, "significance": "permutation"},
+                    corpus_statistics={"bleu": {"en-de": computed}})
+    assert str(err.value) == ("`significance` must be 'bootstrap' for soft pairwise accuracy with corpus metrics "
+                              "(their segment cells cannot be exchanged); got 'permutation'.")
     plain = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw)
     as_mean = np.stack([ds.matrix("bleu"), np.ones(ds.shape)], axis=-1)  # the segment scores as (score, 1)
     same = mt_evaluate({"en-de": ds}, ["bleu", "length"], "mqm", **kw,

@@ -27,6 +27,9 @@ __all__ = [
     "LEVEL_ALIASES",
     "LEVEL_CHOICES",
     "METRIC_TESTS",
+    "MT_HUMAN_TIES",
+    "MT_PROTOCOLS",
+    "MT_SIGNIFICANCE",
     "MT_STATISTICS",
     "OUTPUT_FORMATS",
     "PAIRWISE_COEFFICIENTS",
@@ -108,6 +111,18 @@ MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "
 """Statistics of an MT meta-evaluation task: the coefficients, acc23 / tau23 (acc-eq / tau-eq with a calibrated
 tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
 and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
+
+MT_PROTOCOLS = ("wmt23", "wmt24", "mean")
+"""Evaluation protocols of ``metaeval mt`` (presets of ``defaults.MT_PRESETS``): WMT23, WMT24 as
+mt-metrics-eval computes them, or metaeval's plain mean of the task statistics."""
+
+MT_SIGNIFICANCE = ("permutation", "bootstrap")
+"""Significance test of ``metaeval mt`` between metrics: mt-metrics-eval's permutation tests (per task, and
+for an average from the tasks' permutation draws) or a paired bootstrap over segments."""
+
+MT_HUMAN_TIES = ("count", "skip")
+"""System-level pairwise accuracy and system pairs the human ties: count them (a metric that separates
+them is wrong, mt-metrics-eval) or leave them out (Kocmi et al. 2021's 'pairs the human orders')."""
 
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from .. import defaults
+from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
 from .common import corpus_statistics_for, emit, output_options, resamples_option, seed_option, tie_tolerance_option
@@ -71,10 +72,17 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
               help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/).")
 @click.option("--language-pair", "language_pairs", multiple=True,
               help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de.")
-@click.option("--human", help="The human scorer (default: the first file's only human scorer).")
+@click.option("--human", help="The human scorer (default: the only human scorer; required when there are several).")
 @click.option("--metric", "metrics", multiple=True, help="A metric (repeatable; default: every non-human scorer).")
+@click.option("--protocol", type=click.Choice(MT_PROTOCOLS), default=defaults.MT_PROTOCOL, show_default=True,
+              help="Preset of tasks, averaging, test, human-tie rule and p-values: WMT23 or WMT24 as mt-metrics-eval"
+                   " computes them, or the plain mean of the task statistics (docs/mt.md).")
 @click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
-              help=f"A task (repeatable; default: {', '.join(defaults.MT_TASKS)}).")
+              help="A task (repeatable; default: the protocol's).")
+@click.option("--significance", type=click.Choice(MT_SIGNIFICANCE), default=None,
+              help="Test between metrics (default: the protocol's, permutation).")
+@click.option("--human-ties", type=click.Choice(MT_HUMAN_TIES), default=None,
+              help="System accuracy: count the system pairs the human ties or skip them (default: the protocol's).")
 @click.option("--exclude-system", "exclude_systems", multiple=True,
               help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
 @click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
@@ -96,11 +104,12 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 @tie_tolerance_option
 @progress_option
 @output_options
-def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems, alpha, recalibrate,
-       darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt, output):
+def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, significance, human_ties, exclude_systems,
+       alpha, recalibrate, darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt,
+       output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import mt_evaluate
-    from ..report.render import WIDE, render_text
+    from ..report.render import WIDE, frame_table, render_text, signature_footer
 
     if bool(scores) == bool(mtme_root):
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
@@ -109,11 +118,16 @@ def mt(scores, mtme_root, language_pairs, human, metrics, tasks, exclude_systems
     # a data error (too few systems, an unknown scorer) names where the data came from
     SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in scores) if scores else str(mtme_root))
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
-    tasks = tasks or defaults.MT_TASKS
+    tasks = tasks or defaults.MT_PRESETS[protocol]["tasks"]
     with progress_bar() as bar:
-        result = mt_evaluate(data, list(metrics) or None, human, tasks=tasks,
+        result = mt_evaluate(data, list(metrics) or None, human, protocol=protocol, tasks=tasks,
+                             significance=significance, human_ties=human_ties,
                              exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
                              recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed,
                              corpus_statistics=corpus or None,
                              progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
-    emit(render_text(result, fmt, width=WIDE), output)
+
+    def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv
+        return [frame_table(res.ranking_frame()), *signature_footer(res, res.notes())]
+
+    emit(render_text(result, fmt, terminal=terminal, width=WIDE), output)

@@ -33,7 +33,8 @@ from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
 
-__all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy", "system_pvalues"]
+__all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy",
+           "system_pvalues"]
 
 
 def _means(x, weights):
@@ -43,31 +44,40 @@ def _means(x, weights):
     return np.einsum("km,pnm->pkn", weights.astype(np.float64), x) / weights.sum(axis=1)[None, :, None]
 
 
-def pairwise_agreement(xbar, zbar):
-    """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N), among the pairs the
-    human does not tie (metric ties count as disagreement) - Kocmi et al. (2021)."""
+def pairwise_agreement(xbar, zbar, human_ties="skip"):
+    """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N) - Kocmi et al. (2021).
+
+    ``human_ties='skip'``: among the pairs the human does not tie (a metric tie is a disagreement).
+    ``human_ties='count'`` (mt-metrics-eval's ``Agreement``): every pair counts, and agrees when
+    ``sign(x_a - x_b) = sign(z_a - z_b)``, so a pair the human ties agrees only if the metric ties it too.
+    Ties are the tie rule of :mod:`metaeval.stats.ties`."""
     ia, ib = np.triu_indices(xbar.shape[-1], 1)
     dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib])
     dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
-    counted = dz != 0
+    counted = np.ones_like(dz, dtype=bool) if human_ties == "count" else dz != 0
     return ((dx == dz) & counted).sum(axis=-1), np.broadcast_to(counted.sum(axis=-1), dx.shape[:-1])
 
 
-def system_pvalues(s, signs):
+def system_pvalues(s, signs, pvalue="randomized"):
     """One-sided paired-permutation p-values ``p[..., i, j]`` of "system i scores higher than system j".
 
     ``s`` (..., N, M) segment scores, ``signs`` (R, M) of +-1 shared by every matrix. ``delta = mean_m
-    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)``, ``p = (1 + #{delta_r >= delta}) / (1 + R)``
-    with the tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`."""
+    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)`` and with ``c = #{delta_r >= delta}``
+    (tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`)
+    ``p = (1 + c) / (1 + R)`` (``pvalue='randomized'``) or ``c / R`` (``'fraction'``, mt-metrics-eval's
+    ``pce.compute_pairwise_p_values``, Thompson et al. 2024). ``delta_r`` of every pair is a difference of
+    per-system sums ``signs @ s_i`` (one product for all systems)."""
     n = s.shape[-2]
     ia, ib = np.triu_indices(n, 1)
-    d = s[..., ia, :] - s[..., ib, :]  # (..., pairs, M)
-    delta = d.mean(axis=-1)
-    null = np.einsum("rm,...pm->...pr", signs, d) / s.shape[-1]
-    return _pair_matrix(null, delta, n)
+    m = s.shape[-1]
+    partial = (s.reshape(-1, m) @ np.asarray(signs, dtype=np.float64).T).reshape(s.shape[:-1] + (-1,)) / m  # (..., N, R)
+    means = s.mean(axis=-1)
+    null = partial[..., ia, :] - partial[..., ib, :]
+    delta = means[..., ia] - means[..., ib]
+    return _pair_matrix(null, delta, n, pvalue)
 
 
-def corpus_system_pvalues(x: CorpusScores, signs):
+def corpus_system_pvalues(x: CorpusScores, signs, pvalue="randomized"):
     """:func:`system_pvalues` of a corpus metric: ``delta`` is the difference of the two systems' corpus
     scores, and a permutation swaps the two systems' statistics on the segments with ``signs = -1`` before
     re-scoring both corpora (:func:`metaeval.stats.corpus.system_pair_deltas`, approximate randomization)."""
@@ -76,35 +86,37 @@ def corpus_system_pvalues(x: CorpusScores, signs):
     swap = (np.asarray(signs) < 0).astype(np.float64)  # (R, M)
     delta, null, _ = system_pair_deltas(x.statistics, x.present, x.aggregate, list(zip(ia, ib)), "randomization",
                                         swap)
-    return _pair_matrix(null, delta, n)
+    return _pair_matrix(null, delta, n, pvalue)
 
 
-def _pair_matrix(null, delta, n):
+def _pair_matrix(null, delta, n, pvalue="randomized"):
     """``p[i, j]`` (upper triangle: i better, lower: j better) from the permuted ``null`` (..., pairs, R) and
     the observed ``delta`` (..., pairs), with the tolerance ``100 eps |delta|``."""
     ia, ib = np.triu_indices(n, 1)
     tol = 100 * np.finfo(float).eps * np.abs(delta)[..., None]
     r = null.shape[-1]
-    upper = (1 + (null >= delta[..., None] - tol).sum(axis=-1)) / (1 + r)
-    lower = (1 + (null <= delta[..., None] + tol).sum(axis=-1)) / (1 + r)  # j better: -delta_r >= -delta
+    add = 1 if pvalue == "randomized" else 0
+    upper = (add + (null >= delta[..., None] - tol).sum(axis=-1)) / (add + r)
+    lower = (add + (null <= delta[..., None] + tol).sum(axis=-1)) / (add + r)  # j better: -delta_r >= -delta
     out = np.full(delta.shape[:-1] + (n, n), np.nan)
     out[..., ia, ib] = upper
     out[..., ib, ia] = lower
     return out
 
 
-def soft_pairwise_accuracy(xs, z, signs, corpus=None):
+def soft_pairwise_accuracy(xs, z, signs, corpus=None, pvalue="randomized"):
     """SPA of each metric ``xs`` (P, N, M) against the human ``z`` (N, M), Thompson et al. (2024).
 
     Complete matrices only (a system pair is compared on the segments both have); ``signs`` (R, M).
     ``corpus``: ``{metric index: CorpusScores}`` whose p-values compare corpus scores
-    (:func:`corpus_system_pvalues`), with the same swaps."""
+    (:func:`corpus_system_pvalues`), with the same swaps. ``pvalue``: the p-value convention of
+    :func:`system_pvalues`."""
     n = z.shape[0]
     ia, ib = np.triu_indices(n, 1)
-    pz = system_pvalues(z, signs)[ia, ib]
-    px = system_pvalues(xs, signs)[:, ia, ib]
+    pz = system_pvalues(z, signs, pvalue)[ia, ib]
+    px = system_pvalues(xs, signs, pvalue)[:, ia, ib]
     for index, scores in (corpus or {}).items():
-        px[index] = corpus_system_pvalues(scores, signs)[ia, ib]
+        px[index] = corpus_system_pvalues(scores, signs, pvalue)[ia, ib]
     return 1.0 - np.abs(px - pz[None]).mean(axis=-1)
 
 

@@ -1,0 +1,129 @@
+"""The significance machinery of :func:`metaeval.correlation.mt.mt_evaluate`: the null draws or bootstrap
+resamples of every task, their p-values, and a scope's weighted average with its p-values and clusters
+(docs/mt.md, "Significance and the ranking")."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..stats.clusters import significance_clusters
+from ..stats.coefficients import correlation_rows
+from ..stats.paired_bootstrap import bootstrap_pvalue
+from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
+from ..stats.wmt import pairwise_agreement, resampled_task
+from ..stats.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
+
+__all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
+           "pvalue_matrix", "rank", "system_statistic"]
+
+
+def mask_source(gen, n):
+    """``take(b)`` -> the next ``b`` random masks of ``n`` units (one stream per task)."""
+    return lambda b: random_bits(gen, b, n)
+
+
+def agreement_rate(xbar, zbar, human_ties):
+    agree, pairs = pairwise_agreement(xbar, zbar, human_ties)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pairs > 0, agree / pairs, np.nan)
+
+
+def system_statistic(stat, human_ties):
+    """``statistic(h (B, N), zbar) -> (B,)`` of a system-level task."""
+    if stat == "accuracy":
+        return lambda h, zbar: agreement_rate(h, zbar, human_ties)
+    return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat)
+
+
+def bootstrap_system(scorer, p, z, w, stat, human_ties):
+    xres = np.stack([scorer(i, w) for i in range(p)])  # (P, k, N)
+    zres = (w @ z.T) / w.sum(axis=1)[:, None]
+    if stat == "accuracy":
+        return agreement_rate(xres, zres[None], human_ties)
+    return np.stack([correlation_rows(xres[i], zres, stat) for i in range(p)])
+
+
+def pooled_accuracy(pooled, p, human_ties, permute, gen, k):
+    """Pairwise accuracy pooled over language pairs (agreements summed over pairs summed), observed and its
+    permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
+    ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
+    counts = [pairwise_agreement(xbar, zbar, human_ties) for xbar, zbar, *_ in pooled]
+    obs = sum(c[0] for c in counts) / sum(c[1] for c in counts)
+    sizes = [zbar.size for _, zbar, *_ in pooled]
+    if not permute:
+        agree = pairs = 0
+        for xbar, zbar, scorer, z, w in pooled:
+            xres = np.stack([scorer(i, w) for i in range(p)])
+            zres = (w @ z.T) / w.sum(axis=1)[:, None]
+            a, n = pairwise_agreement(xres, zres[None], human_ties)
+            agree, pairs = agree + a, pairs + n
+        return obs, agree / pairs
+    xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
+    zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
+    return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)
+
+
+def pairs_null(xs, z, level, coefficient, eps, gen, k):
+    """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
+    vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i]) for i in range(xs.shape[0])))
+    return pair_values_null(np.stack(vals), wts[0], gen, k)
+
+
+def pvalue_matrix(statistics, draws, permute, pconv):
+    """(P, P) p-values of one task: from its permutation null, or the paired bootstrap's."""
+    p = statistics.size
+    if draws is None:
+        return np.full((p, p), np.nan)
+    if permute:
+        return pair_pvalues(draws, statistics, pconv)
+    pv = np.full((p, p), np.nan)
+    for i in range(p):
+        for j in range(p):
+            if i != j:
+                ds = draws[i] - draws[j]
+                pv[i, j] = bootstrap_pvalue(ds[np.isfinite(ds)], statistics[i] - statistics[j], "greater")
+    return pv
+
+
+def calibrated_task(xs, z, level, coefficient, w, recalibrate):
+    """acc23 / tau23 of every metric: observed (P,), resampled (P, k) (None without bootstrap weights ``w``),
+    thresholds (P,)."""
+    p = xs.shape[0]
+    eps = np.zeros(p)
+    obs = np.zeros(p)
+    res = None if w is None else np.zeros((p, w.shape[0]))
+    for i in range(p):
+        cal = calibrate_ties(xs[i], z, level=level, coefficient=coefficient)
+        eps[i], obs[i] = cal.threshold, cal.statistic
+        if w is None:
+            continue
+        if recalibrate and level == "summary":
+            res[i] = recalibrated(pair_table(xs[i].T, z.T), coefficient, w)[0]
+        elif recalibrate and level == "system":
+            xbar = (w @ xs[i].T) / w.sum(axis=1)[:, None]
+            zbar = (w @ z.T) / w.sum(axis=1)[:, None]
+            res[i] = [calibrate_ties(xbar[b][:, None], zbar[b][:, None], level="global",
+                                     coefficient=coefficient).statistic for b in range(w.shape[0])]
+        elif recalibrate:
+            raise ParameterError(f"`recalibrate` must be False at level {level!r} (it re-optimises at the "
+                                 "'summary' and 'system' levels); got True.")
+        else:
+            res[i] = resampled_task(xs[i:i + 1], z, level=level, coefficient=coefficient, weights=w,
+                                    tie_thresholds=eps[i:i + 1])[0]
+    return obs, res, eps
+
+
+def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
+    """A scope's weighted average of rescaled task statistics, its p-values and cluster ranks. Permutation:
+    the average's null draw is the weighted sum of the tasks' null draws (mt-metrics-eval
+    ``AverageCorrMatrix``); bootstrap: the paired-bootstrap p-value of the resampled averages."""
+    if not use:
+        return np.full(p, np.nan), np.ones(p, dtype=int), np.full((p, p), np.nan)
+    avg = sum(w * (statistics[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
+    if permute:
+        null = sum(w * draws[t] / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
+        pv = pair_pvalues(null, avg, pconv)
+    else:
+        avg_s = sum(w * (draws[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
+        pv = pvalue_matrix(avg, avg_s, False, pconv)
+    return avg, significance_clusters(avg, pv, alpha=alpha), pv
