@@ -196,12 +196,8 @@ def test_wmt23_defaults_equal_the_mt_metrics_eval_oracle(wmt20):
     # cluster decisions agree wherever the oracle's p-value is far from alpha
     far = off & ((pv < 0.02) | (pv > 0.1))
     assert ((ours < 0.05) == (pv < 0.05))[far].all()
-    # acc23 and its epsilon: equal once tie calibration compares pair gaps |x_a - x_b| <= eps (mt-metrics-eval's
-    # rule; issue 19 item 1, fixed in stats/tie_calibration.py on its own branch): before that fix the 0.5-grid
-    # metric C got a threshold 0.4999999999999982 that ties only some 0.5 gaps
-    thresholds = np.concatenate([res.tie_thresholds[f"{lp}:summary/acc23"] for lp in complete])
-    if not np.isin(thresholds, [0.0, 0.5, 1.0] + list(np.concatenate([eps[lp] for lp in complete]))).all():
-        pytest.xfail("tie calibration still uses the float rule max <= min + eps (issue 19 item 1)")
+    # acc23 and its epsilon: tie calibration compares pair gaps |x_a - x_b| <= eps, mt-metrics-eval's rule (issue
+    # 19 item 1; the float rule max <= min + eps gave the 0.5-grid metric C a threshold 0.4999999999999982)
     for lp in complete:
         t = res.tasks.index(f"{lp}:summary/acc23")
         np.testing.assert_allclose(res.statistics[t], stats[f"{lp}:summary/acc23"], atol=1e-9)
