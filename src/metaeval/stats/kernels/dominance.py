@@ -22,8 +22,8 @@ and ``A`` are antisymmetric). Each ``T(v; w)`` is a sweep over the merged metric
 * Spearman: ``sum_d (U_c - U_d) sgn(v_c - w_d) = U_c (lo - hi) - (U_lo - U_hi)`` with ``lo`` / ``hi`` the cells
   below / above ``v_c`` and ``U_lo`` / ``U_hi`` their sums of ``U``: O(n) after sorting.
 
-All counts are exact int64. The loops are compiled with numba on first use (two functions, ``cache=False``,
-compiled once per process, about a second); numba is never imported by ``import metaeval``. Without numba
+All counts are exact int64. The loops are compiled with numba (:mod:`metaeval.stats.kernels.compiled`, once per
+installation); numba is never imported by ``import metaeval``. Without numba
 the factories of :mod:`metaeval.stats.pairs` use the dense numpy kernel for small groups or the reference
 path.
 
@@ -42,77 +42,10 @@ from metaeval.stats.kernels.shared import group_affine, group_weights, human_wei
 
 __all__ = ["GroupPairsCompiled"]
 
-_COMPILED = {}
-
-
 def _compiled():
-    """``(signed_sums, pair_terms)`` compiled on first use."""
-    if "pair_terms" in _COMPILED:
-        return _COMPILED["signed_sums"], _COMPILED["pair_terms"]
-    import numba
+    """``(signed_sums, pair_terms)`` (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
+    from metaeval.stats.kernels.compiled import pair_terms, signed_sums
 
-    @numba.njit(cache=False, nogil=True)
-    def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out):
-        """``out[c] = sum_d t_cd sgn(qv[c] - dv[d])`` (``qorder`` / ``dorder`` sort ``qv`` / ``dv``);
-        ``t_cd = key_c - key_d`` (Spearman) or ``sgn`` of the dense human ranks ``key``; ``tree`` is a zero
-        Fenwick array of size ``max(key) + 2`` (Kendall), zero again on exit."""
-        n = qv.shape[0]
-        size = tree.shape[0]
-        k = 0
-        inserted = 0
-        lo_key = 0
-        total_key = 0
-        if spearman:
-            for d in range(n):
-                total_key += key[d]
-        for qi in range(n):
-            c = qorder[qi]
-            v = qv[c]
-            while k < n and dv[dorder[k]] < v:
-                d = dorder[k]
-                if spearman:
-                    lo_key += key[d]
-                else:
-                    r = key[d] + 1
-                    while r < size:
-                        tree[r] += 1
-                        r += r & (-r)
-                inserted += 1
-                k += 1
-            if spearman:
-                out[c] = key[c] * (2 * inserted - n) - (2 * lo_key - total_key)
-            else:
-                below = 0  # visited cells with a smaller human rank
-                r = key[c]
-                while r > 0:
-                    below += tree[r]
-                    r -= r & (-r)
-                upto = 0  # ... with a smaller or equal human rank
-                r = key[c] + 1
-                while r > 0:
-                    upto += tree[r]
-                    r -= r & (-r)
-                out[c] = 2 * (below - (inserted - upto)) + greater[c] - less[c]
-        if not spearman:
-            tree[:] = 0
-
-    @numba.njit(cache=False, nogil=True, parallel=True)
-    def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
-        """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
-        n = values.shape[1]
-        for q in numba.prange(first.shape[0]):
-            i = first[q]
-            j = second[q]
-            tree = np.zeros(nz + 2, dtype=np.int64)
-            tmp = np.empty(n, dtype=np.int64)
-            signed_sums(values[j], orders[j], values[i], orders[i], key, less, greater, spearman, tree, tmp)
-            for c in range(n):
-                out[q, c] = tmp[c] - self_terms[i, c] + self_terms[j, c]
-            signed_sums(values[i], orders[i], values[j], orders[j], key, less, greater, spearman, tree, tmp)
-            for c in range(n):
-                out[q, c] -= tmp[c]
-
-    _COMPILED["signed_sums"], _COMPILED["pair_terms"] = signed_sums, pair_terms
     return signed_sums, pair_terms
 
 
