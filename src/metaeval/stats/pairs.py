@@ -365,8 +365,9 @@ def _shared_pair_kernel(std, z, pairs, kw):
     elif numba_available():
         from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
-        # by-system: a pair's rows with a metric tie come from the reference coefficient; global: one group
-        tied = shared.tied_groups(std, level) if level == "by-system" and std.shape[2] > 2 else {}
+        # by-system and global: a pair's groups with a metric tie are counted per resample (compiled)
+        size = {"by-system": std.shape[2], "global": std.shape[1] * std.shape[2]}.get(level, 0)
+        tied = shared.tied_groups(std, level) if size > 2 else {}
         pairs = [pair for pair in pairs if ok[pair] or pair in tied]
         if not pairs:
             return None

@@ -34,6 +34,7 @@ __all__ = [
     "pearson_accumulate",
     "signed_sums",
     "summary_pearson_sums",
+    "tied_group_counts",
 ]
 
 
@@ -304,3 +305,112 @@ def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
                 at += 1
         value[b] = best
         index[b] = best_at
+
+
+# ---- groups where a pair's metrics tie (dominance.py, tied groups) ---------------------------------------
+@_jit()
+def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
+    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): add its tied pairs,
+    its ranks (Spearman) or its cells to the Fenwick tree (Kendall family), and count it."""
+    inserted = state[t, 6]
+    state[t, 1] += nm * (nm - 1) // 2
+    state[t, 3] += 1
+    if spearman:
+        d = 2 * inserted + nm + 1 - (n + 1)
+        state[t, 4] += d * state[t, 7]
+        state[t, 5] += nm * d * d
+        state[t, 7] = 0
+    else:
+        size = tree.shape[1]
+        for u in range(nm):
+            r = zr[members[t, u]]
+            zcount[r] += 1
+            cnt[t, r] += 1
+            k = r + 1
+            while k < size:
+                tree[t, k] += 1
+                k += k & (-k)
+        for u in range(nm):
+            r = zr[members[t, u]]
+            state[t, 2] += zcount[r] * (zcount[r] - 1) // 2
+            zcount[r] = 0
+    state[t, 6] = inserted + nm
+
+
+@_jit()
+def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zcount, members, state):
+    """Counts of ``X'`` (stream 0) and ``Y'`` (stream 1) of one group in one pass over the pair's pooled
+    values sorted ascending (``mval``; cell ``mcell``, 0 for a value of ``X_i`` and 1 of ``X_j`` in ``msrc``):
+    a value goes to stream ``lb[cell] ^ src`` (``lb`` the swap bits), so each stream is visited in ascending
+    order without sorting. Tie groups are the runs of a stream's sorted neighbours tied under
+    ``|a - b| <= rtol max(|a|, |b|)``, as in the generic path. ``state[t]`` receives ``(S, Tx, Txz, distinct,
+    Spearman numerator, Spearman sum of squares, ...)``; Kendall's ``S`` comes from a Fenwick tree over the
+    human dense ranks ``zr`` holding the cells of the lower tie groups (Knight 1966); Spearman's sums use the
+    doubled centred ranks ``2 R - n - 1`` and ``ukey`` = ``2 Q - n - 1`` of the human."""
+    n = lb.shape[0]
+    state[:, :] = 0
+    open_count = np.zeros(2, dtype=np.int64)
+    prev = np.zeros(2)
+    for e in range(mval.shape[0]):
+        c = mcell[e]
+        t = lb[c] ^ msrc[e]
+        v = mval[e]
+        nm = open_count[t]
+        if nm > 0:
+            if rtol == 0.0:
+                close = v != prev[t]
+            else:
+                close = abs(v - prev[t]) > rtol * max(abs(v), abs(prev[t]))
+            if close:
+                _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state)
+                nm = 0
+        if spearman:
+            state[t, 7] += ukey[c]
+        else:
+            r = zr[c]
+            below = 0  # cells of lower tie groups with a smaller human rank
+            k = r
+            while k > 0:
+                below += tree[t, k]
+                k -= k & (-k)
+            # concordant - discordant with the lower groups: below - (inserted - below - equal)
+            state[t, 0] += 2 * below + cnt[t, r] - state[t, 6]
+        members[t, nm] = c
+        open_count[t] = nm + 1
+        prev[t] = v
+    for t in range(2):
+        if open_count[t] > 0:
+            _flush(t, open_count[t], members, zr, n, spearman, tree, cnt, zcount, state)
+    if not spearman:
+        tree[:, :] = 0
+        cnt[:, :] = 0
+
+
+@_jit(parallel=True)
+def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, bits, rtol, spearman):
+    """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
+    distinct values, Spearman's numerator and sum of squares (:func:`_group_counts`).
+
+    ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
+    (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
+    (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
+    human ranks, ``nz`` the largest number of distinct human values of a group."""
+    g_count, n = cells.shape
+    b = bits.shape[0]
+    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
+    for s in numba.prange(b):
+        tree = np.zeros((2, nz + 1), dtype=np.int64)
+        cnt = np.zeros((2, nz), dtype=np.int64)
+        zcount = np.zeros(nz, dtype=np.int64)
+        members = np.empty((2, n), dtype=np.int64)
+        state = np.zeros((2, 8), dtype=np.int64)
+        lb = np.empty(n, dtype=np.uint8)
+        for g in range(g_count):
+            for c in range(n):
+                lb[c] = bits[s, cells[g, c]]
+            _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
+                          members, state)
+            for t in range(2):
+                for f in range(6):
+                    out[s, g, t, f] = state[t, f]
+    return out

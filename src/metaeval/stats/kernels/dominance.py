@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import correlation_rows
+from metaeval.stats.coefficients import coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
+from metaeval.stats.ties import current_rtol
 
 __all__ = ["GroupPairsCompiled"]
 
@@ -83,6 +84,9 @@ class GroupPairsCompiled:
         size = zg.shape[1]
         self.spearman = coefficient == "spearman"
         self.key, tz, distinct, uu = human_weights(zg, coefficient)
+        self.tz, self.distinct, self.uu = tz.astype(np.int64), distinct.astype(np.int64), uu
+        # the human's dense ranks per group (the Kendall family's key; Spearman's key is U)
+        self.zr = human_weights(zg, "kendall-b")[0] if self.spearman else self.key
         scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
         self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
         defined = int(np.isfinite(scale).sum())
@@ -92,6 +96,8 @@ class GroupPairsCompiled:
         # groups where a pair's metrics may tie: computed by the reference coefficient (see deltas)
         self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
+        self._tied_args: dict = {}
+        self.std, self.z, self.level, self.undefined = std, z, level, undefined
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -160,17 +166,64 @@ class GroupPairsCompiled:
         """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
         return (i, j) in self.index
 
+    def _tied_inputs(self, i: int, j: int):
+        """The compiled loop's per-pair inputs for the groups of pair ``(i, j)`` with metric ties."""
+        if (i, j) not in self._tied_args:
+            groups = np.array(self.tied[i, j], dtype=np.intp)
+            pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
+            order = np.argsort(pooled, axis=1, kind="stable")
+            size = self.xg.shape[2]
+            mval = np.ascontiguousarray(np.take_along_axis(pooled, order, axis=1))
+            mcell = np.ascontiguousarray(order % size, dtype=np.int64)
+            msrc = np.ascontiguousarray(order // size, dtype=np.uint8)
+            cells = np.ascontiguousarray(self.cg[groups], dtype=np.int64)
+            zr = np.ascontiguousarray(self.zr[groups], dtype=np.int64)
+            ukey = np.ascontiguousarray(self.key[groups], dtype=np.int64)
+            self._tied_args[i, j] = (groups, (mval, mcell, msrc, cells, zr, ukey, int(self.zr[groups].max()) + 1))
+        return self._tied_args[i, j]
+
+    def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
+        size = self.zg.shape[1]
+        shape = counts.shape[:3]
+        if self.spearman:  # Pearson's r of the doubled centred average ranks: exact integer sums
+            numer, sumsq = counts[..., 4].astype(np.float64), counts[..., 5].astype(np.float64)
+            uu = self.uu[groups][None, :, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.clip(numer / np.sqrt(sumsq * uu), -1.0, 1.0)
+            return np.where((sumsq > 0) & (uu > 0), r, np.nan)
+        full = lambda v: np.broadcast_to(np.asarray(v, dtype=np.int64), shape).ravel()  # noqa: E731
+        tz = self.tz[groups][None, :, None]
+        dz = self.distinct[groups][None, :, None]
+        k = (full(size), full(size * (size - 1) // 2), counts[..., 0].ravel(), counts[..., 1].ravel(), full(tz),
+             counts[..., 2].ravel(), counts[..., 3].ravel(), full(dz))
+        return coefficient_from_counts(self.coefficient, k).reshape(shape)
+
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
         out = self.products.evaluate(cache)[self.index[i, j]]
         if self.tied.get((i, j)):
-            bits = cache.get("cell-bits-flat", lambda: cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1))
-            for g in self.tied[i, j]:  # groups in order
-                mask = bits[self.cg[g]].T.astype(bool)  # (b, n)
-                xi, xj = self.xg[i, g], self.xg[j, g]
-                zb = np.ascontiguousarray(np.broadcast_to(self.zg[g], mask.shape))
-                diff = (correlation_rows(np.where(mask, xj, xi), zb, self.coefficient)
-                        - correlation_rows(np.where(mask, xi, xj), zb, self.coefficient))
-                out = out + diff / self.n_agg
+            from metaeval.stats.kernels.compiled import tied_group_counts
+
+            groups, args = self._tied_inputs(i, j)
+            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+            counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
+            r = self._tied_coefficients(counts, groups)
+            for u in range(groups.size):  # groups in order
+                out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
+            rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
+            if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
+                out[rare] = self._generic(cache, i, j, rare)
         return out
+
+    def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:
+        """``delta`` of the resamples ``rows`` of the batch by the generic path (materialised ``X'``, ``Y'``)."""
+        from metaeval.stats.levels import level_correlation
+
+        mask = cache.draws.mask(cache.sl)[rows]
+        zb = np.broadcast_to(self.z, mask.shape)
+        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined)
+        return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
+                - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
