@@ -5,7 +5,7 @@ time a function is called with a given signature, and loaded by every later proc
 compilation are paid once per installation (and again only when this file changes or numba is upgraded),
 not once per process. The caller modules (:mod:`~metaeval.stats.kernels.global_pairs`,
 :mod:`~metaeval.stats.kernels.dominance`, :mod:`~metaeval.stats.kernels.summary_pearson`,
-:mod:`~metaeval.stats.kernels.calibration`, :mod:`~metaeval.stats.kernels.tied_pairs`) import this module
+:mod:`~metaeval.stats.kernels.calibration`) import this module
 lazily, on the first call that needs a compiled loop: ``import metaeval`` never imports numba.
 
 Where the cache lives (numba's own rules, which metaeval does not override):
@@ -32,6 +32,7 @@ __all__ = [
     "integer_curve_maxima",
     "pair_terms",
     "pearson_accumulate",
+    "pearson_accumulate_skip",
     "signed_sums",
     "summary_pearson_sums",
     "tied_group_counts",
@@ -243,9 +244,18 @@ def pair_terms(values, orders, first, second, self_terms, key, less, greater, sp
 
 # ---- item-grouped Pearson of every pair (summary_pearson.py) ----------------------------------
 @_jit(error_model="numpy")
-def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row, skip):
-    """row[j] += r(u + a_j), Pearson's r of the sums (x, x^2, x z) ``u + a_j``, clipped to [-1, 1], for the
-    ``j`` with ``skip[j] == 0``."""
+def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row):
+    """row[j] += r(u + a_j), Pearson's r of the sums (x, x^2, x z) ``u + a_j``, clipped to [-1, 1]."""
+    for j in range(row.shape[0]):
+        s0 = u0 + a0[j]
+        r = (u2 + a2[j]) / np.sqrt((u1 + a1[j]) - s0 * s0 / n)
+        row[j] += min(1.0, max(-1.0, r))
+
+
+@_jit(error_model="numpy")
+def pearson_accumulate_skip(u0, u1, u2, a0, a1, a2, n, row, skip):
+    """:func:`pearson_accumulate` for the ``j`` with ``skip[j] == 0`` only (a separate loop, so that the
+    loop without skips stays vectorised)."""
     for j in range(row.shape[0]):
         if skip[j]:
             continue
@@ -253,9 +263,11 @@ def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row, skip):
         r = (u2 + a2[j]) / np.sqrt((u1 + a1[j]) - s0 * s0 / n)
         row[j] += min(1.0, max(-1.0, r))
 
+
 @_jit(parallel=True)
-def summary_pearson_sums(bits, lin, base, z_const, skip, n, block):
-    """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P), skip (M, P, P) uint8 -> T (b, P, P):
+def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
+    """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P), skip (M, P, P) uint8 and its ``any`` over the
+    last axis ``any_skip`` (M, P) -> T (b, P, P):
     T[s, i, j] = sum over the inputs ``b`` with ``skip[b, i, j] == 0`` of r(X') for the pair (i, j),
     X' = X_i + m (X_j - X_i); r(Y') of the pair is T[s, j, i] (``skip[b, j, i]``)."""
     m, n_sys, b = bits.shape
@@ -279,8 +291,11 @@ def summary_pearson_sums(bits, lin, base, z_const, skip, n, block):
                     for q in range(p):
                         own[f, q] = base[col, f, q] - acc[f, q]
                 for i in range(p):
-                    pearson_accumulate(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n, total[s, i],
-                                       skip[col, i])
+                    if any_skip[col, i]:
+                        pearson_accumulate_skip(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n,
+                                                total[s, i], skip[col, i])
+                    else:
+                        pearson_accumulate(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n, total[s, i])
     return total
 
 

@@ -63,9 +63,12 @@ class GroupPairsCompiled:
 
     ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
-    resample by the reference coefficient (:func:`metaeval.stats.coefficients.correlation_rows`) and
-    added with weight ``1 / #groups used``; with many cells per group a permuted group cannot be constant,
-    so the groups used do not change (callers pass ``tied`` only when groups have more than 2 cells).
+    resample from exact pair counts of ``X'_g`` and ``Y'_g`` (:func:`metaeval.stats.kernels.compiled.tied_group_counts`:
+    one merged pass over the pair's pre-sorted values, a Fenwick tree over the human ranks; with ties the
+    denominators depend on the mask, so ``S(X')`` and ``S(Y')`` are needed, not only their difference) and
+    the generic formulas (:func:`metaeval.stats.coefficients.coefficient_from_counts`; Spearman from the
+    doubled average ranks), added with weight ``1 / #groups used``. A resample where a permuted group is
+    constant (its coefficient undefined, so the groups used change) is computed by the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,

@@ -53,6 +53,7 @@ class PearsonSummaryCompiled:
                 self.risky[i, j] = (cols, np.ascontiguousarray(lin[i][:, cols]), np.ascontiguousarray(lin[j][:, cols]),
                                     std[i][:, cols], std[j][:, cols])
                 self.skip[cols, i, j] = self.skip[cols, j, i] = 1
+        self.any_skip = np.ascontiguousarray(self.skip.any(axis=2), dtype=np.uint8)
         self.cells = 2 * p * p  # per resample: the (P, P) sums of X' and of Y'; the batch is ~500 resamples
 
     def _totals(self, cache: BatchCache) -> np.ndarray:
@@ -60,7 +61,7 @@ class PearsonSummaryCompiled:
             from metaeval.stats.kernels.compiled import summary_pearson_sums
 
             bits = cache.draws.cell_bits(cache.sl)  # (M, N, b)
-            return summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip, self.n, 8)
+            return summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip, self.any_skip, self.n, 8)
 
         return cache.get("summary-pearson-compiled", make)
 
