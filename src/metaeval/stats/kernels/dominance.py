@@ -43,6 +43,7 @@ from metaeval.stats.ties import current_rtol
 
 __all__ = ["GroupPairsCompiled"]
 
+
 def _compiled():
     """``(signed_sums, pair_terms)`` (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
     from metaeval.stats.kernels.compiled import pair_terms, signed_sums
@@ -63,12 +64,13 @@ class GroupPairsCompiled:
 
     ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
-    resample from exact pair counts of ``X'_g`` and ``Y'_g`` (:func:`metaeval.stats.kernels.compiled.tied_group_counts`:
-    one merged pass over the pair's pre-sorted values, a Fenwick tree over the human ranks; with ties the
-    denominators depend on the mask, so ``S(X')`` and ``S(Y')`` are needed, not only their difference) and
-    the generic formulas (:func:`metaeval.stats.coefficients.coefficient_from_counts`; Spearman from the
-    doubled average ranks), added with weight ``1 / #groups used``. A resample where a permuted group is
-    constant (its coefficient undefined, so the groups used change) is computed by the generic path.
+    resample from exact pair counts of ``X'_g`` and ``Y'_g``
+    (:func:`metaeval.stats.kernels.compiled.tied_group_counts`: one merged pass over the pair's pre-sorted
+    values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
+    and ``S(Y')`` are needed, not only their difference) and the generic formulas
+    (:func:`metaeval.stats.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
+    added with weight ``1 / #groups used``. A resample where a permuted group is constant (its coefficient
+    undefined, so the groups used change) is computed by the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
@@ -96,10 +98,9 @@ class GroupPairsCompiled:
         self.n_agg = 1 if level == "global" else (defined if undefined == "skip" else scale.size)
         self.zg = zg
         self.coefficient = coefficient
-        # groups where a pair's metrics may tie: computed by the reference coefficient (see deltas)
+        # groups where a pair's metrics may tie: counted per resample (see deltas)
         self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
-        self._tied_args: dict = {}
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
 
     def _human(self, g: int):
@@ -170,20 +171,19 @@ class GroupPairsCompiled:
         return (i, j) in self.index
 
     def _tied_inputs(self, i: int, j: int):
-        """The compiled loop's per-pair inputs for the groups of pair ``(i, j)`` with metric ties."""
-        if (i, j) not in self._tied_args:
-            groups = np.array(self.tied[i, j], dtype=np.intp)
-            pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
-            order = np.argsort(pooled, axis=1, kind="stable")
-            size = self.xg.shape[2]
-            mval = np.ascontiguousarray(np.take_along_axis(pooled, order, axis=1))
-            mcell = np.ascontiguousarray(order % size, dtype=np.int64)
-            msrc = np.ascontiguousarray(order // size, dtype=np.uint8)
-            cells = np.ascontiguousarray(self.cg[groups], dtype=np.int64)
-            zr = np.ascontiguousarray(self.zr[groups], dtype=np.int64)
-            ukey = np.ascontiguousarray(self.key[groups], dtype=np.int64)
-            self._tied_args[i, j] = (groups, (mval, mcell, msrc, cells, zr, ukey, int(self.zr[groups].max()) + 1))
-        return self._tied_args[i, j]
+        """The compiled loop's inputs for the groups of pair ``(i, j)`` with metric ties (rebuilt per batch:
+        an argsort per group, small beside the counting, and no memory held per pair)."""
+        groups = np.array(self.tied[i, j], dtype=np.intp)
+        pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
+        order = np.argsort(pooled, axis=1, kind="stable")
+        size = self.xg.shape[2]
+        mval = np.ascontiguousarray(np.take_along_axis(pooled, order, axis=1))
+        mcell = np.ascontiguousarray(order % size, dtype=np.int64)
+        msrc = np.ascontiguousarray(order // size, dtype=np.uint8)
+        cells = np.ascontiguousarray(self.cg[groups], dtype=np.int64)
+        zr = np.ascontiguousarray(self.zr[groups], dtype=np.int64)
+        ukey = np.ascontiguousarray(self.key[groups], dtype=np.int64)
+        return groups, (mval, mcell, msrc, cells, zr, ukey, int(self.zr[groups].max()) + 1)
 
     def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
