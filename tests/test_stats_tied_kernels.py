@@ -166,3 +166,24 @@ def test_no_writable_cache_location_compiles_in_the_process(tmp_path):
         "compiled.integer_curve_maxima._cache.__class__.__name__")
     out = _run(code, {"NUMBA_CACHE_DIR": ""}).split()
     assert out == ["5", "2", "NullCache"]
+
+
+@pytest.mark.parametrize("level", ["by-system", "global"])
+@pytest.mark.parametrize("coefficient", ["kendall-b", "acc-eq", "spearman"])
+@pytest.mark.parametrize("rule", list(RULES))
+def test_graded_metrics_counted_from_contingency_tables_equal_the_reference(level, coefficient, rule):
+    """Two graded metrics (rounded to 0.5, a 0-100 judge in steps of 5): few tie groups per row, so the
+    tied groups are counted from contingency tables instead of the ordered pass."""
+    rng = np.random.default_rng(12)
+    n, m = 4, 100
+    q = rng.normal(size=(n, 1)) + rng.normal(size=(n, m))
+    z = np.round(q * 2) / 2
+    xs = np.stack([standardize(np.round((q + rng.normal(size=(n, m))) * 2) / 2),
+                   standardize(np.clip(np.round((50 + 15 * (q + rng.normal(size=(n, m)))) / 5) * 5, 0, 100))])
+    with RULES[rule]():
+        if numba_available():
+            kernel = _shared_pair_kernel(xs, z, [(0, 1)], dict(level=level, coefficient=coefficient,
+                                                               undefined="skip", tie_threshold=0.0))
+            _, args = kernel._tied_inputs(0, 1)
+            assert (args[8] > 0).all()  # every tied group from the tables
+        _check(xs, z, level, coefficient, "skip")

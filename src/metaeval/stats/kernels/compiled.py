@@ -325,8 +325,9 @@ def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
 # ---- groups where a pair's metrics tie (dominance.py, tied groups) ---------------------------------------
 @_jit()
 def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
-    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): add its tied pairs,
-    its ranks (Spearman) or its cells to the Fenwick tree (Kendall family), and count it."""
+    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): its concordance with the
+    lower groups (one Fenwick query per distinct human rank of the group, weighted by the rank's count), its
+    tied pairs, and its cells added to the tree (Kendall family); its ranks (Spearman)."""
     inserted = state[t, 6]
     state[t, 1] += nm * (nm - 1) // 2
     state[t, 3] += 1
@@ -338,16 +339,31 @@ def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
     else:
         size = tree.shape[1]
         for u in range(nm):
+            zcount[zr[members[t, u]]] += 1
+        for u in range(nm):  # against the lower groups only: the tree does not hold this group yet
             r = zr[members[t, u]]
-            zcount[r] += 1
-            cnt[t, r] += 1
+            h = zcount[r]
+            if h <= 0:
+                continue  # rank already counted (marked negative)
+            below = 0  # cells of lower tie groups with a smaller human rank
+            k = r
+            while k > 0:
+                below += tree[t, k]
+                k -= k & (-k)
+            # concordant - discordant with the lower groups: below - (inserted - below - equal), per cell
+            state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+            state[t, 2] += h * (h - 1) // 2
+            zcount[r] = -h
+        for u in range(nm):  # then the group joins the tree
+            r = zr[members[t, u]]
+            h = -zcount[r]
+            if h <= 0:
+                continue
+            cnt[t, r] += h
             k = r + 1
             while k < size:
-                tree[t, k] += 1
+                tree[t, k] += h
                 k += k & (-k)
-        for u in range(nm):
-            r = zr[members[t, u]]
-            state[t, 2] += zcount[r] * (zcount[r] - 1) // 2
             zcount[r] = 0
     state[t, 6] = inserted + nm
 
@@ -381,15 +397,6 @@ def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zc
                 nm = 0
         if spearman:
             state[t, 7] += ukey[c]
-        else:
-            r = zr[c]
-            below = 0  # cells of lower tie groups with a smaller human rank
-            k = r
-            while k > 0:
-                below += tree[t, k]
-                k -= k & (-k)
-            # concordant - discordant with the lower groups: below - (inserted - below - equal)
-            state[t, 0] += 2 * below + cnt[t, r] - state[t, 6]
         members[t, nm] = c
         open_count[t] = nm + 1
         prev[t] = v
@@ -401,30 +408,83 @@ def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zc
         cnt[:, :] = 0
 
 
+@_jit()
+def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
+    """:func:`_group_counts` for a group whose pooled values fall in ``n_class`` tie groups, each tied within
+    (``cx`` / ``cy`` the group of each cell's value of ``X_i`` / ``X_j``, ascending): each stream's
+    contingency table of tie group x human rank is filled in O(n), then read in O(n_class x distinct human
+    values), without visiting the cells in order. ``ukr`` is Spearman's ``U`` of each human rank."""
+    n = lb.shape[0]
+    nz = cnt.shape[1]
+    state[:, :] = 0
+    table[:, :n_class, :] = 0
+    cnt[:, :] = 0
+    for c in range(n):
+        t = lb[c]  # X_i's value goes to stream lb (X' keeps it where not swapped), X_j's to the other
+        table[t, cx[c], zr[c]] += 1
+        table[1 - t, cy[c], zr[c]] += 1
+    for t in range(2):
+        inserted = 0
+        for k in range(n_class):
+            size = 0
+            for r in range(nz):
+                size += table[t, k, r]
+            if size == 0:
+                continue
+            state[t, 1] += size * (size - 1) // 2
+            state[t, 3] += 1
+            if spearman:
+                usum = 0
+                for r in range(nz):
+                    usum += table[t, k, r] * ukr[r]
+                d = 2 * inserted + size + 1 - (n + 1)
+                state[t, 4] += d * usum
+                state[t, 5] += size * d * d
+            else:
+                below = 0
+                for r in range(nz):
+                    h = table[t, k, r]
+                    if h > 0:
+                        state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+                        state[t, 2] += h * (h - 1) // 2
+                        cnt[t, r] += h
+                    below += cnt[t, r] - h
+            inserted += size
+    cnt[:, :] = 0
+
+
 @_jit(parallel=True)
-def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, bits, rtol, spearman):
+def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
     """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
-    distinct values, Spearman's numerator and sum of squares (:func:`_group_counts`).
+    distinct values, Spearman's numerator and sum of squares.
 
     ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
     (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
     (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
-    human ranks, ``nz`` the largest number of distinct human values of a group."""
+    human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
+    use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
+    values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
     g_count, n = cells.shape
     b = bits.shape[0]
     out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
+    max_class = max(1, n_class.max())
     for s in numba.prange(b):
         tree = np.zeros((2, nz + 1), dtype=np.int64)
         cnt = np.zeros((2, nz), dtype=np.int64)
         zcount = np.zeros(nz, dtype=np.int64)
         members = np.empty((2, n), dtype=np.int64)
+        table = np.zeros((2, max_class, nz), dtype=np.int64)
         state = np.zeros((2, 8), dtype=np.int64)
         lb = np.empty(n, dtype=np.uint8)
         for g in range(g_count):
             for c in range(n):
                 lb[c] = bits[s, cells[g, c]]
-            _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
-                          members, state)
+            if n_class[g] > 0:
+                _table_counts(classes[g, 0], classes[g, 1], lb, zr[g], ukr[g], n_class[g], spearman, table, cnt,
+                              state)
+            else:
+                _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
+                              members, state)
             for t in range(2):
                 for f in range(6):
                     out[s, g, t, f] = state[t, f]

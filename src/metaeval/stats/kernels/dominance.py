@@ -39,7 +39,7 @@ from metaeval.stats.coefficients import coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.ties import current_rtol
+from metaeval.stats.ties import are_tied, current_rtol
 
 __all__ = ["GroupPairsCompiled"]
 
@@ -172,7 +172,11 @@ class GroupPairsCompiled:
 
     def _tied_inputs(self, i: int, j: int):
         """The compiled loop's inputs for the groups of pair ``(i, j)`` with metric ties (rebuilt per batch:
-        an argsort per group, small beside the counting, and no memory held per pair)."""
+        an argsort per group, small beside the counting, and no memory held per pair).
+
+        A group whose pooled values form few tie groups (rounded scores, judges' grades: ``groups x distinct
+        human values <= 8 n``), each tied within (not a chain of near-ties longer than the tolerance), is
+        counted from contingency tables; the others by the ordered pass."""
         groups = np.array(self.tied[i, j], dtype=np.intp)
         pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
         order = np.argsort(pooled, axis=1, kind="stable")
@@ -183,7 +187,26 @@ class GroupPairsCompiled:
         cells = np.ascontiguousarray(self.cg[groups], dtype=np.int64)
         zr = np.ascontiguousarray(self.zr[groups], dtype=np.int64)
         ukey = np.ascontiguousarray(self.key[groups], dtype=np.int64)
-        return groups, (mval, mcell, msrc, cells, zr, ukey, int(self.zr[groups].max()) + 1)
+        nz = int(self.zr[groups].max()) + 1
+        # pooled tie groups: runs of tied sorted neighbours (the generic rule), usable when tied end to end
+        new = np.ones(mval.shape, dtype=bool)
+        new[:, 1:] = ~are_tied(mval[:, 1:], mval[:, :-1])
+        sorted_class = np.cumsum(new, axis=1) - 1
+        n_class = sorted_class[:, -1] + 1
+        classes = np.empty(mval.shape, dtype=np.int64)
+        np.put_along_axis(classes, order, sorted_class, axis=1)
+        first = np.flatnonzero(new.ravel())
+        last = np.append(first[1:], new.size) - 1
+        whole = are_tied(mval.ravel()[last], mval.ravel()[first])  # each pooled tie group tied end to end
+        owner = np.repeat(np.arange(mval.shape[0]), np.bincount(np.flatnonzero(new.ravel()) // mval.shape[1],
+                                                                minlength=mval.shape[0]))
+        bad = np.bincount(owner[~whole], minlength=mval.shape[0]) > 0
+        use = (~bad) & (n_class * nz <= 8 * size)
+        n_class = np.where(use, n_class, 0).astype(np.int64)
+        classes = np.ascontiguousarray(classes.reshape(-1, 2, size))
+        ukr = np.zeros((groups.size, nz), dtype=np.int64)
+        np.put_along_axis(ukr, zr, ukey, axis=1)
+        return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
     def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
