@@ -329,7 +329,7 @@ def _shared_pair_kernel(std, z, pairs, kw):
     """A kernel shared by the pairs (PERM-BOTH, complete data), or None for the per-pair kernels; a kernel
     with ``covers(i, j)`` handles only the pairs for which it is True.
 
-    Global Pearson; summary-level Pearson (compiled, no metric ties); by-system Pearson (numpy, per-row
+    Global Pearson; summary-level Pearson (compiled); by-system Pearson (numpy, per-row
     masked sums, pairs without a tie within a row); the pair-count coefficients and
     Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
     numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
@@ -342,7 +342,7 @@ def _shared_pair_kernel(std, z, pairs, kw):
     if level == "global" and coefficient == "pearson":
         return shared.GlobalPearsonShared(std, z)
     if level == "summary" and coefficient == "pearson":
-        if numba_available() and shared.tie_free(std):
+        if numba_available():  # any metric ties (their risky inputs per pair, see the kernel)
             from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
 
             return PearsonSummaryCompiled(std, z, kw["undefined"], pairs)
@@ -365,8 +365,9 @@ def _shared_pair_kernel(std, z, pairs, kw):
     elif numba_available():
         from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
-        # by-system: a pair's rows with a metric tie come from the reference coefficient; global: one group
-        tied = shared.tied_groups(std, level) if level == "by-system" and std.shape[2] > 2 else {}
+        # by-system and global: a pair's groups with a metric tie are counted per resample (compiled)
+        size = {"by-system": std.shape[2], "global": std.shape[1] * std.shape[2]}.get(level, 0)
+        tied = shared.tied_groups(std, level) if size > 2 else {}
         pairs = [pair for pair in pairs if ok[pair] or pair in tied]
         if not pairs:
             return None

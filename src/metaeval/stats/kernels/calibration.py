@@ -6,7 +6,8 @@ For complete data every group has the same number of pairs, and a resample that 
 by the original data: a resample only re-weights groups), with ``B = sum_p c_{g(p)} v0_p`` (see
 :func:`metaeval.stats.tie_calibration.recalibrated`). The numerator is an exact integer, so its first
 maximum is exact. :func:`best_integer_curves` finds it for every resample: a compiled loop over the
-sorted pairs when numba is installed (imported and compiled on first use, never on ``import metaeval``),
+sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.compiled`,
+imported on first use, never on ``import metaeval``),
 else numpy over batches of resamples; both give the same integers.
 """
 from __future__ import annotations
@@ -17,36 +18,10 @@ from metaeval.stats.kernels.global_pairs import numba_available
 
 __all__ = ["best_integer_curves"]
 
-_COMPILED = {}
-
-
 def _compiled():
-    if "loop" not in _COMPILED:
-        import numba
+    from metaeval.stats.kernels.compiled import integer_curve_maxima
 
-        @numba.njit(cache=False, nogil=True)
-        def loop(rs, v0, dv, last, lead, counts, value, index):
-            for b in range(counts.shape[0]):
-                c = counts[b]
-                base = 0
-                for p in range(rs.shape[0]):
-                    base += c[rs[p]] * v0[p]
-                run = base
-                best = base
-                best_at = 0
-                seen = lead
-                at = 1 if lead else 0
-                for p in range(rs.shape[0]):
-                    run += c[rs[p]] * dv[p]
-                    if last[p]:
-                        if not seen or run > best:
-                            best, best_at, seen = run, at, True
-                        at += 1
-                value[b] = best
-                index[b] = best_at
-
-        _COMPILED["loop"] = loop
-    return _COMPILED["loop"]
+    return integer_curve_maxima
 
 
 def best_integer_curves(rs, v0, dv, last, lead, counts, batch: int = 64):

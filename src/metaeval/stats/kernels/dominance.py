@@ -22,8 +22,8 @@ and ``A`` are antisymmetric). Each ``T(v; w)`` is a sweep over the merged metric
 * Spearman: ``sum_d (U_c - U_d) sgn(v_c - w_d) = U_c (lo - hi) - (U_lo - U_hi)`` with ``lo`` / ``hi`` the cells
   below / above ``v_c`` and ``U_lo`` / ``U_hi`` their sums of ``U``: O(n) after sorting.
 
-All counts are exact int64. The loops are compiled with numba on first use (two functions, ``cache=False``,
-compiled once per process, about a second); numba is never imported by ``import metaeval``. Without numba
+All counts are exact int64. The loops are compiled with numba (:mod:`metaeval.stats.kernels.compiled`, once per
+installation); numba is never imported by ``import metaeval``. Without numba
 the factories of :mod:`metaeval.stats.pairs` use the dense numpy kernel for small groups or the reference
 path.
 
@@ -35,84 +35,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import correlation_rows
+from metaeval.stats.coefficients import coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
+from metaeval.stats.ties import are_tied, current_rtol
 
 __all__ = ["GroupPairsCompiled"]
 
-_COMPILED = {}
-
 
 def _compiled():
-    """``(signed_sums, pair_terms)`` compiled on first use."""
-    if "pair_terms" in _COMPILED:
-        return _COMPILED["signed_sums"], _COMPILED["pair_terms"]
-    import numba
+    """``(signed_sums, pair_terms)`` (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
+    from metaeval.stats.kernels.compiled import pair_terms, signed_sums
 
-    @numba.njit(cache=False, nogil=True)
-    def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out):
-        """``out[c] = sum_d t_cd sgn(qv[c] - dv[d])`` (``qorder`` / ``dorder`` sort ``qv`` / ``dv``);
-        ``t_cd = key_c - key_d`` (Spearman) or ``sgn`` of the dense human ranks ``key``; ``tree`` is a zero
-        Fenwick array of size ``max(key) + 2`` (Kendall), zero again on exit."""
-        n = qv.shape[0]
-        size = tree.shape[0]
-        k = 0
-        inserted = 0
-        lo_key = 0
-        total_key = 0
-        if spearman:
-            for d in range(n):
-                total_key += key[d]
-        for qi in range(n):
-            c = qorder[qi]
-            v = qv[c]
-            while k < n and dv[dorder[k]] < v:
-                d = dorder[k]
-                if spearman:
-                    lo_key += key[d]
-                else:
-                    r = key[d] + 1
-                    while r < size:
-                        tree[r] += 1
-                        r += r & (-r)
-                inserted += 1
-                k += 1
-            if spearman:
-                out[c] = key[c] * (2 * inserted - n) - (2 * lo_key - total_key)
-            else:
-                below = 0  # visited cells with a smaller human rank
-                r = key[c]
-                while r > 0:
-                    below += tree[r]
-                    r -= r & (-r)
-                upto = 0  # ... with a smaller or equal human rank
-                r = key[c] + 1
-                while r > 0:
-                    upto += tree[r]
-                    r -= r & (-r)
-                out[c] = 2 * (below - (inserted - upto)) + greater[c] - less[c]
-        if not spearman:
-            tree[:] = 0
-
-    @numba.njit(cache=False, nogil=True, parallel=True)
-    def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
-        """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
-        n = values.shape[1]
-        for q in numba.prange(first.shape[0]):
-            i = first[q]
-            j = second[q]
-            tree = np.zeros(nz + 2, dtype=np.int64)
-            tmp = np.empty(n, dtype=np.int64)
-            signed_sums(values[j], orders[j], values[i], orders[i], key, less, greater, spearman, tree, tmp)
-            for c in range(n):
-                out[q, c] = tmp[c] - self_terms[i, c] + self_terms[j, c]
-            signed_sums(values[i], orders[i], values[j], orders[j], key, less, greater, spearman, tree, tmp)
-            for c in range(n):
-                out[q, c] -= tmp[c]
-
-    _COMPILED["signed_sums"], _COMPILED["pair_terms"] = signed_sums, pair_terms
     return signed_sums, pair_terms
 
 
@@ -129,9 +64,13 @@ class GroupPairsCompiled:
 
     ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
-    resample by the reference coefficient (:func:`metaeval.stats.coefficients.correlation_rows`) and
-    added with weight ``1 / #groups used``; with many cells per group a permuted group cannot be constant,
-    so the groups used do not change (callers pass ``tied`` only when groups have more than 2 cells).
+    resample from exact pair counts of ``X'_g`` and ``Y'_g``
+    (:func:`metaeval.stats.kernels.compiled.tied_group_counts`: one merged pass over the pair's pre-sorted
+    values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
+    and ``S(Y')`` are needed, not only their difference) and the generic formulas
+    (:func:`metaeval.stats.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
+    added with weight ``1 / #groups used``. A resample where a permuted group is constant (its coefficient
+    undefined, so the groups used change) is computed by the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
@@ -150,15 +89,19 @@ class GroupPairsCompiled:
         size = zg.shape[1]
         self.spearman = coefficient == "spearman"
         self.key, tz, distinct, uu = human_weights(zg, coefficient)
+        self.tz, self.distinct, self.uu = tz.astype(np.int64), distinct.astype(np.int64), uu
+        # the human's dense ranks per group (the Kendall family's key; Spearman's key is U)
+        self.zr = human_weights(zg, "kendall-b")[0] if self.spearman else self.key
         scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
         self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
         defined = int(np.isfinite(scale).sum())
         self.n_agg = 1 if level == "global" else (defined if undefined == "skip" else scale.size)
         self.zg = zg
         self.coefficient = coefficient
-        # groups where a pair's metrics may tie: computed by the reference coefficient (see deltas)
+        # groups where a pair's metrics may tie: counted per resample (see deltas)
         self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
+        self.std, self.z, self.level, self.undefined = std, z, level, undefined
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -227,17 +170,86 @@ class GroupPairsCompiled:
         """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
         return (i, j) in self.index
 
+    def _tied_inputs(self, i: int, j: int):
+        """The compiled loop's inputs for the groups of pair ``(i, j)`` with metric ties (rebuilt per batch:
+        an argsort per group, small beside the counting, and no memory held per pair).
+
+        A group whose pooled values form few tie groups (rounded scores, judges' grades: ``groups x distinct
+        human values <= 8 n``), each tied within (not a chain of near-ties longer than the tolerance), is
+        counted from contingency tables; the others by the ordered pass."""
+        groups = np.array(self.tied[i, j], dtype=np.intp)
+        pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
+        order = np.argsort(pooled, axis=1, kind="stable")
+        size = self.xg.shape[2]
+        mval = np.ascontiguousarray(np.take_along_axis(pooled, order, axis=1))
+        mcell = np.ascontiguousarray(order % size, dtype=np.int64)
+        msrc = np.ascontiguousarray(order // size, dtype=np.uint8)
+        cells = np.ascontiguousarray(self.cg[groups], dtype=np.int64)
+        zr = np.ascontiguousarray(self.zr[groups], dtype=np.int64)
+        ukey = np.ascontiguousarray(self.key[groups], dtype=np.int64)
+        nz = int(self.zr[groups].max()) + 1
+        # pooled tie groups: runs of tied sorted neighbours (the generic rule), usable when tied end to end
+        new = np.ones(mval.shape, dtype=bool)
+        new[:, 1:] = ~are_tied(mval[:, 1:], mval[:, :-1])
+        sorted_class = np.cumsum(new, axis=1) - 1
+        n_class = sorted_class[:, -1] + 1
+        classes = np.empty(mval.shape, dtype=np.int64)
+        np.put_along_axis(classes, order, sorted_class, axis=1)
+        first = np.flatnonzero(new.ravel())
+        last = np.append(first[1:], new.size) - 1
+        whole = are_tied(mval.ravel()[last], mval.ravel()[first])  # each pooled tie group tied end to end
+        owner = np.repeat(np.arange(mval.shape[0]), np.bincount(np.flatnonzero(new.ravel()) // mval.shape[1],
+                                                                minlength=mval.shape[0]))
+        bad = np.bincount(owner[~whole], minlength=mval.shape[0]) > 0
+        use = (~bad) & (n_class * nz <= 8 * size)
+        n_class = np.where(use, n_class, 0).astype(np.int64)
+        classes = np.ascontiguousarray(classes.reshape(-1, 2, size))
+        ukr = np.zeros((groups.size, nz), dtype=np.int64)
+        np.put_along_axis(ukr, zr, ukey, axis=1)
+        return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
+
+    def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
+        size = self.zg.shape[1]
+        shape = counts.shape[:3]
+        if self.spearman:  # Pearson's r of the doubled centred average ranks: exact integer sums
+            numer, sumsq = counts[..., 4].astype(np.float64), counts[..., 5].astype(np.float64)
+            uu = self.uu[groups][None, :, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.clip(numer / np.sqrt(sumsq * uu), -1.0, 1.0)
+            return np.where((sumsq > 0) & (uu > 0), r, np.nan)
+        full = lambda v: np.broadcast_to(np.asarray(v, dtype=np.int64), shape).ravel()  # noqa: E731
+        tz = self.tz[groups][None, :, None]
+        dz = self.distinct[groups][None, :, None]
+        k = (full(size), full(size * (size - 1) // 2), counts[..., 0].ravel(), counts[..., 1].ravel(), full(tz),
+             counts[..., 2].ravel(), counts[..., 3].ravel(), full(dz))
+        return coefficient_from_counts(self.coefficient, k).reshape(shape)
+
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
         out = self.products.evaluate(cache)[self.index[i, j]]
         if self.tied.get((i, j)):
-            bits = cache.get("cell-bits-flat", lambda: cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1))
-            for g in self.tied[i, j]:  # groups in order
-                mask = bits[self.cg[g]].T.astype(bool)  # (b, n)
-                xi, xj = self.xg[i, g], self.xg[j, g]
-                zb = np.ascontiguousarray(np.broadcast_to(self.zg[g], mask.shape))
-                diff = (correlation_rows(np.where(mask, xj, xi), zb, self.coefficient)
-                        - correlation_rows(np.where(mask, xi, xj), zb, self.coefficient))
-                out = out + diff / self.n_agg
+            from metaeval.stats.kernels.compiled import tied_group_counts
+
+            groups, args = self._tied_inputs(i, j)
+            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+            counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
+            r = self._tied_coefficients(counts, groups)
+            for u in range(groups.size):  # groups in order
+                out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
+            rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
+            if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
+                out[rare] = self._generic(cache, i, j, rare)
         return out
+
+    def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:
+        """``delta`` of the resamples ``rows`` of the batch by the generic path (materialised ``X'``, ``Y'``)."""
+        from metaeval.stats.levels import level_correlation
+
+        mask = cache.draws.mask(cache.sl)[rows]
+        zb = np.broadcast_to(self.z, mask.shape)
+        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined)
+        return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
+                - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)

@@ -5,71 +5,34 @@ path, which stays the fallback): per metric ``p`` and resample ``s`` the masked 
 ``A_p[s, b] = sum_a m_sab (x, x^2, x z)_pab`` of every input ``b``; for a pair ``(i, j)`` the permuted sums
 are ``base_i + A_j - A_i`` (``X'``) and ``base_j + A_i - A_j`` (``Y'``), and Pearson's r of input ``b`` is
 ``S_xz / sqrt(S_xx - S_x^2 / N)`` with the human column centred and normalised once. The compiled loop
-fuses these steps, so no ``(P, k, M)`` temporaries are stored beyond one batch, and every sum runs in a
-fixed order (systems, then inputs, ascending): the result does not depend on the batch size.
+(:func:`metaeval.stats.kernels.compiled.summary_pearson_sums`) fuses these steps, so no ``(P, k, M)``
+temporaries are stored beyond one batch, and every sum runs in a fixed order (systems, then inputs,
+ascending): the result does not depend on the batch size.
 
-Used only when no two metric values of one input tie (then no permuted column is constant); numba is
-imported and the loop compiled on first use, never on ``import metaeval``.
+Metric ties. Pearson does not depend on ranks, so ties matter only where they can make a permuted input
+*constant* (then its r is undefined: skipped and not counted, or 0 with ``undefined='zero'``). That needs
+every system of the input to hold, in ``X_i`` or in ``X_j``, a value tied with one common value: the pair's
+*risky* inputs (:meth:`metaeval.stats.kernels.permutation._PermSummaryPearson._risky_columns`, the rule of
+the numpy path). The compiled loop skips the risky inputs of each pair, and :meth:`PearsonSummaryCompiled.deltas`
+adds their r, and their count, per resample from the same sums in numpy, with the constancy test of the
+reference path. So any metric, rounded or not, takes this path; only the risky inputs (typically none,
+a few for zero-inflated metrics) cost per-pair numpy work.
+
+numba is imported on first use, never on ``import metaeval``; the loop is compiled once per installation.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.permutation import pearson_terms
+from metaeval.stats.kernels.permutation import _PermSummaryPearson, pearson_terms
+from metaeval.stats.kernels.ranks import _is_constant
 
 __all__ = ["PearsonSummaryCompiled"]
 
-_COMPILED = {}
-
-
-def _compiled():
-    if "loop" in _COMPILED:
-        return _COMPILED["loop"]
-    import numba
-
-    @numba.njit(cache=False, nogil=True, error_model="numpy")
-    def accumulate(u0, u1, u2, a0, a1, a2, n, row):
-        """row[j] += r(u + a_j), Pearson's r of the sums (x, x^2, x z) ``u + a_j``, clipped to [-1, 1]."""
-        for j in range(row.shape[0]):
-            s0 = u0 + a0[j]
-            r = (u2 + a2[j]) / np.sqrt((u1 + a1[j]) - s0 * s0 / n)
-            row[j] += min(1.0, max(-1.0, r))
-
-    @numba.njit(cache=False, nogil=True, parallel=True, error_model="numpy")
-    def loop(bits, lin, base, z_const, n, block):
-        """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P) -> T (b, P, P): T[s, i, j] = sum over the
-        inputs of r(X') for the pair (i, j), X' = X_i + m (X_j - X_i); r(Y') of the pair is T[s, j, i]."""
-        m, n_sys, b = bits.shape
-        p = lin.shape[3]
-        total = np.zeros((b, p, p))
-        n_blocks = (b + block - 1) // block
-        for blk in numba.prange(n_blocks):
-            acc = np.empty((3, p))
-            own = np.empty((3, p))
-            for col in range(m):  # inputs in order: every (resample, pair) sum runs in a fixed order
-                if z_const[col]:
-                    continue  # r = 0 (the human column is 0) and the input is not counted
-                for s in range(blk * block, min(b, (blk + 1) * block)):
-                    acc[:, :] = 0.0
-                    for a in range(n_sys):  # systems in order: the masked sums of every metric
-                        if bits[col, a, s]:
-                            for f in range(3):
-                                for q in range(p):
-                                    acc[f, q] += lin[col, a, f, q]
-                    for f in range(3):
-                        for q in range(p):
-                            own[f, q] = base[col, f, q] - acc[f, q]
-                    for i in range(p):
-                        accumulate(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n, total[s, i])
-        return total
-
-    _COMPILED["loop"] = loop
-    return loop
-
 
 class PearsonSummaryCompiled:
-    """Deltas of every pair from one compiled call per batch (complete data without metric ties)."""
+    """Deltas of every pair from one compiled call per batch (complete data, any metric ties)."""
 
     def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs):
         p, n, m = std.shape
@@ -77,21 +40,57 @@ class PearsonSummaryCompiled:
         self.base = np.ascontiguousarray(lin.sum(axis=1).transpose(1, 2, 0))  # (M, 3, P)
         self.lin = np.ascontiguousarray(lin.transpose(2, 1, 3, 0))  # (M, N, 3, P)
         self.n = float(n)
+        self.m = m
+        self.undefined = undefined
         self.used = float(m if undefined == "zero" else m - int(self.z_const.sum()))
         self.pairs = list(pairs)
-        self.index = {pair: q for q, pair in enumerate(self.pairs)}
-        self.pi = np.array([i for i, _ in self.pairs], dtype=np.int64)
-        self.pj = np.array([j for _, j in self.pairs], dtype=np.int64)
+        # the risky inputs of each pair (a mask could make X' or Y' constant): skipped by the compiled loop
+        self.skip = np.zeros((m, p, p), dtype=np.uint8)
+        self.risky: dict = {}
+        for i, j in self.pairs:
+            cols = np.flatnonzero(_PermSummaryPearson._risky_columns(std[i], std[j]) & ~self.z_const)
+            if cols.size:
+                self.risky[i, j] = (cols, np.ascontiguousarray(lin[i][:, cols]), np.ascontiguousarray(lin[j][:, cols]),
+                                    std[i][:, cols], std[j][:, cols])
+                self.skip[cols, i, j] = self.skip[cols, j, i] = 1
+        self.any_skip = np.ascontiguousarray(self.skip.any(axis=2), dtype=np.uint8)
         self.cells = 2 * p * p  # per resample: the (P, P) sums of X' and of Y'; the batch is ~500 resamples
 
-    def _deltas(self, cache: BatchCache) -> np.ndarray:
+    def _totals(self, cache: BatchCache) -> np.ndarray:
         def make():
+            from metaeval.stats.kernels.compiled import summary_pearson_sums
+
             bits = cache.draws.cell_bits(cache.sl)  # (M, N, b)
-            total = _compiled()(bits, self.lin, self.base, self.z_const, self.n, 8)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return total / self.used - total.transpose(0, 2, 1) / self.used
+            return summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip, self.any_skip, self.n, 8)
 
         return cache.get("summary-pearson-compiled", make)
 
+    def _risky_sums(self, cache: BatchCache, i: int, j: int):
+        """Sum and number of the defined r over the risky inputs of pair ``(i, j)``, for ``X'`` and ``Y'``."""
+        cols, li, lj, xi, xj = self.risky[i, j]
+        mask = cache.mask()[:, :, cols]  # (b, N, c)
+        out = []
+        for keep, take, vk, vt in ((li, lj, xi, xj), (lj, li, xj, xi)):
+            s = np.where(mask[..., None], take, keep).sum(axis=1)  # (b, c, 3), systems in order
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.clip(s[..., 2] / np.sqrt(s[..., 1] - s[..., 0] * s[..., 0] / self.n), -1.0, 1.0)
+            bad = _is_constant(np.where(mask, vt, vk), axis=1)  # (b, c)
+            r = np.ascontiguousarray(np.where(bad, 0.0, r))
+            out.append((r.sum(axis=1), (~bad).sum(axis=1)))
+        return out
+
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
-        return self._deltas(cache)[:, i, j]
+        total = self._totals(cache)
+        sx, sy = total[:, i, j], total[:, j, i]
+        if (i, j) not in self.risky:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return sx / self.used - sy / self.used
+        (rx, nx), (ry, ny) = self._risky_sums(cache, i, j)
+        n_risky = self.risky[i, j][0].size
+        if self.undefined == "zero":
+            cx = cy = np.full(sx.shape, self.used)
+        else:
+            cx, cy = self.used - n_risky + nx, self.used - n_risky + ny
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.where(cx > 0, (sx + rx) / np.maximum(cx, 1), np.nan)
+                    - np.where(cy > 0, (sy + ry) / np.maximum(cy, 1), np.nan))

@@ -1,0 +1,491 @@
+"""The compiled (numba) loops of the kernels, defined at module level and cached on disk.
+
+Every function here is compiled by numba with ``cache=True``: the machine code is written to disk the first
+time a function is called with a given signature, and loaded by every later process, so the few seconds of
+compilation are paid once per installation (and again only when this file changes or numba is upgraded),
+not once per process. The caller modules (:mod:`~metaeval.stats.kernels.global_pairs`,
+:mod:`~metaeval.stats.kernels.dominance`, :mod:`~metaeval.stats.kernels.summary_pearson`,
+:mod:`~metaeval.stats.kernels.calibration`) import this module
+lazily, on the first call that needs a compiled loop: ``import metaeval`` never imports numba.
+
+Where the cache lives (numba's own rules, which metaeval does not override):
+
+1. ``$NUMBA_CACHE_DIR`` when the user sets it;
+2. otherwise ``__pycache__`` next to this file when that directory is writable (an installation in a
+   user's virtualenv: compiled once per installation);
+3. otherwise (a read-only site-packages) numba's user-wide cache directory, ``$XDG_CACHE_HOME/numba`` or
+   ``~/.cache/numba``, in a subdirectory named after this file's directory;
+4. when no location is writable the loops are compiled without a cache, once per process (:func:`_jit`).
+
+The cache is keyed by this file's modification time and size, the function's signature and the CPU, so a
+stale entry is never used.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = [
+    "boot_subtract_copies",
+    "boot_weighted_counts",
+    "global_bootstrap_counts",
+    "integer_curve_maxima",
+    "pair_terms",
+    "pearson_accumulate",
+    "pearson_accumulate_skip",
+    "signed_sums",
+    "summary_pearson_sums",
+    "tied_group_counts",
+]
+
+
+def _jit(parallel: bool = False, error_model: str = "python"):
+    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``."""
+
+    def wrap(fn):
+        options = dict(nogil=True, parallel=parallel, error_model=error_model)
+        try:
+            return numba.njit(cache=True, **options)(fn)
+        except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+            return numba.njit(cache=False, **options)(fn)
+
+    return wrap
+
+
+# ---- global level under the bootstrap (global_pairs.py) ----------------------------------------
+@_jit()
+def boot_weighted_counts(rx, rz, wt, tree, zsum, zsq, out):
+    """Add to ``out`` n, the doubled counts (2P, 2S, 2Tx, 2Tz, 2Txz), distinct x and distinct z of the
+    cells with metric ranks ``rx``, human ranks ``rz`` (sorted by (rx, rz)) and weights ``wt``;
+    ``tree``, ``zsum``, ``zsq`` are zero on entry and on exit."""
+    size = tree.shape[0]
+    length = rx.shape[0]
+    tot = 0
+    sq = 0
+    s = 0
+    tx = 0
+    txz = 0
+    dx = 0
+    i = 0
+    while i < length:
+        j = i
+        gsum = 0
+        gsq = 0
+        while j < length and rx[j] == rx[i]:
+            v = wt[j]
+            if v > 0:
+                r = rz[j] + 1  # 1-based rank in the tree
+                below = 0  # weight visited with a smaller human rank
+                k = r - 1
+                while k > 0:
+                    below += tree[k]
+                    k -= k & (-k)
+                upto = below + zsum[r - 1]  # ... with a smaller or equal human rank
+                s += v * (below - (tot - upto))
+                gsum += v
+                gsq += v * v
+            j += 1
+        if gsum > 0:
+            dx += 1
+        tx += gsum * gsum - gsq
+        # joint groups: runs of equal rz within the x group
+        t = i
+        while t < j:
+            u = t
+            jsum = 0
+            jsq = 0
+            while u < j and rz[u] == rz[t]:
+                v = wt[u]
+                jsum += v
+                jsq += v * v
+                u += 1
+            txz += jsum * jsum - jsq
+            t = u
+        for t in range(i, j):
+            v = wt[t]
+            if v > 0:
+                k = rz[t] + 1
+                while k < size:
+                    tree[k] += v
+                    k += k & (-k)
+                tot += v
+                sq += v * v
+                zsum[rz[t]] += v
+                zsq[rz[t]] += v * v
+        i = j
+    tz = 0
+    dz = 0
+    for t in range(length):  # human ties, then reset the work arrays
+        v = wt[t]
+        if v > 0:
+            r = rz[t]
+            if zsum[r] > 0:
+                tz += zsum[r] * zsum[r] - zsq[r]
+                dz += 1
+                zsum[r] = 0
+                zsq[r] = 0
+            k = r + 1
+            while k < size:
+                tree[k] -= v
+                k += k & (-k)
+    out[0] += tot
+    out[1] += tot * tot - sq
+    out[2] += 2 * s
+    out[3] += tx
+    out[4] += tz
+    out[5] += txz
+    out[6] += dx
+    out[7] += dz
+
+@_jit()
+def boot_subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part, weights):
+    """Remove from ``full`` the pairs between different copies of each unit of one axis: a unit drawn
+    ``mult[u]`` times holds ``mult[u]^2 - mult[u]`` ordered copy pairs of its line's counts."""
+    for u in range(mult.shape[0]):
+        extra = mult[u] * mult[u] - mult[u]
+        if extra > 0:
+            for t in range(weights.shape[0]):
+                weights[t] = other[index[u, t]]
+            part[:] = 0
+            boot_weighted_counts(rx[u], rz[u], weights, tree, zsum, zsq, part)
+            for f in range(1, 6):
+                full[f] -= extra * part[f]
+
+@_jit(parallel=True)
+def global_bootstrap_counts(gx, gz, ga, gb, rx_rows, rz_rows, b_rows, rx_cols, rz_cols, a_cols, nz, w, c):
+    k = w.shape[0]
+    n = w.shape[1]
+    m = c.shape[1]
+    res = np.zeros((k, 8), dtype=np.int64)
+    for s in numba.prange(k):
+        tree = np.zeros(nz + 1, dtype=np.int64)
+        zsum = np.zeros(nz, dtype=np.int64)
+        zsq = np.zeros(nz, dtype=np.int64)
+        wt = np.empty(gx.shape[0], dtype=np.int64)
+        for t in range(gx.shape[0]):
+            wt[t] = w[s, ga[t]] * c[s, gb[t]]
+        full = np.zeros(8, dtype=np.int64)
+        boot_weighted_counts(gx, gz, wt, tree, zsum, zsq, full)
+        part = np.zeros(8, dtype=np.int64)
+        boot_subtract_copies(full, w[s], c[s], b_rows, rx_rows, rz_rows, tree, zsum, zsq, part,
+                        np.empty(m, dtype=np.int64))
+        boot_subtract_copies(full, c[s], w[s], a_cols, rx_cols, rz_cols, tree, zsum, zsq, part,
+                        np.empty(n, dtype=np.int64))
+        res[s, 0] = full[0]
+        for f in range(1, 6):
+            res[s, f] = full[f] // 2
+        res[s, 6] = full[6]
+        res[s, 7] = full[7]
+    return res
+
+
+# ---- pair terms from dominance counts (dominance.py) -------------------------------------------
+@_jit()
+def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out):
+    """``out[c] = sum_d t_cd sgn(qv[c] - dv[d])`` (``qorder`` / ``dorder`` sort ``qv`` / ``dv``);
+    ``t_cd = key_c - key_d`` (Spearman) or ``sgn`` of the dense human ranks ``key``; ``tree`` is a zero
+    Fenwick array of size ``max(key) + 2`` (Kendall), zero again on exit."""
+    n = qv.shape[0]
+    size = tree.shape[0]
+    k = 0
+    inserted = 0
+    lo_key = 0
+    total_key = 0
+    if spearman:
+        for d in range(n):
+            total_key += key[d]
+    for qi in range(n):
+        c = qorder[qi]
+        v = qv[c]
+        while k < n and dv[dorder[k]] < v:
+            d = dorder[k]
+            if spearman:
+                lo_key += key[d]
+            else:
+                r = key[d] + 1
+                while r < size:
+                    tree[r] += 1
+                    r += r & (-r)
+            inserted += 1
+            k += 1
+        if spearman:
+            out[c] = key[c] * (2 * inserted - n) - (2 * lo_key - total_key)
+        else:
+            below = 0  # visited cells with a smaller human rank
+            r = key[c]
+            while r > 0:
+                below += tree[r]
+                r -= r & (-r)
+            upto = 0  # ... with a smaller or equal human rank
+            r = key[c] + 1
+            while r > 0:
+                upto += tree[r]
+                r -= r & (-r)
+            out[c] = 2 * (below - (inserted - upto)) + greater[c] - less[c]
+    if not spearman:
+        tree[:] = 0
+
+@_jit(parallel=True)
+def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
+    """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
+    n = values.shape[1]
+    for q in numba.prange(first.shape[0]):
+        i = first[q]
+        j = second[q]
+        tree = np.zeros(nz + 2, dtype=np.int64)
+        tmp = np.empty(n, dtype=np.int64)
+        signed_sums(values[j], orders[j], values[i], orders[i], key, less, greater, spearman, tree, tmp)
+        for c in range(n):
+            out[q, c] = tmp[c] - self_terms[i, c] + self_terms[j, c]
+        signed_sums(values[i], orders[i], values[j], orders[j], key, less, greater, spearman, tree, tmp)
+        for c in range(n):
+            out[q, c] -= tmp[c]
+
+
+# ---- item-grouped Pearson of every pair (summary_pearson.py) ----------------------------------
+@_jit(error_model="numpy")
+def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row):
+    """row[j] += r(u + a_j), Pearson's r of the sums (x, x^2, x z) ``u + a_j``, clipped to [-1, 1]."""
+    for j in range(row.shape[0]):
+        s0 = u0 + a0[j]
+        r = (u2 + a2[j]) / np.sqrt((u1 + a1[j]) - s0 * s0 / n)
+        row[j] += min(1.0, max(-1.0, r))
+
+
+@_jit(error_model="numpy")
+def pearson_accumulate_skip(u0, u1, u2, a0, a1, a2, n, row, skip):
+    """:func:`pearson_accumulate` for the ``j`` with ``skip[j] == 0`` only (a separate loop, so that the
+    loop without skips stays vectorised)."""
+    for j in range(row.shape[0]):
+        if skip[j]:
+            continue
+        s0 = u0 + a0[j]
+        r = (u2 + a2[j]) / np.sqrt((u1 + a1[j]) - s0 * s0 / n)
+        row[j] += min(1.0, max(-1.0, r))
+
+
+@_jit(parallel=True)
+def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
+    """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P), skip (M, P, P) uint8 and its ``any`` over the
+    last axis ``any_skip`` (M, P) -> T (b, P, P):
+    T[s, i, j] = sum over the inputs ``b`` with ``skip[b, i, j] == 0`` of r(X') for the pair (i, j),
+    X' = X_i + m (X_j - X_i); r(Y') of the pair is T[s, j, i] (``skip[b, j, i]``)."""
+    m, n_sys, b = bits.shape
+    p = lin.shape[3]
+    total = np.zeros((b, p, p))
+    n_blocks = (b + block - 1) // block
+    for blk in numba.prange(n_blocks):
+        acc = np.empty((3, p))
+        own = np.empty((3, p))
+        for col in range(m):  # inputs in order: every (resample, pair) sum runs in a fixed order
+            if z_const[col]:
+                continue  # r = 0 (the human column is 0) and the input is not counted
+            for s in range(blk * block, min(b, (blk + 1) * block)):
+                acc[:, :] = 0.0
+                for a in range(n_sys):  # systems in order: the masked sums of every metric
+                    if bits[col, a, s]:
+                        for f in range(3):
+                            for q in range(p):
+                                acc[f, q] += lin[col, a, f, q]
+                for f in range(3):
+                    for q in range(p):
+                        own[f, q] = base[col, f, q] - acc[f, q]
+                for i in range(p):
+                    if any_skip[col, i]:
+                        pearson_accumulate_skip(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n,
+                                                total[s, i], skip[col, i])
+                    else:
+                        pearson_accumulate(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n, total[s, i])
+    return total
+
+
+# ---- tie calibration (calibration.py) ----------------------------------------------------------
+@_jit()
+def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
+    for b in range(counts.shape[0]):
+        c = counts[b]
+        base = 0
+        for p in range(rs.shape[0]):
+            base += c[rs[p]] * v0[p]
+        run = base
+        best = base
+        best_at = 0
+        seen = lead
+        at = 1 if lead else 0
+        for p in range(rs.shape[0]):
+            run += c[rs[p]] * dv[p]
+            if last[p]:
+                if not seen or run > best:
+                    best, best_at, seen = run, at, True
+                at += 1
+        value[b] = best
+        index[b] = best_at
+
+
+# ---- groups where a pair's metrics tie (dominance.py, tied groups) ---------------------------------------
+@_jit()
+def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
+    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): its concordance with the
+    lower groups (one Fenwick query per distinct human rank of the group, weighted by the rank's count), its
+    tied pairs, and its cells added to the tree (Kendall family); its ranks (Spearman)."""
+    inserted = state[t, 6]
+    state[t, 1] += nm * (nm - 1) // 2
+    state[t, 3] += 1
+    if spearman:
+        d = 2 * inserted + nm + 1 - (n + 1)
+        state[t, 4] += d * state[t, 7]
+        state[t, 5] += nm * d * d
+        state[t, 7] = 0
+    else:
+        size = tree.shape[1]
+        for u in range(nm):
+            zcount[zr[members[t, u]]] += 1
+        for u in range(nm):  # against the lower groups only: the tree does not hold this group yet
+            r = zr[members[t, u]]
+            h = zcount[r]
+            if h <= 0:
+                continue  # rank already counted (marked negative)
+            below = 0  # cells of lower tie groups with a smaller human rank
+            k = r
+            while k > 0:
+                below += tree[t, k]
+                k -= k & (-k)
+            # concordant - discordant with the lower groups: below - (inserted - below - equal), per cell
+            state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+            state[t, 2] += h * (h - 1) // 2
+            zcount[r] = -h
+        for u in range(nm):  # then the group joins the tree
+            r = zr[members[t, u]]
+            h = -zcount[r]
+            if h <= 0:
+                continue
+            cnt[t, r] += h
+            k = r + 1
+            while k < size:
+                tree[t, k] += h
+                k += k & (-k)
+            zcount[r] = 0
+    state[t, 6] = inserted + nm
+
+
+@_jit()
+def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zcount, members, state):
+    """Counts of ``X'`` (stream 0) and ``Y'`` (stream 1) of one group in one pass over the pair's pooled
+    values sorted ascending (``mval``; cell ``mcell``, 0 for a value of ``X_i`` and 1 of ``X_j`` in ``msrc``):
+    a value goes to stream ``lb[cell] ^ src`` (``lb`` the swap bits), so each stream is visited in ascending
+    order without sorting. Tie groups are the runs of a stream's sorted neighbours tied under
+    ``|a - b| <= rtol max(|a|, |b|)``, as in the generic path. ``state[t]`` receives ``(S, Tx, Txz, distinct,
+    Spearman numerator, Spearman sum of squares, ...)``; Kendall's ``S`` comes from a Fenwick tree over the
+    human dense ranks ``zr`` holding the cells of the lower tie groups (Knight 1966); Spearman's sums use the
+    doubled centred ranks ``2 R - n - 1`` and ``ukey`` = ``2 Q - n - 1`` of the human."""
+    n = lb.shape[0]
+    state[:, :] = 0
+    open_count = np.zeros(2, dtype=np.int64)
+    prev = np.zeros(2)
+    for e in range(mval.shape[0]):
+        c = mcell[e]
+        t = lb[c] ^ msrc[e]
+        v = mval[e]
+        nm = open_count[t]
+        if nm > 0:
+            if rtol == 0.0:
+                close = v != prev[t]
+            else:
+                close = abs(v - prev[t]) > rtol * max(abs(v), abs(prev[t]))
+            if close:
+                _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state)
+                nm = 0
+        if spearman:
+            state[t, 7] += ukey[c]
+        members[t, nm] = c
+        open_count[t] = nm + 1
+        prev[t] = v
+    for t in range(2):
+        if open_count[t] > 0:
+            _flush(t, open_count[t], members, zr, n, spearman, tree, cnt, zcount, state)
+    if not spearman:
+        tree[:, :] = 0
+        cnt[:, :] = 0
+
+
+@_jit()
+def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
+    """:func:`_group_counts` for a group whose pooled values fall in ``n_class`` tie groups, each tied within
+    (``cx`` / ``cy`` the group of each cell's value of ``X_i`` / ``X_j``, ascending): each stream's
+    contingency table of tie group x human rank is filled in O(n), then read in O(n_class x distinct human
+    values), without visiting the cells in order. ``ukr`` is Spearman's ``U`` of each human rank."""
+    n = lb.shape[0]
+    nz = cnt.shape[1]
+    state[:, :] = 0
+    table[:, :n_class, :] = 0
+    cnt[:, :] = 0
+    for c in range(n):
+        t = lb[c]  # X_i's value goes to stream lb (X' keeps it where not swapped), X_j's to the other
+        table[t, cx[c], zr[c]] += 1
+        table[1 - t, cy[c], zr[c]] += 1
+    for t in range(2):
+        inserted = 0
+        for k in range(n_class):
+            size = 0
+            for r in range(nz):
+                size += table[t, k, r]
+            if size == 0:
+                continue
+            state[t, 1] += size * (size - 1) // 2
+            state[t, 3] += 1
+            if spearman:
+                usum = 0
+                for r in range(nz):
+                    usum += table[t, k, r] * ukr[r]
+                d = 2 * inserted + size + 1 - (n + 1)
+                state[t, 4] += d * usum
+                state[t, 5] += size * d * d
+            else:
+                below = 0
+                for r in range(nz):
+                    h = table[t, k, r]
+                    if h > 0:
+                        state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+                        state[t, 2] += h * (h - 1) // 2
+                        cnt[t, r] += h
+                    below += cnt[t, r] - h
+            inserted += size
+    cnt[:, :] = 0
+
+
+@_jit(parallel=True)
+def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
+    """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
+    distinct values, Spearman's numerator and sum of squares.
+
+    ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
+    (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
+    (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
+    human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
+    use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
+    values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
+    g_count, n = cells.shape
+    b = bits.shape[0]
+    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
+    max_class = max(1, n_class.max())
+    for s in numba.prange(b):
+        tree = np.zeros((2, nz + 1), dtype=np.int64)
+        cnt = np.zeros((2, nz), dtype=np.int64)
+        zcount = np.zeros(nz, dtype=np.int64)
+        members = np.empty((2, n), dtype=np.int64)
+        table = np.zeros((2, max_class, nz), dtype=np.int64)
+        state = np.zeros((2, 8), dtype=np.int64)
+        lb = np.empty(n, dtype=np.uint8)
+        for g in range(g_count):
+            for c in range(n):
+                lb[c] = bits[s, cells[g, c]]
+            if n_class[g] > 0:
+                _table_counts(classes[g, 0], classes[g, 1], lb, zr[g], ukr[g], n_class[g], spearman, table, cnt,
+                              state)
+            else:
+                _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
+                              members, state)
+            for t in range(2):
+                for f in range(6):
+                    out[s, g, t, f] = state[t, f]
+    return out
