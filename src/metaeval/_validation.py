@@ -21,6 +21,7 @@ from .errors import (
 )
 from .signature import recorded
 from .stats import ties
+from .stats.coefficients import rescaled
 from .stats.corpus import CorpusScores
 from .stats.resampling import check_rng
 
@@ -154,10 +155,14 @@ def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, C
 
 
 def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param: str):
-    """The metric as the level sees it: its corpus statistics at the system level, else its matrix."""
+    """The metric as the level sees it: its corpus statistics at the system level, else its matrix.
+
+    The matrix of scores beyond 2^+-400 in magnitude is divided by a power of two (exact:
+    :func:`metaeval.stats.coefficients.rescaled`), so that no correlation path over- or underflows.
+    """
     if level == "system" and metric in corpus:
         return corpus[metric]
-    return matrices(ds, metric, param=param)
+    return rescaled(matrices(ds, metric, param=param))
 
 
 def corpus_flag(*sources) -> dict[str, Any]:

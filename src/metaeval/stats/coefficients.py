@@ -39,7 +39,7 @@ from metaeval.vocabulary import (
 )
 
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
-           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows"]
+           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows", "rescaled"]
 
 
 PAIRWISE_MAX_N = 64
@@ -324,6 +324,22 @@ def _pearson(x, y, valid, const):
     r = pearson_r((dx * dy).sum(axis=-1), (dx * dx).sum(axis=-1), np.sqrt((dy * dy).sum(axis=-1)))
     r[const] = np.nan
     return r
+
+
+def rescaled(v) -> np.ndarray:
+    """``v`` divided by a power of two when its largest finite magnitude is outside [2^-400, 2^400].
+
+    ``2^e`` with ``max|v| < 2^e <= 2 max|v|``: exact (no value is rounded, unless it is 2^1000 times
+    smaller than the largest), so every coefficient, tie and rank is unchanged, and the products and sums
+    of squares of every code path (the resampling kernels included) neither overflow nor underflow.
+    Returns ``v`` itself (not a copy) in the common case.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        top = float(np.fmax.reduce(np.abs(v), axis=None)) if v.size else 0.0
+    if not np.isfinite(top) or top == 0.0 or 2.0 ** -400 <= top <= 2.0 ** 400:
+        return v
+    return np.ldexp(v, -np.frexp(top)[1])
 
 
 def _power_of_two_scaled(v, valid):
