@@ -229,3 +229,28 @@ def test_cli_refuses_unrepresentable_scores_and_handles_large_ones(tmp_path, cap
     err = capsys.readouterr().err
     assert code == 2
     assert "must be at most 1e+300 in magnitude" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_mt_evaluate_is_invariant_to_scale_and_shift():
+    """The WMT protocol (`mt`): a metric * 1e160 gave global Pearson NaN (overflow), + 1e10 gave 1.0 and 0.03
+    for 0.69 and 0.99 (raw moments cancelling); every task, ranking and p-value is now unchanged."""
+    ds = me.read_mt_metrics_eval("tests/data/mt-metrics-eval/wmtfix", "en-de")
+    human = ds.humans[0]
+    metrics = [m for m in ds.metrics if m not in ds.humans]
+
+    def evaluate(transform):
+        scores = {m: transform(ds.matrix(m)) for m in metrics}
+        scores[human] = ds.matrix(human)
+        data = me.ScoreSet(scores, systems=ds.systems, inputs=ds.inputs, humans=[human])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return me.mt_evaluate(data, metrics, human, n_resamples=100, rng=3)
+
+    want = evaluate(lambda v: v)
+    for transform in (lambda v: v * 1e160, lambda v: v * 1e-150, lambda v: v + 1e10, lambda v: v * 3.0 - 1e6):
+        got = evaluate(transform)
+        # the shifted values are rounded to 2e-6 (ulp of 1e10): Pearson moves by about that over the spread
+        np.testing.assert_allclose(got.statistics, want.statistics, atol=1e-6, rtol=0)
+        for scope in want.scopes:
+            np.testing.assert_array_equal(got.ranks[scope], want.ranks[scope])
+            np.testing.assert_array_equal(got.pvalues[scope], want.pvalues[scope])
