@@ -254,3 +254,25 @@ def test_mt_evaluate_is_invariant_to_scale_and_shift():
         for scope in want.scopes:
             np.testing.assert_array_equal(got.ranks[scope], want.ranks[scope])
             np.testing.assert_array_equal(got.pvalues[scope], want.pvalues[scope])
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_resampling_is_invariant_to_scale_and_shift(summeval, level):
+    """Bootstrap intervals and permutation p-values (the resampling kernels) of a metric * 1e160, * 1e-150 or
+    + 1e10 equal those of the metric, with the same seed: 1e160 overflowed the kernels' sums of squares."""
+    x, y, z = summeval.matrix("rouge-2.f1"), summeval.matrix("rouge-1.f1"), summeval.matrix(HUMAN)
+
+    def run(transform, coefficient):
+        data = me.ScoreSet({"m": transform(x), "n": transform(y), HUMAN: z}, systems=summeval.systems,
+                           inputs=summeval.inputs, humans=[HUMAN])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ci = me.bootstrap_ci(data, "m", HUMAN, level=level, coefficient=coefficient, n_resamples=60, rng=1)
+            test = me.permutation_test(data, "m", "n", HUMAN, level=level, coefficient=coefficient, n_resamples=60,
+                                       rng=1)
+        return np.array([ci.statistic, *ci.ci, test.pvalue])
+
+    for coefficient in ("pearson", "kendall-b"):
+        want = run(lambda v: v, coefficient)
+        for transform in (lambda v: v * 1e160, lambda v: v * 1e-150, lambda v: v + 1e10):
+            np.testing.assert_allclose(run(transform, coefficient), want, atol=1e-6, rtol=0, equal_nan=True)
