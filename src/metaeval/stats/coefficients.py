@@ -335,8 +335,7 @@ def rescaled(v) -> np.ndarray:
     Returns ``v`` itself (not a copy) in the common case.
     """
     v = np.asarray(v, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        top = float(np.fmax.reduce(np.abs(v), axis=None)) if v.size else 0.0
+    top = float(np.max(np.abs(v), initial=0.0, where=~np.isnan(v)))
     if not np.isfinite(top) or top == 0.0 or 2.0 ** -400 <= top <= 2.0 ** 400:
         return v
     return np.ldexp(v, -np.frexp(top)[1])

@@ -145,14 +145,26 @@ def are_tied(a, b, tol=None, *, axis: int = -1) -> np.ndarray:
             return gap <= (0.0 if tol is None else tol)
         # the tolerance of the union of all vectors bounds every vector's: when no gap but exact ties is
         # within it, the answer needs no per-vector extent (the common case, at a fraction of the cost)
-        bound = _tolerance(np.fmax(np.fmax.reduce(a, axis=None), np.fmax.reduce(b, axis=None)),
-                           np.fmin(np.fmin.reduce(a, axis=None), np.fmin.reduce(b, axis=None)), rtol)
-        tied = gap <= bound
-        if gap.ndim == 0 or not (tied & (gap > 0.0)).any():
+        hi = max(np.fmax.reduce(a, axis=None), np.fmax.reduce(b, axis=None)) if a.size and b.size else np.nan
+        lo = min(np.fmin.reduce(a, axis=None), np.fmin.reduce(b, axis=None)) if a.size and b.size else np.nan
+        tied = gap <= _tolerance(np.float64(hi), np.float64(lo), rtol)
+        if gap.ndim == 0:
             return tied
-        ha, la = _extent(a, axis, finite_only=False)
-        hb, lb = _extent(b, axis, finite_only=False)
-        return gap <= _tolerance(np.fmax(ha, hb), np.fmin(la, lb), rtol)
+        near = tied & (gap > 0.0)
+        if not near.any():
+            return tied
+        # a gap within the rounding floor of its own two values is within its vector's (whose max|v| is larger)
+        near &= gap > NOISE_RTOL * np.maximum(np.abs(a), np.abs(b))
+        if not near.any():
+            return tied
+        # the vectors (along ``axis``) holding a gap still open: their own tolerance
+        moved = [np.moveaxis(np.broadcast_to(v, gap.shape), axis, -1) for v in (a, b, gap, near)]
+        rows = moved[3].any(axis=-1)
+        ha, la = _extent(moved[0][rows], -1, finite_only=False)
+        hb, lb = _extent(moved[1][rows], -1, finite_only=False)
+        out = np.moveaxis(tied.copy(), axis, -1)
+        out[rows] = moved[2][rows] <= _tolerance(np.fmax(ha, hb), np.fmin(la, lb), rtol)
+        return np.moveaxis(out, -1, axis)
 
 
 def is_constant(values, axis: int = -1) -> np.ndarray:
@@ -164,8 +176,17 @@ def is_constant(values, axis: int = -1) -> np.ndarray:
     fewer than 2 values are finite.
     """
     v = np.asarray(values, dtype=np.float64)
-    hi, lo = _extent(v, axis)
+    if v.ndim == 0 or v.shape[axis] < 2:
+        return np.ones(np.sum(np.zeros_like(v), axis=axis).shape if v.ndim else (), dtype=bool)
+    finite = np.isfinite(v)
+    complete = bool(finite.all())
+    if complete:
+        hi, lo = v.max(axis=axis), v.min(axis=axis)
+    else:
+        w = np.where(finite, v, np.nan)
+        hi, lo = np.fmax.reduce(w, axis=axis), np.fmin.reduce(w, axis=axis)
     with np.errstate(invalid="ignore", over="ignore"):
         const = ~(hi - lo > NOISE_RTOL * np.maximum(np.abs(hi), np.abs(lo)))
-    const |= np.isfinite(v).sum(axis=axis, keepdims=True) < 2
-    return np.squeeze(const, axis=axis)
+    if not complete:
+        const |= finite.sum(axis=axis) < 2
+    return const
