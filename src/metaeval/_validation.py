@@ -21,6 +21,7 @@ from .errors import (
 )
 from .signature import recorded
 from .stats import ties
+from .stats.coefficients import rescaled
 from .stats.corpus import CorpusScores
 from .stats.resampling import check_rng
 
@@ -154,10 +155,14 @@ def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, C
 
 
 def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param: str):
-    """The metric as the level sees it: its corpus statistics at the system level, else its matrix."""
+    """The metric as the level sees it: its corpus statistics at the system level, else its matrix.
+
+    The matrix of scores beyond 2^+-400 in magnitude is divided by a power of two (exact:
+    :func:`metaeval.stats.coefficients.rescaled`), so that no correlation path over- or underflows.
+    """
     if level == "system" and metric in corpus:
         return corpus[metric]
-    return matrices(ds, metric, param=param)
+    return rescaled(matrices(ds, metric, param=param))
 
 
 def corpus_flag(*sources) -> dict[str, Any]:
@@ -186,7 +191,8 @@ def full_test_set_columns(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.
 
 _TIE_TOLERANCE_DOC = """    tie_tolerance : float in [0, 0.001], optional
         Two scores ``a``, ``b`` are tied in every rank statistic (Kendall's taus, Spearman, pairwise
-        accuracy, acc-eq / tau-eq, the analyses' pair signs) when ``|a - b| <= tie_tolerance * max(|a|, |b|)``.
+        accuracy, acc-eq / tau-eq, the analyses' pair signs) when ``|a - b|`` is at most ``tie_tolerance`` times
+        the spread of their vector (or ``2^-46`` times its largest magnitude; docs/statistics.md, "The tie rule").
         None (default): the tolerance in effect, 1e-9 (:data:`metaeval.defaults.TIE_TOLERANCE`) unless an
         enclosing call or ``metaeval.stats.ties.tie_tolerance`` set another; averages that are equal in exact
         arithmetic then tie on every code path. 0 compares exactly, as scipy does (needed to reproduce a

@@ -23,8 +23,11 @@ OUTPUT_FORMAT = "table"
 FAMILY = "row"
 INTERVAL = "percentile"
 UNDEFINED = "skip"
-# Two scores a, b are tied when |a - b| <= TIE_TOLERANCE * max(|a|, |b|) (stats/ties.py); 0 = exact, as scipy.
+# Two scores a, b of one vector v are tied when |a - b| <= max(TIE_TOLERANCE * (max v - min v), 2^-46 max|v|)
+# (stats/ties.py); 0 = exact, as scipy.
 TIE_TOLERANCE = 1e-9
+# Largest magnitude of a score a ScoreSet accepts: sums and means of up to 1e8 such values do not overflow.
+MAX_SCORE_MAGNITUDE = 1e300
 SEED = 0
 REPORT_LEVELS = ("system", "summary")
 REPORT_COEFFICIENTS = ("pearson", "spearman", "kendall-b")

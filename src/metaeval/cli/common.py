@@ -261,7 +261,8 @@ def tie_tolerance_option(command: Callable) -> Callable:
 
     return click.option(
         "--tie-tolerance", type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
-        help="Scores a, b tie in rank statistics when |a - b| <= this * max(|a|, |b|); 0 = exact (as scipy).",
+        help="Scores a, b tie in rank statistics when |a - b| <= this * the spread of their vector "
+             "(or 2^-46 * its largest magnitude); 0 = exact (as scipy).",
     )(wrapper)
 
 

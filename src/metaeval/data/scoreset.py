@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import defaults
 from ..errors import ParameterError, ScoreSetError, check_choice
 
 AGGREGATIONS = ("mean", "median", "z-mean")
@@ -34,6 +35,19 @@ def _labels(name: str, values: Iterable[Any]) -> tuple[str, ...]:
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
+
+
+def _check_magnitude(scorer, array: np.ndarray) -> None:
+    """Refuse scores too large to be summed and averaged (:data:`metaeval.defaults.MAX_SCORE_MAGNITUDE`)."""
+    if array.size == 0:
+        return
+    with np.errstate(invalid="ignore"):
+        top = np.fmax.reduce(np.abs(array), axis=None)
+    if top > defaults.MAX_SCORE_MAGNITUDE:
+        raise ScoreSetError(
+            f"scores of {scorer!r} must be at most {defaults.MAX_SCORE_MAGNITUDE:g} in magnitude (sums and means of"
+            f" larger values overflow); got {top:g}. Divide them by a constant: no correlation changes."
+        )
 
 
 class ScoreSet:
@@ -85,6 +99,7 @@ class ScoreSet:
                 )
             if np.isinf(array).any():
                 raise ScoreSetError(f"scores of {scorer!r} must be finite or NaN; got an infinite value.")
+            _check_magnitude(scorer, array)
             self._scores[str(scorer)] = _frozen(array)
         humans = tuple(humans)
         for human in humans:

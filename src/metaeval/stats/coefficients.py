@@ -7,16 +7,21 @@ NaN. These rules are ours and do not depend on the scipy version.
 
 Ties
 ----
-Two values ``a`` and ``b`` of one vector are *tied* when ``|a - b| <= TIE_RTOL * max(|a|, |b|)``.
-Averaged scores differ in the last bit depending on the summation order (``1/3 + 1/3 + 4/3`` is
-``2.0`` but ``4/3 + 1/3 + 1/3`` is ``1.9999999999999998``); the tolerance makes them tie on every code
-path (a loop, a vectorized sum, a resampling kernel). Tie *groups* are
-the transitive closure of this relation: the values of a vector are sorted and a new group starts
-wherever a value is not tied with its predecessor. Every value is then replaced by the first value of
-its group ("snapped") and all rank statistics use exact comparisons of snapped values. This differs from
-the plain pairwise relation only when near-ties chain over more than ``TIE_RTOL`` (e.g. ``1``,
-``1 + 0.6e-9``, ``1 + 1.2e-9`` form one group), which real scores never do. A vector is *constant* when
-it forms a single tie group; this rule is used by every coefficient, Pearson included.
+Two values ``a`` and ``b`` of one vector ``v`` are *tied* when ``|a - b| <= tol(v)``, the tie rule of
+:mod:`metaeval.stats.ties`: ``tol(v) = max(TIE_RTOL * spread(v), NOISE_RTOL * max|v|)``, relative to the
+spread of the vector's valid values (and to their magnitude only at the rounding level), so every
+coefficient is invariant to shifting and scaling the scores. Averaged scores differ in the last bit
+depending on the summation order (``1/3 + 1/3 + 4/3`` is ``2.0`` but ``4/3 + 1/3 + 1/3`` is
+``1.9999999999999998``); the tolerance makes them tie on every code path (a loop, a vectorized sum, a
+resampling kernel). Tie *groups* are the transitive closure of this relation: the values of a vector are
+sorted and a new group starts wherever a value is not tied with its predecessor. Every value is then
+replaced by the first value of its group ("snapped") and all rank statistics use exact comparisons of
+snapped values. This differs from the plain pairwise relation only when near-ties chain over more than
+``tol`` (e.g. ``0``, ``0.6e-9``, ``1.2e-9`` in a vector of spread 1 form one group), which real scores
+never do. A vector is *constant* for the rank coefficients when it forms a single tie group. Pearson's r
+does not rank: a vector is constant for it when its spread is within ``NOISE_RTOL * max|v|``
+(:func:`metaeval.stats.ties.is_constant`), whatever the tie tolerance, and it is computed on centred
+values scaled by a power of two, so neither 1e-300 nor 1e300 under- or overflows.
 """
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ import numpy as np
 
 from metaeval.errors import ParameterError
 from metaeval.stats.sorted_counts import counts_sorted
-from metaeval.stats.ties import TIE_RTOL, are_tied, current_rtol
+from metaeval.stats.ties import TIE_RTOL, are_tied, is_constant, tolerance_from_extent
 from metaeval.vocabulary import (
     COEFFICIENT_ALIASES,
     COEFFICIENTS,
@@ -34,7 +39,7 @@ from metaeval.vocabulary import (
 )
 
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
-           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows"]
+           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows", "rescaled"]
 
 
 PAIRWISE_MAX_N = 64
@@ -242,7 +247,8 @@ class _TieGroups:
         s = v.ravel()[self.flat].reshape(b, n)
         new = np.ones((b, n), dtype=bool)
         with np.errstate(invalid="ignore"):
-            new[:, 1:] = ~are_tied(s[:, 1:], s[:, :-1])
+            hi = np.take_along_axis(s, np.maximum(nv - 1, 0)[:, None], axis=-1)  # NaN sort last
+            new[:, 1:] = ~are_tied(s[:, 1:], s[:, :-1], tolerance_from_extent(hi, s[:, :1]))
         self.new = new
         self.sorted = s
         self.pos = np.arange(n)
@@ -280,18 +286,11 @@ class _TieGroups:
 
 
 def _is_constant(v, valid, nv):
-    """Rows of ``v`` forming a single tie group. A chain of ``k - 1`` tied neighbours spans at most
-    ``(k - 1) * rtol * max|v|`` (``rtol`` the current tie tolerance), so only rows within that range need
-    the tie groups."""
-    hi = (v if valid is None else np.where(valid, v, -np.inf)).max(axis=-1)
-    lo = (v if valid is None else np.where(valid, v, np.inf)).min(axis=-1)
-    with np.errstate(invalid="ignore"):
-        maybe = (hi - lo) <= nv * current_rtol() * np.maximum(np.abs(hi), np.abs(lo))
-    const = nv <= 1
-    rows = np.flatnonzero(maybe & ~const)
-    if rows.size:
-        const[rows] = _TieGroups(v[rows], nv[rows]).distinct <= 1
-    return const
+    """Rows of ``v`` that are constant for Pearson's r (:func:`metaeval.stats.ties.is_constant`) over
+    their ``valid`` positions (None: all); ``nv`` the number of valid values of each row."""
+    if valid is not None:
+        v = np.where(valid, v, np.nan)
+    return is_constant(v, axis=-1) | (np.asarray(nv) <= 1)
 
 
 def pearson_r(sxy, sxx, root_syy) -> np.ndarray:
@@ -306,7 +305,14 @@ def pearson_r(sxy, sxx, root_syy) -> np.ndarray:
 
 
 def _pearson(x, y, valid, const):
-    """Pearson's r of the rows; ``valid`` is None when every value is valid."""
+    """Pearson's r of the rows; ``valid`` is None when every value is valid.
+
+    Two-pass: each row is scaled by a power of two near its largest magnitude (exact, no rounding), then
+    centred on its mean, so the sums of squares neither overflow (scores near 1e300) nor underflow
+    (scores near 1e-300); r does not depend on the scale.
+    """
+    x = _power_of_two_scaled(x, valid)
+    y = _power_of_two_scaled(y, valid)
     with np.errstate(invalid="ignore", divide="ignore"):
         if valid is None:
             dx = x - x.mean(axis=-1, keepdims=True)
@@ -318,6 +324,34 @@ def _pearson(x, y, valid, const):
     r = pearson_r((dx * dy).sum(axis=-1), (dx * dx).sum(axis=-1), np.sqrt((dy * dy).sum(axis=-1)))
     r[const] = np.nan
     return r
+
+
+def rescaled(v) -> np.ndarray:
+    """``v`` divided by a power of two when its largest finite magnitude is outside [2^-400, 2^400].
+
+    ``2^e`` with ``max|v| < 2^e <= 2 max|v|``: exact (no value is rounded, unless it is 2^1000 times
+    smaller than the largest), so every coefficient, tie and rank is unchanged, and the products and sums
+    of squares of every code path (the resampling kernels included) neither overflow nor underflow.
+    Returns ``v`` itself (not a copy) in the common case.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    top = float(np.max(np.abs(v), initial=0.0, where=~np.isnan(v)))
+    if not np.isfinite(top) or top == 0.0 or 2.0 ** -400 <= top <= 2.0 ** 400:
+        return v
+    return np.ldexp(v, -np.frexp(top)[1])
+
+
+def _power_of_two_scaled(v, valid):
+    """``v`` divided, row by row, by the power of two ``2^e`` with ``max|v| < 2^e <= 2 max|v|`` (rows
+    without a nonzero value are left alone); exact unless a value is 2^1000 times smaller than the row's
+    largest. Rows already within [2^-400, 2^400] are not touched (the common case costs one max)."""
+    with np.errstate(invalid="ignore"):
+        top = np.abs(v if valid is None else np.where(valid, v, 0.0)).max(axis=-1, keepdims=True)
+    ok = (top <= 2.0 ** 400) & ((top >= 2.0 ** -400) | (top == 0.0))
+    if bool(ok.all()):
+        return v
+    _, e = np.frexp(np.where(ok | ~np.isfinite(top), 1.0, top))
+    return np.ldexp(v, -np.where(ok, 0, e))
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -283,10 +283,30 @@ def system_means(x, z, *, full_test_set: bool = False):
         dropped = (np.isfinite(z).any(axis=-2) & ~used[..., 0, :]).sum(axis=-1)
         vx = vz = np.broadcast_to(used, x.shape)
         cx = cz = vx.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xbar = np.where(vx, x, 0.0).sum(axis=-1) / cx
-        zbar = np.where(vz, z, 0.0).sum(axis=-1) / cz
-    return xbar, zbar, dropped
+    return _mean(x, vx, cx), _mean(z, vz, cz), dropped
+
+
+def _mean(v, valid, count, keepdims=False):
+    """Mean of the ``valid`` values of ``v`` along the last axis (NaN where ``count`` is 0).
+
+    The plain sum, as numpy computes it; rows whose sum overflows (finite values near the float limit)
+    are summed again divided by a power of two near their largest magnitude, so the mean of finite values
+    is always finite (no "overflow encountered in reduce").
+    """
+    w = np.where(valid, v, 0.0)
+    count = np.asarray(count)
+    if count.ndim < w.ndim:
+        count = count[..., None]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        total = w.sum(axis=-1, keepdims=True)
+        bad = ~np.isfinite(total)
+        if bad.any():
+            _, e = np.frexp(np.where(bad, np.abs(w).max(axis=-1, keepdims=True), 1.0))
+            total = np.where(bad, np.ldexp(w, -e).sum(axis=-1, keepdims=True), total)
+            mean = np.ldexp(total / count, np.where(bad, e, 0))
+        else:
+            mean = total / count
+    return mean if keepdims else mean[..., 0]
 
 
 def system_residuals(x, z):
@@ -297,9 +317,8 @@ def system_residuals(x, z):
     """
     valid = np.isfinite(x) & np.isfinite(z)
     count = valid.sum(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xbar = np.where(valid, x, 0.0).sum(axis=-1, keepdims=True) / count
-        zbar = np.where(valid, z, 0.0).sum(axis=-1, keepdims=True) / count
+    xbar = _mean(x, valid, count, keepdims=True)
+    zbar = _mean(z, valid, count, keepdims=True)
     return np.where(valid, x - xbar, np.nan), np.where(valid, z - zbar, np.nan)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.errors import ParameterError
-from metaeval.stats.coefficients import correlation_rows, pearson_r
+from metaeval.stats.coefficients import correlation_rows, pearson_r, rescaled
 from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.levels import level_correlation
 from metaeval.stats.ties import are_tied
@@ -235,7 +235,14 @@ def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefine
 
 
 def _global_pearson(xs, z, weights):
-    """No-grouping Pearson from per-segment moments (complete matrices): linear in the metrics."""
+    """No-grouping Pearson from per-segment moments (complete matrices): linear in the metrics.
+
+    Each metric and the human scores are first centred on their mean and scaled by a power of two (r is
+    invariant to both), so the raw moments neither cancel catastrophically (a metric + 1e10) nor overflow
+    (a metric * 1e160)."""
+    xs = xs - xs.mean(axis=(1, 2), keepdims=True)
+    xs = np.stack([rescaled(v) for v in xs]) if xs.size else xs
+    z = rescaled(z - z.mean())
     w = np.ones((1, xs.shape[2])) if weights is None else weights.astype(np.float64)
     n_rows = xs.shape[1]
     cnt = w.sum(axis=1) * n_rows  # (k,)
