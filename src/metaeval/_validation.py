@@ -13,6 +13,7 @@ import numpy as np
 from . import defaults, vocabulary
 from .data.scoreset import ScoreSet
 from .errors import (
+    DataWarning,
     DegenerateWarning,
     ParameterError,
     ScoreSetError,
@@ -86,6 +87,35 @@ def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -
     if len(metrics) < minimum:
         raise ParameterError(f"`metrics` must name at least {minimum} scorers; got {list(metrics)!r}.")
     return metrics
+
+
+def scored_systems(ds: ScoreSet, human: str, metrics: Any = ()) -> ScoreSet:
+    """``ds`` without the systems that have no score at all of ``human`` or of one of ``metrics``.
+
+    Such a system has no system score, and in judged-subset mode it would leave no input that every system
+    has (every system-level result undefined); at the other levels it contributes no pair. It is left out of
+    the whole call, for every metric, so that all results of one call are over the same systems, with one
+    :class:`~metaeval.errors.DataWarning` naming it (``metaeval mt`` does the same with
+    ``systems_without_human``). Corpus metrics are checked by their own statistics elsewhere.
+    """
+    names = (human, *(m for m in ((metrics,) if isinstance(metrics, str) else metrics) if m in ds.scorers))
+    keep = np.ones(len(ds.systems), dtype=bool)
+    missing: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        scored = np.isfinite(ds.matrix(name)).any(axis=1)
+        for i in np.flatnonzero(~scored):
+            missing.setdefault(ds.systems[i], []).append(name)
+        keep &= scored
+    if keep.all():
+        return ds
+    if keep.sum() == 0:
+        return ds  # nothing would remain: the level's own checks say why
+    shown = "; ".join(f"{system!r} (no score of {', '.join(repr(n) for n in names_)})"
+                      for system, names_ in list(missing.items())[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    warnings.warn(f"left out {len(missing)} system(s) without any score: {shown}{more}.", DataWarning, stacklevel=3)
+    return ds.subset(systems=[s for s, k in zip(ds.systems, keep) if k],
+                     description=f"without unscored systems {','.join(missing)}")
 
 
 def check_level_design(ds: ScoreSet, level: str) -> None:

@@ -137,6 +137,8 @@ def _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_te
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     if fractions is not None and edges is not None:
         raise ParameterError("`edges` must be None when `fractions` is given; got both.")
     if edges is not None:

@@ -182,6 +182,8 @@ def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_re
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     if ds.shape[0] < 2:
         raise ScoreSetError(f"`ds` must have at least 2 systems (a gap is between two); got {ds.shape[0]}.")
     if deltas is None:

@@ -94,6 +94,8 @@ def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficien
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     n_repetitions = check_int("n_repetitions", n_repetitions, minimum=1)
     sampling = check_choice("sampling", sampling, SAMPLINGS)
     coefficient = iv.check_coefficient(coefficient)

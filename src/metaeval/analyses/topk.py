@@ -80,6 +80,8 @@ def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, co
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     n = ds.shape[0]
     if ks is None:
         ks = tuple(range(n, defaults.TOPK_MIN_SYSTEMS - 1, -1)) or (n,)

@@ -119,6 +119,7 @@ def _variance_iv(ds, metrics, human, methods, coefficient, n_resamples, confiden
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     metrics = common.check_metrics(ds, metrics, human)
+    ds = iv.scored_systems(ds, human, metrics)
     if isinstance(methods, str):
         methods = (methods,)
     try:

@@ -186,6 +186,8 @@ def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_r
         raise ParameterError("`human` must name the human scorer; got None.")
     ds.require(human, param="human")
     metrics = iv.check_metrics(ds, metrics, human)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     rows = check_systems(systems, ds.systems)
     test = check_system_test(test)
     confidence_level = iv.check_confidence_level(confidence_level)

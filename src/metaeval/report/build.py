@@ -226,6 +226,8 @@ def build_report(
      repetitions, focus_metrics, analyses) = _build_report_iv(
         ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
         preset, repetitions, focus_metrics, analyses)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     corpus = iv.check_corpus_statistics(ds, corpus_statistics)
     from .analysis_sections import ANALYSES, run_analysis
 
