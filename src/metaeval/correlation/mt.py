@@ -22,6 +22,7 @@ from ..errors import ParameterError, check_choice
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.clusters import rank_ranges, significance_clusters
+from ..stats.coefficients import rescaled
 from ..stats.resampling import bootstrap_draws, count_weights
 from ..stats.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
 from ..stats.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
@@ -218,8 +219,10 @@ def _complete(ds, metrics, human, corpus):
 
     Systems without any human score (e.g. a reference the humans did not rate) are left out, then the
     segments where some remaining system lacks a metric's or the human's score."""
-    xs = np.stack([ds.matrix(m) for m in metrics])
-    z = ds.matrix(human)
+    # each matrix divided by a power of two when its magnitude is extreme: exact, and no sum of squares of
+    # the permutation and bootstrap code overflows (docs/statistics.md, "Extreme magnitudes")
+    xs = np.stack([rescaled(ds.matrix(m)) for m in metrics])
+    z = rescaled(ds.matrix(human))
     rows = np.isfinite(z).any(axis=1)
     xs, z = xs[:, rows], z[rows]
     ok = np.isfinite(xs).all(axis=(0, 1)) & np.isfinite(z).all(axis=0)
