@@ -106,6 +106,46 @@ def acc23_matrix(k):
 """
 
 
+# -- Tie-heavy workload of issue 20 ----------------------------------------------------------------------
+TIE_HEAVY_KINDS = ("continuous",) * 10 + ("half",) * 10 + ("judge",) * 5 + ("zeros",) * 5
+
+
+def tie_heavy_scores(seed: int = 0) -> dict[str, np.ndarray]:
+    """The tie-heavy workload of issue 20: {name: (N, M) matrix}, the human first, seeded.
+
+    The human is MQM-like: minus the weighted error count of each segment (minor 1, major 5, Poisson counts
+    whose rate falls with a latent quality per system and segment), so most segments score 0, -1, -2, -5,
+    ... (heavily tied). The 30 metrics are the human plus Gaussian noise of increasing scale; 10 stay
+    continuous, 10 are rounded to 0.5, 5 are LLM-judge-like integers 0-100 in steps of 5 (a logistic map
+    of the noisy score), and 5 are sentence-BLEU-like with about 40% exact zeros (the lowest 40% of each
+    noisy score set to 0).
+    """
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(scale=0.5, size=(N, 1)) + rng.normal(size=(N, M))
+    rate = np.exp(-0.8 * quality)
+    human = 0.0 - (rng.poisson(0.6 * rate) + 5.0 * rng.poisson(0.15 * rate))
+    scores = {"human": human.astype(float)}
+    for i, kind in enumerate(TIE_HEAVY_KINDS):
+        noisy = human + rng.normal(scale=1.0 + 0.2 * (i % 10), size=(N, M))
+        if kind == "half":
+            noisy = np.round(noisy * 2) / 2
+        elif kind == "judge":
+            noisy = 5.0 * np.round(20.0 / (1.0 + np.exp(-(noisy + 2.0) / 3.0)))
+        elif kind == "zeros":
+            shifted = noisy - noisy.min()
+            noisy = np.where(noisy <= np.quantile(noisy, 0.4), 0.0, shifted)
+        scores[f"{kind}{i:02d}"] = noisy
+    return scores
+
+
+def write_tie_heavy(path: str, seed: int = 0) -> None:
+    """Write :func:`tie_heavy_scores` to ``path`` with ``metaeval.write_scores`` (human scorer ``human``)."""
+    import metaeval as me
+
+    scores = tie_heavy_scores(seed)
+    me.write_scores(me.ScoreSet.from_matrices(scores, humans=["human"], name="tie-heavy"), path)
+
+
 def mtme_tau_optimization(metric, human):
     """mt-metrics-eval's tau_optimization (acc23, item-grouped, every pair: sample_rate = 1), transcribed."""
     rows, pairs = {}, []

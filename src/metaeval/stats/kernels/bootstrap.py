@@ -228,12 +228,68 @@ class _BootSummaryPearson:
         return _weighted_aggregate(r, cache.col_weights(), self.undefined)
 
 
+class _BootSummarySpearman:
+    """Summary-level Spearman with system multiplicities ``w`` (BOOT-SYSTEMS / BOOT-BOTH).
+
+    In the resampled vector of input ``j`` system ``a`` appears ``w_a`` times, and its average rank is
+    ``R_a = (V_a + 1) / 2`` with ``V_a = sum_c w_c H_jac`` and ``H_jac = 2, 1, 0`` as ``x_jc`` is below,
+    tied with (``c = a`` included: copies are tied) or above ``x_ja``. One product ``w (b, N) @ H (N, M N)``
+    per score gives every resampled rank, exactly (small integers). Since ``H_ac + H_ca = 2`` for ``a != c``
+    and ``H_aa = 1``, ``sum_a w_a V_a = N^2`` (``N = sum_a w_a``), and the centred sums of Spearman's
+    Pearson-of-ranks reduce to ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``):
+    integers, summed exactly. ``r = S_xz / (sqrt(S_xx) sqrt(S_zz))`` is NaN where a resampled vector is
+    constant (``S_xx = 0``), as in :func:`metaeval.stats.coefficients.correlation`, and equals the generic
+    path's value bitwise per input (its centred ranks are exact half-integers too). The tie groups are
+    those of :func:`tie_ranks` (the current tie rule), so exact and tolerant ties give the generic ranks.
+    """
+
+    def __init__(self, x, z, undefined):
+        n, m = x.shape
+        # float32 holds every integer below 2^24: V <= 2 N^2 and sum_a w_a V_a^2 <= 4 N^3 are exact for
+        # N <= 160; larger N uses float64 (exact to 2^53)
+        self.dtype = np.float32 if 4 * n**3 < 2**24 else np.float64
+        self.hx = self._h(tie_ranks(np.ascontiguousarray(x.T))[0], self.dtype)
+        self.hz = self._h(tie_ranks(np.ascontiguousarray(z.T))[0], self.dtype)
+        self.n, self.m = n, m
+        self.undefined = undefined
+        self.cells = 3 * m * n + 16 * m  # V^x, V^z (float32 or 64) and w V^x, in float64 cells
+
+    @staticmethod
+    def _h(ranks, dtype):
+        """``H`` as (N, M N) from dense ranks (M, N): column ``j N + a`` holds ``2 [r_jc < r_ja] + [r_jc = r_ja]``."""
+        ra = ranks[:, :, None].astype(np.int16)
+        rc = ranks[:, None, :].astype(np.int16)
+        h = 2 * (rc < ra) + (rc == ra)  # (M, a, c)
+        return np.ascontiguousarray(h.transpose(2, 0, 1).reshape(ranks.shape[1], -1), dtype=dtype)
+
+    def per_input(self, cache: BatchCache):
+        w = cache.row_weights()
+        b, n, m = w.shape[0], self.n, self.m
+        wf = w.astype(self.dtype)
+        vx = (wf @ self.hx).reshape(b, m, n)
+        vz = (wf @ self.hz).reshape(b, m, n)
+        wx = vx * wf[:, None, :]
+        cube = float(n) ** 3
+        sxz = np.einsum("bmn,bmn->bm", wx, vz).astype(np.float64) - cube
+        sxx = np.einsum("bmn,bmn->bm", wx, vx).astype(np.float64) - cube
+        np.multiply(vz, wf[:, None, :], out=wx)
+        szz = np.einsum("bmn,bmn->bm", wx, vz).astype(np.float64) - cube
+        r = _coef.pearson_r(sxz / 4.0, sxx / 4.0, np.sqrt(szz / 4.0))
+        r[(sxx <= 0) | (szz <= 0)] = np.nan
+        return r
+
+    def evaluate(self, cache: BatchCache):
+        r = self.per_input(cache)
+        if cache.draws.cols is None:
+            return _aggregate(r, self.undefined)
+        return _weighted_aggregate(r, cache.col_weights(), self.undefined)
+
 def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
                      tie_threshold=0.0, full_test_set=False):
     """A fast kernel computing ``r(X*, Z*)`` per bootstrap resample, or None (use the generic path).
 
     Kernels exist for complete data at the system level (every coefficient, also in full-test-set mode),
-    and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b and Pearson under
+    and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b, Pearson and Spearman under
     BOOT-SYSTEMS / BOOT-BOTH.
     """
     if isinstance(x, CorpusScores):
@@ -265,4 +321,6 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryKendall(x, z, undefined)
         if coefficient == "pearson":
             return _BootSummaryPearson(x, z, undefined)
+        if coefficient == "spearman":
+            return _BootSummarySpearman(x, z, undefined)
     return None
