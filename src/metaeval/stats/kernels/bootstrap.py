@@ -182,33 +182,31 @@ class _BootSummaryPearson:
         self.moments = np.concatenate([xc, zc, xc * xc, zc * zc, xc * zc], axis=1)  # (N, 5M)
         self.n, self.m = n, m
         self.cells = m * (n + 24)
-        self.x, self.z = x, z
         self.undefined = undefined
-        self._group_cache: dict = {}
+        self.tied = (self._tied_columns(x), self._tied_columns(z))
 
     @staticmethod
-    def _groups(values):
-        """One-hot tie-group membership (N, G) of the columns of ``values`` and each group's column."""
-        n, m = values.shape
-        order = np.argsort(values, axis=0, kind="stable")
-        srt = np.take_along_axis(values, order, axis=0)
-        new = np.ones((n, m), dtype=bool)
-        new[1:] = ~_ties(srt[1:], srt[:-1])
-        dense = np.cumsum(new, axis=0) - 1
-        ids = np.empty_like(dense)
-        np.put_along_axis(ids, order, dense, axis=0)
-        offsets = np.concatenate([[0], np.cumsum(dense[-1] + 1)[:-1]])
-        onehot = np.zeros((n, int(dense[-1].sum() + m)), dtype=np.float32)
-        onehot[np.arange(n)[:, None], ids + offsets] = 1.0
-        return onehot, offsets
+    def _tied_columns(values):
+        """For the columns of ``values`` that hold a tie (indices ``cols``): their dense tie ranks ``r`` and
+        ``r^2`` as float64 (N, 2 M'). A column without ties is constant over the chosen systems only if a
+        single system is chosen."""
+        ranks, tied = tie_ranks(np.ascontiguousarray(values.T))
+        cols = np.flatnonzero(tied)
+        r = ranks[cols].T.astype(np.float64)
+        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols
 
-    def _constant(self, key, values, chosen_f):
-        """Columns of ``values`` constant over the chosen systems: a single tie group is present."""
-        if key not in self._group_cache:
-            self._group_cache[key] = self._groups(values)
-        onehot, offsets = self._group_cache[key]
-        present = (chosen_f @ onehot) > 0
-        return np.add.reduceat(present, offsets, axis=1) <= 1
+    @staticmethod
+    def _constant(tied, chosen, count, m):
+        """(b, M): the columns whose chosen systems all lie in one tie group, i.e. whose chosen dense ranks
+        have zero variance: ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems. The sums are
+        integers below ``N^4`` (exact in float64, for any summation order)."""
+        moments, cols = tied
+        out = np.repeat(count[:, None] == 1, m, axis=1)
+        if cols.size:
+            s = chosen @ moments
+            k = cols.size
+            out[:, cols] |= count[:, None] * s[:, k:] == s[:, :k] * s[:, :k]
+        return out
 
     def evaluate(self, cache: BatchCache):
         w = cache.row_weights()
@@ -220,8 +218,10 @@ class _BootSummaryPearson:
         cov = sxz - sx * sz / n
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.clip(cov / np.sqrt(vx * vz), -1.0, 1.0)
-        chosen = (w > 0).astype(np.float32)
-        bad = self._constant("x", self.x, chosen) | self._constant("z", self.z, chosen)
+        chosen = (w > 0).astype(np.float64)
+        count = chosen.sum(axis=1)
+        bad = self._constant(self.tied[0], chosen, count, self.m)
+        bad |= self._constant(self.tied[1], chosen, count, self.m)
         r = np.where(bad, np.nan, r)
         if cache.draws.cols is None:
             return _aggregate(r, self.undefined)
@@ -252,7 +252,7 @@ class _BootSummarySpearman:
         self.hz = self._h(tie_ranks(np.ascontiguousarray(z.T))[0], self.dtype)
         self.n, self.m = n, m
         self.undefined = undefined
-        self.cells = 3 * m * n + 16 * m  # V^x, V^z (float32 or 64) and w V^x, in float64 cells
+        self.cells = 3 * m * n + 16 * m  # V^x, V^z and their products (float32 or 64), in float64 cells
 
     @staticmethod
     def _h(ranks, dtype):
@@ -268,12 +268,14 @@ class _BootSummarySpearman:
         wf = w.astype(self.dtype)
         vx = (wf @ self.hx).reshape(b, m, n)
         vz = (wf @ self.hz).reshape(b, m, n)
-        wx = vx * wf[:, None, :]
+        wcol = wf[:, :, None]
         cube = float(n) ** 3
-        sxz = np.einsum("bmn,bmn->bm", wx, vz).astype(np.float64) - cube
-        sxx = np.einsum("bmn,bmn->bm", wx, vx).astype(np.float64) - cube
-        np.multiply(vz, wf[:, None, :], out=wx)
-        szz = np.einsum("bmn,bmn->bm", wx, vz).astype(np.float64) - cube
+        prod = vx * vz  # sums over systems as batched matrix-vector products with w: exact integers
+        sxz = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
+        np.multiply(vx, vx, out=prod)
+        sxx = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
+        np.multiply(vz, vz, out=prod)
+        szz = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
         r = _coef.pearson_r(sxz / 4.0, sxx / 4.0, np.sqrt(szz / 4.0))
         r[(sxx <= 0) | (szz <= 0)] = np.nan
         return r
