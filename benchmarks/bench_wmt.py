@@ -11,12 +11,21 @@ extrapolated linearly in k (fixed set-up cost + cost per resample) and multiplie
 warm-up call (numba compilation, once per process, is reported separately). The acc23 row has no
 baseline in metaeval: it is compared with a plain transcription of mt-metrics-eval's tau_optimization
 (one metric, scaled to 30).
+
+Workload of issue 20 (`--workload tie-heavy`, run first by default): the same shape with tie-heavy metrics
+(:func:`tie_heavy_scores`: an MQM-like human, 10 continuous metrics, 10 rounded to 0.5, 5 LLM-judge-like
+integers 0-100 in steps of 5, 5 with 40% zeros), written to wmt.csv with `metaeval.write_scores`. Each row
+runs in a fresh process, on this checkout and on the baseline's sources: three one-metric summary-level
+BOOT-BOTH intervals (import excluded, first call included) and the whole CLI commands `correlate`, `report`
+and `mt` with their defaults (wall time, and the number of warning lines they print). Run it against the
+issue's start commit with `--baseline 104a270 --workload tie-heavy`.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -146,6 +155,96 @@ def write_tie_heavy(path: str, seed: int = 0) -> None:
     me.write_scores(me.ScoreSet.from_matrices(scores, humans=["human"], name="tie-heavy"), path)
 
 
+# name -> (statement, target s); timed in a fresh process each (import excluded, first call included)
+TIE_INTERVALS = {
+    "summary-level Spearman BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='spearman', method='both',"
+        " n_resamples=1000, rng=0)", 0.15),
+    "summary-level Kendall BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='kendall-b', method='both',"
+        " n_resamples=1000, rng=0)", None),
+    "summary-level Pearson BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='pearson', method='both',"
+        " n_resamples=1000, rng=0)", None),
+}
+# name -> (metaeval arguments, target s); wall time of the whole command in a fresh process
+TIE_COMMANDS = {
+    "metaeval correlate --scores wmt.csv --human human": (["correlate", "--scores", "{csv}", "--human", "human"], 15.0),
+    "metaeval report --scores wmt.csv --human human": (
+        ["report", "--scores", "{csv}", "--human", "human", "--output", "{out}"], 45.0),
+    "metaeval mt --scores wmt.csv --human human": (["mt", "--scores", "{csv}", "--human", "human"], 5.0),
+}
+TIE_SETUP = """
+import time, warnings, numpy as np
+warnings.simplefilter('ignore')
+data = np.load({npz!r})
+xs = {{name: data[name] for name in data.files}}
+z = xs.pop('human')
+from metaeval.stats.bootstrap import bootstrap_interval
+"""
+COMMAND_TIMEOUT = 1200
+
+
+def time_interval(src: str, npz: str, statement: str) -> tuple[float, float]:
+    """Wall and CPU time of ``statement`` in a fresh process (after the imports and the data set-up)."""
+    code = (TIE_SETUP.format(npz=npz) + f"\nt, c = time.perf_counter(), time.process_time()\n{statement}\n"
+            "print(time.perf_counter() - t, time.process_time() - c)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src), capture_output=True,
+                         text=True, check=True)
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
+
+
+def time_command(src: str, argv: list[str], workdir: str) -> tuple[tuple[float, float], int]:
+    """Wall and CPU time of ``metaeval argv`` in a fresh process, and the number of warning lines it printed."""
+    code = "import sys\nfrom metaeval.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        out = subprocess.run([sys.executable, "-c", code, *argv], env=dict(os.environ, PYTHONPATH=src), cwd=workdir,
+                             capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return (float("inf"), float("inf")), -1
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if out.returncode != 0:
+        raise RuntimeError(f"metaeval {' '.join(argv)} failed ({out.returncode}): {out.stderr[-2000:]}")
+    return (elapsed, cpu), sum(line.startswith("metaeval: warning:") for line in out.stderr.splitlines())
+
+
+def tie_heavy_rows(baseline_src: str | None, tmp: str) -> None:
+    """Time the tie-heavy workload of issue 20 on this checkout and, if given, a baseline's sources."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
+    csv, npz = os.path.join(tmp, "wmt.csv"), os.path.join(tmp, "tie_heavy.npz")
+    write_tie_heavy(csv)
+    np.savez(npz, **tie_heavy_scores())
+    sides = [("after", os.path.abspath(here))] + ([("before", baseline_src)] if baseline_src else [])
+    rows: dict[str, dict[str, tuple[float, float]]] = {}
+    warned: dict[str, dict[str, int]] = {}
+    for name, (statement, _) in TIE_INTERVALS.items():
+        rows[name] = {side: time_interval(src, npz, statement) for side, src in sides}
+    for name, (argv, _) in TIE_COMMANDS.items():
+        rows[name], warned[name] = {}, {}
+        for side, src in sides:
+            out = os.path.join(tmp, f"report-{side}")
+            args = [a.format(csv=csv, out=out) for a in argv]
+            rows[name][side], warned[name][side] = time_command(src, args, tmp)
+    print(f"Tie-heavy workload of issue 20: N={N} systems x M={M} segments, {len(TIE_HEAVY_KINDS)} metrics "
+          "(10 continuous, 10 rounded to 0.5, 5 judges 0-100 in steps of 5, 5 with 40% zeros), k=1000; "
+          "each row in a fresh process")
+    print(f"{'workload (wall s, CPU s in parentheses)':<52} {'before':>16} {'after':>14} {'ratio':>7}  target (wall)")
+    nan = (float("nan"), float("nan"))
+    for name, times in rows.items():
+        goal = (TIE_INTERVALS.get(name) or TIE_COMMANDS.get(name))[1]
+        b, a = times.get("before", nan), times["after"]
+        verdict = "" if goal is None else f"<= {goal:g} s {'met' if a[0] <= goal else 'MISSED'}"
+        label = name.replace(" --scores wmt.csv --human human", "")
+        print(f"{label:<52} {b[0]:>7.2f} ({b[1]:>6.2f}) {a[0]:>6.2f} ({a[1]:>5.2f}) {b[0] / a[0]:>6.1f}x  {verdict}")
+    for name, counts in warned.items():
+        print(f"warning lines, {name}: " + ", ".join(f"{side} {n}" for side, n in counts.items()))
+
+
 def mtme_tau_optimization(metric, human):
     """mt-metrics-eval's tau_optimization (acc23, item-grouped, every pair: sample_rate = 1), transcribed."""
     rows, pairs = {}, []
@@ -185,7 +284,23 @@ def main() -> None:
     parser.add_argument("--baseline", default="main", help="git ref timed as 'before' (default main)")
     parser.add_argument("--resamples", type=int, default=K)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--workload", choices=("all", "continuous", "tie-heavy"), default="all",
+                        help="continuous: issue 12's rows; tie-heavy: issue 20's rows (fresh processes)")
     args = parser.parse_args()
+    if args.workload in ("all", "tie-heavy"):
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline = None
+            if not args.skip_baseline:
+                baseline = os.path.join(tmp, "baseline")
+                subprocess.run(["git", "worktree", "add", "--detach", baseline, args.baseline], check=True,
+                               capture_output=True)
+            try:
+                tie_heavy_rows(None if baseline is None else os.path.join(baseline, "src"), tmp)
+            finally:
+                if baseline is not None:
+                    subprocess.run(["git", "worktree", "remove", "--force", baseline], check=True, capture_output=True)
+        if args.workload == "tie-heavy":
+            return
     k = args.resamples
     scope: dict = {}
     exec(SETUP + ACC23, scope)  # noqa: S102 - the same setup as the baseline subprocesses
