@@ -166,6 +166,12 @@ TIE_INTERVALS = {
     "summary-level Pearson BOOT-BOTH interval, one metric": (
         "bootstrap_interval(xs['half10'], z, level='summary', coefficient='pearson', method='both',"
         " n_resamples=1000, rng=0)", None),
+    "the same three, a continuous metric": (
+        "[bootstrap_interval(xs['continuous00'], z, level='summary', coefficient=c, method='both',"
+        " n_resamples=1000, rng=0) for c in ('spearman', 'kendall-b', 'pearson')]", None),
+    "system-level BOOT-BOTH intervals, 30 metrics x 3 coefficients": (
+        "[bootstrap_interval(x, z, level='system', coefficient=c, method='both', n_resamples=1000, rng=0)"
+        " for x in xs.values() for c in ('pearson', 'spearman', 'kendall-b')]", None),
 }
 # name -> (metaeval arguments, target s); wall time of the whole command in a fresh process
 TIE_COMMANDS = {

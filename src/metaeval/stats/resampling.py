@@ -258,6 +258,13 @@ def bootstrap_draws(
     Returns
     -------
     BootstrapDraws
+
+    Notes
+    -----
+    An integer seed always gives the same draws, so the draws of the last integer seed are kept and
+    returned again (read-only arrays) to a call with the same seed, shape, method and ``k``: the cells of
+    a correlation table, which share one seed by design, draw and count the resampled units once.
+    A Generator or None draws afresh every time.
     """
     method = check_method(method)
     n_systems = check_int("n_systems", n_systems, minimum=1)
