@@ -15,10 +15,11 @@ baseline in metaeval: it is compared with a plain transcription of mt-metrics-ev
 Workload of issue 20 (`--workload tie-heavy`, run first by default): the same shape with tie-heavy metrics
 (:func:`tie_heavy_scores`: an MQM-like human, 10 continuous metrics, 10 rounded to 0.5, 5 LLM-judge-like
 integers 0-100 in steps of 5, 5 with 40% zeros), written to wmt.csv with `metaeval.write_scores`. Each row
-runs in a fresh process, on this checkout and on the baseline's sources: one-metric summary-level BOOT-BOTH
-intervals and others (import excluded, first call included, median of 3 processes) and the whole CLI commands `correlate`, `report`
-and `mt` with their defaults (wall time, and the number of warning lines they print). Run it against the
-issue's start commit with `--baseline 104a270 --workload tie-heavy`.
+runs in fresh processes, on this checkout and on the baseline's sources: one-metric summary-level BOOT-BOTH
+intervals and the system-level intervals of all metrics (import excluded, first call included, median of 3
+processes), and the whole CLI commands `correlate`, `report` and `mt` with their defaults (wall and CPU
+time of one process, and the number of warning lines it prints). Against the issue's start commit:
+`--baseline 104a270 --workload tie-heavy`.
 """
 from __future__ import annotations
 
