@@ -113,3 +113,11 @@ def test_summary_spearman_interval_uses_the_kernel_and_matches_reference(mqm):
     ref = bootstrap_interval(x, mqm, engine="reference", **kw)
     assert fast.ci == pytest.approx(ref.ci, abs=1e-12)
     np.testing.assert_allclose(fast.samples, ref.samples, rtol=0, atol=1e-12)
+
+
+def test_spearman_kernel_only_where_its_quadratic_tables_are_small():
+    draws = bootstrap_draws(15, 2000, method="both", n_resamples=2, rng=0)
+    x = np.random.default_rng(0).normal(size=(15, 2000))
+    assert bootstrap_kernel(x, x, level="summary", coefficient="spearman", draws=draws) is not None
+    # by-system level of the same data: N^2 M = 2000^2 x 15 rank coefficients, the reference path
+    assert bootstrap_kernel(x, x, level="by-system", coefficient="spearman", draws=draws) is None

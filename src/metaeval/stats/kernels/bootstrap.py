@@ -228,6 +228,12 @@ class _BootSummaryPearson:
         return _weighted_aggregate(r, cache.col_weights(), self.undefined)
 
 
+#: The summary-level Spearman kernel holds ``2 N^2 M`` rank coefficients and multiplies ``N^2 M`` per
+#: resample; beyond this many (e.g. by-system level over thousands of inputs) the reference path, which
+#: sorts, is used.
+SPEARMAN_KERNEL_MAX = 1 << 23
+
+
 class _BootSummarySpearman:
     """Summary-level Spearman with system multiplicities ``w`` (BOOT-SYSTEMS / BOOT-BOTH).
 
@@ -323,6 +329,6 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryKendall(x, z, undefined)
         if coefficient == "pearson":
             return _BootSummaryPearson(x, z, undefined)
-        if coefficient == "spearman":
+        if coefficient == "spearman" and x.shape[0] ** 2 * x.shape[1] <= SPEARMAN_KERNEL_MAX:
             return _BootSummarySpearman(x, z, undefined)
     return None
