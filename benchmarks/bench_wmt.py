@@ -11,12 +11,22 @@ extrapolated linearly in k (fixed set-up cost + cost per resample) and multiplie
 warm-up call (numba compilation, once per process, is reported separately). The acc23 row has no
 baseline in metaeval: it is compared with a plain transcription of mt-metrics-eval's tau_optimization
 (one metric, scaled to 30).
+
+Workload of issue 20 (`--workload tie-heavy`, run first by default): the same shape with tie-heavy metrics
+(:func:`tie_heavy_scores`: an MQM-like human, 10 continuous metrics, 10 rounded to 0.5, 5 LLM-judge-like
+integers 0-100 in steps of 5, 5 with 40% zeros), written to wmt.csv with `metaeval.write_scores`. Each row
+runs in fresh processes, on this checkout and on the baseline's sources: one-metric summary-level BOOT-BOTH
+intervals and the system-level intervals of all metrics (import excluded, first call included, median of 3
+processes), and the whole CLI commands `correlate`, `report` and `mt` with their defaults (wall and CPU
+time of one process, and the number of warning lines it prints). Against the issue's start commit:
+`--baseline 104a270 --workload tie-heavy`.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -106,6 +116,142 @@ def acc23_matrix(k):
 """
 
 
+# -- Tie-heavy workload of issue 20 ----------------------------------------------------------------------
+TIE_HEAVY_KINDS = ("continuous",) * 10 + ("half",) * 10 + ("judge",) * 5 + ("zeros",) * 5
+
+
+def tie_heavy_scores(seed: int = 0) -> dict[str, np.ndarray]:
+    """The tie-heavy workload of issue 20: {name: (N, M) matrix}, the human first, seeded.
+
+    The human is MQM-like: minus the weighted error count of each segment (minor 1, major 5, Poisson counts
+    whose rate falls with a latent quality per system and segment), so most segments score 0, -1, -2, -5,
+    ... (heavily tied). The 30 metrics are the human plus Gaussian noise of increasing scale; 10 stay
+    continuous, 10 are rounded to 0.5, 5 are LLM-judge-like integers 0-100 in steps of 5 (a logistic map
+    of the noisy score), and 5 are sentence-BLEU-like with about 40% exact zeros (the lowest 40% of each
+    noisy score set to 0).
+    """
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(scale=0.5, size=(N, 1)) + rng.normal(size=(N, M))
+    rate = np.exp(-0.8 * quality)
+    human = 0.0 - (rng.poisson(0.6 * rate) + 5.0 * rng.poisson(0.15 * rate))
+    scores = {"human": human.astype(float)}
+    for i, kind in enumerate(TIE_HEAVY_KINDS):
+        noisy = human + rng.normal(scale=1.0 + 0.2 * (i % 10), size=(N, M))
+        if kind == "half":
+            noisy = np.round(noisy * 2) / 2
+        elif kind == "judge":
+            noisy = 5.0 * np.round(20.0 / (1.0 + np.exp(-(noisy + 2.0) / 3.0)))
+        elif kind == "zeros":
+            shifted = noisy - noisy.min()
+            noisy = np.where(noisy <= np.quantile(noisy, 0.4), 0.0, shifted)
+        scores[f"{kind}{i:02d}"] = noisy
+    return scores
+
+
+def write_tie_heavy(path: str, seed: int = 0) -> None:
+    """Write :func:`tie_heavy_scores` to ``path`` with ``metaeval.write_scores`` (human scorer ``human``)."""
+    import metaeval as me
+
+    scores = tie_heavy_scores(seed)
+    me.write_scores(me.ScoreSet.from_matrices(scores, humans=["human"], name="tie-heavy"), path)
+
+
+# name -> (statement, target s); timed in a fresh process each (import excluded, first call included)
+TIE_INTERVALS = {
+    "summary-level Spearman BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='spearman', method='both',"
+        " n_resamples=1000, rng=0)", 0.15),
+    "summary-level Kendall BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='kendall-b', method='both',"
+        " n_resamples=1000, rng=0)", None),
+    "summary-level Pearson BOOT-BOTH interval, one metric": (
+        "bootstrap_interval(xs['half10'], z, level='summary', coefficient='pearson', method='both',"
+        " n_resamples=1000, rng=0)", None),
+    "the same three, a continuous metric": (
+        "[bootstrap_interval(xs['continuous00'], z, level='summary', coefficient=c, method='both',"
+        " n_resamples=1000, rng=0) for c in ('spearman', 'kendall-b', 'pearson')]", None),
+    "system-level BOOT-BOTH intervals, 30 metrics x 3 coefficients": (
+        "[bootstrap_interval(x, z, level='system', coefficient=c, method='both', n_resamples=1000, rng=0)"
+        " for x in xs.values() for c in ('pearson', 'spearman', 'kendall-b')]", None),
+}
+# name -> (metaeval arguments, target s); wall time of the whole command in a fresh process
+TIE_COMMANDS = {
+    "metaeval correlate --scores wmt.csv --human human": (["correlate", "--scores", "{csv}", "--human", "human"], 15.0),
+    "metaeval report --scores wmt.csv --human human": (
+        ["report", "--scores", "{csv}", "--human", "human", "--output", "{out}"], 45.0),
+    "metaeval mt --scores wmt.csv --human human": (["mt", "--scores", "{csv}", "--human", "human"], 5.0),
+}
+TIE_SETUP = """
+import time, warnings, numpy as np
+warnings.simplefilter('ignore')
+data = np.load({npz!r})
+xs = {{name: data[name] for name in data.files}}
+z = xs.pop('human')
+from metaeval.stats.bootstrap import bootstrap_interval
+"""
+COMMAND_TIMEOUT = 1200
+
+
+def time_interval(src: str, npz: str, statement: str) -> tuple[float, float]:
+    """Wall and CPU time of ``statement`` in a fresh process (after the imports and the data set-up)."""
+    code = (TIE_SETUP.format(npz=npz) + f"\nt, c = time.perf_counter(), time.process_time()\n{statement}\n"
+            "print(time.perf_counter() - t, time.process_time() - c)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src), capture_output=True,
+                         text=True, check=True)
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
+
+
+def time_command(src: str, argv: list[str], workdir: str) -> tuple[tuple[float, float], int]:
+    """Wall and CPU time of ``metaeval argv`` in a fresh process, and the number of warning lines it printed."""
+    code = "import sys\nfrom metaeval.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        out = subprocess.run([sys.executable, "-c", code, *argv], env=dict(os.environ, PYTHONPATH=src), cwd=workdir,
+                             capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return (float("inf"), float("inf")), -1
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if out.returncode != 0:
+        raise RuntimeError(f"metaeval {' '.join(argv)} failed ({out.returncode}): {out.stderr[-2000:]}")
+    return (elapsed, cpu), sum(line.startswith("metaeval: warning:") for line in out.stderr.splitlines())
+
+
+def tie_heavy_rows(baseline_src: str | None, tmp: str) -> None:
+    """Time the tie-heavy workload of issue 20 on this checkout and, if given, a baseline's sources."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
+    csv, npz = os.path.join(tmp, "wmt.csv"), os.path.join(tmp, "tie_heavy.npz")
+    write_tie_heavy(csv)
+    np.savez(npz, **tie_heavy_scores())
+    sides = [("after", os.path.abspath(here))] + ([("before", baseline_src)] if baseline_src else [])
+    rows: dict[str, dict[str, tuple[float, float]]] = {}
+    warned: dict[str, dict[str, int]] = {}
+    for name, (statement, _) in TIE_INTERVALS.items():  # the median of 3 fresh processes (by wall time)
+        rows[name] = {side: sorted(time_interval(src, npz, statement) for _ in range(3))[1] for side, src in sides}
+    for name, (argv, _) in TIE_COMMANDS.items():
+        rows[name], warned[name] = {}, {}
+        for side, src in sides:
+            out = os.path.join(tmp, f"report-{side}")
+            args = [a.format(csv=csv, out=out) for a in argv]
+            rows[name][side], warned[name][side] = time_command(src, args, tmp)
+    print(f"Tie-heavy workload of issue 20: N={N} systems x M={M} segments, {len(TIE_HEAVY_KINDS)} metrics "
+          "(10 continuous, 10 rounded to 0.5, 5 judges 0-100 in steps of 5, 5 with 40% zeros), k=1000; "
+          "each row in a fresh process")
+    print(f"{'workload (wall s, CPU s in parentheses)':<52} {'before':>16} {'after':>14} {'ratio':>7}  target (wall)")
+    nan = (float("nan"), float("nan"))
+    for name, times in rows.items():
+        goal = (TIE_INTERVALS.get(name) or TIE_COMMANDS.get(name))[1]
+        b, a = times.get("before", nan), times["after"]
+        verdict = "" if goal is None else f"<= {goal:g} s {'met' if a[0] <= goal else 'MISSED'}"
+        label = name.replace(" --scores wmt.csv --human human", "")
+        print(f"{label:<52} {b[0]:>7.2f} ({b[1]:>6.2f}) {a[0]:>6.2f} ({a[1]:>5.2f}) {b[0] / a[0]:>6.1f}x  {verdict}")
+    for name, counts in warned.items():
+        print(f"warning lines, {name}: " + ", ".join(f"{side} {n}" for side, n in counts.items()))
+
+
 def mtme_tau_optimization(metric, human):
     """mt-metrics-eval's tau_optimization (acc23, item-grouped, every pair: sample_rate = 1), transcribed."""
     rows, pairs = {}, []
@@ -145,7 +291,23 @@ def main() -> None:
     parser.add_argument("--baseline", default="main", help="git ref timed as 'before' (default main)")
     parser.add_argument("--resamples", type=int, default=K)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--workload", choices=("all", "continuous", "tie-heavy"), default="all",
+                        help="continuous: issue 12's rows; tie-heavy: issue 20's rows (fresh processes)")
     args = parser.parse_args()
+    if args.workload in ("all", "tie-heavy"):
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline = None
+            if not args.skip_baseline:
+                baseline = os.path.join(tmp, "baseline")
+                subprocess.run(["git", "worktree", "add", "--detach", baseline, args.baseline], check=True,
+                               capture_output=True)
+            try:
+                tie_heavy_rows(None if baseline is None else os.path.join(baseline, "src"), tmp)
+            finally:
+                if baseline is not None:
+                    subprocess.run(["git", "worktree", "remove", "--force", baseline], check=True, capture_output=True)
+        if args.workload == "tie-heavy":
+            return
     k = args.resamples
     scope: dict = {}
     exec(SETUP + ACC23, scope)  # noqa: S102 - the same setup as the baseline subprocesses

@@ -130,13 +130,17 @@ def test_warnings_about_cells_say_which_and_fold(capsys):
                    "metaeval: warning: something else."]
 
 
-def test_correlate_warning_names_the_cell(capsys, monkeypatch):
+def test_correlate_warning_names_the_cells_in_one_line(capsys, monkeypatch):
+    import metaeval as me
+
     code, out, err = run(["correlate", "--dataset", "wmt19-da-sys", "--n-resamples", "20"], capsys, monkeypatch)
     assert code == 0, err
     lines = [line for line in err.splitlines() if "cannot resample the inputs" in line]
-    assert len(lines) == 1
-    assert lines[0].startswith("metaeval: warning: metric ") and " system level, " in lines[0]
-    assert lines[0].endswith("more like this)")
+    ds = me.load_dataset("wmt19-da-sys")
+    metrics = [m for m in ds.scorers if m not in ds.humans]
+    assert lines == ["metaeval: warning: BOOT-BOTH cannot resample the inputs: the data has 1 input (only the systems "
+                     "vary); the result shows no input-to-input variability. [30 table cells: system level; pearson, "
+                     f"spearman, kendall-b; {len(metrics)} metrics: {', '.join(metrics)}]"]
 
 
 def test_report_summary_and_score_fit_80_columns_without_trailing_blanks(tmp_path, capsys, monkeypatch):
@@ -157,3 +161,4 @@ def test_report_summary_and_score_fit_80_columns_without_trailing_blanks(tmp_pat
     assert code == 0, err
     assert max(len(line) for line in out.splitlines() if not line.startswith("wrote ")) <= 80
     assert any(line.startswith("    |") for line in out.splitlines())  # the signature wraps at a field
+

@@ -16,6 +16,7 @@ from ..errors import MetaevalWarning, ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..vocabulary import CI_METHODS, check_ci_method, check_pvalue_method
+from .cell_warnings import cell_prefix, fold_cell_warnings
 from .intervals import bootstrap_ci, correlate, fisher_ci
 from .results import CorrelationResult
 
@@ -102,6 +103,15 @@ def correlation_table(
     Returns
     -------
     CorrelationTable
+
+    Warns
+    -----
+    MetaevalWarning
+        The warnings of the cells, after the last cell, one per kind
+        (:func:`~metaeval.correlation.cell_warnings.fold_cell_warnings`): a kind raised by several cells
+        is one warning naming how many cells, their levels, coefficients and metrics, with the numbers
+        that differ between cells as ranges; a kind raised by one cell starts with its context
+        ``metric X, system level, pearson: ``.
     """
     ds = iv.check_scoreset(ds)
     ds.require(human, param="human")
@@ -115,13 +125,14 @@ def correlation_table(
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
     results = []
+    raised: list = []  # (text, category) of every cell's metaeval warnings, folded after the last cell
     for metric in metrics:
         for level in levels:
             for coefficient in coefficients:
                 common = dict(level=level, coefficient=coefficient, undefined=undefined,
                               full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative,
                               corpus_statistics=corpus)
-                with _cell_context(metric, level, coefficient):
+                with _cell_context(metric, level, coefficient, raised):
                     if ci.startswith("boot-"):
                         r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
                                          confidence_level=confidence_level, rng=rng, **common)
@@ -133,6 +144,8 @@ def correlation_table(
                 results.append(r)
                 if progress is not None:
                     progress()
+    for text, category in fold_cell_warnings(raised):
+        warnings.warn(text, category, stacklevel=3)
     fields = dict(ds.signature_fields())
     fields.update(human=human, full_test_set=full_test_set, ci=ci, resamples=n_resamples if ci.startswith("boot-") else None,
                   confidence=confidence_level if ci != "none" else None, undefined=undefined,
@@ -143,21 +156,17 @@ def correlation_table(
                             results=tuple(results), signature=Signature.of(**fields))
 
 
-def cell_prefix(metric: str, level: str, coefficient: str) -> str:
-    """The context of a warning raised for one cell of a table: ``metric X, summary level, kendall-b: ``."""
-    return f"metric {metric}, {level} level, {coefficient}: "
-
-
 @contextlib.contextmanager
-def _cell_context(metric: str, level: str, coefficient: str):
-    """Re-raise the metaeval warnings of one cell with :func:`cell_prefix` (same category), so a user sees
-    which metric, level and coefficient they concern."""
+def _cell_context(metric: str, level: str, coefficient: str, raised: list):
+    """Record the metaeval warnings of one cell in ``raised`` as ``(cell_prefix + text, category)``, so
+    :func:`fold_cell_warnings` can say which metric, level and coefficient they concern; other warnings
+    are re-raised at once."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MetaevalWarning)
         yield
     prefix = cell_prefix(metric, level, coefficient)
     for warning in caught:
         if issubclass(warning.category, MetaevalWarning):
-            warnings.warn(prefix + str(warning.message), warning.category, stacklevel=3)
+            raised.append((prefix + str(warning.message), warning.category))
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

@@ -384,7 +384,8 @@ def bootstrap_interval(
     statistic = float(observed.statistic)
     n_used, n_skipped = int(observed.n_used), int(observed.n_skipped)
 
-    draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen,
+    # an integer seed is passed as such: the draws of equal seeds are then shared (see bootstrap_draws)
+    draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen if rng is None else rng,
                             n_inputs_human=z.shape[1] if full_test_set else None)
     samples = bootstrap_samples(x, z, level=level, coefficient=coefficient, draws=draws, undefined=undefined,
                                 tie_threshold=tie_threshold, full_test_set=full_test_set, batch=batch,

@@ -119,6 +119,10 @@ def batch_slices(n: int, batch: int):
         yield slice(start, min(n, start + batch))
 
 
+#: Input multiplicities of all resamples are kept (and shared by every batch and call) up to this many cells.
+_WEIGHTS_CACHED_CELLS = 1 << 22
+
+
 def count_weights(indices: np.ndarray, size: int) -> np.ndarray:
     """Multiplicities of ``0..size-1`` in each row of ``indices`` (shape ``(k, n)``) -> ``(k, size)`` int."""
     k = indices.shape[0]
@@ -176,7 +180,9 @@ class BootstrapDraws:
 
     @cached_property
     def _row_weights(self) -> np.ndarray:
-        return count_weights(self.rows, self.n_systems)
+        weights = count_weights(self.rows, self.n_systems)
+        weights.setflags(write=False)  # shared by every batch (and every call with the same seed)
+        return weights
 
     def row_weights(self, sl: slice = slice(None)) -> np.ndarray:
         """Multiplicity of every system in resamples ``sl``: int array ``(k, n_systems)``."""
@@ -193,7 +199,20 @@ class BootstrapDraws:
         resampled = self.cols_human is not None if separate else self.cols is not None
         if not resampled:
             return np.ones(idx.shape, dtype=np.int64)
+        if self.n_resamples * m <= _WEIGHTS_CACHED_CELLS:
+            return self._col_weights(separate)[sl]
         return count_weights(idx, m)
+
+    def _col_weights(self, human: bool) -> np.ndarray:
+        """Multiplicities of the inputs (the humans' own if ``human``) in every resample, computed once and
+        shared by every batch (read-only)."""
+        cache = self.__dict__.setdefault("_col_weight_cache", {})
+        if human not in cache:
+            m = self.n_inputs_human if human else self.n_inputs
+            weights = count_weights(self.col_indices(human=human), m)
+            weights.setflags(write=False)
+            cache[human] = weights
+        return cache[human]
 
     def transposed(self) -> "BootstrapDraws":
         """The same draws for the transposed matrices (systems and inputs exchanged)."""
@@ -239,6 +258,13 @@ def bootstrap_draws(
     Returns
     -------
     BootstrapDraws
+
+    Notes
+    -----
+    An integer seed always gives the same draws, so the draws of the last integer seed are kept and
+    returned again (read-only arrays) to a call with the same seed, shape, method and ``k``: the cells of
+    a correlation table, which share one seed by design, draw and count the resampled units once.
+    A Generator or None draws afresh every time.
     """
     method = check_method(method)
     n_systems = check_int("n_systems", n_systems, minimum=1)
@@ -246,8 +272,15 @@ def bootstrap_draws(
     k = check_int("n_resamples", n_resamples, minimum=1)
     if n_inputs_human is not None:
         n_inputs_human = check_int("n_inputs_human", n_inputs_human, minimum=1)
-    gen = as_generator(rng)
     warn_if_fixed("BOOT", method, n_systems, n_inputs)
+    key = None
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        # an integer seed always gives the same draws: a table's cells (same shape, method, k and seed)
+        # share one set, its multiplicities computed once (read-only arrays)
+        key = (method, n_systems, n_inputs, k, int(rng), n_inputs_human)
+        if key in _DRAWS_MEMO:
+            return _DRAWS_MEMO[key]
+    gen = as_generator(rng)
     rows = cols = cols_human = None
     if method in ("systems", "both"):
         rows = gen.integers(0, n_systems, size=(k, n_systems))
@@ -255,7 +288,17 @@ def bootstrap_draws(
         cols = gen.integers(0, n_inputs, size=(k, n_inputs))
         if n_inputs_human is not None:
             cols_human = gen.integers(0, n_inputs_human, size=(k, n_inputs_human))
-    return BootstrapDraws(method, n_systems, n_inputs, rows, cols, cols_human, n_inputs_human)
+    draws = BootstrapDraws(method, n_systems, n_inputs, rows, cols, cols_human, n_inputs_human)
+    if key is not None:
+        for array in (rows, cols, cols_human):
+            if array is not None:
+                array.setflags(write=False)
+        _DRAWS_MEMO.clear()  # one set kept: the last seed's
+        _DRAWS_MEMO[key] = draws
+    return draws
+
+
+_DRAWS_MEMO: dict = {}
 
 
 class PermutationDraws:

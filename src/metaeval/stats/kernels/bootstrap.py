@@ -182,33 +182,31 @@ class _BootSummaryPearson:
         self.moments = np.concatenate([xc, zc, xc * xc, zc * zc, xc * zc], axis=1)  # (N, 5M)
         self.n, self.m = n, m
         self.cells = m * (n + 24)
-        self.x, self.z = x, z
         self.undefined = undefined
-        self._group_cache: dict = {}
+        self.tied = (self._tied_columns(x), self._tied_columns(z))
 
     @staticmethod
-    def _groups(values):
-        """One-hot tie-group membership (N, G) of the columns of ``values`` and each group's column."""
-        n, m = values.shape
-        order = np.argsort(values, axis=0, kind="stable")
-        srt = np.take_along_axis(values, order, axis=0)
-        new = np.ones((n, m), dtype=bool)
-        new[1:] = ~_ties(srt[1:], srt[:-1])
-        dense = np.cumsum(new, axis=0) - 1
-        ids = np.empty_like(dense)
-        np.put_along_axis(ids, order, dense, axis=0)
-        offsets = np.concatenate([[0], np.cumsum(dense[-1] + 1)[:-1]])
-        onehot = np.zeros((n, int(dense[-1].sum() + m)), dtype=np.float32)
-        onehot[np.arange(n)[:, None], ids + offsets] = 1.0
-        return onehot, offsets
+    def _tied_columns(values):
+        """For the columns of ``values`` that hold a tie (indices ``cols``): their dense tie ranks ``r`` and
+        ``r^2`` as float64 (N, 2 M'). A column without ties is constant over the chosen systems only if a
+        single system is chosen."""
+        ranks, tied = tie_ranks(np.ascontiguousarray(values.T))
+        cols = np.flatnonzero(tied)
+        r = ranks[cols].T.astype(np.float64)
+        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols
 
-    def _constant(self, key, values, chosen_f):
-        """Columns of ``values`` constant over the chosen systems: a single tie group is present."""
-        if key not in self._group_cache:
-            self._group_cache[key] = self._groups(values)
-        onehot, offsets = self._group_cache[key]
-        present = (chosen_f @ onehot) > 0
-        return np.add.reduceat(present, offsets, axis=1) <= 1
+    @staticmethod
+    def _constant(tied, chosen, count, m):
+        """(b, M): the columns whose chosen systems all lie in one tie group, i.e. whose chosen dense ranks
+        have zero variance: ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems. The sums are
+        integers below ``N^4`` (exact in float64, for any summation order)."""
+        moments, cols = tied
+        out = np.repeat(count[:, None] == 1, m, axis=1)
+        if cols.size:
+            s = chosen @ moments
+            k = cols.size
+            out[:, cols] |= count[:, None] * s[:, k:] == s[:, :k] * s[:, :k]
+        return out
 
     def evaluate(self, cache: BatchCache):
         w = cache.row_weights()
@@ -220,20 +218,86 @@ class _BootSummaryPearson:
         cov = sxz - sx * sz / n
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.clip(cov / np.sqrt(vx * vz), -1.0, 1.0)
-        chosen = (w > 0).astype(np.float32)
-        bad = self._constant("x", self.x, chosen) | self._constant("z", self.z, chosen)
+        chosen = (w > 0).astype(np.float64)
+        count = chosen.sum(axis=1)
+        bad = self._constant(self.tied[0], chosen, count, self.m)
+        bad |= self._constant(self.tied[1], chosen, count, self.m)
         r = np.where(bad, np.nan, r)
         if cache.draws.cols is None:
             return _aggregate(r, self.undefined)
         return _weighted_aggregate(r, cache.col_weights(), self.undefined)
 
 
+#: The summary-level Spearman kernel holds ``2 N^2 M`` rank coefficients and multiplies ``N^2 M`` per
+#: resample; beyond this many (e.g. by-system level over thousands of inputs) the reference path, which
+#: sorts, is used.
+SPEARMAN_KERNEL_MAX = 1 << 23
+
+
+class _BootSummarySpearman:
+    """Summary-level Spearman with system multiplicities ``w`` (BOOT-SYSTEMS / BOOT-BOTH).
+
+    In the resampled vector of input ``j`` system ``a`` appears ``w_a`` times, and its average rank is
+    ``R_a = (V_a + 1) / 2`` with ``V_a = sum_c w_c H_jac`` and ``H_jac = 2, 1, 0`` as ``x_jc`` is below,
+    tied with (``c = a`` included: copies are tied) or above ``x_ja``. One product ``w (b, N) @ H (N, M N)``
+    per score gives every resampled rank, exactly (small integers). Since ``H_ac + H_ca = 2`` for ``a != c``
+    and ``H_aa = 1``, ``sum_a w_a V_a = N^2`` (``N = sum_a w_a``), and the centred sums of Spearman's
+    Pearson-of-ranks reduce to ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``):
+    integers, summed exactly. ``r = S_xz / (sqrt(S_xx) sqrt(S_zz))`` is NaN where a resampled vector is
+    constant (``S_xx = 0``), as in :func:`metaeval.stats.coefficients.correlation`, and equals the generic
+    path's value bitwise per input (its centred ranks are exact half-integers too). The tie groups are
+    those of :func:`tie_ranks` (the current tie rule), so exact and tolerant ties give the generic ranks.
+    """
+
+    def __init__(self, x, z, undefined):
+        n, m = x.shape
+        # float32 holds every integer below 2^24: V <= 2 N^2 and sum_a w_a V_a^2 <= 4 N^3 are exact for
+        # N <= 160; larger N uses float64 (exact to 2^53)
+        self.dtype = np.float32 if 4 * n**3 < 2**24 else np.float64
+        self.hx = self._h(tie_ranks(np.ascontiguousarray(x.T))[0], self.dtype)
+        self.hz = self._h(tie_ranks(np.ascontiguousarray(z.T))[0], self.dtype)
+        self.n, self.m = n, m
+        self.undefined = undefined
+        self.cells = 3 * m * n + 16 * m  # V^x, V^z and their products (float32 or 64), in float64 cells
+
+    @staticmethod
+    def _h(ranks, dtype):
+        """``H`` as (N, M N) from dense ranks (M, N): column ``j N + a`` holds ``2 [r_jc < r_ja] + [r_jc = r_ja]``."""
+        ra = ranks[:, :, None].astype(np.int16)
+        rc = ranks[:, None, :].astype(np.int16)
+        h = 2 * (rc < ra) + (rc == ra)  # (M, a, c)
+        return np.ascontiguousarray(h.transpose(2, 0, 1).reshape(ranks.shape[1], -1), dtype=dtype)
+
+    def per_input(self, cache: BatchCache):
+        w = cache.row_weights()
+        b, n, m = w.shape[0], self.n, self.m
+        wf = w.astype(self.dtype)
+        vx = (wf @ self.hx).reshape(b, m, n)
+        vz = (wf @ self.hz).reshape(b, m, n)
+        wcol = wf[:, :, None]
+        cube = float(n) ** 3
+        prod = vx * vz  # sums over systems as batched matrix-vector products with w: exact integers
+        sxz = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
+        np.multiply(vx, vx, out=prod)
+        sxx = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
+        np.multiply(vz, vz, out=prod)
+        szz = np.matmul(prod, wcol)[..., 0].astype(np.float64) - cube
+        r = _coef.pearson_r(sxz / 4.0, sxx / 4.0, np.sqrt(szz / 4.0))
+        r[(sxx <= 0) | (szz <= 0)] = np.nan
+        return r
+
+    def evaluate(self, cache: BatchCache):
+        r = self.per_input(cache)
+        if cache.draws.cols is None:
+            return _aggregate(r, self.undefined)
+        return _weighted_aggregate(r, cache.col_weights(), self.undefined)
+
 def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
                      tie_threshold=0.0, full_test_set=False):
     """A fast kernel computing ``r(X*, Z*)`` per bootstrap resample, or None (use the generic path).
 
     Kernels exist for complete data at the system level (every coefficient, also in full-test-set mode),
-    and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b and Pearson under
+    and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b, Pearson and Spearman under
     BOOT-SYSTEMS / BOOT-BOTH.
     """
     if isinstance(x, CorpusScores):
@@ -265,4 +329,6 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryKendall(x, z, undefined)
         if coefficient == "pearson":
             return _BootSummaryPearson(x, z, undefined)
+        if coefficient == "spearman" and x.shape[0] ** 2 * x.shape[1] <= SPEARMAN_KERNEL_MAX:
+            return _BootSummarySpearman(x, z, undefined)
     return None
