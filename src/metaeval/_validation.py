@@ -98,7 +98,7 @@ def scored_systems(ds: ScoreSet, human: str, metrics: Any = ()) -> ScoreSet:
     :class:`~metaeval.errors.DataWarning` naming it (``metaeval mt`` does the same with
     ``systems_without_human``). Corpus metrics are checked by their own statistics elsewhere.
     """
-    names = (human, *(m for m in ((metrics,) if isinstance(metrics, str) else metrics) if m in ds.scorers))
+    names = tuple(n for n in (human, *((metrics,) if isinstance(metrics, str) else metrics)) if n in ds.scorers)
     keep = np.ones(len(ds.systems), dtype=bool)
     missing: dict[str, list[str]] = {}
     for name in dict.fromkeys(names):
@@ -182,6 +182,12 @@ def check_corpus_statistics(ds: ScoreSet, corpus_statistics: Any) -> dict[str, C
                                  + (f"; systems without any: {', '.join(map(repr, lacking[:5]))}." if lacking else "."))
         out[metric] = value
     return out
+
+
+def human_scores(ds: ScoreSet, human: str, *, param: str = "human") -> np.ndarray:
+    """The human's matrix for a correlation, divided by a power of two beyond 2^+-400 like the metrics'
+    (:func:`metric_scores`)."""
+    return rescaled(matrices(ds, human, param=param))
 
 
 def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param: str):

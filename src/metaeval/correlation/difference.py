@@ -37,9 +37,11 @@ def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, al
     undefined = iv.check_undefined(undefined)
     alternative = iv.check_alternative(alternative)
     corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    if not corpus:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, (metric_a, metric_b))
     x = iv.metric_scores(ds, metric_a, corpus, level, param="metric_a")
     y = iv.metric_scores(ds, metric_b, corpus, level, param="metric_b")
-    z = iv.matrices(ds, human, param="human")
+    z = iv.human_scores(ds, human)
     iv.check_level_design(ds, level)
     return ds, x, y, z, level, coefficient, undefined, alternative
 

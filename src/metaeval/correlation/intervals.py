@@ -51,8 +51,10 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
     full_test_set = iv.check_full_test_set(full_test_set, level)
     tie_threshold = iv.check_tie_threshold(tie_threshold)
     corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    if not corpus:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, (metric,))
     x = iv.metric_scores(ds, metric, corpus, level, param="metric")
-    z = iv.matrices(ds, human, param="human")
+    z = iv.human_scores(ds, human)
     iv.check_level_design(ds, level)
     if full_test_set and not isinstance(x, CorpusScores):
         x, z = iv.full_test_set_columns(x, z)

@@ -121,11 +121,13 @@ def compare_metrics(
      alpha, undefined) = _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method,
                                              alternative, n_resamples, correction, family, alpha, undefined)
     generator, seed = iv.rng_and_seed(rng)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     corpus = iv.check_corpus_statistics(ds, corpus_statistics)
     used = iv.corpus_field(corpus, metrics, (level,))
     scores = ([iv.metric_scores(ds, m, corpus, level, param="metrics") for m in metrics] if used
-              else np.stack([ds.matrix(m) for m in metrics]))
-    z = ds.matrix(human)
+              else np.stack([iv.metric_scores(ds, m, {}, level, param="metrics") for m in metrics]))
+    z = iv.human_scores(ds, human)
     options = dict(test=test, coefficient=coefficient, method=method or "both", alternative=alternative,
                    n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, progress=progress)
     out = corpus_pairwise_tests(scores, z, **options) if used else pairwise_tests(scores, z, level=level, **options)

@@ -121,6 +121,8 @@ def correlation_table(
     ci = check_ci_method(ci)
     pvalue_method = check_pvalue_method(pvalue_method)
     alternative = iv.check_alternative(alternative)
+    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+        ds = iv.scored_systems(ds, human, metrics)
     corpus = iv.check_corpus_statistics(ds, corpus_statistics)
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
