@@ -318,8 +318,12 @@ def test_two_report_runs_into_one_directory(tmp_path):
     deadline = time.monotonic() + 60
     while not (out / ".metaeval.lock").exists() and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.02)
-    second = subprocess.run(METAEVAL + REPORT + ["--seed", "2", "--output", str(out)], env=_env(),
-                            capture_output=True, text=True, timeout=300)
+    os.kill(first.pid, signal.SIGSTOP)  # the first run holds the directory while the second one starts, however fast
+    try:
+        second = subprocess.run(METAEVAL + REPORT + ["--seed", "2", "--output", str(out)], env=_env(),
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert second.returncode == 2 and second.stdout == ""
