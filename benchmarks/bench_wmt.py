@@ -173,6 +173,17 @@ TIE_INTERVALS = {
     "system-level BOOT-BOTH intervals, 30 metrics x 3 coefficients": (
         "[bootstrap_interval(x, z, level='system', coefficient=c, method='both', n_resamples=1000, rng=0)"
         " for x in xs.values() for c in ('pearson', 'spearman', 'kendall-b')]", None),
+    # all-pairs PERM-BOTH tests on the 30 tie-heavy metrics (or 8 of them, 28 pairs, with fewer resamples where
+    # the full matrix takes minutes: scale by 435 / 28 pairs and by 1000 / k resamples for the issue's row)
+    "item-grouped Pearson PERM-BOTH, all 435 pairs, k=1000": (
+        "pairwise_tests(np.stack(list(xs.values())), z, level='summary', coefficient='pearson', n_resamples=1000,"
+        " rng=0)", 2.5),
+    "by-system Kendall PERM-BOTH, 28 pairs, k=100": (
+        "pairwise_tests(np.stack(list(xs.values()))[EIGHT], z, level='by-system', coefficient='kendall-b',"
+        " n_resamples=100, rng=0)", None),
+    "global Kendall PERM-BOTH, 28 pairs, k=50": (
+        "pairwise_tests(np.stack(list(xs.values()))[EIGHT], z, level='global', coefficient='kendall-b',"
+        " n_resamples=50, rng=0)", None),
 }
 # name -> (metaeval arguments, target s); wall time of the whole command in a fresh process
 TIE_COMMANDS = {
@@ -188,6 +199,14 @@ data = np.load({npz!r})
 xs = {{name: data[name] for name in data.files}}
 z = xs.pop('human')
 from metaeval.stats.bootstrap import bootstrap_interval
+import importlib
+for _where in ("metaeval.stats.significance.pairs", "metaeval.stats" + ".pairs"):  # after / before the stats regrouping
+    try:
+        pairwise_tests = importlib.import_module(_where).pairwise_tests
+        break
+    except ImportError:
+        pass
+EIGHT = [0, 1, 10, 11, 20, 21, 25, 26]  # two metrics of each kind
 """
 COMMAND_TIMEOUT = 1200
 
@@ -220,8 +239,9 @@ def time_command(src: str, argv: list[str], workdir: str) -> tuple[tuple[float, 
     return (elapsed, cpu), sum(line.startswith("metaeval: warning:") for line in out.stderr.splitlines())
 
 
-def tie_heavy_rows(baseline_src: str | None, tmp: str) -> None:
-    """Time the tie-heavy workload of issue 20 on this checkout and, if given, a baseline's sources."""
+def tie_heavy_rows(baseline_src: str | None, tmp: str, only: str | None = None) -> None:
+    """Time the tie-heavy workload of issue 20 on this checkout and, if given, a baseline's sources (``only``:
+    the rows whose name contains this text)."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
     csv, npz = os.path.join(tmp, "wmt.csv"), os.path.join(tmp, "tie_heavy.npz")
     write_tie_heavy(csv)
@@ -229,9 +249,13 @@ def tie_heavy_rows(baseline_src: str | None, tmp: str) -> None:
     sides = [("after", os.path.abspath(here))] + ([("before", baseline_src)] if baseline_src else [])
     rows: dict[str, dict[str, tuple[float, float]]] = {}
     warned: dict[str, dict[str, int]] = {}
+    wanted = lambda name: only is None or only in name  # noqa: E731
     for name, (statement, _) in TIE_INTERVALS.items():  # the median of 3 fresh processes (by wall time)
-        rows[name] = {side: sorted(time_interval(src, npz, statement) for _ in range(3))[1] for side, src in sides}
+        if wanted(name):
+            rows[name] = {side: sorted(time_interval(src, npz, statement) for _ in range(3))[1] for side, src in sides}
     for name, (argv, _) in TIE_COMMANDS.items():
+        if not wanted(name):
+            continue
         rows[name], warned[name] = {}, {}
         for side, src in sides:
             out = os.path.join(tmp, f"report-{side}")
@@ -293,6 +317,7 @@ def main() -> None:
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--workload", choices=("all", "continuous", "tie-heavy"), default="all",
                         help="continuous: issue 12's rows; tie-heavy: issue 20's rows (fresh processes)")
+    parser.add_argument("--only", help="tie-heavy rows: only those whose name contains this text")
     args = parser.parse_args()
     if args.workload in ("all", "tie-heavy"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -302,7 +327,7 @@ def main() -> None:
                 subprocess.run(["git", "worktree", "add", "--detach", baseline, args.baseline], check=True,
                                capture_output=True)
             try:
-                tie_heavy_rows(None if baseline is None else os.path.join(baseline, "src"), tmp)
+                tie_heavy_rows(None if baseline is None else os.path.join(baseline, "src"), tmp, args.only)
             finally:
                 if baseline is not None:
                     subprocess.run(["git", "worktree", "remove", "--force", baseline], check=True, capture_output=True)
