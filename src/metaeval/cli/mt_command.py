@@ -13,6 +13,7 @@ from .common import (
     corpus_statistics_for,
     emit,
     output_options,
+    output_width,
     reading_options,
     resamples_option,
     seed_option,
@@ -158,8 +159,8 @@ def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, signi
        alpha, recalibrate, darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt,
        output, reading):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..correlation.mt import mt_evaluate
-    from ..report.render import WIDE, frame_table, render_text, signature_footer
+    from ..correlation.mt import POOLED, mt_evaluate
+    from ..report.render import frame_table, render_text, signature_footer
 
     if bool(scores) == bool(mtme_root):
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
@@ -186,6 +187,11 @@ def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, signi
                              progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
 
     def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv
-        return [frame_table(res.ranking_frame()), *signature_footer(res, res.notes())]
+        # the language pairs' rankings, then the pooled one with its own tasks (no column it lacks)
+        frame = res.ranking_frame()
+        tables = [frame_table(part.dropna(axis=1, how="all"), title=title)
+                  for part, title in ((frame[frame["scope"] != POOLED], "language pairs"),
+                                      (frame[frame["scope"] == POOLED], "pooled over the language pairs"))]
+        return [*tables, *signature_footer(res, res.notes())]
 
-    emit(render_text(result, fmt, terminal=terminal, width=WIDE), output)
+    emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)

@@ -204,7 +204,7 @@ def _mt_table(result, fmt: str) -> str:
         groups.append(rows)
     note = (f"average of the tasks ({result.protocol}) with its cluster rank in parentheses; bold: rank 1 "
             f"({result.significance}, alpha {result.alpha:g}) on the average or on that task; --: not a task of "
-            f"the scope; signature: {result.signature}")
+            f"the scope" + ("" if result.signature is None else f"; signature: {result.signature}"))
     align = "ll" + "r" * (len(header) - 2)
     if latex:
         rows = [row for k, group in enumerate(groups) for row in ([["\\midrule"]] if k else []) + group]
