@@ -219,10 +219,10 @@ def test_cli_mt_two_language_pairs(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["language_pairs"] == ["en-de", "zh-en"]
     assert "pooled:system/accuracy" in out["tasks"]
-    assert main(["mt", "--scores", f"en-de={tmp_path / 'en-de.csv'}", "--scores",
-                 f"en-de={tmp_path / 'zh-en.csv'}", "--human", "human"]) == 2
+    path = tmp_path / "en-de.csv"
+    assert main(["mt", "--scores", f"en-de={path}", "--scores", f"en-de={path}", "--human", "human"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "metaeval: error: `--scores` must name each language pair once; got 'en-de' twice.")
+        f"metaeval: error: `--scores` must give a file once per language pair; got '{path}' twice for 'en-de'.")
 
 
 def _write_mtme(root, lp, seed, n_seg=25):

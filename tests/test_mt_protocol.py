@@ -350,8 +350,8 @@ def test_cli_two_human_files_need_human_and_csv_json_hold_the_pvalues(tmp_path, 
     argv = ["mt", "--mt-metrics-eval", str(root), "--language-pair", "en-de", "--n-resamples", "50"]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == (
-        "metaeval: error: `human` must be given when the data has several human scorers; choose one of "
-        "'mqm', 'psqm'; got None.")
+        "metaeval: error: `--human` must name the human scorer; got none, and the data marks 2 scorers as human "
+        "('mqm', 'psqm').")
     assert main([*argv, "--human", "psqm", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "en-de:summary/acc23" in out["task_pvalues"] and "pooled" in out["pvalues"]

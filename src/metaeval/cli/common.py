@@ -41,7 +41,6 @@ def source_options(command: Callable) -> Callable:
             "where": where, "layout": layout}
         return command(*args, **kwargs)
 
-    per_file = " Give FILE=VALUE to apply it to one of the --scores files only."
     options = [
         click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
         click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
@@ -49,6 +48,27 @@ def source_options(command: Callable) -> Callable:
         click.option("--scores", multiple=True, type=click.Path(dir_okay=False),
                      help="A score file: CSV, TSV, JSON Lines, JSON array or Parquet (repeatable, and combinable"
                           " with --dataset: joined on (system, input))."),
+        *_reading_options(),
+        click.option("--human", help="The human scorer (default: the dataset's)."),
+        click.option("--metric", "metrics", multiple=True,
+                     help="A metric scorer (repeatable; default: every scorer that is not human)."),
+        click.option("--system", "systems", multiple=True,
+                     help="Keep only these systems (repeatable; default: all)."),
+        click.option("--exclude-system", "exclude_systems", multiple=True,
+                     help="Leave this system out (repeatable), e.g. a human reference scored as a system."),
+        click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
+                     show_default=True, help="How several annotators per cell become one score."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _reading_options() -> list:
+    """How score files are read: --system-column / --input-column / --annotator-column / --human-column /
+    --where / --layout, each for every file or (``FILE=VALUE``) for one file."""
+    per_file = " Give FILE=VALUE to apply it to one of the --scores files only."
+    return [
         click.option("--system-column", multiple=True, metavar="[FILE=]COLUMN",
                      help="The score files' column of system labels (default: system)." + per_file),
         click.option("--input-column", multiple=True, metavar="[FILE=]COLUMN",
@@ -63,17 +83,32 @@ def source_options(command: Callable) -> Callable:
         click.option("--layout", multiple=True, metavar="[FILE=]auto|wide|long",
                      help="wide: a column per scorer; long: columns scorer and score; auto (default): long when"
                           " the header has both scorer and score." + per_file),
-        click.option("--human", help="The human scorer (default: the dataset's)."),
-        click.option("--metric", "metrics", multiple=True,
-                     help="A metric scorer (repeatable; default: every scorer that is not human)."),
-        click.option("--system", "systems", multiple=True,
-                     help="Keep only these systems (repeatable; default: all)."),
-        click.option("--exclude-system", "exclude_systems", multiple=True,
-                     help="Leave this system out (repeatable), e.g. a human reference scored as a system."),
-        click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
-                     show_default=True, help="How several annotators per cell become one score."),
     ]
-    for option in reversed(options):
+
+
+READING_FLAGS = ("--system-column", "--input-column", "--annotator-column", "--human-column", "--where", "--layout")
+
+
+def reading_options(command: Callable) -> Callable:
+    """The score-file options of :func:`source_options` alone (--system-column, --input-column,
+    --annotator-column, --human-column, --where, --layout, --aggregation), for a command that reads its
+    ``--scores`` itself and calls :func:`load_source` on them (``metaeval mt``, per language pair). The
+    command receives ``reading``: the flags given, as ``{flag: values}``."""
+
+    @functools.wraps(command)
+    def wrapper(*args, aggregation=DEFAULT_AGGREGATION, system_column=(), input_column=(), annotator_column=(),
+                human_column=(), where=(), layout=(), **kwargs):
+        click.get_current_context().meta[_SOURCE_KEY] = {
+            "aggregation": aggregation,
+            "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
+                        "human": human_column},
+            "where": where, "layout": layout}
+        given = dict(zip(READING_FLAGS, (system_column, input_column, annotator_column, human_column, where, layout)))
+        return command(*args, reading={flag: values for flag, values in given.items() if values}, **kwargs)
+
+    for option in reversed((*_reading_options(),
+                            click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
+                                         show_default=True, help="How several annotators per cell become one score."))):
         wrapper = option(wrapper)
     return wrapper
 
@@ -126,9 +161,12 @@ def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: tuple[str, ...] | str | None,
-                human: str | None) -> tuple[ScoreSet, str]:
+                human: str | None, *, other_files: tuple[str, ...] = ()) -> tuple[ScoreSet, str]:
     """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
-    ``--system`` / ``--exclude-system`` and ``--aggregation`` applied) and its human scorer."""
+    ``--system`` / ``--exclude-system`` and ``--aggregation`` applied) and its human scorer.
+
+    ``other_files``: score files of the command read by other calls (``metaeval mt``'s other language
+    pairs); a ``FILE=VALUE`` option of one of them is not this call's."""
     from ..data.columns import CLI_NAMES, OPTION_NAMES, SHARED_OPTIONS, parse_where
     from ..data.readers import LAYOUTS
 
@@ -140,14 +178,19 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
     files = (scores,) if isinstance(scores, str) else tuple(scores or ())
     if dataset is None and not files:
         raise ParameterError("`--dataset` or `--scores` must be given; got neither.")
-    mapped = {role: file_options(f"--{role}-column", tuple(values), files)
+    other = set(other_files) - set(files)
+
+    def own(values, where=False):  # leave out the values of the other calls' files
+        return tuple(v for v in values if not (v.partition("=")[0] in other and (not where or "=" in v.partition("=")[2])))
+
+    mapped = {role: file_options(f"--{role}-column", own(values), files)
               for role, values in chosen.get("columns", {}).items()}
     shared_columns = {role: value for role, (value, _) in mapped.items() if value}
-    layout_all, layouts = file_options("--layout", tuple(chosen.get("layout", ())), files)
+    layout_all, layouts = file_options("--layout", own(chosen.get("layout", ())), files)
     for value in (layout_all, *layouts.values()):
         if value is not None and value not in LAYOUTS:
             raise ParameterError(f"`--layout` must be one of {', '.join(map(repr, LAYOUTS))}; got {value!r}.")
-    where_all, where_own = _where_pairs(tuple(chosen.get("where", ())), files)
+    where_all, where_own = _where_pairs(own(chosen.get("where", ()), where=True), files)
     token, shared = OPTION_NAMES.set(CLI_NAMES), SHARED_OPTIONS.set(len(files) > 1)
     try:
         ds, default_human = None, shared_columns.get("human")

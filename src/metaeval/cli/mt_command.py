@@ -9,26 +9,43 @@ from .. import defaults
 from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
-from .common import corpus_statistics_for, emit, output_options, resamples_option, seed_option, tie_tolerance_option
+from .common import (
+    corpus_statistics_for,
+    emit,
+    output_options,
+    output_width,
+    reading_options,
+    resamples_option,
+    seed_option,
+    tie_tolerance_option,
+)
 from .main import SOURCE_FILE
 from .progress import progress_bar, progress_option
 
 
-def _language_pairs(scores: tuple[str, ...]) -> dict:
-    """``LP=PATH`` (or a bare ``PATH``, named by its file stem) -> {lp: ScoreSet}."""
-    from ..data.readers import read_scores
+def _language_pairs(scores: tuple[str, ...], human: str | None) -> tuple[dict, str]:
+    """``LP=PATH`` (or a bare ``PATH``, named by its file stem), repeatable per language pair -> ({lp:
+    ScoreSet}, human): the files of one language pair joined on (system, input) and every reading option
+    (--input-column, --where, ... each for every file or FILE=VALUE for one) applied, as for `correlate`."""
+    from .common import load_source
 
-    data = {}
+    files: dict[str, list[str]] = {}
     for item in scores:
         lp, sep, path = item.partition("=")
         if not sep:
             lp, path = Path(item).stem, item
         if not lp or not path:
             raise ParameterError(f"`--scores` must look like LP=PATH or PATH; got {item!r}.")
-        if lp in data:
-            raise ParameterError(f"`--scores` must name each language pair once; got {lp!r} twice.")
-        data[lp] = read_scores(path)
-    return data
+        if path in files.get(lp, ()):
+            raise ParameterError(f"`--scores` must give a file once per language pair; got {path!r} twice for {lp!r}.")
+        files.setdefault(lp, []).append(path)
+    every = tuple(path for paths in files.values() for path in paths)
+    data = {}
+    for lp, paths in files.items():
+        data[lp], found = load_source(None, (), tuple(paths), human, other_files=every)
+        if human is None:  # the first language pair's human (its --human-column or its only human) for all
+            human = found
+    return data, human
 
 
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
@@ -37,6 +54,38 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
     if not language_pairs:
         raise ParameterError("`--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
     return {lp: read_mt_metrics_eval(root, lp, level="seg") for lp in dict.fromkeys(language_pairs)}
+
+
+def _chosen(data: dict, human: str | None, metrics: tuple[str, ...], exclude_systems: tuple[str, ...]) -> str:
+    """Check the human, the metrics and the excluded systems against every language pair, naming the flags
+    (``mt_evaluate``'s own messages name its parameters), and return the human."""
+    from ..data.scoreset import _suggestion
+
+    first = next(iter(data.values()))
+    if human is None:
+        if len(first.humans) != 1:
+            raise ParameterError(
+                "`--human` must name the human scorer; got none, and the data marks "
+                + (f"{len(first.humans)} scorers as human ({', '.join(map(repr, first.humans))})."
+                   if first.humans else "no scorer as human."))
+        human = first.humans[0]
+    for ds in data.values():
+        ds.require(human, param="--human")
+        for metric in metrics:
+            ds.require(metric, param="--metric")
+    known = tuple(dict.fromkeys(s for ds in data.values() for s in ds.systems))
+    for name in exclude_systems:
+        if name not in known:
+            raise ParameterError(f"`--exclude-system` must name a system of the scores; got {name!r}"
+                                 f"{_suggestion(name, known)}.")
+    return human
+
+
+def _check_memory(data: dict, n_resamples: int) -> None:
+    from .._validation import check_resample_memory
+
+    for ds in data.values():
+        check_resample_memory(n_resamples, *ds.shape, param="--n-resamples")
 
 
 def _per_language_pair(option: str, items: tuple[str, ...]) -> dict[str, str]:
@@ -67,7 +116,8 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 
 @click.command()
 @click.option("--scores", multiple=True, metavar="LP=PATH",
-              help="A score file of one language pair (repeatable): CSV, TSV, JSONL or Parquet.")
+              help="A score file of one language pair (repeatable; several files of one language pair are joined"
+                   " on (system, input)): CSV, TSV, JSONL or Parquet.")
 @click.option("--mt-metrics-eval", "mtme_root", type=click.Path(file_okay=False),
               help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/).")
 @click.option("--language-pair", "language_pairs", multiple=True,
@@ -99,6 +149,7 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
                    " `metaeval score`.")
 @click.option("--references", "reference_files", multiple=True, metavar="LP=PATH",
               help="With --corpus-metric: the references of one language pair (repeatable).")
+@reading_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
@@ -106,17 +157,25 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 @output_options
 def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, significance, human_ties, exclude_systems,
        alpha, recalibrate, darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt,
-       output):
+       output, reading):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..correlation.mt import mt_evaluate
-    from ..report.render import WIDE, frame_table, render_text, signature_footer
+    from ..correlation.mt import POOLED, mt_evaluate
+    from ..report.render import frame_table, render_text, signature_footer
 
     if bool(scores) == bool(mtme_root):
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
                              + ("both." if scores else "neither."))
-    data = _language_pairs(scores) if scores else _mt_metrics_eval(mtme_root, language_pairs)
+    if mtme_root and reading:
+        raise ParameterError(f"`{next(iter(reading))}` must come with `--scores`; got it with --mt-metrics-eval"
+                             " (its files have a fixed layout).")
+    if scores:
+        data, human = _language_pairs(scores, human)
+    else:
+        data = _mt_metrics_eval(mtme_root, language_pairs)
+        _check_memory(data, n_resamples)
     # a data error (too few systems, an unknown scorer) names where the data came from
     SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in scores) if scores else str(mtme_root))
+    human = _chosen(data, human, metrics, exclude_systems)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
     tasks = tasks or defaults.MT_PRESETS[protocol]["tasks"]
     with progress_bar() as bar:
@@ -128,6 +187,11 @@ def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, signi
                              progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
 
     def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv
-        return [frame_table(res.ranking_frame()), *signature_footer(res, res.notes())]
+        # the language pairs' rankings, then the pooled one with its own tasks (no column it lacks)
+        frame = res.ranking_frame()
+        tables = [frame_table(part.dropna(axis=1, how="all"), title=title)
+                  for part, title in ((frame[frame["scope"] != POOLED], "language pairs"),
+                                      (frame[frame["scope"] == POOLED], "pooled over the language pairs"))]
+        return [*tables, *signature_footer(res, res.notes())]
 
-    emit(render_text(result, fmt, terminal=terminal, width=WIDE), output)
+    emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)

@@ -365,8 +365,10 @@ def mt_evaluate(
         corpus = {m: per_lp[lp] for m, per_lp in corpus_statistics.items()}
         xs, z, rows, cols, dropped[lp], unjudged[lp] = _complete(ds, metrics, human, corpus)
         if z.shape[0] < iv.MIN_SYSTEMS or z.shape[1] == 0:
-            raise ParameterError(f"`data[{lp!r}]` must keep at least {iv.MIN_SYSTEMS} systems with human scores"
-                                 f" and one complete segment; got {z.shape[0]} systems, {z.shape[1]} segments.")
+            # names the language pair, not a Python expression: the CLI shows it as it is
+            raise ParameterError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems with human scores"
+                                 f" and one segment scored by every metric and the human; got {z.shape[0]} systems,"
+                                 f" {z.shape[1]} segments.")
         used[lp] = int(z.shape[1])
         corpus = {m: c.take(rows, cols) for m, c in corpus.items()}
         m_seg = z.shape[1]

@@ -173,6 +173,46 @@ def _comparison(result, fmt: str) -> str:
     return markdown_table(header, rows, align="rrrlrl", note=esc(note))
 
 
+def _mt_table(result, fmt: str) -> str:
+    """The rankings of an :class:`~metaeval.MtEvaluationResult`, one group of rows per scope (language pair,
+    then pooled; a ``\\midrule`` between groups in LaTeX): the average with its cluster rank in parentheses
+    and every task statistic, bold where the rank (of the average, or on that task) is 1; ``--`` where the
+    task is not one of the scope's."""
+    latex = fmt == "latex"
+    esc = latex_escape if latex else markdown_escape
+
+    def bold(text, first):
+        return text if not first else (f"\\textbf{{{text}}}" if latex else f"**{text}**")
+
+    names = list(dict.fromkeys(task.split(":", 1)[1] for task in result.tasks))
+    header = ["LP", "Metric", "Average", *(esc(name) for name in names)]
+    groups = []
+    for scope in result.scopes:
+        rows = []
+        for k, row in enumerate(result.table(scope).to_dict("records")):
+            i = result.metrics.index(row["metric"])
+            cells = [esc(scope) if k == 0 else "", esc(row["metric"]),
+                     bold(number(row["average"]), row["rank"] == 1) + f" ({row['rank']})"]
+            for name in names:
+                task = f"{scope}:{name}"
+                if task not in result.tasks:
+                    cells.append("--")
+                else:
+                    t = result.tasks.index(task)
+                    cells.append(bold(number(result.statistics[t, i]), result.task_ranks[task][i] == 1))
+            rows.append(cells)
+        groups.append(rows)
+    note = (f"average of the tasks ({result.protocol}) with its cluster rank in parentheses; bold: rank 1 "
+            f"({result.significance}, alpha {result.alpha:g}) on the average or on that task; --: not a task of "
+            f"the scope" + ("" if result.signature is None else f"; signature: {result.signature}"))
+    align = "ll" + "r" * (len(header) - 2)
+    if latex:
+        rows = [row for k, group in enumerate(groups) for row in ([["\\midrule"]] if k else []) + group]
+        text = latex_table(header, rows, align=align, note=esc(note))
+        return text.replace("\\midrule \\\\\n", "\\midrule\n")  # a rule between groups is not a row
+    return markdown_table(header, [row for group in groups for row in group], align=align, note=esc(note))
+
+
 def _frame(frame, fmt: str, note: str | None = None) -> str:
     esc = latex_escape if fmt == "latex" else markdown_escape
     header = [esc(c) for c in frame.columns]
@@ -188,9 +228,11 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
 
     A :class:`~metaeval.CorrelationTable` becomes metrics x (level, coefficient) with intervals; a
     :class:`~metaeval.MetricComparisonResult` a ranking with cluster ranks and the metrics each one
-    significantly beats; any other result (or a DataFrame ``frame``) one row per record of its
+    significantly beats; a :class:`~metaeval.MtEvaluationResult` its rankings grouped by language pair; any
+    other result (or a DataFrame ``frame``) one row per record of its
     ``to_frame()``.
     """
+    from ..correlation.mt import MtEvaluationResult
     from ..correlation.results import MetricComparisonResult
     from ..correlation.table import CorrelationTable
     from ..errors import check_choice
@@ -200,6 +242,8 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
         return _correlation_table(obj, fmt)
     if isinstance(obj, MetricComparisonResult):
         return _comparison(obj, fmt)
+    if isinstance(obj, MtEvaluationResult):
+        return _mt_table(obj, fmt)
     if frame is None:
         frame = obj.to_frame()
     signature = getattr(obj, "signature", None)
