@@ -88,7 +88,7 @@ def test_json_array_and_column_mapping_in_the_api():
                             where={"dataset": "bbc"})
     assert ds.humans == ("Factuality",) and ds.shape == (4, 16)
     assert [str(w.message).split(": ", 1)[1] for w in caught] == [
-        "ignored 5 column(s) without scores: 'dataset', 'split', 'article', 'summary',"
+        "ignored 4 column(s) without scores: 'split', 'article', 'summary',"
         " 'summary_sentences_annotations' (filter rows on them with where={'COLUMN': 'VALUE'})."]
 
 

@@ -139,6 +139,7 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     human = columns.get("human")
     keep = {human} if human else set()
     table, ignored = _without_text_columns(table, keep, layout == "long")
+    ignored = tuple(c for c in ignored if c not in where)  # a filter's column was used, not ignored
     return table, human, ignored
 
 
