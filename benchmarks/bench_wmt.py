@@ -37,6 +37,20 @@ import numpy as np
 
 N, M, P, K = 15, 2000, 30, 1000
 
+STATS_IMPORTS = """
+import importlib
+def _stats(module, name):
+    # metaeval.stats is grouped by concept (correlations/, resampling/, significance/, mt/); a baseline from
+    # before the grouping has the same modules at the top of metaeval.stats (resampling/draws.py was resampling.py)
+    old = module.split(".")[-1].replace("draws", "resampling")
+    for path in ("metaeval.stats." + module, "metaeval.stats." + old):
+        try:
+            return getattr(importlib.import_module(path), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError(module + "." + name)
+"""
+
 SETUP = f"""
 import time, numpy as np
 N, M, P = {N}, {M}, {P}
@@ -44,10 +58,11 @@ rng = np.random.default_rng(0)
 q = rng.normal(size=(N, 1)) + rng.normal(size=(N, M))
 z = np.round(q * 4) / 4
 xs = np.stack([q + rng.normal(scale=0.5 + 0.1 * i, size=(N, M)) for i in range(P)])
-from metaeval.stats.pairs import pairwise_tests
-from metaeval.stats.bootstrap import bootstrap_interval
+{STATS_IMPORTS}
+pairwise_tests = _stats("significance.pairs", "pairwise_tests")
+bootstrap_interval = _stats("resampling.bootstrap", "bootstrap_interval")
 try:
-    from metaeval.stats.ties import tie_tolerance
+    tie_tolerance = _stats("correlations.ties", "tie_tolerance")
 except ImportError:  # a baseline before the scoped tie rule
     pass
 """
@@ -103,10 +118,11 @@ TARGETS = {"item-grouped Pearson, all pairs": 2.0, "item-grouped Kendall, all pa
 SLOW_AFTER = {"global Kendall, all pairs": 50, "global Spearman, all pairs": 50}
 
 ACC23 = """
-from metaeval.stats.tie_calibration import calibrate_ties
-from metaeval.stats.resampling import bootstrap_draws, count_weights
-from metaeval.stats.wmt import resampled_task
-from metaeval.stats.paired_bootstrap import bootstrap_pvalue
+calibrate_ties = _stats("mt.tie_calibration", "calibrate_ties")
+bootstrap_draws = _stats("resampling.draws", "bootstrap_draws")
+count_weights = _stats("resampling.draws", "count_weights")
+resampled_task = _stats("mt.wmt", "resampled_task")
+bootstrap_pvalue = _stats("significance.paired_bootstrap", "bootstrap_pvalue")
 def acc23_matrix(k):
     eps = np.array([calibrate_ties(xs[i], z, level='summary').threshold for i in range(P)])
     w = count_weights(bootstrap_draws(N, M, method='inputs', n_resamples=k, rng=0).col_indices(), M)
@@ -198,14 +214,9 @@ warnings.simplefilter('ignore')
 data = np.load({npz!r})
 xs = {{name: data[name] for name in data.files}}
 z = xs.pop('human')
-from metaeval.stats.bootstrap import bootstrap_interval
-import importlib
-for _where in ("metaeval.stats.significance.pairs", "metaeval.stats" + ".pairs"):  # after / before the stats regrouping
-    try:
-        pairwise_tests = importlib.import_module(_where).pairwise_tests
-        break
-    except ImportError:
-        pass
+""" + STATS_IMPORTS + """
+bootstrap_interval = _stats("resampling.bootstrap", "bootstrap_interval")
+pairwise_tests = _stats("significance.pairs", "pairwise_tests")
 EIGHT = [0, 1, 10, 11, 20, 21, 25, 26]  # two metrics of each kind
 """
 COMMAND_TIMEOUT = 1200

@@ -9,7 +9,7 @@ from scipy import stats
 
 import metaeval as me
 from metaeval.report import formats
-from metaeval.stats.resampling import bootstrap_draws
+from metaeval.stats.resampling.draws import bootstrap_draws
 
 METRICS = ["rouge-1.recall", "rouge-2.recall", "rouge-l.recall", "bertscore.recall", "js-2"]
 

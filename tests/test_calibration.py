@@ -23,12 +23,12 @@ import time
 import numpy as np
 import pytest
 
-from metaeval.stats.bootstrap import bootstrap_interval
-from metaeval.stats.fisher import fisher_interval
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.paired_bootstrap import bootstrap_test
-from metaeval.stats.permutation import permutation_test
-from metaeval.stats.williams import williams_test
+from metaeval.stats.resampling.bootstrap import bootstrap_interval
+from metaeval.stats.correlations.fisher import fisher_interval
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.significance.paired_bootstrap import bootstrap_test
+from metaeval.stats.significance.permutation import permutation_test
+from metaeval.stats.significance.williams import williams_test
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import pytest
 import metaeval as me
 from metaeval.cli.main import main
 from metaeval.errors import DegenerateWarning, ScoreSetError
-from metaeval.stats.resampling import bootstrap_draws, permutation_draws
+from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
 
 SUMMARY_ONE_INPUT = ("a summary-level correlation needs at least 2 inputs (it averages one correlation per input);"
                      " got 1. With one input per system use the system level.")

@@ -1,4 +1,4 @@
-"""WMT statistics (stats/wmt.py) against plain loops, and mt_evaluate end to end."""
+"""WMT statistics (stats/mt/wmt.py) against plain loops, and mt_evaluate end to end."""
 import itertools
 
 import numpy as np
@@ -7,11 +7,11 @@ import scipy.stats
 
 import metaeval as me
 from metaeval.errors import ParameterError
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.tie_calibration import calibrate_ties
-from metaeval.stats.resampling import bootstrap_draws, count_weights
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.mt.tie_calibration import calibrate_ties
+from metaeval.stats.resampling.draws import bootstrap_draws, count_weights
 from metaeval.stats.corpus import corpus_scores
-from metaeval.stats.wmt import (
+from metaeval.stats.mt.wmt import (
     darr_counts,
     pairwise_agreement,
     resampled_task,
@@ -189,7 +189,7 @@ def test_mt_evaluate_excludes_systems_and_uses_corpus_scores():
 
 
 def test_recalibrate_matches_calibration_on_each_resample():
-    from metaeval.stats.tie_calibration import calibrate_ties, pair_table, recalibrated
+    from metaeval.stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
 
     rng = np.random.default_rng(0)
     x = np.round(rng.normal(size=(6, 30)), 1)
@@ -276,7 +276,7 @@ def test_mt_evaluate_on_the_shared_mt_metrics_eval_fixture():
 
 def test_recalibration_compiled_and_numpy_paths_agree(monkeypatch):
     from metaeval.stats.kernels import calibration
-    from metaeval.stats.tie_calibration import pair_table, recalibrated
+    from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 
     rng = np.random.default_rng(3)
     x = np.round(rng.normal(size=(7, 40)), 1)  # metric ties: several pairs per threshold

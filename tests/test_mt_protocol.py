@@ -19,7 +19,7 @@ import scipy.stats
 
 import metaeval as me
 from metaeval.errors import ParameterError
-from metaeval.stats.wmt import pairwise_agreement, soft_pairwise_accuracy
+from metaeval.stats.mt.wmt import pairwise_agreement, soft_pairwise_accuracy
 
 K = 400
 
@@ -244,7 +244,7 @@ def test_spa_pvalue_conventions_tiny_case():
     z = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
     signs = np.array([[1, 1, 1], [1, -1, 1], [-1, -1, 1], [1, 1, -1.0]])
     # delta = 2; permuted deltas 2, 2/3 (2 of 6), -1/3 ... c = #{>= 2} = 1: only the identity
-    from metaeval.stats.wmt import system_pvalues
+    from metaeval.stats.mt.wmt import system_pvalues
 
     assert system_pvalues(z, signs, "fraction")[0, 1] == pytest.approx(1 / 4)
     assert system_pvalues(z, signs, "randomized")[0, 1] == pytest.approx(2 / 5)
@@ -310,7 +310,7 @@ def test_table_shows_dropped_segments(wmt20, tmp_path, capsys):
 @pytest.mark.parametrize("plus_minus", [False, True])
 def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
     """The pairwise permutation test's two engines read the same random words and give the same draws."""
-    from metaeval.stats.wmt_permutation import pair_values_null
+    from metaeval.stats.mt.wmt_permutation import pair_values_null
 
     r = np.random.default_rng(3)
     values = (r.random((5, 1000)) < 0.6).astype(float)
@@ -321,7 +321,7 @@ def test_pairs_test_bit_counts_equal_the_matrix_product(plus_minus):
     ref = pair_values_null(values, weights, np.random.default_rng(7), 130, batch=40, engine="matmul")
     np.testing.assert_allclose(bits, ref, atol=1e-12)
     # and the reference equals the definition, with the masks of one draw
-    from metaeval.stats.wmt_permutation import _unpack_words, random_words
+    from metaeval.stats.mt.wmt_permutation import _unpack_words, random_words
 
     varies = (values != values[:1]).any(axis=0)
     m = _unpack_words(random_words(np.random.default_rng(7), 40, int(varies.sum())), int(varies.sum()))[0]

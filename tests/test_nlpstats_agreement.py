@@ -1,7 +1,7 @@
 """Agreement with nlpstats 0.0.1 where the definitions coincide, and the documented differences.
 
 nlpstats draws its swap masks from numpy's global random state; we replay the same masks through our
-permutation engine (:func:`metaeval.stats.permutation.permutation_deltas`) and compare the null
+permutation engine (:func:`metaeval.stats.significance.permutation.permutation_deltas`) and compare the null
 distributions value by value. Definitions that coincide: standardization of X and Y, PERM-SYSTEMS,
 PERM-INPUTS, the levels' formulas. Documented differences: nlpstats' "both" swaps whole rows then whole
 columns (cell swapped iff row bit XOR column bit; ours swaps cells independently), and its p-value is
@@ -14,8 +14,8 @@ import pytest
 
 nlpstats = pytest.importorskip("nlpstats.correlations.permutation", reason="nlpstats 0.0.1 not installed")
 
-from metaeval.stats.permutation import permutation_deltas, standardize  # noqa: E402
-from metaeval.stats.resampling import PermutationDraws  # noqa: E402
+from metaeval.stats.significance.permutation import permutation_deltas, standardize  # noqa: E402
+from metaeval.stats.resampling.draws import PermutationDraws  # noqa: E402
 
 N, M, K = 7, 9, 60
 
@@ -80,7 +80,7 @@ def test_pvalue_conventions_differ_only_by_the_plus_one():
 
 def test_cellwise_both_is_not_nlpstats_both():
     """Our PERM-BOTH masks have N*M free bits; nlpstats' have N + M - 1 (row XOR column)."""
-    from metaeval.stats.resampling import permutation_draws
+    from metaeval.stats.resampling.draws import permutation_draws
 
     ours = permutation_draws(N, M, method="both", n_resamples=200, rng=0).mask()
     xor_patterns = _replayed_bits("both", 0)
@@ -98,7 +98,7 @@ def test_system_means_that_tie_in_exact_arithmetic_are_ties_for_us_not_for_scipy
     summation order; scipy (hence nlpstats) then sees no tie, we do (relative tolerance 1e-9)."""
     from scipy import stats
 
-    from metaeval.stats.coefficients import correlation
+    from metaeval.stats.correlations.coefficients import correlation
 
     z = np.array([[0.1, 0.2, 0.3], [0.2, 0.3, 0.1], [0.3, 0.3, 0.4], [0.9, 0.9, 0.9]])
     means = z.mean(axis=1)

@@ -8,14 +8,14 @@ import pytest
 from scipy import stats
 
 from metaeval.errors import DegenerateWarning, ParameterError
-from metaeval.stats.bootstrap import (
+from metaeval.stats.resampling.bootstrap import (
     _acceleration,
     bca_interval,
     bootstrap_interval,
     bootstrap_samples,
     percentile_interval,
 )
-from metaeval.stats.resampling import BootstrapDraws, bootstrap_draws
+from metaeval.stats.resampling.draws import BootstrapDraws, bootstrap_draws
 
 
 def scipy_corr(x, z, coefficient):

@@ -14,10 +14,10 @@ import pytest
 from scipy import stats
 
 import metaeval as me
-from metaeval.stats.bootstrap import bootstrap_interval, bootstrap_samples
+from metaeval.stats.resampling.bootstrap import bootstrap_interval, bootstrap_samples
 from metaeval.stats.kernels import bootstrap_kernel
-from metaeval.stats.resampling import BootstrapDraws, bootstrap_draws
-from metaeval.stats.ties import tie_tolerance
+from metaeval.stats.resampling.draws import BootstrapDraws, bootstrap_draws
+from metaeval.stats.correlations.ties import tie_tolerance
 
 KINDS = ("half", "judge", "zeros")
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.clusters import rank_ranges, significance_clusters
+from metaeval.stats.significance.clusters import rank_ranges, significance_clusters
 
 NAN = np.nan
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from metaeval.errors import ParameterError
-from metaeval.stats import coefficients as coef
-from metaeval.stats.coefficients import COEFFICIENTS, TIE_RTOL, canonical_coefficient, correlation
-from metaeval.stats.ranking import ranking_error_interval, ranking_error_rate
+from metaeval.stats.correlations import coefficients as coef
+from metaeval.stats.correlations.coefficients import COEFFICIENTS, TIE_RTOL, canonical_coefficient, correlation
+from metaeval.stats.correlations.ranking import ranking_error_interval, ranking_error_rate
 
 RANK = ("spearman", "kendall-a", "kendall-b", "kendall-c")
 DEFINED_ON_CONSTANT = ("accuracy", "tau-eq", "acc-eq")

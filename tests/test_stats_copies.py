@@ -16,9 +16,9 @@ import pytest
 
 import metaeval as me
 from metaeval.errors import DegenerateWarning
-from metaeval.stats.bootstrap import bootstrap_interval, bootstrap_samples
-from metaeval.stats.coefficients import copy_pairs
-from metaeval.stats.resampling import BootstrapDraws, bootstrap_draws
+from metaeval.stats.resampling.bootstrap import bootstrap_interval, bootstrap_samples
+from metaeval.stats.correlations.coefficients import copy_pairs
+from metaeval.stats.resampling.draws import BootstrapDraws, bootstrap_draws
 
 PAIR_COEFFICIENTS = ["kendall-a", "kendall-b", "accuracy", "acc-eq", "tau-eq"]
 
@@ -177,7 +177,7 @@ _RHO = {"pearson": 0.0, "spearman": 0.0, "kendall-c": 0.0}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("coefficient", list(me.stats.coefficients.COEFFICIENTS))
+@pytest.mark.parametrize("coefficient", list(me.stats.correlations.coefficients.COEFFICIENTS))
 @pytest.mark.parametrize("method", ["systems", "inputs", "both"])
 @pytest.mark.parametrize("level", ["system", "summary", "global"])
 def test_bootstrap_mean_matches_the_statistic_for_every_coefficient_and_method(level, coefficient, method):

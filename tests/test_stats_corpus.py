@@ -1,4 +1,4 @@
-"""Corpus metrics at the system level (stats/corpus.py, stats/corpus_tests.py).
+"""Corpus metrics at the system level (stats/corpus.py, stats/significance/corpus_tests.py).
 
 Oracles: a corpus metric whose statistics are (score, 1) and whose aggregate is their ratio *is* the mean
 metric, so every system-level interval and test must equal the matrix path with the same draws; and a
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.bootstrap import bootstrap_interval
+from metaeval.stats.resampling.bootstrap import bootstrap_interval
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.corpus_tests import corpus_pairwise_tests
-from metaeval.stats.pairs import pairwise_tests
-from metaeval.stats.pvalues import analytic_pvalue, permutation_pvalue
-from metaeval.stats.resampling import bootstrap_draws
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.significance.corpus_tests import corpus_pairwise_tests
+from metaeval.stats.significance.pairs import pairwise_tests
+from metaeval.stats.significance.pvalues import analytic_pvalue, permutation_pvalue
+from metaeval.stats.resampling.draws import bootstrap_draws
 
 
 def ratio(sums):
@@ -171,7 +171,7 @@ def test_corpus_metrics_are_refused_where_they_have_no_scores():
 
 
 def test_corpus_pairwise_pvalues_of_a_mean_metric_are_the_segment_ones():
-    from metaeval.stats.wmt import corpus_system_pvalues, system_pvalues
+    from metaeval.stats.mt.wmt import corpus_system_pvalues, system_pvalues
 
     x, _, _, _ = _data(9, n=5, m=30)
     signs = np.where(np.random.default_rng(0).random((200, 30)) < 0.5, -1.0, 1.0)
@@ -179,7 +179,7 @@ def test_corpus_pairwise_pvalues_of_a_mean_metric_are_the_segment_ones():
 
 
 def test_corpus_pairwise_pvalues_rescore_the_swapped_corpora():
-    from metaeval.stats.wmt import corpus_system_pvalues
+    from metaeval.stats.mt.wmt import corpus_system_pvalues
 
     _, _, _, counts = _data(10, n=4, m=12)
     signs = np.where(np.random.default_rng(1).random((60, 12)) < 0.5, -1.0, 1.0)
@@ -200,7 +200,7 @@ def test_corpus_pairwise_pvalues_rescore_the_swapped_corpora():
 
 @pytest.mark.parametrize("method", ["systems", "inputs", "both"])
 def test_paired_bootstrap_test_of_a_corpus_metric_equals_the_matrix_test(method):
-    from metaeval.stats.paired_bootstrap import bootstrap_test
+    from metaeval.stats.significance.paired_bootstrap import bootstrap_test
 
     x, y, z, _ = _data(11)
     kw = dict(level="system", coefficient="pearson", method=method, n_resamples=200, rng=4)
@@ -210,7 +210,7 @@ def test_paired_bootstrap_test_of_a_corpus_metric_equals_the_matrix_test(method)
 
 
 def test_stats_permutation_test_refuses_corpus_metrics():
-    from metaeval.stats.permutation import permutation_test
+    from metaeval.stats.significance.permutation import permutation_test
 
     x, y, z, counts = _data(12)
     with pytest.raises(ParameterError, match=r"^`x` and `y` must be score matrices for a permutation test \(it "

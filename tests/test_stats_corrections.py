@@ -1,4 +1,4 @@
-"""Tests of metaeval.stats.corrections."""
+"""Tests of metaeval.stats.significance.corrections."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from metaeval.errors import ParameterError
-from metaeval.stats.corrections import CORRECTION_METHODS, adjust_pvalues, significance_floor
+from metaeval.stats.significance.corrections import CORRECTION_METHODS, adjust_pvalues, significance_floor
 
 P4 = [0.01, 0.04, 0.03, 0.005]
 P5 = [0.01, 0.02, 0.03, 0.04, 0.05]

@@ -17,9 +17,9 @@ import pytest
 import metaeval as me
 from metaeval.cli.main import main
 from metaeval.errors import ScoreSetError
-from metaeval.stats import ties
-from metaeval.stats.coefficients import correlation
-from metaeval.stats.levels import level_correlation, system_means
+from metaeval.stats.correlations import ties
+from metaeval.stats.correlations.coefficients import correlation
+from metaeval.stats.correlations.levels import level_correlation, system_means
 from metaeval.vocabulary import COEFFICIENTS
 
 LEVELS = ("system", "summary", "global", "by-system")

@@ -1,4 +1,4 @@
-"""Tests of metaeval.stats.fisher."""
+"""Tests of metaeval.stats.correlations.fisher."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.fisher import fisher_interval
+from metaeval.stats.correlations.fisher import fisher_interval
 
 
 def _by_hand(r, n, b, c, confidence_level=0.95):

@@ -1,4 +1,4 @@
-"""Tests of metaeval.stats.levels."""
+"""Tests of metaeval.stats.correlations.levels."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from metaeval.errors import ParameterError
-from metaeval.stats.coefficients import COEFFICIENTS, correlation
-from metaeval.stats.levels import LEVELS, LevelCorrelation, canonical_level, level_correlation
+from metaeval.stats.correlations.coefficients import COEFFICIENTS, correlation
+from metaeval.stats.correlations.levels import LEVELS, LevelCorrelation, canonical_level, level_correlation
 
 # 3 systems x 4 inputs, small integers so that every level can be computed by hand
 X = np.array([[1, 2, 3, 5], [2, 2, 4, 4], [3, 5, 1, 6]], dtype=float)
@@ -215,7 +215,7 @@ def test_inputs_not_mutated():
 
 
 def test_system_means_are_what_the_system_level_correlates():
-    from metaeval.stats.levels import system_means
+    from metaeval.stats.correlations.levels import system_means
 
     nan = np.nan
     x = np.array([[1.0, 2.0, 3.0], [4.0, nan, 6.0], [7.0, 8.0, 9.0]])

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.paired_bootstrap import bootstrap_test
-from metaeval.stats.pairs import pairwise_tests
-from metaeval.stats.permutation import permutation_test
+from metaeval.stats.significance.paired_bootstrap import bootstrap_test
+from metaeval.stats.significance.pairs import pairwise_tests
+from metaeval.stats.significance.permutation import permutation_test
 
 
 def metrics(seed, p=4, n=10, m=8, ties=True):

@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 import metaeval as me
-from metaeval.stats.bootstrap import bootstrap_samples
-from metaeval.stats.levels import level_correlation, system_residuals
-from metaeval.stats.resampling import bootstrap_draws
+from metaeval.stats.resampling.bootstrap import bootstrap_samples
+from metaeval.stats.correlations.levels import level_correlation, system_residuals
+from metaeval.stats.resampling.draws import bootstrap_draws
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall-b": stats.kendalltau}
 

@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 
 from metaeval.errors import DegenerateDataError, ParameterError
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.paired_bootstrap import bootstrap_pvalue, bootstrap_test
-from metaeval.stats.permutation import (
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue, bootstrap_test
+from metaeval.stats.significance.permutation import (
     monte_carlo_pvalue,
     permutation_deltas,
     permutation_test,
     standardize,
 )
-from metaeval.stats.resampling import bootstrap_draws, permutation_draws
+from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
 
 
 def tie_heavy(seed, n=8, m=7):

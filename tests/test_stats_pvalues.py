@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 import metaeval as me
-from metaeval.stats.levels import system_residuals
-from metaeval.stats.pvalues import analytic_pvalue, permutation_pvalue
+from metaeval.stats.correlations.levels import system_residuals
+from metaeval.stats.significance.pvalues import analytic_pvalue, permutation_pvalue
 
 
 def data(seed=0, n=8, m=30, missing=0.1):
@@ -54,7 +54,7 @@ def test_permutation_pvalue_does_not_depend_on_the_batch_and_keeps_each_group(le
 
 
 def test_permutation_pvalue_shuffles_within_systems_for_partial_and_by_system():
-    from metaeval.stats.pvalues import _shuffle_within_rows
+    from metaeval.stats.significance.pvalues import _shuffle_within_rows
 
     x, z = data(2)
     valid = np.isfinite(x) & np.isfinite(z)

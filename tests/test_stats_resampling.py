@@ -1,11 +1,11 @@
-"""Draws of stats.resampling: shapes, seeding, weights, and PERM-BOTH masks being cellwise."""
+"""Draws of stats.resampling.draws: shapes, seeding, weights, and PERM-BOTH masks being cellwise."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.resampling import (
+from metaeval.stats.resampling.draws import (
     PermutationDraws,
     batch_slices,
     bootstrap_draws,

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.stats.levels import level_correlation
+from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.pairs import _permutation_pairs, _shared_pair_kernel
-from metaeval.stats.permutation import standardize
-from metaeval.stats.resampling import permutation_draws
+from metaeval.stats.significance.pairs import _permutation_pairs, _shared_pair_kernel
+from metaeval.stats.significance.permutation import standardize
+from metaeval.stats.resampling.draws import permutation_draws
 
 
 def _data(seed, n=7, m=30, p=4):
@@ -159,9 +159,9 @@ def test_metric_ties_fall_back_to_the_pair_kernels():
 @pytest.mark.parametrize("coefficient", ["kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq"])
 def test_compiled_global_bootstrap_equals_numpy_reference(coefficient):
     pytest.importorskip("numba")
-    from metaeval.stats.bootstrap import bootstrap_samples
+    from metaeval.stats.resampling.bootstrap import bootstrap_samples
     from metaeval.stats.kernels.global_pairs import global_pairs_kernel
-    from metaeval.stats.resampling import bootstrap_draws
+    from metaeval.stats.resampling.draws import bootstrap_draws
 
     rng = np.random.default_rng(7)
     x = rng.integers(0, 6, size=(6, 9)).astype(float)  # tie-heavy metric and human

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from metaeval.errors import ParameterError
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.tie_calibration import calibrate_ties
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.mt.tie_calibration import calibrate_ties
 
 
 def test_bad_coefficient_message():
@@ -177,7 +177,7 @@ def test_thresholds_are_gaps_and_the_gap_rule_gives_the_statistic(coefficient, s
 @pytest.mark.parametrize("pairwise", [True, False])
 @pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq", "accuracy"])
 def test_fixed_threshold_ties_a_pair_iff_its_gap_is_at_most_epsilon(monkeypatch, pairwise, coefficient):
-    from metaeval.stats import coefficients
+    from metaeval.stats.correlations import coefficients
 
     monkeypatch.setattr(coefficients, "PAIRWISE_MAX_N", 1000 if pairwise else 1)
     rng = np.random.default_rng(4)
@@ -193,13 +193,13 @@ def test_fixed_threshold_ties_a_pair_iff_its_gap_is_at_most_epsilon(monkeypatch,
         pairs = len(iu[0])
         expected = {"acc-eq": (con + both) / pairs, "tau-eq": (2 * (con + both) - pairs) / pairs,
                     "accuracy": con / (pairs - only_y - both)}[coefficient]
-        from metaeval.stats.coefficients import correlation
+        from metaeval.stats.correlations.coefficients import correlation
 
         assert float(correlation(x, y, coefficient, tie_threshold=eps)) == pytest.approx(expected, abs=1e-15), eps
 
 
 def test_gap_classes_merge_gaps_within_the_tolerance_and_report_the_largest():
-    from metaeval.stats.tie_calibration import gap_classes
+    from metaeval.stats.mt.tie_calibration import gap_classes
 
     gaps = np.array([0.0, 0.5, 0.5 + 1e-12, 1.0, 0.5 - 1e-12, 2.0, 1.0 + 3e-12, 1.0 + 6e-12, 0.0])
     np.testing.assert_array_equal(gap_classes(gaps, 0.0), gaps)  # exact: the distinct gaps
@@ -303,7 +303,7 @@ SHIFTS = {  # (shift, tie tolerance): see "Tie calibration, exactly" in docs/mt.
 @pytest.mark.parametrize("level", ["summary", "by-system", "system"])
 @pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq"])
 def test_invariant_to_shifting_the_metric(level, coefficient):
-    from metaeval.stats.ties import tie_tolerance
+    from metaeval.stats.correlations.ties import tie_tolerance
 
     x, z = _grid_data(2)
     ref = calibrate_ties(x, z, level=level, coefficient=coefficient)
@@ -319,8 +319,8 @@ def test_invariant_to_shifting_the_metric(level, coefficient):
 @pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq"])
 def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient):
     from metaeval.stats.kernels import calibration
-    from metaeval.stats.resampling import bootstrap_draws, count_weights
-    from metaeval.stats.tie_calibration import pair_table, recalibrated
+    from metaeval.stats.resampling.draws import bootstrap_draws, count_weights
+    from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 
     x, z = _grid_data(3)
     x[2, 5] = z[4, 7] = 0.0  # complete data: integer curves (compiled loop when numba is installed)

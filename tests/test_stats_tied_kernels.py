@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.pairs import _permutation_pairs, _shared_pair_kernel
-from metaeval.stats.permutation import standardize
-from metaeval.stats.resampling import permutation_draws
-from metaeval.stats.ties import tie_tolerance
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.significance.pairs import _permutation_pairs, _shared_pair_kernel
+from metaeval.stats.significance.permutation import standardize
+from metaeval.stats.resampling.draws import permutation_draws
+from metaeval.stats.correlations.ties import tie_tolerance
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -11,10 +11,10 @@ import metaeval as me
 from metaeval.cli.main import main
 from metaeval.errors import ParameterError
 from metaeval.runtime.tasks import map_tasks
-from metaeval.stats.bootstrap import bootstrap_samples
-from metaeval.stats.coefficients import correlation
-from metaeval.stats.resampling import bootstrap_draws
-from metaeval.stats.ties import TIE_RTOL, check_tie_tolerance, current_rtol, tie_tolerance
+from metaeval.stats.resampling.bootstrap import bootstrap_samples
+from metaeval.stats.correlations.coefficients import correlation
+from metaeval.stats.resampling.draws import bootstrap_draws
+from metaeval.stats.correlations.ties import TIE_RTOL, check_tie_tolerance, current_rtol, tie_tolerance
 
 HUMAN = "expert.relevance"
 # SummEval metrics whose summary-level Kendall tau-b differs from scipy's under the default rule: their

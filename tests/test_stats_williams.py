@@ -1,4 +1,4 @@
-"""Tests of metaeval.stats.williams."""
+"""Tests of metaeval.stats.significance.williams."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from metaeval.errors import ParameterError
-from metaeval.stats.williams import WilliamsResult, williams_test
+from metaeval.stats.significance.williams import WilliamsResult, williams_test
 
 
 def _by_hand(r12, r13, r23, n):

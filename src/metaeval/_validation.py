@@ -21,10 +21,10 @@ from .errors import (
     check_probability,
 )
 from .signature import recorded
-from .stats import ties
-from .stats.coefficients import rescaled
+from .stats.correlations import ties
+from .stats.correlations.coefficients import rescaled
 from .stats.corpus import CorpusScores
-from .stats.resampling import check_rng
+from .stats.resampling.draws import check_rng
 
 MIN_SYSTEMS = 3
 
@@ -59,7 +59,7 @@ def check_tie_threshold(tie_threshold: Any) -> float:
     return vocabulary.check_tie_threshold(tie_threshold)
 
 
-rng_and_seed = check_rng  # the one rng validator, in metaeval.stats.resampling
+rng_and_seed = check_rng  # the one rng validator, in metaeval.stats.resampling.draws
 
 
 def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -> tuple[str, ...]:
@@ -194,7 +194,7 @@ def metric_scores(ds: ScoreSet, metric: str, corpus: dict, level: str, *, param:
     """The metric as the level sees it: its corpus statistics at the system level, else its matrix.
 
     The matrix of scores beyond 2^+-400 in magnitude is divided by a power of two (exact:
-    :func:`metaeval.stats.coefficients.rescaled`), so that no correlation path over- or underflows.
+    :func:`metaeval.stats.correlations.coefficients.rescaled`), so that no correlation path over- or underflows.
     """
     if level == "system" and metric in corpus:
         return corpus[metric]
@@ -230,7 +230,7 @@ _TIE_TOLERANCE_DOC = """    tie_tolerance : float in [0, 0.001], optional
         accuracy, acc-eq / tau-eq, the analyses' pair signs) when ``|a - b|`` is at most ``tie_tolerance`` times
         the spread of their vector (or ``2^-46`` times its largest magnitude; docs/statistics.md, "The tie rule").
         None (default): the tolerance in effect, 1e-9 (:data:`metaeval.defaults.TIE_TOLERANCE`) unless an
-        enclosing call or ``metaeval.stats.ties.tie_tolerance`` set another; averages that are equal in exact
+        enclosing call or ``metaeval.stats.correlations.ties.tie_tolerance`` set another; averages that are equal in exact
         arithmetic then tie on every code path. 0 compares exactly, as scipy does (needed to reproduce a
         scipy-based table to the last digit). A non-default value is recorded in every signature.
 """
@@ -249,8 +249,8 @@ def tie_rule(tie_tolerance: Any = None) -> Iterator[float]:
 def with_tie_tolerance(func):
     """Give a public function the keyword-only ``tie_tolerance`` option.
 
-    The value is validated once (:func:`metaeval.stats.ties.check_tie_tolerance`); the function then runs
-    under :func:`metaeval.stats.ties.tie_tolerance`, so every rank statistic of the call (kernels, the
+    The value is validated once (:func:`metaeval.stats.correlations.ties.check_tie_tolerance`); the function then runs
+    under :func:`metaeval.stats.correlations.ties.tie_tolerance`, so every rank statistic of the call (kernels, the
     generic coefficients, worker processes of :func:`metaeval.runtime.tasks.map_tasks`) uses it, and every
     signature built during the call records a non-default value.
     """

@@ -24,7 +24,7 @@ FAMILY = "row"
 INTERVAL = "percentile"
 UNDEFINED = "skip"
 # Two scores a, b of one vector v are tied when |a - b| <= max(TIE_TOLERANCE * (max v - min v), 2^-46 max|v|)
-# (stats/ties.py); 0 = exact, as scipy.
+# (stats/correlations/ties.py); 0 = exact, as scipy.
 TIE_TOLERANCE = 1e-9
 # Largest magnitude of a score a ScoreSet accepts: sums and means of up to 1e8 such values do not overflow.
 MAX_SCORE_MAGNITUDE = 1e300

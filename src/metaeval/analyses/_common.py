@@ -1,6 +1,6 @@
 """Helpers shared by the analyses of this package: validation, system scores and their resampling.
 
-System scores follow :func:`metaeval.stats.levels.level_correlation` at the system level:
+System scores follow :func:`metaeval.stats.correlations.levels.level_correlation` at the system level:
 
 * judged subset (default): metric and human are both averaged over the same inputs, those where every
   chosen scorer has a score for every system (an input missing anywhere is dropped for all);
@@ -9,7 +9,7 @@ System scores follow :func:`metaeval.stats.levels.level_correlation` at the syst
   judged inputs (``M_jud``); under BOOT-INPUTS the two sets of inputs are resampled independently.
 
 A bootstrap resample of the inputs is a vector of multiplicities ``c`` (from
-:func:`metaeval.stats.resampling.bootstrap_draws`, shared by every metric of one call) and the resampled
+:func:`metaeval.stats.resampling.draws.bootstrap_draws`, shared by every metric of one call) and the resampled
 system score of system ``i`` is ``sum_j c_j X_ij / sum_j c_j [X_ij present]``; the original scores use
 ``c = 1`` and the same formula, so both go through one code path.
 
@@ -31,15 +31,15 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
-from ..stats.coefficients import tau_b
+from ..stats.correlations.coefficients import tau_b
 from ..stats.corpus import CorpusScores
-from ..stats.resampling import (
+from ..stats.resampling.draws import (
     BootstrapDraws,
     batch_slices,
     bootstrap_draws,
     default_batch,
 )
-from ..stats.ties import are_tied
+from ..stats.correlations.ties import are_tied
 
 check_metrics = iv.check_metrics
 
@@ -221,10 +221,10 @@ def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties under the tie rule of :mod:`metaeval.stats.ties`.
+    """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties under the tie rule of :mod:`metaeval.stats.correlations.ties`.
 
-    The tie rule is that of :mod:`metaeval.stats.coefficients`, so Kendall tau-b over all pairs equals
-    :func:`metaeval.stats.coefficients.correlation` with ``'kendall-b'``.
+    The tie rule is that of :mod:`metaeval.stats.correlations.coefficients`, so Kendall tau-b over all pairs equals
+    :func:`metaeval.stats.correlations.coefficients.correlation` with ``'kendall-b'``.
     """
     a = values[..., i]
     b = values[..., j]
@@ -261,7 +261,7 @@ def percentile_bounds(samples: np.ndarray, confidence_level: float) -> tuple[np.
 
     ``samples`` (k, ...) -> ``low``, ``high`` of shape ``samples.shape[1:]`` (NaN where no sample is finite)
     and ``dropped`` (int array), with the linear interpolation of
-    :func:`metaeval.stats.bootstrap.percentile_interval`.
+    :func:`metaeval.stats.resampling.bootstrap.percentile_interval`.
     """
     k = samples.shape[0]
     flat = samples.reshape(k, -1)

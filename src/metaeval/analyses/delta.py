@@ -19,7 +19,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_choice, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.coefficients import tau_b
+from ..stats.correlations.coefficients import tau_b
 from . import _common as common
 
 BOUNDARIES = ("both", "upper")

@@ -97,7 +97,7 @@ def shapiro(values: np.ndarray) -> tuple[float, float, str]:
     """Shapiro-Wilk ``(W, p, reason)`` of the finite ``values``; NaN and a reason when untestable.
 
     Untestable: fewer than 3 values, or a constant vector (all tied within the relative tolerance of
-    :mod:`metaeval.stats.coefficients`), for which scipy's answer depends on its version.
+    :mod:`metaeval.stats.correlations.coefficients`), for which scipy's answer depends on its version.
     """
     v = values[np.isfinite(values)]
     if v.size < MIN_VALUES:

@@ -30,8 +30,8 @@ from ..errors import PaperProcedureWarning, ParameterError
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
-from ..stats.levels import level_correlation
-from ..stats.pvalues import analytic_pvalue
+from ..stats.correlations.levels import level_correlation
+from ..stats.significance.pvalues import analytic_pvalue
 
 __all__ = ["PaperSummaryLevelResult", "paper_summary_level"]
 
@@ -141,7 +141,7 @@ def paper_summary_level(
     -----
     ``r = mean_{j in J} CORR(X[:, j], Z[:, j])`` with ``J`` the documents with a defined correlation, or
     with the filter those among them with ``p_j <= alpha``; ``p_j`` is scipy's two-sided p-value of the
-    per-document correlation (:func:`metaeval.stats.pvalues.analytic_pvalue`). Without the filter this
+    per-document correlation (:func:`metaeval.stats.significance.pvalues.analytic_pvalue`). Without the filter this
     equals :func:`metaeval.correlate` at the summary level.
 
     References

@@ -27,11 +27,11 @@ from ..errors import (
 )
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.bootstrap import bootstrap_samples, percentile_interval
-from ..stats.levels import level_correlation
-from ..stats.paired_bootstrap import bootstrap_pvalue
-from ..stats.permutation import permutation_test
-from ..stats.resampling import bootstrap_draws
+from ..stats.resampling.bootstrap import bootstrap_samples, percentile_interval
+from ..stats.correlations.levels import level_correlation
+from ..stats.significance.paired_bootstrap import bootstrap_pvalue
+from ..stats.significance.permutation import permutation_test
+from ..stats.resampling.draws import bootstrap_draws
 from ..vocabulary import METRIC_TESTS
 from . import _common as common
 

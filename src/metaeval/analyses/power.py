@@ -9,8 +9,8 @@ of ``H1: rho(X, Z) > rho(Y_p, Z)`` should reject. ``X`` is recomputed by the tok
 each of ``n_trials`` trials a fresh ``Y_p`` is drawn and each test is run once at each level; the power is
 the share of trials with ``pvalue <= alpha`` (the rule of the paper's code). The tests:
 
-* ``perm-both``: :mod:`metaeval.stats.permutation` with one swap bit per cell (Algorithm 2);
-* ``boot-both``: :mod:`metaeval.stats.paired_bootstrap` resampling systems and inputs;
+* ``perm-both``: :mod:`metaeval.stats.significance.permutation` with one swap bit per cell (Algorithm 2);
+* ``boot-both``: :mod:`metaeval.stats.significance.paired_bootstrap` resampling systems and inputs;
 * ``williams``: Williams' test on the signed level correlations ``r(X, Z)``, ``r(Y, Z)``, ``r(X, Y)``
   with ``n`` = the number of systems (at the summary level the three are averages of per-input
   correlations; the test's normal theory does not strictly apply there, as the paper notes).
@@ -47,13 +47,13 @@ from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats._runtime import single_blas_thread
-from ..stats.bootstrap import bootstrap_samples
+from ..stats.resampling.bootstrap import bootstrap_samples
 from ..stats.kernels.power import boot_pearson, perm_pearson
-from ..stats.levels import level_correlation
-from ..stats.paired_bootstrap import bootstrap_pvalue
-from ..stats.permutation import monte_carlo_pvalue, permutation_deltas, standardize
-from ..stats.resampling import PermutationDraws, bootstrap_draws
-from ..stats.williams import williams_test
+from ..stats.correlations.levels import level_correlation
+from ..stats.significance.paired_bootstrap import bootstrap_pvalue
+from ..stats.significance.permutation import monte_carlo_pvalue, permutation_deltas, standardize
+from ..stats.resampling.draws import PermutationDraws, bootstrap_draws
+from ..stats.significance.williams import williams_test
 from .simulations import check_names
 
 __all__ = ["PAPER_ROUGE_VARIANTS", "POWER_TESTS", "PowerResult", "simulate_power", "load_texts",
@@ -361,7 +361,7 @@ def _swap_bits(n: int, m: int, k: int, generator: np.random.Generator) -> np.nda
     """Independent fair swap bits, uint8 ``(M, k, N)`` (input-major, as the stats kernels store them).
 
     Drawn as random bytes unpacked into bits (8 coins per random byte); the same distribution as
-    :func:`metaeval.stats.resampling.permutation_draws`, not the same stream.
+    :func:`metaeval.stats.resampling.draws.permutation_draws`, not the same stream.
     """
     size = m * k * n
     raw = np.frombuffer(generator.bytes((size + 7) // 8), dtype=np.uint8)

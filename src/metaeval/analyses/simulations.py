@@ -40,10 +40,10 @@ from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats._runtime import single_blas_thread
-from ..stats.bootstrap import bootstrap_samples, percentile_interval
-from ..stats.fisher import FISHER_COEFFICIENTS, fisher_interval
-from ..stats.levels import level_correlation
-from ..stats.resampling import bootstrap_draws
+from ..stats.resampling.bootstrap import bootstrap_samples, percentile_interval
+from ..stats.correlations.fisher import FISHER_COEFFICIENTS, fisher_interval
+from ..stats.correlations.levels import level_correlation
+from ..stats.resampling.draws import bootstrap_draws
 
 __all__ = ["COVERAGE_METHODS", "CoverageResult", "simulate_coverage", "check_names"]
 

@@ -18,10 +18,10 @@ from ..errors import check_choice, check_int
 from ..runtime.tasks import check_backend, chunk_seeds, chunk_sizes, map_tasks
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.coefficients import correlation_rows
+from ..stats.correlations.coefficients import correlation_rows
 from ..stats.corpus import CorpusScores
 from ..stats.kernels import system_correlation
-from ..stats.resampling import batch_slices, count_weights, default_batch
+from ..stats.resampling.draws import batch_slices, count_weights, default_batch
 from . import _common as common
 
 __all__ = ["RankingStabilityResult", "ranking_stability"]

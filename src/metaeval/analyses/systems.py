@@ -9,14 +9,14 @@ metric such as BLEU, the metric recomputed from the sums of per-item sufficient 
     Draw ``k`` resamples of the ``M`` inputs with replacement, as count weights ``c_s`` (``(k, M)``);
     the resampled sums of every system are one matrix product ``C @ T`` and
     ``delta_s = S*_s(a) - S*_s(b)``. The p-value is the shift rule of Berg-Kirkpatrick et al. (2012) used
-    throughout metaeval (:func:`metaeval.stats.paired_bootstrap.bootstrap_pvalue`): two-sided
+    throughout metaeval (:func:`metaeval.stats.significance.paired_bootstrap.bootstrap_pvalue`): two-sided
     ``#{|delta_s - delta| >= |delta|} / k``; the interval is the percentile interval of ``delta_s``.
 ``test="randomization"`` (paired approximate randomization, Riezler & Maxwell 2005)
     Under H0 the two systems' outputs are exchangeable item by item: each of ``k`` shuffles swaps the
     per-item statistics of ``a`` and ``b`` on every input independently with probability 1/2 (masks
     ``m_s``), so ``T'_a = T_a + m_s (T_b - T_a)``; ``p = (c + 1) / (k + 1)`` with ``c`` the shuffles at
     least as extreme as the observed ``delta`` (``|delta_s| >= |delta|`` two-sided, with the relative
-    tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`). With
+    tolerance ``100 eps |delta|`` of :func:`metaeval.stats.significance.permutation.count_extreme`). With
     ``exact=True`` all ``2^M`` assignments are enumerated (``M <= 20``) and ``p = c / 2^M`` (the observed
     assignment is one of them).
 
@@ -40,12 +40,12 @@ from ..metrics.corpus_statistics import MeanStatistic
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
-from ..stats.bootstrap import percentile_interval
+from ..stats.resampling.bootstrap import percentile_interval
 from ..stats.corpus import CorpusScores, system_pair_deltas
-from ..stats.corrections import adjust_pvalues
-from ..stats.paired_bootstrap import bootstrap_pvalue
-from ..stats.permutation import count_extreme, monte_carlo_pvalue
-from ..stats.resampling import bootstrap_draws, permutation_draws
+from ..stats.significance.corrections import adjust_pvalues
+from ..stats.significance.paired_bootstrap import bootstrap_pvalue
+from ..stats.significance.permutation import count_extreme, monte_carlo_pvalue
+from ..stats.resampling.draws import bootstrap_draws, permutation_draws
 from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
 
 __all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_systems"]

@@ -18,7 +18,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.coefficients import correlation_rows
+from ..stats.correlations.coefficients import correlation_rows
 from . import _common as common
 
 __all__ = ["TopKResult", "topk_correlations"]

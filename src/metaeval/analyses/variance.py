@@ -19,8 +19,8 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.bootstrap import bootstrap_samples, percentile_interval
-from ..stats.resampling import (
+from ..stats.resampling.bootstrap import bootstrap_samples, percentile_interval
+from ..stats.resampling.draws import (
     METHODS,
     batch_slices,
     bootstrap_draws,

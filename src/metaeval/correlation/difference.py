@@ -20,13 +20,13 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError
 from ..signature import Signature
-from ..stats import paired_bootstrap as _paired_bootstrap
-from ..stats import permutation as _permutation
-from ..stats.common import common_cells, identical_metrics_message
+from ..stats.significance import paired_bootstrap as _paired_bootstrap
+from ..stats.significance import permutation as _permutation
+from ..stats.significance.common import common_cells, identical_metrics_message
 from ..stats.corpus import common_corpus_columns
 from ..stats.kernels import point_correlations
-from ..stats.levels import level_correlation, system_means
-from ..stats.williams import williams_test as _williams
+from ..stats.correlations.levels import level_correlation, system_means
+from ..stats.significance.williams import williams_test as _williams
 from .results import ComparisonResult
 
 
@@ -210,7 +210,7 @@ def bootstrap_test(
 
     A, B and the human scores are resampled together (systems, inputs or both, with replacement);
     each resample gives ``delta_s = r_s(A) - r_s(B)``. ``ci`` is the percentile interval of delta at
-    ``confidence_level``; the p-value is the one defined in :mod:`metaeval.stats.paired_bootstrap`.
+    ``confidence_level``; the p-value is the one defined in :mod:`metaeval.stats.significance.paired_bootstrap`.
 
     Other parameters are those of :func:`permutation_test` (a corpus metric's resampled system scores
     re-sum its statistics over the drawn inputs).

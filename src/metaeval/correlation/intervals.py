@@ -22,11 +22,11 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..signature import Signature
-from ..stats import bootstrap as _bootstrap
+from ..stats.resampling import bootstrap as _bootstrap
 from ..stats.corpus import CorpusScores
-from ..stats.fisher import fisher_interval
-from ..stats.levels import level_correlation
-from ..stats.pvalues import analytic_pvalue, permutation_pvalue
+from ..stats.correlations.fisher import fisher_interval
+from ..stats.correlations.levels import level_correlation
+from ..stats.significance.pvalues import analytic_pvalue, permutation_pvalue
 from ..vocabulary import check_pvalue_method
 from .results import CorrelationResult
 
@@ -88,7 +88,7 @@ _PVALUE_DOC = """    pvalue_method : {'analytic', 'permutation', 'none'}
         (``pearsonr``, ``spearmanr``, ``kendalltau`` b / c on the system means, the cells or the partial
         residuals; NaN at summary / by-system level and for kendall-a and the pairwise coefficients),
         a permutation p-value (``n_resamples`` shuffles of the metric within the groups the level keeps
-        apart; see :mod:`metaeval.stats.pvalues`), or none.
+        apart; see :mod:`metaeval.stats.significance.pvalues`), or none.
     alternative : {'two-sided', 'greater', 'less'}
         H1 of that p-value ('greater': a positive relation).
 """

@@ -12,10 +12,10 @@ from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, SignificanceWarning
 from ..signature import Signature
-from ..stats.clusters import rank_ranges, significance_clusters
-from ..stats.corrections import adjust_pvalues, significance_floor
-from ..stats.corpus_tests import corpus_pairwise_tests
-from ..stats.pairs import pairwise_tests
+from ..stats.significance.clusters import rank_ranges, significance_clusters
+from ..stats.significance.corrections import adjust_pvalues, significance_floor
+from ..stats.significance.corpus_tests import corpus_pairwise_tests
+from ..stats.significance.pairs import pairwise_tests
 from ..vocabulary import check_correction, check_family, check_metric_test
 from .intervals import correlate
 from .results import MetricComparisonResult
@@ -79,14 +79,14 @@ def compare_metrics(
     metric) or 'matrix' (all P(P-1) ordered pairs of this call, i.e. one dataset x level x coefficient).
     When the permutation test's smallest p-value, ``1 / (n_resamples + 1)``, cannot pass the correction
     (e.g. Holm over the matrix of 34 metrics needs 22,440 resamples), a :class:`SignificanceWarning` is
-    raised and the same line is kept in ``warnings`` (see :func:`metaeval.stats.corrections.significance_floor`).
+    raised and the same line is kept in ``warnings`` (see :func:`metaeval.stats.significance.corrections.significance_floor`).
     A table spanning several calls can be corrected as one family with :func:`metaeval.adjust_pvalues`.
 
     Ranks (mt-metrics-eval's rule): metrics sorted by correlation; a metric joins the current cluster
     unless some metric of the current cluster beats it significantly (corrected p < alpha), and then
     opens a new one (being beaten by a metric of a better cluster does not open a cluster); a metric's
     rank is 1 + the number of clusters above it, and ``rank_ranges`` gives the positions its cluster
-    spans ('1-3'). See :mod:`metaeval.stats.clusters` for a worked example.
+    spans ('1-3'). See :mod:`metaeval.stats.significance.clusters` for a worked example.
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def compare_metrics(
         ``{metric: (statistics, aggregate)}``: at the system level these metrics' system scores are corpus
         scores (see :func:`metaeval.correlate`); the pairs are then tested on the inputs where every system
         has every metric and the human score, and PERM-INPUTS / PERM-BOTH, which swap cells, are refused
-        (:mod:`metaeval.stats.corpus_tests`).
+        (:mod:`metaeval.stats.significance.corpus_tests`).
 
     Other parameters are those of :func:`metaeval.permutation_test`.
 

@@ -21,11 +21,11 @@ from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_choice
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.clusters import rank_ranges, significance_clusters
-from ..stats.coefficients import rescaled
-from ..stats.resampling import bootstrap_draws, count_weights
-from ..stats.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
-from ..stats.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
+from ..stats.significance.clusters import rank_ranges, significance_clusters
+from ..stats.correlations.coefficients import rescaled
+from ..stats.resampling.draws import bootstrap_draws, count_weights
+from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
+from ..stats.mt.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
 from .mt_significance import (
     agreement_rate,
     bootstrap_system,
@@ -34,8 +34,9 @@ from .mt_significance import (
     pairs_null,
     pooled_accuracy,
     rank,
-    system_statistic,
     pvalue_matrix,
+    system_statistic,
+    task_range,
 )
 from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE, check_mt_task
 
@@ -219,8 +220,7 @@ def _complete(ds, metrics, human, corpus):
 
     Systems without any human score (e.g. a reference the humans did not rate) are left out, then the
     segments where some remaining system lacks a metric's or the human's score."""
-    # each matrix divided by a power of two when its magnitude is extreme: exact, and no sum of squares of
-    # the permutation and bootstrap code overflows (docs/statistics.md, "Extreme magnitudes")
+    # rescaled at extreme magnitudes (exact; docs/statistics.md, "Extreme magnitudes")
     xs = np.stack([rescaled(ds.matrix(m)) for m in metrics])
     z = rescaled(ds.matrix(human))
     rows = np.isfinite(z).any(axis=1)
@@ -230,17 +230,6 @@ def _complete(ds, metrics, human, corpus):
         ok &= scores.present[rows].all(axis=0)
     return (xs[:, :, ok], z[:, ok], rows, ok, int((~ok & np.isfinite(z).any(axis=0)).sum()),
             tuple(s for s, keep in zip(ds.systems, rows) if not keep))
-
-
-def _task_range(statistic, preset):
-    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: accuracies are in
-    [0, 1], correlations in [-1, 1]; soft pairwise accuracy as the preset says (mt-metrics-eval treats it as a
-    correlation)."""
-    if statistic in ("accuracy", "acc-eq", "acc23"):
-        return 0.0, 1.0
-    if statistic == "soft-accuracy":
-        return (-1.0, 1.0) if preset["spa_range"] == "correlation" else (0.0, 1.0)
-    return -1.0, 1.0
 
 
 @iv.with_tie_tolerance
@@ -330,7 +319,7 @@ def mt_evaluate(
     draw exchanges the two metrics' scores on every unit independently with probability 1/2; acc23 / tau23
     exchange the comparison results of the pairs instead (``PairwisePermutationSigDiff``). The average's null
     draw is ``sum_t w_t null_t / (high_t - low_t)`` (``AverageCorrMatrix``). Clusters:
-    :func:`metaeval.stats.clusters.significance_clusters`.
+    :func:`metaeval.stats.significance.clusters.significance_clusters`.
 
     References
     ----------
@@ -457,7 +446,7 @@ def mt_evaluate(
         wts = raw / raw.sum() if use else raw
         ranked[scope], weights[scope] = tuple(names[t] for t in use), tuple(float(v) for v in wts)
         averages[scope], ranks[scope], pvalues[scope] = rank(
-            statistics, draws, use, wts, [_task_range(names[t].rsplit("/", 1)[1], preset) if preset["average"] == "wmt"
+            statistics, draws, use, wts, [task_range(names[t].rsplit("/", 1)[1], preset) if preset["average"] == "wmt"
                                           else (0.0, 1.0) for t in use], permute, pconv, alpha, p)
     signature = Signature.of(
         language_pairs=tuple(data), metrics=len(metrics), human=human, protocol=protocol,

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from ..stats.clusters import significance_clusters
-from ..stats.coefficients import correlation_rows
-from ..stats.paired_bootstrap import bootstrap_pvalue
-from ..stats.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.wmt import pairwise_agreement, resampled_task
-from ..stats.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
+from ..stats.significance.clusters import significance_clusters
+from ..stats.correlations.coefficients import correlation_rows
+from ..stats.significance.paired_bootstrap import bootstrap_pvalue
+from ..stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
+from ..stats.mt.wmt import pairwise_agreement, resampled_task
+from ..stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
 
 __all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
-           "pvalue_matrix", "rank", "system_statistic"]
+           "pvalue_matrix", "rank", "system_statistic", "task_range"]
 
 
 def mask_source(gen, n):
@@ -127,3 +127,14 @@ def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
         avg_s = sum(w * (draws[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
         pv = pvalue_matrix(avg, avg_s, False, pconv)
     return avg, significance_clusters(avg, pv, alpha=alpha), pv
+
+
+def task_range(statistic, preset):
+    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: accuracies are in
+    [0, 1], correlations in [-1, 1]; soft pairwise accuracy as the preset says (mt-metrics-eval treats it as a
+    correlation)."""
+    if statistic in ("accuracy", "acc-eq", "acc23"):
+        return 0.0, 1.0
+    if statistic == "soft-accuracy":
+        return (-1.0, 1.0) if preset["spa_range"] == "correlation" else (0.0, 1.0)
+    return -1.0, 1.0

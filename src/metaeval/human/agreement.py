@@ -27,7 +27,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
 from ..serialization import plain as _plain
 from ..signature import Signature
-from ..stats.coefficients import canonical_coefficient, correlation
+from ..stats.correlations.coefficients import canonical_coefficient, correlation
 from .annotations import PyramidAnnotations, votes_reliability_data
 from .pyramid import filter_workers
 

@@ -24,7 +24,7 @@ from ..correlation.table import CorrelationTable, correlation_table
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
 from ..runtime.files import write_file_set
-from ..stats.levels import system_means
+from ..stats.correlations.levels import system_means
 from ..vocabulary import check_correction, check_family
 from .formats import to_csv, to_json
 

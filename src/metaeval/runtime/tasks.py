@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError, check_int
-from ..stats import ties
+from ..stats.correlations import ties
 from . import dask as _dask
 from .workers import process_pool
 
@@ -114,7 +114,7 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
 
 
 class _UnderTieTolerance:
-    """``fn`` called under :func:`metaeval.stats.ties.tie_tolerance` (picklable for the pool and Dask)."""
+    """``fn`` called under :func:`metaeval.stats.correlations.ties.tie_tolerance` (picklable for the pool and Dask)."""
 
     def __init__(self, fn: Callable, rtol: float):
         self.fn, self.rtol = fn, rtol

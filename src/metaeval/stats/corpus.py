@@ -5,7 +5,7 @@ statistics or edits and reference lengths are summed over the segments and the s
 the sentence scores averaged (Papineni et al. 2002; sacrebleu). A :class:`CorpusScores` holds such a
 metric as per-cell statistics ``(N, M, S)`` and the function ``aggregate`` that scores summed statistics;
 it stands for the metric's ``(N, M)`` matrix wherever metaeval needs *system* scores
-(:func:`metaeval.stats.levels.system_means`, the system level of every correlation, interval and test).
+(:func:`metaeval.stats.correlations.levels.system_means`, the system level of every correlation, interval and test).
 Under input resampling each resample re-sums the statistics with the input counts ``c`` (k, M) and
 scores them: ``aggregate(sum_m c_m stats[:, m])``, the corpus score of the resampled test set (Koehn
 2004). A corpus metric has no per-cell score, so it has no summary, global or by-system level and cannot
@@ -172,7 +172,7 @@ def system_pair_deltas(stats: np.ndarray, valid: np.ndarray, aggregate, pairs, t
 
 
 def corpus_system_means(x: CorpusScores, z, *, full_test_set: bool = False):
-    """``(xbar, zbar, n_inputs_dropped)`` of a corpus metric, as :func:`metaeval.stats.levels.system_means`.
+    """``(xbar, zbar, n_inputs_dropped)`` of a corpus metric, as :func:`metaeval.stats.correlations.levels.system_means`.
 
     ``xbar``: corpus scores over the inputs where every system has statistics (and, in judged-subset
     mode, a human score); ``zbar``: the human's means over the inputs used (judged subset) or over the

@@ -1,7 +1,7 @@
 """Fast exact kernels for resampled level correlations.
 
 The generic path of every resampling procedure materializes the resampled matrices of a batch,
-``(b, N, M)``, and calls :func:`metaeval.stats.levels.level_correlation` on them. The kernels here compute
+``(b, N, M)``, and calls :func:`metaeval.stats.correlations.levels.level_correlation` on them. The kernels here compute
 *the same numbers* (to rounding, 1e-12 in the tests) without materializing the resamples, by exploiting
 how the statistics depend on the draws:
 
@@ -13,7 +13,7 @@ how the statistics depend on the draws:
   in the resampled vector). Pearson uses the coefficients' formula on the means gathered by the
   bootstrap row indices (duplicated systems are extra points).
 * **PERM-BOTH and byte tables.** PERM-BOTH draws one random byte per 8 cells
-  (:class:`metaeval.stats.resampling.PermutationDraws`). A statistic linear in the mask,
+  (:class:`metaeval.stats.resampling.draws.PermutationDraws`). A statistic linear in the mask,
   ``sum_ab m_ab C_ab``, is then a sum of table entries: ``T[v, g, a] = sum_{t in v} C[a, 8 g + t]`` is
   precomputed for the 256 byte values ``v``, and each resample gathers ``ceil(M / 8) N`` entries instead of
   multiplying ``N M`` bits. This gives the permuted system means and, when the metrics have no ties, the
@@ -35,7 +35,7 @@ how the statistics depend on the draws:
   denominator.
 * **Inputs-only resampling at summary level** (any coefficient): the per-input correlations are computed
   once; PERM-INPUTS selects ``r(X_b)`` or ``r(Y_b)`` per input, BOOT-INPUTS takes count-weighted means.
-* **Point estimates.** :func:`point_correlations` equals :func:`metaeval.stats.levels.level_correlation`
+* **Point estimates.** :func:`point_correlations` equals :func:`metaeval.stats.correlations.levels.level_correlation`
   bitwise on 2-D data; for complete data, Pearson and Kendall tau-b at the system and summary levels, it
   evaluates every metric at once and counts Kendall's pairs with one comparison of the dense ranks.
 
@@ -46,7 +46,7 @@ integer weights (bootstrap counts, PERM-INPUTS bits) do go through BLAS, exactly
 fixed-point parts whose weighted sums are exact in float64 (:class:`ExactWeightedSums`), so the sums are
 the same for any order, batch size or BLAS.
 
-Ties: signs and tied pairs come from the tie groups of :mod:`metaeval.stats.coefficients` (sorted
+Ties: signs and tied pairs come from the tie groups of :mod:`metaeval.stats.correlations.coefficients` (sorted
 neighbours closer than ``TIE_RTOL`` times the larger magnitude; :func:`tie_ranks`), so the kernels count
 the generic path's pairs. The summary-level permutation kernel ranks ``X`` and ``Y`` of an input together
 and the summary-level Pearson kernels test constancy with the pairwise rule

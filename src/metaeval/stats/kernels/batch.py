@@ -43,7 +43,7 @@ class BatchCache:
         return self.get("bits8", lambda: np.ascontiguousarray(self.draws.cell_bits(self.sl).transpose(0, 2, 1)))
 
     def packed(self) -> np.ndarray:
-        """PERM-BOTH bytes of the batch, ``(G, N, b)`` (see :class:`metaeval.stats.resampling.PermutationDraws`)."""
+        """PERM-BOTH bytes of the batch, ``(G, N, b)`` (see :class:`metaeval.stats.resampling.draws.PermutationDraws`)."""
         return self.draws.packed[:, :, self.sl]
 
     # bootstrap weights ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats import coefficients as _coef
+from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
@@ -23,7 +23,7 @@ from metaeval.stats.kernels.rows import (
     kendall_b_weighted,
     system_correlation,
 )
-from metaeval.stats.resampling import BootstrapDraws
+from metaeval.stats.resampling.draws import BootstrapDraws
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
@@ -244,7 +244,7 @@ class _BootSummarySpearman:
     and ``H_aa = 1``, ``sum_a w_a V_a = N^2`` (``N = sum_a w_a``), and the centred sums of Spearman's
     Pearson-of-ranks reduce to ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``):
     integers, summed exactly. ``r = S_xz / (sqrt(S_xx) sqrt(S_zz))`` is NaN where a resampled vector is
-    constant (``S_xx = 0``), as in :func:`metaeval.stats.coefficients.correlation`, and equals the generic
+    constant (``S_xx = 0``), as in :func:`metaeval.stats.correlations.coefficients.correlation`, and equals the generic
     path's value bitwise per input (its centred ranks are exact half-integers too). The tie groups are
     those of :func:`tie_ranks` (the current tie rule), so exact and tolerant ties give the generic ranks.
     """

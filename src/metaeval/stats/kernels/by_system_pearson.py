@@ -8,7 +8,7 @@ of row (system) ``a`` that Pearson's r needs are linear in the metrics:
 with the per-metric masked row sums ``(m.X_p)[a] = sum_b m_ab X_p[a, b]`` (``3 P N`` numbers per resample,
 one exact BLAS product per row, :class:`metaeval.stats.kernels.exact_sums.ExactWeightedSums`) and ``zc`` each
 row's centred human scores. ``Y'`` takes the complementary cells (``S_i + S_j - X'`` sums). Row ``a``'s r is
-``sum X' zc / sqrt((sum X'^2 - (sum X')^2 / M) sum zc^2)`` (:func:`metaeval.stats.coefficients.pearson_r`), and
+``sum X' zc / sqrt((sum X'^2 - (sum X')^2 / M) sum zc^2)`` (:func:`metaeval.stats.correlations.coefficients.pearson_r`), and
 the statistic is the mean over the rows in order, a row with a constant human left out (``undefined='skip'``)
 or counted as 0 (``'zero'``). The metrics are centred per row by one constant common to all metrics, which
 leaves every r unchanged. Used for the pairs whose two metrics have no tie within a row
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import pearson_r
+from metaeval.stats.correlations.coefficients import pearson_r
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import _is_constant

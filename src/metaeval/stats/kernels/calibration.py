@@ -4,7 +4,7 @@ For complete data every group has the same number of pairs, and a resample that 
 ``c_g`` times has the calibration curve ``(B + sum_{p <= t} c_{g(p)} dv_p) / (P * sum c)`` over the pairs
 ``p`` sorted by their candidate threshold (the largest gap ``|x_a - x_b|`` of the pair's gap class, fixed
 by the original data: a resample only re-weights groups), with ``B = sum_p c_{g(p)} v0_p`` (see
-:func:`metaeval.stats.tie_calibration.recalibrated`). The numerator is an exact integer, so its first
+:func:`metaeval.stats.mt.tie_calibration.recalibrated`). The numerator is an exact integer, so its first
 maximum is exact. :func:`best_integer_curves` finds it for every resample: a compiled loop over the
 sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.compiled`,
 imported on first use, never on ``import metaeval``),

@@ -24,7 +24,7 @@ and ``A`` are antisymmetric). Each ``T(v; w)`` is a sweep over the merged metric
 
 All counts are exact int64. The loops are compiled with numba (:mod:`metaeval.stats.kernels.compiled`, once per
 installation); numba is never imported by ``import metaeval``. Without numba
-the factories of :mod:`metaeval.stats.pairs` use the dense numpy kernel for small groups or the reference
+the factories of :mod:`metaeval.stats.significance.pairs` use the dense numpy kernel for small groups or the reference
 path.
 
 References
@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import coefficient_from_counts
+from metaeval.stats.correlations.coefficients import coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.ties import are_tied, current_rtol
+from metaeval.stats.correlations.ties import are_tied, current_rtol
 
 __all__ = ["GroupPairsCompiled"]
 
@@ -68,7 +68,7 @@ class GroupPairsCompiled:
     (:func:`metaeval.stats.kernels.compiled.tied_group_counts`: one merged pass over the pair's pre-sorted
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
-    (:func:`metaeval.stats.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
+    (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. A resample where a permuted group is constant (its coefficient
     undefined, so the groups used change) is computed by the generic path.
     """
@@ -246,7 +246,7 @@ class GroupPairsCompiled:
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:
         """``delta`` of the resamples ``rows`` of the batch by the generic path (materialised ``X'``, ``Y'``)."""
-        from metaeval.stats.levels import level_correlation
+        from metaeval.stats.correlations.levels import level_correlation
 
         mask = cache.draws.mask(cache.sl)[rows]
         zb = np.broadcast_to(self.z, mask.shape)

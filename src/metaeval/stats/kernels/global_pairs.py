@@ -2,7 +2,7 @@
 
 A BOOT-BOTH resample draws system ``a`` ``w_a`` times and input ``b`` ``c_b`` times, so cell ``(a, b)``
 appears ``W_ab = w_a c_b`` times. The pairs of the resampled vector that metaeval counts (copies of one
-drawn system or input never form a pair, :func:`metaeval.stats.levels.level_correlation`) are, for two
+drawn system or input never form a pair, :func:`metaeval.stats.correlations.levels.level_correlation`) are, for two
 distinct cells, ``w_a w_a' c_b c_b'`` pairs when ``a != a'`` and ``b != b'``, ``w_a c_b c_b'`` when ``a = a'``
 (within one copy of the row) and ``w_a w_a' c_b`` when ``b = b'``. Any pair count ``K`` (pairs, concordant
 minus discordant, ties in x, in z, in both) is therefore
@@ -29,7 +29,7 @@ import importlib.util
 
 import numpy as np
 
-from metaeval.stats.coefficients import _TieGroups, coefficient_from_counts
+from metaeval.stats.correlations.coefficients import _TieGroups, coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 
 __all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "numba_available"]

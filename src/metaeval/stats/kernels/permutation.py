@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats import coefficients as _coef
+from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
 from metaeval.stats.kernels.ranks import (
@@ -21,7 +21,7 @@ from metaeval.stats.kernels.rows import (
     fixed_pearson,
     system_correlation,
 )
-from metaeval.stats.resampling import PermutationDraws
+from metaeval.stats.resampling.draws import PermutationDraws
 
 # ----------------------------------------------------------------------------------------------------
 # permutation kernels: deltas(cache) -> r(X', Z) - r(Y', Z), of shape (b,)

@@ -1,10 +1,10 @@
-"""Point estimates of many metrics at once, bitwise equal to :func:`metaeval.stats.levels.level_correlation`."""
+"""Point estimates of many metrics at once, bitwise equal to :func:`metaeval.stats.correlations.levels.level_correlation`."""
 from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats import coefficients as _coef
-from metaeval.stats import levels as _levels
+from metaeval.stats.correlations import coefficients as _coef
+from metaeval.stats.correlations import levels as _levels
 from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.kernels.rows import _complete
 
@@ -13,7 +13,7 @@ from metaeval.stats.kernels.rows import _complete
 
 
 def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
-    """:func:`metaeval.stats.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
+    """:func:`metaeval.stats.correlations.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
 
     See :func:`point_correlations`.
     """
@@ -26,8 +26,8 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
 
     For complete data, Pearson and Kendall tau-b at the system and summary levels (Kendall: at most
     :data:`coefficients.PAIRWISE_MAX_N` systems) the statistics are computed here, all metrics at once:
-    the same system means, tie groups, sums and formulas as :mod:`metaeval.stats.levels` and
-    :mod:`metaeval.stats.coefficients`, with Kendall's pairs counted by one comparison of the dense
+    the same system means, tie groups, sums and formulas as :mod:`metaeval.stats.correlations.levels` and
+    :mod:`metaeval.stats.correlations.coefficients`, with Kendall's pairs counted by one comparison of the dense
     ranks of all vectors (the same integers as the coefficients' loop over offsets). Every other case
     calls ``level_correlation``.
     """

@@ -12,8 +12,8 @@ so it evaluates the statistics of X and Y together from one set of products per 
   ``w``-weighted one; per input, the ``w``-weighted moments of X, Y and Z come from one product
   ``w @ [X, Y, Z, X^2, Y^2, Z^2, XZ, YZ]``.
 
-They compute the numbers of the generic path (:func:`metaeval.stats.permutation.permutation_deltas`,
-:func:`metaeval.stats.bootstrap.bootstrap_samples`) to rounding (``tests/test_analyses_power.py``), except
+They compute the numbers of the generic path (:func:`metaeval.stats.significance.permutation.permutation_deltas`,
+:func:`metaeval.stats.resampling.bootstrap.bootstrap_samples`) to rounding (``tests/test_analyses_power.py``), except
 for one documented difference: a resampled vector counts as constant (its correlation undefined) when its
 variance is at most ``(1e-7 max|v|)^2`` per point, where the generic path compares values pairwise with a
 1e-9 relative tolerance.
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import pearson_r
+from metaeval.stats.correlations.coefficients import pearson_r
 from metaeval.stats.kernels.rows import _aggregate, _weighted_aggregate
 
 __all__ = ["perm_pearson", "boot_pearson"]

@@ -1,13 +1,13 @@
 """The tie rule of the kernels: tie groups, dense tie ranks and pair signs.
 
-Two values tie when ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:mod:`metaeval.stats.coefficients`); the tie
+Two values tie when ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:mod:`metaeval.stats.correlations.coefficients`); the tie
 groups of sorted neighbours (:func:`tie_ranks`) give the pair signs and tied-pair counts of every kernel.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.ties import are_tied, current_rtol
+from metaeval.stats.correlations.ties import are_tied, current_rtol
 
 # ----------------------------------------------------------------------------------------------------
 # helpers shared with the generic coefficients
@@ -16,7 +16,7 @@ from metaeval.stats.ties import are_tied, current_rtol
 def pair_signs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``sgn(u_a - v_b)`` as int8 of shape ``(..., n, n)``; 0 for ties.
 
-    Ties follow :mod:`metaeval.stats.coefficients`: ``|u_a - v_b| <= TIE_RTOL * max(|u_a|, |v_b|)``.
+    Ties follow :mod:`metaeval.stats.correlations.coefficients`: ``|u_a - v_b| <= TIE_RTOL * max(|u_a|, |v_b|)``.
     """
     ua = u[..., :, None]
     vb = v[..., None, :]
@@ -74,7 +74,7 @@ def tie_ranks(v: np.ndarray):
     """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
     number of tied pairs per row.
 
-    The groups are those of :mod:`metaeval.stats.coefficients`: sorted neighbours start a new group
+    The groups are those of :mod:`metaeval.stats.correlations.coefficients`: sorted neighbours start a new group
     where ``srt[i] - srt[i-1] > TIE_RTOL * max(|srt[i]|, |srt[i-1]|)``, so rank comparisons give exactly
     the pair signs and tie counts of the generic path.
     """

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats import coefficients as _coef
+from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.ranks import (
     _index,
     fixed_pair_signs,
@@ -38,7 +38,7 @@ def _weighted_aggregate(stat: np.ndarray, weights: np.ndarray, undefined: str) -
 
 
 def _tau_b(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.ndarray:
-    """tau-b (:func:`metaeval.stats.coefficients.tau_b`) from ``n0`` pairs, ``tx`` / ``tz`` of them tied."""
+    """tau-b (:func:`metaeval.stats.correlations.coefficients.tau_b`) from ``n0`` pairs, ``tx`` / ``tz`` of them tied."""
     return _coef.tau_b(num, n0 - tx, n0 - tz)
 
 
@@ -48,7 +48,7 @@ PAIRWISE_SYSTEMS_MAX = 64
 def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None) -> np.ndarray:
     """Kendall tau-b of every row of ``xm`` (b, n) with ``zm`` ((b, n), or (n,) for one fixed vector).
 
-    Exact integer pair counts over the tie groups of :mod:`metaeval.stats.coefficients` (see
+    Exact integer pair counts over the tie groups of :mod:`metaeval.stats.correlations.coefficients` (see
     :func:`row_ranks`): the numbers of :func:`coefficients.correlation`. ``z_signs`` may pass
     :func:`fixed_pair_signs` of a fixed ``zm`` computed once.
     """
@@ -99,7 +99,7 @@ def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_thr
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
     Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of
-    :mod:`metaeval.stats.coefficients` without its checks for missing values, everything else through
+    :mod:`metaeval.stats.correlations.coefficients` without its checks for missing values, everything else through
     :func:`coefficients.correlation_rows`. ``units`` (b, N): the drawn system of every position, whose
     copies' pairs the pair counts leave out (tau-b does not depend on them).
     """

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.coefficients import _TieGroups
+from metaeval.stats.correlations.coefficients import _TieGroups
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.ties import are_tied
+from metaeval.stats.correlations.ties import are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
 

@@ -6,10 +6,10 @@ pairs of each group (an input's systems at summary level, a system's inputs at b
 system means at system level, all cells at global level):
 
 * **The gap rule.** A pair's *gap* is ``d_ab = |x_a - x_b|`` of its snapped metric scores (the tie groups
-  of :mod:`metaeval.stats.coefficients`: scores tied under the library's tie rule are equal, so their
+  of :mod:`metaeval.stats.correlations.coefficients`: scores tied under the library's tie rule are equal, so their
   gap is 0), computed once in floating point. Under threshold ``eps`` the metric ties the pair iff
   ``d_ab <= eps``, the rule of mt-metrics-eval's ``tau_optimization`` and of every pairwise coefficient
-  with ``tie_threshold=eps`` (:func:`metaeval.stats.coefficients.correlation`): the same number is the
+  with ``tie_threshold=eps`` (:func:`metaeval.stats.correlations.coefficients.correlation`): the same number is the
   candidate threshold and what the rule compares, so a reported threshold reproduces its statistic.
 * **Gap classes.** Gaps equal in exact arithmetic may differ in their last bits (``0.3 - 0.1`` vs
   ``0.5 - 0.3``, a scaled or shifted metric). The positive gaps, sorted, are grouped into classes of
@@ -47,9 +47,9 @@ import numpy as np
 
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice
-from metaeval.stats.coefficients import _TieGroups
-from metaeval.stats.levels import system_means
-from metaeval.stats.ties import current_rtol
+from metaeval.stats.correlations.coefficients import _TieGroups
+from metaeval.stats.correlations.levels import system_means
+from metaeval.stats.correlations.ties import current_rtol
 from metaeval.vocabulary import canonical_level
 
 __all__ = ["CALIBRATED_COEFFICIENTS", "PairTable", "TieCalibration", "calibrate_ties", "calibration_curve", "gap_classes",
@@ -132,7 +132,7 @@ def pair_table(xg, zg, units=None) -> PairTable:
     """Every pair of valid positions of the rows of ``xg``, ``zg`` (G, n), as a :class:`PairTable`.
 
     A pair's gap is ``|x_a - x_b|`` of the snapped metric scores (the tie groups of
-    :mod:`metaeval.stats.coefficients`, so a pair tied already has gap 0), computed once: that number is
+    :mod:`metaeval.stats.correlations.coefficients`, so a pair tied already has gap 0), computed once: that number is
     what ``tie_threshold = eps`` compares (``gap <= eps``) and what the candidate threshold is made of.
     ``units`` (G, n): pairs of two copies of one unit (a resampled system drawn twice) are left out, as
     in every pair count of metaeval.

@@ -3,7 +3,7 @@
 Every resampling procedure of :mod:`metaeval.stats` works in two steps: the draws (bootstrap indices or
 permutation masks) are generated once per call from a :class:`numpy.random.Generator`, then the statistic
 is evaluated for every draw. Keeping the draws explicit lets one call share them across all metric pairs
-(:mod:`metaeval.stats.pairs`), lets the fast kernels (:mod:`metaeval.stats.kernels`) and the generic path
+(:mod:`metaeval.stats.significance.pairs`), lets the fast kernels (:mod:`metaeval.stats.kernels`) and the generic path
 see exactly the same resamples, and makes results independent of the batch size used to evaluate them.
 
 Resampling schemes (Deutsch, Dror & Roth, 2021), for score matrices of shape ``(N systems, M inputs)``:

@@ -7,26 +7,26 @@ so a significance matrix reads *row beats column*. ``deltas[i, j] = L(X_i, Z) - 
 Tests:
 
 ``"permutation"``
-    :mod:`metaeval.stats.permutation` (PERM-SYSTEMS / INPUTS / BOTH). One set of swap masks is drawn
+    :mod:`metaeval.stats.significance.permutation` (PERM-SYSTEMS / INPUTS / BOTH). One set of swap masks is drawn
     for the whole matrix and shared by every pair. Entry ``[j, i]`` uses the same permutations as
     ``[i, j]``: swapping under ``m`` for ``(j, i)`` gives ``-delta_s`` of ``(i, j)``, so both directions come
     from one evaluation per unordered pair.
 ``"bootstrap"``
-    :mod:`metaeval.stats.paired_bootstrap`. One set of bootstrap indices is drawn; every metric's
+    :mod:`metaeval.stats.significance.paired_bootstrap`. One set of bootstrap indices is drawn; every metric's
     bootstrap distribution is computed once and ``delta_s = r*_i - r*_j``.
 ``"williams"``
-    Williams' test (:mod:`metaeval.stats.williams`) on signed Pearson correlations; system or global
+    Williams' test (:mod:`metaeval.stats.significance.williams`) on signed Pearson correlations; system or global
     level only (``n`` = number of systems, or of cells, on the pair's common cells).
 
 Missing cells: pair ``(i, j)`` is tested on the cells where ``X_i``, ``X_j`` and ``Z`` are all present
-(:mod:`metaeval.stats.common`), as the single two-metric tests are; ``deltas[i, j]`` is then the
+(:mod:`metaeval.stats.significance.common`), as the single two-metric tests are; ``deltas[i, j]`` is then the
 difference on those cells. When every metric is present wherever the human is, these are the same cells
 for all pairs and the work is shared; otherwise each pair is computed on its own cells (slower).
 
 Work shared between pairs: the draws, the per-batch conversions of the masks, the standardized
 metrics, the per-metric masked system sums (system level) and the per-metric bootstrap distributions.
 Corrections for multiple comparisons are optional here (``correction=``), applied to the whole
-off-diagonal matrix by :func:`metaeval.stats.corrections.adjust_pvalues`.
+off-diagonal matrix by :func:`metaeval.stats.significance.corrections.adjust_pvalues`.
 
 References
 ----------
@@ -43,17 +43,17 @@ import numpy as np
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice, check_int
 from metaeval.stats import kernels as _kernels
-from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import (
+from metaeval.stats.correlations import levels as _levels
+from metaeval.stats.resampling.bootstrap import (
     ENGINES,
     _cells_per_resample,
     _common_iv,
     bootstrap_samples,
 )
-from metaeval.stats.common import common_cells
-from metaeval.stats.paired_bootstrap import bootstrap_pvalue
-from metaeval.stats.permutation import _reference_batch, count_extreme, standardize
-from metaeval.stats.resampling import (
+from metaeval.stats.significance.common import common_cells
+from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
+from metaeval.stats.significance.permutation import _reference_batch, count_extreme, standardize
+from metaeval.stats.resampling.draws import (
     as_generator,
     batch_slices,
     bootstrap_draws,
@@ -144,7 +144,7 @@ def pairwise_tests(
     ----------
     scores : array_like, shape (P, N, M)
         P metrics' scores (systems x inputs); for corpus metrics see
-        :func:`metaeval.stats.corpus_tests.corpus_pairwise_tests`.
+        :func:`metaeval.stats.significance.corpus_tests.corpus_pairwise_tests`.
     z : array_like, shape (N, M)
         Human scores.
     test : {"permutation", "bootstrap", "williams"}
@@ -262,7 +262,7 @@ def adjusted_matrix(pvalues: np.ndarray, correction: str | None) -> np.ndarray |
     """The off-diagonal p-values adjusted as one family (NaN diagonal), or None without a correction."""
     if correction is None:
         return None
-    from metaeval.stats.corrections import adjust_pvalues
+    from metaeval.stats.significance.corrections import adjust_pvalues
 
     adjusted = np.full(pvalues.shape, np.nan)
     off = ~np.eye(pvalues.shape[0], dtype=bool)
@@ -454,7 +454,7 @@ class _SharedSystemMeans:
 
 def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress=None):
     """Permuted and observed deltas of every pair ``i < j`` on the pair's own common cells."""
-    from metaeval.stats.permutation import permutation_deltas
+    from metaeval.stats.significance.permutation import permutation_deltas
 
     p = scores.shape[0]
     out, observed = {}, {}
@@ -477,7 +477,7 @@ def _williams_matrix(scores, z, level, alternative, pvalues, pair_deltas):
     Pair (i, j) uses r(X_i, Z), r(X_j, Z), r(X_i, X_j) and n on the cells where X_i, X_j and Z are all
     present (n = systems at system level, cells at global level), so that (i, j) and (j, i) mirror each other.
     """
-    from metaeval.stats.williams import williams_test
+    from metaeval.stats.significance.williams import williams_test
 
     p = scores.shape[0]
     pearson = dict(level=level, coefficient="pearson")

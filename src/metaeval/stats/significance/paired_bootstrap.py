@@ -4,7 +4,7 @@ Test of ``H1: rho(X, Z) > rho(Y, Z)`` by resampling ``X``, ``Y`` and ``Z`` toget
 BOOT-INPUTS or BOOT-BOTH, the same indices for the three matrices), as in Deutsch, Dror & Roth (2021),
 Sec. 5, who follow the paired bootstrap of Koehn (2004) in the form of Berg-Kirkpatrick et al. (2012):
 
-* Only the cells where ``X``, ``Y`` and ``Z`` are all present are used (:mod:`metaeval.stats.common`).
+* Only the cells where ``X``, ``Y`` and ``Z`` are all present are used (:mod:`metaeval.stats.significance.common`).
 * ``delta = L(X, Z) - L(Y, Z)`` and ``delta_s = L(X*_s, Z*_s) - L(Y*_s, Z*_s)`` for ``s = 1..k``.
 * The bootstrap distribution of ``delta_s`` is centred on ``delta``; shifted to mean zero,
   ``delta_s - delta`` approximates the null distribution of ``delta``. Hence
@@ -31,11 +31,11 @@ import numpy as np
 from metaeval import defaults
 from metaeval.errors import DegenerateWarning, check_probability
 from metaeval.stats import kernels as _kernels
-from metaeval.stats.bootstrap import bootstrap_samples, percentile_interval
-from metaeval.stats.common import common_cells
+from metaeval.stats.resampling.bootstrap import bootstrap_samples, percentile_interval
+from metaeval.stats.significance.common import common_cells
 from metaeval.stats.corpus import CorpusScores, common_corpus_columns
-from metaeval.stats.permutation import TOLERANCE_EPS, _test_iv
-from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
+from metaeval.stats.significance.permutation import TOLERANCE_EPS, _test_iv
+from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 
 __all__ = ["BootstrapTestOutcome", "bootstrap_test", "bootstrap_pvalue"]
 

@@ -20,7 +20,7 @@ Statistics (``x`` a metric, ``z`` the human, over the ``N`` systems of one langu
 * **WMT DARR Kendall-like tau** (Ma et al. 2018, 2019): over pairs of translations of one segment whose
   human scores differ by at least ``threshold`` (25 DA points), ``(Concordant - Discordant) /
   (Concordant + Discordant)`` summed over all segments (a metric tie is Discordant);
-* the levels of :mod:`metaeval.stats.levels` for Pearson and the pairwise coefficients (acc-eq with a
+* the levels of :mod:`metaeval.stats.correlations.levels` for Pearson and the pairwise coefficients (acc-eq with a
   per-metric calibrated tie threshold is acc23).
 """
 from __future__ import annotations
@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.errors import ParameterError
-from metaeval.stats.coefficients import correlation_rows, pearson_r, rescaled
+from metaeval.stats.correlations.coefficients import correlation_rows, pearson_r, rescaled
 from metaeval.stats.corpus import CorpusScores, system_pair_deltas
-from metaeval.stats.levels import level_correlation
-from metaeval.stats.ties import are_tied
+from metaeval.stats.correlations.levels import level_correlation
+from metaeval.stats.correlations.ties import are_tied
 
 __all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy",
            "system_pvalues"]
@@ -50,7 +50,7 @@ def pairwise_agreement(xbar, zbar, human_ties="skip"):
     ``human_ties='skip'``: among the pairs the human does not tie (a metric tie is a disagreement).
     ``human_ties='count'`` (mt-metrics-eval's ``Agreement``): every pair counts, and agrees when
     ``sign(x_a - x_b) = sign(z_a - z_b)``, so a pair the human ties agrees only if the metric ties it too.
-    Ties are the tie rule of :mod:`metaeval.stats.ties`."""
+    Ties are the tie rule of :mod:`metaeval.stats.correlations.ties`."""
     ia, ib = np.triu_indices(xbar.shape[-1], 1)
     dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib])
     dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
@@ -63,7 +63,7 @@ def system_pvalues(s, signs, pvalue="randomized"):
 
     ``s`` (..., N, M) segment scores, ``signs`` (R, M) of +-1 shared by every matrix. ``delta = mean_m
     (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)`` and with ``c = #{delta_r >= delta}``
-    (tolerance ``100 eps |delta|`` of :func:`metaeval.stats.permutation.count_extreme`)
+    (tolerance ``100 eps |delta|`` of :func:`metaeval.stats.significance.permutation.count_extreme`)
     ``p = (1 + c) / (1 + R)`` (``pvalue='randomized'``) or ``c / R`` (``'fraction'``, mt-metrics-eval's
     ``pce.compute_pairwise_p_values``, Thompson et al. 2024). ``delta_r`` of every pair is a difference of
     per-system sums ``signs @ s_i`` (one product for all systems)."""
@@ -146,7 +146,7 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
         Metric scores; ``z`` (N, M) the human's. Complete rows are expected at system level.
     level : {'system', 'summary', 'global', 'by-system'}
     coefficient : str
-        A coefficient of :mod:`metaeval.stats.coefficients`, or ``'darr'`` (segment pairs, WMT DARR).
+        A coefficient of :mod:`metaeval.stats.correlations.coefficients`, or ``'darr'`` (segment pairs, WMT DARR).
         At system level, ``'accuracy'`` is Kocmi et al.'s pairwise accuracy.
     weights : ndarray of int (k, M), optional
         Segment count weights of the bootstrap resamples (None: the observed statistic).

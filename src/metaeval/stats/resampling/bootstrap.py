@@ -1,9 +1,9 @@
 """Bootstrap confidence intervals for level correlations (BOOT-SYSTEMS, BOOT-INPUTS, BOOT-BOTH).
 
 For a metric ``X`` and human scores ``Z`` (``N`` systems x ``M`` inputs) and a level correlation
-``r = L(X, Z)`` (:func:`metaeval.stats.levels.level_correlation`), the bootstrap distribution is
+``r = L(X, Z)`` (:func:`metaeval.stats.correlations.levels.level_correlation`), the bootstrap distribution is
 ``r*_s = L(X[I_s][:, J_s], Z[I_s][:, J_s])`` for ``s = 1..k`` with the row indices ``I_s`` and/or column
-indices ``J_s`` of :func:`metaeval.stats.resampling.bootstrap_draws` (Deutsch, Dror & Roth, 2021, Sec. 4).
+indices ``J_s`` of :func:`metaeval.stats.resampling.draws.bootstrap_draws` (Deutsch, Dror & Roth, 2021, Sec. 4).
 A resampled matrix may contain a system several times: for Kendall those copies are tied pairs, for
 Pearson they are extra points, exactly as if the resampled matrix had been built and correlated.
 Resamples whose statistic is undefined are dropped and counted.
@@ -30,10 +30,10 @@ from metaeval.errors import (
     check_probability,
 )
 from metaeval.stats import kernels as _kernels
-from metaeval.stats import levels as _levels
-from metaeval.stats.coefficients import canonical_coefficient
+from metaeval.stats.correlations import levels as _levels
+from metaeval.stats.correlations.coefficients import canonical_coefficient
 from metaeval.stats.corpus import CorpusScores, corpus_columns, leave_one_out
-from metaeval.stats.resampling import (
+from metaeval.stats.resampling.draws import (
     BootstrapDraws,
     as_generator,
     batch_slices,
@@ -84,7 +84,7 @@ class BootstrapOutcome:
     n_resamples_dropped : int
         Resamples whose statistic was undefined (dropped).
     n_used, n_skipped : int
-        Groups used / skipped by the original statistic (see :class:`metaeval.stats.levels.LevelCorrelation`).
+        Groups used / skipped by the original statistic (see :class:`metaeval.stats.correlations.levels.LevelCorrelation`).
     """
 
     statistic: float
@@ -318,7 +318,7 @@ def bootstrap_interval(
     level : {"system", "summary", "global", "by-system"}
         The level correlation ``L`` (aliases "input" and "segment" mean "summary").
     coefficient : str
-        Any coefficient of :mod:`metaeval.stats.coefficients` ("kendall" = "kendall-b").
+        Any coefficient of :mod:`metaeval.stats.correlations.coefficients` ("kendall" = "kendall-b").
     method : {"systems", "inputs", "both"}
         BOOT-SYSTEMS resamples rows ``X*[a, :] = X[I_a, :]``; BOOT-INPUTS resamples columns
         ``X*[:, b] = X[:, J_b]``; BOOT-BOTH resamples both, ``X*[a, b] = X[I_a, J_b]``. ``Z`` is

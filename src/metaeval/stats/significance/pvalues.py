@@ -20,7 +20,7 @@ Permutation (:func:`permutation_pvalue`)
     ``by-system`` and ``partial``: within each system (across inputs; a within-system shuffle keeps
     each system's mean, so the null keeps the system effect that the partial level removes).
     ``p = (1 + #{extreme}) / (1 + k)`` over the k resamples with a defined statistic, with the
-    tolerance of :func:`metaeval.stats.permutation.count_extreme`.
+    tolerance of :func:`metaeval.stats.significance.permutation.count_extreme`.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaeval.stats.levels import level_correlation, system_means, system_residuals
-from metaeval.stats.permutation import monte_carlo_pvalue
-from metaeval.stats.resampling import batch_slices, default_batch
+from metaeval.stats.correlations.levels import level_correlation, system_means, system_residuals
+from metaeval.stats.significance.permutation import monte_carlo_pvalue
+from metaeval.stats.resampling.draws import batch_slices, default_batch
 
 __all__ = ["ANALYTIC_COEFFICIENTS", "ANALYTIC_LEVELS", "PermutationPValue", "analytic_pvalue",
            "permutation_pvalue"]

@@ -3,12 +3,12 @@
 Test of ``H0: rho(X, Z) = rho(Y, Z)`` against ``H1: rho(X, Z) > rho(Y, Z)`` ("greater"), ``<`` ("less") or
 ``!=`` ("two-sided"), Deutsch, Dror & Roth (2021), Sec. 5 and Algorithm 2:
 
-0. Keep only the cells where ``X``, ``Y`` and ``Z`` are all present (:mod:`metaeval.stats.common`): both
+0. Keep only the cells where ``X``, ``Y`` and ``Z`` are all present (:mod:`metaeval.stats.significance.common`): both
    correlations, the standardization and the swaps use the same cells.
 1. Standardize each metric over those cells, ``X <- (X - mean X) / sd X`` (same for ``Y``),
    so that swapped cells are on a common scale. ``Z`` is left as is.
 2. ``delta = L(X, Z) - L(Y, Z)`` with the level correlation ``L``.
-3. For ``s = 1..k`` draw a swap mask (:func:`metaeval.stats.resampling.permutation_draws`) and set
+3. For ``s = 1..k`` draw a swap mask (:func:`metaeval.stats.resampling.draws.permutation_draws`) and set
    ``X'_s = where(m_s, Y, X)``, ``Y'_s = where(m_s, X, Y)``, ``delta_s = L(X'_s, Z) - L(Y'_s, Z)``.
    PERM-SYSTEMS swaps whole rows, PERM-INPUTS whole columns, PERM-BOTH every cell independently with
    probability 1/2 (nlpstats 0.0.1 swaps rows then columns instead, a different test).
@@ -35,18 +35,18 @@ from metaeval.errors import (
     check_int,
 )
 from metaeval.stats import kernels as _kernels
-from metaeval.stats import levels as _levels
-from metaeval.stats.bootstrap import (
+from metaeval.stats.correlations import levels as _levels
+from metaeval.stats.resampling.bootstrap import (
     ENGINES,
     _as_matrix,
     _cells_per_resample,
     _common_iv,
 )
-from metaeval.stats.common import common_cells
+from metaeval.stats.significance.common import common_cells
 from metaeval.stats.corpus import CorpusScores
-from metaeval.stats.levels import check_corpus_level
+from metaeval.stats.correlations.levels import check_corpus_level
 from metaeval.stats.kernels.ranks import _is_constant
-from metaeval.stats.resampling import (
+from metaeval.stats.resampling.draws import (
     PermutationDraws,
     as_generator,
     batch_slices,

@@ -19,7 +19,7 @@ comparison, as scipy does; reproducing a table computed with scipy to the last d
 
 The public functions that rank values take ``tie_tolerance=`` and evaluate under
 :func:`tie_tolerance`; everything below them (the generic coefficients of
-:mod:`metaeval.stats.coefficients`, the kernels' tie ranks of :mod:`metaeval.stats.kernels.ranks`, the
+:mod:`metaeval.stats.correlations.coefficients`, the kernels' tie ranks of :mod:`metaeval.stats.kernels.ranks`, the
 analyses' pair signs) calls :func:`are_tied` (with the vector's :func:`tie_tolerances`), so one setting
 reaches every code path of one call. The setting is a :mod:`contextvars` variable: it is local to the
 thread (and asyncio task) that set it, and is passed explicitly to worker processes by the functions

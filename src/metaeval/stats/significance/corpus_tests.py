@@ -21,11 +21,11 @@ from typing import Any
 
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_int
-from metaeval.stats.bootstrap import _common_iv, bootstrap_samples
+from metaeval.stats.resampling.bootstrap import _common_iv, bootstrap_samples
 from metaeval.stats.corpus import common_corpus_columns
-from metaeval.stats.levels import level_correlation, system_means
-from metaeval.stats.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests, record_bootstrap_pair
-from metaeval.stats.resampling import as_generator, bootstrap_draws, check_batch
+from metaeval.stats.correlations.levels import level_correlation, system_means
+from metaeval.stats.significance.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests, record_bootstrap_pair
+from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
 
 __all__ = ["corpus_pairwise_tests"]
@@ -47,7 +47,7 @@ def corpus_pairwise_tests(
     correction: str | None = None,
     progress: Any = None,
 ) -> PairwiseOutcome:
-    """:func:`metaeval.stats.pairs.pairwise_tests` at the system level, for metrics some of which are corpus
+    """:func:`metaeval.stats.significance.pairs.pairwise_tests` at the system level, for metrics some of which are corpus
     metrics (see the module docstring).
 
     Parameters
@@ -57,7 +57,7 @@ def corpus_pairwise_tests(
     z : array_like, shape (N, M)
         Human scores.
 
-    Other parameters are those of :func:`metaeval.stats.pairs.pairwise_tests` (the level is 'system').
+    Other parameters are those of :func:`metaeval.stats.significance.pairs.pairwise_tests` (the level is 'system').
     """
     scores = list(scores)
     if len(scores) < 2:

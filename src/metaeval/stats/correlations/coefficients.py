@@ -8,7 +8,7 @@ NaN. These rules are ours and do not depend on the scipy version.
 Ties
 ----
 Two values ``a`` and ``b`` of one vector ``v`` are *tied* when ``|a - b| <= tol(v)``, the tie rule of
-:mod:`metaeval.stats.ties`: ``tol(v) = max(TIE_RTOL * spread(v), NOISE_RTOL * max|v|)``, relative to the
+:mod:`metaeval.stats.correlations.ties`: ``tol(v) = max(TIE_RTOL * spread(v), NOISE_RTOL * max|v|)``, relative to the
 spread of the vector's valid values (and to their magnitude only at the rounding level), so every
 coefficient is invariant to shifting and scaling the scores. Averaged scores differ in the last bit
 depending on the summation order (``1/3 + 1/3 + 4/3`` is ``2.0`` but ``4/3 + 1/3 + 1/3`` is
@@ -20,7 +20,7 @@ snapped values. This differs from the plain pairwise relation only when near-tie
 ``tol`` (e.g. ``0``, ``0.6e-9``, ``1.2e-9`` in a vector of spread 1 form one group), which real scores
 never do. A vector is *constant* for the rank coefficients when it forms a single tie group. Pearson's r
 does not rank: a vector is constant for it when its spread is within ``NOISE_RTOL * max|v|``
-(:func:`metaeval.stats.ties.is_constant`), whatever the tie tolerance, and it is computed on centred
+(:func:`metaeval.stats.correlations.ties.is_constant`), whatever the tie tolerance, and it is computed on centred
 values scaled by a power of two, so neither 1e-300 nor 1e300 under- or overflows.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.errors import ParameterError
-from metaeval.stats.sorted_counts import counts_sorted
-from metaeval.stats.ties import TIE_RTOL, are_tied, is_constant, tolerance_from_extent
+from metaeval.stats.correlations.sorted_counts import counts_sorted
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied, is_constant, tolerance_from_extent
 from metaeval.vocabulary import (
     COEFFICIENT_ALIASES,
     COEFFICIENTS,
@@ -98,7 +98,7 @@ def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float 
 
     ``x`` is the metric: with ``tie_threshold = eps`` a pair is also tied in ``x`` when the gap of its
     snapped values, ``|a - b|`` computed in floating point, is at most ``eps`` (on every path; the
-    thresholds of :mod:`metaeval.stats.tie_calibration` are such gaps); ties in ``y`` never use the
+    thresholds of :mod:`metaeval.stats.mt.tie_calibration` are such gaps); ties in ``y`` never use the
     threshold. Only ``'accuracy'`` is not symmetric in ``x`` and ``y``.
 
     Kendall-type counts are exact integers. Vectors up to :data:`PAIRWISE_MAX_N` values compare all
@@ -286,7 +286,7 @@ class _TieGroups:
 
 
 def _is_constant(v, valid, nv):
-    """Rows of ``v`` that are constant for Pearson's r (:func:`metaeval.stats.ties.is_constant`) over
+    """Rows of ``v`` that are constant for Pearson's r (:func:`metaeval.stats.correlations.ties.is_constant`) over
     their ``valid`` positions (None: all); ``nv`` the number of valid values of each row."""
     if valid is not None:
         v = np.where(valid, v, np.nan)
@@ -401,7 +401,7 @@ def _counts_pairwise(rx, ry, valid, all_valid, xs, t):
         else:
             diff = a[d:] - a[:-d]
             with np.errstate(invalid="ignore"):
-                tied = np.abs(diff) <= t  # the gap rule of stats.tie_calibration
+                tied = np.abs(diff) <= t  # the gap rule of stats.mt.tie_calibration
                 sx = (diff > 0).view(np.int8) - (diff < 0).view(np.int8)
             sx[tied] = 0
         p = sx * np.sign(b[d:] - b[:-d])

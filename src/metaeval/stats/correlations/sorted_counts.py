@@ -1,6 +1,6 @@
 """Exact Kendall pair counts of long vectors in O(n log n): Knight's merge-sort count and its variants.
 
-The sorting path of :func:`metaeval.stats.coefficients.correlation` (vectors longer than
+The sorting path of :func:`metaeval.stats.correlations.coefficients.correlation` (vectors longer than
 ``PAIRWISE_MAX_N``): it gives the same integer counts as comparing every pair.
 
 References

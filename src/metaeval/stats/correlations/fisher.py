@@ -6,7 +6,7 @@ from scipy import special
 
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice, check_probability
-from metaeval.stats.coefficients import canonical_coefficient
+from metaeval.stats.correlations.coefficients import canonical_coefficient
 
 __all__ = ["FISHER_COEFFICIENTS", "fisher_interval"]
 

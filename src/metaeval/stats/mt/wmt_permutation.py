@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.ties import are_tied
+from metaeval.stats.correlations.ties import are_tied
 
 __all__ = ["hybrid_null", "pair_pvalues", "pair_values", "pair_values_null", "pearson_null", "random_bits",
            "random_words", "system_accuracy_null", "system_null", "zscore"]
@@ -109,8 +109,8 @@ def pair_values(x, z, level, coefficient, threshold):
     weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023).
 
     Complete matrices; the metric ties a pair when its gap ``|x_a - x_b| <= threshold`` (mt-metrics-eval's
-    rule) or when the two scores are tied under the tie rule of :mod:`metaeval.stats.ties`."""
-    from metaeval.stats.tie_calibration import group_vectors
+    rule) or when the two scores are tied under the tie rule of :mod:`metaeval.stats.correlations.ties`."""
+    from metaeval.stats.mt.tie_calibration import group_vectors
 
     xg, zg = group_vectors(x, z, level)
     g, n = xg.shape

@@ -2,7 +2,7 @@
 
 ``X`` holds the metric's scores and ``Z`` the human scores, each of shape ``(N systems, M inputs)``
 with NaN for a missing score, optionally preceded by batch axes (resamples). ``CORR`` is any coefficient
-of :mod:`metaeval.stats.coefficients`. The levels are
+of :mod:`metaeval.stats.correlations.coefficients`. The levels are
 
 * ``system``: ``CORR(rowmean X, rowmean Z)``, one correlation over the N system scores;
 * ``summary`` (aliases ``input``, ``segment``): ``mean_j CORR(X[:, j], Z[:, j])``, the mean over inputs of
@@ -23,7 +23,7 @@ import numpy as np
 
 from metaeval import defaults
 from metaeval.errors import ParameterError
-from metaeval.stats.coefficients import (
+from metaeval.stats.correlations.coefficients import (
     canonical_coefficient,
     check_tie_threshold,
     coefficient_from_counts,
@@ -31,7 +31,7 @@ from metaeval.stats.coefficients import (
     pair_count_rows,
 )
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
-from metaeval.stats.resampling import count_weights
+from metaeval.stats.resampling.draws import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
     LEVELS,
@@ -102,7 +102,7 @@ def level_correlation(
         ``'system'``, ``'summary'`` (or ``'input'``, ``'segment'``), ``'global'``, ``'by-system'`` or
         ``'partial'``.
     coefficient : str
-        A name of :data:`metaeval.stats.coefficients.COEFFICIENTS` (or ``'kendall'``).
+        A name of :data:`metaeval.stats.correlations.coefficients.COEFFICIENTS` (or ``'kendall'``).
     undefined : {'skip', 'zero'}, optional
         Summary and by-system levels: a group with at least 2 valid pairs whose correlation is undefined
         (a constant vector) is left out of the mean (``'skip'``, default) or counted as 0 (``'zero'``).
@@ -115,13 +115,13 @@ def level_correlation(
         ``Mz``, e.g. the whole test set) and its human score the mean over its own present ``z`` cells.
     tie_threshold : float, optional
         Metric tie threshold of the pairwise coefficients, see
-        :func:`metaeval.stats.coefficients.correlation`.
+        :func:`metaeval.stats.correlations.coefficients.correlation`.
     row_units, col_units : array_like of int, shape (..., N) and (..., Mx), optional
         For resampled matrices: the original system of each row and the original input of each column
         (the bootstrap indices). A pair of two copies of one original point - one system at system and
         summary level, one input at by-system level, one cell at global level - is not a pair of the
         data, and is left out of the pair counts of the Kendall-type coefficients (see
-        :func:`metaeval.stats.coefficients.correlation_rows`). None: every row / column is its own unit.
+        :func:`metaeval.stats.correlations.coefficients.correlation_rows`). None: every row / column is its own unit.
 
     Returns
     -------

@@ -1,0 +1,2 @@
+"""Resampling: the bootstrap and permutation draws (generated once, shared by every metric pair) and the
+bootstrap confidence intervals built on them."""
