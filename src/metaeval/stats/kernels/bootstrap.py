@@ -9,7 +9,6 @@ from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
     _index,
-    _ties,
     rank_pair_signs,
     tie_ranks,
     upper_pairs,
