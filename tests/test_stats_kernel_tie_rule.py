@@ -129,3 +129,22 @@ def test_rescaling_moves_the_tie_threshold_with_the_metric(summeval):
     base = bootstrap_samples(x, z, tie_threshold=0.01, **kw)
     got = bootstrap_samples(x * 1e160, z, tie_threshold=0.01 * 1e160, **kw)
     np.testing.assert_allclose(got, base, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("rtol", [1e-9, 0.0])
+@pytest.mark.parametrize("method", ["systems", "both"])
+def test_bootstrap_summary_pearson_constancy_is_the_rule_of_is_constant(rtol, method):
+    # input 0: 0 and 1e-10 tie under the default rule, but are not constant for Pearson;
+    # input 1: 2.0 and its neighbour below are constant for Pearson, but not exactly tied
+    rng = np.random.default_rng(0)
+    n, m = 3, 6
+    x, z = rng.normal(size=(n, m)), rng.normal(size=(n, m))
+    x[:, 0] = [0.0, 1e-10, 1.0]
+    x[:, 1] = [2.0, ULP2, 3.0]
+    z[:, 2] = [-1.0, -1.0 + 1e-10, 5.0]
+    draws = bootstrap_draws(n, m, method=method, n_resamples=200, rng=1)
+    kw = dict(level="summary", coefficient="pearson", draws=draws)
+    with ties.tie_tolerance(rtol):
+        fast = bootstrap_samples(x, z, engine="auto", **kw)
+        ref = bootstrap_samples(x, z, engine="reference", **kw)
+    np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
