@@ -148,3 +148,40 @@ def test_bootstrap_summary_pearson_constancy_is_the_rule_of_is_constant(rtol, me
         fast = bootstrap_samples(x, z, engine="auto", **kw)
         ref = bootstrap_samples(x, z, engine="reference", **kw)
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("level", ["system", "summary"])
+def test_fused_power_kernels_use_the_constancy_rule_of_is_constant(level):
+    # inputs 0-1 vary by 1e-9 relative (not constant: the old (1e-7 max|v|)^2 rule made them undefined);
+    # input 2 holds near-copies of 2.0 (constant), input 3 a Likert-like human with ties
+    from metaeval.analyses.power import _swap_bits
+    from metaeval.stats.kernels.power import boot_pearson, perm_pearson
+    from metaeval.stats.permutation import _reference_batch
+    from metaeval.stats.resampling import PermutationDraws
+
+    rng = np.random.default_rng(8)
+    n, m = 4, 6
+    z = rng.normal(size=(n, m))
+    x, y = rng.normal(size=(n, m)), rng.normal(size=(n, m))
+    x[:, :2] = 1.0 + 1e-9 * rng.normal(size=(n, 2))
+    y[:, :2] = 1.0 + 1e-9 * rng.normal(size=(n, 2))
+    x[:, 2] = [2.0, ULP2, 2.0, ULP2]
+    z[:, 3] = [1.0, 1.0, 2.0, 1.0]
+    atol = 1e-9
+    if level == "system":  # system means 1e-8 relative apart (below the old rule's 1e-7)
+        x = 5.0 + 5e-8 * rng.normal(size=(n, 1)) + 1e-9 * rng.normal(size=(n, m))
+        y = 5.0 + 5e-8 * rng.normal(size=(n, 1)) + 1e-9 * rng.normal(size=(n, m))
+        atol = 1e-6  # the fused means are summed in another order: rounding of 5.0 / spread 1e-8
+    xs, ys = x, y  # standardized scale does not matter to the comparison with the reference path
+    bits = _swap_bits(n, m, 300, np.random.default_rng(0))
+    draws = PermutationDraws("both", n, m, bits.astype(bool).transpose(1, 2, 0))
+    px, py = perm_pearson(xs, ys, z, bits, level)
+    rx, ry = _reference_batch(xs, ys, z, draws, slice(None), level, "pearson", "skip", 0.0)
+    assert np.isfinite(rx).any() and np.isnan(rx).any() == np.isnan(px).any()
+    np.testing.assert_allclose(px, rx, rtol=0, atol=atol)
+    np.testing.assert_allclose(py, ry, rtol=0, atol=atol)
+    boot = bootstrap_draws(n, m, method="both", n_resamples=300, rng=1)
+    sx, sy = boot_pearson(x, y, z, boot, level)
+    kw = dict(level=level, coefficient="pearson", draws=boot, engine="reference")
+    np.testing.assert_allclose(sx, bootstrap_samples(x, z, **kw), rtol=0, atol=atol)
+    np.testing.assert_allclose(sy, bootstrap_samples(y, z, **kw), rtol=0, atol=atol)
