@@ -25,11 +25,6 @@ def pair_signs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.where(are_tied(ua, vb), 0, np.sign(ua - vb)).astype(np.int8)
 
 
-def _ties(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Elementwise tie test of :func:`pair_signs`."""
-    return are_tied(a, b)
-
-
 def _is_constant(values: np.ndarray, axis: int = -1) -> np.ndarray:
     """Where ``values`` is constant along ``axis`` for Pearson's r (:func:`metaeval.stats.ties.is_constant`:
     ``max v - min v <= 2^-46 max|v|``, independent of the tie tolerance)."""
