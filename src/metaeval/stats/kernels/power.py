@@ -45,11 +45,18 @@ def _pearson_rows(u: np.ndarray, v: np.ndarray, weights: np.ndarray | None = Non
     suu = (w * uc * uc).sum(axis=-1)
     svv = (w * vc * vc).sum(axis=-1)
     suv = (w * uc * vc).sum(axis=-1)
-    if weights is None:
-        bad = is_constant(u, axis=-1) | is_constant(v, axis=-1)
-    else:
-        chosen = np.broadcast_to(weights > 0, np.broadcast_shapes(u.shape, v.shape))
-        bad = is_constant(np.where(chosen, u, np.nan), axis=-1) | is_constant(np.where(chosen, v, np.nan), axis=-1)
+    # a constant vector (is_constant) has a variance far within the screen; only the rows within it are tested
+    shape = np.broadcast_shapes(u.shape, v.shape)
+    near = (suu <= total[..., 0] * (SCREEN_RTOL * np.abs(u).max(axis=-1)) ** 2)
+    near = near | (svv <= total[..., 0] * (SCREEN_RTOL * np.abs(v).max(axis=-1)) ** 2)
+    bad = np.zeros(shape[:-1], dtype=bool)
+    if near.any():
+        rows = np.nonzero(np.broadcast_to(near, bad.shape))
+        ub, vb = np.broadcast_to(u, shape)[rows], np.broadcast_to(v, shape)[rows]
+        if weights is not None:
+            chosen = np.broadcast_to(weights > 0, shape)[rows]
+            ub, vb = np.where(chosen, ub, np.nan), np.where(chosen, vb, np.nan)
+        bad[rows] = is_constant(ub, axis=-1) | is_constant(vb, axis=-1)
     r = pearson_r(suv, np.where(bad, 1.0, suu), np.sqrt(np.where(bad, 1.0, svv)))
     return np.where(bad, np.nan, r)
 
