@@ -185,3 +185,18 @@ def test_fused_power_kernels_use_the_constancy_rule_of_is_constant(level):
     kw = dict(level=level, coefficient="pearson", draws=boot, engine="reference")
     np.testing.assert_allclose(sx, bootstrap_samples(x, z, **kw), rtol=0, atol=atol)
     np.testing.assert_allclose(sy, bootstrap_samples(y, z, **kw), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+@pytest.mark.parametrize("scale", [1e160, 1e-160])
+def test_pairwise_tests_at_extreme_magnitudes(summeval, test, scale):
+    from metaeval.stats.pairs import pairwise_tests
+
+    x, y, z = summeval
+    scores = np.stack([x, y, (x + y) / 2])
+    kw = dict(test=test, level="summary", coefficient="pearson", n_resamples=100, rng=1)
+    base = pairwise_tests(scores, z, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = pairwise_tests(scores * scale, z * scale, **kw)
+    np.testing.assert_allclose(np.asarray(got.pvalues), np.asarray(base.pvalues), rtol=0, atol=1e-12)

@@ -49,6 +49,7 @@ from metaeval.stats.bootstrap import (
     _cells_per_resample,
     _common_iv,
     bootstrap_samples,
+    power_of_two_rescaled,
 )
 from metaeval.stats.common import common_cells
 from metaeval.stats.paired_bootstrap import bootstrap_pvalue
@@ -110,6 +111,9 @@ def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamp
         raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
     _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
         scores[0], z, level, coefficient, undefined, False, tie_threshold)
+    # one power of two for all metrics (with tie_threshold), one for the human: exact, no overflow (issue 22)
+    (scores,), tie_threshold = power_of_two_rescaled((scores,), tie_threshold)
+    (z,), _ = power_of_two_rescaled((z,), 0.0)
     test = check_metric_test(test)
     method = check_method(method)
     alternative = check_alternative(alternative)
