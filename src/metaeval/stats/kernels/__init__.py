@@ -46,12 +46,13 @@ integer weights (bootstrap counts, PERM-INPUTS bits) do go through BLAS, exactly
 fixed-point parts whose weighted sums are exact in float64 (:class:`ExactWeightedSums`), so the sums are
 the same for any order, batch size or BLAS.
 
-Ties: signs and tied pairs come from the tie groups of :mod:`metaeval.stats.correlations.coefficients` (sorted
-neighbours closer than ``TIE_RTOL`` times the larger magnitude; :func:`tie_ranks`), so the kernels count
-the generic path's pairs. The summary-level permutation kernel ranks ``X`` and ``Y`` of an input together
-and the summary-level Pearson kernels test constancy with the pairwise rule
-``|a - b| <= TIE_RTOL * max(|a|, |b|)``; these differ from the groups only when near-ties chain over more
-than ``TIE_RTOL``, which real scores never do.
+Ties: signs and tied pairs come from the tie groups of :mod:`metaeval.stats.correlations.ties` (sorted neighbours of a
+vector ``v`` closer than ``tol(v) = max(rtol * (max v - min v), 2^-46 max|v|)``, each row with its own
+tolerance; :func:`tie_ranks`), so the kernels count the generic path's pairs. The summary-level
+permutation kernel ranks ``X`` and ``Y`` of an input together, which differs from the groups only when
+near-ties chain over more than ``tol``, which real scores never do. Pearson does not rank: every Pearson
+kernel tests a resampled vector's constancy with :func:`metaeval.stats.correlations.ties.is_constant`
+(``max v - min v <= 2^-46 max|v|``, independent of the tie tolerance), as the generic path does.
 
 Speed: a batch holds about :data:`KERNEL_BATCH_CELLS` float64 cells of temporaries (k = 1000 resamples of
 25 x 100 scores are one or two batches); matrix products run with one BLAS thread

@@ -9,7 +9,6 @@ from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
     _index,
-    _ties,
     rank_pair_signs,
     tie_ranks,
     upper_pairs,
@@ -24,6 +23,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import BootstrapDraws
+from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
@@ -187,25 +187,41 @@ class _BootSummaryPearson:
 
     @staticmethod
     def _tied_columns(values):
-        """For the columns of ``values`` that hold a tie (indices ``cols``): their dense tie ranks ``r`` and
-        ``r^2`` as float64 (N, 2 M'). A column without ties is constant over the chosen systems only if a
-        single system is chosen."""
-        ranks, tied = tie_ranks(np.ascontiguousarray(values.T))
-        cols = np.flatnonzero(tied)
-        r = ranks[cols].T.astype(np.float64)
-        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols
+        """For the columns of ``values`` where a subset of two or more systems can be constant for Pearson's r
+        (:func:`metaeval.stats.correlations.ties.is_constant`: spread within ``2^-46`` of its largest magnitude, whatever
+        the tie tolerance): the dense ranks ``r`` of their groups of sorted neighbours closer than
+        ``2^-46 max|column|``, and ``r^2``, as float64 (N, 2 M'), their indices ``cols`` and the columns
+        themselves (N, M'). A constant subset lies in one group; a column without such neighbours is
+        constant over the chosen systems only if a single system is chosen."""
+        n = values.shape[0]
+        order = np.argsort(values, axis=0, kind="stable")
+        srt = np.take_along_axis(values, order, axis=0)
+        floor = NOISE_RTOL * np.maximum(np.abs(srt[0]), np.abs(srt[-1]))  # (M,)
+        new = np.ones_like(srt, dtype=bool)
+        new[1:] = srt[1:] - srt[:-1] > floor
+        cols = np.flatnonzero(~new[1:].all(axis=0)) if n > 1 else np.zeros(0, dtype=np.intp)
+        r = np.empty((n, cols.size))
+        np.put_along_axis(r, order[:, cols], np.add.accumulate(new[:, cols], axis=0).astype(np.float64), axis=0)
+        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols, np.ascontiguousarray(values[:, cols])
 
     @staticmethod
     def _constant(tied, chosen, count, m):
-        """(b, M): the columns whose chosen systems all lie in one tie group, i.e. whose chosen dense ranks
-        have zero variance: ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems. The sums are
-        integers below ``N^4`` (exact in float64, for any summation order)."""
-        moments, cols = tied
+        """(b, M): the columns whose chosen values are constant for Pearson's r. Candidates: the chosen
+        systems all lie in one group of :meth:`_tied_columns`, i.e. their dense ranks have zero variance,
+        ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems (integers below ``N^4``, exact in float64
+        for any summation order); each candidate with two or more systems is then decided by
+        :func:`metaeval.stats.correlations.ties.is_constant` of its chosen values (rare: near-copies of one value)."""
+        moments, cols, values = tied
         out = np.repeat(count[:, None] == 1, m, axis=1)
         if cols.size:
             s = chosen @ moments
             k = cols.size
-            out[:, cols] |= count[:, None] * s[:, k:] == s[:, :k] * s[:, :k]
+            one_group = (count[:, None] * s[:, k:] == s[:, :k] * s[:, :k]) & (count[:, None] > 1)
+            rows, which = np.nonzero(one_group)
+            if rows.size:
+                picked = np.where(chosen[rows] > 0, values[:, which].T, np.nan)  # (K, N)
+                one_group[rows, which] = is_constant(picked, axis=1)
+            out[:, cols] |= one_group
         return out
 
     def evaluate(self, cache: BatchCache):

@@ -6,9 +6,9 @@ import numpy as np
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, _Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
+from metaeval.stats.correlations import ties
 from metaeval.stats.kernels.ranks import (
     _is_constant,
-    _ties,
     fixed_pair_signs,
     tie_ranks,
 )
@@ -236,10 +236,19 @@ class _PermSummaryPearson:
 
     @staticmethod
     def _risky_columns(x, y):
-        """Inputs where some mask could make X' constant: every system has X or Y tied with one value."""
+        """Inputs where some mask could make X' constant: every system has X or Y tied with one value.
+
+        Ties with the tolerance of the input's column of ``X`` and ``Y`` together, at least the Pearson
+        constancy floor ``2^-46 max|v|`` (:func:`metaeval.stats.correlations.ties.is_constant`, which decides these
+        inputs), so that under ``tie_tolerance=0`` no input a mask can make constant is missed."""
+        both = np.concatenate([x, y])
+        with np.errstate(over="ignore"):
+            floor = ties.NOISE_RTOL * np.abs(both).max(axis=0, keepdims=True)
+        tol = np.maximum(ties.tie_tolerances(both, axis=0), floor)
         risky = np.zeros(x.shape[1], dtype=bool)
-        for v in (x[0], y[0]):
-            risky |= (_ties(x, v) | _ties(y, v)).all(axis=0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for v in (x[0], y[0]):  # |a - v| <= tol (are_tied, which compares exactly under rtol = 0)
+                risky |= ((np.abs(x - v) <= tol) | (np.abs(y - v) <= tol)).all(axis=0)
         return risky
 
     def evaluate(self, cache: BatchCache):

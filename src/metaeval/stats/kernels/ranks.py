@@ -1,13 +1,15 @@
 """The tie rule of the kernels: tie groups, dense tie ranks and pair signs.
 
-Two values tie when ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:mod:`metaeval.stats.correlations.coefficients`); the tie
-groups of sorted neighbours (:func:`tie_ranks`) give the pair signs and tied-pair counts of every kernel.
+Two values of one vector ``v`` tie when ``|a - b| <= tol(v) = max(rtol * (max v - min v), 2^-46 max|v|)``
+(:mod:`metaeval.stats.correlations.ties`, docs/statistics.md "The tie rule"); the tie groups of sorted neighbours
+(:func:`tie_ranks`) give the pair signs and tied-pair counts of every kernel.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.ties import are_tied, current_rtol
+from metaeval.stats.correlations import ties
+from metaeval.stats.correlations.ties import are_tied, tolerance_from_extent
 
 # ----------------------------------------------------------------------------------------------------
 # helpers shared with the generic coefficients
@@ -16,22 +18,17 @@ from metaeval.stats.correlations.ties import are_tied, current_rtol
 def pair_signs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``sgn(u_a - v_b)`` as int8 of shape ``(..., n, n)``; 0 for ties.
 
-    Ties follow :mod:`metaeval.stats.correlations.coefficients`: ``|u_a - v_b| <= TIE_RTOL * max(|u_a|, |v_b|)``.
+    Ties follow :func:`metaeval.stats.correlations.ties.are_tied` with the union of ``u`` and ``v`` as the vector.
     """
     ua = u[..., :, None]
     vb = v[..., None, :]
     return np.where(are_tied(ua, vb), 0, np.sign(ua - vb)).astype(np.int8)
 
 
-def _ties(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Elementwise tie test of :func:`pair_signs`."""
-    return are_tied(a, b)
-
-
 def _is_constant(values: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Where ``values`` is constant along ``axis``: every value ties with the maximum."""
-    vmax = np.max(values, axis=axis, keepdims=True)
-    return _ties(values, vmax).all(axis=axis)
+    """Where ``values`` is constant along ``axis`` for Pearson's r (:func:`metaeval.stats.correlations.ties.is_constant`:
+    ``max v - min v <= 2^-46 max|v|``, independent of the tie tolerance)."""
+    return ties.is_constant(values, axis)
 
 _PAIR_INDEX: dict = {}
 
@@ -74,9 +71,9 @@ def tie_ranks(v: np.ndarray):
     """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
     number of tied pairs per row.
 
-    The groups are those of :mod:`metaeval.stats.correlations.coefficients`: sorted neighbours start a new group
-    where ``srt[i] - srt[i-1] > TIE_RTOL * max(|srt[i]|, |srt[i-1]|)``, so rank comparisons give exactly
-    the pair signs and tie counts of the generic path.
+    The groups are those of :mod:`metaeval.stats.correlations.ties`: sorted neighbours start a new group where
+    ``srt[i] - srt[i-1] > tol(row)`` (the row's own tolerance, from its extent ``srt[-1]``, ``srt[0]``), so
+    rank comparisons give exactly the pair signs and tie counts of the generic path.
     """
     b, n = v.shape
     flat, srt = _sorted_rows(np.ascontiguousarray(v))
@@ -91,7 +88,8 @@ def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray) -> np.ndarr
     b, n = srt.shape
     new = np.empty((b, n), dtype=bool)
     new[:, 0] = True
-    np.logical_not(are_tied(srt[:, 1:], srt[:, :-1]), out=new[:, 1:])
+    np.logical_not(are_tied(srt[:, 1:], srt[:, :-1], tolerance_from_extent(srt[:, -1:], srt[:, :1])),
+                   out=new[:, 1:])
     pos = _index(("positions", n), lambda: np.arange(n))
     out[flat] = np.add.accumulate(new, axis=1, dtype=out.dtype) - 1
     return np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
@@ -107,14 +105,14 @@ def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) ->
 def row_ranks(v: np.ndarray):
     """:func:`tie_ranks` of the rows of complete ``v`` (b, n), computed in full only where a tie is possible.
 
-    A row whose sorted neighbours are all further apart than ``TIE_RTOL`` times its largest magnitude
-    has no tie: its ranks are the inverse of the sorting permutation. Returns the ranks, the indices of
+    A row whose sorted neighbours are all further apart than its tie tolerance ``tol(row)``
+    (:func:`metaeval.stats.correlations.ties.tolerance_from_extent`) has no tie: its ranks are the inverse of the sorting permutation. Returns the ranks, the indices of
     the other rows and their numbers of tied pairs.
     """
     b, n = v.shape
     v = np.ascontiguousarray(v)
     flat, srt = _sorted_rows(v)
-    bound = current_rtol() * np.maximum(np.abs(srt[:, 0]), np.abs(srt[:, -1]))  # largest |v| of each row
+    bound = tolerance_from_extent(srt[:, -1], srt[:, 0])  # tol of each row, from its extent
     near = np.flatnonzero(np.logical_or.reduce(srt[:, 1:] - srt[:, :-1] <= bound[:, None], axis=1))
     dtype = _rank_dtype(n)
     ranks = np.empty(b * n, dtype=dtype)

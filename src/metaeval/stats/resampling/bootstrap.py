@@ -142,6 +142,21 @@ def _common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold
 # the bootstrap distribution
 
 
+def power_of_two_rescaled(arrays, tie_threshold):
+    """``arrays`` divided by one power of two ``2^e`` (``max|v| < 2^e <= 2 max|v|`` over all of them) when
+    their largest finite magnitude is outside [2^-400, 2^400], and the metric ``tie_threshold`` with them
+    (:func:`metaeval.stats.correlations.coefficients.rescaled`): exact, so no statistic changes, and the sums of squares
+    of the kernels and of the reference path neither overflow nor underflow. The arrays themselves (not
+    copies) in the common case; arrays of another type (``CorpusScores``) are left alone."""
+    if not all(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in arrays):
+        return arrays, tie_threshold
+    top = max((float(np.max(np.abs(a), initial=0.0, where=~np.isnan(a))) for a in arrays), default=0.0)
+    if not np.isfinite(top) or top == 0.0 or 2.0 ** -400 <= top <= 2.0 ** 400:
+        return arrays, tie_threshold
+    e = int(np.frexp(top)[1])
+    return tuple(np.ldexp(a, -e) for a in arrays), (float(np.ldexp(tie_threshold, -e)) if tie_threshold else tie_threshold)
+
+
 def _cells_per_resample(x, coefficient):
     n, m = x.shape
     pairwise = coefficient not in ("pearson", "spearman")
@@ -155,6 +170,8 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
     Arrays and options must already be validated (see :func:`bootstrap_interval`). The result does not
     depend on ``batch`` or ``engine`` beyond rounding (the kernels equal the reference to ~1e-15).
     """
+    (x,), tie_threshold = power_of_two_rescaled((x,), tie_threshold)
+    (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
     if engine == "auto":

@@ -23,10 +23,9 @@ Missing cells: pair ``(i, j)`` is tested on the cells where ``X_i``, ``X_j`` and
 difference on those cells. When every metric is present wherever the human is, these are the same cells
 for all pairs and the work is shared; otherwise each pair is computed on its own cells (slower).
 
-Work shared between pairs: the draws, the per-batch conversions of the masks, the standardized
-metrics, the per-metric masked system sums (system level) and the per-metric bootstrap distributions.
-Corrections for multiple comparisons are optional here (``correction=``), applied to the whole
-off-diagonal matrix by :func:`metaeval.stats.significance.corrections.adjust_pvalues`.
+Work shared between pairs: the draws, the per-batch conversions of the masks, the standardized metrics,
+the per-metric masked system sums (system level) and the per-metric bootstrap distributions. Corrections
+(optional, ``correction=``) apply to the off-diagonal matrix (``significance.corrections.adjust_pvalues``).
 
 References
 ----------
@@ -49,6 +48,7 @@ from metaeval.stats.resampling.bootstrap import (
     _cells_per_resample,
     _common_iv,
     bootstrap_samples,
+    power_of_two_rescaled,
 )
 from metaeval.stats.significance.common import common_cells
 from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
@@ -110,6 +110,8 @@ def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamp
         raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
     _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
         scores[0], z, level, coefficient, undefined, False, tie_threshold)
+    (scores,), tie_threshold = power_of_two_rescaled((scores,), tie_threshold)
+    (z,), _ = power_of_two_rescaled((z,), 0.0)  # exact powers of two: no overflow at 1e160 (issue 22)
     test = check_metric_test(test)
     method = check_method(method)
     alternative = check_alternative(alternative)

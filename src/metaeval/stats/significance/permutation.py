@@ -35,17 +35,18 @@ from metaeval.errors import (
     check_int,
 )
 from metaeval.stats import kernels as _kernels
+from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.correlations import levels as _levels
+from metaeval.stats.correlations import ties
+from metaeval.stats.correlations.coefficients import rescaled
+from metaeval.stats.correlations.levels import check_corpus_level
 from metaeval.stats.resampling.bootstrap import (
     ENGINES,
     _as_matrix,
     _cells_per_resample,
     _common_iv,
+    power_of_two_rescaled,
 )
-from metaeval.stats.significance.common import common_cells
-from metaeval.stats.corpus import CorpusScores
-from metaeval.stats.correlations.levels import check_corpus_level
-from metaeval.stats.kernels.ranks import _is_constant
 from metaeval.stats.resampling.draws import (
     PermutationDraws,
     as_generator,
@@ -53,6 +54,7 @@ from metaeval.stats.resampling.draws import (
     check_batch,
     permutation_draws,
 )
+from metaeval.stats.significance.common import common_cells
 from metaeval.vocabulary import ALTERNATIVES, canonical_level, check_alternative, check_method
 
 __all__ = [
@@ -101,9 +103,12 @@ class PermutationOutcome:
 
 
 def standardize(x: np.ndarray, name: str = "x") -> np.ndarray:
-    """``(x - mean) / sd`` over the non-missing cells; a constant matrix raises DegenerateDataError."""
+    """``(x - mean) / sd`` over the non-missing cells; a constant matrix (for Pearson's r,
+    :func:`metaeval.stats.correlations.ties.is_constant`) raises DegenerateDataError. Computed on ``x`` scaled by a
+    power of two (:func:`metaeval.stats.correlations.coefficients.rescaled`), so any finite magnitude is safe."""
+    x = rescaled(x)  # a power of two: exact, and .std() of values above ~1e154 would overflow
     valid = x[np.isfinite(x)]
-    if valid.size < 2 or bool(_is_constant(valid, axis=-1)):
+    if valid.size < 2 or bool(ties.is_constant(valid)):
         raise DegenerateDataError(
             f"`{name}` must have non-zero variance over its non-missing cells to be standardized for a "
             f"permutation test; got a constant metric ({valid.size} non-missing cells)."
@@ -135,6 +140,8 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
 
     ``xs`` and ``ys`` must already be standardized and validated.
     """
+    (xs, ys), tie_threshold = power_of_two_rescaled((xs, ys), tie_threshold)
+    (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
     if engine == "auto":
