@@ -114,3 +114,37 @@ def test_mt_metrics_eval_file_with_a_missing_line_is_named_with_its_system(tmp_p
         read_mt_metrics_eval(tmp_path, "en-de")
     assert str(info.value) == (f"{metric}: every system must have the same number of segments in every file (3, one"
                                " line per segment, in most of them); got 2 lines for system 'sysB'.")
+
+
+def test_a_constant_metric_in_a_permutation_test_is_named(tmp_path, capsys):
+    import numpy as np
+
+    import metaeval as me
+
+    se = me.load_dataset("summeval")
+    h = se.matrix("expert.relevance")
+    ds = me.ScoreSet.from_matrices({"h": h, "r": se.matrix("rouge-1.recall"), "const": np.ones_like(h)},
+                                   systems=se.systems, inputs=se.inputs, humans=["h"])
+    expected = ("metric 'const' must vary over its non-missing cells to be standardized for a permutation test; got"
+                " the same value in all 1600 of them (use a bootstrap test, or leave it out).")
+    from metaeval.errors import DegenerateDataError
+
+    with pytest.raises(DegenerateDataError) as info:
+        me.permutation_test(ds, "const", "r", "h", level="summary", n_resamples=20)
+    assert str(info.value) == expected
+    me.write_scores(ds, tmp_path / "c.csv")
+    code, _, err = run(["compare", "--scores", str(tmp_path / "c.csv"), "--human", "h", "--n-resamples", "20"], capsys)
+    assert code == 2 and err == f"metaeval: error: {tmp_path / 'c.csv'}: {expected}\n"
+
+
+def test_an_os_error_without_a_file_name_is_one_clean_line(monkeypatch, capsys):
+    import errno
+
+    from metaeval.cli import main as cli_main
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli_main.cli, "main", full)
+    code, _, err = run(["correlate"], capsys)
+    assert code == 2 and err == "metaeval: error: No space left on device\n"

@@ -14,6 +14,7 @@ from . import defaults, vocabulary
 from .data.scoreset import ScoreSet
 from .errors import (
     DataWarning,
+    DegenerateDataError,
     DegenerateWarning,
     ParameterError,
     ScoreSetError,
@@ -116,6 +117,20 @@ def scored_systems(ds: ScoreSet, human: str, metrics: Any = ()) -> ScoreSet:
     warnings.warn(f"left out {len(missing)} system(s) without any score: {shown}{more}.", DataWarning, stacklevel=3)
     return ds.subset(systems=[s for s, k in zip(ds.systems, keep) if k],
                      description=f"without unscored systems {','.join(missing)}")
+
+
+def check_permutable(named: Mapping[str, np.ndarray]) -> None:
+    """Refuse a metric whose cells are constant before a permutation test standardizes it (its z-scores do not
+    exist), naming the metric (the array layer below knows only positions)."""
+    for name, values in named.items():
+        if isinstance(values, CorpusScores):
+            continue
+        valid = np.asarray(values, dtype=np.float64)
+        valid = valid[np.isfinite(valid)]
+        if valid.size < 2 or bool(ties.is_constant(valid)):
+            raise DegenerateDataError(
+                f"metric {name!r} must vary over its non-missing cells to be standardized for a permutation test;"
+                f" got the same value in all {valid.size} of them (use a bootstrap test, or leave it out).")
 
 
 def check_level_design(ds: ScoreSet, level: str) -> None:

@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"metaeval: error: {_located(error, SOURCE_FILE.get())}")
         return 2
     except OSError as error:
-        _say(f"metaeval: error: {error.filename or ''}: {error.strerror}")
+        where = f"{error.filename}: " if error.filename else ""
+        _say(f"metaeval: error: {where}{error.strerror or error}")
         return 2
     finally:
         SOURCE_FILE.reset(token)

@@ -177,6 +177,7 @@ def permutation_test(
                                  f" and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
         x, y, z = _system_score_matrices(x, y, z)
     cells = _common(x, y, z)
+    iv.check_permutable({metric_a: cells.x, metric_b: cells.y})
     out = _permutation.permutation_test(
         cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
         n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,

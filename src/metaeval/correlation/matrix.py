@@ -128,6 +128,8 @@ def compare_metrics(
     scores = ([iv.metric_scores(ds, m, corpus, level, param="metrics") for m in metrics] if used
               else np.stack([iv.metric_scores(ds, m, {}, level, param="metrics") for m in metrics]))
     z = iv.human_scores(ds, human)
+    if test == "permutation" and not used:
+        iv.check_permutable(dict(zip(metrics, scores)))
     options = dict(test=test, coefficient=coefficient, method=method or "both", alternative=alternative,
                    n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, progress=progress)
     out = corpus_pairwise_tests(scores, z, **options) if used else pairwise_tests(scores, z, level=level, **options)
