@@ -226,6 +226,29 @@ def test_score_file_commands(command, data):
         check(argv, [path], output, directory)
 
 
+@pytest.mark.parametrize("command", ["correlate", "compare", "delta", "gap", "human-normalize", "mt"])
+@settings(max_examples=8, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_output_equal_to_the_input_is_refused_and_the_input_kept(command, data):
+    """Issue 22 item 1 in the harness: whatever the file holds, ``--output`` naming the input (or a link to it)
+    exits 2 in one line naming both, and the input's bytes are unchanged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        path, metric, human = data.draw(score_files(directory))
+        before = Path(path).read_bytes()
+        output = Path(path)
+        if data.draw(st.booleans()):
+            output = directory / ("link" + Path(path).suffix)
+            output.symlink_to(path)
+        argv = SCORE_COMMANDS[command](metric, human)
+        words = 2 if command.startswith(("simulate", "human")) else 1
+        argv[words:words] = ["--scores", f"en-de={path}" if command == "mt" else path]
+        code, out, err = run([*argv, "--output", output])
+        assert code == 2 and "Traceback" not in out + err, err[-2000:]
+        assert len(err.strip().splitlines()) == 1 and "is the same file as --scores" in err, err
+        assert Path(path).read_bytes() == before
+
+
 @FUZZ
 @given(data=st.data())
 def test_report_on_score_files(data):
