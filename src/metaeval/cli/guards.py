@@ -27,7 +27,6 @@ OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")
-SIGNATURES_SUFFIX = ".signatures.json"
 
 
 def _written(command: str, name: str, value: str) -> list[Path]:
@@ -39,7 +38,9 @@ def _written(command: str, name: str, value: str) -> list[Path]:
         directory, page = report_paths(path)
         return [page, *(directory / f for f in REPORT_FILES)]
     if command == "score" and name == "output":
-        return [path, path.with_name(path.name + SIGNATURES_SUFFIX)]
+        from ..data.sidecar import sidecar_path
+
+        return [path, sidecar_path(path)]
     return [path]
 
 
@@ -95,8 +96,10 @@ def repeated_option(command: click.Command, args: list[str]) -> str | None:
         if name not in takes:
             continue
         param, nargs = takes[name]
-        value = inline if inline or "=" in token else " ".join(args[position:position + nargs])
-        if not ("=" in token):
+        if "=" in token and token.startswith("--"):
+            value = inline
+        else:
+            value = " ".join(args[position:position + nargs])
             position += nargs
         if nargs == 0 or param.multiple:
             continue

@@ -1,7 +1,6 @@
 """`metaeval score`: metrics over candidates and references, into a score file (see docs/scoring.md)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import textwrap
@@ -11,14 +10,12 @@ import click
 
 from .. import defaults
 from ..data.formats import file_format
+from ..data.sidecar import SIDECAR_SUFFIX, file_digest, sidecar_path
 from ..data.writers import write_scores
 from ..errors import InputFileError, ParameterError
-from ..runtime.files import write_text_atomic
 from ..report.render import SignatureLines
+from ..runtime.files import write_text_atomic
 from .common import output_width, say
-
-#: Suffix of the file written beside the scores: metric signatures and what the run did.
-SIGNATURES_SUFFIX = ".signatures.json"
 
 
 def _option_value(text: str):
@@ -57,12 +54,6 @@ def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None)
     return options
 
 
-def sidecar_path(output: str | Path) -> Path:
-    """Where the signatures of ``output`` go: ``<output>.signatures.json``."""
-    output = Path(output)
-    return output.with_name(output.name + SIGNATURES_SUFFIX)
-
-
 @click.command()
 @click.option("--candidates", required=True, type=click.Path(dir_okay=False),
               help="JSON Lines: one {system, input, candidate} per line.")
@@ -76,7 +67,7 @@ def sidecar_path(output: str | Path) -> Path:
               help="Local Hugging Face model directory for the embedding metrics (bertscore, moverscore).")
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="Score file: .csv, .tsv, .jsonl or .parquet (written atomically), plus"
-                   f" <output>{SIGNATURES_SUFFIX} with the metric signatures.")
+                   f" <output>{SIDECAR_SUFFIX} with the metric signatures.")
 @click.option("--workers", type=int, default=defaults.SCORING_WORKERS, show_default=True,
               help="Local worker processes.")
 @click.option("--scheduler", help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
@@ -103,8 +94,7 @@ def score(candidates, references, metrics, metric_options, model_dir, output, wo
     )
     write_scores(ds, output)
     metadata = ds.metadata()
-    metadata["scores_file"] = {"name": Path(output).name,
-                               "sha256": hashlib.sha256(Path(output).read_bytes()).hexdigest()}
+    metadata["scores_file"] = file_digest(output)
     side = sidecar_path(output)
     write_text_atomic(side, json.dumps(metadata, indent=2) + "\n")
     run = ds.run
