@@ -11,7 +11,6 @@ from ..report.render import ColumnBlocks
 from .analysis_output import (
     NumberList,
     footer,
-    interval,
     number,
     output_options,
     render,

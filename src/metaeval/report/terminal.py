@@ -27,10 +27,6 @@ def _cell(result: CorrelationResult) -> Text:
     return text
 
 
-def _pvalue(p: float) -> str:
-    return "p<0.0001" if p < 1e-4 else f"p={p:.4f}"
-
-
 def correlation_table(table) -> Group:
     """One table per level: metrics as rows, coefficients as columns, each cell 'r' over '[low, high]'."""
     first = table.results[0] if table.results else None
