@@ -61,3 +61,13 @@ def test_no_console_example_documents_a_usage_error():
            for command, expected in doc_examples.console_commands(e)
            if any("(see 'metaeval" in line or line.startswith("Usage: metaeval") for line in expected)]
     assert not bad, bad
+
+
+def test_figure3_run_is_shown_identically_where_it_is_not_run():
+    """reproductions.md shows the 200-trial Figure 3 run without running it again; simulations.md runs it."""
+    def block(path):
+        command = "$ metaeval simulate power --dataset summeval --texts-dir ../shared/data --n-trials 200"
+        found = [e.lines for e in doc_examples.examples(path) if e.lines and e.lines[0] == command]
+        assert len(found) == 1, (path, len(found))
+        return found[0]
+    assert block("docs/reproductions.md") == block("docs/simulations.md")
