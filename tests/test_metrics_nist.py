@@ -46,6 +46,13 @@ def test_validation_messages_of_methods():
         nist.with_reference_corpus([[], []])
     assert str(info.value) == "`references` must hold at least one reference; got [[], []]."
     with pytest.raises(ParameterError) as info:
+        nist.with_reference_corpus(["a b", "c"])
+    assert str(info.value) == ("`references` must be a list with one list of references per item; got "
+                               "['a b', 'c'].")
+    with pytest.raises(ParameterError) as info:
+        nist.item_statistics([], [[]])
+    assert str(info.value) == "`hypotheses` must be a non-empty list of strings; got []."
+    with pytest.raises(ParameterError) as info:
         reference_length(3, [], "average")
     assert str(info.value) == "`reference_lengths` must hold at least one length; got []."
     with pytest.raises(ParameterError, match=r"^`references` must be a non-empty list"):
