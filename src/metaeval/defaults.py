@@ -125,3 +125,4 @@ NUGGET_MATCH = "threshold"
 # partition-averaged correlation.
 PARTITION_SIZE = 4
 PARTITION_REPEATS = 10000
+FULL_TEXT_CONDITION = "full"

@@ -34,7 +34,7 @@ from .nugget_tables import read_columns
 
 __all__ = ["NuggetScoresResult", "litepyramid_nuggets", "match_nuggets", "nugget_scores", "realsumm_nugget_tables"]
 
-SCORER = "nugget.f"
+SCORER = "nugget_f"
 """Name of the nugget F scorer in :meth:`NuggetScoresResult.scoreset`."""
 IMPORTANCE = ("vital", "okay")
 COLUMNS = ("system", "input", "vital_matched", "okay_matched", "vital_total", "length", "recall", "precision",
