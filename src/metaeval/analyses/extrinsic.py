@@ -58,6 +58,10 @@ class RelevanceAgreementResult(ResultMixin):
         One row per (condition, document): ``n_paired``, ``relevance_prediction``, ``n_gold``,
         ``ldc_agreement`` and the mean of each metric column: the data points of
         :func:`metaeval.extrinsic_correlation`.
+    judgments : pandas.DataFrame
+        The surrogate judgments, one row per (subject, document, condition), with ``agree`` (1/0, NaN
+        when unpaired: Relevance-Prediction's j(s, d)), ``correct`` (1/0 against gold, NaN without) and the
+        metric columns.
     n_unpaired : int
         Surrogate judgments without the same subject's full-text judgment of the document.
     """
@@ -65,6 +69,7 @@ class RelevanceAgreementResult(ResultMixin):
     rates: pd.DataFrame = field(metadata=EXCLUDED)
     categories: pd.DataFrame = field(metadata=EXCLUDED)
     points: pd.DataFrame = field(metadata=EXCLUDED)
+    judgments: pd.DataFrame = field(metadata=EXCLUDED, repr=False)
     full_text: str
     metrics: tuple[str, ...]
     n_unpaired: int
@@ -187,7 +192,9 @@ def relevance_agreement(judgments: Any, *, full_text: str = defaults.FULL_TEXT_C
     signature = Signature.of(analysis="extrinsic-agreement", full_text=full_text, conditions=len(conditions) - 1,
                              subjects=frame["subject"].nunique(), documents=frame["document"].nunique(),
                              gold=table.has("gold"), by_group=by_group)
-    return RelevanceAgreementResult(rates=rates, categories=categories, points=points, full_text=full_text,
+    kept = ["subject", "document", "condition", "group", "judgment", "full_judgment", "agree", "correct", *metrics]
+    return RelevanceAgreementResult(rates=rates, categories=categories, points=points,
+                                    judgments=frame.loc[surrogate, kept].reset_index(drop=True), full_text=full_text,
                                     metrics=metrics, n_unpaired=n_unpaired, signature=signature)
 
 

@@ -154,7 +154,7 @@ def nugget_scores(counts: Any, *, beta: float = defaults.NUGGET_BETA,
     })
     for k, row in enumerate(table.rows):
         if frame["vital_total"].iat[k] <= 0:
-            raise InputFileError(table.path, f"the cell must be a number > 0; got {frame['vital_total'].iat[k]!r}.",
+            raise InputFileError(table.path, f"the cell must be a number > 0; got {table.raw('vital_total')[k]!r}.",
                                  row=int(row), column="vital_total")
         if frame["vital_matched"].iat[k] > frame["vital_total"].iat[k]:
             raise InputFileError(table.path, f"`vital_matched` must be <= `vital_total` "
@@ -193,7 +193,7 @@ def match_nuggets(nuggets: Any, texts: Any, *, beta: float = defaults.NUGGET_BET
         A nugget counts 1 when at least ``threshold`` of its content terms occur in the text
         ('threshold'), or counts that share ('fraction', a soft count).
     threshold : float, keyword-only
-        In (0, 1]; default 0.5.
+        In (0, 1]; default 0.6.
     stem : bool, keyword-only
         Porter-stem terms as ROUGE-1.5.5 ``-m``.
 

@@ -38,6 +38,7 @@ from .extrinsic import _COLUMN, MEASURES, relevance_agreement
 __all__ = ["PartitionCorrelationResult", "extrinsic_correlation", "partition_correlation",
            "scoreset_partition_correlation"]
 
+UNITS = ("document", "judgment")
 _SUMMARY = ("label", "size", "mean", "median", "std", "q1", "q3", "spread_low", "spread_high", "n_points",
             "n_cells", "n_left_out", "n_undefined")
 
@@ -180,16 +181,19 @@ def scoreset_partition_correlation(ds: ScoreSet, metrics: Any, human: str, *,
 
 
 def extrinsic_correlation(judgments: Any, *, metric: str, measures: Any = MEASURES,
+                          unit: str = defaults.EXTRINSIC_UNIT,
                           full_text: str = defaults.FULL_TEXT_CONDITION, sizes: Any = (1, 2, 4),
                           n_partitions: int = defaults.PARTITION_REPEATS,
                           confidence_level: float = defaults.CONFIDENCE_LEVEL,
                           rng: Any = None) -> PartitionCorrelationResult:
     """Dorr et al.'s Table 5: partition-averaged r between a metric and each agreement measure, per condition.
 
-    For each surrogate condition, the documents are the data points: the metric is the mean of the
-    ``metric`` column over the condition's rows of the document, the agreement the rate over the subjects'
-    judgments; within a cell the agreement is pooled over the judgments (points weighted by their number of
-    judgments). Rows are labelled ``<condition> (RP)`` / ``<condition> (LDC)``.
+    With ``unit='document'`` (default), for each surrogate condition the documents are the data points:
+    the metric is the mean of the ``metric`` column over the condition's rows of the document, the
+    agreement the rate over the subjects' judgments; within a cell the agreement is pooled over the
+    judgments (points weighted by their number of judgments), as the 40-judgment cells of the paper's
+    Table 2. With ``unit='judgment'`` every (subject, document) judgment is a point with a 0/1 agreement
+    (the paper's "600 data points" at p = 1). Rows are labelled ``<condition> (RP)`` / ``<condition> (LDC)``.
 
     Parameters
     ----------
@@ -198,6 +202,8 @@ def extrinsic_correlation(judgments: Any, *, metric: str, measures: Any = MEASUR
     metric : str, keyword-only
         The metric column.
     measures : sequence of {'relevance-prediction', 'ldc-agreement'}, keyword-only
+    unit : {'document', 'judgment'}, keyword-only
+        The data point: a document (agreement pooled over subjects) or one judgment.
     full_text, sizes, n_partitions, confidence_level, rng
         As :func:`relevance_agreement` and :func:`partition_correlation` (sizes default 1, 2, 4).
     """
@@ -206,9 +212,13 @@ def extrinsic_correlation(judgments: Any, *, metric: str, measures: Any = MEASUR
         raise ParameterError(f"`measures` must name at least one of {', '.join(map(repr, MEASURES))}; got none.")
     for measure in measures:
         check_choice("measures", measure, MEASURES)
+    unit = check_choice("unit", unit, UNITS)
     sizes, n_partitions, confidence_level, base, seed = _options_iv(sizes, n_partitions, confidence_level, rng)
     agreement = relevance_agreement(judgments, full_text=full_text, metrics=(metric,))
-    points = agreement.points
+    points = agreement.points if unit == "document" else agreement.judgments.assign(
+        relevance_prediction=agreement.judgments["agree"], ldc_agreement=agreement.judgments["correct"],
+        n_paired=agreement.judgments["agree"].notna().astype(float),
+        n_gold=agreement.judgments["correct"].notna().astype(float))
     distributions: dict = {}
     rows = []
     for condition, part in points.groupby("condition", sort=True):
@@ -223,4 +233,4 @@ def extrinsic_correlation(judgments: Any, *, metric: str, measures: Any = MEASUR
             rows += _rows(f"{condition} ({tag})", part[metric].to_numpy(float)[keep], part[column].to_numpy(float)[keep],
                           counts[keep], sizes, n_partitions, confidence_level, base, distributions)
     return _finish(rows, sizes, n_partitions, confidence_level, distributions, metric=metric, measures=measures,
-                   full_text=full_text, seed=seed)
+                   unit=unit, full_text=full_text, seed=seed)

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from .. import defaults
 from ..analyses.extrinsic import MEASURES, relevance_agreement
-from ..analyses.partition import extrinsic_correlation, scoreset_partition_correlation
+from ..analyses.partition import UNITS, extrinsic_correlation, scoreset_partition_correlation
 from .analysis_output import NumberList, footer, number, output_options, render
 from .common import chosen_metrics, load_source, seed_option, source_options
 
@@ -52,14 +52,17 @@ def agreement(judgments, full_text, metrics, by_group, fmt, output):
 @click.option("--metric", required=True, help="The metric column (the surrogate's score).")
 @click.option("--measure", "measures", multiple=True, type=click.Choice(MEASURES),
               help="Agreement measure (repeatable; default both).")
+@click.option("--unit", type=click.Choice(UNITS), default=defaults.EXTRINSIC_UNIT, show_default=True,
+              help="The data point: a document (agreement over its subjects) or one judgment.")
 @click.option("--full-text", default=defaults.FULL_TEXT_CONDITION, show_default=True,
               help="The condition of the full-text judgments.")
 @_partition_options("1,2,4")
 @seed_option
 @output_options
-def correlate(judgments, metric, measures, full_text, sizes, n_partitions, confidence_level, seed, fmt, output):
+def correlate(judgments, metric, measures, unit, full_text, sizes, n_partitions, confidence_level, seed, fmt, output):
     """Partition-averaged r between a metric and agreement, per condition (Table 5)."""
-    result = extrinsic_correlation(judgments, metric=metric, measures=measures or MEASURES, full_text=full_text,
+    result = extrinsic_correlation(judgments, metric=metric, measures=measures or MEASURES, unit=unit,
+                                   full_text=full_text,
                                    sizes=sizes, n_partitions=n_partitions, confidence_level=confidence_level,
                                    rng=seed)
     render(result, fmt, result.to_frame(), _partition_tables, output)

@@ -9,7 +9,7 @@ distinct content terms that occur among the response's terms::
     overlap(u, s) = |terms(u) & terms(s)| / |terms(u)|
 
 Decisions (documented in docs/nuggets-extrinsic.md): ``match='threshold'`` (default) counts a nugget as
-matched when ``overlap >= threshold`` (default 0.5, :data:`metaeval.defaults.NUGGET_THRESHOLD`);
+matched when ``overlap >= threshold`` (default 0.6, :data:`metaeval.defaults.NUGGET_THRESHOLD`);
 ``match='fraction'`` counts the overlap itself (a soft count, POURPRE's fractional match). Terms are not
 idf-weighted (POURPRE's weighting needs a document collection that the user may not have). A nugget with
 no content term (only stopwords) cannot be matched: its overlap is NaN and the callers leave it out of the

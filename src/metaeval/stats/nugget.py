@@ -34,7 +34,7 @@ def _array(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False)
         raise ParameterError(f"`{name}` must be a number or an array of numbers; got {value!r}.") from None
     bad = ~np.isfinite(array) | ((array <= minimum) if strict else (array < minimum))
     if bad.any():
-        first = array[bad].flat[0] if array.ndim else float(array)
+        first = float(array[bad].flat[0]) if array.ndim else float(array)
         rule = f"> {minimum:g}" if strict else f">= {minimum:g}"
         raise ParameterError(f"`{name}` must hold finite numbers {rule}; got {first!r}.")
     return array
@@ -54,7 +54,7 @@ def _nugget_iv(vital_matched, okay_matched, vital_total, length, beta, allowance
     over = r > big_r
     if over.any():
         k = int(np.flatnonzero(over.ravel())[0])
-        raise ParameterError(f"`vital_matched` must be <= `vital_total`; got {r.ravel()[k]!r} > {big_r.ravel()[k]!r}.")
+        raise ParameterError(f"`vital_matched` must be <= `vital_total`; got {float(r.ravel()[k])!r} > {float(big_r.ravel()[k])!r}.")
     beta = float(_array("beta", beta, strict=True))
     allowance = float(_array("allowance", allowance, strict=True))
     return r, a, big_r, l, beta, allowance
