@@ -45,7 +45,7 @@ def _vector(name: str, value: Any) -> np.ndarray:
     if array.ndim != 1:
         raise ParameterError(f"`{name}` must be a 1-D array of numbers; got shape {array.shape}.")
     if not np.isfinite(array).all():
-        raise ParameterError(f"`{name}` must hold finite numbers; got {array[~np.isfinite(array)][0]!r}.")
+        raise ParameterError(f"`{name}` must hold finite numbers; got {float(array[~np.isfinite(array)][0])!r}.")
     return array
 
 
@@ -64,7 +64,7 @@ def _partition_iv(x, y, size, n_partitions, weights, batch):
         if weights.shape != x.shape:
             raise ParameterError(f"`weights` must have one value per point ({x.size}); got {weights.size}.")
         if (weights <= 0).any():
-            raise ParameterError(f"`weights` must be > 0; got {weights[weights <= 0][0]!r}.")
+            raise ParameterError(f"`weights` must be > 0; got {float(weights[weights <= 0][0])!r}.")
     if batch is None:
         batch = max(1, _BATCH_ELEMENTS // max(x.size, 1))
     batch = check_int("batch", batch, minimum=1)
