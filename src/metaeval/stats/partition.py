@@ -80,7 +80,8 @@ def partition_indices(n: int, size: int, n_repeats: int, rng: np.random.Generato
 
 
 def row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson r of each row pair of (k, c) arrays; NaN where a row of ``a`` or ``b`` is constant."""
+    """Pearson r of each row pair of (k, c) arrays; NaN where a row of ``a`` or ``b`` is constant, 0 where
+    ``|r| < 1e-12`` (rounding of an exactly zero covariance)."""
     ac = a - a.mean(axis=1, keepdims=True)
     bc = b - b.mean(axis=1, keepdims=True)
     saa = np.einsum("ij,ij->i", ac, ac)
@@ -92,6 +93,8 @@ def row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ok = (saa > scale_a) & (sbb > scale_b)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.where(ok, sab / np.sqrt(saa * sbb), np.nan)
+    # an exactly uncorrelated pair gives |r| of rounding size (1e-17); report it as 0
+    r = np.where(np.abs(r) < 1e-12, 0.0, r)
     return np.clip(r, -1.0, 1.0)
 
 
