@@ -209,3 +209,14 @@ def test_realsumm_crowd_matches_recall_is_litepyramid(shared_data):
     assert (t["nugget_f"] <= np.maximum(t["precision"], t["recall"]) + 1e-12).all()
     with pytest.raises(ParameterError, match=r"^`result` must be a LitePyramidResult; got dict\.$"):
         litepyramid_nuggets({}, {})
+
+
+def test_scoreset_needs_labels(tmp_path):
+    counts = tmp_path / "c.csv"
+    counts.write_text("vital_matched,vital_total,length\n1,4,100\n", encoding="utf-8")
+    result = nugget_scores(counts)
+    assert result.table["nugget_f"].iloc[0] == pytest.approx(nugget_f(1, 0, 4, 100))
+    with pytest.raises(ParameterError) as info:
+        result.scoreset()
+    assert str(info.value) == ("the responses must have `system` and `input` labels to form a ScoreSet; "
+                               "got a table without them.")

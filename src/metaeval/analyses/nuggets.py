@@ -79,7 +79,7 @@ class NuggetScoresResult(ResultMixin):
     def scoreset(self, *, name: str = SCORER) -> ScoreSet:
         """Systems x inputs ScoreSet with one metric scorer ``name`` (needs system and input labels)."""
         if self.table["system"].isna().any() or self.table["input"].isna().any():
-            raise ParameterError("`scoreset` needs a `system` and an `input` label for every response; got none.")
+            raise ParameterError("the responses must have `system` and `input` labels to form a ScoreSet; got a table without them.")
         wide = self.table.pivot(index="system", columns="input", values="nugget_f")
         return ScoreSet.from_matrices({name: wide.to_numpy(dtype=float)}, systems=list(wide.index),
                                       inputs=list(wide.columns), name="nuggets")

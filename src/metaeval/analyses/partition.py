@@ -94,14 +94,14 @@ def _rows(label: str, x, y, weights, sizes, n_partitions, confidence_level, base
         stats = (np.mean(ok), np.median(ok), np.std(ok), *np.quantile(ok, [0.25, 0.75, tail, 1 - tail])) \
             if ok.size else (np.nan,) * 7
         if ok.size < r.size:
-            common_warn(label, size, r.size - ok.size, r.size)
+            _warn_undefined(label, size, r.size - ok.size, r.size)
         n = len(x)
         rows.append(dict(zip(_SUMMARY, (label, size, *map(float, stats), n, n // size, n - (n // size) * size,
                                         int(r.size - ok.size)))))
     return rows
 
 
-def common_warn(label: str, size: int, undefined: int, total: int) -> None:
+def _warn_undefined(label: str, size: int, undefined: int, total: int) -> None:
     import warnings
 
     warnings.warn(f"{label}, size {size}: {undefined} of {total} partitions have constant cell means; their r is "
