@@ -115,3 +115,15 @@ MT_PRESETS = {
     "mean": {"tasks": MT_TASKS, "average": "mean", "significance": "permutation", "human_ties": "skip",
              "pvalue": "randomized", "spa_range": "accuracy"},
 }
+# Nugget F(beta) (TREC 2004 definition questions; Lin & Demner-Fushman 2005): beta, characters allowed per
+# matched nugget, and the automatic matcher's share of a nugget's content terms that must occur in the text.
+NUGGET_BETA = 3.0
+NUGGET_ALLOWANCE = 100.0
+NUGGET_THRESHOLD = 0.6
+NUGGET_MATCH = "threshold"
+# Extrinsic evaluation (Dorr et al. 2005): cell size and number of random partitions of the
+# partition-averaged correlation.
+PARTITION_SIZE = 4
+PARTITION_REPEATS = 10000
+FULL_TEXT_CONDITION = "full"
+EXTRINSIC_UNIT = "document"

@@ -79,6 +79,15 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("paper", "metaeval.analyses.paper", ("paper_summary_level", "PaperSummaryLevelResult"),
              "reproduce_command:reproduce",
              "Reproduce published numbers with procedures metaeval does not recommend."),
+    Analysis("nuggets", "metaeval.analyses.nuggets",
+             ("nugget_scores", "NuggetScoresResult", "match_nuggets", "litepyramid_nuggets", "realsumm_nugget_tables"),
+             "nuggets_command:nuggets", "Nugget F(beta) of answers and summaries (Lin & Demner-Fushman 2005)."),
+    Analysis("extrinsic", "metaeval.analyses.extrinsic", ("relevance_agreement", "RelevanceAgreementResult"),
+             "extrinsic_command:extrinsic",
+             "Extrinsic evaluation: Relevance-Prediction, LDC-Agreement, partition-averaged r."),
+    Analysis("partition", "metaeval.analyses.partition",
+             ("partition_correlation", "PartitionCorrelationResult", "scoreset_partition_correlation",
+              "extrinsic_correlation"), "extrinsic_command:extrinsic"),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 
