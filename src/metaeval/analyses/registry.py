@@ -79,6 +79,9 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("paper", "metaeval.analyses.paper", ("paper_summary_level", "PaperSummaryLevelResult"),
              "reproduce_command:reproduce",
              "Reproduce published numbers with procedures metaeval does not recommend."),
+    Analysis("qarla", "metaeval.analyses.qarla", ("qarla", "QarlaResult", "qarla_similarities", "QarlaSimilarities"),
+             "qarla_command:qarla",
+             "QARLA's QUEEN, KING and JACK: peers against models under similarity-metric sets..."),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 
