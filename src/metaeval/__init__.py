@@ -138,6 +138,7 @@ __all__ = [
     "ranking_error_rate",
     "ranking_stability",
     "read_mt_metrics_eval",
+    "read_qarla_texts",
     "read_scores",
     "read_wmt_mqm",
     "sample_documents",

@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
-from ..errors import ParameterError, check_int
+from ..data.texts import label_field, read_records, text_field, texts_field
+from ..errors import InputFileError, ParameterError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
@@ -31,7 +32,7 @@ from ..stats.qarla import MIN_MODELS_KING, qarla_arrays
 from . import _common as common
 from .qarla_similarity import DEFAULT_SIMILARITIES, canonical_similarity, check_sources, similarity_matrices
 
-__all__ = ["QarlaResult", "QarlaSimilarities", "qarla", "qarla_similarities"]
+__all__ = ["QarlaResult", "QarlaSimilarities", "qarla", "qarla_similarities", "read_qarla_texts"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,47 @@ class QarlaSimilarities(ResultMixin):
             raise ParameterError(f"`metric_sets` must use computed similarities ({', '.join(self.similarities)}); "
                                  f"got {missing[0]!r}.")
         return self.values[[self.similarities.index(n) for n in names]]
+
+
+def read_qarla_texts(path) -> tuple[dict[str, dict[str, str]], dict[str, list[str]], dict[str, list[str]] | None]:
+    """Peers, models and (optional) sources from a JSON Lines file, one line per (system, input).
+
+    Each line: ``{"doc_id", "system_id", "summary", "references": [texts]}`` (SummEval's texts.jsonl), and
+    optionally ``"source"``: the input's source document (a text or a list of texts, for TVM). Lines of
+    one input must repeat the same references (and source).
+
+    Returns
+    -------
+    (candidates, references, sources)
+        ``candidates[system][input]``, ``references[input]``, ``sources[input]`` or None when no line has
+        a source.
+    """
+    candidates: dict[str, dict[str, str]] = {}
+    references: dict[str, list[str]] = {}
+    sources: dict[str, list[str]] = {}
+    for row, record in read_records(path):
+        doc = label_field(path, row, record, "doc_id")
+        system = label_field(path, row, record, "system_id")
+        refs = texts_field(path, row, record, "references")
+        if references.setdefault(doc, refs) != refs:
+            raise InputFileError(path, f"the lines of one input must repeat its references; got other references "
+                                       f"for {doc!r}.", row=row, column="references")
+        if "source" in record:
+            value = record["source"]
+            docs = [text_field(path, row, record, "source")] if isinstance(value, str) else \
+                texts_field(path, row, record, "source")
+            if sources.setdefault(doc, docs) != docs:
+                raise InputFileError(path, f"the lines of one input must repeat its source; got another source for "
+                                           f"{doc!r}.", row=row, column="source")
+        cells = candidates.setdefault(system, {})
+        if doc in cells:
+            raise InputFileError(path, f"(system_id, doc_id) must be unique; got {(system, doc)!r} again.", row=row)
+        cells[doc] = text_field(path, row, record, "summary")
+    if sources and set(sources) != set(references):
+        missing = next(d for d in references if d not in sources)
+        raise InputFileError(path, f"every input must have a source when one has; got none for {missing!r}.",
+                             column="source")
+    return candidates, references, sources or None
 
 
 def _similarities_iv(candidates, references, similarities, inputs, sources):

@@ -79,7 +79,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("paper", "metaeval.analyses.paper", ("paper_summary_level", "PaperSummaryLevelResult"),
              "reproduce_command:reproduce",
              "Reproduce published numbers with procedures metaeval does not recommend."),
-    Analysis("qarla", "metaeval.analyses.qarla", ("qarla", "QarlaResult", "qarla_similarities", "QarlaSimilarities"),
+    Analysis("qarla", "metaeval.analyses.qarla", ("qarla", "QarlaResult", "qarla_similarities", "QarlaSimilarities",
+                                                     "read_qarla_texts"),
              "qarla_command:qarla",
              "QARLA's QUEEN, KING and JACK: peers against models under similarity-metric sets..."),
 )
