@@ -82,7 +82,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("qarla", "metaeval.analyses.qarla", ("qarla", "QarlaResult", "qarla_similarities", "QarlaSimilarities",
                                                      "read_qarla_texts"),
              "qarla_command:qarla",
-             "QARLA's QUEEN, KING and JACK: peers against models under similarity-metric sets..."),
+             "QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 

@@ -34,7 +34,7 @@ from .common import load_source
               help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file.")
 @output_options
 def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, scores, human, plot, fmt, output):
-    """QARLA's QUEEN, KING and JACK: peers against models under similarity-metric sets (Amigo et al. 2005)"""
+    """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."""
     candidates, references, sources = read_qarla_texts(texts)
     ds = None
     if dataset or scores:
