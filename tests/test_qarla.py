@@ -314,3 +314,21 @@ def test_summeval_full_run(summeval_texts):
         result = me.qarla(sims, ds=ds, human="expert.relevance")
     assert result.n_inputs == 100 and result.king.shape == (5,)
     assert (result.pearson > 0).all()
+
+
+def test_cli_plot_never_overwrites_the_texts(tmp_path, capsys):
+    texts = tmp_path / "texts.jsonl"
+    line = {"doc_id": "d", "system_id": "s", "summary": "x", "references": ["a", "b", "c", "d"]}
+    texts.write_text(json.dumps(line) + "\n")
+    before = texts.read_bytes()
+    code = main(["qarla", "--texts", str(texts), "--plot", str(texts)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--plot" in err and "is the same file as --texts" in err and texts.read_bytes() == before
+
+
+def test_cli_plot_needs_png_or_svg(shared_data, tmp_path, capsys):
+    code = main(["qarla", "--texts", str(shared_data / "summeval" / "texts.jsonl"), "--inputs", "1",
+                 "--similarity", "rouge-1", "--plot", str(tmp_path / "q.pdf")])
+    out, err = capsys.readouterr()
+    assert code == 2 and err.strip().endswith("`plot` must be a file name ending in .png or .svg; got "
+                                              f"'{tmp_path / 'q.pdf'}'.")

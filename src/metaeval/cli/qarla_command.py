@@ -7,6 +7,7 @@ from rich.table import Table
 from ..analyses.qarla import qarla as run_qarla
 from ..analyses.qarla import qarla_similarities, read_qarla_texts
 from ..analyses.qarla_similarity import DEFAULT_SIMILARITIES
+from ..report.qarla_figure import check_figure_path, save_qarla_figure
 from .analysis_output import footer, number, output_options, render
 from .common import load_source
 
@@ -35,6 +36,8 @@ from .common import load_source
 @output_options
 def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, scores, human, plot, fmt, output):
     """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."""
+    if plot:
+        check_figure_path(plot)
     candidates, references, sources = read_qarla_texts(texts)
     ds = None
     if dataset or scores:
@@ -43,8 +46,6 @@ def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, sc
                               inputs=inputs, sources=sources)
     result = run_qarla(sims, metric_sets=metric_sets or None, ds=ds, human=human if ds is not None else None)
     if plot:
-        from ..report.qarla_figure import save_qarla_figure
-
         save_qarla_figure(result, plot)
     render(result, fmt, result.to_frame(), _tables, output)
 

@@ -14,16 +14,22 @@ import numpy as np
 from ..errors import ParameterError
 from .svg import new_figure
 
-__all__ = ["FIGURE_SUFFIXES", "save_qarla_figure"]
+__all__ = ["FIGURE_SUFFIXES", "check_figure_path", "save_qarla_figure"]
 
 FIGURE_SUFFIXES = (".png", ".svg")
 
 
-def save_qarla_figure(result, path: str | Path) -> Path:
-    """Draw :class:`metaeval.QarlaResult` ``result`` to ``path`` (``.png`` or ``.svg``; written atomically)."""
+def check_figure_path(path: str | Path) -> Path:
+    """``path`` as a Path, if it ends in ``.png`` or ``.svg``."""
     path = Path(path)
     if path.suffix.lower() not in FIGURE_SUFFIXES:
         raise ParameterError(f"`plot` must be a file name ending in {' or '.join(FIGURE_SUFFIXES)}; got {str(path)!r}.")
+    return path
+
+
+def save_qarla_figure(result, path: str | Path) -> Path:
+    """Draw :class:`metaeval.QarlaResult` ``result`` to ``path`` (``.png`` or ``.svg``; written atomically)."""
+    path = check_figure_path(path)
     best = int(np.argmax(result.king))
     sets = list(result.metric_sets)
     with new_figure(10.0, 0.28 * len(sets) + 2.6, ncols=2) as (fig, (left, right)):
