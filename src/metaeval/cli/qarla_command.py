@@ -62,13 +62,13 @@ def _tables(result):
                number(float(result.queen[i].mean()))]
         table.add_row(*row, *([number(result.pearson[i]), number(result.kendall[i])] if human else []))
     best = int(result.king.argmax())
-    ranking = Table(title=f"QUEEN per system: {result.metric_sets[best]}", title_justify="left")
+    ranking = Table(title="QUEEN per system", title_justify="left")
     for column in ("system", "QUEEN") + (("human",) if human else ()):
         ranking.add_column(column, justify="left" if column == "system" else "right")
     for j in sorted(range(len(result.systems)), key=lambda j: -result.queen[best, j]):
         ranking.add_row(result.systems[j], number(result.queen[best, j]),
                         *([number(result.human_scores[j])] if human else []))
-    notes = ["QUEEN per system under the set with the highest KING",
+    notes = [f"QUEEN per system under {result.metric_sets[best]} (the set with the highest KING)",
              "QUEEN: P(peer at least as similar to a model as two other models are), over ordered triples of "
              "distinct models; KING: P(a left-out model's QUEEN > every peer's); JACK: P(two peers closer to a "
              "model than to each other); docs/qarla.md"]
