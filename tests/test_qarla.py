@@ -174,6 +174,21 @@ def test_vectorized_equals_the_formulas(seed):
     assert (result.king_success == kings).all() and (result.jack_success == jacks).all()
 
 
+def test_results_do_not_depend_on_the_chunk_size(monkeypatch):
+    import metaeval.stats.qarla as kernel
+
+    sim = np.round(np.random.default_rng(5).uniform(size=(2, 7, 3 + 5, 3 + 5)), 1)
+    whole = qarla_arrays(sim, 3)
+    monkeypatch.setattr(kernel, "CHUNK_ELEMENTS", 1)  # one test case per chunk
+    one = qarla_arrays(sim, 3)
+    monkeypatch.setattr(kernel, "CHUNK_ELEMENTS", 3 * 8 * 125)  # 3 test cases per chunk, the last one short
+    three = qarla_arrays(sim, 3)
+    for other in (one, three):
+        np.testing.assert_array_equal(other.queen_peers, whole.queen_peers)
+        np.testing.assert_array_equal(other.queen_models, whole.queen_models)
+        np.testing.assert_array_equal(other.king_success, whole.king_success)
+
+
 def test_properties():
     rng = np.random.default_rng(7)
     sim = rng.uniform(size=(2, 4, 6 + 5, 6 + 5))

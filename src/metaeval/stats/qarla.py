@@ -99,7 +99,7 @@ def queen(sim, n_peers: int) -> np.ndarray:
         model itself (its self-similarity); use :func:`queen_leave_one_out` for models.
     """
     sim, p = _check_sim(sim, n_peers, MIN_MODELS)
-    return _queen(_all_passes(sim, p), sim.shape[2] - p)
+    return _queens(sim, p, leave_out=False)[0]
 
 
 def queen_leave_one_out(sim, n_peers: int) -> np.ndarray:
@@ -118,25 +118,35 @@ def queen_leave_one_out(sim, n_peers: int) -> np.ndarray:
         ``(T, M, K)``: ``[t, k, c] = QUEEN_{M-{k},X}(c)``; ``[t, k, P + k]`` is model ``k``'s own QUEEN.
     """
     sim, p = _check_sim(sim, n_peers, MIN_MODELS_KING)
-    return _queen_loo(_all_passes(sim, p), sim.shape[2] - p)
+    return _queens(sim, p, full=False)[1]
 
 
-def _all_passes(sim: np.ndarray, p: int) -> np.ndarray:
-    """(T, K, M**3) as float: the QUEEN test of every text against every model triple."""
-    passes = _passes(sim[:, :, :, p:], sim[:, :, p:, p:])
-    t, c = passes.shape[:2]
-    return passes.reshape(t, c, -1).astype(np.float64)
+CHUNK_ELEMENTS = 1 << 22
+"""Test cases are processed in chunks of about this many (text, model triple) tests, bounding memory."""
 
 
-def _queen(passes: np.ndarray, m: int) -> np.ndarray:
-    w = triple_weights(m, leave_out=False)[0].reshape(-1)
-    return passes @ w / w.sum()
+def _queens(sim: np.ndarray, p: int, *, full: bool = True, leave_out: bool = True):
+    """QUEEN over all the models ``(T, K)`` and with each model left out ``(T, M, K)`` (None when not asked).
 
-
-def _queen_loo(passes: np.ndarray, m: int) -> np.ndarray:
-    w = triple_weights(m, leave_out=True).reshape(m, -1)
-    counts = passes @ w.T  # (T, K, M)
-    return np.transpose(counts / w.sum(axis=1), (0, 2, 1))
+    The QUEEN test of every text against every model triple is a 0/1 array ``(T, K, M**3)``; each QUEEN is
+    its product with the 0/1 weights of the triples of the sample space, divided by their number.
+    """
+    t_all, k = sim.shape[1], sim.shape[2]
+    m = k - p
+    w_all = triple_weights(m, leave_out=False)[0].reshape(-1)
+    w_loo = triple_weights(m, leave_out=True).reshape(m, -1) if leave_out else None
+    q_all = np.empty((t_all, k)) if full else None
+    q_loo = np.empty((t_all, m, k)) if leave_out else None
+    step = max(1, CHUNK_ELEMENTS // (k * m ** 3))
+    for start in range(0, t_all, step):
+        part = sim[:, start:start + step]
+        passes = _passes(part[:, :, :, p:], part[:, :, p:, p:])
+        passes = passes.reshape(passes.shape[0], k, -1).astype(np.float64)
+        if full:
+            q_all[start:start + step] = passes @ w_all / w_all.sum()
+        if leave_out:
+            q_loo[start:start + step] = np.transpose(passes @ w_loo.T / w_loo.sum(axis=1), (0, 2, 1))
+    return q_all, q_loo
 
 
 def king(sim, n_peers: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +169,7 @@ def king(sim, n_peers: int) -> tuple[np.ndarray, np.ndarray]:
     """
     sim, p = _check_sim(sim, n_peers, MIN_MODELS_KING)
     m = sim.shape[2] - p
-    q = _queen_loo(_all_passes(sim, p), m)
+    q = _queens(sim, p, full=False)[1]
     own = q[:, np.arange(m), p + np.arange(m)]
     best_peer = q[:, :, :p].max(axis=2)
     return own > best_peer, own == best_peer
@@ -186,8 +196,7 @@ def jack(sim, n_peers: int, queen_peers=None) -> np.ndarray:
     sim, p = _check_sim(sim, n_peers, MIN_MODELS)
     if p < 2:
         raise ParameterError(f"`n_peers` must be at least 2 for JACK (a pair of peers); got {p}.")
-    m = sim.shape[2] - p
-    q = _queen(_all_passes(sim, p), m)[:, :p] if queen_peers is None else np.asarray(queen_peers, dtype=np.float64)
+    q = _queens(sim, p, leave_out=False)[0][:, :p] if queen_peers is None else np.asarray(queen_peers, dtype=np.float64)
     return _jack_events(sim, p, q)
 
 
@@ -256,9 +265,7 @@ def qarla_arrays(sim, n_peers: int) -> QarlaArrays:
     if p < 2:
         raise ParameterError(f"`n_peers` must be at least 2 for JACK (a pair of peers); got {p}.")
     m = sim.shape[2] - p
-    passes = _all_passes(sim, p)
-    q_all = _queen(passes, m)
-    q_loo = _queen_loo(passes, m)
+    q_all, q_loo = _queens(sim, p)
     own = q_loo[:, np.arange(m), p + np.arange(m)]
     best_peer = q_loo[:, :, :p].max(axis=2)
     queen_peers = q_all[:, :p]
