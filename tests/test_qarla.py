@@ -347,3 +347,24 @@ def test_cli_plot_needs_png_or_svg(shared_data, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 2 and err.strip().endswith("`plot` must be a file name ending in .png or .svg; got "
                                               f"'{tmp_path / 'q.pdf'}'.")
+
+
+def test_api_input_messages(summeval_sims):
+    refs = {"d1": ["w x", "x y", "y z", "z w"]}
+    two = {"s1": {"d1": "x y"}, "s2": {"d1": "y z"}}
+    with pytest.raises(me.ParameterError, match=r"^`inputs` must be inputs with references and a summary of every "
+                                                r"system; got 'd9'\.$"):
+        me.qarla_similarities(two, refs, inputs=["d9"])
+    with pytest.raises(me.ParameterError, match=r"^`candidates` must hold at least 2 systems \(JACK needs a pair of "
+                                                r"peers\); got 1\.$"):
+        me.qarla_similarities({"s1": {"d1": "x"}}, refs)
+    with pytest.raises(me.ParameterError, match=r"^`sources` must give every input a non-empty text or list of texts; "
+                                                r"got None for 'd1'\.$"):
+        me.qarla_similarities(two, refs, similarities=["tvm-4"], sources={"d2": "w"})
+    sims = me.qarla_similarities(two, refs, similarities=["tvm-4"], sources={"d1": ["w w x y z"]})
+    assert sims.values.shape == (1, 1, 6, 6) and "tvm_source:given" in str(sims.signature)
+    ds = me.ScoreSet.from_matrices({"h": np.ones((1, 4))}, systems=["M0"], inputs=list(summeval_sims.inputs),
+                                   humans=["h"])
+    with pytest.raises(me.ParameterError, match=r"^`ds` must score every system of the similarities; got no row for "
+                                                r"'M1'\.$"):
+        me.qarla(summeval_sims, ds=ds, human="h")

@@ -114,7 +114,8 @@ def read_qarla_texts(path) -> tuple[dict[str, dict[str, str]], dict[str, list[st
 
 def _similarities_iv(candidates, references, similarities, inputs, sources):
     if not isinstance(candidates, Mapping) or not candidates:
-        raise ParameterError(f"`candidates` must be a non-empty mapping system -> {{input: text}}; got {candidates!r:.80}.")
+        raise ParameterError(f"`candidates` must be a non-empty mapping system -> {{input: text}}; got "
+                             f"{candidates!r:.80}.")
     if not isinstance(references, Mapping) or not references:
         raise ParameterError(f"`references` must be a non-empty mapping input -> [texts]; got {references!r:.80}.")
     if isinstance(similarities, str) or not isinstance(similarities, Sequence) or not similarities:
@@ -135,13 +136,15 @@ def _similarities_iv(candidates, references, similarities, inputs, sources):
                                  f"{unknown[0]!r}.")
         inputs = tuple(inputs)
     if not inputs:
-        raise ParameterError("`candidates` must have a summary of every system for some input with references; got none.")
+        raise ParameterError("`candidates` must have a summary of every system for some input with references; "
+                             "got none.")
     counts = {i: len(references[i]) for i in inputs}
     if len(set(counts.values())) > 1 or min(counts.values()) < MIN_MODELS_KING:
         raise ParameterError(f"`references` must give every input the same number (>= {MIN_MODELS_KING}) of models; "
                              f"got {dict(list(counts.items())[:3])!r}.")
     if len(systems) < 2:
-        raise ParameterError(f"`candidates` must hold at least 2 systems (JACK needs a pair of peers); got {len(systems)}.")
+        raise ParameterError(f"`candidates` must hold at least 2 systems (JACK needs a pair of peers); got "
+                             f"{len(systems)}.")
     return names, systems, inputs, counts[inputs[0]], check_sources(sources, inputs)
 
 
@@ -252,7 +255,8 @@ def _metric_sets_iv(sims: QarlaSimilarities, metric_sets) -> list[tuple[str, ...
         sets = [(n,) for n in sims.similarities]
         return sets + [tuple(sims.similarities)] if len(sims.similarities) > 1 else sets
     if isinstance(metric_sets, str) or not isinstance(metric_sets, Sequence) or not metric_sets:
-        raise ParameterError(f"`metric_sets` must be a non-empty list of metric sets (lists of names); got {metric_sets!r}.")
+        raise ParameterError(f"`metric_sets` must be a non-empty list of metric sets (lists of names); got "
+                             f"{metric_sets!r}.")
     out = []
     for entry in metric_sets:
         names = entry.split("+") if isinstance(entry, str) else entry

@@ -63,8 +63,10 @@ def triple_weights(n_models: int, *, leave_out: bool) -> np.ndarray:
 def _check_sim(sim, n_peers, minimum_models):
     sim = np.asarray(sim, dtype=np.float64)
     if sim.ndim != 4 or sim.shape[2] != sim.shape[3] or sim.shape[0] < 1 or sim.shape[1] < 1:
-        raise ParameterError(f"`sim` must be an array of shape (metrics, test cases, texts, texts); got shape {sim.shape}.")
-    if isinstance(n_peers, bool) or not isinstance(n_peers, (int, np.integer)) or not 1 <= n_peers <= sim.shape[2] - minimum_models:
+        raise ParameterError(f"`sim` must be an array of shape (metrics, test cases, texts, texts); got shape "
+                             f"{sim.shape}.")
+    integer = isinstance(n_peers, (int, np.integer)) and not isinstance(n_peers, bool)
+    if not integer or not 1 <= n_peers <= sim.shape[2] - minimum_models:
         raise ParameterError(f"`n_peers` must be an integer from 1 to texts - {minimum_models} = "
                              f"{sim.shape[2] - minimum_models}; got {n_peers!r}.")
     off = ~np.eye(sim.shape[2], dtype=bool)
