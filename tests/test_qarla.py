@@ -312,6 +312,13 @@ def test_cli_on_summeval(shared_data, tmp_path, capsys):
     assert plot.read_text().lstrip().startswith("<?xml")
 
 
+def test_cli_human_needs_scores(shared_data, capsys):
+    code = main(["qarla", "--texts", str(shared_data / "summeval" / "texts.jsonl"), "--human", "expert.relevance"])
+    out, err = capsys.readouterr()
+    assert code == 2 and err.strip() == ("metaeval: error: `--human` needs `--dataset` or `--scores` (the human "
+                                         "scores); got --human 'expert.relevance' alone.")
+
+
 def test_cli_bad_input_is_one_line(shared_data, capsys):
     code = main(["qarla", "--texts", str(shared_data / "summeval" / "texts.jsonl"), "--similarity", "bleu"])
     out, err = capsys.readouterr()

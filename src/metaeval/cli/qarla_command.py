@@ -7,6 +7,7 @@ from rich.table import Table
 from ..analyses.qarla import qarla as run_qarla
 from ..analyses.qarla import qarla_similarities, read_qarla_texts
 from ..analyses.qarla_similarity import DEFAULT_SIMILARITIES
+from ..errors import ParameterError
 from ..report.qarla_figure import check_figure_path, save_qarla_figure
 from .analysis_output import footer, number, output_options, render
 from .common import load_source
@@ -38,6 +39,9 @@ def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, sc
     """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."""
     if plot:
         check_figure_path(plot)
+    if human and not (dataset or scores):
+        raise ParameterError(f"`--human` needs `--dataset` or `--scores` (the human scores); got --human {human!r} "
+                             "alone.")
     candidates, references, sources = read_qarla_texts(texts)
     ds = None
     if dataset or scores:
