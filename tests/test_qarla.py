@@ -247,6 +247,12 @@ def summeval_sims(summeval_texts):
     return me.qarla_similarities(candidates, references, similarities=["rouge-1", "rpre-1", "tvm-16"], inputs=4)
 
 
+def test_progress_is_called_once_per_input(summeval_texts):
+    calls = []
+    me.qarla_similarities(*summeval_texts, similarities=["tvm-4"], inputs=3, progress=lambda: calls.append(1))
+    assert len(calls) == 3
+
+
 def test_summeval_similarities(summeval_texts, summeval_sims):
     candidates, references = summeval_texts
     sims = summeval_sims

@@ -150,7 +150,7 @@ def _similarities_iv(candidates, references, similarities, inputs, sources):
 
 def qarla_similarities(candidates: Mapping[str, Mapping[str, str]], references: Mapping[str, Sequence[str]], *,
                        similarities: Sequence[str] = DEFAULT_SIMILARITIES, inputs: int | Sequence[str] | None = None,
-                       sources: Mapping[str, Any] | None = None) -> QarlaSimilarities:
+                       sources: Mapping[str, Any] | None = None, progress: Any = None) -> QarlaSimilarities:
     """Similarities ``x(u, v)`` between every two summaries (peers and models) of every input.
 
     Parameters
@@ -168,6 +168,8 @@ def qarla_similarities(candidates: Mapping[str, Mapping[str, str]], references: 
     sources : mapping, optional
         ``sources[input]``: the source document(s), for TVM; default the input's summaries pooled
         (peers and models; see docs/qarla.md, Decisions).
+    progress : callable, optional
+        Called with no argument after each input (for progress bars).
 
     Returns
     -------
@@ -179,6 +181,8 @@ def qarla_similarities(candidates: Mapping[str, Mapping[str, str]], references: 
     for t, label in enumerate(inputs):
         texts = [candidates[s][label] for s in systems] + list(references[label])
         values[:, t] = similarity_matrices(texts, names, source=None if sources is None else sources[label])
+        if progress is not None:
+            progress()
     tvm_source = "none" if not any(n.startswith("tvm") for n in names) else ("given" if sources else "summaries")
     signature = Signature.of(analysis="qarla-similarities", similarities=",".join(names), systems=len(systems),
                              inputs=len(inputs), models=m, tvm_source=tvm_source)

@@ -11,6 +11,7 @@ from ..errors import ParameterError
 from ..report.qarla_figure import check_figure_path, save_qarla_figure
 from .analysis_output import footer, number, output_options, render
 from .common import load_source
+from .progress import progress_bar, progress_option
 
 
 @click.command()
@@ -34,6 +35,7 @@ from .common import load_source
 @click.option("--human", help="The human scorer QUEEN is correlated with (default: the dataset's).")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file.")
+@progress_option
 @output_options
 def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, scores, human, plot, fmt, output):
     """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."""
@@ -46,8 +48,10 @@ def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, sc
     ds = None
     if dataset or scores:
         ds, human = load_source(dataset, dataset_options, scores, human)
-    sims = qarla_similarities(candidates, references, similarities=similarities or DEFAULT_SIMILARITIES,
-                              inputs=inputs, sources=sources)
+    total = len(references) if inputs is None else min(inputs, len(references))
+    with progress_bar() as bar:
+        sims = qarla_similarities(candidates, references, similarities=similarities or DEFAULT_SIMILARITIES,
+                                  inputs=inputs, sources=sources, progress=bar.task("similarities (inputs)", total))
     result = run_qarla(sims, metric_sets=metric_sets or None, ds=ds, human=human if ds is not None else None)
     if plot:
         save_qarla_figure(result, plot)
