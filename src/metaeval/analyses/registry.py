@@ -88,6 +88,10 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("partition", "metaeval.analyses.partition",
              ("partition_correlation", "PartitionCorrelationResult", "scoreset_partition_correlation",
               "extrinsic_correlation"), "extrinsic_command:extrinsic"),
+    Analysis("qarla", "metaeval.analyses.qarla", ("qarla", "QarlaResult", "qarla_similarities", "QarlaSimilarities",
+                                                     "read_qarla_texts"),
+             "qarla_command:qarla",
+             "QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."),
 )
 """Every analysis, in the order of the report's sections and the docs."""
 
