@@ -28,13 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..data.formats import file_format, read_table
+from ..errors import InputFileError, ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
-from .jackknife import MeasuredScorer, _jackknife_iv, reference_labels
+from ..serialization import plain as _plain
+from .jackknife import _jackknife_iv, records, reference_labels
 
 __all__ = ["LABELS", "CrossComprehensionLabelsResult", "CrossComprehensionResult", "cross_comprehension",
-           "cross_comprehension_labels"]
+           "cross_comprehension_labels", "read_cross_judgments"]
 
 LABELS = ("relevant", "partial", "irrelevant", "not-found")
 """The judge's four options (Kolluru & Gotoh 2005, section 4), as the ``label`` column spells them."""
@@ -78,6 +80,11 @@ class CrossComprehensionResult(ResultMixin):
 
     def frame_rows(self) -> list[dict[str, Any]]:
         return self.peers.to_dict(orient="records")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measure": self.measure, "human_level": self.human_level, "documents": len(self.documents),
+                "matrix": {a: {b: _plain(v) for b, v in row.items()} for a, row in self.matrix.to_dict("index").items()},
+                "peers": records(self.peers), "signature": str(self.signature)}
 
 
 def cross_comprehension(references: Mapping[str, Sequence[str]], *, scorer: Any, measure: str,
@@ -195,6 +202,11 @@ class CrossComprehensionLabelsResult(ResultMixin):
         rows += [{"view": "questions", **r} for r in self.questionnaires.to_dict(orient="records")]
         return rows + [{"view": "overall", "author": "all", **self.overall}]
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"summaries": records(self.summaries), "questionnaires": records(self.questionnaires),
+                "overall": {k: _plain(v) for k, v in self.overall.items()}, "n_judgments": self.n_judgments,
+                "signature": str(self.signature)}
+
 
 def _shares(frame: pd.DataFrame, by: str | None) -> pd.DataFrame | dict:
     def one(labels: pd.Series) -> dict:
@@ -265,3 +277,38 @@ def cross_comprehension_labels(judgments: pd.DataFrame) -> CrossComprehensionLab
                              documents=int(frame["document"].nunique()), authors=int(frame["summary"].nunique()))
     return CrossComprehensionLabelsResult(_shares(frame, "summary"), _shares(frame, "questions"),
                                           _shares(frame, None), len(frame), signature)
+
+
+def read_cross_judgments(path) -> pd.DataFrame:
+    """Judged questions from a file (CSV, TSV, JSON Lines or Parquet by extension).
+
+    Columns ``document``, ``summary`` (author of the summary asked), ``questions`` (author of the
+    question), ``label`` (one of :data:`LABELS`), one row per question; other columns are ignored.
+
+    Raises
+    ------
+    InputFileError
+        A missing column, an empty cell or an unknown label (file, row and column named).
+    """
+    table = read_table(path, file_format(path))
+    missing = [c for c in JUDGMENT_COLUMNS if c not in table.columns]
+    if missing:
+        raise InputFileError(path, f"the file must have the columns {', '.join(JUDGMENT_COLUMNS)}; got"
+                                   f" {', '.join(table.columns)}.")
+    columns = {}
+    for name in JUDGMENT_COLUMNS:
+        values = []
+        for row, value in zip(table.rows, table.columns[name]):
+            text = "" if value is None else str(value).strip()
+            if not text:
+                raise InputFileError(path, f"every row must have a {name}; got an empty cell.", row=int(row),
+                                     column=name)
+            if name == "label" and text.lower() not in LABELS:
+                listed = ", ".join(repr(x) for x in LABELS)
+                raise InputFileError(path, f"a label must be one of {listed}; got {text!r}.", row=int(row),
+                                     column=name)
+            values.append(text)
+        columns[name] = values
+    if not columns["label"]:
+        raise InputFileError(path, "the file must hold at least one judged question; got none.")
+    return pd.DataFrame(columns)

@@ -30,6 +30,7 @@ from ..data.scoreset import ScoreSet
 from ..data.texts import label_field, read_records, text_field, texts_field
 from ..errors import InputFileError, ParameterError, check_int
 from ..serialization import ResultMixin
+from ..serialization import plain as _plain
 from ..signature import Signature
 
 __all__ = ["JackknifeResult", "MeasuredScorer", "jackknife_scores", "read_summary_texts", "reference_labels"]
@@ -175,6 +176,16 @@ class JackknifeResult(ResultMixin):
 
     def frame_rows(self) -> list[dict[str, Any]]:
         return self.peers.to_dict(orient="records")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measure": self.measure, "n_references": self.n_references,
+                "n_systems_below_humans": self.n_systems_below_humans, "peers": records(self.peers),
+                "signature": str(self.signature)}
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as plain JSON types."""
+    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
 def _jackknife_iv(candidates, references, scorer, measure):
