@@ -204,6 +204,11 @@ def test_summeval_humans_among_systems(shared_data):
     # outscore most humans; F1 (which charges the systems' length) moves the humans up
     human_rank = lambda r: r.peers.loc[r.peers["kind"] == "human", "rank"].mean()  # noqa: E731
     assert human_rank(f1) < human_rank(recall)
+    best_human = table[[p.startswith("ref") for p in table.index]].max()
+    assert list(table[(table > best_human).to_numpy()].index) == [p for p in table.index if p.startswith("M")][:15]
+    assert set(table.index[(table < best_human).to_numpy()]) & set(candidates) == {"M20"}
+    f1_table = f1.peers.set_index("peer")
+    assert list(f1_table.loc[[f"ref{j}" for j in range(6)] + ["M20"], "rank"].sort_values()) == list(range(21, 28))
     # references 6-10 agree with each other more than with the rest: they are the five best humans under both
     for result in (recall, f1):
         humans = result.peers[result.peers["kind"] == "human"]
@@ -222,6 +227,10 @@ def test_summeval_cross_comprehension(shared_data):
     assert humans["summary_relevance"].mean() == pytest.approx(result.human_level)
     assert humans["questionnaire_relevance"].mean() == pytest.approx(result.human_level)
     assert len(result.peers) == 27 and (0 < result.peers["summary_relevance"]).all()
+    # references 6-10 agree with each other more than references 1-5 do, and more than across the blocks
+    first, second = [f"ref{j}" for j in range(1, 6)], [f"ref{j}" for j in range(6, 11)]
+    block = lambda rows, cols: result.matrix.loc[rows, cols].stack().mean()  # noqa: E731 (NaN diagonal dropped)
+    assert block(second, second) > block(first, first) + 0.1 and block(second, second) > block(first, second) + 0.1
 
 
 # -- files and the CLI ---------------------------------------------------------------------------------------
