@@ -104,6 +104,16 @@ def test_jackknife_by_hand():
     assert "statistic:jackknife|measure:rouge-1.recall|references:3|systems:1|documents:1" in str(result.signature)
 
 
+def test_a_system_without_some_documents():
+    refs = {"d1": REFS["d1"], "d2": ["one two", "two three", "three four"]}
+    result = jackknife_scores({"sys": {"d2": "two three"}}, refs, scorer=Rouge(n=1), measure="rouge-1.recall")
+    matrix = result.scoreset.matrix("rouge-1.recall")
+    assert np.isnan(matrix[0, 0]) and not np.isnan(matrix[1:]).any()  # missing stays NaN, never 0
+    peers = result.peers.set_index("peer")
+    assert peers.loc["sys", "n_documents"] == 1 and peers.loc["ref0", "n_documents"] == 2
+    assert peers.loc["sys", "score"] == pytest.approx(matrix[0, 1])
+
+
 def test_cross_comprehension_by_hand():
     result = cross_comprehension(REFS, scorer=Rouge(n=1), measure="rouge-1.recall", candidates=CANDS)
     x = np.array([[np.nan, 2 / 4, 1 / 3], [2 / 3, np.nan, 0.0], [1 / 3, 0.0, np.nan]])  # s(r_a, [r_b]), recall

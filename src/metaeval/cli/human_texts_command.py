@@ -5,7 +5,6 @@ import click
 
 from ..human import cross_comprehension, cross_comprehension_labels, jackknife_scores, read_summary_texts
 from ..human.cross import read_cross_judgments
-from ..human.jackknife import MeasuredScorer
 from .human_command import _output, _render, human
 from .common import emit
 from .main import SOURCE_FILE
@@ -80,7 +79,6 @@ def cross(texts, n_documents, metric, metric_options, measure, judgments, humans
         return
     candidates, references = _texts(texts, n_documents)
     scorer = _scorer(metric, metric_options)
-    MeasuredScorer(scorer, measure)  # validates the scorer and the measure name
     result = cross_comprehension(references, scorer=scorer, measure=measure,
                                  candidates=None if humans_only else candidates)
     m = len(result.matrix)
