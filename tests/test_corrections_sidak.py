@@ -2,6 +2,8 @@
 and the `metaeval familywise` command."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -201,6 +203,13 @@ def test_cli_familywise_paper_numbers():
     assert "0.9954" in result.output
     assert "0.000488" in result.output  # Sidak's level
     assert "0.000476" in result.output  # Bonferroni's
+    assert "statistic:familywise|comparisons:105|systems:15|alpha:0.05|per_comparison:0.05|" in result.output
+    result = runner.invoke(cli, ["familywise", "--comparisons", "5", "--per-comparison", "0.015", "--format", "json"])
+    record = json.loads(result.output)
+    assert record["comparisons"] == 5 and record["systems"] is None
+    given, sidak, bonferroni = record["rows"]
+    assert given["familywise_error"] == pytest.approx(1 - 0.985 ** 5)
+    assert sidak["familywise_error"] == pytest.approx(0.05) and bonferroni["per_comparison"] == pytest.approx(0.01)
 
 
 @pytest.mark.parametrize("args,message", [
