@@ -100,6 +100,7 @@ def test_jackknife_by_hand():
     assert list(result.peers["peer"]) == ["sys", "ref0", "ref1", "ref2"]
     assert list(result.peers["rank"]) == [1, 2, 3, 4] and list(result.peers["kind"]) == ["system"] + ["human"] * 3
     assert result.n_references == 3 and result.n_systems_below_humans == 0
+    assert list(result.peers["mean_tokens"]) == [3.0, 3.0, 4.0, 3.0]
     assert result.scoreset.shape == (4, 1) and result.scoreset.scorers == ("rouge-1.recall",)
     assert "statistic:jackknife|measure:rouge-1.recall|references:3|systems:1|documents:1" in str(result.signature)
 
@@ -124,6 +125,7 @@ def test_cross_comprehension_by_hand():
     np.testing.assert_allclose(peers.loc[["ref0", "ref1", "ref2"], "questionnaire_relevance"], np.nanmean(x, axis=0))
     assert peers.loc["sys", "summary_relevance"] == pytest.approx((2 / 3 + 1 / 4 + 2 / 3) / 3)
     assert np.isnan(peers.loc["sys", "questionnaire_relevance"])
+    assert list(peers.loc[["ref0", "ref1", "ref2", "sys"], "mean_tokens"]) == [3.0, 4.0, 3.0, 3.0]
     assert result.per_document.shape == (1, 3, 3)
 
 
@@ -210,6 +212,8 @@ def test_summeval_humans_among_systems(shared_data):
     table = recall.peers.set_index("peer")["score"]
     matrix = recall.scoreset.matrix("rouge-2.recall")
     np.testing.assert_allclose(table.loc[list(recall.scoreset.systems)], matrix.mean(axis=1))
+    lengths = recall.peers.set_index("peer")["mean_tokens"]
+    assert lengths[list(candidates)].mean() > 60 > 50 > lengths[[f"ref{j}" for j in range(11)]].max()
     # SummEval's references are short and abstractive: under recall, longer extractive system outputs
     # outscore most humans; F1 (which charges the systems' length) moves the humans up
     human_rank = lambda r: r.peers.loc[r.peers["kind"] == "human", "rank"].mean()  # noqa: E731

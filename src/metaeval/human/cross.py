@@ -33,7 +33,7 @@ from ..errors import InputFileError, ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..serialization import plain as _plain
-from .jackknife import _jackknife_iv, records, reference_labels
+from .jackknife import _jackknife_iv, mean_tokens, records, reference_labels
 
 __all__ = ["LABELS", "CrossComprehensionLabelsResult", "CrossComprehensionResult", "cross_comprehension",
            "cross_comprehension_labels", "read_cross_judgments"]
@@ -57,7 +57,9 @@ class CrossComprehensionResult(ResultMixin):
     peers : pandas.DataFrame
         One row per human (then per system), best first: ``peer``, ``kind``, ``summary_relevance`` (humans:
         row mean over the other authors; systems: mean over every author), ``questionnaire_relevance``
-        (humans: column mean; NaN for systems), ``rank`` by summary relevance.
+        (humans: column mean; NaN for systems), ``mean_tokens`` (mean length in whitespace tokens: the paper
+        finds the share of answers found roughly proportional to summary length), ``rank`` by summary
+        relevance.
     human_level : float
         Mean of every off-diagonal ``x(a, b)``: the level a system is compared with.
     measure : str
@@ -159,6 +161,7 @@ def cross_comprehension(references: Mapping[str, Sequence[str]], *, scorer: Any,
         "kind": ["human"] * m + ["system"] * len(candidates),
         "summary_relevance": np.concatenate([summary, system_level]),
         "questionnaire_relevance": np.concatenate([questions, np.full(len(candidates), np.nan)]),
+        "mean_tokens": np.roll(mean_tokens(candidates, references, m), m),
     }).sort_values("summary_relevance", ascending=False, kind="stable").reset_index(drop=True)
     table["rank"] = table["summary_relevance"].rank(ascending=False, method="min").astype(int)
     frame = pd.DataFrame(matrix, index=pd.Index(humans, name="summary"), columns=list(humans))

@@ -183,6 +183,14 @@ class JackknifeResult(ResultMixin):
                 "signature": str(self.signature)}
 
 
+def mean_tokens(candidates: Mapping[str, Mapping[str, str]], references: Mapping[str, Sequence[str]],
+                m: int) -> np.ndarray:
+    """Mean length in whitespace tokens of each system's summaries, then of each reference slot."""
+    systems = [np.mean([len(text.split()) for text in cells.values()]) for cells in candidates.values()]
+    humans = [np.mean([len(refs[j].split()) for refs in references.values()]) for j in range(m)]
+    return np.array(systems + humans, dtype=np.float64)
+
+
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of ``frame`` as plain JSON types."""
     return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
@@ -270,7 +278,8 @@ def jackknife_scores(candidates: Mapping[str, Mapping[str, str]] | None, referen
             scores[len(candidates) + j, d] = measured.leave_one_out(refs[j], refs, skip=j)[0]
     kinds = ["system"] * len(candidates) + ["human"] * m
     table = pd.DataFrame({"peer": peers, "kind": kinds, "score": np.nanmean(scores, axis=1),
-                          "n_documents": (~np.isnan(scores)).sum(axis=1)})
+                          "n_documents": (~np.isnan(scores)).sum(axis=1),
+                          "mean_tokens": mean_tokens(candidates, references, m)})
     table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
     table.insert(3, "rank", table["score"].rank(ascending=False, method="min").astype(int))
     lowest_human = table.loc[table["kind"] == "human", "score"].min()
