@@ -26,8 +26,8 @@ def _set(matrices, n_inputs=None):
     (dict(systems=["s0", "zz"]), "`systems` must hold labels of the scores' systems; got 'zz'."),
     (dict(exact=True), "`exact` must be False unless `test` is 'randomization'; got test 'bootstrap'."),
     (dict(exact=1), "`exact` must be True or False; got 1."),
-    (dict(correction="sidak"), "`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg'; "
-                               "got 'sidak'."),
+    (dict(correction="dunn"), "`correction` must be one of 'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg'; "
+                              "got 'dunn'."),
     (dict(n_resamples=0), "`n_resamples` must be an integer >= 1; got 0."),
 ])
 def test_compare_systems_validation(tiny_scoreset, kwargs, message):

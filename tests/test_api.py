@@ -91,7 +91,7 @@ def test_compare_metrics_messages(tiny_scoreset):
     assert str(info.value) == "`metrics` must name at least 2 scorers; got ['a']."
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", correction="fdr")
-    assert str(info.value) == ("`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg';"
+    assert str(info.value) == ("`correction` must be one of 'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg';"
                                " got 'fdr'.")
     with pytest.raises(me.ParameterError) as info:
         me.compare_metrics(tiny_scoreset, ["a", "b"], "human", test="williams", coefficient="kendall")

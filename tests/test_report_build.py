@@ -36,8 +36,8 @@ def small():
     (dict(repetitions=1), "`repetitions` must be an integer >= 2; got 1."),
     (dict(focus_metrics=["rouge-3.f1"]), "`focus_metrics` must be among the report's metrics; got 'rouge-3.f1'."),
     (dict(family="table"), "`family` must be one of 'matrix', 'row'; got 'table'."),
-    (dict(correction="sidak"),
-     "`correction` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg'; got 'sidak'."),
+    (dict(correction="dunn"),
+     "`correction` must be one of 'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg'; got 'dunn'."),
 ])
 def test_build_report_validation(kwargs, message):
     ds = me.load_dataset("summeval")

@@ -15,7 +15,8 @@ P5 = [0.01, 0.02, 0.03, 0.04, 0.05]
 def test_messages():
     with pytest.raises(ParameterError) as e:
         adjust_pvalues(P4, method="fdr")
-    assert str(e.value) == "`method` must be one of 'none', 'bonferroni', 'holm', 'benjamini-hochberg'; got 'fdr'."
+    assert str(e.value) == ("`method` must be one of 'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg';"
+                            " got 'fdr'.")
     with pytest.raises(ParameterError) as e:
         adjust_pvalues([0.5, 1.5], method="holm")
     assert str(e.value) == "`pvalues` must be in [0, 1] (or NaN); got 1.5."

@@ -22,6 +22,7 @@ __all__ = [
     "COEFFICIENT_CHOICES",
     "CORRECTIONS",
     "FAMILIES",
+    "FAMILYWISE_CORRECTIONS",
     "INTERVALS",
     "LEVELS",
     "LEVEL_ALIASES",
@@ -82,8 +83,11 @@ RESAMPLING_METHODS = ("systems", "inputs", "both")
 ALTERNATIVES = ("two-sided", "greater", "less")
 """Alternative hypotheses, as in scipy.stats."""
 
-CORRECTIONS = ("none", "bonferroni", "holm", "benjamini-hochberg")
-"""Multiple-comparison corrections of p-values."""
+CORRECTIONS = ("none", "bonferroni", "sidak", "holm", "holm-sidak", "benjamini-hochberg")
+"""Multiple-comparison corrections of p-values (formulas: :func:`metaeval.adjust_pvalues`)."""
+
+FAMILYWISE_CORRECTIONS = ("bonferroni", "sidak", "holm", "holm-sidak")
+"""The corrections of :data:`CORRECTIONS` that control the family-wise error rate."""
 
 FAMILIES = ("matrix", "row")
 """Families a significance matrix is corrected over: the whole matrix, or each row metric."""

@@ -256,7 +256,7 @@ def compare_systems(
         'greater': system ``a`` scores higher than ``b``.
     confidence_level : float
         Of the bootstrap interval of ``delta``; ``1 - confidence_level`` is the significance level.
-    correction : {'holm', 'bonferroni', 'benjamini-hochberg', 'none'}
+    correction : {'holm', 'holm-sidak', 'bonferroni', 'sidak', 'benjamini-hochberg', 'none'}
         Over the P pairs of the call.
     exact : bool
         Randomization only: enumerate all ``2^M`` assignments (``M <= 20``) instead of ``k`` random ones.

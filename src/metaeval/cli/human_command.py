@@ -245,3 +245,6 @@ def sample(dataset, dataset_options, scores, metrics, n, mean_bins, std_bins, se
     lines = [f"{len(result.documents)} of {len(result.table)} documents chosen ({result.n_excluded} without scores)"]
     frame = result.table[result.table["selected"]] if fmt == "table" else result.table
     emit(_render(result, frame, fmt, lines), output)
+
+
+from . import human_texts_command  # noqa: E402,F401  (registers `human jackknife` and `human cross`)

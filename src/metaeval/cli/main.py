@@ -35,6 +35,8 @@ COMMANDS = {
     "correlate": ("correlation_commands", "correlate",
                   "Correlate metrics with the human score, with confidence intervals and p-values."),
     "datasets": ("datasets_command", "datasets", "List, describe and export the packaged datasets."),
+    "familywise": ("familywise_command", "familywise",
+                   "Family-wise error of k comparisons; the Sidak level for a target."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
     "mt": ("mt_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
     "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),

@@ -96,7 +96,7 @@ def compare_metrics(
         The human score.
     test : {'permutation', 'bootstrap', 'williams'}
         Williams only with Pearson at system or global level.
-    correction : {'holm', 'bonferroni', 'benjamini-hochberg', 'none'}
+    correction : {'holm', 'holm-sidak', 'bonferroni', 'sidak', 'benjamini-hochberg', 'none'}
     family : {'row', 'matrix'}
     alpha : float
         Significance level for ``significant`` and the clusters.

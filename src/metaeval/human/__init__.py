@@ -10,6 +10,13 @@ from .agreement import (
     krippendorff_alpha,
 )
 from .annotations import PyramidAnnotations, read_scu_list, read_votes
+from .cross import (
+    CrossComprehensionLabelsResult,
+    CrossComprehensionResult,
+    cross_comprehension,
+    cross_comprehension_labels,
+)
+from .jackknife import JackknifeResult, jackknife_scores, read_summary_texts
 from .normalize import HumanScoresResult, combine_criteria, normalize, read_judgments
 from .pyramid import LitePyramidResult, PyramidMatch, filter_workers, litepyramid, pyramid_match
 from .realsumm import check_realsumm_texts, read_realsumm_annotations, read_selected_documents
@@ -25,8 +32,11 @@ from .sampling import SampleResult, sample_documents
 __all__ = [
     "AgreementResult",
     "AnnotatorCorrelationResult",
+    "CrossComprehensionLabelsResult",
+    "CrossComprehensionResult",
     "GroupAgreementResult",
     "HumanScoresResult",
+    "JackknifeResult",
     "LitePyramidResult",
     "PyramidAnnotations",
     "PyramidMatch",
@@ -37,8 +47,11 @@ __all__ = [
     "check_realsumm_texts",
     "combine_criteria",
     "count_rankings",
+    "cross_comprehension",
+    "cross_comprehension_labels",
     "filter_workers",
     "group_agreement",
+    "jackknife_scores",
     "krippendorff_alpha",
     "litepyramid",
     "normalize",
@@ -49,6 +62,7 @@ __all__ = [
     "read_realsumm_annotations",
     "read_scu_list",
     "read_selected_documents",
+    "read_summary_texts",
     "read_votes",
     "sample_documents",
     "weighted_retention",

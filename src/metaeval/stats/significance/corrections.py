@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from metaeval.errors import ParameterError, check_int, check_probability
-from metaeval.vocabulary import CORRECTIONS, check_correction, check_family
+from metaeval.vocabulary import CORRECTIONS, FAMILYWISE_CORRECTIONS, check_correction, check_family
 
 __all__ = ["CORRECTION_METHODS", "SignificanceFloor", "adjust_pvalues", "significance_floor"]
 
@@ -25,9 +25,11 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
         p-values in [0, 1], of any shape. The family is every non-NaN entry of the array; NaN entries
         (e.g. the diagonal of an all-pairs matrix) are ignored and stay NaN. To correct several
         families, call the function once per family.
-    method : {'none', 'bonferroni', 'holm', 'benjamini-hochberg'}
-        ``'bonferroni'`` and ``'holm'`` control the family-wise error rate, ``'benjamini-hochberg'``
-        the false discovery rate (under independence or positive dependence).
+    method : {'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg'}
+        ``'bonferroni'``, ``'sidak'``, ``'holm'`` and ``'holm-sidak'`` control the family-wise error
+        rate (Sidak's two under independence or positive orthant dependence of the tests, Bonferroni's
+        and Holm's under any dependence), ``'benjamini-hochberg'`` the false discovery rate (under
+        independence or positive dependence).
 
     Returns
     -------
@@ -45,16 +47,30 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
     With ``m`` the size of the family and ``p_(1) <= ... <= p_(m)`` the sorted p-values:
 
     * bonferroni: ``min(1, m p_i)``;
+    * sidak: ``1 - (1 - p_i)^m``, the family-wise error ``p_e = 1 - (1 - p_c)^k`` of Riezler & Maxwell
+      (2005) with ``p_c = p_i`` and ``k = m`` (:func:`metaeval.familywise_error`);
     * holm: ``p~_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``;
+    * holm-sidak: ``p~_(i) = max_{j <= i} 1 - (1 - p_(j))^(m - j + 1)`` (Holm's step-down with Sidak's
+      levels);
     * benjamini-hochberg: ``p~_(i) = min_{j >= i} min(1, m p_(j) / j)``.
 
+    Sidak's ``1 - (1 - p)^m`` is computed as ``-expm1(m log1p(-p))`` (exact for small ``p``). It is
+    never above Bonferroni's ``min(1, m p)`` (and Holm-Sidak never above Holm), so it rejects at least
+    as often, and it is within ``(m - 1) m p^2 / 2`` of it.
+
     These are the adjusted p-values of R's ``p.adjust`` and statsmodels' ``multipletests``
-    (``'bonferroni'``, ``'holm'``, ``'fdr_bh'``). Tied p-values get the same adjusted value.
+    (``'bonferroni'``, ``'sidak'``, ``'holm'``, ``'holm-sidak'``, ``'fdr_bh'``). Tied p-values get the
+    same adjusted value.
 
     References
     ----------
     Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of
     Statistics 6(2), 65-70.
+    Sidak, Z. (1967). Rectangular confidence regions for the means of multivariate normal
+    distributions. Journal of the American Statistical Association 62(318), 626-633.
+    Riezler, S. and Maxwell, J. T. (2005). On some pitfalls in automatic evaluation and significance
+    testing for MT. ACL-05 Workshop on Intrinsic and Extrinsic Evaluation Measures for MT and/or
+    Summarization, 57-64 (section 4.4, the multiplicity problem).
     Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate: a practical and
     powerful approach to multiple testing. Journal of the Royal Statistical Society B 57(1), 289-300.
 
@@ -64,6 +80,8 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
     array([0.03, 0.06, 0.06, 0.02])
     >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], method="benjamini-hochberg")
     array([0.02, 0.04, 0.04, 0.02])
+    >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], method="sidak").round(6)
+    array([0.039404, 0.150653, 0.114707, 0.01985 ])
     """
     p, method = _adjust_pvalues_iv(pvalues, method)
     out = p.copy()
@@ -74,18 +92,28 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
         return out
     if method == "bonferroni":
         adjusted = np.minimum(1.0, m * values)
+    elif method == "sidak":
+        adjusted = _sidak(values, m)
     else:
         order = np.argsort(values, kind="stable")
         ranked = values[order]
         i = np.arange(1, m + 1)
         if method == "holm":
             adjusted_sorted = np.maximum.accumulate(np.minimum(1.0, (m - i + 1) * ranked))
+        elif method == "holm-sidak":
+            adjusted_sorted = np.maximum.accumulate(_sidak(ranked, m - i + 1))
         else:
             adjusted_sorted = np.minimum.accumulate(np.minimum(1.0, m * ranked / i)[::-1])[::-1]
         adjusted = np.empty(m)
         adjusted[order] = adjusted_sorted
     out[family] = adjusted
     return out
+
+
+def _sidak(p, m):
+    """``1 - (1 - p)^m`` without cancellation (``-expm1(m log1p(-p))``; p = 1 gives 1)."""
+    with np.errstate(divide="ignore"):  # log1p(-1) = -inf is the right limit: 1 - 0^m = 1
+        return np.minimum(1.0, -np.expm1(m * np.log1p(-np.asarray(p, dtype=np.float64))))
 
 
 def _adjust_pvalues_iv(pvalues, method):
@@ -123,7 +151,21 @@ def _smallest(n_resamples: int, family_size: int, method: str) -> float:
     p = 1.0 / (n_resamples + 1)  # the smallest Monte Carlo p-value (1 + 0) / (1 + k)
     if method in ("bonferroni", "holm"):
         return min(1.0, family_size * p)  # the float operations of adjust_pvalues for p_(1)
+    if method in ("sidak", "holm-sidak"):
+        return float(_sidak(p, family_size))  # the same float operations as adjust_pvalues
     return p  # benjamini-hochberg: m p_(m) / m when every p-value is the smallest; none: p
+
+
+def _sidak_needed(family_size: int, alpha: float) -> int:
+    """The smallest k >= 1 with ``_smallest(k, m, 'sidak') < alpha``: near ``1 / (1 - (1 - alpha)^(1/m)) - 1``,
+    then settled on the float computation itself (so ``reachable`` and ``smallest < alpha`` always agree)."""
+    level = -math.expm1(math.log1p(-alpha) / family_size)  # Sidak's per-comparison level
+    k = max(1, math.ceil(1.0 / level) - 1)
+    while k > 1 and _smallest(k - 1, family_size, "sidak") < alpha:
+        k -= 1
+    while _smallest(k, family_size, "sidak") >= alpha:
+        k += 1
+    return k
 
 
 def significance_floor(*, n_resamples: int, family_size: int, correction: str, alpha: float,
@@ -137,7 +179,7 @@ def significance_floor(*, n_resamples: int, family_size: int, correction: str, a
         they are at least ``1 / (k + 1)``. (Paired-bootstrap p-values can be 0: no floor.)
     family_size : int
         Number ``m`` of p-values corrected together (``P - 1`` over each row, ``P (P - 1)`` over the matrix).
-    correction : {'none', 'bonferroni', 'holm', 'benjamini-hochberg'}
+    correction : {'none', 'bonferroni', 'sidak', 'holm', 'holm-sidak', 'benjamini-hochberg'}
     alpha : float in (0, 1)
         Significance level (significant: corrected p < alpha).
     family : {'matrix', 'row'}
@@ -149,9 +191,11 @@ def significance_floor(*, n_resamples: int, family_size: int, correction: str, a
 
     Notes
     -----
-    Bonferroni and Holm: ``min(1, m / (k + 1))``; Benjamini-Hochberg and none: ``1 / (k + 1)``.
-    ``needed_resamples`` is the smallest ``k`` with that value ``< alpha``, computed exactly with alpha as
-    written (0.05 = 1/20): ``floor(m / alpha)`` (``floor(1 / alpha)`` without a family-wise correction).
+    Bonferroni and Holm: ``min(1, m / (k + 1))``; Sidak and Holm-Sidak: ``1 - (1 - 1 / (k + 1))^m``;
+    Benjamini-Hochberg and none: ``1 / (k + 1)``. ``needed_resamples`` is the smallest ``k`` with that
+    value ``< alpha``, computed exactly with alpha as written (0.05 = 1/20): ``floor(m / alpha)``
+    (``floor(1 / alpha)`` without a family-wise correction); for Sidak, about
+    ``1 / (1 - (1 - alpha)^(1/m)) - 1``, settled on the floating-point value of the floor itself.
 
     Examples
     --------
@@ -165,11 +209,15 @@ def significance_floor(*, n_resamples: int, family_size: int, correction: str, a
     alpha = check_probability("alpha", alpha)
     family = check_family(family)
     smallest = _smallest(n_resamples, family_size, method)
-    # exact arithmetic with alpha as written (0.05 = 1/20): smallest < alpha  <=>  k + 1 > m / alpha
-    m = family_size if method in ("bonferroni", "holm") else 1
-    bound = Fraction(m) / Fraction(repr(alpha))
-    needed = max(1, math.floor(bound))  # the smallest k with k + 1 > m / alpha
-    reachable = n_resamples + 1 > bound
+    if method in ("sidak", "holm-sidak"):
+        needed = _sidak_needed(family_size, alpha)
+        reachable = smallest < alpha
+    else:
+        # exact arithmetic with alpha as written (0.05 = 1/20): smallest < alpha  <=>  k + 1 > m / alpha
+        m = family_size if method in FAMILYWISE_CORRECTIONS else 1
+        bound = Fraction(m) / Fraction(repr(alpha))
+        needed = max(1, math.floor(bound))  # the smallest k with k + 1 > m / alpha
+        reachable = n_resamples + 1 > bound
     message = ""
     if not reachable:
         where = "over each row" if family == "row" else "over the whole matrix"

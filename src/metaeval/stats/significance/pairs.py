@@ -162,7 +162,7 @@ def pairwise_tests(
         Resamples per batch; results identical for any value.
     undefined : {"skip", "zero"}
     tie_threshold : float
-    correction : {"holm", "bonferroni", "benjamini-hochberg", "none"}, optional
+    correction : {"holm", "holm-sidak", "bonferroni", "sidak", "benjamini-hochberg", "none"}, optional
         Adjust the off-diagonal p-values as one family.
     engine : {"auto", "reference"}
 
