@@ -12,12 +12,15 @@ from .registry import METRICS, CorpusScorer, MetricResourceError, Scorer, flatte
 from .rouge import Rouge
 from .rouge_counts import RougeCounts, RougeStatistics
 from .sacrebleu_metrics import Bleu, Chrf, Ter
+from .syntactic import Dstm, Hwcm, Stm
 
 __all__ = [
     "BertScore",
     "Bleu",
     "Chrf",
     "CorpusScorer",
+    "Dstm",
+    "Hwcm",
     "JensenShannon",
     "METRICS",
     "Meteor",
@@ -28,6 +31,7 @@ __all__ = [
     "RougeCounts",
     "RougeStatistics",
     "Scorer",
+    "Stm",
     "Ter",
     "Wer",
     "flatten_scores",

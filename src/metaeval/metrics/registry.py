@@ -128,6 +128,9 @@ METRICS: Mapping[str, type] = _Registry(
         "per": ".error_rates:Per",
         "bertscore": ".bertscore:BertScore",
         "moverscore": ".moverscore:MoverScore",
+        "stm": ".syntactic:Stm",
+        "hwcm": ".syntactic:Hwcm",
+        "dstm": ".syntactic:Dstm",
     }
 )
 
