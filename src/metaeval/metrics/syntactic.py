@@ -41,16 +41,28 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_int
+from ..errors import ParameterError, check_choice, check_int
 from ..signature import Signature
 from ._inputs import check_bool
-from .syntactic_trees import dependency_subtrees, headword_chains, parse_brackets, parse_conll, subtrees
+from .syntactic_trees import (
+    dependency_subtrees,
+    headword_chains,
+    parse_brackets,
+    parse_conll,
+    subtrees,
+    to_dependencies,
+)
 
-__all__ = ["DEFAULT_DEPTH", "Dstm", "Hwcm", "Stm", "overlap_statistics", "overlap_score"]
+__all__ = ["DEFAULT_DEPTH", "DEPENDENCY_INPUTS", "Dstm", "Hwcm", "Stm", "overlap_statistics", "overlap_score"]
 
 #: Default maximum size D of each metric: the paper's worked STM example uses depth 3, its sentence-level
 #: tables peak at length/depth 2-3 and its corpus-level table at 4-5 (docs/syntactic.md, "Decisions").
 DEFAULT_DEPTH = {"stm": 3, "hwcm": 4, "dstm": 3}
+
+
+#: How HWCM and DSTM read a tree: CoNLL-U / CoNLL-X dependencies, or bracketed constituency trees turned
+#: into dependencies by Collins' (1999) head rules, as the paper did.
+DEPENDENCY_INPUTS = ("conll", "brackets")
 
 
 def overlap_statistics(hypothesis: Sequence[Counter], references: Sequence[Sequence[Counter]]) -> np.ndarray:
@@ -105,7 +117,10 @@ class _SyntacticOverlap:
 
     @property
     def signature(self) -> Signature:
-        return Signature.of(metric=self.name, depth=self.depth, lowercase=self.lowercase, input=self.input_format,
+        trees = self.input_format
+        if trees == "brackets" and self.name != "stm":
+            trees = "brackets-collins99-heads"
+        return Signature.of(metric=self.name, depth=self.depth, lowercase=self.lowercase, trees=trees,
                             references="clip-max", scale=self.scale)
 
     def __repr__(self) -> str:
@@ -191,7 +206,21 @@ def _lower_labels(key: tuple) -> tuple:
     return (key[0].lower(), tuple(_lower_labels(k) for k in key[1]))
 
 
-class Hwcm(_SyntacticOverlap):
+class _DependencyOverlap(_SyntacticOverlap):
+    def __init__(self, *, depth: int | None = None, lowercase: bool = False, trees: str = "conll"):
+        super().__init__(depth=depth, lowercase=lowercase)
+        self.input_format = check_choice("trees", trees, DEPENDENCY_INPUTS)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(depth={self.depth}, lowercase={self.lowercase}, trees={self.input_format!r})"
+
+    def dependencies(self, text: str, name: str) -> list:
+        if self.input_format == "conll":
+            return parse_conll(text, name=name)
+        return [to_dependencies(t) for t in parse_brackets(text, name=name)]
+
+
+class Hwcm(_DependencyOverlap):
     """Headword chain metric HWCM (Liu & Gildea 2005): clipped overlap of dependency chains of 1..D words.
 
     Parameters
@@ -200,6 +229,9 @@ class Hwcm(_SyntacticOverlap):
         D, the longest chain in words (``DEFAULT_DEPTH['hwcm']``).
     lowercase : bool, default False
         Lower-case the words (the FORM column) before matching.
+    trees : {'conll', 'brackets'}, default 'conll'
+        The input: CoNLL-U / CoNLL-X dependencies, or bracketed constituency trees converted with
+        Collins' (1999) head rules (:func:`metaeval.metrics.syntactic_trees.to_dependencies`).
 
     Notes
     -----
@@ -214,13 +246,12 @@ class Hwcm(_SyntacticOverlap):
     """
 
     name = "hwcm"
-    input_format = "conll"
 
     def units(self, text: str, name: str) -> list[Counter]:
-        return headword_chains(parse_conll(text, name=name), self.depth, lowercase=self.lowercase)
+        return headword_chains(self.dependencies(text, name), self.depth, lowercase=self.lowercase)
 
 
-class Dstm(_SyntacticOverlap):
+class Dstm(_DependencyOverlap):
     """Dependency subtree metric DSTM (Liu & Gildea 2005): STM over dependency trees labelled by words.
 
     Parameters
@@ -229,6 +260,8 @@ class Dstm(_SyntacticOverlap):
         D, the largest subtree depth (``DEFAULT_DEPTH['dstm']``).
     lowercase : bool, default False
         Lower-case the words before matching.
+    trees : {'conll', 'brackets'}, default 'conll'
+        The input format, as for :class:`Hwcm`.
 
     Notes
     -----
@@ -242,7 +275,6 @@ class Dstm(_SyntacticOverlap):
     """
 
     name = "dstm"
-    input_format = "conll"
 
     def units(self, text: str, name: str) -> list[Counter]:
-        return dependency_subtrees(parse_conll(text, name=name), self.depth, lowercase=self.lowercase)
+        return dependency_subtrees(self.dependencies(text, name), self.depth, lowercase=self.lowercase)

@@ -22,6 +22,8 @@ __all__ = ["CORPUS_METRICS", "corpus_statistics"]
 
 #: Registry metrics whose scores are computed from summed per-item statistics (sacrebleu's).
 CORPUS_METRICS = ("bleu", "chrf", "ter")
+#: Liu & Gildea's syntactic metrics (clipped matches and totals per depth; docs/syntactic.md).
+CORPUS_METRICS += ("stm", "hwcm", "dstm")
 
 
 def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: str,
@@ -35,7 +37,7 @@ def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: st
     candidates, references
         As for :func:`metaeval.score`: files or records of ``{system, input, candidate}`` and
         ``{input, references}``.
-    metric : {'bleu', 'chrf', 'ter'}
+    metric : {'bleu', 'chrf', 'ter', 'stm', 'hwcm', 'dstm'}
         A registry metric with sufficient statistics; ``options`` go to its scorer.
 
     Returns
