@@ -13,17 +13,16 @@ from metaeval.errors import InputFileError, ParameterError
 from metaeval.metrics import CorpusScorer, Dstm, Hwcm, Stm, get_scorer
 from metaeval.metrics.corpus_statistics import CorpusStatistic
 from metaeval.metrics.syntactic import overlap_score, overlap_statistics
+from metaeval.metrics.syntactic_heads import head_child, to_dependencies
 from metaeval.metrics.syntactic_trees import (
     DependencyTree,
     dependency_subtrees,
-    head_child,
     headword_chains,
     parse_brackets,
     parse_conll,
     read_brackets,
     read_conll,
     subtrees,
-    to_dependencies,
 )
 
 FIXTURE = Path(__file__).parent / "data" / "syntactic"
@@ -313,3 +312,21 @@ def test_score_command_malformed_tree_is_one_line(tmp_path, capsys):
         "metaeval: error: `candidate` must be well-formed parse trees; got line 1: 1 bracket(s) opened (the last on "
         "line 1) are never closed (unbalanced brackets).")]
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_corpus_statistics_for_corpus_metric(tmp_path):
+    """`--corpus-metric hwcm` path: statistics per (system, input) cell aligned with a ScoreSet."""
+    import metaeval as me
+    from metaeval.scoring.corpus import CORPUS_METRICS, corpus_statistics
+
+    assert {"stm", "hwcm", "dstm"} <= set(CORPUS_METRICS)
+    candidates, references = _fixture()
+    ds = me.score(FIXTURE / "candidates.jsonl", FIXTURE / "references.jsonl", metrics=[Stm()])
+    stats, aggregate = corpus_statistics(ds, FIXTURE / "candidates.jsonl", FIXTURE / "references.jsonl", "hwcm",
+                                         trees="brackets")
+    assert stats.shape == (3, 6, 8)
+    hwcm = Hwcm(trees="brackets")
+    row = ds.systems.index("C") if isinstance(ds.systems, list) else list(ds.systems).index("C")
+    expected = hwcm.corpus_score([hwcm.statistics(c["candidate"], references[c["input"]])
+                                  for c in candidates if c["system"] == "C"])["hwcm"]
+    assert aggregate(stats[row].sum(axis=0)) == pytest.approx(expected)

@@ -44,14 +44,8 @@ import numpy as np
 from ..errors import ParameterError, check_choice, check_int
 from ..signature import Signature
 from ._inputs import check_bool
-from .syntactic_trees import (
-    dependency_subtrees,
-    headword_chains,
-    parse_brackets,
-    parse_conll,
-    subtrees,
-    to_dependencies,
-)
+from .syntactic_heads import to_dependencies
+from .syntactic_trees import dependency_subtrees, headword_chains, parse_brackets, parse_conll, subtrees
 
 __all__ = ["DEFAULT_DEPTH", "DEPENDENCY_INPUTS", "Dstm", "Hwcm", "Stm", "overlap_statistics", "overlap_score"]
 
@@ -231,7 +225,7 @@ class Hwcm(_DependencyOverlap):
         Lower-case the words (the FORM column) before matching.
     trees : {'conll', 'brackets'}, default 'conll'
         The input: CoNLL-U / CoNLL-X dependencies, or bracketed constituency trees converted with
-        Collins' (1999) head rules (:func:`metaeval.metrics.syntactic_trees.to_dependencies`).
+        Collins' (1999) head rules (:func:`metaeval.metrics.syntactic_heads.to_dependencies`).
 
     Notes
     -----
