@@ -330,3 +330,29 @@ def test_corpus_statistics_for_corpus_metric(tmp_path):
     expected = hwcm.corpus_score([hwcm.statistics(c["candidate"], references[c["input"]])
                                   for c in candidates if c["system"] == "C"])["hwcm"]
     assert aggregate(stats[row].sum(axis=0)) == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------ real data: SummEval parsed with spaCy
+def test_summeval_statistics_match_the_texts(shared_data):
+    """scripts/syntactic_summeval.py stored HWCM/DSTM statistics of SummEval parsed by spaCy (numbers only).
+
+    Size-1 units need no parse: t1 is the summary's token count, m1 its lower-cased unigram matches clipped
+    by the max over the 11 references; the file must agree on all 1600 rows (for HWCM and DSTM alike).
+    """
+    import pandas as pd
+
+    stats = pd.read_csv(FIXTURE / "summeval_statistics.csv.gz")
+    texts = [json.loads(line) for line in (shared_data / "summeval" / "texts.jsonl").read_text().splitlines()]
+    assert len(stats) == len(texts) == 1600
+    for row, record in zip(stats.itertuples(index=False), texts):
+        assert (row.system, row.input) == (record["system_id"], record["doc_id"])
+        hyp = Counter(record["summary"].lower().split())
+        refs = [Counter(r.lower().split()) for r in record["references"]]
+        clipped = sum(min(c, max(r[w] for r in refs)) for w, c in hyp.items())
+        assert row[2] == clipped and row[6] == sum(hyp.values()), record["doc_id"]  # hwcm.m1, hwcm.t1
+        assert row[10] == clipped and row[13] == sum(hyp.values())  # dstm.m1, dstm.t1
+    values = stats.iloc[:, 2:].to_numpy()
+    for name, start, depth in (("hwcm", 0, 4), ("dstm", 8, 3)):
+        m, t = values[:, start:start + depth], values[:, start + depth:start + 2 * depth]
+        assert (m <= t).all() and (m >= 0).all(), name
+        assert (np.diff(t, axis=1) <= 0).all(), name  # fewer chains / subtrees as the size grows
