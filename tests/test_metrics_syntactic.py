@@ -356,3 +356,42 @@ def test_summeval_statistics_match_the_texts(shared_data):
         m, t = values[:, start:start + depth], values[:, start + depth:start + 2 * depth]
         assert (m <= t).all() and (m >= 0).all(), name
         assert (np.diff(t, axis=1) <= 0).all(), name  # fewer chains / subtrees as the size grows
+
+
+def test_deep_trees_up_to_the_limit_and_one_line_error_beyond():
+    from metaeval.metrics.syntactic_trees import MAX_TREE_DEPTH
+
+    n = MAX_TREE_DEPTH
+    tree = "(X " * n + "w" + ")" * n
+    chain = conll(" ".join(["w"] * n), [i + 1 if i < n else 0 for i in range(1, n + 1)])
+    for scorer, text in ((Stm(), tree), (Hwcm(trees="brackets"), tree), (Dstm(trees="brackets"), tree),
+                         (Hwcm(), chain), (Dstm(), chain)):
+        assert scorer.score(text, [text])[scorer.name] == 1.0, scorer
+    with pytest.raises(ParameterError) as info:
+        Stm().score("(X " + tree + ")", [tree])
+    assert str(info.value) == ("`candidate` must be well-formed parse trees; got line 1: brackets must nest at most "
+                               "300 deep; got a deeper tree.")
+    deeper = conll(" ".join(["w"] * (n + 1)), [i + 1 if i <= n else 0 for i in range(1, n + 2)])
+    with pytest.raises(ParameterError) as info:
+        Hwcm().score(deeper, [chain])
+    assert str(info.value) == ("`candidate` must be well-formed parse trees; got line 1: a path from a token to its "
+                               "root must have at most 300 tokens; got 301.")
+
+
+def test_score_command_with_conll_texts(tmp_path, capsys):
+    cands = tmp_path / "c.jsonl"
+    refs = tmp_path / "r.jsonl"
+    cands.write_text("\n".join(json.dumps({"system": s, "input": "1", "candidate": text}) for s, text in
+                               (("full", RED_PEN), ("short", conll("I have a pen", [2, 0, 4, 2])))) + "\n")
+    refs.write_text(json.dumps({"input": "1", "references": [RED_PEN]}) + "\n")
+    out = tmp_path / "s.csv"
+    code, _, err = _run(["score", "--candidates", cands, "--references", refs, "--metric", "hwcm", "--metric",
+                         "dstm", "--metric-option", "hwcm.depth=2", "--output", out, "--no-progress"], capsys)
+    assert code == 0, err
+    import pandas as pd
+
+    frame = pd.read_csv(out).set_index("system")
+    assert frame.loc["full", "hwcm"] == 1.0 and frame.loc["full", "dstm"] == 1.0
+    assert frame.loc["short", "hwcm"] == pytest.approx((4 / 4 + 3 / 3) / 2)  # all its units are in the reference
+    # dstm depth 2 of "I have a pen": have(I pen) matches, pen(a) does not (the reference has pen(a red))
+    assert frame.loc["short", "dstm"] == pytest.approx((4 / 4 + 1 / 2 + 0 / 1) / 3)

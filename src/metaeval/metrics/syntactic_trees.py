@@ -42,6 +42,7 @@ from ..errors import InputFileError, ParameterError
 
 __all__ = [
     "DependencyTree",
+    "MAX_TREE_DEPTH",
     "Tree",
     "dependency_subtrees",
     "headword_chains",
@@ -51,6 +52,10 @@ __all__ = [
     "read_conll",
     "subtrees",
 ]
+
+#: The deepest tree accepted (nesting of brackets, length of a HEAD path): far beyond real parses, and
+#: within Python's recursion limit for the recursive unit counting.
+MAX_TREE_DEPTH = 300
 
 #: A constituency node: ``(label, children)``; a child is a node or a word (str).
 Tree = tuple  # (str, tuple[Union["Tree", str], ...])
@@ -98,6 +103,8 @@ def _brackets(text: str) -> list[Tree]:
     for token, line in _tokens(text):
         last_line = line
         if token == "(":
+            if len(stack) == MAX_TREE_DEPTH:
+                raise _Malformed(line, f"brackets must nest at most {MAX_TREE_DEPTH} deep; got a deeper tree.")
             stack.append((None, [], line))
             expect_label = True
         elif token == ")":
@@ -262,6 +269,9 @@ def _sentence(rows: list[tuple[int, list[str]]]) -> DependencyTree:
             node = heads[node - 1]
         if node:
             raise _Malformed(line, f"the HEAD links must form a tree; got a cycle through tokens {sorted(seen)}.")
+        if len(seen) > MAX_TREE_DEPTH:
+            raise _Malformed(line, f"a path from a token to its root must have at most {MAX_TREE_DEPTH} tokens; got "
+                                   f"{len(seen)}.")
     return DependencyTree(tuple(words), tuple(heads))
 
 
