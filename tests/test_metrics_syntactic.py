@@ -395,3 +395,14 @@ def test_score_command_with_conll_texts(tmp_path, capsys):
     assert frame.loc["short", "hwcm"] == pytest.approx((4 / 4 + 3 / 3) / 2)  # all its units are in the reference
     # dstm depth 2 of "I have a pen": have(I pen) matches, pen(a) does not (the reference has pen(a red))
     assert frame.loc["short", "dstm"] == pytest.approx((4 / 4 + 1 / 2 + 0 / 1) / 3)
+
+
+def test_reference_memo_does_not_change_scores_nor_travel():
+    import pickle
+
+    candidates, references = _fixture()
+    fresh = [Stm().statistics(c["candidate"], references[c["input"]]) for c in candidates]
+    stm = Stm()
+    again = [stm.statistics(c["candidate"], references[c["input"]]) for c in candidates]
+    assert all(np.array_equal(a, b) for a, b in zip(fresh, again))
+    assert len(stm._memo) == 12 and pickle.loads(pickle.dumps(stm))._memo == {}

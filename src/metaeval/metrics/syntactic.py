@@ -54,6 +54,9 @@ __all__ = ["DEFAULT_DEPTH", "DEPENDENCY_INPUTS", "Dstm", "Hwcm", "Stm", "overlap
 DEFAULT_DEPTH = {"stm": 3, "hwcm": 4, "dstm": 3}
 
 
+#: References whose units a scorer remembers (cleared when full).
+_MEMO_SIZE = 4096
+
 #: How HWCM and DSTM read a tree: CoNLL-U / CoNLL-X dependencies, or bracketed constituency trees turned
 #: into dependencies by Collins' (1999) head rules, as the paper did.
 DEPENDENCY_INPUTS = ("conll", "brackets")
@@ -108,6 +111,10 @@ class _SyntacticOverlap:
     def __init__(self, *, depth: int | None = None, lowercase: bool = False):
         self.depth = check_int("depth", DEFAULT_DEPTH[self.name] if depth is None else depth, minimum=1)
         self.lowercase = check_bool("lowercase", lowercase)
+        self._memo: dict[str, list[Counter]] = {}
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_memo": {}}  # the memo of parsed references is not shipped to workers
 
     @property
     def signature(self) -> Signature:
@@ -129,8 +136,17 @@ class _SyntacticOverlap:
             raise ParameterError("`references` must be a non-empty list of references (each a text of parse trees); "
                                  f"got {references!r}.")
         hypothesis = self.units(_text("candidate", candidate), "candidate")
-        refs = [self.units(_text("references", r), "references") for r in references]
+        refs = [self._reference_units(_text("references", r)) for r in references]
         return overlap_statistics(hypothesis, refs)
+
+    def _reference_units(self, text: str) -> list[Counter]:
+        """Units of a reference, remembered: every system's candidate for an input meets the same references."""
+        units = self._memo.get(text)
+        if units is None:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            units = self._memo[text] = self.units(text, "references")
+        return units
 
     def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
         """``{name: score}`` of one candidate against its references."""

@@ -32,6 +32,7 @@ References
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,21 +79,14 @@ def _error(name: str, path: Source | None, problem: _Malformed) -> Exception:
 
 
 # --------------------------------------------------------------------- constituency trees (brackets)
+_TOKEN = re.compile(r"[()]|[^\s()]+")
+
+
 def _tokens(text: str):
     """``(token, line)`` of a bracketed text: ``(``, ``)`` and atoms."""
     for number, line in enumerate(text.splitlines() or [""], 1):
-        atom = []
-        for char in line:
-            if char in "()" or char.isspace():
-                if atom:
-                    yield "".join(atom), number
-                    atom = []
-                if not char.isspace():
-                    yield char, number
-            else:
-                atom.append(char)
-        if atom:
-            yield "".join(atom), number
+        for token in _TOKEN.findall(line):
+            yield token, number
 
 
 def _brackets(text: str) -> list[Tree]:
