@@ -28,6 +28,11 @@ SCALES = {"rouge": "0-1", "bleu": "0-100", "chrf": "0-100", "ter": "0-100", "met
           "wer": "0-1", "per": "0-1", "bertscore": "0-1", "moverscore": "0-1"}
 SCALES["nist"] = "0-inf"  # bits of information summed over 5 orders, unbounded
 NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*$")
+#: The syntactic metrics score parse trees (docs/syntactic.md), not sentences.
+SCALES.update({"stm": "0-1", "hwcm": "0-1", "dstm": "0-1"})
+_TREE = "(S (NP (DT the) (NN cat)) (VP (VBD sat)))"
+_DEPS = "1\tthe\t_\t_\t_\t_\t2\t_\t_\t_\n2\tcat\t_\t_\t_\t_\t3\t_\t_\t_\n3\tsat\t_\t_\t_\t_\t0\t_\t_\t_"
+INPUTS = {"stm": (_TREE, [_TREE]), "hwcm": (_DEPS, [_DEPS]), "dstm": (_DEPS, [_DEPS])}
 
 
 def _model_dir():
@@ -49,7 +54,7 @@ def scorer_names() -> dict[str, list[str]]:
             if model is None:
                 continue
             options["model_dir"] = model
-        out[name] = list(flatten_scores(get_scorer(name, **options).score(CAND, REFS)))
+        out[name] = list(flatten_scores(get_scorer(name, **options).score(*INPUTS.get(name, (CAND, REFS)))))
     return out
 
 

@@ -1,5 +1,6 @@
 """Text-generation metrics: exact ROUGE-1.5.5 (:class:`Rouge`), BLEU / chrF / TER through sacrebleu, METEOR,
-JS-2, WER / PER, and the embedding metrics BERTScore and MoverScore (optional extra ``embed``).
+JS-2, WER / PER, the embedding metrics BERTScore and MoverScore (optional extra ``embed``), and the
+syntactic metrics STM / HWCM / DSTM over user-supplied parse trees (Liu & Gildea 2005).
 
 :data:`METRICS` registers every scorer by name (see :mod:`.registry` and ``docs/metrics.md``).
 """
@@ -13,12 +14,15 @@ from .registry import METRICS, CorpusScorer, MetricResourceError, Scorer, flatte
 from .rouge import Rouge
 from .rouge_counts import RougeCounts, RougeStatistics
 from .sacrebleu_metrics import Bleu, Chrf, Ter
+from .syntactic import Dstm, Hwcm, Stm
 
 __all__ = [
     "BertScore",
     "Bleu",
     "Chrf",
     "CorpusScorer",
+    "Dstm",
+    "Hwcm",
     "JensenShannon",
     "METRICS",
     "Meteor",
@@ -30,6 +34,7 @@ __all__ = [
     "RougeCounts",
     "RougeStatistics",
     "Scorer",
+    "Stm",
     "Ter",
     "Wer",
     "flatten_scores",

@@ -129,6 +129,9 @@ METRICS: Mapping[str, type] = _Registry(
         "bertscore": ".bertscore:BertScore",
         "moverscore": ".moverscore:MoverScore",
         "nist": ".nist:Nist",
+        "stm": ".syntactic:Stm",
+        "hwcm": ".syntactic:Hwcm",
+        "dstm": ".syntactic:Dstm",
     }
 )
 

@@ -20,8 +20,9 @@ from .inputs import CANDIDATES_SOURCE, _source, load_inputs
 
 __all__ = ["CORPUS_METRICS", "corpus_statistics"]
 
-#: Registry metrics whose scores are computed from summed per-item statistics (sacrebleu's; NIST's).
-CORPUS_METRICS = ("bleu", "chrf", "ter", "nist")
+#: Registry metrics whose scores are computed from summed per-item statistics: sacrebleu's, NIST's, and
+#: Liu & Gildea's syntactic metrics (clipped matches and totals per depth; docs/syntactic.md).
+CORPUS_METRICS = ("bleu", "chrf", "ter", "nist", "stm", "hwcm", "dstm")
 
 
 def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: str,
@@ -35,7 +36,7 @@ def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: st
     candidates, references
         As for :func:`metaeval.score`: files or records of ``{system, input, candidate}`` and
         ``{input, references}``.
-    metric : {'bleu', 'chrf', 'ter', 'nist'}
+    metric : {'bleu', 'chrf', 'ter', 'nist', 'stm', 'hwcm', 'dstm'}
         A registry metric with sufficient statistics; ``options`` go to its scorer. NIST's information
         weights come from the references of the inputs of ``ds`` and stay fixed in every resample.
 
