@@ -15,12 +15,13 @@ def test_exports_sorted():
 
 
 def test_registry_names_match_classes():
-    assert list(METRICS) == ["rouge", "bleu", "chrf", "ter", "meteor", "js-2", "wer", "per", "bertscore", "moverscore"]
+    assert list(METRICS) == ["rouge", "bleu", "chrf", "ter", "meteor", "js-2", "wer", "per", "bertscore", "moverscore",
+                             "nist"]
     for name in METRICS:
         cls = METRICS[name]
         assert cls.name == name
         assert callable(getattr(cls, "score"))
-    assert "bleu" in METRICS and "foo" not in METRICS and len(METRICS) == 10
+    assert "bleu" in METRICS and "foo" not in METRICS and len(METRICS) == 11
 
 
 def test_unknown_metric_message():
@@ -28,7 +29,7 @@ def test_unknown_metric_message():
         get_scorer("rouge-x")
     assert str(info.value) == (
         "`metric` must be one of 'rouge', 'bleu', 'chrf', 'ter', 'meteor', 'js-2', 'wer', 'per', 'bertscore', "
-        "'moverscore'; got 'rouge-x'."
+        "'moverscore', 'nist'; got 'rouge-x'."
     )
 
 

@@ -26,6 +26,7 @@ OPTIONS = {
 EMBEDDING = ("bertscore", "moverscore")
 SCALES = {"rouge": "0-1", "bleu": "0-100", "chrf": "0-100", "ter": "0-100", "meteor": "0-1", "js-2": "0-1",
           "wer": "0-1", "per": "0-1", "bertscore": "0-1", "moverscore": "0-1"}
+SCALES["nist"] = "0-inf"  # bits of information summed over 5 orders, unbounded
 NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*$")
 
 

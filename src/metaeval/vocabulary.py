@@ -127,7 +127,7 @@ them is wrong, mt-metrics-eval) or leave them out (Kocmi et al. 2021's 'pairs th
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""
 
-METRIC_SCALES = ("0-1", "0-100")
+METRIC_SCALES = ("0-1", "0-100", "0-inf")
 """The ``scale`` field of every metric signature (docs/metrics.md, "Names and scales")."""
 
 SCORE_VARIANTS = ("recall", "precision", "f1")

@@ -8,7 +8,10 @@ from .. import defaults
 from ..analyses.systems import compare_systems
 from ..report.render import frame_table, render_text, signature_footer
 from ..vocabulary import ALTERNATIVES, CORRECTIONS, SYSTEM_TESTS
+from ..errors import ParameterError
 from .common import (
+    corpus_options,
+    corpus_statistics_for,
     emit,
     output_width,
     load_source,
@@ -39,14 +42,21 @@ def render(result, fmt: str, frame, title: str, footer: str = "", width: int | N
 @click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
               help='Confidence level of the intervals (significance at 1 - this).')
 @click.option("--exact", is_flag=True, help="Randomization: enumerate all 2^M assignments (M <= 20).")
+@corpus_options
 @resamples_option
 @seed_option
 @output_options
 def systems(dataset, dataset_options, scores, human, metrics, scorer, test, alternative, correction,
-            confidence_level, exact, n_resamples, seed, fmt, output):
+            confidence_level, exact, corpus_texts, n_resamples, seed, fmt, output):
     """Compare every pair of systems under one scorer (Koehn 2004; Riezler & Maxwell 2005)."""
     ds, human = load_source(dataset, dataset_options, scores, human)
-    result = compare_systems(ds, scorer or human, test=test, alternative=alternative, correction=correction,
+    corpus = corpus_statistics_for(ds, *corpus_texts)
+    if len(corpus) > 1 or corpus and scorer is not None and scorer not in corpus:
+        raise ParameterError(f"`--corpus-metric` must name the one scorer compared (--scorer); got "
+                             f"{', '.join(map(repr, corpus))} for scorer {scorer!r}.")
+    source = next(iter(corpus.values())) if corpus else ds  # CorpusScores: corpus scores of resampled sums
+    result = compare_systems(source, None if corpus else scorer or human, test=test, alternative=alternative,
+                             correction=correction,
                              confidence_level=confidence_level, exact=exact, n_resamples=n_resamples, rng=seed)
     frame = result.to_frame()
     title = (f"{result.scorer}: {test} test, {alternative}, {correction} over {len(result.pairs)} pairs, "

@@ -8,6 +8,7 @@ from .error_rates import Per, Wer
 from .jensen_shannon import JensenShannon
 from .meteor import Meteor
 from .moverscore import MoverScore
+from .nist import Nist
 from .registry import METRICS, CorpusScorer, MetricResourceError, Scorer, flatten_scores, get_scorer
 from .rouge import Rouge
 from .rouge_counts import RougeCounts, RougeStatistics
@@ -23,6 +24,7 @@ __all__ = [
     "Meteor",
     "MetricResourceError",
     "MoverScore",
+    "Nist",
     "Per",
     "Rouge",
     "RougeCounts",

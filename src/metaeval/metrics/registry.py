@@ -128,6 +128,7 @@ METRICS: Mapping[str, type] = _Registry(
         "per": ".error_rates:Per",
         "bertscore": ".bertscore:BertScore",
         "moverscore": ".moverscore:MoverScore",
+        "nist": ".nist:Nist",
     }
 )
 

@@ -20,8 +20,8 @@ from .inputs import CANDIDATES_SOURCE, _source, load_inputs
 
 __all__ = ["CORPUS_METRICS", "corpus_statistics"]
 
-#: Registry metrics whose scores are computed from summed per-item statistics (sacrebleu's).
-CORPUS_METRICS = ("bleu", "chrf", "ter")
+#: Registry metrics whose scores are computed from summed per-item statistics (sacrebleu's; NIST's).
+CORPUS_METRICS = ("bleu", "chrf", "ter", "nist")
 
 
 def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: str,
@@ -35,8 +35,9 @@ def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: st
     candidates, references
         As for :func:`metaeval.score`: files or records of ``{system, input, candidate}`` and
         ``{input, references}``.
-    metric : {'bleu', 'chrf', 'ter'}
-        A registry metric with sufficient statistics; ``options`` go to its scorer.
+    metric : {'bleu', 'chrf', 'ter', 'nist'}
+        A registry metric with sufficient statistics; ``options`` go to its scorer. NIST's information
+        weights come from the references of the inputs of ``ds`` and stay fixed in every resample.
 
     Returns
     -------
@@ -58,6 +59,8 @@ def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: st
                              f"sufficient statistics); got {metric!r}.")
     scorer = get_scorer(metric, **options)
     texts = load_inputs(candidates, references)
+    if callable(getattr(scorer, "with_reference_corpus", None)):  # NIST: weights from the inputs' references
+        scorer = scorer.with_reference_corpus([texts.references[t] for t in ds.inputs if t in texts.references])
     systems = {s: i for i, s in enumerate(ds.systems)}
     inputs = {t: j for j, t in enumerate(ds.inputs)}
     stats = None

@@ -98,6 +98,19 @@ def _pairs(inputs: ScoringInputs) -> tuple[list[Key], dict[Key, tuple[Any, Any]]
     return cell_keys, distinct
 
 
+def _with_reference_corpus(scorers: list[Any], inputs: ScoringInputs) -> list[Any]:
+    """Scorers whose scores depend on the whole reference set (NIST's information weights) get it once.
+
+    A scorer with a ``with_reference_corpus(references)`` method is replaced by the scorer it returns for
+    the references of every input; its signature then records that reference set (the cache key).
+    """
+    if not any(callable(getattr(s, "with_reference_corpus", None)) for s in scorers):
+        return scorers
+    refs = [inputs.references[item] for item in inputs.inputs]
+    return [s.with_reference_corpus(refs) if callable(getattr(s, "with_reference_corpus", None)) else s
+            for s in scorers]
+
+
 def _auto_batch_size(missing: int, parallelism: int) -> int:
     """Pairs per batch: about 4 batches per worker, at most :data:`defaults.SCORING_BATCH_SIZE`."""
     if missing == 0:
@@ -204,6 +217,7 @@ def score(
                                                                       progress, batch_size)
     started = time.perf_counter()
     inputs = load_inputs(candidates, references)
+    scorers = _with_reference_corpus(scorers, inputs)
     signatures = [str(s.signature) for s in scorers]
     store = ScoreCache(cache) if cache is not None else None
     found: list[dict[Key, dict[str, float]]] = []
