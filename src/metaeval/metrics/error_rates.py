@@ -10,9 +10,9 @@ pre-tokenized text as in MT and ASR evaluation) or into word-character runs and 
   overlap, ``E = max(|c|, |r|) - m``, i.e. ``PER = 1 - (m - max(0, |c| - |r|)) / |r|``.
 
 With several references the one with the lowest rate is used (ties: the first): the reference-length
-strategy 'best' of Leusch et al. (2005, Section 3.3). ``reference_length`` chooses another one
-('closest', 'shortest', 'average', 'nearest'; :mod:`.mt_preprocessing`), with ``E = min_r d(c, r)``, the
-paper's WER numerator. Per item the sufficient statistics are ``(E, I*)``; the corpus rate is
+strategy 'best' of Leusch et al. (2005, Section 3.3). ``ref_length`` chooses another one ('closest',
+'shortest', 'average', 'nearest-to-average', 'average-nearest'; :mod:`.mt_preprocessing`), with
+``E = min_r d(c, r)``, the paper's WER numerator. Per item the sufficient statistics are ``(E, I*)``; the corpus rate is
 ``sum E / sum I*``. Rates are fractions (not percentages) and lower is better; they can exceed 1 when the
 candidate is longer than the reference. ``preprocessing`` replaces ``tokenize`` by the options of
 :class:`~.mt_preprocessing.MtPreprocessing` (``docs/mt-preprocessing.md``).
@@ -60,7 +60,7 @@ class _ErrorRate(ABC):
     scale = "0-1"
 
     def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False, preprocessing: Any = None,
-                 reference_length: str = "best"):
+                 ref_length: str = "best"):
         self.tokenize = check_choice("tokenize", tokenize, TOKENIZERS)
         self.lowercase = check_bool("lowercase", lowercase)
         self.preprocessing = resolve_preprocessing(preprocessing)
@@ -69,13 +69,13 @@ class _ErrorRate(ABC):
                 "`tokenize` must be left at 'whitespace' when `preprocessing` is given, which tokenizes; "
                 f"got {tokenize!r}."
             )
-        self.reference_length = check_choice("reference_length", reference_length, REFERENCE_LENGTHS)
+        self.ref_length = check_choice("ref_length", ref_length, REFERENCE_LENGTHS)
 
     @property
     def signature(self) -> Signature:
         prep = {} if self.preprocessing is None else {"preprocessing": self.preprocessing.describe()}
         return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, **prep,
-                            references=self.reference_length, scale=self.scale)
+                            references=self.ref_length, scale=self.scale)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(tokenize={self.tokenize!r}, lowercase={self.lowercase})"
@@ -104,8 +104,8 @@ class _ErrorRate(ABC):
             r = self._tokens(ref)
             distances.append(self._errors(c, r))
             lengths.append(len(r) - nb)
-        errors = reference_errors(lengths, distances, self.reference_length)
-        length = reference_length(len(c) - nb, lengths, self.reference_length, distances=distances)
+        errors = reference_errors(lengths, distances, self.ref_length)
+        length = reference_length(len(c) - nb, lengths, self.ref_length, distances=distances)
         return np.array([errors, length], dtype=np.float64)
 
     def _rate(self, stats: np.ndarray) -> float:
@@ -154,7 +154,7 @@ class Wer(_ErrorRate):
     preprocessing : None, str, mapping or MtPreprocessing, default None
         The options of :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name or a
         mapping), in place of ``tokenize``.
-    reference_length : {'best', 'closest', 'shortest', 'average', 'nearest'}, default 'best'
+    ref_length : {'best', 'closest', 'shortest', 'average', 'nearest-to-average', 'average-nearest'}, default 'best'
         The reference-length strategy (Leusch et al. 2005, Section 3.3; see the module docstring).
     """
 
@@ -174,7 +174,7 @@ class Per(_ErrorRate):
     preprocessing : None, str, mapping or MtPreprocessing, default None
         The options of :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name or a
         mapping), in place of ``tokenize``.
-    reference_length : {'best', 'closest', 'shortest', 'average', 'nearest'}, default 'best'
+    ref_length : {'best', 'closest', 'shortest', 'average', 'nearest-to-average', 'average-nearest'}, default 'best'
         The reference-length strategy (Leusch et al. 2005, Section 3.3; see the module docstring).
 
     References

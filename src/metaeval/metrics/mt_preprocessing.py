@@ -59,12 +59,13 @@ BOUNDARIES = ("none", "start", "end", "both")
 BOUNDARY_START = "<s>"
 BOUNDARY_END = "</s>"
 #: Reference-length strategies (Section 3.3): 'closest' (the reference length nearest to the candidate's,
-#: ties: the shorter; BLEU), 'shortest', 'average' (NIST, TER), 'nearest' (the paper's "average
+#: ties: the shorter; BLEU), 'shortest', 'average' (NIST, TER), 'nearest-to-average' (the reference
+#: length nearest to their mean, ties: the shorter), 'average-nearest' (the paper's "average
 #: nearest-sentence length": mean length of the references at the smallest distance), 'best' (the
 #: length of the reference with the lowest relative error rate, whose distance is then used; WER, PER).
-REFERENCE_LENGTHS = ("closest", "shortest", "average", "nearest", "best")
-#: Strategies that need per-reference distances (edit-distance measures only).
-DISTANCE_STRATEGIES = ("nearest", "best")
+REFERENCE_LENGTHS = ("closest", "shortest", "average", "nearest-to-average", "average-nearest", "best")
+#: Strategies that need per-reference distances (edit-distance measures only: WER, PER, TER).
+DISTANCE_STRATEGIES = ("average-nearest", "best")
 
 _APOSTROPHE = "['\u2019]"
 #: ``X n't`` -> ``X not`` for these auxiliaries; irregular stems are mapped (can't, won't, shan't).
@@ -270,7 +271,7 @@ def _check_lengths(reference_lengths: Sequence[float], distances: Sequence[float
     if strategy in DISTANCE_STRATEGIES:
         if distances is None or len(distances) != len(reference_lengths):
             raise ParameterError(
-                f"`distances` must give one distance per reference for reference_length={strategy!r}; "
+                f"`distances` must give one distance per reference for ref_length={strategy!r}; "
                 f"got {distances!r}."
             )
 
@@ -288,19 +289,21 @@ def reference_length(candidate_length: float, reference_lengths: Sequence[float]
     candidate_length : number
     reference_lengths : sequence of numbers
         One length per reference.
-    strategy : {'closest', 'shortest', 'average', 'nearest', 'best'}
+    strategy : {'closest', 'shortest', 'average', 'nearest-to-average', 'average-nearest', 'best'}
         See :data:`REFERENCE_LENGTHS`.
     distances : sequence of numbers, optional
-        The candidate's distance to each reference (edit operations), needed by 'nearest' and 'best'.
+        The candidate's distance to each reference (edit operations), needed by 'average-nearest' and
+        'best'.
 
     Examples
     --------
     >>> reference_length(5, [3, 7, 8], "closest"), reference_length(5, [3, 7, 8], "average")
     (3, 6.0)
-    >>> reference_length(5, [3, 7, 8], "nearest", distances=[2, 1, 1])
-    7.5
+    >>> reference_length(5, [3, 7, 8], "nearest-to-average"), reference_length(5, [3, 7, 8], "average-nearest",
+    ...                                                                          distances=[2, 1, 1])
+    (7, 7.5)
     """
-    strategy = check_choice("reference_length", strategy, REFERENCE_LENGTHS)
+    strategy = check_choice("ref_length", strategy, REFERENCE_LENGTHS)
     _check_lengths(reference_lengths, distances, strategy)
     lengths = list(reference_lengths)
     if strategy == "closest":
@@ -309,7 +312,10 @@ def reference_length(candidate_length: float, reference_lengths: Sequence[float]
         return min(lengths)
     if strategy == "average":
         return sum(lengths) / len(lengths)
-    if strategy == "nearest":
+    if strategy == "nearest-to-average":
+        mean = sum(lengths) / len(lengths)
+        return min(lengths, key=lambda r: (abs(r - mean), r))
+    if strategy == "average-nearest":
         low = min(distances)
         chosen = [r for r, d in zip(lengths, distances) if d == low]
         return sum(chosen) / len(chosen)
@@ -321,7 +327,7 @@ def reference_errors(reference_lengths: Sequence[float], distances: Sequence[flo
     """The error count that goes with :func:`reference_length`: the smallest distance
     (``min_r d(E, E_r)``, the paper's WER numerator), except for 'best', where it is the distance to the
     reference of the lowest relative error rate."""
-    strategy = check_choice("reference_length", strategy, REFERENCE_LENGTHS)
+    strategy = check_choice("ref_length", strategy, REFERENCE_LENGTHS)
     _check_lengths(reference_lengths, distances, "best")
     if strategy != "best":
         return min(distances)

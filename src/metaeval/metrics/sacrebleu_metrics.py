@@ -50,29 +50,29 @@ class _SacrebleuScorer(ABC):
     _extra_fields: tuple[str, ...] = ()
     _integer_statistics = True
     #: The reference-length strategy of sacrebleu's own statistics (Leusch et al. 2005, Section 3.3).
-    _default_reference_length = ""
+    _default_ref_length = ""
     preprocessing = None
-    reference_length = ""
+    ref_length = ""
 
-    def _set_mt_options(self, preprocessing: Any, reference_length_: str, choices: tuple[str, ...]) -> None:
+    def _set_mt_options(self, preprocessing: Any, ref_length: str, choices: tuple[str, ...]) -> None:
         """Validate and keep the options of :mod:`.mt_preprocessing` (``docs/mt-preprocessing.md``)."""
         from ..errors import check_choice
 
         self.preprocessing = resolve_preprocessing(preprocessing)
-        self.reference_length = check_choice("reference_length", reference_length_, choices)
+        self.ref_length = check_choice("ref_length", ref_length, choices)
 
     @property
     def _sacrebleu_only(self) -> bool:
         """True when sacrebleu's statistics are used as they are (the defaults)."""
-        return self.preprocessing is None and self.reference_length == self._default_reference_length
+        return self.preprocessing is None and self.ref_length == self._default_ref_length
 
     def _mt_fields(self) -> dict[str, Any]:
         """Signature fields of the non-default MT options (none with the defaults: signatures unchanged)."""
         out: dict[str, Any] = {}
         if self.preprocessing is not None:
             out["preprocessing"] = self.preprocessing.describe()
-        if self.reference_length != self._default_reference_length:
-            out["references"] = self.reference_length
+        if self.ref_length != self._default_ref_length:
+            out["ref_length"] = self.ref_length
         return out
 
     def _segments(self, texts: list[str]) -> list[str]:
@@ -206,7 +206,7 @@ class Bleu(_SacrebleuScorer):
         ``'leusch-best'``, or a mapping): sacrebleu then counts n-grams over the preprocessed tokens
         (``tokenize`` must be left at '13a' or be 'none'); boundary words count only in n-grams of order
         >= 2 (Leusch et al. 2005).
-    reference_length : {'closest', 'shortest', 'average'}, default 'closest'
+    ref_length : {'closest', 'shortest', 'average', 'nearest-to-average'}, default 'closest'
         The reference length ``r`` of each segment (Leusch et al. 2005, Section 3.3); 'closest' is
         sacrebleu's (ties: the shorter).
 
@@ -214,7 +214,7 @@ class Bleu(_SacrebleuScorer):
     -----
     ``BLEU = BP * exp(sum_n log p_n / N)``, ``BP = min(1, exp(1 - r / c))``, with clipped n-gram
     precisions ``p_n`` over all references and ``r`` the reference length chosen by
-    ``reference_length`` (by default the one closest to ``c``). With the defaults every statistic is
+    ``ref_length`` (by default the one closest to ``c``). With the defaults every statistic is
     sacrebleu's own; otherwise sacrebleu still counts the n-grams (``tokenize='none'`` on the
     preprocessed tokens) and only ``c``, ``r`` and the unigram counts of boundary words are set here.
 
@@ -230,7 +230,7 @@ class Bleu(_SacrebleuScorer):
 
     name = "bleu"
     _extra_fields = ("max_ngram_order",)
-    _default_reference_length = "closest"
+    _default_ref_length = "closest"
 
     def __init__(
         self,
@@ -242,10 +242,10 @@ class Bleu(_SacrebleuScorer):
         max_ngram_order: int = 4,
         effective_order: bool = True,
         preprocessing: Any = None,
-        reference_length: str = "closest",
+        ref_length: str = "closest",
     ):
         self.tokenize = check_choice("tokenize", tokenize, BLEU_TOKENIZERS)
-        self._set_mt_options(preprocessing, reference_length, BLEU_REFERENCE_LENGTHS)
+        self._set_mt_options(preprocessing, ref_length, BLEU_REFERENCE_LENGTHS)
         if self.preprocessing is not None:
             if self.tokenize not in ("13a", "none"):
                 raise ParameterError(
@@ -288,7 +288,7 @@ class Bleu(_SacrebleuScorer):
         words = self._metric._preprocess_segment
         for j, row in enumerate(stats):
             lengths = [len(words(stream[j]).split()) - nb for stream in streams if stream[j] is not None]
-            row[1] = reference_length(row[0], lengths, self.reference_length)
+            row[1] = reference_length(row[0], lengths, self.ref_length)
         return stats
 
 
@@ -366,16 +366,16 @@ class Ter(_SacrebleuScorer):
         :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` run first and sacrebleu's options
         above then apply to the tokens joined by spaces. Boundary words are not inserted: an edit
         distance is unchanged by a word that starts (or ends) both sequences.
-    reference_length : {'average', 'closest', 'shortest', 'nearest', 'best'}, default 'average'
+    ref_length : {'average', 'closest', 'shortest', 'nearest-to-average', 'average-nearest', 'best'}, default 'average'
         The reference length of each segment (Leusch et al. 2005, Section 3.3): tercom's 'average' with
-        the fewest edits over the references; 'nearest' averages the lengths of the references at the
+        the fewest edits over the references; 'average-nearest' averages the lengths of the references at the
         fewest edits; 'best' takes the reference of the lowest edit rate, with its own edits.
 
     Notes
     -----
     ``TER = 100 * edits / reference length``: the fewest insertions, deletions, substitutions
     and block shifts turning the candidate into the closest reference, over the average reference
-    length by default. Lower is better. With non-default ``reference_length`` or ``preprocessing`` the
+    length by default. Lower is better. With non-default ``ref_length`` or ``preprocessing`` the
     edits of each reference come from sacrebleu's ``translation_edit_rate``.
 
     References
@@ -386,7 +386,7 @@ class Ter(_SacrebleuScorer):
 
     name = "ter"
     _integer_statistics = False
-    _default_reference_length = "average"
+    _default_ref_length = "average"
 
     def __init__(
         self,
@@ -396,9 +396,9 @@ class Ter(_SacrebleuScorer):
         no_punct: bool = False,
         asian_support: bool = False,
         preprocessing: Any = None,
-        reference_length: str = "average",
+        ref_length: str = "average",
     ):
-        self._set_mt_options(preprocessing, reference_length, REFERENCE_LENGTHS)
+        self._set_mt_options(preprocessing, ref_length, REFERENCE_LENGTHS)
         self.case_sensitive = check_bool("case_sensitive", case_sensitive)
         self.normalized = check_bool("normalized", normalized)
         self.no_punct = check_bool("no_punct", no_punct)
@@ -429,6 +429,6 @@ class Ter(_SacrebleuScorer):
             hyp_words = words(hyp).split()
             pairs = [edit_rate(hyp_words, words(stream[j]).split()) for stream in streams if stream[j] is not None]
             edits, lengths = [float(e) for e, _ in pairs], [float(n) for _, n in pairs]
-            out[j] = (reference_errors(lengths, edits, self.reference_length),
-                      reference_length(len(hyp_words), lengths, self.reference_length, distances=edits))
+            out[j] = (reference_errors(lengths, edits, self.ref_length),
+                      reference_length(len(hyp_words), lengths, self.ref_length, distances=edits))
         return out
