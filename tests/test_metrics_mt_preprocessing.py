@@ -227,6 +227,14 @@ def test_preprocessed_paths_equal_sacrebleu_on_summeval(shared_data):
                                Ter().item_statistics(hyps[:3], few))
 
 
+def test_missing_references_in_a_stream():
+    hyps, streams = ["a b c", "x y"], [["a b c", "x y z"], ["a b", None]]  # item 2 has one reference
+    np.testing.assert_array_equal(Bleu(preprocessing="none").item_statistics(hyps, streams),
+                                  Bleu(tokenize="none").item_statistics(hyps, streams))
+    np.testing.assert_array_equal(Bleu(ref_length="average").item_statistics(hyps, streams)[:, 1], [2.5, 3])
+    np.testing.assert_allclose(Ter(ref_length="shortest").item_statistics(hyps, streams), [[0, 2], [1, 3]])
+
+
 def test_options_move_scores_on_summeval(shared_data):
     hyps, refs = _summeval(shared_data, 40)
     base = Bleu().corpus_score(Bleu().item_statistics(hyps, refs))["bleu"]

@@ -56,8 +56,6 @@ class _SacrebleuScorer(ABC):
 
     def _set_mt_options(self, preprocessing: Any, ref_length: str, choices: tuple[str, ...]) -> None:
         """Validate and keep the options of :mod:`.mt_preprocessing` (``docs/mt-preprocessing.md``)."""
-        from ..errors import check_choice
-
         self.preprocessing = resolve_preprocessing(preprocessing)
         self.ref_length = check_choice("ref_length", ref_length, choices)
 
@@ -75,11 +73,11 @@ class _SacrebleuScorer(ABC):
             out["ref_length"] = self.ref_length
         return out
 
-    def _segments(self, texts: list[str]) -> list[str]:
+    def _segments(self, texts: list[str | None]) -> list[str | None]:
         """The texts as sacrebleu sees them: the preprocessed tokens joined by spaces, or unchanged."""
         if self.preprocessing is None:
             return texts
-        return [" ".join(self.preprocessing.tokens(t)) for t in texts]
+        return [None if t is None else " ".join(self.preprocessing.tokens(t)) for t in texts]
 
     def _build(self, metric: Any) -> None:
         self._metric = metric
@@ -413,10 +411,10 @@ class Ter(_SacrebleuScorer):
             asian_support=self.asian_support,
         )
 
-    def _segments(self, texts: list[str]) -> list[str]:
+    def _segments(self, texts: list[str | None]) -> list[str | None]:
         if self.preprocessing is None:
             return texts
-        return [" ".join(self.preprocessing.words(t)) for t in texts]  # no boundary words (see above)
+        return [None if t is None else " ".join(self.preprocessing.words(t)) for t in texts]  # no boundary words
 
     def _item_statistics(self, hyps: list[str], streams: list[list[str]]) -> np.ndarray:
         if self._sacrebleu_only:
