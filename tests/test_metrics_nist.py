@@ -46,6 +46,13 @@ def test_validation_messages_of_methods():
         nist.with_reference_corpus([[], []])
     assert str(info.value) == "`references` must hold at least one reference; got [[], []]."
     with pytest.raises(ParameterError) as info:
+        nist.with_reference_corpus(["a b", "c"])
+    assert str(info.value) == ("`references` must be a list with one list of references per item; got "
+                               "['a b', 'c'].")
+    with pytest.raises(ParameterError) as info:
+        nist.item_statistics([], [[]])
+    assert str(info.value) == "`hypotheses` must be a non-empty list of strings; got []."
+    with pytest.raises(ParameterError) as info:
         reference_length(3, [], "average")
     assert str(info.value) == "`reference_lengths` must hold at least one length; got []."
     with pytest.raises(ParameterError, match=r"^`references` must be a non-empty list"):
@@ -99,6 +106,14 @@ def test_hand_computed_information_weights_and_score():
         value = Nist(tokenize="none", ref_length=strategy).score("a", refs)["nist"]
         assert value == pytest.approx(one * nist_length_penalty(0.5), rel=1e-14)
     assert nist.score("z", refs) == {"nist": 0.0}  # nothing matched
+
+
+def test_orders_without_candidate_ngrams_add_zero_where_nltk_divides_by_zero():
+    # 'a b' has no 3-, 4- or 5-grams: mteval divides by max(n_m, 1); nltk raises ZeroDivisionError
+    assert Nist(tokenize="none").score("a b", ["a b c"])["nist"] == pytest.approx(
+        0.5 * (2 * math.log2(3)) / 2, rel=1e-14)  # unigrams a, b each log2(3); bigram a b log2(1) = 0; ratio 2/3
+    with pytest.raises(ZeroDivisionError):
+        nltk_nist.corpus_nist([[["a", "b", "c"]]], [["a", "b"]])
 
 
 def test_reference_length_strategies():
@@ -308,12 +323,27 @@ def test_cli_score_and_systems_with_corpus_nist(summeval_files, capsys):
 
 def test_cli_systems_corpus_metric_must_be_the_scorer(summeval_files, capsys):
     rows, cands, refs, folder = summeval_files
-    scores = folder / "scores_bleu.csv"
-    assert main(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "nist", "--metric",
-                 "bleu", "--output", str(scores), "--no-progress"]) == 0
-    capsys.readouterr()
+    scores = folder / "scores_bleu.csv"  # any numbers: the check comes before any test
+    scores.write_text("system,input,nist,bleu\n" + "".join(f"{r['system_id']},{r['doc_id']},1,2\n" for r in rows),
+                      encoding="utf-8")
     argv = ["systems", "--dataset", "summeval", "--scores", str(scores), "--scorer", "bleu", "--corpus-metric", "nist",
             "--candidates", str(cands), "--references", str(refs)]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == ("metaeval: error: `--corpus-metric` must name the one scorer compared "
                                                "(--scorer); got 'nist' for scorer 'bleu'.")
+
+
+def test_worker_processes_and_the_cache_give_the_same_scores(summeval_rows, tmp_path):
+    rows = [r for r in summeval_rows if r["system_id"] == "M9"][:12]
+    cands = {"M9": {r["doc_id"]: r["summary"] for r in rows}}
+    refs = {r["doc_id"]: r["references"] for r in rows}
+    serial = me.score(cands, refs, metrics=["nist"], progress=False)
+    cache = tmp_path / "nist.cache"
+    parallel = me.score(cands, refs, metrics=["nist"], workers=2, cache=cache, progress=False)
+    np.testing.assert_array_equal(serial.matrix("nist"), parallel.matrix("nist"))
+    again = me.score(cands, refs, metrics=["nist"], cache=cache, progress=False)
+    assert again.run.metrics[0].cached == 12 and again.run.metrics[0].computed == 0
+    np.testing.assert_array_equal(serial.matrix("nist"), again.matrix("nist"))
+    # other references, other weights: nothing is taken from the cache
+    fewer = me.score(cands, {d: v[:5] for d, v in refs.items()}, metrics=["nist"], cache=cache, progress=False)
+    assert fewer.run.metrics[0].cached == 0

@@ -92,8 +92,8 @@ def test_corpus_statistics_validation(tmp_path):
     ds = me.read_scores(tmp_path / "scores.csv", humans=["mqm"])
     with pytest.raises(ParameterError) as info:
         corpus_statistics(ds, str(tmp_path / "cands.jsonl"), str(tmp_path / "refs.jsonl"), "meteor")
-    assert str(info.value) == ("`metric` must be one of 'bleu', 'chrf', 'ter' (metrics with sufficient statistics);"
-                               " got 'meteor'.")
+    assert str(info.value) == ("`metric` must be one of 'bleu', 'chrf', 'ter', 'nist' (metrics with sufficient "
+                               "statistics); got 'meteor'.")
     other = ds.subset(systems=["s0", "s1", "s2"])
     records = [{"system": "x", "input": "0", "candidate": "the cat"}]
     with pytest.raises(ScoreSetError, match="the candidates must name systems and inputs of the scores; got none"):

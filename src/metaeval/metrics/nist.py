@@ -204,6 +204,9 @@ class Nist:
         """
         if self.info_weights == "item":
             return self
+        if isinstance(references, str) or any(isinstance(item, str) for item in references):
+            raise ParameterError("`references` must be a list with one list of references per item; got "
+                                 f"{references!r:.80}.")
         return self._fitted([self.tokens(r) for item in references for r in item if r is not None], references)
 
     def _fitted(self, refs: list[Tokens], given: Any = None) -> "Nist":
@@ -289,8 +292,8 @@ class Nist:
 
         With ``info_weights='corpus'`` and no fixed corpus, the weights come from all references given here.
         """
-        if isinstance(hypotheses, str):
-            raise ParameterError(f"`hypotheses` must be a list of strings; got the string {hypotheses!r}.")
+        if isinstance(hypotheses, str) or len(hypotheses) == 0:
+            raise ParameterError(f"`hypotheses` must be a non-empty list of strings; got {hypotheses!r}.")
         items = []
         for j, h in enumerate(hypotheses):
             hyp, refs = check_pair(h, [stream[j] for stream in references if stream[j] is not None])
@@ -312,11 +315,11 @@ class Nist:
         sums = np.asarray(sums, dtype=np.float64)
         order = self.max_ngram_order
         if sums.shape[-1] != 2 * order + 1:
-            raise ParameterError(f"`sums` must have {2 * order + 1} statistics in its last axis; got shape {sums.shape}.")
+            raise ParameterError(f"`sums` must have {2 * order + 1} statistics in its last axis; got shape "
+                                 f"{sums.shape}.")
         info, counts, ref = sums[..., :order], sums[..., order:2 * order], sums[..., 2 * order]
         precision = (info / np.maximum(counts, 1.0)).sum(axis=-1)
         words = counts[..., 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(ref > 0, words / np.where(ref > 0, ref, 1.0), np.where(words > 0, 1.0, 0.0))
-        out = precision * nist_length_penalty(ratio)
-        return out
+        return precision * nist_length_penalty(ratio)

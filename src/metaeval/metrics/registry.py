@@ -140,7 +140,7 @@ def get_scorer(name: str, **options: Any) -> Scorer:
     ----------
     name : str
         One of :data:`METRICS` (``'rouge'``, ``'bleu'``, ``'chrf'``, ``'ter'``, ``'meteor'``, ``'js-2'``,
-        ``'wer'``, ``'per'``, ``'bertscore'``, ``'moverscore'``).
+        ``'wer'``, ``'per'``, ``'bertscore'``, ``'moverscore'``, ``'nist'``).
     **options
         Keyword options of the scorer class.
 
