@@ -93,7 +93,8 @@ def test_unknown_metric_option_names_the_accepted_ones(tmp_path, capsys):
     with pytest.raises(ParameterError) as info:
         get_scorer("bleu", foo=1)
     assert str(info.value) == ("the options of metric 'bleu' must be among 'effective_order', 'lowercase',"
-                               " 'max_ngram_order', 'smooth_method', 'smooth_value', 'tokenize'; got 'foo'.")
+                               " 'max_ngram_order', 'preprocessing', 'ref_length', 'smooth_method', 'smooth_value',"
+                               " 'tokenize'; got 'foo'.")
 
 
 def test_json_output_has_no_infinity():

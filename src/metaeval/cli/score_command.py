@@ -40,6 +40,28 @@ def parse_metric_options(metrics: tuple[str, ...], pairs: tuple[str, ...]) -> di
     return options
 
 
+def with_mt_preprocessing(options: dict[str, dict[str, object]],
+                          preset: str | None) -> dict[str, dict[str, object]]:
+    """Give ``preprocessing=preset`` to every metric whose class takes it (BLEU, NIST, TER, WER, PER), unless set."""
+    if preset is None:
+        return options
+    import inspect
+
+    from ..errors import check_choice
+    from ..metrics.mt_preprocessing import PRESETS
+    from ..metrics.registry import METRICS
+
+    check_choice("--mt-preprocessing", preset, PRESETS)
+    takers = [name for name in options
+              if name in METRICS and "preprocessing" in inspect.signature(METRICS[name]).parameters]
+    if not takers:
+        raise ParameterError("`--mt-preprocessing` must go with an MT metric (bleu, nist, ter, wer, per); "
+                             f"got {preset!r} with {', '.join(options)}.")
+    for name in takers:
+        options[name].setdefault("preprocessing", preset)
+    return options
+
+
 def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None) -> dict[str, dict[str, object]]:
     """Give ``model_dir`` to every metric whose class takes it (the embedding metrics), unless set."""
     if model_dir is None:
@@ -63,6 +85,9 @@ def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None)
               help="A metric of metaeval.metrics.METRICS (repeatable): rouge, bleu, chrf, ter, meteor, ...")
 @click.option("--metric-option", "metric_options", multiple=True, metavar="METRIC.KEY=VALUE",
               help="An option of one metric, e.g. rouge.stem=true or rouge.n=4 (repeatable; JSON values).")
+@click.option("--mt-preprocessing", "mt_preprocessing", metavar="PRESET",
+              help="MT preprocessing preset for bleu, nist, ter, wer, per: none, mteval, leusch-baseline, leusch-best"
+                   " (docs/mt-preprocessing.md; METRIC.preprocessing=... overrides it).")
 @click.option("--model-dir", type=click.Path(file_okay=False),
               help="Local Hugging Face model directory for the embedding metrics (bertscore, moverscore).")
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
@@ -77,8 +102,8 @@ def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None)
               help=f"Pairs per batch (default: about 4 batches per worker, at most {defaults.SCORING_BATCH_SIZE}).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
-def score(candidates, references, metrics, metric_options, model_dir, output, workers, scheduler, cache, batch_size,
-          progress):
+def score(candidates, references, metrics, metric_options, mt_preprocessing, model_dir, output, workers, scheduler, cache,
+          batch_size, progress):
     """Score system outputs against references with one or more metrics."""
     from ..metrics.registry import get_scorer
     from ..scoring import score as score_corpus
@@ -87,6 +112,7 @@ def score(candidates, references, metrics, metric_options, model_dir, output, wo
     if not Path(output).resolve().parent.is_dir():
         raise InputFileError(output, "must be in an existing directory; got a directory that does not exist.")
     options = with_model_dir(parse_metric_options(metrics, metric_options), model_dir)
+    options = with_mt_preprocessing(options, mt_preprocessing)
     scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
     ds = score_corpus(
         candidates, references, metrics=list(scorers.values()), workers=workers, scheduler=scheduler,

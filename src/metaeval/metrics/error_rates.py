@@ -9,9 +9,13 @@ pre-tokenized text as in MT and ASR evaluation) or into word-character runs and 
 * PER (Tillmann et al. 1997) ignores word order: with ``m = sum_w min(c_w, r_w)`` the bag-of-words
   overlap, ``E = max(|c|, |r|) - m``, i.e. ``PER = 1 - (m - max(0, |c| - |r|)) / |r|``.
 
-With several references the one with the lowest rate is used (ties: the first). Per item the sufficient
-statistics are ``(E, |r|)`` of that reference; the corpus rate is ``sum E / sum |r|``. Rates are fractions
-(not percentages) and lower is better; they can exceed 1 when the candidate is longer than the reference.
+With several references the one with the lowest rate is used (ties: the first): the reference-length
+strategy 'best' of Leusch et al. (2005, Section 3.3). ``ref_length`` chooses another one ('closest',
+'shortest', 'average', 'nearest-to-average', 'average-nearest'; :mod:`.mt_preprocessing`), with
+``E = min_r d(c, r)``, the paper's WER numerator. Per item the sufficient statistics are ``(E, I*)``; the corpus rate is
+``sum E / sum I*``. Rates are fractions (not percentages) and lower is better; they can exceed 1 when the
+candidate is longer than the reference. ``preprocessing`` replaces ``tokenize`` by the options of
+:class:`~.mt_preprocessing.MtPreprocessing` (``docs/mt-preprocessing.md``).
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from ..errors import ParameterError, check_choice
 from ..signature import Signature
 from ._inputs import check_bool, check_pair, warn_degenerate
 from .meteor import TOKENIZERS, tokenize
+from .mt_preprocessing import REFERENCE_LENGTHS, reference_errors, reference_length, resolve_preprocessing
 
 __all__ = ["Per", "Wer", "levenshtein"]
 
@@ -54,14 +59,23 @@ class _ErrorRate(ABC):
     #: Fractions (above 1 when a candidate needs more edits than the reference has words).
     scale = "0-1"
 
-    def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False):
+    def __init__(self, *, tokenize: str = "whitespace", lowercase: bool = False, preprocessing: Any = None,
+                 ref_length: str = "best"):
         self.tokenize = check_choice("tokenize", tokenize, TOKENIZERS)
         self.lowercase = check_bool("lowercase", lowercase)
+        self.preprocessing = resolve_preprocessing(preprocessing)
+        if self.preprocessing is not None and self.tokenize != "whitespace":
+            raise ParameterError(
+                "`tokenize` must be left at 'whitespace' when `preprocessing` is given, which tokenizes; "
+                f"got {tokenize!r}."
+            )
+        self.ref_length = check_choice("ref_length", ref_length, REFERENCE_LENGTHS)
 
     @property
     def signature(self) -> Signature:
-        return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, references="best",
-                            scale=self.scale)
+        prep = {} if self.preprocessing is None else {"preprocessing": self.preprocessing.describe()}
+        return Signature.of(metric=self.name, tokenize=self.tokenize, lowercase=self.lowercase, **prep,
+                            references=self.ref_length, scale=self.scale)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(tokenize={self.tokenize!r}, lowercase={self.lowercase})"
@@ -71,7 +85,10 @@ class _ErrorRate(ABC):
         """Defined by each concrete scorer."""
 
     def _tokens(self, text: str) -> list[str]:
-        return tokenize(text, self.tokenize, self.lowercase)
+        if self.preprocessing is None:
+            return tokenize(text, self.tokenize, self.lowercase)
+        tokens = self.preprocessing.tokens(text)
+        return [t.lower() for t in tokens] if self.lowercase else tokens
 
     def statistics(self, candidate: Any, references: Sequence[Any]) -> np.ndarray:
         """``[errors, reference length]`` of the best reference (lowest rate; ties: the first)."""
@@ -79,13 +96,16 @@ class _ErrorRate(ABC):
         return self._statistics(cand, refs)
 
     def _statistics(self, cand: str, refs: Sequence[str]) -> np.ndarray:
+        # boundary words (if any) start / end both sequences: distances unchanged, out of the lengths
+        nb = 0 if self.preprocessing is None else self.preprocessing.n_boundaries
         c = self._tokens(cand)
-        rows = []
+        distances, lengths = [], []
         for ref in refs:
             r = self._tokens(ref)
-            errors = self._errors(c, r)
-            rows.append((errors / len(r) if r else (math.inf if errors else 0.0), errors, len(r)))
-        _, errors, length = min(rows, key=lambda row: row[0])  # min keeps the first of equal rates
+            distances.append(self._errors(c, r))
+            lengths.append(len(r) - nb)
+        errors = reference_errors(lengths, distances, self.ref_length)
+        length = reference_length(len(c) - nb, lengths, self.ref_length, distances=distances)
         return np.array([errors, length], dtype=np.float64)
 
     def _rate(self, stats: np.ndarray) -> float:
@@ -131,6 +151,11 @@ class Wer(_ErrorRate):
     ----------
     tokenize : {'whitespace', 'words'}, default 'whitespace'
     lowercase : bool, default False
+    preprocessing : None, str, mapping or MtPreprocessing, default None
+        The options of :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name or a
+        mapping), in place of ``tokenize``.
+    ref_length : {'best', 'closest', 'shortest', 'average', 'nearest-to-average', 'average-nearest'}, default 'best'
+        The reference-length strategy (Leusch et al. 2005, Section 3.3; see the module docstring).
     """
 
     name = "wer"
@@ -146,6 +171,11 @@ class Per(_ErrorRate):
     ----------
     tokenize : {'whitespace', 'words'}, default 'whitespace'
     lowercase : bool, default False
+    preprocessing : None, str, mapping or MtPreprocessing, default None
+        The options of :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name or a
+        mapping), in place of ``tokenize``.
+    ref_length : {'best', 'closest', 'shortest', 'average', 'nearest-to-average', 'average-nearest'}, default 'best'
+        The reference-length strategy (Leusch et al. 2005, Section 3.3; see the module docstring).
 
     References
     ----------

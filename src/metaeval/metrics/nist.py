@@ -31,6 +31,8 @@ import numpy as np
 from ..errors import ParameterError, check_choice, check_int, require_module
 from ..signature import Signature
 from ._inputs import as_segment, check_bool, check_pair
+from .mt_preprocessing import BOUNDARY_END, BOUNDARY_START, reference_length as _reference_length, \
+    resolve_preprocessing
 
 __all__ = ["NIST_BETA", "NIST_REF_LENGTHS", "NIST_TOKENIZERS", "Nist", "information_weights", "nist_length_penalty",
            "reference_length"]
@@ -73,32 +75,27 @@ def reference_length(candidate_length: int, reference_lengths: Sequence[int], st
     lengths = [int(n) for n in reference_lengths]
     if not lengths:
         raise ParameterError(f"`reference_lengths` must hold at least one length; got {reference_lengths!r}.")
-    if strategy == "average":
-        return sum(lengths) / len(lengths)
-    if strategy == "closest":
-        return float(min(lengths, key=lambda n: (abs(n - candidate_length), n)))
-    if strategy == "shortest":
-        return float(min(lengths))
-    if strategy == "nearest-to-average":
-        mean = sum(lengths) / len(lengths)
-        return float(min(lengths, key=lambda n: (abs(n - mean), n)))
-    raise ParameterError(f"`ref_length` must be one of {', '.join(map(repr, NIST_REF_LENGTHS))}; got {strategy!r}.")
+    check_choice("ref_length", strategy, NIST_REF_LENGTHS)
+    return float(_reference_length(candidate_length, lengths, strategy))  # the one definition: mt_preprocessing
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
-def information_weights(references: Sequence[Sequence[str]], max_order: int = 5) -> dict[Tokens, float]:
+def information_weights(references: Sequence[Sequence[str]], max_order: int = 5, *,
+                        boundaries: int = 0) -> dict[Tokens, float]:
     """``Info(e_1^m) = log2(count(e_1^{m-1}) / count(e_1^m))`` over tokenized references, m = 1..max_order.
 
     ``references`` is every reference sentence of the corpus (a list of tokens each); counts run over all
     of them, the unigram denominator is their total number of words (mteval-v13a's ``compute_ngram_info``).
+    ``boundaries``: the number of sentence-boundary words in each reference (``MtPreprocessing``), left
+    out of that total; they still count as the history of the m-grams they start.
     """
     counts: Counter = Counter()
     words = 0
     for ref in references:
-        words += len(ref)
+        words += len(ref) - boundaries
         for n in range(1, max_order + 1):
             counts.update(_ngrams(ref, n))
     return {g: math.log2((counts[g[:-1]] if len(g) > 1 else words) / c) for g, c in counts.items()}
@@ -126,6 +123,13 @@ class Nist:
     max_ngram_order : int, default 5
     ref_length : {'average', 'closest', 'shortest', 'nearest-to-average'}, default 'average'
         Each item's reference length (:func:`reference_length`); 'average' is mteval's.
+    preprocessing : None, str, mapping or MtPreprocessing, default None
+        None: ``tokenize`` and ``lowercase`` alone. Otherwise the options of
+        :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name such as
+        ``'leusch-best'``, or a mapping) make the tokens (``tokenize`` must then be left at '13a' or be
+        'none'; ``lowercase`` still applies first). Boundary words are out of every length, unigram count
+        and the unigram weights' word total: they act through m-grams of order >= 2 only
+        (``docs/mt-preprocessing.md``).
     info_weights : {'corpus', 'item'}, default 'corpus'
         'corpus': information weights from all the references of the call - the whole reference set in
         :func:`metaeval.score` / ``metaeval score``, :meth:`item_statistics` and corpus statistics, the
@@ -152,11 +156,21 @@ class Nist:
     scale = "0-inf"
 
     def __init__(self, *, tokenize: str | Callable[[str], Sequence[str]] = "13a", lowercase: bool = False,
-                 max_ngram_order: int = 5, ref_length: str = "average", info_weights: str = "corpus"):
+                 max_ngram_order: int = 5, ref_length: str = "average", info_weights: str = "corpus",
+                 preprocessing: Any = None):
         if callable(tokenize):
             self.tokenize = tokenize
         else:
             self.tokenize = check_choice("tokenize", tokenize, NIST_TOKENIZERS)
+        self.preprocessing = resolve_preprocessing(preprocessing)
+        if self.preprocessing is not None:
+            if self.tokenize not in ("13a", "none"):
+                raise ParameterError(
+                    "`tokenize` must be 'none' (or left at '13a') when `preprocessing` is given, which "
+                    f"tokenizes; got {tokenize!r}."
+                )
+            self.tokenize = "none"
+        self._nb = 0 if self.preprocessing is None else self.preprocessing.n_boundaries
         self.lowercase = check_bool("lowercase", lowercase)
         self.max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1)
         self.ref_length = check_choice("ref_length", ref_length, NIST_REF_LENGTHS)
@@ -177,6 +191,8 @@ class Nist:
         segment = as_segment("text", text)
         if self.lowercase:
             segment = segment.lower()
+        if self.preprocessing is not None:
+            return tuple(self.preprocessing.tokens(segment))
         out = self._tokenizer(segment.rstrip())
         return tuple(out.split() if isinstance(out, str) else out)
 
@@ -198,7 +214,7 @@ class Nist:
             raise ParameterError(f"`references` must hold at least one reference; got {given!r}.")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
-        copy._weights = information_weights(refs, self.max_ngram_order)
+        copy._weights = information_weights(refs, self.max_ngram_order, boundaries=self._nb)
         copy._weights_id = f"corpus-{len(refs)}refs-sha256:{_digest(refs)}"
         return copy
 
@@ -208,7 +224,8 @@ class Nist:
             getattr(self.tokenize, "signature", None)
             or f"{getattr(self.tokenize, '__module__', '?')}.{getattr(self.tokenize, '__qualname__', '?')}")
         weights = self._weights_id or self.info_weights
-        return Signature.of(metric=self.name, tok=str(tok), lowercase=self.lowercase,
+        prep = {} if self.preprocessing is None else {"preprocessing": self.preprocessing.describe()}
+        return Signature.of(metric=self.name, tok=str(tok), lowercase=self.lowercase, **prep,
                             max_ngram_order=self.max_ngram_order, ref_length=self.ref_length, info_weights=weights,
                             lp="mteval-v13a", scale=self.scale)
 
@@ -226,16 +243,19 @@ class Nist:
 
     # ----------------------------------------------------------------- statistics
     def _statistics(self, cand: Tokens, refs: list[Tokens], weights: dict[Tokens, float]) -> np.ndarray:
-        order = self.max_ngram_order
+        order, nb = self.max_ngram_order, self._nb
         out = np.zeros(2 * order + 1)
         for n in range(1, order + 1):
             most: Counter = Counter()
             for ref in refs:
                 most |= _ngrams(ref, n)  # max count over the references
             matched = _ngrams(cand, n) & most
+            if n == 1 and nb:  # boundary words: context of longer m-grams only
+                matched.pop((BOUNDARY_START,), None)
+                matched.pop((BOUNDARY_END,), None)
             out[n - 1] = sum(weights.get(g, 0.0) * c for g, c in matched.items())
-            out[order + n - 1] = max(len(cand) - n + 1, 0)
-        out[2 * order] = reference_length(len(cand), [len(r) for r in refs], self.ref_length)
+            out[order + n - 1] = max(len(cand) - n + 1 - (nb if n == 1 else 0), 0)
+        out[2 * order] = reference_length(len(cand) - nb, [len(r) - nb for r in refs], self.ref_length)
         return out
 
     def statistics(self, candidate: Any, references: Sequence[Any]) -> np.ndarray:
@@ -247,7 +267,9 @@ class Nist:
         """
         hyp, refs = check_pair(candidate, references)
         cand, ref_tokens = self.tokens(hyp), [self.tokens(r) for r in refs]
-        weights = self._weights if self._weights is not None else information_weights(ref_tokens, self.max_ngram_order)
+        weights = self._weights
+        if weights is None:
+            weights = information_weights(ref_tokens, self.max_ngram_order, boundaries=self._nb)
         return self._statistics(cand, ref_tokens, weights)
 
     def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
@@ -279,7 +301,8 @@ class Nist:
         if self._weights is not None or self.info_weights == "item":
             fixed = self._weights
             return np.vstack([self._statistics(c, refs, fixed if fixed is not None else
-                                               information_weights(refs, self.max_ngram_order)) for c, refs in items])
+                                               information_weights(refs, self.max_ngram_order, boundaries=self._nb))
+                              for c, refs in items])
         weights = self._fitted([r for _, refs in items for r in refs])._weights
         return np.vstack([self._statistics(c, refs, weights) for c, refs in items])
 

@@ -24,12 +24,16 @@ import numpy as np
 from ..errors import ParameterError, check_choice, check_int, require_module
 from ..signature import Signature
 from ._inputs import check_bool, check_pair
+from .mt_preprocessing import DISTANCE_STRATEGIES, REFERENCE_LENGTHS, reference_errors, reference_length, \
+    resolve_preprocessing
 
 __all__ = ["Bleu", "Chrf", "Ter"]
 
 #: sacrebleu tokenizers that need no extra download or package (``spm``/``flores*``/``*-mecab`` do).
 BLEU_TOKENIZERS = ("13a", "none", "zh", "intl", "char")
 BLEU_SMOOTH_METHODS = ("exp", "floor", "add-k", "none")
+#: Reference-length strategies of BLEU and TER (the distance-based 'nearest' and 'best' are TER's only).
+BLEU_REFERENCE_LENGTHS = tuple(s for s in REFERENCE_LENGTHS if s not in DISTANCE_STRATEGIES)
 
 
 def _sacrebleu_metrics():
@@ -45,6 +49,35 @@ class _SacrebleuScorer(ABC):
     #: Settings not shown in sacrebleu's own signature, recorded in ours.
     _extra_fields: tuple[str, ...] = ()
     _integer_statistics = True
+    #: The reference-length strategy of sacrebleu's own statistics (Leusch et al. 2005, Section 3.3).
+    _default_ref_length = ""
+    preprocessing = None
+    ref_length = ""
+
+    def _set_mt_options(self, preprocessing: Any, ref_length: str, choices: tuple[str, ...]) -> None:
+        """Validate and keep the options of :mod:`.mt_preprocessing` (``docs/mt-preprocessing.md``)."""
+        self.preprocessing = resolve_preprocessing(preprocessing)
+        self.ref_length = check_choice("ref_length", ref_length, choices)
+
+    @property
+    def _sacrebleu_only(self) -> bool:
+        """True when sacrebleu's statistics are used as they are (the defaults)."""
+        return self.preprocessing is None and self.ref_length == self._default_ref_length
+
+    def _mt_fields(self) -> dict[str, Any]:
+        """Signature fields of the non-default MT options (none with the defaults: signatures unchanged)."""
+        out: dict[str, Any] = {}
+        if self.preprocessing is not None:
+            out["preprocessing"] = self.preprocessing.describe()
+        if self.ref_length != self._default_ref_length:
+            out["ref_length"] = self.ref_length
+        return out
+
+    def _segments(self, texts: list[str | None]) -> list[str | None]:
+        """The texts as sacrebleu sees them: the preprocessed tokens joined by spaces, or unchanged."""
+        if self.preprocessing is None:
+            return texts
+        return [None if t is None else " ".join(self.preprocessing.tokens(t)) for t in texts]
 
     def _build(self, metric: Any) -> None:
         self._metric = metric
@@ -60,6 +93,7 @@ class _SacrebleuScorer(ABC):
     @property
     def signature(self) -> Signature:
         extra = {k: getattr(self, k) for k in self._extra_fields}
+        extra.update(self._mt_fields())
         return Signature.of(metric=self.name, **extra, sacrebleu=f"({self.sacrebleu_signature})", scale=self.scale)
 
     def __repr__(self) -> str:
@@ -91,7 +125,10 @@ class _SacrebleuScorer(ABC):
         return np.asarray(stats, dtype=np.float64).reshape(len(hyps), -1)
 
     def _score_of(self, summed: np.ndarray) -> float:
-        stats = [int(round(v)) for v in summed] if self._integer_statistics else [float(v) for v in summed]
+        if self._integer_statistics:  # an 'average' or 'nearest' reference length may be fractional
+            stats = [int(round(v)) if float(v).is_integer() else float(v) for v in summed]
+        else:
+            stats = [float(v) for v in summed]
         return float(self._metric._compute_score_from_stats(stats).score)
 
     def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
@@ -161,21 +198,37 @@ class Bleu(_SacrebleuScorer):
     effective_order : bool, default True
         Leave out n-gram orders with no n-gram in the candidate (sacrebleu's ``sentence_bleu`` default;
         its ``corpus_bleu`` default is False; the two agree whenever every order has n-grams).
+    preprocessing : None, str, mapping or MtPreprocessing, default None
+        None: sacrebleu's ``tokenize`` and ``lowercase`` alone. Otherwise the options of
+        :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` (a preset name such as
+        ``'leusch-best'``, or a mapping): sacrebleu then counts n-grams over the preprocessed tokens
+        (``tokenize`` must be left at '13a' or be 'none'); boundary words count only in n-grams of order
+        >= 2 (Leusch et al. 2005).
+    ref_length : {'closest', 'shortest', 'average', 'nearest-to-average'}, default 'closest'
+        The reference length ``r`` of each segment (Leusch et al. 2005, Section 3.3); 'closest' is
+        sacrebleu's (ties: the shorter).
 
     Notes
     -----
     ``BLEU = BP * exp(sum_n log p_n / N)``, ``BP = min(1, exp(1 - r / c))``, with clipped n-gram
-    precisions ``p_n`` over all references and ``r`` the reference length closest to ``c``.
+    precisions ``p_n`` over all references and ``r`` the reference length chosen by
+    ``ref_length`` (by default the one closest to ``c``). With the defaults every statistic is
+    sacrebleu's own; otherwise sacrebleu still counts the n-grams (``tokenize='none'`` on the
+    preprocessed tokens) and only ``c``, ``r`` and the unigram counts of boundary words are set here.
 
     References
     ----------
     .. [1] K. Papineni, S. Roukos, T. Ward, W.-J. Zhu, "BLEU: a Method for Automatic Evaluation of
        Machine Translation", ACL 2002.
     .. [2] M. Post, "A Call for Clarity in Reporting BLEU Scores", WMT 2018.
+    .. [3] G. Leusch, N. Ueffing, D. Vilar, H. Ney, "Preprocessing and Normalization for Automatic
+       Evaluation of Machine Translation", ACL-05 Workshop on Intrinsic and Extrinsic Evaluation
+       Measures for MT and/or Summarization, 2005.
     """
 
     name = "bleu"
     _extra_fields = ("max_ngram_order",)
+    _default_ref_length = "closest"
 
     def __init__(
         self,
@@ -186,8 +239,18 @@ class Bleu(_SacrebleuScorer):
         smooth_value: float | None = None,
         max_ngram_order: int = 4,
         effective_order: bool = True,
+        preprocessing: Any = None,
+        ref_length: str = "closest",
     ):
         self.tokenize = check_choice("tokenize", tokenize, BLEU_TOKENIZERS)
+        self._set_mt_options(preprocessing, ref_length, BLEU_REFERENCE_LENGTHS)
+        if self.preprocessing is not None:
+            if self.tokenize not in ("13a", "none"):
+                raise ParameterError(
+                    "`tokenize` must be 'none' (or left at '13a') when `preprocessing` is given, which "
+                    f"tokenizes; got {tokenize!r}."
+                )
+            self.tokenize = "none"
         self.lowercase = check_bool("lowercase", lowercase)
         self.smooth_method = check_choice("smooth_method", smooth_method, BLEU_SMOOTH_METHODS)
         if smooth_value is not None and (
@@ -207,7 +270,24 @@ class Bleu(_SacrebleuScorer):
             smooth_value=self.smooth_value,
             max_ngram_order=self.max_ngram_order,
             effective_order=self.effective_order,
+            force=self.preprocessing is not None,  # tokenized on purpose: no "forgot to detokenize" warning
         )
+
+    def _item_statistics(self, hyps: list[str], streams: list[list[str]]) -> np.ndarray:
+        if self._sacrebleu_only:
+            return super()._item_statistics(hyps, streams)
+        hyps, streams = self._segments(hyps), [self._segments(s) for s in streams]
+        stats = super()._item_statistics(hyps, streams)
+        nb = 0 if self.preprocessing is None else self.preprocessing.n_boundaries
+        if nb:  # boundary words always match once: out of the lengths and the unigram counts
+            stats[:, 0] -= nb
+            stats[:, 2] -= nb
+            stats[:, 2 + self.max_ngram_order] -= nb
+        words = self._metric._preprocess_segment
+        for j, row in enumerate(stats):
+            lengths = [len(words(stream[j]).split()) - nb for stream in streams if stream[j] is not None]
+            row[1] = reference_length(row[0], lengths, self.ref_length)
+        return stats
 
 
 class Chrf(_SacrebleuScorer):
@@ -279,11 +359,22 @@ class Ter(_SacrebleuScorer):
     no_punct : bool, default False
         Remove punctuation.
     asian_support : bool, default False
+    preprocessing : None, str, mapping or MtPreprocessing, default None
+        None: sacrebleu's own processing alone. Otherwise the options of
+        :class:`~metaeval.metrics.mt_preprocessing.MtPreprocessing` run first and sacrebleu's options
+        above then apply to the tokens joined by spaces. Boundary words are not inserted: an edit
+        distance is unchanged by a word that starts (or ends) both sequences.
+    ref_length : {'average', 'closest', 'shortest', 'nearest-to-average', 'average-nearest', 'best'}, default 'average'
+        The reference length of each segment (Leusch et al. 2005, Section 3.3): tercom's 'average' with
+        the fewest edits over the references; 'average-nearest' averages the lengths of the references at the
+        fewest edits; 'best' takes the reference of the lowest edit rate, with its own edits.
 
     Notes
     -----
-    ``TER = 100 * edits / average reference length``: the fewest insertions, deletions, substitutions
-    and block shifts turning the candidate into the closest reference. Lower is better.
+    ``TER = 100 * edits / reference length``: the fewest insertions, deletions, substitutions
+    and block shifts turning the candidate into the closest reference, over the average reference
+    length by default. Lower is better. With non-default ``ref_length`` or ``preprocessing`` the
+    edits of each reference come from sacrebleu's ``translation_edit_rate``.
 
     References
     ----------
@@ -293,6 +384,7 @@ class Ter(_SacrebleuScorer):
 
     name = "ter"
     _integer_statistics = False
+    _default_ref_length = "average"
 
     def __init__(
         self,
@@ -301,7 +393,10 @@ class Ter(_SacrebleuScorer):
         normalized: bool = False,
         no_punct: bool = False,
         asian_support: bool = False,
+        preprocessing: Any = None,
+        ref_length: str = "average",
     ):
+        self._set_mt_options(preprocessing, ref_length, REFERENCE_LENGTHS)
         self.case_sensitive = check_bool("case_sensitive", case_sensitive)
         self.normalized = check_bool("normalized", normalized)
         self.no_punct = check_bool("no_punct", no_punct)
@@ -315,3 +410,23 @@ class Ter(_SacrebleuScorer):
             no_punct=self.no_punct,
             asian_support=self.asian_support,
         )
+
+    def _segments(self, texts: list[str | None]) -> list[str | None]:
+        if self.preprocessing is None:
+            return texts
+        return [None if t is None else " ".join(self.preprocessing.words(t)) for t in texts]  # no boundary words
+
+    def _item_statistics(self, hyps: list[str], streams: list[list[str]]) -> np.ndarray:
+        if self._sacrebleu_only:
+            return super()._item_statistics(hyps, streams)
+        edit_rate = require_module("sacrebleu.metrics.ter", purpose="TER").translation_edit_rate
+        words = self._metric._preprocess_segment
+        hyps, streams = self._segments(hyps), [self._segments(s) for s in streams]
+        out = np.empty((len(hyps), 2))
+        for j, hyp in enumerate(hyps):
+            hyp_words = words(hyp).split()
+            pairs = [edit_rate(hyp_words, words(stream[j]).split()) for stream in streams if stream[j] is not None]
+            edits, lengths = [float(e) for e, _ in pairs], [float(n) for _, n in pairs]
+            out[j] = (reference_errors(lengths, edits, self.ref_length),
+                      reference_length(len(hyp_words), lengths, self.ref_length, distances=edits))
+        return out
