@@ -6,7 +6,7 @@ the same run (ratios, since the wall time depends on what else runs on the machi
 * similarities: ROUGE-1/2/L/SU4 between the 27 x 27 ordered summary pairs of each input, metaeval's way
   (one ROUGE-1.5.5 statistics call per pair gives every measure; Rpre is the transpose) against one scorer
   per measure and Rpre recomputed (8 calls per pair);
-* probabilities: QUEEN, KING and JACK of one metric by :func:`metaeval.stats.qarla.qarla_arrays`
+* probabilities: QUEEN, KING and JACK of one metric by :func:`metaeval.stats.frameworks.qarla.qarla_arrays`
   (vectorized over inputs, texts and model triples) against the formulas as Python loops.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 import metaeval as me
 from metaeval.metrics.rouge import Rouge
-from metaeval.stats.qarla import qarla_arrays
+from metaeval.stats.frameworks.qarla import qarla_arrays
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

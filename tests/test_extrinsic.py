@@ -16,7 +16,7 @@ from metaeval.analyses.extrinsic import relevance_agreement
 from metaeval.analyses.partition import extrinsic_correlation, partition_correlation, scoreset_partition_correlation
 from metaeval.cli.main import main
 from metaeval.errors import InputFileError, ParameterError
-from metaeval.stats.partition import partition_correlations, partition_indices, row_pearson
+from metaeval.stats.resampling.partition import partition_correlations, partition_indices, row_pearson
 
 FIXTURE = Path(__file__).parent / "data" / "extrinsic" / "judgments.csv"
 

@@ -14,7 +14,7 @@ from metaeval.analyses.nuggets import litepyramid_nuggets, match_nuggets, nugget
 from metaeval.cli.main import main
 from metaeval.errors import InputFileError, ParameterError
 from metaeval.metrics.nugget_match import NuggetMatcher, response_length
-from metaeval.stats.nugget import nugget_f, nugget_precision, nugget_recall
+from metaeval.stats.frameworks.nugget import nugget_f, nugget_precision, nugget_recall
 
 DATA = Path(__file__).parent / "data" / "nuggets"
 

@@ -12,7 +12,7 @@ import scipy.stats
 import metaeval as me
 from metaeval.analyses.qarla_similarity import canonical_similarity, similarity_matrices, tvm_matrix
 from metaeval.cli.main import main
-from metaeval.stats.qarla import jack, king, qarla_arrays, queen, queen_leave_one_out
+from metaeval.stats.frameworks.qarla import jack, king, qarla_arrays, queen, queen_leave_one_out
 
 
 def tensor(model_model, peer_model, peer_peer=None, model_peer=None):
@@ -175,7 +175,7 @@ def test_vectorized_equals_the_formulas(seed):
 
 
 def test_results_do_not_depend_on_the_chunk_size(monkeypatch):
-    import metaeval.stats.qarla as kernel
+    import metaeval.stats.frameworks.qarla as kernel
 
     sim = np.round(np.random.default_rng(5).uniform(size=(2, 7, 3 + 5, 3 + 5)), 1)
     whole = qarla_arrays(sim, 3)

@@ -60,7 +60,7 @@ _EXPORTS = {
     "list_datasets": "metaeval.data.datasets",
     "litepyramid": "metaeval.human",
     "load_dataset": "metaeval.data.datasets",
-    "nugget_f": "metaeval.stats.nugget",
+    "nugget_f": "metaeval.stats.frameworks.nugget",
     "pairwise_comparisons": "metaeval.stats.significance.familywise",
     "per_comparison_level": "metaeval.stats.significance.familywise",
     "permutation_test": "metaeval.correlation",

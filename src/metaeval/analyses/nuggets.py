@@ -11,7 +11,7 @@ Three ways in, one result (:class:`NuggetScoresResult`, one row per response):
 - :func:`litepyramid_nuggets`: the crowd's SCU matches behind LitePyramid (REALSumm): every SCU a vital
   nugget, ``vital_matched`` the SCUs the majority found present.
 
-The F formula is :func:`metaeval.stats.nugget.nugget_f`.
+The F formula is :func:`metaeval.stats.frameworks.nugget.nugget_f`.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from ..errors import InputFileError, ParameterError
 from ..metrics.nugget_match import NuggetMatcher, response_length
 from ..serialization import EXCLUDED, ResultMixin
 from ..signature import Signature
-from ..stats.nugget import nugget_f, nugget_precision
+from ..stats.frameworks.nugget import nugget_f, nugget_precision
 from . import _common as common
 from .nugget_tables import read_columns
 

@@ -1,6 +1,6 @@
 """Partition-averaged correlation of a metric with human agreement or scores (Dorr et al. 2005, sec. 5).
 
-The statistic is defined in :mod:`metaeval.stats.partition`: the data points are randomly partitioned
+The statistic is defined in :mod:`metaeval.stats.resampling.partition`: the data points are randomly partitioned
 into cells of ``p`` points, the metric and the human score are averaged per cell, Pearson's r is taken
 over the cells, and this is repeated (10,000 times in the paper); the result reports the mean and the
 median of r over the partitions and their spread (quartiles, and the central ``confidence_level`` share
@@ -31,7 +31,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice, check_int
 from ..serialization import EXCLUDED, ResultMixin
 from ..signature import Signature
-from ..stats.partition import partition_correlations
+from ..stats.resampling.partition import partition_correlations
 from . import _common as common
 from .extrinsic import _COLUMN, MEASURES, relevance_agreement
 

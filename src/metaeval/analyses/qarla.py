@@ -10,7 +10,7 @@ several human summaries (*models*) of every test case:
 
 :func:`qarla_similarities` computes the similarities once (the slow, text part);
 :func:`qarla` turns them into QUEEN, KING and JACK of each metric set (the probabilities are in
-:mod:`metaeval.stats.qarla`), and with human scores correlates the system-level QUEEN with them.
+:mod:`metaeval.stats.frameworks.qarla`), and with human scores correlates the system-level QUEEN with them.
 Definitions, decisions and a run on SummEval: docs/qarla.md.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..errors import InputFileError, ParameterError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
-from ..stats.qarla import MIN_MODELS_KING, qarla_arrays
+from ..stats.frameworks.qarla import MIN_MODELS_KING, qarla_arrays
 from . import _common as common
 from .qarla_similarity import DEFAULT_SIMILARITIES, canonical_similarity, check_sources, similarity_matrices
 
@@ -318,7 +318,7 @@ def qarla(similarities: QarlaSimilarities, *, metric_sets: Sequence[Sequence[str
                              QUEEN(a) > 0, QUEEN(a') > 0)
 
     over the ordered triples of distinct models; KING and JACK are averaged over models and inputs,
-    QUEEN over inputs. See :mod:`metaeval.stats.qarla` and docs/qarla.md (Decisions).
+    QUEEN over inputs. See :mod:`metaeval.stats.frameworks.qarla` and docs/qarla.md (Decisions).
 
     References
     ----------
