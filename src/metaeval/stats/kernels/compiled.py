@@ -36,6 +36,7 @@ __all__ = [
     "signed_sums",
     "summary_pearson_sums",
     "tied_group_counts",
+    "tied_sweep_counts",
 ]
 
 
@@ -488,4 +489,85 @@ def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, 
             for t in range(2):
                 for f in range(6):
                     out[s, g, t, f] = state[t, f]
+    return out
+
+
+# ---- Kendall tau-b of tied groups, vectorised over the resamples (dominance.py) ----------------------------
+@_jit(parallel=True)
+def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
+    """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
+    int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
+
+    ``eflat`` (G, 2 n) the flat cell (row of ``bits`` (C, b) uint8, 1 = swap) of each pooled value in ascending
+    order, ``esrc`` its metric (0 for ``X_i``, 1 for ``X_j``), ``ez`` the human dense rank of its cell (``< nz``),
+    ``enew`` 1 where a value opens a tie group (the pooled values are tied exactly when equal). A value goes to
+    stream ``bit ^ src`` (0: ``X'``, 1: ``Y'``). Each stream keeps, per resample of the block, the cumulative
+    counts ``cum[r]`` of the values of its lower tie groups with a human rank below ``r``: a value of human
+    rank ``r`` adds ``below - above = cum[r] + cum[r + 1] - inserted`` to ``S`` (Knight 1966), then its tie group
+    joins the counts. Every operation is an integer add over the block's resamples (no branch on the bits)."""
+    g_count, length = eflat.shape
+    b = bits.shape[1]
+    n_chunks = (b + width - 1) // width
+    out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
+    for task in numba.prange(g_count * n_chunks):
+        g = task // n_chunks
+        s0 = (task % n_chunks) * width
+        w = min(b, s0 + width) - s0
+        cum0 = np.zeros((nz + 1, w), dtype=np.int32)
+        cum1 = np.zeros((nz + 1, w), dtype=np.int32)
+        ins0 = np.zeros(w, dtype=np.int32)
+        ins1 = np.zeros(w, dtype=np.int32)
+        s_acc0 = np.zeros(w, dtype=np.int64)
+        s_acc1 = np.zeros(w, dtype=np.int64)
+        t_acc0 = np.zeros(w, dtype=np.int64)
+        t_acc1 = np.zeros(w, dtype=np.int64)
+        d_acc0 = np.zeros(w, dtype=np.int64)
+        d_acc1 = np.zeros(w, dtype=np.int64)
+        size1 = np.zeros(w, dtype=np.int32)
+        tv = np.empty(w, dtype=np.int32)
+        e = 0
+        while e < length:
+            f = e + 1
+            while f < length and enew[g, f] == 0:
+                f += 1
+            for u in range(e, f):  # against the lower tie groups only
+                r = ez[g, u]
+                src = np.int32(esrc[g, u])
+                row = bits[eflat[g, u]]
+                for lane in range(w):
+                    t = np.int32(row[s0 + lane]) ^ src
+                    q0 = cum0[r, lane] + cum0[r + 1, lane] - ins0[lane]
+                    q1 = cum1[r, lane] + cum1[r + 1, lane] - ins1[lane]
+                    s_acc0[lane] += (1 - t) * q0
+                    s_acc1[lane] += t * q1
+            size1[:] = 0
+            for u in range(e, f):  # then the tie group joins the counts
+                r = ez[g, u]
+                src = np.int32(esrc[g, u])
+                row = bits[eflat[g, u]]
+                for lane in range(w):
+                    tv[lane] = np.int32(row[s0 + lane]) ^ src
+                    size1[lane] += tv[lane]
+                for rr in range(r + 1, nz + 1):
+                    for lane in range(w):
+                        cum1[rr, lane] += tv[lane]
+                        cum0[rr, lane] += 1 - tv[lane]
+            size = f - e
+            for lane in range(w):
+                a1 = size1[lane]
+                a0 = size - a1
+                ins0[lane] += a0
+                ins1[lane] += a1
+                t_acc0[lane] += a0 * (a0 - 1) // 2
+                t_acc1[lane] += a1 * (a1 - 1) // 2
+                d_acc0[lane] += 1 if a0 > 0 else 0
+                d_acc1[lane] += 1 if a1 > 0 else 0
+            e = f
+        for lane in range(w):
+            out[s0 + lane, g, 0, 0] = s_acc0[lane]
+            out[s0 + lane, g, 1, 0] = s_acc1[lane]
+            out[s0 + lane, g, 0, 1] = t_acc0[lane]
+            out[s0 + lane, g, 1, 1] = t_acc1[lane]
+            out[s0 + lane, g, 0, 2] = d_acc0[lane]
+            out[s0 + lane, g, 1, 2] = d_acc1[lane]
     return out

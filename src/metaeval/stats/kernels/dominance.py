@@ -35,13 +35,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import coefficient_from_counts
+from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.correlations.ties import are_tied, current_rtol
+from metaeval.stats.correlations.ties import are_tied, current_rtol, tolerance_from_extent
 
-__all__ = ["GroupPairsCompiled"]
+__all__ = ["GroupPairsCompiled", "SWEEP_WIDTH"]
+
+SWEEP_WIDTH = 128
+"""Resamples per block of :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (the lanes of its vector
+adds; any width gives the same counts)."""
 
 
 def _compiled():
@@ -208,6 +212,51 @@ class GroupPairsCompiled:
         np.put_along_axis(ukr, zr, ukey, axis=1)
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
+    def _sweep_classes(self, i: int, j: int, groups: np.ndarray, mval: np.ndarray):
+        """Tie groups of the pooled sorted values ``mval`` (G, 2 n) that hold for every ``X'`` and ``Y'``:
+        ``(enew (G, 2 n) uint8, 1 where a value opens a tie group; rows whose tie groups depend on the mask)``.
+
+        The generic rule ties sorted neighbours of ``X'`` within ``tol(X') = max(rtol spread(X'), NOISE_RTOL
+        max|X'|)`` (:mod:`metaeval.stats.correlations.ties`). ``X'`` takes ``X_i`` or ``X_j`` in each cell, so
+        ``tol_lo = rtol max(0, max_c min(x_c, y_c) - min_c max(x_c, y_c)) <= tol(X') <= tol(pooled values)
+        = tol_hi``. A pooled gap above ``tol_hi`` never ties; a run of pooled values whose whole extent is
+        within ``tol_lo`` is one tie group of any ``X'`` holding any of its values. Any other gap makes the
+        row's tie groups depend on the mask (reported; rare: a gap within a factor ``spread / spread_lo`` of the
+        tolerance). Under ``rtol = 0`` the tie groups are the runs of equal values."""
+        rtol = current_rtol()
+        gaps = mval[:, 1:] - mval[:, :-1]
+        x, y = self.xg[i, groups], self.xg[j, groups]
+        spread_lo = np.maximum(np.minimum(x, y).max(axis=1) - np.maximum(x, y).min(axis=1), 0.0)
+        tol_lo = (rtol * spread_lo * (1.0 - 1e-9))[:, None]
+        tol_hi = (tolerance_from_extent(mval[:, -1], mval[:, 0]) * (1.0 + 1e-9))[:, None]
+        small = gaps <= tol_lo
+        ambiguous = (~small & (gaps <= tol_hi)).any(axis=1)
+        enew = np.ones(mval.shape, dtype=np.uint8)
+        enew[:, 1:] = ~small
+        if rtol > 0.0 and small.any():  # each run tied end to end
+            start = np.maximum.accumulate(np.where(enew.astype(bool), np.arange(mval.shape[1]), 0), axis=1)
+            extent = mval - np.take_along_axis(mval, start, axis=1)
+            ambiguous |= (extent > tol_lo).any(axis=1)
+        return enew, ambiguous
+
+    def _swept_tau_b(self, cache: BatchCache, groups: np.ndarray, args, enew: np.ndarray) -> np.ndarray:
+        """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
+        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups from :meth:`_sweep_classes`)."""
+        from metaeval.stats.kernels.compiled import tied_sweep_counts
+
+        _, mcell, msrc, cells, zr = args[:5]
+        eflat = np.ascontiguousarray(np.take_along_axis(cells, mcell, axis=1))
+        ez = np.ascontiguousarray(np.take_along_axis(zr, mcell, axis=1))
+        nz = int(ez.max()) + 1
+        bits = cache.get("cell-bits-by-cell", lambda: np.ascontiguousarray(
+            cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)))  # (N M, b)
+        counts = tied_sweep_counts(eflat, np.ascontiguousarray(msrc), ez, enew, nz, bits, SWEEP_WIDTH)
+        size = self.zg.shape[1]
+        pairs = size * (size - 1) // 2
+        tz = self.tz[groups][None, :, None]
+        r = tau_b(counts[..., 0], pairs - counts[..., 1], pairs - tz)
+        return np.where(counts[..., 2] > 1, r, np.nan)  # a constant permuted group: NaN (generic path)
+
     def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
         size = self.zg.shape[1]
@@ -233,10 +282,16 @@ class GroupPairsCompiled:
             from metaeval.stats.kernels.compiled import tied_group_counts
 
             groups, args = self._tied_inputs(i, j)
-            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
-                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
-            counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
-            r = self._tied_coefficients(counts, groups)
+            if self.coefficient == "kendall-b":
+                enew, ambiguous = self._sweep_classes(i, j, groups, args[0])
+                if ambiguous.any():  # tie groups that depend on the mask: the generic path
+                    return self._generic(cache, i, j, np.arange(out.size))
+                r = self._swept_tau_b(cache, groups, args, enew)
+            else:
+                bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                    cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+                counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
+                r = self._tied_coefficients(counts, groups)
             for u in range(groups.size):  # groups in order
                 out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
             rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
