@@ -36,6 +36,7 @@ __all__ = [
     "signed_sums",
     "summary_pearson_sums",
     "tied_group_counts",
+    "tied_sweep_corrections",
     "tied_sweep_counts",
 ]
 
@@ -571,3 +572,69 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
             out[s0 + lane, g, 0, 2] = d_acc0[lane]
             out[s0 + lane, g, 1, 2] = d_acc1[lane]
     return out
+
+
+@_jit(parallel=True)
+def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
+    """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
+    pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
+    whose sorted neighbours differ by at most the pooled tolerance. The sweep counted each run of equal values
+    there as its own tie group; per resample and stream, sorted neighbours ``a < v`` of ``X'`` are tied when
+    ``|v - a| <= tol(X')`` with ``tol(X') = max(rtol max - rtol min, noise max(|max|, |min|))`` of the stream's
+    values (the generic rule), and the pairs across runs so joined move from ``S`` to the tied pairs."""
+    b = bits.shape[1]
+    length = mval.shape[1]
+    for s in numba.prange(b):
+        hist = np.zeros(nz, dtype=np.int64)
+        cur = np.zeros(nz, dtype=np.int64)
+        for q in range(reg_g.shape[0]):
+            g = reg_g[q]
+            for t in range(2):
+                lo_v = 0.0
+                for e in range(length):  # the stream's smallest and largest values
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        lo_v = mval[g, e]
+                        break
+                hi_v = 0.0
+                for e in range(length - 1, -1, -1):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        hi_v = mval[g, e]
+                        break
+                tol = 0.0
+                if rtol > 0.0:
+                    tol = max(rtol * hi_v - rtol * lo_v, noise * max(abs(hi_v), abs(lo_v)))
+                    if not np.isfinite(tol):
+                        tol = 0.0
+                hist[:] = 0
+                cur[:] = 0
+                hcount = 0
+                ccount = 0
+                have = False
+                last_v = 0.0
+                for e in range(reg_lo[q], reg_hi[q]):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) != t:
+                        continue
+                    v = mval[g, e]
+                    r = ez[g, e]
+                    if have and v != last_v:
+                        if abs(v - last_v) <= tol:  # the run joins the tie group of the previous runs
+                            for k in range(nz):
+                                hist[k] += cur[k]
+                            hcount += ccount
+                            counts[s, g, t, 2] -= 1
+                        else:
+                            hist[:] = 0
+                            hcount = 0
+                        cur[:] = 0
+                        ccount = 0
+                    if hcount > 0:  # the sweep counted sgn(z_v - z_a) for the earlier runs' values a
+                        below = 0
+                        for k in range(r):
+                            below += hist[k]
+                        above = hcount - below - hist[r]
+                        counts[s, g, t, 0] -= below - above
+                        counts[s, g, t, 1] += hcount
+                    cur[r] += 1
+                    ccount += 1
+                    last_v = v
+                    have = True

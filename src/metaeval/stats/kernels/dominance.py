@@ -39,7 +39,7 @@ from metaeval.stats.correlations.coefficients import coefficient_from_counts, ta
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.correlations.ties import are_tied, current_rtol, tolerance_from_extent
+from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol, tolerance_from_extent
 
 __all__ = ["GroupPairsCompiled", "SWEEP_WIDTH"]
 
@@ -212,45 +212,56 @@ class GroupPairsCompiled:
         np.put_along_axis(ukr, zr, ukey, axis=1)
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
-    def _sweep_classes(self, i: int, j: int, groups: np.ndarray, mval: np.ndarray):
-        """Tie groups of the pooled sorted values ``mval`` (G, 2 n) that hold for every ``X'`` and ``Y'``:
-        ``(enew (G, 2 n) uint8, 1 where a value opens a tie group; rows whose tie groups depend on the mask)``.
+    @staticmethod
+    def _sweep_classes(mval: np.ndarray):
+        """Tie groups of the pooled sorted values ``mval`` (G, 2 n) for :func:`tied_sweep_counts` and the
+        regions where they depend on the mask: ``(enew (G, 2 n) uint8, 1 where a value differs from the one
+        before; regions (group, first, end) (3, R) int64)``.
 
         The generic rule ties sorted neighbours of ``X'`` within ``tol(X') = max(rtol spread(X'), NOISE_RTOL
-        max|X'|)`` (:mod:`metaeval.stats.correlations.ties`). ``X'`` takes ``X_i`` or ``X_j`` in each cell, so
-        ``tol_lo = rtol max(0, max_c min(x_c, y_c) - min_c max(x_c, y_c)) <= tol(X') <= tol(pooled values)
-        = tol_hi``. A pooled gap above ``tol_hi`` never ties; a run of pooled values whose whole extent is
-        within ``tol_lo`` is one tie group of any ``X'`` holding any of its values. Any other gap makes the
-        row's tie groups depend on the mask (reported; rare: a gap within a factor ``spread / spread_lo`` of the
-        tolerance). Under ``rtol = 0`` the tie groups are the runs of equal values."""
-        rtol = current_rtol()
+        max|X'|)`` (:mod:`metaeval.stats.correlations.ties`), at most the tolerance ``tol_hi`` of the pooled
+        values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
+        never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
+        (a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds): it is resolved per
+        resample by :func:`tied_sweep_corrections`. Under ``tie_tolerance=0`` there is none."""
+        g_count, length = mval.shape
         gaps = mval[:, 1:] - mval[:, :-1]
-        x, y = self.xg[i, groups], self.xg[j, groups]
-        spread_lo = np.maximum(np.minimum(x, y).max(axis=1) - np.maximum(x, y).min(axis=1), 0.0)
-        tol_lo = (rtol * spread_lo * (1.0 - 1e-9))[:, None]
-        tol_hi = (tolerance_from_extent(mval[:, -1], mval[:, 0]) * (1.0 + 1e-9))[:, None]
-        small = gaps <= tol_lo
-        ambiguous = (~small & (gaps <= tol_hi)).any(axis=1)
         enew = np.ones(mval.shape, dtype=np.uint8)
-        enew[:, 1:] = ~small
-        if rtol > 0.0 and small.any():  # each run tied end to end
-            start = np.maximum.accumulate(np.where(enew.astype(bool), np.arange(mval.shape[1]), 0), axis=1)
-            extent = mval - np.take_along_axis(mval, start, axis=1)
-            ambiguous |= (extent > tol_lo).any(axis=1)
-        return enew, ambiguous
+        enew[:, 1:] = gaps != 0
+        tol_hi = tolerance_from_extent(mval[:, -1], mval[:, 0])[:, None] * (1.0 + 1e-6)
+        near = (gaps != 0) & (gaps <= tol_hi)
+        if not near.any():
+            return enew, np.zeros((3, 0), dtype=np.int64)
+        sure = np.ones(mval.shape, dtype=bool)  # a value opening a segment (no tie across the gap before it)
+        sure[:, 1:] = gaps > tol_hi
+        flat_start = np.flatnonzero(sure.ravel())
+        seg = np.cumsum(sure.ravel()) - 1  # segment of each value
+        has_near = np.zeros(flat_start.size, dtype=bool)
+        rows, cols = np.nonzero(near)
+        has_near[seg[rows * length + cols + 1]] = True  # the value after each near gap
+        starts = flat_start[has_near]
+        ends = np.append(flat_start[1:], mval.size)[has_near]
+        regions = np.stack([starts // length, starts % length, (ends - 1) % length + 1]).astype(np.int64)
+        return enew, regions
 
-    def _swept_tau_b(self, cache: BatchCache, groups: np.ndarray, args, enew: np.ndarray) -> np.ndarray:
+    def _swept_tau_b(self, cache: BatchCache, groups: np.ndarray, args) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
-        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups from :meth:`_sweep_classes`)."""
-        from metaeval.stats.kernels.compiled import tied_sweep_counts
+        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups from :meth:`_sweep_classes`,
+        near ties resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`)."""
+        from metaeval.stats.kernels.compiled import tied_sweep_corrections, tied_sweep_counts
 
-        _, mcell, msrc, cells, zr = args[:5]
+        mval, mcell, msrc, cells, zr = args[:5]
+        enew, regions = self._sweep_classes(mval)
         eflat = np.ascontiguousarray(np.take_along_axis(cells, mcell, axis=1))
         ez = np.ascontiguousarray(np.take_along_axis(zr, mcell, axis=1))
         nz = int(ez.max()) + 1
         bits = cache.get("cell-bits-by-cell", lambda: np.ascontiguousarray(
             cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)))  # (N M, b)
-        counts = tied_sweep_counts(eflat, np.ascontiguousarray(msrc), ez, enew, nz, bits, SWEEP_WIDTH)
+        msrc = np.ascontiguousarray(msrc)
+        counts = tied_sweep_counts(eflat, msrc, ez, enew, nz, bits, SWEEP_WIDTH)
+        if regions.shape[1]:
+            tied_sweep_corrections(mval, eflat, msrc, ez, regions[0], regions[1], regions[2], nz, bits,
+                                   current_rtol(), NOISE_RTOL, counts)
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
         tz = self.tz[groups][None, :, None]
@@ -283,10 +294,7 @@ class GroupPairsCompiled:
 
             groups, args = self._tied_inputs(i, j)
             if self.coefficient == "kendall-b":
-                enew, ambiguous = self._sweep_classes(i, j, groups, args[0])
-                if ambiguous.any():  # tie groups that depend on the mask: the generic path
-                    return self._generic(cache, i, j, np.arange(out.size))
-                r = self._swept_tau_b(cache, groups, args, enew)
+                r = self._swept_tau_b(cache, groups, args)
             else:
                 bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
                     cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
