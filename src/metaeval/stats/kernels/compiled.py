@@ -38,6 +38,7 @@ __all__ = [
     "tied_group_counts",
     "tied_sweep_corrections",
     "tied_sweep_counts",
+    "tied_sweep_inputs",
 ]
 
 
@@ -501,11 +502,13 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
 
     ``eflat`` (G, 2 n) the flat cell (row of ``bits`` (C, b) uint8, 1 = swap) of each pooled value in ascending
     order, ``esrc`` its metric (0 for ``X_i``, 1 for ``X_j``), ``ez`` the human dense rank of its cell (``< nz``),
-    ``enew`` 1 where a value opens a tie group (the pooled values are tied exactly when equal). A value goes to
-    stream ``bit ^ src`` (0: ``X'``, 1: ``Y'``). Each stream keeps, per resample of the block, the cumulative
-    counts ``cum[r]`` of the values of its lower tie groups with a human rank below ``r``: a value of human
-    rank ``r`` adds ``below - above = cum[r] + cum[r + 1] - inserted`` to ``S`` (Knight 1966), then its tie group
-    joins the counts. Every operation is an integer add over the block's resamples (no branch on the bits)."""
+    ``enew`` 1 where a value opens a tie group (a run of equal values). A value goes to stream ``bit ^ src``
+    (0: ``X'``, 1: ``Y'``). With ``cum[r]`` the values of the lower tie groups of a stream with a human rank
+    below ``r`` and ``ins`` all of them, a value of human rank ``r`` adds ``below - above = cum[r] + cum[r + 1]
+    - ins`` to its stream's ``S`` (Knight 1966); then its tie group joins the counts. Every value joins one of
+    the two streams, so stream 0's counts are the pooled counts (the same in every resample) minus stream
+    1's: only stream 1's are kept per resample. Every operation is an integer add over the resamples of the
+    block, without a branch on the bits."""
     g_count, length = eflat.shape
     b = bits.shape[1]
     n_chunks = (b + width - 1) // width
@@ -514,63 +517,66 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
         g = task // n_chunks
         s0 = (task % n_chunks) * width
         w = min(b, s0 + width) - s0
-        cum0 = np.zeros((nz + 1, w), dtype=np.int32)
-        cum1 = np.zeros((nz + 1, w), dtype=np.int32)
-        ins0 = np.zeros(w, dtype=np.int32)
-        ins1 = np.zeros(w, dtype=np.int32)
-        s_acc0 = np.zeros(w, dtype=np.int64)
-        s_acc1 = np.zeros(w, dtype=np.int64)
-        t_acc0 = np.zeros(w, dtype=np.int64)
-        t_acc1 = np.zeros(w, dtype=np.int64)
-        d_acc0 = np.zeros(w, dtype=np.int64)
-        d_acc1 = np.zeros(w, dtype=np.int64)
+        cum = np.zeros((nz + 1, w), dtype=np.int32)  # stream 1
+        pooled = np.zeros(nz + 1, dtype=np.int64)  # both streams
+        ins = np.zeros(w, dtype=np.int32)
+        s1 = np.zeros(w, dtype=np.int64)
+        s0_acc = np.zeros(w, dtype=np.int64)
+        t0 = np.zeros(w, dtype=np.int64)
+        t1 = np.zeros(w, dtype=np.int64)
+        d0 = np.zeros(w, dtype=np.int64)
+        d1 = np.zeros(w, dtype=np.int64)
         size1 = np.zeros(w, dtype=np.int32)
         tv = np.empty(w, dtype=np.int32)
+        inserted = 0
         e = 0
         while e < length:
             f = e + 1
             while f < length and enew[g, f] == 0:
                 f += 1
+            size1[:] = 0
             for u in range(e, f):  # against the lower tie groups only
                 r = ez[g, u]
                 src = np.int32(esrc[g, u])
-                row = bits[eflat[g, u]]
+                row = bits[eflat[g, u], s0:s0 + w]
+                qa = pooled[r] + pooled[r + 1] - inserted
+                lo = cum[r]
+                hi = cum[r + 1]
                 for lane in range(w):
-                    t = np.int32(row[s0 + lane]) ^ src
-                    q0 = cum0[r, lane] + cum0[r + 1, lane] - ins0[lane]
-                    q1 = cum1[r, lane] + cum1[r + 1, lane] - ins1[lane]
-                    s_acc0[lane] += (1 - t) * q0
-                    s_acc1[lane] += t * q1
-            size1[:] = 0
+                    t = np.int32(row[lane]) ^ src
+                    tv[lane] = t
+                    q1 = lo[lane] + hi[lane] - ins[lane]
+                    s1[lane] += t * q1
+                    s0_acc[lane] += (1 - t) * (qa - q1)
+                for lane in range(w):
+                    size1[lane] += tv[lane]
             for u in range(e, f):  # then the tie group joins the counts
                 r = ez[g, u]
                 src = np.int32(esrc[g, u])
-                row = bits[eflat[g, u]]
-                for lane in range(w):
-                    tv[lane] = np.int32(row[s0 + lane]) ^ src
-                    size1[lane] += tv[lane]
+                row = bits[eflat[g, u], s0:s0 + w]
                 for rr in range(r + 1, nz + 1):
+                    pooled[rr] += 1
+                    dst = cum[rr]
                     for lane in range(w):
-                        cum1[rr, lane] += tv[lane]
-                        cum0[rr, lane] += 1 - tv[lane]
+                        dst[lane] += np.int32(row[lane]) ^ src
             size = f - e
+            inserted += size
             for lane in range(w):
-                a1 = size1[lane]
+                a1 = np.int64(size1[lane])
                 a0 = size - a1
-                ins0[lane] += a0
-                ins1[lane] += a1
-                t_acc0[lane] += a0 * (a0 - 1) // 2
-                t_acc1[lane] += a1 * (a1 - 1) // 2
-                d_acc0[lane] += 1 if a0 > 0 else 0
-                d_acc1[lane] += 1 if a1 > 0 else 0
+                ins[lane] += size1[lane]
+                t0[lane] += (a0 * (a0 - 1)) >> 1
+                t1[lane] += (a1 * (a1 - 1)) >> 1
+                d0[lane] += a0 > 0
+                d1[lane] += a1 > 0
             e = f
         for lane in range(w):
-            out[s0 + lane, g, 0, 0] = s_acc0[lane]
-            out[s0 + lane, g, 1, 0] = s_acc1[lane]
-            out[s0 + lane, g, 0, 1] = t_acc0[lane]
-            out[s0 + lane, g, 1, 1] = t_acc1[lane]
-            out[s0 + lane, g, 0, 2] = d_acc0[lane]
-            out[s0 + lane, g, 1, 2] = d_acc1[lane]
+            out[s0 + lane, g, 0, 0] = s0_acc[lane]
+            out[s0 + lane, g, 1, 0] = s1[lane]
+            out[s0 + lane, g, 0, 1] = t0[lane]
+            out[s0 + lane, g, 1, 1] = t1[lane]
+            out[s0 + lane, g, 0, 2] = d0[lane]
+            out[s0 + lane, g, 1, 2] = d1[lane]
     return out
 
 
@@ -638,3 +644,53 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     ccount += 1
                     last_v = v
                     have = True
+
+
+@_jit()
+def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
+    """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
+    metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
+    ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
+    one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``)."""
+    n = vals.shape[2]
+    length = 2 * n
+    g_count = groups.shape[0]
+    mval = np.empty((g_count, length))
+    eflat = np.empty((g_count, length), dtype=np.int64)
+    esrc = np.empty((g_count, length), dtype=np.uint8)
+    ez = np.empty((g_count, length), dtype=np.int64)
+    enew = np.empty((g_count, length), dtype=np.uint8)
+    near = np.zeros((g_count, length), dtype=np.uint8)
+    for q in range(g_count):
+        g = groups[q]
+        a = 0
+        b = 0
+        for e in range(length):
+            if b >= n or (a < n and vals[i, g, a] <= vals[j, g, b]):
+                c = orders[i, g, a]
+                mval[q, e] = vals[i, g, a]
+                esrc[q, e] = 0
+                a += 1
+            else:
+                c = orders[j, g, b]
+                mval[q, e] = vals[j, g, b]
+                esrc[q, e] = 1
+                b += 1
+            eflat[q, e] = cells[g, c]
+            ez[q, e] = zr[g, c]
+        lo = mval[q, 0]
+        hi = mval[q, length - 1]
+        tol = 0.0
+        if rtol > 0.0:
+            tol = max(rtol * hi - rtol * lo, noise * max(abs(hi), abs(lo)))
+            if not np.isfinite(tol):
+                tol = 0.0
+            tol *= 1.0 + 1e-6
+        enew[q, 0] = 1
+        for e in range(1, length):
+            gap = mval[q, e] - mval[q, e - 1]
+            enew[q, e] = 1 if gap != 0.0 else 0
+            if gap != 0.0 and gap <= tol:
+                near[q, e] = 1
+    return mval, eflat, esrc, ez, enew, near

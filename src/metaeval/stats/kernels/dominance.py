@@ -106,6 +106,7 @@ class GroupPairsCompiled:
         self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
+        self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -212,55 +213,58 @@ class GroupPairsCompiled:
         np.put_along_axis(ukr, zr, ukey, axis=1)
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
+    def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
+        """The inputs of :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` for the groups ``groups`` of
+        pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
+        O(n) (:func:`metaeval.stats.kernels.compiled.tied_sweep_inputs`; nothing is held per pair)."""
+        from metaeval.stats.kernels.compiled import tied_sweep_inputs
+
+        if self._sorted is None:
+            order = np.argsort(self.xg, axis=2, kind="stable")
+            self._sorted = (np.ascontiguousarray(np.take_along_axis(self.xg, order, axis=2)),
+                            np.ascontiguousarray(order, dtype=np.int64),
+                            np.ascontiguousarray(self.cg, dtype=np.int64), np.ascontiguousarray(self.zr, dtype=np.int64))
+        vals, orders, cells, zr = self._sorted
+        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, current_rtol(), NOISE_RTOL)
+
     @staticmethod
-    def _sweep_classes(mval: np.ndarray):
-        """Tie groups of the pooled sorted values ``mval`` (G, 2 n) for :func:`tied_sweep_counts` and the
-        regions where they depend on the mask: ``(enew (G, 2 n) uint8, 1 where a value differs from the one
-        before; regions (group, first, end) (3, R) int64)``.
+    def _sweep_regions(enew: np.ndarray, near: np.ndarray) -> np.ndarray:
+        """The regions of pooled sorted values (G, 2 n) where a tie depends on the mask, ``(group, first, end)``
+        (3, R) int64.
 
         The generic rule ties sorted neighbours of ``X'`` within ``tol(X') = max(rtol spread(X'), NOISE_RTOL
         max|X'|)`` (:mod:`metaeval.stats.correlations.ties`), at most the tolerance ``tol_hi`` of the pooled
         values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
         never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
-        (a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds): it is resolved per
-        resample by :func:`tied_sweep_corrections`. Under ``tie_tolerance=0`` there is none."""
-        g_count, length = mval.shape
-        gaps = mval[:, 1:] - mval[:, :-1]
-        enew = np.ones(mval.shape, dtype=np.uint8)
-        enew[:, 1:] = gaps != 0
-        tol_hi = tolerance_from_extent(mval[:, -1], mval[:, 0])[:, None] * (1.0 + 1e-6)
-        near = (gaps != 0) & (gaps <= tol_hi)
+        (``near``: a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds); it is
+        resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`. Under
+        ``tie_tolerance=0`` there is none."""
+        length = enew.shape[1]
         if not near.any():
-            return enew, np.zeros((3, 0), dtype=np.int64)
-        sure = np.ones(mval.shape, dtype=bool)  # a value opening a segment (no tie across the gap before it)
-        sure[:, 1:] = gaps > tol_hi
+            return np.zeros((3, 0), dtype=np.int64)
+        sure = (enew != 0) & (near == 0)  # a value opening a segment: no tie across the gap before it
         flat_start = np.flatnonzero(sure.ravel())
         seg = np.cumsum(sure.ravel()) - 1  # segment of each value
         has_near = np.zeros(flat_start.size, dtype=bool)
-        rows, cols = np.nonzero(near)
-        has_near[seg[rows * length + cols + 1]] = True  # the value after each near gap
+        has_near[seg[np.flatnonzero(near.ravel())]] = True
         starts = flat_start[has_near]
-        ends = np.append(flat_start[1:], mval.size)[has_near]
-        regions = np.stack([starts // length, starts % length, (ends - 1) % length + 1]).astype(np.int64)
-        return enew, regions
+        ends = np.append(flat_start[1:], enew.size)[has_near]
+        return np.stack([starts // length, starts % length, (ends - 1) % length + 1]).astype(np.int64)
 
-    def _swept_tau_b(self, cache: BatchCache, groups: np.ndarray, args) -> np.ndarray:
+    def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
-        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups from :meth:`_sweep_classes`,
-        near ties resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`)."""
+        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups: runs of equal values; near
+        ties resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`)."""
         from metaeval.stats.kernels.compiled import tied_sweep_corrections, tied_sweep_counts
 
-        mval, mcell, msrc, cells, zr = args[:5]
-        enew, regions = self._sweep_classes(mval)
-        eflat = np.ascontiguousarray(np.take_along_axis(cells, mcell, axis=1))
-        ez = np.ascontiguousarray(np.take_along_axis(zr, mcell, axis=1))
+        mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
+        regions = self._sweep_regions(enew, near)
         nz = int(ez.max()) + 1
         bits = cache.get("cell-bits-by-cell", lambda: np.ascontiguousarray(
             cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)))  # (N M, b)
-        msrc = np.ascontiguousarray(msrc)
-        counts = tied_sweep_counts(eflat, msrc, ez, enew, nz, bits, SWEEP_WIDTH)
+        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, SWEEP_WIDTH)
         if regions.shape[1]:
-            tied_sweep_corrections(mval, eflat, msrc, ez, regions[0], regions[1], regions[2], nz, bits,
+            tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits,
                                    current_rtol(), NOISE_RTOL, counts)
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
@@ -292,10 +296,11 @@ class GroupPairsCompiled:
         if self.tied.get((i, j)):
             from metaeval.stats.kernels.compiled import tied_group_counts
 
-            groups, args = self._tied_inputs(i, j)
             if self.coefficient == "kendall-b":
-                r = self._swept_tau_b(cache, groups, args)
+                groups = np.array(self.tied[i, j], dtype=np.intp)
+                r = self._swept_tau_b(cache, i, j, groups)
             else:
+                groups, args = self._tied_inputs(i, j)
                 bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
                     cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
                 counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
