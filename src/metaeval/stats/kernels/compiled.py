@@ -517,6 +517,9 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
         g = task // n_chunks
         s0 = (task % n_chunks) * width
         w = min(b, s0 + width) - s0
+        top = 0  # the group's largest human rank: the counts above it are never read
+        for u in range(length):
+            top = max(top, ez[g, u])
         cum = np.zeros((nz + 1, w), dtype=np.int32)  # stream 1
         pooled = np.zeros(nz + 1, dtype=np.int64)  # both streams
         ins = np.zeros(w, dtype=np.int32)
@@ -527,7 +530,8 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
         d0 = np.zeros(w, dtype=np.int64)
         d1 = np.zeros(w, dtype=np.int64)
         size1 = np.zeros(w, dtype=np.int32)
-        tv = np.empty(w, dtype=np.int32)
+        single1 = np.zeros(w, dtype=np.int64)  # single values (tie groups of one) in stream 1
+        singles = 0
         inserted = 0
         e = 0
         while e < length:
@@ -544,33 +548,39 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
                 hi = cum[r + 1]
                 for lane in range(w):
                     t = np.int32(row[lane]) ^ src
-                    tv[lane] = t
                     q1 = lo[lane] + hi[lane] - ins[lane]
                     s1[lane] += t * q1
                     s0_acc[lane] += (1 - t) * (qa - q1)
-                for lane in range(w):
-                    size1[lane] += tv[lane]
+                    size1[lane] += t
             for u in range(e, f):  # then the tie group joins the counts
                 r = ez[g, u]
                 src = np.int32(esrc[g, u])
                 row = bits[eflat[g, u], s0:s0 + w]
-                for rr in range(r + 1, nz + 1):
+                for rr in range(r + 1, top + 2):
                     pooled[rr] += 1
                     dst = cum[rr]
                     for lane in range(w):
                         dst[lane] += np.int32(row[lane]) ^ src
             size = f - e
             inserted += size
-            for lane in range(w):
-                a1 = np.int64(size1[lane])
-                a0 = size - a1
-                ins[lane] += size1[lane]
-                t0[lane] += (a0 * (a0 - 1)) >> 1
-                t1[lane] += (a1 * (a1 - 1)) >> 1
-                d0[lane] += a0 > 0
-                d1[lane] += a1 > 0
+            if size == 1:  # a single value: no tied pair, one distinct value of its stream
+                singles += 1
+                for lane in range(w):
+                    ins[lane] += size1[lane]
+                    single1[lane] += size1[lane]
+            else:
+                for lane in range(w):
+                    a1 = np.int64(size1[lane])
+                    a0 = size - a1
+                    ins[lane] += size1[lane]
+                    t0[lane] += (a0 * (a0 - 1)) >> 1
+                    t1[lane] += (a1 * (a1 - 1)) >> 1
+                    d0[lane] += a0 > 0
+                    d1[lane] += a1 > 0
             e = f
         for lane in range(w):
+            d0[lane] += singles - single1[lane]
+            d1[lane] += single1[lane]
             out[s0 + lane, g, 0, 0] = s0_acc[lane]
             out[s0 + lane, g, 1, 0] = s1[lane]
             out[s0 + lane, g, 0, 1] = t0[lane]
