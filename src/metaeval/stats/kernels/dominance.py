@@ -73,7 +73,9 @@ class GroupPairsCompiled:
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
-    added with weight ``1 / #groups used``. A resample where a permuted group is constant (its coefficient
+    added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
+    :func:`metaeval.stats.kernels.compiled.tied_sweep_counts`, one pass per pair vectorised over blocks of
+    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
     undefined, so the groups used change) is computed by the generic path.
     """
 
