@@ -512,6 +512,7 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
     g_count, length = eflat.shape
     b = bits.shape[1]
     n_chunks = (b + width - 1) // width
+    width = (b + n_chunks - 1) // n_chunks  # blocks of equal width (at most ``width``)
     out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
     for task in numba.prange(g_count * n_chunks):
         g = task // n_chunks
