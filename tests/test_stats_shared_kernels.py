@@ -254,7 +254,8 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import tie_tolerance
-    from metaeval.stats.kernels.compiled import tied_group_counts, tied_sweep_counts
+    from metaeval.stats.kernels.compiled import tied_group_counts
+    from metaeval.stats.kernels.compiled_sweep import tied_sweep_counts
     from metaeval.stats.kernels.dominance import GroupPairsCompiled
     from metaeval.stats.kernels.shared import tied_groups
 

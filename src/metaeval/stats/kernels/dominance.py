@@ -44,7 +44,7 @@ from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol,
 __all__ = ["GroupPairsCompiled", "SWEEP_WIDTH"]
 
 SWEEP_WIDTH = 128
-"""Resamples per block of :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (the lanes of its vector
+"""Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
 
 
@@ -74,7 +74,7 @@ class GroupPairsCompiled:
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
-    :func:`metaeval.stats.kernels.compiled.tied_sweep_counts`, one pass per pair vectorised over blocks of
+    :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts`, one pass per pair vectorised over blocks of
     resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
     undefined, so the groups used change) is computed by the generic path.
     """
@@ -216,10 +216,10 @@ class GroupPairsCompiled:
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
-        """The inputs of :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` for the groups ``groups`` of
+        """The inputs of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` for the groups ``groups`` of
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.compiled.tied_sweep_inputs`; nothing is held per pair)."""
-        from metaeval.stats.kernels.compiled import tied_sweep_inputs
+        O(n) (:func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_inputs`; nothing is held per pair)."""
+        from metaeval.stats.kernels.compiled_sweep import tied_sweep_inputs
 
         if self._sorted is None:
             order = np.argsort(self.xg, axis=2, kind="stable")
@@ -239,7 +239,7 @@ class GroupPairsCompiled:
         values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
         never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
         (``near``: a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds); it is
-        resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`. Under
+        resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`. Under
         ``tie_tolerance=0`` there is none."""
         length = enew.shape[1]
         if not near.any():
@@ -255,9 +255,9 @@ class GroupPairsCompiled:
 
     def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
-        :func:`metaeval.stats.kernels.compiled.tied_sweep_counts` (tie groups: runs of equal values; near
-        ties resolved per resample by :func:`metaeval.stats.kernels.compiled.tied_sweep_corrections`)."""
-        from metaeval.stats.kernels.compiled import tied_sweep_corrections, tied_sweep_counts
+        :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (tie groups: runs of equal values; near
+        ties resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`)."""
+        from metaeval.stats.kernels.compiled_sweep import tied_sweep_corrections, tied_sweep_counts
 
         mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
         regions = self._sweep_regions(enew, near)
