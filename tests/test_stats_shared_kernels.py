@@ -183,3 +183,93 @@ def test_import_does_not_load_numba():
     code = "import metaeval.stats.kernels.global_pairs, sys; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- Kendall tau-b of groups with metric ties: the compiled sweep over blocks of resamples -------------------
+def _tie_heavy(seed, n=6, m=40):
+    """Standardized metrics of the kinds of issue 20 (continuous, rounded to 0.5, 0-100 judges in steps of 5,
+    40% zeros) and a human with many ties; metrics 1 and 2 are constant and equal in system 4 (a permuted
+    group that is constant for every mask)."""
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(n, 1)) + rng.normal(size=(n, m))
+    z = -(rng.poisson(np.exp(-0.8 * q)) + 5.0 * rng.poisson(0.2 * np.exp(-0.8 * q)))
+    noisy = [q + rng.normal(scale=1.0 + 0.3 * i, size=(n, m)) for i in range(5)]
+    xs = [noisy[0], np.round(noisy[1] * 2) / 2, np.round(noisy[2] * 2) / 2,
+          5.0 * np.round(20.0 / (1.0 + np.exp(-noisy[3]))), np.where(noisy[4] < np.quantile(noisy[4], 0.4), 0.0, noisy[4])]
+    std = np.stack([standardize(x) for x in xs])
+    std[1, 4] = std[2, 4] = std[1, 4, 0]
+    return std, z
+
+
+@pytest.mark.parametrize("level", ["by-system", "global"])
+@pytest.mark.parametrize("rtol", [1e-9, 0.0])
+def test_kendall_b_with_metric_ties_equals_reference_and_ignores_batch(level, rtol):
+    pytest.importorskip("numba")
+    from metaeval.stats.correlations.ties import tie_tolerance
+
+    xs, z = _tie_heavy(3)
+    draws = permutation_draws(*z.shape, method="both", n_resamples=40, rng=2)
+    kw = dict(level=level, coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    with tie_tolerance(rtol):
+        kernel = _shared_pair_kernel(xs, z, pairs, kw)
+        assert all(kernel.covers(*pair) and kernel.tied.get(pair) for pair in pairs)  # every pair has tied groups
+        fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+        again = _permutation_pairs(xs, z, draws, 7, "auto", kw)
+        ref = _reference(xs, z, draws, level, "kendall-b", "skip")
+    for pair, deltas in ref.items():
+        np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(np.isnan(fast[pair]), np.isnan(deltas))
+        np.testing.assert_array_equal(again[pair], fast[pair])
+
+
+@pytest.mark.parametrize("level", ["by-system", "global"])
+def test_near_ties_of_tied_groups_are_decided_per_resample(level):
+    """Values closer than the tolerance of their pooled values tie in some permuted vectors and not in others
+    (the tolerance follows the spread of each X'): the sweep's per-resample corrections match the reference."""
+    pytest.importorskip("numba")
+    from metaeval.stats.correlations.ties import tie_tolerance
+    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+
+    rng = np.random.default_rng(5)
+    n, m = 5, 40
+    z = rng.integers(0, 4, size=(n, m)).astype(float)
+    base = np.round(rng.normal(size=(3, n, m)) * 2) / 2
+    shift = rng.choice([0.0, 0.0, 1e-9, 3e-9, 6e-9, 1e-8], size=base.shape) * rng.choice([-1, 1], size=base.shape)
+    xs = np.stack([standardize(x) for x in base + shift])
+    draws = permutation_draws(n, m, method="both", n_resamples=30, rng=1)
+    kw = dict(level=level, coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
+    for rtol in (1e-9, 1e-8):
+        with tie_tolerance(rtol):
+            kernel = _shared_pair_kernel(xs, z, [(0, 1)], kw)
+            _, _, _, _, enew, near = kernel._sweep_inputs(0, 1, np.array(kernel.tied[0, 1]))
+            assert GroupPairsCompiled._sweep_regions(enew, near).shape[1] > 0
+            fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+            ref = _reference(xs, z, draws, level, "kendall-b", "skip")
+        for pair, deltas in ref.items():
+            np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+
+
+def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
+    """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
+    pytest.importorskip("numba")
+    from metaeval.stats.correlations.ties import tie_tolerance
+    from metaeval.stats.kernels.compiled import tied_group_counts
+    from metaeval.stats.kernels.compiled_sweep import tied_sweep_counts
+    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+    from metaeval.stats.kernels.shared import tied_groups
+
+    xs, z = _tie_heavy(4)
+    draws = permutation_draws(*z.shape, method="both", n_resamples=37, rng=0)
+    with tie_tolerance(0.0):  # exact ties: the ordered pass's rule is the generic one
+        for i, j in [(0, 1), (1, 3), (3, 4), (0, 4)]:
+            kernel = GroupPairsCompiled(xs, z, "kendall-b", "skip", "by-system", tied_groups(xs, "by-system"))
+            groups, args = kernel._tied_inputs(i, j)
+            bits = np.ascontiguousarray(draws.cell_bits().reshape(z.size, -1))
+            ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
+            _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
+            assert not near.any()
+            for width in (1, 5, 128):
+                swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width)
+                np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
+                np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values

@@ -489,3 +489,4 @@ def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, 
                 for f in range(6):
                     out[s, g, t, f] = state[t, f]
     return out
+

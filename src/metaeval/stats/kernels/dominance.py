@@ -35,13 +35,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import coefficient_from_counts
+from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.correlations.ties import are_tied, current_rtol
+from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol, tolerance_from_extent
 
-__all__ = ["GroupPairsCompiled"]
+__all__ = ["GroupPairsCompiled", "SWEEP_WIDTH"]
+
+SWEEP_WIDTH = 128
+"""Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (the lanes of its vector
+adds; any width gives the same counts)."""
 
 
 def _compiled():
@@ -69,7 +73,9 @@ class GroupPairsCompiled:
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
-    added with weight ``1 / #groups used``. A resample where a permuted group is constant (its coefficient
+    added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
+    :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts`, one pass per pair vectorised over blocks of
+    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
     undefined, so the groups used change) is computed by the generic path.
     """
 
@@ -102,6 +108,7 @@ class GroupPairsCompiled:
         self.tied = {pair: [g for g in groups if self.weight[g] != 0.0] for pair, groups in (tied or {}).items()}
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
+        self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -208,6 +215,65 @@ class GroupPairsCompiled:
         np.put_along_axis(ukr, zr, ukey, axis=1)
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
+    def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
+        """The inputs of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` for the groups ``groups`` of
+        pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
+        O(n) (:func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_inputs`; nothing is held per pair)."""
+        from metaeval.stats.kernels.compiled_sweep import tied_sweep_inputs
+
+        if self._sorted is None:
+            order = np.argsort(self.xg, axis=2, kind="stable")
+            self._sorted = (np.ascontiguousarray(np.take_along_axis(self.xg, order, axis=2)),
+                            np.ascontiguousarray(order, dtype=np.int64),
+                            np.ascontiguousarray(self.cg, dtype=np.int64), np.ascontiguousarray(self.zr, dtype=np.int64))
+        vals, orders, cells, zr = self._sorted
+        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, current_rtol(), NOISE_RTOL)
+
+    @staticmethod
+    def _sweep_regions(enew: np.ndarray, near: np.ndarray) -> np.ndarray:
+        """The regions of pooled sorted values (G, 2 n) where a tie depends on the mask, ``(group, first, end)``
+        (3, R) int64.
+
+        The generic rule ties sorted neighbours of ``X'`` within ``tol(X') = max(rtol spread(X'), NOISE_RTOL
+        max|X'|)`` (:mod:`metaeval.stats.correlations.ties`), at most the tolerance ``tol_hi`` of the pooled
+        values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
+        never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
+        (``near``: a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds); it is
+        resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`. Under
+        ``tie_tolerance=0`` there is none."""
+        length = enew.shape[1]
+        if not near.any():
+            return np.zeros((3, 0), dtype=np.int64)
+        sure = (enew != 0) & (near == 0)  # a value opening a segment: no tie across the gap before it
+        flat_start = np.flatnonzero(sure.ravel())
+        seg = np.cumsum(sure.ravel()) - 1  # segment of each value
+        has_near = np.zeros(flat_start.size, dtype=bool)
+        has_near[seg[np.flatnonzero(near.ravel())]] = True
+        starts = flat_start[has_near]
+        ends = np.append(flat_start[1:], enew.size)[has_near]
+        return np.stack([starts // length, starts % length, (ends - 1) % length + 1]).astype(np.int64)
+
+    def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
+        """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
+        :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (tie groups: runs of equal values; near
+        ties resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`)."""
+        from metaeval.stats.kernels.compiled_sweep import tied_sweep_corrections, tied_sweep_counts
+
+        mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
+        regions = self._sweep_regions(enew, near)
+        nz = int(ez.max()) + 1
+        bits = cache.get("cell-bits-by-cell", lambda: np.ascontiguousarray(
+            cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)))  # (N M, b)
+        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, SWEEP_WIDTH)
+        if regions.shape[1]:
+            tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits,
+                                   current_rtol(), NOISE_RTOL, counts)
+        size = self.zg.shape[1]
+        pairs = size * (size - 1) // 2
+        tz = self.tz[groups][None, :, None]
+        r = tau_b(counts[..., 0], pairs - counts[..., 1], pairs - tz)
+        return np.where(counts[..., 2] > 1, r, np.nan)  # a constant permuted group: NaN (generic path)
+
     def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
         size = self.zg.shape[1]
@@ -232,11 +298,15 @@ class GroupPairsCompiled:
         if self.tied.get((i, j)):
             from metaeval.stats.kernels.compiled import tied_group_counts
 
-            groups, args = self._tied_inputs(i, j)
-            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
-                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
-            counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
-            r = self._tied_coefficients(counts, groups)
+            if self.coefficient == "kendall-b":
+                groups = np.array(self.tied[i, j], dtype=np.intp)
+                r = self._swept_tau_b(cache, i, j, groups)
+            else:
+                groups, args = self._tied_inputs(i, j)
+                bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                    cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+                counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
+                r = self._tied_coefficients(counts, groups)
             for u in range(groups.size):  # groups in order
                 out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
             rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))

@@ -1,0 +1,234 @@
+"""The compiled loops of Kendall tau-b over groups with metric ties, vectorised over blocks of resamples.
+
+Used by :meth:`metaeval.stats.kernels.dominance.GroupPairsCompiled.deltas` for the by-system rows or the
+global group where a pair's metrics tie: :func:`tied_sweep_inputs` merges the pair's two metrics' sorted
+values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and the distinct values
+of ``X'`` and ``Y'`` in one pass per block of resamples, and :func:`tied_sweep_corrections` decides the near
+ties (values closer than the pooled tolerance) per resample with the generic tie rule. Compiled and cached
+on disk like every loop of :mod:`metaeval.stats.kernels.compiled` (same rules, same ``_jit``); imported on
+first use, never by ``import metaeval``.
+
+References
+----------
+Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungrouped data. JASA 61(314).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from metaeval.stats.kernels.compiled import _jit
+
+__all__ = ["tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
+
+
+@_jit(parallel=True)
+def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
+    """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
+    int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
+
+    ``eflat`` (G, 2 n) the flat cell (row of ``bits`` (C, b) uint8, 1 = swap) of each pooled value in ascending
+    order, ``esrc`` its metric (0 for ``X_i``, 1 for ``X_j``), ``ez`` the human dense rank of its cell (``< nz``),
+    ``enew`` 1 where a value opens a tie group (a run of equal values). A value goes to stream ``bit ^ src``
+    (0: ``X'``, 1: ``Y'``). With ``cum[r]`` the values of the lower tie groups of a stream with a human rank
+    below ``r`` and ``ins`` all of them, a value of human rank ``r`` adds ``below - above = cum[r] + cum[r + 1]
+    - ins`` to its stream's ``S`` (Knight 1966); then its tie group joins the counts. Every value joins one of
+    the two streams, so stream 0's counts are the pooled counts (the same in every resample) minus stream
+    1's: only stream 1's are kept per resample. Every operation is an integer add over the resamples of the
+    block, without a branch on the bits."""
+    g_count, length = eflat.shape
+    b = bits.shape[1]
+    n_chunks = (b + width - 1) // width
+    width = (b + n_chunks - 1) // n_chunks  # blocks of equal width (at most ``width``)
+    out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
+    for task in numba.prange(g_count * n_chunks):
+        g = task // n_chunks
+        s0 = (task % n_chunks) * width
+        w = min(b, s0 + width) - s0
+        top = 0  # the group's largest human rank: the counts above it are never read
+        for u in range(length):
+            top = max(top, ez[g, u])
+        cum = np.zeros((nz + 1, w), dtype=np.int32)  # stream 1
+        pooled = np.zeros(nz + 1, dtype=np.int64)  # both streams
+        ins = np.zeros(w, dtype=np.int32)
+        s1 = np.zeros(w, dtype=np.int64)
+        s0_acc = np.zeros(w, dtype=np.int64)
+        t0 = np.zeros(w, dtype=np.int64)
+        t1 = np.zeros(w, dtype=np.int64)
+        d0 = np.zeros(w, dtype=np.int64)
+        d1 = np.zeros(w, dtype=np.int64)
+        size1 = np.zeros(w, dtype=np.int32)
+        single1 = np.zeros(w, dtype=np.int64)  # single values (tie groups of one) in stream 1
+        singles = 0
+        inserted = 0
+        e = 0
+        while e < length:
+            f = e + 1
+            while f < length and enew[g, f] == 0:
+                f += 1
+            size1[:] = 0
+            for u in range(e, f):  # against the lower tie groups only
+                r = ez[g, u]
+                src = np.int32(esrc[g, u])
+                row = bits[eflat[g, u], s0:s0 + w]
+                qa = pooled[r] + pooled[r + 1] - inserted
+                lo = cum[r]
+                hi = cum[r + 1]
+                for lane in range(w):
+                    t = np.int32(row[lane]) ^ src
+                    q1 = lo[lane] + hi[lane] - ins[lane]
+                    s1[lane] += t * q1
+                    s0_acc[lane] += (1 - t) * (qa - q1)
+                    size1[lane] += t
+            for u in range(e, f):  # then the tie group joins the counts
+                r = ez[g, u]
+                src = np.int32(esrc[g, u])
+                row = bits[eflat[g, u], s0:s0 + w]
+                for rr in range(r + 1, top + 2):
+                    pooled[rr] += 1
+                    dst = cum[rr]
+                    for lane in range(w):
+                        dst[lane] += np.int32(row[lane]) ^ src
+            size = f - e
+            inserted += size
+            if size == 1:  # a single value: no tied pair, one distinct value of its stream
+                singles += 1
+                for lane in range(w):
+                    ins[lane] += size1[lane]
+                    single1[lane] += size1[lane]
+            else:
+                for lane in range(w):
+                    a1 = np.int64(size1[lane])
+                    a0 = size - a1
+                    ins[lane] += size1[lane]
+                    t0[lane] += (a0 * (a0 - 1)) >> 1
+                    t1[lane] += (a1 * (a1 - 1)) >> 1
+                    d0[lane] += a0 > 0
+                    d1[lane] += a1 > 0
+            e = f
+        for lane in range(w):
+            d0[lane] += singles - single1[lane]
+            d1[lane] += single1[lane]
+            out[s0 + lane, g, 0, 0] = s0_acc[lane]
+            out[s0 + lane, g, 1, 0] = s1[lane]
+            out[s0 + lane, g, 0, 1] = t0[lane]
+            out[s0 + lane, g, 1, 1] = t1[lane]
+            out[s0 + lane, g, 0, 2] = d0[lane]
+            out[s0 + lane, g, 1, 2] = d1[lane]
+    return out
+
+
+@_jit(parallel=True)
+def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
+    """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
+    pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
+    whose sorted neighbours differ by at most the pooled tolerance. The sweep counted each run of equal values
+    there as its own tie group; per resample and stream, sorted neighbours ``a < v`` of ``X'`` are tied when
+    ``|v - a| <= tol(X')`` with ``tol(X') = max(rtol max - rtol min, noise max(|max|, |min|))`` of the stream's
+    values (the generic rule), and the pairs across runs so joined move from ``S`` to the tied pairs."""
+    b = bits.shape[1]
+    length = mval.shape[1]
+    for s in numba.prange(b):
+        hist = np.zeros(nz, dtype=np.int64)
+        cur = np.zeros(nz, dtype=np.int64)
+        for q in range(reg_g.shape[0]):
+            g = reg_g[q]
+            for t in range(2):
+                lo_v = 0.0
+                for e in range(length):  # the stream's smallest and largest values
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        lo_v = mval[g, e]
+                        break
+                hi_v = 0.0
+                for e in range(length - 1, -1, -1):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        hi_v = mval[g, e]
+                        break
+                tol = 0.0
+                if rtol > 0.0:
+                    tol = max(rtol * hi_v - rtol * lo_v, noise * max(abs(hi_v), abs(lo_v)))
+                    if not np.isfinite(tol):
+                        tol = 0.0
+                hist[:] = 0
+                cur[:] = 0
+                hcount = 0
+                ccount = 0
+                have = False
+                last_v = 0.0
+                for e in range(reg_lo[q], reg_hi[q]):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) != t:
+                        continue
+                    v = mval[g, e]
+                    r = ez[g, e]
+                    if have and v != last_v:
+                        if abs(v - last_v) <= tol:  # the run joins the tie group of the previous runs
+                            for k in range(nz):
+                                hist[k] += cur[k]
+                            hcount += ccount
+                            counts[s, g, t, 2] -= 1
+                        else:
+                            hist[:] = 0
+                            hcount = 0
+                        cur[:] = 0
+                        ccount = 0
+                    if hcount > 0:  # the sweep counted sgn(z_v - z_a) for the earlier runs' values a
+                        below = 0
+                        for k in range(r):
+                            below += hist[k]
+                        above = hcount - below - hist[r]
+                        counts[s, g, t, 0] -= below - above
+                        counts[s, g, t, 1] += hcount
+                    cur[r] += 1
+                    ccount += 1
+                    last_v = v
+                    have = True
+
+
+@_jit()
+def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
+    """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
+    metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
+    ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
+    one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``)."""
+    n = vals.shape[2]
+    length = 2 * n
+    g_count = groups.shape[0]
+    mval = np.empty((g_count, length))
+    eflat = np.empty((g_count, length), dtype=np.int64)
+    esrc = np.empty((g_count, length), dtype=np.uint8)
+    ez = np.empty((g_count, length), dtype=np.int64)
+    enew = np.empty((g_count, length), dtype=np.uint8)
+    near = np.zeros((g_count, length), dtype=np.uint8)
+    for q in range(g_count):
+        g = groups[q]
+        a = 0
+        b = 0
+        for e in range(length):
+            if b >= n or (a < n and vals[i, g, a] <= vals[j, g, b]):
+                c = orders[i, g, a]
+                mval[q, e] = vals[i, g, a]
+                esrc[q, e] = 0
+                a += 1
+            else:
+                c = orders[j, g, b]
+                mval[q, e] = vals[j, g, b]
+                esrc[q, e] = 1
+                b += 1
+            eflat[q, e] = cells[g, c]
+            ez[q, e] = zr[g, c]
+        lo = mval[q, 0]
+        hi = mval[q, length - 1]
+        tol = 0.0
+        if rtol > 0.0:
+            tol = max(rtol * hi - rtol * lo, noise * max(abs(hi), abs(lo)))
+            if not np.isfinite(tol):
+                tol = 0.0
+            tol *= 1.0 + 1e-6
+        enew[q, 0] = 1
+        for e in range(1, length):
+            gap = mval[q, e] - mval[q, e - 1]
+            enew[q, e] = 1 if gap != 0.0 else 0
+            if gap != 0.0 and gap <= tol:
+                near[q, e] = 1
+    return mval, eflat, esrc, ez, enew, near
