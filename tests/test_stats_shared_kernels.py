@@ -269,7 +269,10 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
             ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
             _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
             assert not near.any()
+            sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))
+            assert sizes.max() >= 8 and (sizes < 8).any()  # both ways of counting a tie group are used
             for width in (1, 5, 128):
-                swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width)
-                np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
-                np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
+                for grouped in (2, 8, 10 ** 9):  # tie groups per human rank (from 2 values, 8) or value by value
+                    swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width, grouped)
+                    np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
+                    np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
