@@ -21,6 +21,12 @@ from metaeval.stats.kernels.compiled import _jit
 
 __all__ = ["tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
 
+LANES = 16
+"""Blocks of resamples of :func:`tied_sweep_counts` are a multiple of this many lanes (the last one excepted):
+lane loops of whole AVX-512 / AVX2 vectors, without a scalar remainder (125 lanes measured 1.2-1.4x slower
+than 128; callers pad the resamples to a multiple of it, see :meth:`metaeval.stats.kernels.dominance.
+GroupPairsCompiled._swept_tau_b`)."""
+
 GROUPED = 8
 """Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts`
 (the same counts as value by value; 2.4-2.6x faster sweep on the tie-heavy workload of issue 20)."""
@@ -49,7 +55,9 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED):
     g_count, length = eflat.shape
     b = bits.shape[1]
     n_chunks = (b + width - 1) // width
-    width = (b + n_chunks - 1) // n_chunks  # blocks of equal width (at most ``width``)
+    width = (b + n_chunks - 1) // n_chunks  # blocks of about equal width (at most ``width``) ...
+    width = min(width + (-width) % LANES, max(b, 1))  # ... a multiple of LANES (whole vectors, no scalar tail)
+    n_chunks = (b + width - 1) // width
     out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
     for task in numba.prange(g_count * n_chunks):
         g = task // n_chunks
@@ -171,7 +179,7 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED):
     return out
 
 
-@_jit(parallel=True)
+@_jit()
 def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
     """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
     pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
@@ -181,7 +189,7 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
     values (the generic rule), and the pairs across runs so joined move from ``S`` to the tied pairs."""
     b = bits.shape[1]
     length = mval.shape[1]
-    for s in numba.prange(b):
+    for s in range(b):  # serial: a few near ties per pair, less work than waking the threads
         hist = np.zeros(nz, dtype=np.int64)
         cur = np.zeros(nz, dtype=np.int64)
         for q in range(reg_g.shape[0]):
