@@ -41,11 +41,30 @@ from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
 from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol, tolerance_from_extent
 
-__all__ = ["GroupPairsCompiled", "SWEEP_WIDTH"]
+__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "sweep_width"]
 
 SWEEP_WIDTH = 128
 """Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
+
+
+SPLIT_WIDTH = 64
+"""The narrowest block :func:`sweep_width` splits the resamples into to give every thread a task."""
+
+
+def sweep_width(b: int, n_groups: int) -> int:
+    """Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` for ``b`` resamples
+    and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
+    times the blocks are fewer than numba's threads (the global level is one group; a batch of 128 resamples in
+    two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads, for 1.4x the CPU time)."""
+    import numba
+
+    threads = numba.get_num_threads()
+    blocks = -(-b // SWEEP_WIDTH)
+    if n_groups * blocks >= threads:
+        return SWEEP_WIDTH
+    per_group = -(-threads // n_groups)
+    return max(SPLIT_WIDTH, -(-b // per_group))
 
 
 def _compiled():
@@ -275,7 +294,7 @@ class GroupPairsCompiled:
         nz = int(ez.max()) + 1
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
-        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, SWEEP_WIDTH)
+        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size))
         if regions.shape[1]:
             tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits[:, :b],
                                    current_rtol(), NOISE_RTOL, counts)
