@@ -245,7 +245,7 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@_jit()
+@_jit(parallel=True)
 def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
@@ -261,7 +261,7 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     ez = np.empty((g_count, length), dtype=np.int64)
     enew = np.empty((g_count, length), dtype=np.uint8)
     near = np.zeros((g_count, length), dtype=np.uint8)
-    for q in range(g_count):
+    for q in numba.prange(g_count):  # the groups in parallel (the by-system rows: 15 merges per call)
         g = groups[q]
         a = 0
         b = 0
