@@ -269,7 +269,24 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
             ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
             _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
             assert not near.any()
+            sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))
+            assert sizes.max() >= 8 and (sizes < 8).any()  # both ways of counting a tie group are used
             for width in (1, 5, 128):
-                swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width)
-                np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
-                np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
+                for grouped in (2, 8, 10 ** 9):  # tie groups per human rank (from 2 values, 8) or value by value
+                    swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width, grouped)
+                    np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
+                    np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
+
+
+def test_sweep_width_gives_every_thread_a_block():
+    """One group (global level) is split into blocks of at least SPLIT_WIDTH resamples for the threads;
+    enough groups keep SWEEP_WIDTH (the counts do not depend on the width: the sweep test above)."""
+    numba = pytest.importorskip("numba")
+    from metaeval.stats.kernels.dominance import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
+
+    threads = numba.get_num_threads()
+    assert sweep_width(128, 15) == SWEEP_WIDTH if threads <= 15 else True
+    assert sweep_width(8 * SWEEP_WIDTH, 1) == SWEEP_WIDTH if threads <= 8 else True
+    one = sweep_width(128, 1)
+    assert one == (SWEEP_WIDTH if threads == 1 else max(SPLIT_WIDTH, -(-128 // threads)))
+    assert sweep_width(16, 1) == (SWEEP_WIDTH if threads == 1 else SPLIT_WIDTH)

@@ -21,9 +21,19 @@ from metaeval.stats.kernels.compiled import _jit
 
 __all__ = ["tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
 
+LANES = 16
+"""Blocks of resamples of :func:`tied_sweep_counts` are a multiple of this many lanes (the last one excepted):
+lane loops of whole AVX-512 / AVX2 vectors, without a scalar remainder (125 lanes measured 1.2-1.4x slower
+than 128; callers pad the resamples to a multiple of it, see :meth:`metaeval.stats.kernels.dominance.
+GroupPairsCompiled._swept_tau_b`)."""
+
+GROUPED = 8
+"""Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts`
+(the same counts as value by value; 2.4-2.6x faster sweep on the tie-heavy workload of issue 20)."""
+
 
 @_jit(parallel=True)
-def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
+def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED):
     """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
     int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
 
@@ -35,11 +45,19 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
     - ins`` to its stream's ``S`` (Knight 1966); then its tie group joins the counts. Every value joins one of
     the two streams, so stream 0's counts are the pooled counts (the same in every resample) minus stream
     1's: only stream 1's are kept per resample. Every operation is an integer add over the resamples of the
-    block, without a branch on the bits."""
+    block, without a branch on the bits.
+
+    A tie group of at least ``grouped`` values (rounded scores, judges' grades) is first tallied per human
+    rank (``h1[r]`` its stream-1 values of rank ``r``, ``hc[r]`` all of them): its ``S`` is then one query per
+    rank, ``sum_r h1[r] q1(r)`` and ``sum_r (hc[r] - h1[r]) (qa(r) - q1(r))``, and its insertion one running
+    prefix over the ranks, ``cum[rr] += sum_{r < rr} h1[r]`` -- the same integer sums as value by value, in
+    O(size + ranks) vector adds instead of O(size x ranks above)."""
     g_count, length = eflat.shape
     b = bits.shape[1]
     n_chunks = (b + width - 1) // width
-    width = (b + n_chunks - 1) // n_chunks  # blocks of equal width (at most ``width``)
+    width = (b + n_chunks - 1) // n_chunks  # blocks of about equal width (at most ``width``) ...
+    width = min(width + (-width) % LANES, max(b, 1))  # ... a multiple of LANES (whole vectors, no scalar tail)
+    n_chunks = (b + width - 1) // width
     out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
     for task in numba.prange(g_count * n_chunks):
         g = task // n_chunks
@@ -59,6 +77,9 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
         d1 = np.zeros(w, dtype=np.int64)
         size1 = np.zeros(w, dtype=np.int32)
         single1 = np.zeros(w, dtype=np.int64)  # single values (tie groups of one) in stream 1
+        h1 = np.zeros((nz + 1, w), dtype=np.int32)  # a large tie group's stream-1 values per human rank
+        hc = np.zeros(nz + 1, dtype=np.int64)  # and all its values per human rank
+        run = np.zeros(w, dtype=np.int32)
         singles = 0
         inserted = 0
         e = 0
@@ -67,28 +88,68 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
             while f < length and enew[g, f] == 0:
                 f += 1
             size1[:] = 0
-            for u in range(e, f):  # against the lower tie groups only
-                r = ez[g, u]
-                src = np.int32(esrc[g, u])
-                row = bits[eflat[g, u], s0:s0 + w]
-                qa = pooled[r] + pooled[r + 1] - inserted
-                lo = cum[r]
-                hi = cum[r + 1]
-                for lane in range(w):
-                    t = np.int32(row[lane]) ^ src
-                    q1 = lo[lane] + hi[lane] - ins[lane]
-                    s1[lane] += t * q1
-                    s0_acc[lane] += (1 - t) * (qa - q1)
-                    size1[lane] += t
-            for u in range(e, f):  # then the tie group joins the counts
-                r = ez[g, u]
-                src = np.int32(esrc[g, u])
-                row = bits[eflat[g, u], s0:s0 + w]
-                for rr in range(r + 1, top + 2):
-                    pooled[rr] += 1
-                    dst = cum[rr]
+            if f - e < grouped:
+                for u in range(e, f):  # against the lower tie groups only
+                    r = ez[g, u]
+                    src = np.int32(esrc[g, u])
+                    row = bits[eflat[g, u], s0:s0 + w]
+                    qa = pooled[r] + pooled[r + 1] - inserted
+                    lo = cum[r]
+                    hi = cum[r + 1]
+                    for lane in range(w):
+                        t = np.int32(row[lane]) ^ src
+                        q1 = lo[lane] + hi[lane] - ins[lane]
+                        s1[lane] += t * q1
+                        s0_acc[lane] += (1 - t) * (qa - q1)
+                        size1[lane] += t
+                for u in range(e, f):  # then the tie group joins the counts
+                    r = ez[g, u]
+                    src = np.int32(esrc[g, u])
+                    row = bits[eflat[g, u], s0:s0 + w]
+                    for rr in range(r + 1, top + 2):
+                        pooled[rr] += 1
+                        dst = cum[rr]
+                        for lane in range(w):
+                            dst[lane] += np.int32(row[lane]) ^ src
+            else:  # a large tie group: its values per human rank first, then one query and update per rank
+                rmin = top
+                rmax = 0
+                for u in range(e, f):
+                    r = ez[g, u]
+                    rmin = min(rmin, r)
+                    rmax = max(rmax, r)
+                    src = np.int32(esrc[g, u])
+                    row = bits[eflat[g, u], s0:s0 + w]
+                    hc[r] += 1
+                    dst = h1[r]
                     for lane in range(w):
                         dst[lane] += np.int32(row[lane]) ^ src
+                for r in range(rmin, rmax + 1):
+                    if hc[r] == 0:
+                        continue
+                    qa = pooled[r] + pooled[r + 1] - inserted
+                    lo = cum[r]
+                    hi = cum[r + 1]
+                    a = h1[r]
+                    for lane in range(w):
+                        q1 = lo[lane] + hi[lane] - ins[lane]
+                        s1[lane] += a[lane] * q1
+                        s0_acc[lane] += (hc[r] - a[lane]) * (qa - q1)
+                        size1[lane] += a[lane]
+                run[:] = 0
+                runc = 0
+                for rr in range(rmin + 1, top + 2):
+                    if rr - 1 <= rmax:
+                        runc += hc[rr - 1]
+                        a = h1[rr - 1]
+                        for lane in range(w):
+                            run[lane] += a[lane]
+                        hc[rr - 1] = 0
+                        a[:] = 0
+                    pooled[rr] += runc
+                    dst = cum[rr]
+                    for lane in range(w):
+                        dst[lane] += run[lane]
             size = f - e
             inserted += size
             if size == 1:  # a single value: no tied pair, one distinct value of its stream
@@ -118,7 +179,7 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width):
     return out
 
 
-@_jit(parallel=True)
+@_jit()
 def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
     """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
     pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
@@ -128,7 +189,7 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
     values (the generic rule), and the pairs across runs so joined move from ``S`` to the tied pairs."""
     b = bits.shape[1]
     length = mval.shape[1]
-    for s in numba.prange(b):
+    for s in range(b):  # serial: a few near ties per pair, less work than waking the threads
         hist = np.zeros(nz, dtype=np.int64)
         cur = np.zeros(nz, dtype=np.int64)
         for q in range(reg_g.shape[0]):
@@ -184,7 +245,7 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@_jit()
+@_jit(parallel=True)
 def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
@@ -200,7 +261,7 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     ez = np.empty((g_count, length), dtype=np.int64)
     enew = np.empty((g_count, length), dtype=np.uint8)
     near = np.zeros((g_count, length), dtype=np.uint8)
-    for q in range(g_count):
+    for q in numba.prange(g_count):  # the groups in parallel (the by-system rows: 15 merges per call)
         g = groups[q]
         a = 0
         b = 0
