@@ -39,7 +39,7 @@ from metaeval.stats.correlations.coefficients import coefficient_from_counts, ta
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol, tolerance_from_extent
+from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "sweep_width"]
 
