@@ -26,7 +26,7 @@ system pair (and, in :func:`metaeval.system_verdicts`, by every scorer).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
