@@ -126,3 +126,19 @@ def test_every_table_command_writes_every_paper_format(argv, fmt, capsys):
     else:
         assert out.startswith("| ") and "|---" in out.replace(":---", "---")
     assert "signature" in out
+
+
+def test_systems_under_a_given_scorer_needs_no_human(tmp_path, capsys):
+    """Comparing systems under a metric (`--scorer`) works on a score file without human scores; without
+    `--scorer` the human is the default scorer and its absence is the one-line error."""
+    rows = [f"{s},{i},{v}" for s, base in (("A", 0.2), ("B", 0.5), ("C", 0.8)) for i, v in
+            enumerate(base + 0.01 * (k % 3) for k in range(6))]
+    path = tmp_path / "metric.csv"
+    path.write_text("system,input,bleu\n" + "\n".join(rows) + "\n")
+    code, out, err = run(["systems", "--scores", str(path), "--scorer", "bleu", "--format", "csv",
+                          "--n-resamples", "200"], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert len(frame) == 3 and frame["significant"].all()
+    code, out, err = run(["systems", "--scores", str(path)], capsys)
+    assert code == 2 and err.startswith("metaeval: error: `--human` must name the human scorer of ") and out == ""

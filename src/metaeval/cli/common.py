@@ -161,9 +161,13 @@ def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: tuple[str, ...] | str | None,
-                human: str | None, *, other_files: tuple[str, ...] = ()) -> tuple[ScoreSet, str]:
+                human: str | None, *, other_files: tuple[str, ...] = (),
+                human_optional: bool = False) -> tuple[ScoreSet, str | None]:
     """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
     ``--system`` / ``--exclude-system`` and ``--aggregation`` applied) and its human scorer.
+
+    ``human_optional``: a command that compares systems under a scorer it is given needs no human; without
+    one in the data the human is then None instead of an error.
 
     ``other_files``: score files of the command read by other calls (``metaeval mt``'s other language
     pairs); a ``FILE=VALUE`` option of one of them is not this call's."""
@@ -216,14 +220,15 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
         ds.require(column, param="--human-column")
     default_human = default_human or (human_columns[0] if human_columns else None)
     human = human or default_human
-    if human is None:
+    if human is None and not human_optional:
         raise ParameterError(
             f"`--human` must name the human scorer of {', '.join(map(str, files)) or dataset}; got none, and the file"
             f" marks {len(ds.humans)} scorers as human ({', '.join(ds.humans) or 'none'})."
         )
-    ds.require(human, param="--human")
-    if human not in ds.humans:
-        ds = ds.with_humans(tuple(ds.humans) + (human,))
+    if human is not None:
+        ds.require(human, param="--human")
+        if human not in ds.humans:
+            ds = ds.with_humans(tuple(ds.humans) + (human,))
     if systems:
         ds = ds.subset(systems=systems)
     if excluded:

@@ -49,7 +49,7 @@ def render(result, fmt: str, frame, title: str, footer: str = "", width: int | N
 def systems(dataset, dataset_options, scores, human, metrics, scorer, test, alternative, correction,
             confidence_level, exact, corpus_texts, n_resamples, seed, fmt, output):
     """Compare every pair of systems under one scorer (Koehn 2004; Riezler & Maxwell 2005)."""
-    ds, human = load_source(dataset, dataset_options, scores, human)
+    ds, human = load_source(dataset, dataset_options, scores, human, human_optional=scorer is not None)
     corpus = corpus_statistics_for(ds, *corpus_texts)
     if len(corpus) > 1 or corpus and scorer is not None and scorer not in corpus:
         raise ParameterError(f"`--corpus-metric` must name the one scorer compared (--scorer); got "
