@@ -35,6 +35,7 @@ References
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -101,7 +102,7 @@ def _text(name: str, value: Any) -> str:
     raise ParameterError(f"`{name}` must be a text of parse trees or a list of such texts (str); got {value!r}.")
 
 
-class _SyntacticOverlap:
+class _SyntacticOverlap(ABC):
     """Common machinery: parse, count units, clip, score (see the module docstring)."""
 
     name = ""
@@ -127,8 +128,9 @@ class _SyntacticOverlap:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(depth={self.depth}, lowercase={self.lowercase})"
 
-    def units(self, text: str, name: str) -> list[Counter]:  # pragma: no cover - defined by each metric
-        raise NotImplementedError
+    @abstractmethod
+    def units(self, text: str, name: str) -> list[Counter]:
+        """The per-size unit counts (index ``n - 1``: units of size ``n``) of one text of parse trees."""
 
     def statistics(self, candidate: Any, references: Sequence[Any]) -> np.ndarray:
         """``[m_1 .. m_D, t_1 .. t_D]`` of one candidate against its references (parsed from their texts)."""
