@@ -33,12 +33,13 @@ def source_options(command: Callable) -> Callable:
 
     @functools.wraps(command)
     def wrapper(*args, systems=(), exclude_systems=(), aggregation=DEFAULT_AGGREGATION, system_column=(),
-                input_column=(), annotator_column=(), human_column=(), where=(), layout=(), **kwargs):
+                input_column=(), annotator_column=(), human_column=(), where=(), layout=(), allow_unmatched=False,
+                **kwargs):
         click.get_current_context().meta[_SOURCE_KEY] = {
             "systems": systems, "exclude_systems": exclude_systems, "aggregation": aggregation,
             "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
                         "human": human_column},
-            "where": where, "layout": layout}
+            "where": where, "layout": layout, "allow_unmatched": allow_unmatched}
         return command(*args, **kwargs)
 
     options = [
@@ -83,6 +84,9 @@ def _reading_options() -> list:
         click.option("--layout", multiple=True, metavar="[FILE=]auto|wide|long",
                      help="wide: a column per scorer; long: columns scorer and score; auto (default): long when"
                           " the header has both scorer and score." + per_file),
+        click.option("--allow-unmatched", is_flag=True,
+                     help="Join score files whose systems or inputs are unmatched on both sides, or whose integer"
+                          " ids look shifted by one (by default an error: see docs/data.md, Joining files)."),
     ]
 
 
@@ -97,12 +101,12 @@ def reading_options(command: Callable) -> Callable:
 
     @functools.wraps(command)
     def wrapper(*args, aggregation=DEFAULT_AGGREGATION, system_column=(), input_column=(), annotator_column=(),
-                human_column=(), where=(), layout=(), **kwargs):
+                human_column=(), where=(), layout=(), allow_unmatched=False, **kwargs):
         click.get_current_context().meta[_SOURCE_KEY] = {
             "aggregation": aggregation,
             "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
                         "human": human_column},
-            "where": where, "layout": layout}
+            "where": where, "layout": layout, "allow_unmatched": allow_unmatched}
         given = dict(zip(READING_FLAGS, (system_column, input_column, annotator_column, human_column, where, layout)))
         return command(*args, reading={flag: values for flag, values in given.items() if values}, **kwargs)
 
@@ -212,7 +216,7 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
             read = read_scores(path, columns=columns, where=where, layout=layouts.get(path, layout_all or "auto"))
             if default_human is None and len(read.humans) == 1:
                 default_human = read.humans[0]
-            ds = read if ds is None else ds.merge(read)
+            ds = read if ds is None else ds.merge(read, allow_unmatched=chosen.get("allow_unmatched", False))
     finally:
         OPTION_NAMES.reset(token)
         SHARED_OPTIONS.reset(shared)
