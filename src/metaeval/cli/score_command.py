@@ -19,11 +19,10 @@ from .common import output_width, say
 
 
 def _option_value(text: str):
-    """A --metric-option value: JSON (true, 4, 1.2, "x", [..]) or else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    """A --metric-option value: JSON (true, 4, 1.2, "x", [..]) or else the text itself (strict JSON)."""
+    from ..metrics.registry import option_value
+
+    return option_value(text)
 
 
 def parse_metric_options(metrics: tuple[str, ...], pairs: tuple[str, ...]) -> dict[str, dict[str, object]]:
