@@ -269,3 +269,27 @@ def test_shift_detection_on_integer_labels_only():
     assert shifted_by(["1", "3", "5"], ["0", "1", "2", "3", "4", "5"]) == 0  # a judged subset: no better shift
     assert shifted_by(["01", "02"], ["00", "01"]) == 0  # not canonical integers
     assert shifted_by(["s1", "s2"], ["s0", "s1"]) == 0
+
+
+def test_a_file_name_with_an_equals_sign_is_targeted_by_the_longest_file_prefix(tmp_path, capsys, monkeypatch):
+    """``FILE=VALUE`` options: the longest --scores file that the value starts with (then ``=``) is targeted."""
+    from metaeval.data.targets import split_target
+
+    assert split_target("run=3.csv=doc", ["run.csv", "run", "run=3.csv"]) == ("run=3.csv", "doc")
+    assert split_target("run=doc", ["run.csv", "run", "run=3.csv"]) == ("run", "doc")
+    assert split_target("doc", ["run.csv"]) == (None, "doc")
+    ds = me.load_dataset("summeval")
+    frame = ds.to_frame()
+    human = frame[["system", "input", "expert.relevance"]].rename(columns={"input": "doc"})
+    human["split"] = np.where(np.arange(len(human)) % 2 == 0, "test", "dev")
+    human.to_csv(tmp_path / "run=3.csv", index=False)
+    frame[["system", "input", "rouge-1.recall"]].to_csv(tmp_path / "run.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["correlate", "--scores", "run=3.csv", "--scores", "run.csv", "--input-column",
+                          "run=3.csv=doc", "--where", "run=3.csv=split=test", "--human", "expert.relevance",
+                          "--level", "system", "--ci", "none", "--format", "json"], capsys)
+    assert code == 0, err
+    test = human[human["split"] == "test"].groupby("system", sort=False)["expert.relevance"].mean()
+    metric = frame[human["split"] == "test"].groupby("system", sort=False)["rouge-1.recall"].mean()  # the judged cells
+    expected = stats.pearsonr(test.loc[list(ds.systems)], metric.loc[list(ds.systems)])[0]
+    assert json.loads(out)["results"][0]["statistic"] == pytest.approx(expected)

@@ -119,11 +119,14 @@ def reading_options(command: Callable) -> Callable:
 
 def file_options(flag: str, values: tuple[str, ...], files: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
     """(the value for every file, {file: its own value}) of a repeatable ``[FILE=]VALUE`` option: a value
-    whose text before the first ``=`` is one of the ``--scores`` files is that file's own."""
+    that starts with one of the ``--scores`` files and ``=`` is that file's own (the longest such file:
+    :func:`metaeval.data.targets.split_target`)."""
+    from ..data.targets import split_target
+
     shared, own = None, {}
     for value in values:
-        head, sep, rest = value.partition("=")
-        if sep and head in files:
+        head, rest = split_target(value, files)
+        if head is not None:
             if head in own:
                 raise ParameterError(f"`{flag}` must be given once per file; got {own[head]!r} and {rest!r} for {head!r}.")
             own[head] = rest
@@ -137,10 +140,12 @@ def file_options(flag: str, values: tuple[str, ...], files: tuple[str, ...]) -> 
 
 def _where_pairs(values: tuple[str, ...], files: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
     """The ``--where`` pairs for every file and those of each file (``FILE=COLUMN=VALUE``)."""
+    from ..data.targets import split_target
+
     shared, own = [], {}
     for value in values:
-        head, sep, rest = value.partition("=")
-        if sep and head in files and "=" in rest:
+        head, rest = split_target(value, files)
+        if head is not None and "=" in rest:
             own.setdefault(head, []).append(rest)
         else:
             shared.append(value)
@@ -189,7 +194,10 @@ def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: t
     other = set(other_files) - set(files)
 
     def own(values, where=False):  # leave out the values of the other calls' files
-        return tuple(v for v in values if not (v.partition("=")[0] in other and (not where or "=" in v.partition("=")[2])))
+        from ..data.targets import split_target
+
+        targets = [(v, *split_target(v, (*files, *other))) for v in values]
+        return tuple(v for v, head, rest in targets if not (head in other and (not where or "=" in rest)))
 
     mapped = {role: file_options(f"--{role}-column", own(values), files)
               for role, values in chosen.get("columns", {}).items()}
