@@ -62,13 +62,13 @@ def recorded_humans(path: str | Path) -> tuple[str, ...] | None:
     described = data.get("scores_file", {})
     if not isinstance(described, dict):
         raise _invalid(side, f"its 'scores_file' must be an object with 'name' and 'sha256'; got {json_type(described)}")
+    humans = data["humans"]
+    if not isinstance(humans, list) or not all(isinstance(h, str) for h in humans):
+        raise _invalid(side, f"its 'humans' must be a list of scorer names; got {json_type(humans)}")
     if described.get("sha256") != file_digest(path)["sha256"]:
         warnings.warn(f"{side}: ignored: it describes another version of {Path(path).name} (the file changed"
                       " after it was written); its human scorers are not applied.", DataWarning, stacklevel=3)
         return None
-    humans = data["humans"]
-    if not isinstance(humans, list) or not all(isinstance(h, str) for h in humans):
-        raise _invalid(side, f"its 'humans' must be a list of scorer names; got {json_type(humans)}")
     return tuple(humans)
 
 
