@@ -8,7 +8,11 @@
   ``--write-scores``, and the files written beside them: the score file's signatures, the report's
   results.json, ...) is compared with every existing regular file named by another option or argument
   (``--scores``, ``--candidates LP=PATH``, ``--cache``, ...). Same path or same file (a hard or symbolic
-  link) is a user error.
+  link) is a user error, and so is an output that would replace an existing file inside a directory named
+  as an input (``--mt-metrics-eval D --output D/human-scores/x.tsv``: a reader of a directory reads files
+  it does not name on the command line). A new file inside an input directory is allowed.
+- **No output replaces a directory.** The report's page and data files and ``score``'s file and sidecar
+  must not be directories (the report's set would otherwise swap them away with their files).
 
 Both exit with code 2 and one line, before anything is read or written.
 """
@@ -44,37 +48,68 @@ def _written(command: str, name: str, value: str) -> list[Path]:
     return [path]
 
 
-def _named_files(flag: str, value) -> Iterator[tuple[str, str]]:
-    """(flag, path) of every existing regular file a parameter value names (``PATH`` or ``KEY=PATH``)."""
+def _named_paths(flag: str, value, exists: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """(flag, path) of every existing path passing ``exists`` that a parameter value names (``PATH`` or
+    ``KEY=PATH``)."""
     values = value if isinstance(value, (tuple, list)) else (value,)
     for item in values:
         if not isinstance(item, str) or not item:
             continue
         for candidate in (item, item.split("=", 1)[-1]):
-            if os.path.isfile(candidate):
+            if exists(candidate):
                 yield flag, candidate
                 break
+
+
+def _named_files(flag: str, value) -> Iterator[tuple[str, str]]:
+    """(flag, path) of every existing regular file a parameter value names (``PATH`` or ``KEY=PATH``)."""
+    return _named_paths(flag, value, os.path.isfile)
+
+
+def _inside(path: Path, folder: str) -> bool:
+    try:
+        return path.resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _not_replaceable(command: str, name: str, written: Path) -> bool:
+    """Whether ``written``, a file the report or ``score`` writes, is held by something no file replaces
+    (a directory: the whole-set swap would have removed it with its files)."""
+    return (command, name) in (("report", "output"), ("score", "output")) and written.exists() \
+        and not written.is_file()
 
 
 def overwritten_input(command: str, params: dict, flags: dict[str, str] | None = None) -> str | None:
     """The message for the first output that is one of the inputs, or None (``flags``: parameter name ->
     how the command line spells it)."""
     flags = flags or {}
-    outputs = [(flags.get(name, OUTPUT_OPTIONS[name]), value, _written(command, name, value))
+    outputs = [(name, flags.get(name, OUTPUT_OPTIONS[name]), value, _written(command, name, value))
                for name, value in params.items() if name in OUTPUT_OPTIONS and isinstance(value, str) and value]
     if not outputs:
         return None
-    inputs = [pair for name, value in params.items() if name not in OUTPUT_OPTIONS
-              for pair in _named_files(flags.get(name, "--" + name.replace("_", "-")), value)]
-    for out_flag, out_value, files in outputs:
+    named = [(name, flags.get(name, "--" + name.replace("_", "-")), value) for name, value in params.items()
+             if name not in OUTPUT_OPTIONS]
+    inputs = [pair for _, flag, value in named for pair in _named_files(flag, value)]
+    folders = [pair for _, flag, value in named for pair in _named_paths(flag, value, os.path.isdir)]
+    for out_name, out_flag, out_value, files in outputs:
         for written in files:
+            what = "is" if str(written) == out_value else f"would write {str(written)!r},"
+            if _not_replaceable(command, out_name, written):
+                where = "is a directory" if what == "is" else f"{what} which is a directory"
+                return (f"{out_flag} {out_value!r} {where}; metaeval never replaces a directory with a file:"
+                        " choose another output path")
             if not written.exists():
                 continue
             for in_flag, in_path in inputs:
                 if os.path.samefile(written, in_path):
-                    what = "is" if str(written) == out_value else f"would write {str(written)!r},"
                     return (f"{out_flag} {out_value!r} {what} the same file as {in_flag} {in_path!r}; "
                             "writing it would destroy the input: choose another output path")
+            for in_flag, in_folder in folders:
+                if _inside(written, in_folder):
+                    return (f"{out_flag} {out_value!r} {what} an existing file inside the input directory"
+                            f" {in_flag} {in_folder!r}; writing it could destroy an input: choose a path outside"
+                            " that directory")
     return None
 
 

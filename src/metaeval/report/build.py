@@ -23,7 +23,7 @@ from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
-from ..runtime.files import write_file_set
+from ..runtime.file_sets import write_file_set
 from ..stats.correlations.levels import system_means
 from ..vocabulary import check_correction, check_family
 from .formats import to_csv, to_json
@@ -358,7 +358,7 @@ def write_report(report: Report, output: str | Path, *, html: bool = True, progr
     ``rich.progress.Progress``) gets one task advancing per section of the page.
 
     The files are rendered in memory, written to a temporary directory and moved into place as a whole
-    (:func:`metaeval.runtime.files.write_file_set`): a reader, a crash or a full disk sees the previous
+    (:func:`metaeval.runtime.file_sets.write_file_set`): a reader, a crash or a full disk sees the previous
     report or the new one, never a page with missing or foreign data files; a comparison.csv of a previous
     report is removed with it when this report has no significance matrix. The directory is locked while it
     is written: another run writing it fails with one line naming it (:class:`~metaeval.errors.InputFileError`).

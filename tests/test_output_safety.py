@@ -1,0 +1,265 @@
+"""Outputs under hostile conditions (round three): a linked lock, a directory where a file goes, an output inside an
+input directory, a shared report directory killed or failing between renames, an unrenameable directory.
+
+Each case is run through the CLI or the writer it concerns and checks what docs/reliability.md promises: the
+user's files are never truncated or removed, one line and exit code 2, and the old set or the new one.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from metaeval.cli.main import main
+from metaeval.errors import InputFileError
+from metaeval.runtime import file_sets
+from metaeval.runtime.files import LOCK_NAME, directory_lock, write_file_set
+
+REPO = Path(__file__).resolve().parents[1]
+REPORT = ["report", "--dataset", "summeval", "--metric", "rouge-1.recall", "--metric", "rouge-2.recall",
+          "--n-resamples", "40", "--n-repetitions", "4", "--analysis", "none"]
+
+
+def _cli(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# -- the lock file ------------------------------------------------------------------------------------------
+
+def test_a_symbolic_link_at_the_lock_is_refused_and_its_target_kept(tmp_path, capsys):
+    """Regression: the lock opened with O_CREAT through the link and truncated the target to a process id."""
+    precious = tmp_path / "thesis.tex"
+    precious.write_text("three years of work\n")
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / LOCK_NAME).symlink_to(precious)
+    code, stdout, err = _cli(REPORT + ["--output", out], capsys)
+    assert code == 2 and stdout == ""
+    assert err == (f"metaeval: error: {out / LOCK_NAME}: must be metaeval's lock file (a regular file holding a"
+                   " process id) or absent; got a symbolic link: move it away, metaeval never writes through it\n")
+    assert precious.read_text() == "three years of work\n"
+    (out / LOCK_NAME).unlink()
+    (out / LOCK_NAME).symlink_to(tmp_path / "absent")  # a dangling link: O_CREAT would create its target
+    with pytest.raises(InputFileError, match="got a symbolic link"):
+        with directory_lock(out):
+            pass
+    assert not (tmp_path / "absent").exists()
+
+
+def test_a_lock_file_with_other_content_is_refused_not_truncated(tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("not a process id\n")
+    with pytest.raises(InputFileError, match="got a file with other content: move it away"):
+        with directory_lock(out):
+            pass
+    assert (out / LOCK_NAME).read_text() == "not a process id\n"
+    (out / LOCK_NAME).write_text("12345\n")  # a lock a killed run left: taken over
+    with directory_lock(out):
+        assert (out / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs: POSIX")
+def test_a_fifo_at_the_lock_is_refused_without_blocking(tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    os.mkfifo(out / LOCK_NAME)
+    with pytest.raises(InputFileError, match="got a file that is not a regular file"):
+        with directory_lock(out):
+            pass
+
+
+# -- a directory where a file goes ------------------------------------------------------------------------
+
+def test_a_page_path_that_is_a_directory_is_refused_and_kept(tmp_path, capsys):
+    """Regression: `--output proj/x.html` with a directory x.html/ swapped proj away with x.html/ and its files."""
+    proj = tmp_path / "proj"
+    (proj / "x.html").mkdir(parents=True)
+    (proj / "x.html" / "notes.txt").write_text("mine\n")
+    before = _tree(proj)
+    code, stdout, err = _cli(REPORT + ["--output", proj / "x.html"], capsys)
+    assert code == 2 and stdout == ""
+    assert err == (f"metaeval: error: --output '{proj / 'x.html'}' is a directory; metaeval never replaces a directory"
+                   " with a file: choose another output path\n")
+    assert _tree(proj) == before
+
+
+def test_the_writer_refuses_a_member_name_held_by_a_directory(tmp_path):
+    proj = tmp_path / "proj"
+    (proj / "results.json").mkdir(parents=True)
+    (proj / "results.json" / "keep").write_text("k")
+    with pytest.raises(InputFileError) as caught:
+        write_file_set(proj, {"results.json": b"{}", "report.html": b"p"})
+    assert str(caught.value) == (f"{proj / 'results.json'}: must be a file metaeval can replace; got a directory,"
+                                 " which it never removes: choose another output path")
+    assert (proj / "results.json" / "keep").read_text() == "k" and not (proj / "report.html").exists()
+
+
+# -- outputs inside input directories ----------------------------------------------------------------------
+
+def test_mt_output_inside_the_mt_metrics_eval_directory_is_refused(tmp_path, capsys):
+    root = tmp_path / "wmtfix"
+    shutil.copytree(REPO / "tests" / "data" / "mt-metrics-eval" / "wmtfix", root)
+    before = _tree(root)
+    target = root / "human-scores" / "en-de.mqm.seg.score"
+    code, stdout, err = _cli(["mt", "--mt-metrics-eval", root, "--language-pair", "en-de", "--human", "mqm",
+                              "--n-resamples", "20", "--output", target], capsys)
+    assert code == 2 and stdout == ""
+    assert err == (f"metaeval: error: --output '{target}' is an existing file inside the input directory"
+                   f" --mt-metrics-eval '{root}'; writing it could destroy an input: choose a path outside that"
+                   " directory\n")
+    assert _tree(root) == before
+
+
+def test_nuggets_output_inside_the_annotations_directory_is_refused(shared_data, tmp_path, capsys):
+    annotations = tmp_path / "human_annotations"
+    shutil.copytree(shared_data / "realsumm" / "human_annotations", annotations)
+    target = annotations / "SCUs_and_annotations" / "SCUs_list.csv"
+    before = target.read_bytes()
+    code, stdout, err = _cli(["nuggets", "realsumm", annotations, "--matcher", "crowd", "--format", "csv",
+                              "--output", target], capsys)
+    assert code == 2 and stdout == ""
+    assert err.startswith(f"metaeval: error: --output '{target}' is an existing file inside the input directory")
+    assert target.read_bytes() == before
+
+
+# -- a shared directory: the in-place commit and its journal -------------------------------------------------
+
+def _shared(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "notes.txt").write_text("mine\n")
+    write_file_set(proj, {"results.json": b"old results", "report.html": b"old page", "gone.csv": b"old"},
+                   owned=("gone.csv",))
+    return proj
+
+
+def test_an_io_error_between_renames_restores_the_old_set(tmp_path, monkeypatch):
+    """Regression: the second rename failing left the new results.json beside the old page."""
+    proj = _shared(tmp_path)
+    before = _tree(proj)
+    real = os.replace
+    calls = []
+
+    def failing(source, target, *args, **kwargs):
+        calls.append(Path(target).name)
+        if Path(target).name == "report.html" and calls.count("report.html") == 1:
+            raise OSError(errno.EIO, "Input/output error")
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(file_sets.os, "replace", failing)
+    with pytest.raises(OSError) as caught:
+        write_file_set(proj, {"results.json": b"new results", "report.html": b"new page"}, owned=("gone.csv",))
+    assert caught.value.filename == str(proj / "report.html")
+    monkeypatch.setattr(file_sets.os, "replace", real)
+    assert _tree(proj) == before  # results.json back to the old one, gone.csv back, notes.txt untouched
+    assert sorted(p.name for p in proj.iterdir()) == ["gone.csv", "notes.txt", "report.html", "results.json"]
+
+
+@pytest.mark.parametrize("after", [0, 1])
+def test_a_kill_between_renames_is_rolled_back_by_the_next_run(tmp_path, after):
+    proj = _shared(tmp_path)
+    before = _tree(proj)
+    script = f"""
+import os, signal
+from pathlib import Path
+from metaeval.runtime import file_sets
+real = os.replace
+moved = []
+def dying(source, target, *args, **kwargs):
+    if len(moved) == {after}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    moved.append(target)
+    return real(source, target, *args, **kwargs)
+file_sets.os.replace = dying
+file_sets.write_file_set(Path({str(proj)!r}), {{"results.json": b"new results", "report.html": b"new page"}},
+                         owned=("gone.csv",))
+"""
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    staged = [p for p in proj.iterdir() if p.name.startswith(file_sets.STAGING_PREFIX)]
+    assert len(staged) == 1 and (staged[0] / file_sets.JOURNAL_NAME).exists()
+    with directory_lock(proj):
+        file_sets.recover(proj)
+    assert _tree(proj) == {k: v for k, v in before.items()}
+    write_file_set(proj, {"results.json": b"third", "report.html": b"third page"}, owned=("gone.csv",))
+    assert _tree(proj) == {"notes.txt": b"mine\n", "report.html": b"third page", "results.json": b"third"}
+
+
+def test_a_kill_after_every_rename_keeps_the_new_set(tmp_path):
+    proj = _shared(tmp_path)
+    staging = proj / (file_sets.STAGING_PREFIX + "dead")
+    staging.mkdir()
+    (staging / file_sets.JOURNAL_NAME).write_text(json.dumps({"names": ["results.json"], "stale": []}))
+    (proj / "results.json").write_bytes(b"new, moved in")
+    with directory_lock(proj):
+        file_sets.recover(proj)
+    assert (proj / "results.json").read_bytes() == b"new, moved in" and not staging.exists()
+
+
+def test_a_report_into_a_shared_directory_is_committed_through_the_journal(tmp_path, capsys):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "notes.txt").write_text("mine\n")
+    assert _cli(REPORT + ["--output", proj / "x.html"], capsys)[0] == 0
+    assert sorted(p.name for p in proj.iterdir()) == ["comparison.csv", "correlations.csv", "notes.txt",
+                                                      "results.json", "x.html"]
+
+
+# -- a directory that cannot be renamed (a mount point) ------------------------------------------------------
+
+def test_an_unrenameable_directory_is_committed_in_place(tmp_path, monkeypatch):
+    """Regression: an empty mount point as the report directory failed with EBUSY (the swap renamed it)."""
+    out = tmp_path / "mnt"
+    out.mkdir()
+    inode = out.stat().st_ino
+
+    def busy(a, b):
+        raise OSError(errno.EBUSY, "Device or resource busy", str(b))
+
+    monkeypatch.setattr(file_sets, "_exchange", busy)
+    write_file_set(out, {"results.json": b"1", "report.html": b"p"})
+    assert out.stat().st_ino == inode and _tree(out) == {"report.html": b"p", "results.json": b"1"}
+    assert [p.name for p in tmp_path.iterdir()] == ["mnt"]
+    monkeypatch.setattr(file_sets.os.path, "ismount", lambda p: Path(p) == out.resolve())
+    monkeypatch.setattr(file_sets, "_exchange", lambda a, b: pytest.fail("a mount point is never renamed"))
+    write_file_set(out, {"results.json": b"2", "report.html": b"q"})
+    assert out.stat().st_ino == inode and _tree(out) == {"report.html": b"q", "results.json": b"2"}
+
+
+# -- SIGTERM ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals: POSIX")
+def test_sigterm_is_handled_like_sigint(tmp_path):
+    """Regression: SIGTERM killed the run with Python's default action (no message, exit -15)."""
+    import time
+
+    scores = tmp_path / "s.csv"
+    lines = ["system,input,m,human"] + [f"s{i},d{j},{(i * 7 + j * 3) % 11 + i},{i + j % 3}"
+                                        for i in range(30) for j in range(40)]
+    scores.write_text("\n".join(lines) + "\n")
+    output = tmp_path / "out.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "metaeval.cli.main", "correlate", "--scores", str(scores), "--human", "human",
+         "--ci", "boot-both", "--metric", "m", "--n-resamples", "200000", "--format", "json", "--output", str(output)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO / "src")), text=True)
+    time.sleep(3)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (143, "", "metaeval: terminated\n")
+    assert not output.exists() and not list(tmp_path.glob(".*"))
