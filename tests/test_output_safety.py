@@ -263,3 +263,36 @@ def test_sigterm_is_handled_like_sigint(tmp_path):
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (143, "", "metaeval: terminated\n")
     assert not output.exists() and not list(tmp_path.glob(".*"))
+
+
+# -- score: the score file and its sidecar are one pair ------------------------------------------------------
+
+@pytest.mark.parametrize("failing", ["scores.csv", "scores.csv.signatures.json"])
+def test_a_failure_writing_the_sidecar_leaves_the_old_pair(tmp_path, capsys, monkeypatch, failing):
+    """Regression: `score` replaced the score file, then failed writing its sidecar: a new CSV with the old sidecar."""
+    from metaeval.runtime import files
+
+    out = tmp_path / "scores.csv"
+    examples = REPO / "docs" / "examples"
+    argv = ["score", "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
+            "--metric", "rouge", "--output", out, "--no-progress"]
+    assert _cli(argv, capsys)[0] == 0
+    before = _tree(tmp_path)
+    real = files._write_fsync
+
+    def full(target, data, mode):
+        if target.name == failing:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(target, data, mode)
+
+    monkeypatch.setattr(files, "_write_fsync", full)
+    code, stdout, err = _cli(argv[:-3] + ["--metric", "chrf", "--output", out, "--no-progress"], capsys)
+    assert (code, stdout, err) == (2, "", f"metaeval: error: {tmp_path / failing}: No space left on device\n")
+    assert _tree(tmp_path) == before
+    monkeypatch.setattr(files, "_write_fsync", real)
+    assert _cli(argv[:-3] + ["--metric", "chrf", "--output", out, "--no-progress"], capsys)[0] == 0
+    side = json.loads((tmp_path / "scores.csv.signatures.json").read_text())
+    import hashlib
+
+    assert side["scores_file"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert "chrf" in out.read_text().splitlines()[0]
