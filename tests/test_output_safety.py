@@ -296,3 +296,70 @@ def test_a_failure_writing_the_sidecar_leaves_the_old_pair(tmp_path, capsys, mon
 
     assert side["scores_file"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
     assert "chrf" in out.read_text().splitlines()[0]
+
+
+# -- text outputs: spreadsheet formulas, line breaks in names, numpy warnings --------------------------------
+
+def _scores(path: Path, metric: str, system_prefix: str = "s") -> Path:
+    rows = [json.dumps({"system": f"{system_prefix}{s}", "input": str(i), metric: (s * 3 + i * 7) % 5 + s,
+                        "human": s + (i % 2)}) for s in range(4) for i in range(6)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_csv_outputs_quote_formulas_but_not_numbers(tmp_path, capsys):
+    """Regression: a metric named =HYPERLINK(...) was written verbatim, a formula when the CSV is opened."""
+    metric = '=HYPERLINK("http://x","y")'
+    path = _scores(tmp_path / "s.jsonl", metric, system_prefix="-")
+    code, out, err = _cli(["correlate", "--scores", path, "--human", "human", "--ci", "none", "--format", "csv"], capsys)
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if "HYPERLINK" in line]
+    assert rows and all(line.startswith('"\'=HYPERLINK(') for line in rows)
+    import pandas as pd
+
+    frame = pd.read_csv(__import__("io").StringIO(out))
+    assert pd.api.types.is_numeric_dtype(frame["statistic"])  # numbers are never quoted
+    report = tmp_path / "report"
+    assert _cli(["report", "--scores", path, "--human", "human", "--n-resamples", "5", "--analysis", "none",
+                 "--output", report], capsys)[0] == 0
+    text = (report / "correlations.csv").read_text()
+    assert "'=HYPERLINK" in text and ',=HYPERLINK' not in text and not text.startswith("=")
+
+
+def test_spreadsheet_text_leaves_numbers_alone():
+    from metaeval.report.formats import spreadsheet_text
+
+    assert [spreadsheet_text(v) for v in ["=1+1", "+x", "-x", "@x", "\tx", "-0.5", "+3", "-inf", "x=1", -1.0, ""]] \
+        == ["'=1+1", "'+x", "'-x", "'@x", "'\tx", "-0.5", "+3", "-inf", "x=1", -1.0, ""]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_a_line_break_in_a_name_keeps_the_table_rows_whole(tmp_path, capsys, fmt):
+    """Regression: a metric named "a\\nb" split its Markdown row in two."""
+    path = _scores(tmp_path / "s.jsonl", "bad\nname")
+    code, out, err = _cli(["correlate", "--scores", path, "--human", "human", "--ci", "none", "--format", fmt], capsys)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if "bad" in line)
+    assert ("bad\\nname" if fmt == "markdown" else "bad\\textbackslash{}nname") in row
+    assert not any(line.startswith("name") for line in out.splitlines())
+    if fmt == "markdown":
+        assert row.startswith("| ") and row.endswith(" |")
+
+
+def test_mt_mean_protocol_with_a_constant_human_warns_by_name(tmp_path, capsys):
+    """Regression: `metaeval: warning: invalid value encountered in divide` (numpy's, from the pooled accuracy)."""
+    root = tmp_path / "wmtfix"
+    shutil.copytree(REPO / "tests" / "data" / "mt-metrics-eval" / "wmtfix", root)
+    seg = root / "human-scores" / "en-de.mqm.seg.score"
+    seg.write_text("".join(line.split("\t")[0] + "\t0\n" for line in seg.read_text().splitlines()))
+    (root / "human-scores" / "en-de.mqm.sys.score").unlink()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code, out, err = _cli(["mt", "--mt-metrics-eval", root, "--language-pair", "en-de", "--human", "mqm",
+                               "--protocol", "mean", "--n-resamples", "20"], capsys)
+    assert code == 0, err
+    assert "invalid value" not in err
+    assert ("metaeval: warning: pooled system-level accuracy is undefined (NaN): the human scores tie every pair of"
+            " systems in every language pair (human_ties='skip' leaves no pair to count).") in err

@@ -19,10 +19,11 @@ _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    "\n": r"\textbackslash{}n", "\r": r"\textbackslash{}r",
 }
 _MARKDOWN_SPECIAL = {
     "\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]",
-    "<": "&lt;", ">": "&gt;", "&": "&amp;",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": "\\n", "\r": "\\r",
 }
 
 
@@ -33,8 +34,38 @@ def to_json(payload: Any) -> str:
     return json.dumps(plain(_dictify(payload)), indent=2, allow_nan=False) + "\n"
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def spreadsheet_text(value: Any) -> Any:
+    """``value`` with a ``'`` in front when it is text a spreadsheet would run as a formula.
+
+    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a metric or system
+    named ``=HYPERLINK(...)``) is written as ``'=HYPERLINK(...)``: Excel, LibreOffice and Google Sheets
+    show it as text. Numbers (and text that is a number, such as ``-0.5`` or ``-inf``) are never changed.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
+        return "'" + value
+    return value
+
+
 def to_csv(frame) -> str:
-    """CSV text of a pandas DataFrame (no index)."""
+    """CSV text of a pandas DataFrame (no index); text cells and column names that a spreadsheet would run
+    as formulas get a leading ``'`` (:func:`spreadsheet_text`), numbers are written as they are."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype.kind not in "biufcmM":  # text (object or string dtype)
+            frame[column] = frame[column].map(spreadsheet_text)
+    frame.columns = [spreadsheet_text(c) for c in frame.columns]
     return frame.to_csv(index=False, lineterminator="\n")
 
 
@@ -49,12 +80,14 @@ def _dictify(payload: Any) -> Any:
 
 
 def latex_escape(value: Any) -> str:
-    """``value`` as LaTeX text: the ten special characters (and ``<``, ``>``) escaped."""
+    """``value`` as LaTeX text: the ten special characters (and ``<``, ``>``, ``|``) escaped; a line break
+    in a name is shown as ``\\n`` (a blank line would end the table's row)."""
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(value))
 
 
 def markdown_escape(value: Any) -> str:
-    """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML."""
+    """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML; a line
+    break in a name is shown as ``\\n`` (a real one would end the table row)."""
     return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(value))
 
 
