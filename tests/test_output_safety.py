@@ -363,3 +363,76 @@ def test_mt_mean_protocol_with_a_constant_human_warns_by_name(tmp_path, capsys):
     assert "invalid value" not in err
     assert ("metaeval: warning: pooled system-level accuracy is undefined (NaN): the human scores tie every pair of"
             " systems in every language pair (human_ties='skip' leaves no pair to count).") in err
+
+
+# -- size-like options: refused up front ---------------------------------------------------------------------
+
+SIMULATION = ("1000 times its default: the Monte Carlo error is then about 32 times smaller, and a larger value takes"
+              " days or exhausts the memory")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["stability", "--dataset", "summeval", "--n-repetitions", "2000000000"],
+     f"`--n-repetitions` must be at most 1,000,000 ({SIMULATION}); got 2,000,000,000."),
+    (["extrinsic", "partition", "--dataset", "summeval", "--n-partitions", "1000000000"],
+     f"`--n-partitions` must be at most 10,000,000 ({SIMULATION}); got 1,000,000,000."),
+    (["report", "--dataset", "summeval", "--n-repetitions", "2000000000", "--output", "{tmp}/r"],
+     f"`--n-repetitions` must be at most 1,000,000 ({SIMULATION}); got 2,000,000,000."),
+    (["plan", "--dataset", "summeval", "--metric", "rouge-1.recall", "--n-repetitions", "100001"],
+     f"`--n-repetitions` must be at most 100,000 ({SIMULATION}); got 100,001."),
+    (["simulate", "power", "--dataset", "summeval", "--texts-dir", "{tmp}", "--n-trials", "1000001"],
+     f"`--n-trials` must be at most 1,000,000 ({SIMULATION}); got 1,000,001."),
+    (["gap", "--dataset", "summeval", "--n-bins", "1000000000"],
+     "`--n-bins` must be at most 10,000 (1000 times its default; a larger value exhausts the memory); got"
+     " 1,000,000,000."),
+    (["gap", "--dataset", "summeval", "--grid-points", "1000000000"],
+     "`--grid-points` must be at most 50,000 (1000 times its default; a larger value exhausts the memory); got"
+     " 1,000,000,000."),
+    (["human", "sample", "--dataset", "summeval", "--metric", "rouge-1.recall", "--n", "3", "--mean-bins", "1000000000"],
+     "`--mean-bins` must be at most 10,000 (1000 times its default; a larger value exhausts the memory); got"
+     " 1,000,000,000."),
+    (["plan", "--dataset", "summeval", "--metric", "rouge-1.recall", "--n-inputs", "10,1000000000"],
+     "`--n-inputs` must be at most 1,000,000 (each simulated campaign holds systems x inputs scores); got"
+     " 1,000,000,000."),
+    (["score", "--candidates", "c.jsonl", "--references", "r.jsonl", "--metric", "rouge", "--batch-size",
+      "1000000000", "--output", "{tmp}/s.csv"],
+     "`--batch-size` must be at most 256,000 (1000 times its default; a larger value exhausts the memory); got"
+     " 1,000,000,000."),
+])
+def test_size_like_options_are_refused_up_front(tmp_path, capsys, argv, message):
+    """Regression: `stability --n-repetitions 2000000000` and `extrinsic --n-partitions 1000000000` ran for days,
+    `gap --n-bins 1000000000` was killed for memory, `gap --grid-points` and `plan --n-inputs` hung."""
+    import time
+
+    start = time.perf_counter()
+    code, out, err = _cli([a.replace("{tmp}", str(tmp_path)) for a in argv], capsys)
+    assert (code, out, err) == (2, "", f"metaeval: error: {message}\n")
+    assert time.perf_counter() - start < 30
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_size_like_option_has_a_limit():
+    """Every integer option of every command is a seed, a resample count (its memory check), bounded by the
+    data, or has a limit."""
+    import click
+
+    from metaeval.cli.guards import SIZE_OPTIONS
+    from metaeval.cli.main import cli
+
+    bounded_elsewhere = {"seed", "n_resamples", "min_pairs", "comparisons", "systems", "n", "n_documents", "inputs",
+                         "sizes", "n_systems", "ks", "edges", "fractions"}  # each checked against the data
+    ctx = click.Context(cli)
+    unchecked = set()
+
+    def walk(command):
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name))
+            return
+        for param in command.params:
+            numeric = isinstance(param.type, click.types.IntParamType) or type(param.type).__name__ == "NumberList"
+            if numeric and param.name not in SIZE_OPTIONS and param.name not in bounded_elsewhere:
+                unchecked.add((command.name, param.name))
+
+    walk(cli)
+    assert not unchecked

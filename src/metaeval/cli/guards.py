@@ -14,7 +14,12 @@
 - **No output replaces a directory.** The report's page and data files and ``score``'s file and sidecar
   must not be directories (the report's set would otherwise swap them away with their files).
 
-Both exit with code 2 and one line, before anything is read or written.
+- **No size-like option beyond its limit.** A count of repetitions, partitions, trials, bins, grid points,
+  a batch size, a number of workers or of planned inputs beyond :func:`size_limit` is refused (without the
+  check ``stability --n-repetitions 2000000000`` ran for days and ``gap --n-bins 1000000000`` was killed
+  for memory).
+
+All exit with code 2 and one line, before anything is read or written.
 """
 from __future__ import annotations
 
@@ -25,12 +30,64 @@ from pathlib import Path
 
 import click
 
+from .. import defaults
 from ..errors import ParameterError
 
 OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")
+
+SIZE_FACTOR = 1000
+"""A count of simulations, bins or grid points may be at most this many times its default (for a
+simulation, the Monte Carlo error is then about 32 times smaller): beyond, the run takes days or
+exhausts the memory."""
+
+SIZE_OPTIONS: dict[str, int | None] = {
+    "n_repetitions": defaults.REPORT_REPETITIONS, "repetitions": defaults.REPORT_REPETITIONS,
+    "n_partitions": defaults.PARTITION_REPEATS, "n_trials": defaults.SIMULATION_TRIALS,
+    "grid_points": defaults.GAP_GRID_POINTS, "n_bins": defaults.GAP_BINS, "mean_bins": defaults.SAMPLE_MEAN_BINS,
+    "std_bins": defaults.SAMPLE_STD_BINS, "batch_size": defaults.SCORING_BATCH_SIZE, "n_inputs": None,
+    "workers": None,
+}
+"""Parameter name -> the default its limit is a multiple of (when the command's own default is not an
+integer); None: a limit of its own (:func:`size_limit`). ``n_resamples`` has its memory check
+(``_validation.check_resample_memory``), sizes bounded by the data (``--sizes``, ``--n``, ``--inputs``) are
+checked against the data."""
+
+_SIMULATION_COUNTS = ("n_repetitions", "repetitions", "n_partitions", "n_trials")
+
+MAX_PLANNED_INPUTS = 1_000_000
+"""The most judged inputs ``plan --n-inputs`` simulates (each campaign holds systems x inputs scores)."""
+
+
+def size_limit(name: str, default) -> int:
+    """The largest value of size-like parameter ``name`` whose command default is ``default``."""
+    if name == "workers":
+        return max(64, 8 * (os.cpu_count() or 1))  # processes: a few per CPU at most
+    if name == "n_inputs":
+        return MAX_PLANNED_INPUTS
+    base = default if isinstance(default, int) and not isinstance(default, bool) and default > 0 else SIZE_OPTIONS[name]
+    return SIZE_FACTOR * base
+
+
+def oversized(params: dict, flags: dict[str, str], command_defaults: dict) -> str | None:
+    """The message for the first size-like parameter beyond its :func:`size_limit`, or None."""
+    for name, value in params.items():
+        if name not in SIZE_OPTIONS:
+            continue
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        limit = size_limit(name, command_defaults.get(name))
+        for item in values:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > limit:
+                flag = flags.get(name, "--" + name.replace("_", "-"))
+                why = ("a few processes per CPU" if name == "workers" else
+                       "each simulated campaign holds systems x inputs scores" if name == "n_inputs" else
+                       f"{SIZE_FACTOR} times its default: the Monte Carlo error is then about 32 times smaller,"
+                       " and a larger value takes days or exhausts the memory" if name in _SIMULATION_COUNTS else
+                       f"{SIZE_FACTOR} times its default; a larger value exhausts the memory")
+                return f"`{flag}` must be at most {limit:,} ({why}); got {int(item):,}."
+    return None
 
 
 def _written(command: str, name: str, value: str) -> list[Path]:
@@ -170,9 +227,11 @@ def guarded(command: click.Command, name: str) -> click.Command:
     flags = {p.name: (max(p.opts, key=len) if isinstance(p, click.Option) else p.human_readable_name)
              for p in command.params}
 
+    command_defaults = {p.name: p.default for p in command.params}
+
     @functools.wraps(callback)
     def checked(*args, **kwargs):
-        message = overwritten_input(name, kwargs, flags)
+        message = oversized(kwargs, flags, command_defaults) or overwritten_input(name, kwargs, flags)
         if message is not None:
             raise ParameterError(message)
         return callback(*args, **kwargs)
