@@ -436,3 +436,15 @@ def test_every_size_like_option_has_a_limit():
 
     walk(cli)
     assert not unchecked
+
+
+def test_a_huge_syntactic_depth_is_refused_at_once(tmp_path, capsys):
+    """Regression: `--metric-option stm.depth=1000000000` asked for 2 x 10^9 statistics per item and hung."""
+    data = REPO / "tests" / "data" / "syntactic"
+    code, out, err = _cli(["score", "--candidates", data / "candidates.jsonl", "--references", data / "references.jsonl",
+                           "--metric", "stm", "--metric-option", "stm.depth=1000000000", "--output", tmp_path / "s.csv",
+                           "--no-progress"], capsys)
+    assert (code, out) == (2, "")
+    assert err == ("metaeval: error: `depth` must be at most 100 (each item's statistics hold 2 x depth numbers; a depth"
+                   " beyond the trees' height adds only zeros); got 1000000000.\n")
+    assert list(tmp_path.iterdir()) == []
