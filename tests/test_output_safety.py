@@ -448,3 +448,57 @@ def test_a_huge_syntactic_depth_is_refused_at_once(tmp_path, capsys):
     assert err == ("metaeval: error: `depth` must be at most 100 (each item's statistics hold 2 x depth numbers; a depth"
                    " beyond the trees' height adds only zeros); got 1000000000.\n")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- paper tables: ties in bold, p-values never 0 ---------------------------------------------------------------
+
+def _mt_result():
+    import metaeval as me
+
+    data = me.read_mt_metrics_eval(REPO / "tests" / "data" / "mt-metrics-eval" / "wmtfix", "en-de")
+    return me.mt_evaluate(data, human="mqm", n_resamples=50, rng=0)
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+def test_every_value_tied_for_best_at_the_printed_precision_is_bold(fmt):
+    """Regression: of two metrics tied at 0.505 only one was bold (the other's cluster rank was 2)."""
+    import dataclasses
+
+    import numpy as np
+
+    from metaeval.report.formats import to_paper
+
+    result = _mt_result()
+    averages = {scope: np.array([0.5049, 0.5051]) for scope in result.scopes}
+    ranks = {scope: np.array([2, 1]) for scope in result.scopes}
+    statistics = np.tile([0.70004, 0.7004], (len(result.tasks), 1))
+    task_ranks = {task: np.array([2, 1]) for task in result.tasks}
+    tied = dataclasses.replace(result, averages=averages, ranks=ranks, statistics=statistics, task_ranks=task_ranks)
+    text = to_paper(tied, fmt)
+    mark = (lambda v: f"\\textbf{{{v}}}") if fmt == "latex" else (lambda v: f"**{v}**")
+    rows = [line for line in text.splitlines() if "BLEU" in line or "COMET" in line]
+    assert len(rows) == 4 and all(f"{mark('0.505')} (" in row for row in rows)
+    assert text.count(mark("0.700")) == 2 * len(result.tasks) and "| 0.700 |" not in text
+    apart = dataclasses.replace(tied, averages={s: np.array([0.49, 0.5051]) for s in result.scopes})
+    assert f"{mark('0.490')}" not in to_paper(apart, fmt)
+
+
+def test_a_p_value_of_zero_prints_at_the_resolution_of_the_test(capsys):
+    """Regression: mt's per-task p-values printed as `0.0` (mt-metrics-eval's count / k with no draw as extreme)."""
+    from metaeval.report.formats import pvalue_text, to_paper
+
+    assert [pvalue_text(v, 50) for v in [0.0, 0.0004, 0.02, float("nan"), None]] == \
+        ["< 0.02", "< 0.001", "0.020", "n/a", "n/a"]
+    assert pvalue_text(0.0) == "< 0.001"
+    root = REPO / "tests" / "data" / "mt-metrics-eval" / "wmtfix"
+    code, out, err = _cli(["mt", "--mt-metrics-eval", root, "--language-pair", "en-de", "--human", "mqm",
+                           "--n-resamples", "50", "--format", "csv"], capsys)
+    assert code == 0, err
+    cells = [cell for line in out.splitlines()[1:] for cell in line.split(",")[5:]]
+    assert "< 0.02" in cells and "0.0" not in cells
+    frame = _mt_result().to_frame()
+    assert (frame.filter(like="p_vs_") == 0).any().any()  # the computed values stay numbers in the API
+    from types import SimpleNamespace
+
+    markdown = to_paper(SimpleNamespace(n_resamples=50, signature=None), "markdown", frame=frame)  # a result's frame
+    assert "| &lt; 0.02 |" in markdown and "| 0.000 |" not in markdown and "| 0.0 |" not in markdown  # < escaped

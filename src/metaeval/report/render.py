@@ -148,7 +148,7 @@ def render_text(result: Any, fmt: str, *, terminal: Callable[[Any], Any] | None 
     if frame is None and (fmt != "table" or terminal is None):
         frame = result.to_frame()
     if fmt == "csv":
-        return formats.to_csv(frame)
+        return formats.to_csv(frame, n_resamples=formats.resolution(result))
     if fmt in formats.PAPER_FORMATS:
         return formats.to_paper(result, fmt, frame)
     renderable = terminal(result) if terminal is not None else [frame_table(frame), *signature_footer(result)]
