@@ -502,3 +502,86 @@ def test_a_p_value_of_zero_prints_at_the_resolution_of_the_test(capsys):
 
     markdown = to_paper(SimpleNamespace(n_resamples=50, signature=None), "markdown", frame=frame)  # a result's frame
     assert "| &lt; 0.02 |" in markdown and "| 0.000 |" not in markdown and "| 0.0 |" not in markdown  # < escaped
+
+
+# -- corpus metrics: the options of the scores, one set of NIST weights, BLEU within its range ----------------
+
+def _texts():
+    examples = REPO / "docs" / "examples"
+    candidates = [json.loads(line) for line in open(examples / "outputs.jsonl", encoding="utf-8")]
+    references = {d["input"]: d["references"] for d in map(json.loads, open(examples / "refs.jsonl", encoding="utf-8"))}
+    return examples, candidates, references
+
+
+def test_corpus_nist_is_recomputed_with_the_preprocessing_of_the_scores(tmp_path, capsys):
+    """Regression: `systems --corpus-metric nist` ignored the --mt-preprocessing preset of the segment scores
+    (4.863 for sys0 here, where the scores' own options give 5.683)."""
+    from metaeval.metrics.nist import Nist
+
+    examples, candidates, references = _texts()
+    scores = tmp_path / "n.csv"
+    assert _cli(["score", "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
+                 "--metric", "nist", "--mt-preprocessing", "leusch-best", "--output", scores, "--no-progress"],
+                capsys)[0] == 0
+    expected = {}
+    scorer = Nist(preprocessing="leusch-best").with_reference_corpus([references[k] for k in sorted(references)])
+    for system in ("sys0", "sys1", "sys2"):
+        stats = [scorer.statistics(c["candidate"], references[c["input"]]) for c in candidates if c["system"] == system]
+        expected[system] = scorer.corpus_score(stats)["nist"]
+    code, out, err = _cli(["systems", "--scores", scores, "--scorer", "nist", "--corpus-metric", "nist",
+                           "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
+                           "--n-resamples", "20", "--format", "json"], capsys)
+    assert code == 0, err
+    pairs = json.loads(out)["pairs"] if "pairs" in json.loads(out) else json.loads(out)["comparisons"]
+    got = {p["system_a"]: p["score_a"] for p in pairs} | {p["system_b"]: p["score_b"] for p in pairs}
+    assert got == pytest.approx(expected, rel=1e-12) and round(expected["sys0"], 3) == 5.683
+    side = Path(str(scores) + ".signatures.json")
+    recorded = json.loads(side.read_text())
+    recorded["signatures"]["nist"] = recorded["signatures"]["nist"].replace("lp:mteval-v13a", "lp:mteval-v11b")
+    side.write_text(json.dumps(recorded))
+    code, out, err = _cli(["systems", "--scores", scores, "--scorer", "nist", "--corpus-metric", "nist",
+                           "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
+                           "--n-resamples", "20"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"metaeval: error: `--corpus-metric nist` must recompute nist with the options of the segment scores"
+                   f" in {scores}; got other options (lp: mteval-v11b in the scores, mteval-v13a here): score the segments"
+                   " again with the registry's options, or leave out --corpus-metric.\n")
+
+
+def test_nist_corpus_score_refuses_statistics_with_their_own_weights():
+    """Regression: statistics() per item, then corpus_score, mixed each item's own information weights (1.60 vs
+    2.42 with the corpus weights) without a word."""
+    from metaeval.errors import ParameterError
+    from metaeval.metrics.nist import Nist
+
+    _, candidates, references = _texts()
+    items = [(c["candidate"], references[c["input"]]) for c in candidates if c["system"] == "sys1"]
+    bare = Nist()
+    with pytest.raises(ParameterError, match="must share one set of information weights for a corpus NIST; got 6 of 6"):
+        bare.corpus_score([bare.statistics(c, r) for c, r in items])
+    one = bare.statistics(*items[0])
+    assert bare.corpus_score([one])["nist"] == bare.score(*items[0])["nist"]  # one item: its own corpus
+    fitted = bare.with_reference_corpus([r for _, r in items])
+    via_fit = fitted.corpus_score([fitted.statistics(c, r) for c, r in items])["nist"]
+    streams = [[r[k] for _, r in items] for k in range(2)]
+    assert bare.corpus_score(bare.item_statistics([c for c, _ in items], streams))["nist"] == pytest.approx(via_fit)
+    item = Nist(info_weights="item")  # asked for: each item's own weights, summed as documented
+    item.corpus_score([item.statistics(c, r) for c, r in items])
+
+
+def test_a_perfect_bleu_is_100_not_a_few_ulps_more(tmp_path, capsys):
+    """Regression: segment BLEU printed 100.00000000000004 (sacrebleu's unrounded exp(mean log p) x 100)."""
+    import sacrebleu
+
+    from metaeval.metrics.sacrebleu_metrics import Bleu, Chrf
+
+    text = "a quick brown fox jumps over the lazy dog"
+    assert sacrebleu.sentence_bleu(text, [text]).score > 100  # what sacrebleu itself returns
+    assert Bleu().score(text, [text]) == {"bleu": 100.0} and Chrf().score(text, [text]) == {"chrf": 100.0}
+    other = "the quick brown fox jumped over a lazy dog"
+    assert Bleu().score(other, [text])["bleu"] == sacrebleu.sentence_bleu(other, [text]).score  # others untouched
+    examples, _, _ = _texts()
+    out = tmp_path / "b.csv"
+    assert _cli(["score", "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
+                 "--metric", "bleu", "--output", out, "--no-progress"], capsys)[0] == 0
+    assert "100.00000000000004" not in out.read_text() and ",100.0\n" in out.read_text()

@@ -97,7 +97,7 @@ def to_csv(frame, *, n_resamples: int | None = None) -> str:
     """CSV text of a pandas DataFrame (no index); text cells and column names that a spreadsheet would run
     as formulas get a leading ``'`` (:func:`spreadsheet_text`), numbers are written as they are, except a
     p-value of exactly 0, written ``< 1/k`` (:func:`pvalue_text`; ``n_resamples`` is k)."""
-    frame = _pvalue_columns(frame, n_resamples, everywhere=False)
+    frame = _pvalue_columns(frame, n_resamples or frame.attrs.get("n_resamples"), everywhere=False)
     for column in frame.columns:
         if frame[column].dtype.kind not in "biufcmM":  # text (object or string dtype)
             frame[column] = frame[column].map(spreadsheet_text)
@@ -294,7 +294,7 @@ def _mt_table(result, fmt: str) -> str:
 
 def _frame(frame, fmt: str, note: str | None = None, n_resamples: int | None = None) -> str:
     esc = latex_escape if fmt == "latex" else markdown_escape
-    frame = _pvalue_columns(frame, n_resamples, everywhere=True)
+    frame = _pvalue_columns(frame, n_resamples or frame.attrs.get("n_resamples"), everywhere=True)
     header = [esc(c) for c in frame.columns]
     rows = [[esc(number(v)) if isinstance(v, float) else esc(v) for v in record]
             for record in frame.itertuples(index=False, name=None)]
