@@ -585,3 +585,38 @@ def test_a_perfect_bleu_is_100_not_a_few_ulps_more(tmp_path, capsys):
     assert _cli(["score", "--candidates", examples / "outputs.jsonl", "--references", examples / "refs.jsonl",
                  "--metric", "bleu", "--output", out, "--no-progress"], capsys)[0] == 0
     assert "100.00000000000004" not in out.read_text() and ",100.0\n" in out.read_text()
+
+
+# -- one progress protocol --------------------------------------------------------------------------------------
+
+def test_the_library_reports_progress_through_one_callable_protocol(shared_data, tmp_path):
+    """The scoring engine drew its own bar, the report took a rich Progress, the analyses a callable: now every
+    one reports through progress(units, step=, total=, done=) and the caller draws."""
+    import metaeval as me
+    from metaeval.report.build import build_report, write_report
+
+    calls = []
+
+    def record(units=1, *, step=None, total=None, done=False):
+        calls.append((step, units, total, done))
+
+    examples = REPO / "docs" / "examples"
+    me.score(examples / "outputs.jsonl", examples / "refs.jsonl", metrics=["rouge", "bleu"], progress=record)
+    assert {c[0] for c in calls} == {"rouge", "bleu"}
+    for metric in ("rouge", "bleu"):
+        totals = [c[2] for c in calls if c[0] == metric and c[2] is not None]
+        assert totals == [15] and sum(c[1] for c in calls if c[0] == metric) == 15  # every pair, once
+    calls.clear()
+    ds = me.load_dataset("summeval")
+    report = build_report(ds, "expert.relevance", ["rouge-1.recall", "rouge-2.recall"], n_resamples=20,
+                          repetitions=4, analyses=[], progress=record)
+    write_report(report, tmp_path / "r", progress=record)
+    steps = list(dict.fromkeys(c[0] for c in calls))
+    assert steps[:3] == ["correlations", "significance matrix", "significance matrix (summary level)"]
+    assert steps[-1] == "figures and page"
+    assert sum(c[1] for c in calls if c[0] == "correlations") == 12  # 2 metrics x 2 levels x 3 coefficients
+    assert all(any(c[0] == s and c[3] for c in calls) for s in steps)  # every step is finished
+    calls.clear()
+    me.ranking_stability(ds, ["rouge-1.recall"], "expert.relevance", sizes=[10], n_repetitions=200,
+                         progress=lambda *args, **kwargs: calls.append(args))
+    assert calls  # an analysis: the plain progress() of the same protocol

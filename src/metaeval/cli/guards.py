@@ -36,8 +36,6 @@ from ..errors import ParameterError
 OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
-REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")
-
 SIZE_FACTOR = 1000
 """A count of simulations, bins or grid points may be at most this many times its default (for a
 simulation, the Monte Carlo error is then about 32 times smaller): beyond, the run takes days or
@@ -94,10 +92,10 @@ def _written(command: str, name: str, value: str) -> list[Path]:
     """The files a command writes for output option ``name`` = ``value``."""
     path = Path(value)
     if command == "report" and name == "output":
-        from ..report.build import report_paths
+        from ..report.build import DATA_FILES, report_paths
 
         directory, page = report_paths(path)
-        return [page, *(directory / f for f in REPORT_FILES)]
+        return [page, *(directory / f for f in DATA_FILES)]
     if command == "score" and name == "output":
         from ..data.sidecar import sidecar_path
 

@@ -5,6 +5,7 @@ import hashlib
 import json
 import sys
 import textwrap
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -115,10 +116,13 @@ def score(candidates, references, metrics, metric_options, mt_preprocessing, mod
     options = with_model_dir(parse_metric_options(metrics, metric_options), model_dir)
     options = with_mt_preprocessing(options, mt_preprocessing)
     scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
-    ds = score_corpus(
-        candidates, references, metrics=list(scorers.values()), workers=workers, scheduler=scheduler,
-        cache=cache, batch_size=batch_size, progress=sys.stderr.isatty() if progress is None else progress,
-    )
+    from ..report.escape import console
+    from ..runtime.progress import RichProgress
+
+    drawn = sys.stderr.isatty() if progress is None else progress  # the CLI draws the library's reports
+    with RichProgress(transient=False, console=console(stderr=True)) if drawn else nullcontext() as bar:
+        ds = score_corpus(candidates, references, metrics=list(scorers.values()), workers=workers,
+                          scheduler=scheduler, cache=cache, batch_size=batch_size, progress=bar or False)
     data = encode_scores(ds, output)
     metadata = ds.metadata()
     metadata["scores_file"] = {"name": Path(output).name, "sha256": hashlib.sha256(data).hexdigest()}
