@@ -620,3 +620,17 @@ def test_the_library_reports_progress_through_one_callable_protocol(shared_data,
     me.ranking_stability(ds, ["rouge-1.recall"], "expert.relevance", sizes=[10], n_repetitions=200,
                          progress=lambda *args, **kwargs: calls.append(args))
     assert calls  # an analysis: the plain progress() of the same protocol
+
+
+def test_one_plain_turns_every_non_finite_number_into_null():
+    """There were two plain(): the analyses' kept infinities (invalid JSON), serialization's did not."""
+    import numpy as np
+
+    from metaeval import serialization
+    from metaeval.analyses import _common
+
+    assert _common.plain is serialization.plain
+    assert serialization.plain({"a": np.inf, "b": [-np.inf, np.nan, np.float32(1.5)], "c": np.int64(2)}) == \
+        {"a": None, "b": [None, None, 1.5], "c": 2}
+    modules = [p for p in (REPO / "src" / "metaeval").rglob("*.py") if "def plain(" in p.read_text()]
+    assert [p.name for p in modules] == ["serialization.py"]

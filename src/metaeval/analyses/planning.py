@@ -126,14 +126,14 @@ class AnnotationPlanResult(ResultMixin):
         return pd.DataFrame([{
             "n_systems": int(n), "target_width": self.target_width,
             "required_inputs": None if self.required_inputs[s] < 0 else int(self.required_inputs[s]),
-            "required_inputs_fit": common.plain(self.required_inputs_fit[s]),
+            "required_inputs_fit": float(self.required_inputs_fit[s]),  # inf stays: no number of inputs suffices
             "fit_beyond_grid": bool(self.fit_beyond_grid[s]),
             "width_floor": common.plain(self.width_fit[s, 0]), "target_power": self.target_power,
             "required_inputs_power": None if self.required_inputs_power[s] < 0 else int(self.required_inputs_power[s]),
         } for s, n in enumerate(self.n_systems)])
 
     def to_dict(self) -> dict[str, Any]:
-        required_fit = [None if np.isinf(v) else common.plain(v) for v in self.required_inputs_fit]
+        required_fit = [common.plain(v) for v in self.required_inputs_fit]  # JSON: inf (no number suffices) is null
         return {
             "analysis": "plan", "metric": self.metric, "metric_b": self.metric_b, "human": self.human,
             "level": self.level, "coefficient": self.coefficient, "method": self.method, "test": self.test,
