@@ -634,3 +634,37 @@ def test_one_plain_turns_every_non_finite_number_into_null():
         {"a": None, "b": [None, None, 1.5], "c": 2}
     modules = [p for p in (REPO / "src" / "metaeval").rglob("*.py") if "def plain(" in p.read_text()]
     assert [p.name for p in modules] == ["serialization.py"]
+
+
+# -- the report: warnings beside what they qualify, both levels of significance, no interval without a value ----
+
+def test_report_places_warnings_shows_summary_significance_and_no_interval_without_value(shared_data, tmp_path):
+    """Regression: the interval warning of a small system sample was shown only at the page's bottom, the
+    significance matrix was system level only, and the Delta table showed `n/a` with an interval."""
+    import html as html_module
+
+    import metaeval as me
+    from metaeval.report.build import build_report, write_report
+    from metaeval.report.html import number_cell
+
+    ds = me.load_dataset("summeval").subset(systems=me.load_dataset("summeval").systems[:8])
+    with pytest.warns(me.DegenerateWarning, match="the interval is unreliable"):
+        report = build_report(ds, "expert.relevance", ["rouge-1.recall", "rouge-2.recall", "bertscore.recall"],
+                              n_resamples=50, repetitions=4, analyses=[], seed=0)
+    assert report.summary_comparison is not None and report.summary_comparison.level == "summary"
+    write_report(report, tmp_path / "r")
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+
+    def section(key):
+        return page.split(f'id="{key}"', 1)[1].split("<section", 1)[0]
+
+    assert "summary-level" in section("significance-summary") and "system-level" in section("significance")
+    interval = [w for w in report.warnings if "interval is unreliable" in w]
+    assert interval, report.warnings
+    text = html_module.escape(interval[0].split(": ", 1)[1])
+    assert text in section("correlations") and text not in section("reproduce")
+    rows = (tmp_path / "r" / "comparison.csv").read_text().splitlines()
+    assert rows[0].startswith("level,metric_a,metric_b") and {r.split(",")[0] for r in rows[1:]} == {"system", "summary"}
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["summary_comparison"]["level"] == "summary"
+    assert number_cell(float("nan"), sub="[0.10, 0.20]").sub == ""  # n/a: no interval beside it
+    assert number_cell(0.5, sub="[0.10, 0.20]").sub == "[0.10, 0.20]"
