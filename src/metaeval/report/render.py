@@ -151,6 +151,8 @@ def render_text(result: Any, fmt: str, *, terminal: Callable[[Any], Any] | None 
         return formats.to_json(result)
     if frame is None and (fmt != "table" or terminal is None):
         frame = result.to_frame()
+    if frame is not None and not frame.attrs.get("n_resamples") and formats.resolution(result):
+        frame.attrs["n_resamples"] = formats.resolution(result)  # the resolution its p-values print at
     if fmt == "csv":
         return formats.to_csv(frame, n_resamples=formats.resolution(result))
     if fmt in formats.PAPER_FORMATS:
