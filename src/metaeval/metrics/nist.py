@@ -115,6 +115,9 @@ class OwnWeightStatistics(np.ndarray):
     without a reference corpus): a plain array whose type tells :meth:`Nist.corpus_score` not to sum it
     with other items' (each has its own information weights)."""
 
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))  # it prints as the plain array it is
+
 
 class Nist:
     """NIST (Doddington 2002) as in Leusch et al. (2005) and mteval-v13a, with sufficient statistics.
