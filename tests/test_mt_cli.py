@@ -193,7 +193,7 @@ pooled & COMET\_22 & \textbf{0.875} (1) & -- & \textbf{0.750} \\
  & BLEU & 0.750 (2) & -- & 0.500 \\
 \bottomrule
 \end{tabular}
-% average of the tasks (wmt23) with its cluster rank in parentheses; bold: rank 1 (permutation, alpha 0.05) on the average or on that task; --: not a task of the scope
+% average of the tasks (wmt23) with its cluster rank in parentheses; bold: rank 1 (permutation, alpha 0.05) on the average or on that task, and any value equal to a rank-1 value at the printed precision; --: not a task of the scope
 """
 
 
@@ -209,7 +209,8 @@ def test_mt_markdown_table_exact_text():
 |  | BLEU | 0.750 (2) | -- | 0.500 |
 
 average of the tasks (wmt23) with its cluster rank in parentheses; bold: rank 1 (permutation, alpha 0.05) on \
-the average or on that task; --: not a task of the scope
+the average or on that task, and any value equal to a rank-1 value at the printed precision; --: not a task of the \
+scope
 """
 
 

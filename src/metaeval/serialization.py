@@ -83,7 +83,12 @@ class ResultMixin:
         return [self.to_dict()]
 
     def to_frame(self):
-        """A pandas DataFrame of :meth:`frame_rows`."""
+        """A pandas DataFrame of :meth:`frame_rows`; ``frame.attrs['n_resamples']`` is the result's number of
+        resampling draws when it has one (the resolution its p-values are printed at)."""
         import pandas as pd
 
-        return pd.DataFrame(self.frame_rows())
+        frame = pd.DataFrame(self.frame_rows())
+        k = getattr(self, "n_resamples", None)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            frame.attrs["n_resamples"] = k
+        return frame

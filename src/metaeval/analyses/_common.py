@@ -31,6 +31,7 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
+from ..serialization import plain  # noqa: F401 - the one plain(), used as common.plain by the analyses
 from ..stats.correlations.coefficients import tau_b
 from ..stats.corpus import CorpusScores
 from ..stats.resampling.draws import (
@@ -277,22 +278,7 @@ def percentile_bounds(samples: np.ndarray, confidence_level: float) -> tuple[np.
     return low.reshape(shape), high.reshape(shape), (k - ok.sum(axis=0)).reshape(shape)
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready value: NaN -> None, numpy scalars and arrays -> Python types."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [plain(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return None if np.isnan(value) else value
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+# The one JSON-ready conversion (NaN and +-inf -> None, numpy -> Python) is serialization.plain, imported above.
 
 
 def records(frame) -> list[dict[str, Any]]:

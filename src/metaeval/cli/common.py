@@ -363,10 +363,65 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
                              + ("neither." if not (candidates or references) else
                                 f"no {'--candidates' if not candidates else '--references'}."))
     out = {}
+    recorded = _recorded_signatures()
     for metric in dict.fromkeys(metrics):
         if metric not in ds.metrics:
             raise ParameterError(f"`--corpus-metric` must name a metric of {where}; got {metric!r}, which is not "
                                  f"one (score its segments with `metaeval score --metric {metric}` too).")
-        statistics, aggregate = corpus_statistics(ds, candidates, references, metric)
+        options = _recorded_options(metric, recorded.get(metric))
+        statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
         out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
     return out
+
+
+def _recorded_signatures() -> dict[str, tuple[str, str]]:
+    """metric -> (score file, signature) recorded beside the running command's ``--scores`` files (the
+    sidecars ``metaeval score`` writes; one that describes another version of its file is ignored)."""
+    import hashlib
+    import json
+
+    from ..data.sidecar import sidecar_path
+
+    context = click.get_current_context(silent=True)
+    given = () if context is None else context.params.get("scores") or ()
+    found: dict[str, tuple[str, str]] = {}
+    for value in (given,) if isinstance(given, str) else given:
+        path = Path(str(value).split("=", 1)[-1] if not Path(str(value)).exists() else str(value))
+        try:
+            side = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except (OSError, ValueError):
+            continue
+        if not isinstance(side, dict) or (side.get("scores_file") or {}).get("sha256") != digest:
+            continue
+        for metric, signature in (side.get("signatures") or {}).items():
+            if isinstance(signature, str):
+                found.setdefault(metric, (str(path), signature))
+    return found
+
+
+def _recorded_options(metric: str, recorded: tuple[str, str] | None) -> dict:
+    """The options a corpus metric is recomputed with: those its segment scores were made with (read from
+    the recorded signature); a difference that cannot be carried over is refused."""
+    if recorded is None:
+        return {}
+    from ..metrics.recorded import option_differences, recorded_options
+    from ..metrics.registry import get_scorer
+
+    import inspect
+
+    from ..metrics.registry import METRICS
+
+    path, signature = recorded
+    options = recorded_options(signature, takes=inspect.signature(METRICS[metric]).parameters)
+    try:
+        recomputed = str(get_scorer(metric, **options).signature)
+    except ParameterError:
+        recomputed = str(get_scorer(metric).signature)
+        options = {}
+    differences = option_differences(signature, recomputed)
+    if differences:
+        raise ParameterError(f"`--corpus-metric {metric}` must recompute {metric} with the options of the segment scores"
+                             f" in {path}; got other options ({'; '.join(differences)}): score the segments again"
+                             " with the registry's options, or leave out --corpus-metric.")
+    return options

@@ -1,6 +1,7 @@
 """The `metaeval` command: parses arguments, calls the public API, renders. Exit codes: 0 ok,
 1 an internal error (a bug: please report it), 2 a user error (bad option, bad input file), 130
-interrupted (Ctrl-C / SIGINT: one line on stderr; the atomic writer leaves no partial output file).
+interrupted (Ctrl-C / SIGINT: one line on stderr; the atomic writer leaves no partial output file), 143
+terminated (SIGTERM, handled the same way).
 Every message line goes through :func:`metaeval.report.escape.safe_line` (no terminal control characters).
 
 Subcommands load on first use (:class:`LazyGroup`): `metaeval --help` imports click and this module
@@ -82,12 +83,19 @@ SOURCE_FILE: contextvars.ContextVar[str | None] = contextvars.ContextVar("metaev
 
 
 class Interrupted(BaseException):
-    """SIGINT during a command (raised by the CLI's handler; click does not catch it, unlike
-    KeyboardInterrupt, so the message stays one line)."""
+    """SIGINT or SIGTERM during a command (raised by the CLI's handler; click does not catch it, unlike
+    KeyboardInterrupt, so the message stays one line). ``signum`` is the signal."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _interrupt(signum, frame) -> None:
-    raise Interrupted()
+    raise Interrupted(signum)
+
+
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _say(text: str) -> None:
@@ -131,17 +139,21 @@ def _located(error: MetaevalError, file: str | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors print one line and exit 2, Ctrl-C prints one line and exits 130."""
-    handler = signal.getsignal(signal.SIGINT)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     in_main_thread = threading.current_thread() is threading.main_thread()
-    if in_main_thread:
-        signal.signal(signal.SIGINT, _interrupt)
+    if in_main_thread:  # SIGTERM (kill, a scheduler's timeout) is handled like Ctrl-C: outputs stay whole
+        for sig in handlers:
+            signal.signal(sig, _interrupt)
     token = SOURCE_FILE.set(None)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MetaevalWarning)
             cli.main(args=argv, prog_name="metaeval", standalone_mode=False)
         _show_warnings(caught)
-    except (Interrupted, KeyboardInterrupt):
+    except (Interrupted, KeyboardInterrupt) as error:
+        if getattr(error, "signum", signal.SIGINT) == signal.SIGTERM:
+            _say("metaeval: terminated")
+            return EXIT_TERMINATED
         _say("metaeval: interrupted")
         return EXIT_INTERRUPTED
     except click.exceptions.Abort as error:
@@ -163,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         SOURCE_FILE.reset(token)
         if in_main_thread:
-            signal.signal(signal.SIGINT, handler)
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
     return 0
 
 

@@ -3,9 +3,11 @@ resamples of every task, their p-values, and a scope's weighted average with its
 (docs/mt.md, "Significance and the ranking")."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import DegenerateWarning, ParameterError
 from ..stats.significance.clusters import significance_clusters
 from ..stats.correlations.coefficients import correlation_rows
 from ..stats.significance.paired_bootstrap import bootstrap_pvalue
@@ -48,7 +50,13 @@ def pooled_accuracy(pooled, p, human_ties, permute, gen, k):
     permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
     ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
     counts = [pairwise_agreement(xbar, zbar, human_ties) for xbar, zbar, *_ in pooled]
-    obs = sum(c[0] for c in counts) / sum(c[1] for c in counts)
+    total = sum(c[1] for c in counts)
+    if not np.any(np.asarray(total) > 0):
+        warnings.warn("pooled system-level accuracy is undefined (NaN): the human scores tie every pair of systems"
+                      f" in every language pair (human_ties={human_ties!r} leaves no pair to count).",
+                      DegenerateWarning, stacklevel=3)
+        return np.full(p, np.nan), None
+    obs = sum(c[0] for c in counts) / total
     sizes = [zbar.size for _, zbar, *_ in pooled]
     if not permute:
         agree = pairs = 0
@@ -57,7 +65,8 @@ def pooled_accuracy(pooled, p, human_ties, permute, gen, k):
             zres = (w @ z.T) / w.sum(axis=1)[:, None]
             a, n = pairwise_agreement(xres, zres[None], human_ties)
             agree, pairs = agree + a, pairs + n
-        return obs, agree / pairs
+        with np.errstate(invalid="ignore", divide="ignore"):  # a resample that ties every pair: NaN
+            return obs, np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
     xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
     zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
     return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)

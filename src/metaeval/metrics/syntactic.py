@@ -53,7 +53,6 @@ __all__ = ["DEFAULT_DEPTH", "DEPENDENCY_INPUTS", "Dstm", "Hwcm", "Stm", "overlap
 #: Default maximum size D of each metric: the paper's worked STM example uses depth 3, its sentence-level
 #: tables peak at length/depth 2-3 and its corpus-level table at 4-5 (docs/syntactic.md, "Decisions").
 DEFAULT_DEPTH = {"stm": 3, "hwcm": 4, "dstm": 3}
-
 #: The largest size D accepted: deeper than any parse tree of a sentence, and a bound on the 2 D statistics
 #: and D unit counters kept per text.
 MAX_DEPTH = 100
