@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 
 import pytest
 
@@ -197,7 +198,8 @@ def test_a_malformed_sidecar_is_one_line(tmp_path, capsys, text, reason):
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 def test_a_sidecar_that_is_not_a_regular_file_is_never_opened(tmp_path, capsys, kind):
     """A FIFO sidecar blocked `correlate` and `score`, a link to /dev/zero read forever: reading refuses them
-    in one line; writing (score, write_scores) replaces them without opening them."""
+    in one line; writing (score, write_scores) replaces a link to a device without opening it and refuses
+    to remove a FIFO."""
     path = _small_scores(tmp_path)
     side = tmp_path / "s.csv.signatures.json"
     os.symlink("/dev/zero", side) if kind == "device" else os.mkfifo(side)
@@ -210,15 +212,24 @@ def test_a_sidecar_that_is_not_a_regular_file_is_never_opened(tmp_path, capsys, 
     refs.write_text('{"input": "1", "reference": "the cat sat"}\n')
     code, _, err = run(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "bleu",
                         "--output", str(path)], capsys)
-    assert code == 0, err
-    assert side.is_file() and not side.is_symlink() and json.loads(side.read_text())["scores_file"]["name"] == "s.csv"
-    os.remove(side)
-    os.symlink("/dev/zero", side) if kind == "device" else os.mkfifo(side)
     import numpy as np
 
     import metaeval as me
 
-    me.write_scores(me.ScoreSet.from_matrices({"h": np.ones((2, 2)), "m": np.eye(2)}, humans=["h"]), path)
+    scores = me.ScoreSet.from_matrices({"h": np.ones((2, 2)), "m": np.eye(2)}, humans=["h"])
+    if kind == "fifo":
+        # a special file is never removed to make room for an output: one line, nothing written
+        assert code == 2 and err == (f"metaeval: error: {side}: must be a file metaeval can replace; got a special"
+                                     " file, which it never removes: choose another output path\n")
+        assert stat.S_ISFIFO(os.lstat(side).st_mode)
+        me.write_scores(scores, path)  # the library replaces it by a rename, never opening it
+        assert read_scores(path).humans == ("h",)
+        return
+    assert code == 0, err
+    assert side.is_file() and not side.is_symlink() and json.loads(side.read_text())["scores_file"]["name"] == "s.csv"
+    os.remove(side)
+    os.symlink("/dev/zero", side)
+    me.write_scores(scores, path)
     assert read_scores(path).humans == ("h",)
 
 

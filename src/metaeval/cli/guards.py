@@ -131,8 +131,7 @@ def _inside(path: Path, folder: str) -> bool:
 def _not_replaceable(command: str, name: str, written: Path) -> bool:
     """Whether ``written``, a file the report or ``score`` writes, is held by something no file replaces
     (a directory: the whole-set swap would have removed it with its files)."""
-    return (command, name) in (("report", "output"), ("score", "output")) and written.exists() \
-        and not written.is_file()
+    return (command, name) in (("report", "output"), ("score", "output")) and written.is_dir()
 
 
 def overwritten_input(command: str, params: dict, flags: dict[str, str] | None = None) -> str | None:
