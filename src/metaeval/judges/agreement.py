@@ -162,7 +162,9 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     human_c = comparisons.judged_by(humans, param="humans")
     h_keys, h_verdict = key_verdicts(human_c)
     n_inputs = len(comparisons.inputs)
-    weights = rs.cluster_weights(generator, n_inputs, n_resamples) if n_resamples else np.empty((0, n_inputs))
+    active = rs.active_clusters(human_c.input, n_inputs)  # the inputs the humans judged
+    weights = (rs.cluster_weights(generator, n_inputs, n_resamples, active) if n_resamples
+               else np.empty((0, n_inputs)))
     tail = (1 - confidence_level) / 2
     notes: list[str] = []
     rows, correct = [], {}

@@ -246,41 +246,47 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     generator, seed = rng_and_seed(rng)
     tail = (1 - confidence_level) / 2
     m = len(comparisons.inputs)
-    w = np.vstack([np.ones(m), rs.cluster_weights(generator, m, n_resamples)]) if n_resamples else np.ones((1, m))
+    active = rs.active_clusters(comparisons.judged_by(judges).input, m)
+    w = np.vstack([np.ones(m), rs.cluster_weights(generator, m, n_resamples, active)]) if n_resamples else np.ones((1, m))
     rows, notes = [], []
     for judge in judges:
         c = comparisons.judged_by(judge)
         row: dict[str, Any] = {"judge": judge, "comparisons": c.n_comparisons}
         row.update(_position(c, w, tail))
         if not row["swap_groups"]:
-            notes.append(f"{judge}: position consistency and preference fairness cannot be measured: no pair was"
-                         " shown in both orders on one input.")
+            notes.append((judge, "position consistency and preference fairness cannot be measured: no pair was"
+                         " shown in both orders on one input."))
         if c.repeat is None:
             row["repeat_groups"] = 0
-            notes.append(f"{judge}: repetition stability cannot be measured: the comparisons have no repeat column.")
+            notes.append((judge, "repetition stability cannot be measured: the comparisons have no repeat column."))
         else:
             row.update(_repetition(c))
             if not row["repeat_groups"]:
-                notes.append(f"{judge}: repetition stability cannot be measured: no query was asked twice.")
+                notes.append((judge, "repetition stability cannot be measured: no query was asked twice."))
         if c.first_length is None:
-            notes.append(f"{judge}: length bias cannot be measured: the comparisons have no length columns.")
+            notes.append((judge, "length bias cannot be measured: the comparisons have no length columns."))
         else:
             row.update(_length(c, confidence_level))
             if "length_effect" not in row:
-                notes.append(f"{judge}: length bias cannot be measured: fewer than 10 decisive verdicts, equal"
-                             " lengths, or verdicts all one way.")
+                notes.append((judge, "length bias cannot be measured: fewer than 10 decisive verdicts, equal"
+                             " lengths, or verdicts all one way."))
         if judge in comparisons.systems:
             found = _self_preference(comparisons, judge, w, tail)
             if isinstance(found, str):
-                notes.append(f"{judge}: self-preference cannot be measured: {found}.")
+                notes.append((judge, f"self-preference cannot be measured: {found}."))
             else:
                 row.update(found)
         else:
-            notes.append(f"{judge}: self-preference not applicable: the judge is not one of the systems.")
+            notes.append((judge, "self-preference not applicable: the judge is not one of the systems."))
         rows.append(row)
     import pandas as pd
 
     table = pd.DataFrame(rows)
+    grouped: dict[str, list[str]] = {}
+    for judge, text in notes:
+        grouped.setdefault(text, []).append(judge)
+    notes = [f"{'every judge' if len(who) == len(judges) and len(judges) > 1 else ', '.join(who)}: {text}"
+             for text, who in grouped.items()]
     sig = Signature.of(analysis="judge-audit", source=comparisons.source, resampling="inputs",
                        n_resamples=n_resamples, confidence_level=confidence_level, length_model="logistic",
                        length_covariance="cluster-robust", seed=seed)

@@ -147,6 +147,20 @@ def _divergence_message(counts, i, j, names, model) -> str:
             " a Gaussian prior (regularization > 0, --regularization) to get finite scores.")
 
 
+def _note_unjudged(data: Comparisons, resampling: str) -> None:
+    """Name the inputs no selected comparison involves (a judge or a filter left them out), and refuse a
+    bootstrap over judges with a single judge (every resample would be the data itself)."""
+    used = np.bincount(data.input, minlength=len(data.inputs)) > 0
+    if not used.all():
+        unused = [data.inputs[k] for k in np.flatnonzero(~used)]
+        warnings.warn(f"{len(unused)} of {len(data.inputs)} inputs have no comparison (judged by nobody) and are left"
+                      f" out: {_names(unused)}.", DataWarning, stacklevel=3)
+    judges = np.unique(data.judge)
+    if resampling == "judges" and judges.size < 2:
+        raise ParameterError(f"`resampling` 'judges' needs comparisons of at least 2 judges; got 1"
+                             f" ({data.judges[judges[0]]!r}).")
+
+
 def _pair_position(low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
     """Position of pair (low, high), low < high, in :func:`bradley_terry.pairs_of` (n)."""
     return low * n - low * (low + 1) // 2 + (high - low - 1)
@@ -249,6 +263,7 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     i, j = bt.pairs_of(n)
     old_pair = _pair_position(keep[i], keep[j], n_all)  # the pairs of the kept systems among all pairs
     counts = counts_all[old_pair]
+    _note_unjudged(data, resampling)
     if ties == "davidson" and counts[:, 2].sum() == 0:
         raise DegenerateDataError("Davidson's tie model needs ties; the comparisons hold none (use ties='half').")
     labels = _components(counts, i, j, n)
@@ -301,6 +316,7 @@ def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, reg
         return np.empty((0, n)), 0
     out = np.full((n_resamples, n), np.nan)
     matrix = rs.cluster_matrix(data, resampling) if resampling != "comparisons" else None
+    active = rs.active_clusters(*rs.cluster_codes(data, resampling)) if matrix is not None else None
     if matrix is not None:
         cols = (old_pair[:, None] * 3 + np.arange(3)).ravel()
         matrix = matrix[:, cols]
@@ -310,7 +326,7 @@ def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, reg
         if matrix is None:
             draws = rs.comparison_counts(generator, counts, size)
         else:
-            draws = rs.cluster_counts(matrix, rs.cluster_weights(generator, matrix.shape[0], size))
+            draws = rs.cluster_counts(matrix, rs.cluster_weights(generator, matrix.shape[0], size, active))
         for members, ci_, cj_, pos in blocks:
             c = draws[:, pos]
             bad = np.zeros(size, dtype=bool) if regularization > 0 else _diverging_fast(c, counts[pos], ci_, cj_,

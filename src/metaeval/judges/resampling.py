@@ -48,9 +48,20 @@ def cluster_matrix(comparisons: Comparisons, resampling: str):
     return csr_matrix((data, (groups, cell)), shape=(n_groups, 3 * p))
 
 
-def cluster_weights(rng: np.random.Generator, n_groups: int, size: int) -> np.ndarray:
-    """Multiplicities (size, n_groups) of ``n_groups`` clusters drawn with replacement."""
-    return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=size).astype(np.float64)
+def cluster_weights(rng: np.random.Generator, n_groups: int, size: int, active: np.ndarray | None = None) -> np.ndarray:
+    """Multiplicities (size, n_groups) of clusters drawn with replacement: ``len(active)`` draws among the
+    ``active`` clusters (default: all); the others (clusters without any comparison) get 0."""
+    if active is None:
+        return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=size).astype(np.float64)
+    out = np.zeros((size, n_groups))
+    k = len(active)
+    out[:, active] = rng.multinomial(k, np.full(k, 1.0 / k), size=size)
+    return out
+
+
+def active_clusters(codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """The clusters (inputs, judges) that hold at least one comparison."""
+    return np.flatnonzero(np.bincount(codes, minlength=n_groups) > 0)
 
 
 def cluster_counts(matrix, weights: np.ndarray) -> np.ndarray:
