@@ -78,8 +78,8 @@ _EXPORTS = {
 }
 _EXPORTS.update(_analyses.exports())
 _EXPORTS.update(dict.fromkeys(("AltTestResult", "Comparisons", "JudgeAgreementResult", "JudgeAuditResult", "RankingResult",
-                               "alt_test", "comparisons_from_scores", "judge_agreement", "judge_audit", "rank_systems",
-                               "read_comparisons"), "metaeval.judges"))  # judges and pairwise preferences
+                               "alt_test", "comparisons_from_scores", "judge_agreement", "judge_audit", "make_comparisons",
+                               "rank_systems", "read_comparisons"), "metaeval.judges"))  # judges and pairwise preferences
 
 __all__ = [
     "AltTestResult",
@@ -158,6 +158,7 @@ __all__ = [
     "litepyramid_nuggets",
     "load_dataset",
     "load_texts",
+    "make_comparisons",
     "match_nuggets",
     "mt_evaluate",
     "normality",
