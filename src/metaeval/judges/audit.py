@@ -145,7 +145,7 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, clusters: np.ndarray) -> tuple[np
 
     Returns the coefficients, the model-based covariance (inverse information) and the cluster-robust
     sandwich covariance ``H^-1 (sum_g s_g s_g^T) H^-1`` (scores summed within each cluster), with the
-    small-sample factor ``G / (G - 1)`` of Stata / statsmodels.
+    small-sample factor ``G / (G - 1) * (N - 1) / (N - 2)`` of Stata and statsmodels (G clusters, N rows).
     """
     X = np.column_stack([np.ones_like(x), x])
     beta = np.zeros(2)
@@ -165,7 +165,9 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, clusters: np.ndarray) -> tuple[np
     summed = np.zeros((g.max() + 1, 2))
     np.add.at(summed, g, scores)
     n_g = summed.shape[0]
-    meat = summed.T @ summed * (n_g / (n_g - 1) if n_g > 1 else np.nan)
+    n = x.size
+    factor = n_g / (n_g - 1) * (n - 1) / (n - 2) if n_g > 1 and n > 2 else np.nan
+    meat = summed.T @ summed * factor
     return beta, bread, bread @ meat @ bread
 
 
