@@ -74,7 +74,10 @@ def _load(comparisons, columns, where, dataset, scores, scorers, annotators):
 
 @click.group()
 def judge():
-    """Judges and pairwise preferences: rankings, agreement with humans, audits, alt-test."""
+    """Rank systems from pairwise comparisons; judges against humans, audits, alt-test.
+
+    The comparisons come from a comparison file (--comparisons) or from the scorers of a dataset or score
+    file (--scorer): every scorer judges every pair of systems on every input (docs/judges.md)."""
 
 
 def _resampling_options(command):
