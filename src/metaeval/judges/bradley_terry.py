@@ -21,7 +21,7 @@ earned some win weight against j is strongly connected (Ford 1957, Zermelo 1929)
 checks it, since a system that never loses would otherwise run off to an infinite score.
 
 Newton's method with step halving; the gradient and Hessian are sums over pairs, built with one
-incidence-matrix product, and every resample's system is solved in one batched ``numpy.linalg.solve``.
+sparse incidence-matrix product, and every resample's system is solved in one batched ``numpy.linalg.solve``.
 
 References
 ----------
@@ -190,9 +190,17 @@ def fit(counts, i, j, n: int, *, model: str = "half", regularization: float = 0.
     if regularization == 0:
         s = s - s[:, -1:]
     size = free + (1 if dav else 0)
-    incidence = np.zeros((P, n))
-    incidence[np.arange(P), i] = 1.0
-    incidence[np.arange(P), j] = -1.0
+    from scipy.sparse import csr_matrix
+
+    rows = np.concatenate([np.arange(P), np.arange(P)])
+    incidence = csr_matrix((np.concatenate([np.ones(P), -np.ones(P)]), (rows, np.concatenate([i, j]))), shape=(P, n))
+    to_systems = incidence.T.tocsr()  # (n, P): a pair's value to its first system (+) and second (-)
+    to_free = abs(incidence).T.tocsr()[:free]  # (free, P): a pair's value to both of its systems
+
+    def per_system(values, matrix):  # (B, P) -> (B, rows of matrix), 2 P multiply-adds per resample
+        return np.asarray(matrix @ values.T).T
+    inner = np.flatnonzero(j < free)  # pairs with both systems free: the off-diagonal Hessian entries
+    ii, jj = i[inner], j[inner]
 
     stats = _prepared(c, model)
 
@@ -207,18 +215,17 @@ def fit(counts, i, j, n: int, *, model: str = "half", regularization: float = 0.
         every = active.size == B
         sa, la = s[active], lam[active]
         sub = stats if every else tuple(v[active] for v in stats)
-        gd, gl, hdd, hll, hdl = _derivatives(sa @ incidence.T, la, sub, model)
-        grad_s = gd @ incidence - 2.0 * regularization * sa
+        gd, gl, hdd, hll, hdl = _derivatives(sa[:, i] - sa[:, j], la, sub, model)
+        grad_s = per_system(gd, to_systems) - 2.0 * regularization * sa
         # Hessian in s: sum_p hdd_p (e_i - e_j)(e_i - e_j)^T: -hdd off the diagonal, sum of hdd on it
-        h = np.zeros((active.size, n, n))
-        h[:, np.arange(n), np.arange(n)] = hdd @ np.abs(incidence) - 2.0 * regularization
-        np.negative(hdd, out=hdd)
-        h[:, i, j] = hdd
-        h[:, j, i] = hdd
-        hs = h[:, :free, :free]
+        hs = np.zeros((active.size, free, free))  # built at the size of the free systems only
+        hs[:, np.arange(free), np.arange(free)] = per_system(hdd, to_free) - 2.0 * regularization
+        off = -hdd[:, inner]
+        hs[:, ii, jj] = off
+        hs[:, jj, ii] = off
         gs = grad_s[:, :free]
         if dav:
-            cross = hdl @ incidence[:, :free]  # (hdd is negated above: only the Hessian uses it)  # d^2 l / ds dlambda
+            cross = per_system(hdl, to_systems)[:, :free]  # d^2 l / ds dlambda
             full = np.zeros((active.size, size, size))
             full[:, :free, :free] = hs
             full[:, :free, free] = cross
