@@ -237,10 +237,11 @@ def alt_test(data, candidate, humans, epsilon, alpha, fmt, output):
 
 def _alt_table(result):
     table = Table(title=f"Alternative Annotator Test of {result.judge}", title_justify="left")
-    for column in ("annotator", "instances", "rho judge", "rho human", "t", "p", "p (BY)", "judge wins"):
+    for column in ("annotator", "instances", "rho judge", "rho human", "t", "p", "p (BY)", "wins"):
         table.add_column(column, justify="left" if column == "annotator" else "right", no_wrap=True)
     for row in result.table.to_dict("records"):
         table.add_row(row["annotator"], str(row["instances"]), number(row["rho_judge"]), number(row["rho_human"]),
                       number(row["t"], 2), number(row["pvalue"], 3), number(row["pvalue_corrected"], 3),
                       "yes" if row["rejected"] else "no")
-    return [table, Text(result.verdict), *footer(result)]
+    notes = ["wins: the judge beats this annotator (H0 rejected after the correction)."]
+    return [table, Text(result.verdict), *footer(result, notes)]
