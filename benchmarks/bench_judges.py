@@ -65,10 +65,10 @@ def evalica_run(a, b, verdict, k):
     start = time.perf_counter()
     point = evalica.bradley_terry(xs, ys, winners, tolerance=1e-10, limit=10000)
     point_s = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     evalica.bootstrap(evalica.bradley_terry, xs, ys, winners, n_resamples=k, bootstrap_method="percentile",
                       random_state=0)
-    return point_s, (time.perf_counter() - start) / k, point
+    return point_s, (time.perf_counter() - start) / k, (time.process_time() - cpu) / k, point
 
 
 def fastchat_fit(battles, n_systems):
@@ -98,10 +98,10 @@ def fastchat_run(a, b, verdict, n_systems, k):
     start = time.perf_counter()
     point = fastchat_fit(battles, n_systems)
     point_s = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for round_ in range(k):
         fastchat_fit(battles.sample(frac=1.0, replace=True, random_state=round_), n_systems)
-    return point_s, (time.perf_counter() - start) / k, point
+    return point_s, (time.perf_counter() - start) / k, (time.process_time() - cpu) / k, point
 
 
 def main() -> int:
@@ -119,9 +119,9 @@ def main() -> int:
     seconds, cpu, result = metaeval_run(a, b, verdict, n, k, "comparisons")
     order = np.argsort([int(s[1:]) for s in result.systems])
     ours = result.scores[order]
-    e_point_s, e_per, e_point = evalica_run(a, b, verdict, args.baseline_resamples)
+    e_point_s, e_per, e_cpu, e_point = evalica_run(a, b, verdict, args.baseline_resamples)
     e_scores = np.log(e_point.scores[[f"s{i}" for i in range(n)]].to_numpy())
-    f_point_s, f_per, f_point = fastchat_run(a, b, verdict, n, args.baseline_resamples)
+    f_point_s, f_per, f_cpu, f_point = fastchat_run(a, b, verdict, n, args.baseline_resamples)
     print(f"max |score difference| vs Evalica {np.max(np.abs(ours - (e_scores - e_scores.mean()))):.2e},"
           f" vs FastChat recipe {np.max(np.abs(ours - (f_point - f_point.mean()))):.2e}")
     inputs_s, inputs_cpu, _ = metaeval_run(a, b, verdict, n, k, "inputs")
@@ -132,9 +132,11 @@ def main() -> int:
     print(f"{'metaeval rank_systems (inputs bootstrap)':46s} {inputs_s:9.2f} {inputs_s / seconds:11.1f}x"
           f"   (CPU {inputs_cpu:.2f} s)")
     print(f"{'Evalica bootstrap (extrapolated)':46s} {e_total:9.1f} {e_total / seconds:11.1f}x"
-          f"   ({args.baseline_resamples} resamples timed: {e_per:.2f} s each)")
+          f"   ({args.baseline_resamples} resamples timed: {e_per:.2f} s each, CPU {e_cpu:.2f} s;"
+          f" CPU ratio {k * e_cpu / cpu:.0f}x)")
     print(f"{'FastChat recipe (extrapolated)':46s} {f_total:9.1f} {f_total / seconds:11.1f}x"
-          f"   ({args.baseline_resamples} rounds timed: {f_per:.2f} s each)")
+          f"   ({args.baseline_resamples} rounds timed: {f_per:.2f} s each, CPU {f_cpu:.2f} s;"
+          f" CPU ratio {k * f_cpu / cpu:.0f}x)")
     status = "ok" if seconds <= TARGET_S else "MISSED"
     print(f"target: <= {TARGET_S:g} s for metaeval (comparisons bootstrap): {seconds:.2f} s {status}")
     return 0

@@ -203,3 +203,22 @@ def test_summeval_expert_ranking_matches_evalica():
     log_ref = np.log(ref[list(r.systems)].to_numpy())
     np.testing.assert_allclose(r.scores, log_ref - log_ref.mean(), atol=1e-8)
     assert r.systems[0] in ("M17", "M23", "M22") and r.systems[-1] == "M11"
+
+
+def test_parameters_are_checked():
+    c = _simulated_comparisons(inputs=5)
+    with pytest.raises(ParameterError, match=r"`regularization` must be a finite number >= 0; got -1.0."):
+        me.rank_systems(c, regularization=-1)
+    with pytest.raises(ParameterError, match=r"`ties` must be one of 'half', 'davidson', 'drop'; got 'none'."):
+        me.rank_systems(c, ties="none")
+    with pytest.raises(ParameterError, match=r"`judges` must name judges of the comparisons \('j'\); got 'x'."):
+        me.rank_systems(c, judges="x")
+    with pytest.raises(ParameterError, match="`comparisons` must be a Comparisons"):
+        me.rank_systems([1, 2])
+
+
+def test_davidson_ranking_with_intervals():
+    c = _simulated_comparisons(seed=3)
+    r = me.rank_systems(c, ties="davidson", n_resamples=100, rng=0)
+    assert r.systems[0] == "s0" and 0 < r.nu < 1
+    assert np.all(r.ci[0] <= r.scores) and np.all(r.scores <= r.ci[1])

@@ -355,7 +355,10 @@ def _diverging_fast(draws, observed, i, j, n, model):
     needed = observed.sum(axis=1) > 0
     safe = np.all(both | ~needed, axis=1)
     out = np.zeros(draws.shape[0], dtype=bool)
-    check = np.flatnonzero(~safe)
+    if model == "davidson":  # without a tie the tie parameter nu runs off to 0
+        out |= draws[..., 2].sum(axis=-1) == 0
+        safe &= ~out
+    check = np.flatnonzero(~safe & ~out)
     if check.size:
         out[check] = bt.diverging(draws[check], i, j, n, model)
         # a resample that dropped all comparisons of a pair may also disconnect the data's component
