@@ -29,8 +29,7 @@ def test_key_verdicts_vote_and_orient():
 
 
 def test_agreement_statistics_against_sklearn_and_krippendorff():
-    from sklearn.metrics import cohen_kappa_score
-
+    cohen_kappa_score = pytest.importorskip("sklearn.metrics").cohen_kappa_score
     krippendorff = pytest.importorskip("krippendorff")
     rng = np.random.default_rng(3)
     rows = []
