@@ -105,3 +105,11 @@ def test_source_errors(tmp_path, capsys):
                         "rouge-2.recall", "--judge", "rouge-2.recall"], capsys)
     assert code == 2 and err.strip() == ("metaeval: error: `humans` must name at least 2 annotators (the test leaves one"
                                          " out and compares with the rest); got 1.")
+
+
+def test_html_never_overwrites_the_comparisons(tmp_path, capsys):
+    path = _file(tmp_path, GOOD)
+    code, out, err = run(["judge", "rank", "--comparisons", str(path), "--html", str(path)], capsys)
+    assert code == 2 and path.read_text(encoding="utf-8") == GOOD
+    assert err.strip() == (f"metaeval: error: --html {str(path)!r} is the same file as --comparisons {str(path)!r};"
+                           " writing it would destroy the input: choose another output path")
