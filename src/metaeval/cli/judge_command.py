@@ -11,7 +11,7 @@ from rich.text import Text
 from .. import defaults
 from ..vocabulary import CORRECTIONS, JUDGE_RESAMPLING, TIE_MODELS
 from .analysis_output import footer, interval, number, output_options, render
-from .common import resamples_option, say, seed_option
+from .common import resamples_option, say, seed_option, tie_tolerance_option
 
 _ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
 
@@ -87,6 +87,7 @@ def _resampling_options(command):
 
 
 @judge.command()
+@tie_tolerance_option
 @comparison_options
 @click.option("--judge", "judges", multiple=True, help="Rank with these judges' comparisons only (repeatable).")
 @click.option("--ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
@@ -140,6 +141,7 @@ def _rank_table(result):
 
 
 @judge.command()
+@tie_tolerance_option
 @comparison_options
 @click.option("--judge", "judges", multiple=True, help="A judge to evaluate (repeatable; default: every non-human).")
 @click.option("--human", "humans", multiple=True, required=True,
@@ -183,6 +185,7 @@ def _agree_table(result):
 
 
 @judge.command()
+@tie_tolerance_option
 @comparison_options
 @click.option("--judge", "judges", multiple=True, help="A judge to audit (repeatable; default: every judge).")
 @_resampling_options
@@ -218,6 +221,7 @@ def _audit_table(result):
 
 
 @judge.command("alt-test")
+@tie_tolerance_option
 @comparison_options
 @click.option("--judge", "candidate", required=True, help="The judge that would replace the annotators.")
 @click.option("--human", "humans", multiple=True,

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .. import _validation as iv
+from .. import defaults
 from ..errors import DegenerateDataError, ParameterError
-from ..stats.correlations.ties import are_tied, tie_tolerances
+from ..stats.correlations.ties import are_tied, current_rtol, tie_tolerances
 from ..vocabulary import VERDICTS
 from .bradley_terry import pairs_of
 
@@ -152,6 +154,7 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
                        None if opt[2] is None else opt[2].astype(np.float64), source)
 
 
+@iv.with_tie_tolerance
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False) -> Comparisons:
     """Every scorer of ``ds`` as a judge of every pair of systems on every input.
 
@@ -170,11 +173,10 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         On input m, systems i < j (in ``ds.systems`` order, which is also the order shown) with both
         scores finite: verdict 'first' if ``x_i > x_j``, 'second' if ``x_i < x_j``, 'tie' if the two are
         tied under the tie rule (:func:`metaeval.stats.correlations.ties.are_tied` with the tolerance of the
-        input's vector of scores). Higher scores are better.
+        input's vector of scores). Higher scores are better. ``source`` names the scorers (and a tie
+        tolerance other than the default), and so does every signature computed from the comparisons.
     """
-    from .._validation import check_scoreset
-
-    ds = check_scoreset(ds)
+    ds = iv.check_scoreset(ds)
     names = (scorers,) if isinstance(scorers, str) else tuple(scorers)
     if not names:
         raise ParameterError("`scorers` must name at least one scorer; got none.")
@@ -206,6 +208,8 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     if cols[0].size == 0:
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
     label = ",".join(names)
+    if current_rtol() != defaults.TIE_TOLERANCE:
+        label += f";tie-tolerance={current_rtol():g}"
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
                             second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{label}")
 
