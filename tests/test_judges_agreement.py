@@ -196,3 +196,17 @@ def test_audit_says_what_cannot_be_measured():
         "every judge: length bias cannot be measured: the comparisons have no length columns.",
         "every judge: self-preference not applicable: the judge is not one of the systems.")
     assert np.isnan(audit.table.get("position_consistency", np.full(2, np.nan))).all()
+
+
+def test_benjamini_yekutieli_against_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from metaeval.stats.significance.corrections import benjamini_yekutieli
+
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.0001, 0.7])
+    np.testing.assert_allclose(benjamini_yekutieli(p), multipletests(p, method="fdr_by")[1])
+    with_nan = benjamini_yekutieli([0.01, np.nan, 0.03])
+    assert np.isnan(with_nan[1])
+    np.testing.assert_allclose(with_nan[[0, 2]], multipletests([0.01, 0.03], method="fdr_by")[1])
+    with pytest.raises(ParameterError, match=r"`pvalues` must be in \[0, 1\] \(or NaN\); got 1.5."):
+        benjamini_yekutieli([1.5])

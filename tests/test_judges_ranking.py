@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import metaeval as me
-from metaeval.errors import DataWarning, DegenerateDataError, InputFileError, ParameterError
+from metaeval.errors import DataWarning, DegenerateDataError, DegenerateWarning, InputFileError, ParameterError
 from metaeval.judges import bradley_terry as bt
 from metaeval.judges import resampling as rs
 
@@ -222,3 +222,11 @@ def test_davidson_ranking_with_intervals():
     r = me.rank_systems(c, ties="davidson", n_resamples=100, rng=0)
     assert r.systems[0] == "s0" and 0 < r.nu < 1
     assert np.all(r.ci[0] <= r.scores) and np.all(r.scores <= r.ci[1])
+
+
+def test_a_bootstrap_over_three_annotators_warns():
+    ds = me.load_dataset("summeval")
+    c = me.comparisons_from_scores(ds, "expert.relevance", annotators=True)
+    with pytest.warns(DegenerateWarning, match="a bootstrap over 3 judges has only 10 distinct resamples"):
+        r = me.rank_systems(c, resampling="judges", n_resamples=50, rng=0)
+    assert r.resampling == "judges"

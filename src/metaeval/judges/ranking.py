@@ -159,6 +159,12 @@ def _note_unjudged(data: Comparisons, resampling: str) -> None:
     if resampling == "judges" and judges.size < 2:
         raise ParameterError(f"`resampling` 'judges' needs comparisons of at least 2 judges; got 1"
                              f" ({data.judges[judges[0]]!r}).")
+    if resampling == "judges" and judges.size < 5:
+        from math import comb
+
+        k = int(judges.size)
+        warnings.warn(f"a bootstrap over {k} judges has only {comb(2 * k - 1, k)} distinct resamples: its intervals"
+                      " are coarse.", DegenerateWarning, stacklevel=3)
 
 
 def _pair_position(low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
