@@ -113,3 +113,12 @@ def test_html_never_overwrites_the_comparisons(tmp_path, capsys):
     assert code == 2 and path.read_text(encoding="utf-8") == GOOD
     assert err.strip() == (f"metaeval: error: --html {str(path)!r} is the same file as --comparisons {str(path)!r};"
                            " writing it would destroy the input: choose another output path")
+
+
+def test_agree_html_page_has_the_three_tables(tmp_path, capsys):
+    page = tmp_path / "agree.html"
+    code, out, err = run(["judge", "agree", "--dataset", "summeval", *EXPERTS, "--scorer", "rouge-2.recall",
+                          *HUMANS, "--n-resamples", "10", "--n-permutations", "20", "--html", str(page)], capsys)
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "Judges against the humans" in html and "Judge audit" in html and "<svg" in html

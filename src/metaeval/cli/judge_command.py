@@ -152,18 +152,29 @@ def _rank_table(result):
               help="Sign flips of the judge-vs-judge tests.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
               help="Correction of the judge-vs-judge p-values.")
+@click.option("--html", type=click.Path(dir_okay=False),
+              help="Also write an HTML page: the humans' ranking figure, the agreement and the judges' audit.")
 @_resampling_options
 @resamples_option
 @seed_option
 @output_options
-def agree(data, judges, humans, ties, n_permutations, correction, confidence_level, n_resamples, seed, fmt, output):
+def agree(data, judges, humans, ties, n_permutations, correction, html, confidence_level, n_resamples, seed, fmt,
+          output):
     """Agreement of judges with human annotators; judge-vs-judge tests and clusters."""
-    from ..judges import judge_agreement
+    from ..judges import judge_agreement, judge_audit, rank_systems
 
     result = judge_agreement(data, judges or None, humans=humans, ties=ties, n_resamples=n_resamples,
                              n_permutations=n_permutations, confidence_level=confidence_level, correction=correction,
                              rng=seed)
     render(result, fmt, result.to_frame(), _agree_table, output)
+    if html:
+        from ..report.judges_section import write_judges_page
+
+        ranking = rank_systems(data, judges=humans, ties=ties, n_resamples=n_resamples,
+                               confidence_level=confidence_level, rng=seed)
+        audit = judge_audit(data, list(result.table["judge"]), n_resamples=n_resamples,
+                            confidence_level=confidence_level, rng=seed)
+        say(f"wrote {write_judges_page(html, ranking, audit, result)}", err=True)
 
 
 def _agree_table(result):
