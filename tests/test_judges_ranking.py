@@ -230,3 +230,25 @@ def test_a_bootstrap_over_three_annotators_warns():
     with pytest.warns(DegenerateWarning, match="a bootstrap over 3 judges has only 10 distinct resamples"):
         r = me.rank_systems(c, resampling="judges", n_resamples=50, rng=0)
     assert r.resampling == "judges"
+
+
+def test_invariances_row_order_presentation_and_labels():
+    c = _simulated_comparisons(seed=5)
+    base = me.rank_systems(c, n_resamples=0)
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(c.n_comparisons)
+    shuffled = me.rank_systems(c.take(rows), n_resamples=0)
+    np.testing.assert_allclose(shuffled.scores, base.scores, atol=1e-10)
+    # showing every pair the other way round, with the verdict flipped, changes no ranking
+    flipped = np.where(c.verdict == 2, 2, 1 - c.verdict)
+    swapped = me.make_comparisons(systems=c.systems, inputs=c.inputs, judges=c.judges, input=c.input, first=c.second,
+                                  second=c.first, judge=c.judge, verdict=flipped)
+    np.testing.assert_allclose(me.rank_systems(swapped, n_resamples=0).scores, base.scores, atol=1e-10)
+    # renaming (re-coding) the systems moves the labels, not the scores
+    perm = rng.permutation(len(c.systems))
+    recoded = me.make_comparisons(systems=[c.systems[k] for k in np.argsort(perm)], inputs=c.inputs, judges=c.judges,
+                                  input=c.input, first=perm[c.first], second=perm[c.second], judge=c.judge,
+                                  verdict=c.verdict)
+    again = me.rank_systems(recoded, n_resamples=0)
+    assert again.systems == base.systems
+    np.testing.assert_allclose(again.scores, base.scores, atol=1e-10)
