@@ -55,9 +55,9 @@ def _load(comparisons, columns, where, dataset, scores, scorers, annotators):
     from .main import SOURCE_FILE
 
     if comparisons is not None:
-        if dataset is not None or scores is not None or scorers:
-            raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores` or `--scorer`;"
-                                 " got both.")
+        if dataset is not None or scores is not None or scorers or annotators:
+            raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores`, `--scorer` or"
+                                 " `--annotators`; got both.")
         SOURCE_FILE.set(str(comparisons))
         return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
     if columns or where:

@@ -17,7 +17,8 @@ human annotator j, on the instances I_j annotated by j, by the judge and by at l
 - the Benjamini-Yekutieli correction (FDR under any dependence) over the m annotators' p-values.
 
 The winning rate ``omega`` is the share of annotators whose null hypothesis is rejected (corrected
-p < alpha); the judge *can replace the annotators* when ``omega >= 0.5``. The average advantage probability
+p < alpha); the judge *can replace the annotators* when ``omega >= 0.5``. An annotator who shares fewer
+than 2 instances with the judge and another annotator has no test (p is NaN) and counts as not beaten. The average advantage probability
 ``rho = mean_j rho^f_j`` compares judges. epsilon is the cost-benefit allowance given to the judge for being
 cheaper and faster: the paper recommends 0.2 for expert annotators and 0.1 for crowd workers.
 
