@@ -14,7 +14,10 @@ import numpy as np
 from .figures import WIDTH, Figure
 from .formats import interval, number
 from .html import Cell, Section, Table, number_cell, render_html
-from .svg import PALETTE, figure_svg, new_figure, text
+from .svg import DIVERGING, PALETTE, figure_svg, new_figure, text
+
+WIN_RATE_MAX_SYSTEMS = 40
+"""Above this many systems the page shows no win-rate heat map (its cells would be unreadable)."""
 
 AUDIT_COLUMNS = (
     ("position_consistency", "position consistency"),
@@ -74,6 +77,30 @@ def ranking_figure(ranking, key: str = "judges-ranking") -> Figure:
     return Figure(key, svg, "Ranking of the systems with score intervals", caption)
 
 
+def win_rate_figure(ranking, key: str = "judges-win-rates") -> Figure:
+    """Observed win rate of each row system against each column system (ties half), best systems first;
+    blank where the two were never compared."""
+    n = len(ranking.systems)
+    size = max(3.0, 1.2 + 0.32 * n)
+    with new_figure(min(size + 1.5, 10.0), size) as (fig, ax):
+        rates = np.ma.masked_invalid(ranking.win_rates)
+        image = ax.imshow(rates, cmap=DIVERGING, vmin=0.0, vmax=1.0)
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xticklabels([text(s) for s in ranking.systems], rotation=90)
+        ax.set_yticklabels([text(s) for s in ranking.systems])
+        if n <= 16:
+            for r in range(n):
+                for c in range(n):
+                    if np.isfinite(ranking.win_rates[r, c]):
+                        ax.text(c, r, f"{ranking.win_rates[r, c]:.2f}", ha="center", va="center", fontsize=7)
+        fig.colorbar(image, ax=ax, fraction=0.04, label="share of comparisons won by the row (ties half)")
+        svg = figure_svg(fig, key=key, alt="Win rates of every pair of systems")
+    return Figure(key, svg, "Win rates of every pair of systems",
+                  "Share of the comparisons of row vs column won by the row system (a tie counts half); blank:"
+                  " never compared. Systems in ranking order.")
+
+
 def _ranking_table(ranking) -> Table:
     rows = tuple(
         (Cell(str(ranking.ranks[k]), int(ranking.ranks[k])), Cell(s, s),
@@ -125,6 +152,9 @@ def judges_section(ranking, audit=None, agreement=None, *, command: str = "") ->
         notes.append(f"{ranking.n_dropped} of {ranking.n_resamples} resamples had no finite estimate and were dropped.")
     if ranking.left_out:
         notes.append(f"Systems without any comparison, left out: {', '.join(ranking.left_out)}.")
+    figures = (ranking_figure(ranking),)
+    if len(ranking.systems) <= WIN_RATE_MAX_SYSTEMS:
+        figures += (win_rate_figure(ranking),)
     facts = (("systems", str(len(ranking.systems))), ("comparisons", str(int(ranking.comparisons.sum() // 2))),
              ("tie model", ranking.ties_model), ("bootstrap", f"{ranking.resampling}, {ranking.n_resamples}"))
     return Section(
@@ -134,7 +164,7 @@ def judges_section(ranking, audit=None, agreement=None, *, command: str = "") ->
                     " every score and rank; the audit measures position consistency and preference fairness (Shi et"
                     " al. 2024), repetition stability, length bias (logistic regression with cluster-robust"
                     " intervals) and self-preference where the data allow it.",),
-        facts=facts, figures=(ranking_figure(ranking),), tables=tuple(tables), notes=tuple(notes),
+        facts=facts, figures=figures, tables=tuple(tables), notes=tuple(notes),
         signatures=tuple(signatures), command=command)
 
 
