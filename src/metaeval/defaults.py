@@ -34,6 +34,13 @@ REPORT_COEFFICIENTS = ("pearson", "spearman", "kendall-b")
 # Comparing systems under one scorer (Koehn 2004; Riezler & Maxwell 2005) and pairwise system verdicts.
 SYSTEM_TEST = "bootstrap"
 SYSTEM_ALTERNATIVE = "two-sided"
+# Judges and pairwise preferences (docs/judges.md): the Bradley-Terry tie model, what the ranking's bootstrap
+# resamples, and the Alternative Annotator Test's cost-benefit epsilon (Calderon et al. 2025 recommend 0.2
+# when the annotators are experts, 0.1 for crowd workers) and FDR level.
+TIE_MODEL = "half"
+JUDGE_RESAMPLING = "inputs"
+ALT_TEST_EPSILON = 0.2
+ALT_TEST_ALPHA = 0.05
 # Simulations of Deutsch, Dror & Roth (2021), Sec. 5.
 SIMULATION_TRIALS = 1000
 SIMULATION_LEVELS = ("system", "summary")

@@ -24,6 +24,7 @@ __all__ = [
     "FAMILIES",
     "FAMILYWISE_CORRECTIONS",
     "INTERVALS",
+    "JUDGE_RESAMPLING",
     "LEVELS",
     "LEVEL_ALIASES",
     "LEVEL_CHOICES",
@@ -37,7 +38,10 @@ __all__ = [
     "PVALUE_METHODS",
     "RESAMPLING_METHODS",
     "SYSTEM_TESTS",
+    "TIE_MODELS",
     "UNDEFINED_POLICIES",
+    "VERDICTS",
+    "VERDICT_ALIASES",
     "canonical_coefficient",
     "canonical_level",
     "check_alternative",
@@ -100,6 +104,20 @@ SYSTEM_TESTS = ("bootstrap", "randomization")
 
 INTERVALS = ("percentile", "bca")
 """Bootstrap interval constructions."""
+
+VERDICTS = ("first", "second", "tie")
+"""A pairwise verdict (judges and preferences): the system shown first wins, the second wins, or a tie."""
+
+VERDICT_ALIASES = {"a": "first", "model_a": "first", "b": "second", "model_b": "second", "draw": "tie",
+                   "tie (bothbad)": "tie"}
+"""Other spellings of :data:`VERDICTS` accepted in comparison files (Chatbot Arena writes model_a / model_b)."""
+
+TIE_MODELS = ("half", "davidson", "drop")
+"""How a Bradley-Terry ranking treats ties: half a win each, Davidson's (1970) tie parameter, or left out."""
+
+JUDGE_RESAMPLING = ("comparisons", "inputs", "judges")
+"""What the bootstrap of a ranking from comparisons resamples: comparisons, inputs (the comparisons of an
+input move together) or judges / annotators (each one's comparisons move together)."""
 
 CI_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
 """Interval of each cell of a correlation table."""

@@ -33,7 +33,7 @@ import click
 from .. import defaults
 from ..errors import ParameterError
 
-OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot"}
+OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot", "html": "--html"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 SIZE_FACTOR = 1000
