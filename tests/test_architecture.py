@@ -33,8 +33,9 @@ ALLOWED = {
     "correlation": LABELLED,
     "human": LABELLED | {"correlation", "runtime"},
     "analyses": LABELLED | {"correlation", "metrics", "runtime", "human"},
-    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime"},
-    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime"},
+    "spans": LABELLED | {"runtime"},
+    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "spans"},
+    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "spans"},
 }
 
 

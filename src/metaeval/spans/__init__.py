@@ -11,6 +11,6 @@ __all__ = ["AVERAGINGS", "BASELINES", "MEASURES", "SEVERITY_MODES", "Span", "Spa
 from .agreement import SpanAgreementResult, span_agreement  # noqa: E402
 
 __all__ += ["SpanAgreementResult", "span_agreement"]
-from .binary import BinaryResult, evaluate_binary  # noqa: E402
+from .binary import SpanBinaryResult, evaluate_binary  # noqa: E402
 
-__all__ += ["BinaryResult", "evaluate_binary"]
+__all__ += ["SpanBinaryResult", "evaluate_binary"]

@@ -43,7 +43,7 @@ from ..vocabulary import check_method
 from .model import SpanAnnotations, align
 from .resampling import bootstrap_statistics, intervals, permutation_pvalues
 
-__all__ = ["TASKS", "GOLD_RULES", "BinaryResult", "evaluate_binary", "cv_threshold_labels", "binary_measures"]
+__all__ = ["TASKS", "GOLD_RULES", "SpanBinaryResult", "evaluate_binary", "cv_threshold_labels", "binary_measures"]
 
 TASKS = ("error-free", "critical")
 GOLD_RULES = ("both", "no-span", "score")
@@ -101,7 +101,7 @@ def cv_threshold_labels(scores: np.ndarray, labels: np.ndarray, groups: np.ndarr
 
 
 @dataclass(frozen=True)
-class BinaryResult(ResultMixin):
+class SpanBinaryResult(ResultMixin):
     """Result of :func:`evaluate_binary`: per predictor precision, recall, F1, MCC with intervals
     (``ci``: (D, 4, 2)), the two-sided permutation p-values on ``test_measure`` (D, D), the cross-validated
     thresholds of score-based predictors, the number of positives in the gold."""
@@ -147,7 +147,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
                     groups: Mapping | None = None, n_folds: int = N_FOLDS, method: str = defaults.RESAMPLING_METHOD,
                     n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                     compare: bool = False, test_measure: str = "f1", baselines: bool = True,
-                    rng: Any = None) -> BinaryResult:
+                    rng: Any = None) -> SpanBinaryResult:
     """Error-free or critical detection per segment (see the module docstring).
 
     Parameters
@@ -268,7 +268,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
                        human=human, human_threshold=human_threshold, folds=n_folds, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}:{test_measure}" if compare else None, seed=seed, cells=n_cells)
-    return BinaryResult(predictors=tuple(names), kinds=tuple(kinds), values=values, ci=ci, pvalues=pvalues,
+    return SpanBinaryResult(predictors=tuple(names), kinds=tuple(kinds), values=values, ci=ci, pvalues=pvalues,
                         thresholds=thresholds, task=task, gold_rule=gold_rule, human_threshold=float(human_threshold),
                         n_cells=n_cells, n_positive=int(label.sum()), n_folds=n_folds, test_measure=test_measure,
                         signature=sig)
