@@ -73,7 +73,7 @@ def compact(frame, key: str, measures) -> "object":
                   zip(frame[m], frame[f"{m}_low"], frame[f"{m}_high"])]
     for extra in ("against", "segments", "thresholds", "cluster"):
         if extra in frame:
-            out[extra] = frame[extra].astype(str)
+            out[extra] = [f"rank {v}" if extra == "cluster" else str(v) for v in frame[extra]]
     return out
 
 
