@@ -92,7 +92,7 @@ def spans():
 
 
 def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, compare, correction, ceiling, fmt, output):
+              n_resamples, seed, compare, correction, ceiling, fmt, output, html=None):
     from ..spans.agreement import span_agreement
     from ..spans.evaluate import evaluate_spans
 
@@ -102,6 +102,7 @@ def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, me
                             n_resamples=n_resamples, confidence_level=confidence_level, compare=compare,
                             correction=correction, rng=seed)
     notes = [f"{name}: {n} segment(s) the gold did not rate left out" for name, n in result.n_left_out.items() if n]
+    agree = None
     if ceiling and len(ratings.raters) > 1:
         try:
             agree = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
@@ -109,10 +110,21 @@ def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, me
             notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
                          f"{agree.ceiling_f1:.3f} over {len(agree.rows)} raters (metaeval spans agreement)")
         except ParameterError:
+            agree = None
             notes.append("human ceiling: not available (one rater per segment)")
     if compare and correction != "none":
         notes.append(f"clusters: permutation p-values corrected ({correction}), one family")
+    if html:
+        from ..report.spans_section import spans_page
+        from ..runtime.files import write_text_atomic
+
+        write_text_atomic(html, spans_page(result, agree))
     render(result, fmt, None, _span_table(result, notes), output)
+
+
+def _html_option(command):
+    return click.option("--html", type=click.Path(dir_okay=False),
+                        help="Also write an HTML page with the table and the per-severity P/R figures.")(command)
 
 
 def _common(command):
@@ -127,11 +139,12 @@ def _common(command):
               help="A detector's spans, JSON Lines (docs/spans.md; repeatable).")
 @click.option("--ceiling/--no-ceiling", default=True, show_default=True,
               help="Print the human ceiling (held-out rater vs the others) when segments have several raters.")
+@_html_option
 def evaluate(gold_path, gold_raters, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-             fmt, output, detector, ceiling):
+             fmt, output, detector, ceiling, html):
     """Precision, recall and F1 of span detectors and baselines, with bootstrap intervals."""
     _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, False, "none", ceiling, fmt, output)
+              n_resamples, seed, False, "none", ceiling, fmt, output, html)
 
 
 @spans.command()
@@ -142,11 +155,12 @@ def evaluate(gold_path, gold_raters, measure, averaging, severity, method, confi
               default=defaults.CORRECTION, show_default=True, help="Correction of the pairwise p-values.")
 @click.option("--ceiling/--no-ceiling", default=True, show_default=True,
               help="Print the human ceiling (held-out rater vs the others) when segments have several raters.")
+@_html_option
 def compare(gold_path, gold_raters, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-            fmt, output, detector, correction, ceiling):
+            fmt, output, detector, correction, ceiling, html):
     """Also test every pair on F1 (paired permutation) and rank into significance clusters."""
     _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, True, correction, ceiling, fmt, output)
+              n_resamples, seed, True, correction, ceiling, fmt, output, html)
 
 
 @spans.command()

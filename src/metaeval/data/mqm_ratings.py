@@ -108,7 +108,8 @@ class MQMRatings:
     Attributes
     ----------
     scores : ScoreSet
-        ``mqm`` (the mean over each cell's raters; the human) and ``mqm.<rater>`` per rater, systems x segments.
+        ``mqm`` (the mean over each cell's raters; the human) and ``mqm.<rater>`` per rater (see
+        ``per_rater``), systems x segments.
     targets : dict
         ``(system, segment) -> unmarked target`` of every rated cell.
     spans : dict
@@ -211,7 +212,7 @@ def _check_weights(weights):
 
 
 def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None = None,
-                     open_spans: str = "close-at-end") -> MQMRatings:
+                     open_spans: str = "close-at-end", per_rater: bool | None = None) -> MQMRatings:
     """Read an MQM ratings file into per-rater and averaged scores and per-rater error spans.
 
     Parameters
@@ -222,6 +223,10 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
         Error weights; default Freitag et al.'s (2021). A mapping replaces the per-severity weights only.
     name : str, optional
         Dataset name for signatures (default: the file name without extensions).
+    per_rater : bool, optional
+        Add a scorer ``mqm.<rater>`` per rater. Default (None): only when some segment has two or more
+        raters - with one rater per segment (WMT21 TED) a rater's scores are ``mqm`` itself on the segments it
+        rated, and correlating them with ``mqm`` would only show 1.
     open_spans : {"close-at-end", "error"}
         A ``<v>`` never closed: the span runs to the end of the text, and a :class:`~metaeval.errors.DataWarning`
         names the count and the first row (default; the WMT21 TED files have one such row each), or the
@@ -353,17 +358,23 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     sys_list, seg_list, rater_list = list(systems), list(segments), list(raters)
     si = {s: i for i, s in enumerate(sys_list)}
     gi = {g: j for j, g in enumerate(seg_list)}
-    per_rater = {r: np.full((len(sys_list), len(seg_list)), np.nan) for r in rater_list}
+    matrices = {r: np.full((len(sys_list), len(seg_list)), np.nan) for r in rater_list}
     for (rater, system, segment) in clean:
-        per_rater[rater][si[system], gi[segment]] = 0.0
+        matrices[rater][si[system], gi[segment]] = 0.0
     for (rater, system, segment), total in totals.items():
-        per_rater[rater][si[system], gi[segment]] = -total
-    rated = [r for r in rater_list if np.isfinite(per_rater[r]).any()]
-    stack = np.stack([per_rater[r] for r in rated])
+        matrices[rater][si[system], gi[segment]] = -total
+    rated = [r for r in rater_list if np.isfinite(matrices[r]).any()]
+    stack = np.stack([matrices[r] for r in rated])
     with np.errstate(invalid="ignore"):
         n = np.isfinite(stack).sum(axis=0)
         mean = np.where(n > 0, np.nansum(stack, axis=0) / np.maximum(n, 1), np.nan)
-    scores = {HUMAN_NAME: mean, **{f"{HUMAN_NAME}.{r}": per_rater[r] for r in rated}}
+    if per_rater is None:
+        per_rater_scorers = bool((n > 1).any())
+    elif isinstance(per_rater, bool):
+        per_rater_scorers = per_rater
+    else:
+        raise ParameterError(f"`per_rater` must be None, True or False; got {per_rater!r}.")
+    scores = {HUMAN_NAME: mean, **({f"{HUMAN_NAME}.{r}": matrices[r] for r in rated} if per_rater_scorers else {})}
     if name is None:
         name = Path(str(path)).name.split(".")[0]
     ds = ScoreSet(scores, systems=sys_list, inputs=seg_list, humans=(HUMAN_NAME,), name=name,
