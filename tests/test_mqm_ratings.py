@@ -188,3 +188,11 @@ def test_empty_file_and_missing_column(tmp_path):
         read_mqm_ratings(empty)
     with pytest.raises(InputFileError, match="row 1: the header must name the column 'rater'"):
         read_mqm_ratings(_file(tmp_path, ["A\t1\n"], header="system\tseg_id\tsource\ttarget\tcategory\tseverity\n"))
+
+
+@needs_data
+def test_per_rater_scorers_only_for_multi_rater_data():
+    assert _read(TED["ende"]).scores.scorers == ("mqm",)
+    ted = _read(TED["ende"], per_rater=True).scores
+    assert len(ted.scorers) == 5 and "mqm.rater1" in ted.scorers
+    assert len(_read(WMT23).scores.scorers) == 11

@@ -236,3 +236,26 @@ def test_unknown_severity_in_annotations():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert SpanAnnotations("x", {("A", "1"): [(0, 2), (1, 3)]}, TARGETS).n_overlapping() == 1
+
+
+def test_draws_are_shared_across_detectors():
+    rng = np.random.default_rng(5)
+    gold, a, b = (_annotations(rng, n) for n in ("gold", "a", "b"))
+    twin = SpanAnnotations("twin", a.cells, a.targets)
+    both = evaluate_spans(gold, [a, b, twin], n_resamples=50, rng=3, baselines=False)
+    alone = evaluate_spans(gold, [a], n_resamples=50, rng=3, baselines=False)
+    assert np.array_equal(both.f1_ci[0], both.f1_ci[2]) and np.array_equal(both.f1_ci[0], alone.f1_ci[0])
+    cmp = evaluate_spans(gold, [a, twin, b], n_resamples=50, rng=3, baselines=False, compare=True, correction="none")
+    assert cmp.pvalues[0, 1] == 1.0 and cmp.ranks[0] == cmp.ranks[1]
+    assert "seed:3" in str(cmp.signature) and "test:perm-both" in str(cmp.signature)
+
+
+def test_pairs_are_corrected_as_one_family_of_unordered_pairs():
+    from metaeval.spans.evaluate import corrected_pairs
+
+    delta = np.array([[0, 0.5, 0.2], [-0.5, 0, -0.3], [-0.2, 0.3, 0]])
+    two = np.array([[np.nan, 0.01, 0.04], [0.01, np.nan, 0.02], [0.04, 0.02, np.nan]])
+    greater = np.array([[np.nan, 0.005, 0.02], [0.99, np.nan, 0.99], [0.99, 0.01, np.nan]])
+    p2, beats = corrected_pairs(delta, two, greater, "bonferroni")
+    assert p2[0, 1] == p2[1, 0] == pytest.approx(0.03) and p2[0, 2] == pytest.approx(0.12)
+    assert beats[0, 1] == pytest.approx(0.015) and beats[2, 1] == pytest.approx(0.03) and beats[1, 0] == 1.0

@@ -61,7 +61,7 @@ def _read_detectors(paths, gold):
     return out
 
 
-def compact(frame, key: str, measures) -> "object":
+def compact(frame, key: str, measures, digits: int = 3) -> "object":
     """The terminal layout: each measure with its interval in one column ``"0.42 [0.38, 0.47]"``."""
     import pandas as pd
 
@@ -69,11 +69,11 @@ def compact(frame, key: str, measures) -> "object":
 
     out = pd.DataFrame({key: frame[key]})
     for m in measures:
-        out[m] = [f"{number(v)} {interval(lo, hi)}" for v, lo, hi in
+        out[m] = [f"{number(v, digits)} {interval(lo, hi)}" for v, lo, hi in
                   zip(frame[m], frame[f"{m}_low"], frame[f"{m}_high"])]
-    for extra in ("against", "segments", "thresholds", "cluster"):
+    for extra in ("against", "segments", "cluster"):
         if extra in frame:
-            out[extra] = [f"rank {v}" if extra == "cluster" else str(v) for v in frame[extra]]
+            out[extra] = [f"rank {v}" for v in frame[extra]] if extra == "cluster" else frame[extra]
     return out
 
 
@@ -196,6 +196,8 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 @click.option("--scores", "score_files", multiple=True, type=click.Path(dir_okay=False),
               help="Metric scores (any score file metaeval reads, joined on system and segment).")
 @click.option("--metric", "metrics", multiple=True, help="A metric of --scores whose threshold is cross-validated.")
+@click.option("--label", "labels", multiple=True,
+              help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative).")
 @click.option("--n-folds", type=int, default=5, show_default=True, help="Cross-validation folds over segments.")
 @click.option("--compare/--no-compare", default=True, show_default=True, help="Paired permutation tests on F1.")
 @click.option("--method", type=click.Choice(("both", "systems", "inputs")), default=defaults.RESAMPLING_METHOD,
@@ -204,7 +206,7 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 @resamples_option
 @seed_option
 @output_options
-def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, score_files, metrics, n_folds,
+def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, score_files, metrics, labels, n_folds,
            compare, method, confidence_level, n_resamples, seed, fmt, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
     from ..data.readers import read_scores
@@ -219,11 +221,14 @@ def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, s
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]))
     detectors = _read_detectors(detector, gold)
     result = evaluate_binary(ds, "mqm", task=task, gold=gold, gold_rule=gold_rule, human_threshold=human_threshold,
-                             detectors=detectors, metrics=metrics, n_folds=n_folds, method=method,
+                             detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds, method=method,
                              n_resamples=n_resamples, confidence_level=confidence_level, compare=compare, rng=seed)
     title = (f"{task} detection: {result.n_positive} of {result.n_cells} segments positive "
              f"(gold: {gold_rule if task == 'error-free' else 'score'}, threshold {result.human_threshold:g})")
-    notes = ["thresholds: one per cross-validation fold, chosen on the other folds (baseline:length scores minus "
-             "the target length)"]
-    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name", ("precision", "recall", "f1", "mcc"))
+    notes = [f"thresholds of {name} (one per cross-validation fold, chosen on the other folds): "
+             f"{', '.join(f'{t:g}' for t in ts)}" for name, ts in result.thresholds.items()]
+    notes.append("baseline:length scores a segment by minus its target length; p-values of the pairwise tests "
+                 "are in --format json")
+    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name", ("precision", "recall", "f1", "mcc"),
+                    digits=2)
     render(result, fmt, None, lambda r: [frame_table(shown, title=title), *footer(r, notes)], output)

@@ -144,6 +144,7 @@ class SpanBinaryResult(ResultMixin):
 def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanAnnotations | None = None,
                     gold_rule: str = "both", human_threshold: float | None = None,
                     detectors: Sequence[SpanAnnotations] = (), metrics: Sequence[str] = (),
+                    labels: Sequence[str] = (),
                     groups: Mapping | None = None, n_folds: int = N_FOLDS, method: str = defaults.RESAMPLING_METHOD,
                     n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                     compare: bool = False, test_measure: str = "f1", baselines: bool = True,
@@ -165,6 +166,9 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
     detectors : sequence of SpanAnnotations
     metrics : sequence of str
         Scorers of ``scores`` whose threshold is cross-validated.
+    labels : sequence of str
+        Scorers of ``scores`` holding a detector's own decisions, 1 = positive (error-free, or critical) and
+        0 = negative; used as they are, no threshold.
     groups : mapping, optional
         Segment -> document (or any group) for the folds; default each segment its own group.
     n_folds, method, n_resamples, confidence_level, compare, rng
@@ -240,6 +244,14 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
 
     for metric in metrics:
         cross_validated(metric, "metric", scores.matrix(scores.require(metric, param="metrics")))
+    for name in labels:
+        values = scores.matrix(scores.require(name, param="labels"))[a_idx, b_idx]
+        if not np.isin(values, (0.0, 1.0)).all():
+            bad = float(values[~np.isin(values, (0.0, 1.0))][0])
+            raise ParameterError(f"`labels`: {name!r} must be 1 (positive) or 0 on every evaluated segment; got {bad!r}.")
+        p = np.zeros(h.shape, dtype=bool)
+        p[a_idx, b_idx] = values == 1.0
+        names.append(name), kinds.append("labels"), preds.append(p)
     if baselines:
         names.append("baseline:all-error-free"), kinds.append("baseline")
         preds.append(np.full(h.shape, task == "error-free"))
@@ -263,7 +275,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
     if compare and len(names) > 1:
         perm = permutation_draws(len(systems), len(segments), method=method, n_resamples=n_resamples, rng=gen)
         column = 2 if test_measure == "f1" else 3
-        _, pvalues, _ = permutation_pvalues(channels, present, perm, finish, column=column)
+        _, pvalues, _ = permutation_pvalues(channels, present, perm, finish, column=column)  # uncorrected
     sig = Signature.of(analysis="spans-binary", task=task, gold_rule=gold_rule if task == "error-free" else None,
                        human=human, human_threshold=human_threshold, folds=n_folds, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level,

@@ -20,7 +20,7 @@ from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.resampling.draws import bootstrap_draws, check_rng, permutation_draws
 from ..stats.significance.clusters import rank_ranges, significance_clusters
-from ..stats.significance.pairs import adjusted_matrix
+from ..stats.significance.corrections import adjust_pvalues
 from ..vocabulary import check_correction, check_method
 from . import measures as _m
 from .baselines import BASELINES, baseline_spans
@@ -60,6 +60,30 @@ def span_channels(gold: SpanAnnotations, detectors: Sequence[SpanAnnotations], *
     return counts, present, (systems, segments)
 
 
+def corrected_pairs(delta, two, greater, correction):
+    """Correct the pairwise p-values as one family of the D (D - 1) / 2 unordered pairs: the two-sided
+    p-values, and the one-sided p-value in the direction of the observed difference (the other direction
+    of a pair is then 1). Returns ``(two-sided (D, D), "row beats column" (D, D))``."""
+    d = delta.shape[0]
+    iu = np.triu_indices(d, 1)
+    two_out = np.full((d, d), np.nan)
+    beats = np.ones((d, d))
+    np.fill_diagonal(beats, np.nan)
+    if not len(iu[0]):
+        return two_out, beats
+    winner = np.where(delta[iu] >= 0, iu[0], iu[1])
+    loser = np.where(delta[iu] >= 0, iu[1], iu[0])
+    one = greater[winner, loser]
+    tw = two[iu]
+    if correction != "none":
+        one = adjust_pvalues(one, method=correction)
+        tw = adjust_pvalues(tw, method=correction)
+    two_out[iu] = tw
+    two_out[(iu[1], iu[0])] = tw
+    beats[winner, loser] = one
+    return two_out, beats
+
+
 def _finish(averaging):
     def finish(sums, n_cells):
         n = np.asarray(n_cells, dtype=np.float64).reshape(-1, *([1] * (sums.ndim - 2)))
@@ -84,7 +108,9 @@ class SpanEvaluationResult(ResultMixin):
         ``severity -> (D, 2)`` precision and recall with gold and predictions restricted to minor or major
         (critical counted as major) spans.
     pvalues : ndarray (D, D) or None
-        Two-sided permutation p-values of equal F1 (corrected if asked).
+        Two-sided permutation p-values of equal F1, corrected (if asked) as one family of the D (D - 1) / 2
+        pairs; the clusters use the one-sided p-values in the direction of each observed difference,
+        corrected as the same family.
     ranks : ndarray (D,) or None
         Significance-cluster rank on F1 (1 = top).
     n_cells, n_gold_spans : int
@@ -242,11 +268,8 @@ def evaluate_spans(gold: SpanAnnotations, detectors: Sequence[SpanAnnotations] =
     pvalues = ranks = None
     if compare and len(rows) > 1:
         perm = permutation_draws(len(systems), len(segments), method=method, n_resamples=n_resamples, rng=gen)
-        _, two, greater = permutation_pvalues(channels, present, perm, finish)
-        if correction != "none":
-            two = adjusted_matrix(two, correction)
-            greater = adjusted_matrix(greater, correction)
-        pvalues = two
+        delta, two, greater = permutation_pvalues(channels, present, perm, finish)
+        pvalues, greater = corrected_pairs(delta, two, greater, correction)
         ranks = significance_clusters(point[:, 2], greater, alpha=alpha)
     sig = Signature.of(analysis="spans", gold=gold.name, measure=measure, averaging=averaging, severity=severity,
                        ci=f"boot-{method}", n_resamples=n_resamples, confidence_level=confidence_level,
