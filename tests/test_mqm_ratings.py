@@ -196,3 +196,15 @@ def test_per_rater_scorers_only_for_multi_rater_data():
     ted = _read(TED["ende"], per_rater=True).scores
     assert len(ted.scorers) == 5 and "mqm.rater1" in ted.scorers
     assert len(_read(WMT23).scores.scorers) == 11
+
+
+@needs_data
+def test_cli_scores_accepts_a_ratings_file(capsys):
+    from metaeval.cli.main import main
+
+    code = main(["correlate", "--scores", str(WMT23), "--level", "summary", "--metric", "mqm.rater3",
+                 "--n-resamples", "50", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("mqm.rater3,mqm,summary,")
+    assert _read(WMT23).documents["1"] == "news_aj-english.33941:en-de"

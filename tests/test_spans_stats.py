@@ -120,3 +120,11 @@ def test_cli_bad_gold_is_one_line(tmp_path, _cli):
     out = _cli("spans", "evaluate", "--gold", str(bad), "--detector", str(empty))
     assert out.returncode == 2
     assert out.stderr.strip().endswith("the file must hold at least one JSON line; got an empty file.")
+
+
+@pytest.mark.skipif(not WMT23.exists(), reason="shared data not found")
+def test_cli_binary_document_folds(_cli):
+    out = _cli("spans", "binary", "--gold", str(WMT23), "--n-resamples", "20", "--folds-by", "document",
+               "--task", "critical", "--no-compare")
+    assert out.returncode == 0, out.stderr
+    assert "critical detection (5-fold cross-validation by document)" in out.stdout

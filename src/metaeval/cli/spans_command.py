@@ -198,7 +198,9 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 @click.option("--metric", "metrics", multiple=True, help="A metric of --scores whose threshold is cross-validated.")
 @click.option("--label", "labels", multiple=True,
               help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative).")
-@click.option("--n-folds", type=int, default=5, show_default=True, help="Cross-validation folds over segments.")
+@click.option("--n-folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--folds-by", type=click.Choice(("segment", "document")), default="segment", show_default=True,
+              help="Cross-validation folds of whole segments or of whole documents (the ratings' doc column).")
 @click.option("--compare/--no-compare", default=True, show_default=True, help="Paired permutation tests on F1.")
 @click.option("--method", type=click.Choice(("both", "systems", "inputs")), default=defaults.RESAMPLING_METHOD,
               show_default=True)
@@ -207,6 +209,7 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 @seed_option
 @output_options
 def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, score_files, metrics, labels, n_folds,
+           folds_by,
            compare, method, confidence_level, n_resamples, seed, fmt, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
     from ..data.readers import read_scores
@@ -221,9 +224,11 @@ def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, s
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]))
     detectors = _read_detectors(detector, gold)
     result = evaluate_binary(ds, "mqm", task=task, gold=gold, gold_rule=gold_rule, human_threshold=human_threshold,
-                             detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds, method=method,
+                             detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds,
+                             groups=ratings.documents if folds_by == "document" else None, method=method,
                              n_resamples=n_resamples, confidence_level=confidence_level, compare=compare, rng=seed)
-    title = (f"{task} detection: {result.n_positive} of {result.n_cells} segments positive "
+    title = (f"{task} detection ({n_folds}-fold cross-validation by {folds_by}): {result.n_positive} of "
+             f"{result.n_cells} segments positive "
              f"(gold: {gold_rule if task == 'error-free' else 'score'}, threshold {result.human_threshold:g})")
     notes = [f"thresholds of {name} (one per cross-validation fold, chosen on the other folds): "
              f"{', '.join(f'{t:g}' for t in ts)}" for name, ts in result.thresholds.items()]

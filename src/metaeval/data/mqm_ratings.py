@@ -123,6 +123,8 @@ class MQMRatings:
         ``trailing_space_cells``: what was read and what was left out of the spans.
     weights : MQMWeights
     path : str
+    documents : dict
+        ``segment -> doc`` (the ``doc`` column; empty without one): the groups of document-level folds.
     """
 
     scores: ScoreSet
@@ -133,6 +135,7 @@ class MQMRatings:
     counts: dict
     weights: MQMWeights
     path: str
+    documents: dict = field(default_factory=dict)
 
     def attention_rates(self) -> dict[str, float]:
         """Each rater's share of attention checks found (NaN for a rater without any)."""
@@ -279,6 +282,7 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     versions: dict[tuple, tuple[str, int]] = {}  # cell -> (longest unmarked target, row)
     trailing: set = set()
     left_open: list[int] = []
+    documents: dict[str, str] = {}
     attention: dict[str, list[int]] = {}
     counts = dict(rows=0, error_rows=0, attention_rows=0, source_spans=0, unlocated_errors=0)
     width = len(header)
@@ -312,6 +316,8 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
             continue
         systems.setdefault(system, None)
         segments.setdefault(segment, None)
+        if "doc" in index:
+            documents.setdefault(segment, cells[index["doc"]].strip())
         cell = (system, segment)
         target, target_spans, open_t = unmark(cells[index["target"]], path=path, row=number, column="target",
                                               open_spans=open_spans)
@@ -383,4 +389,4 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     counts["trailing_space_cells"] = len(trailing)
     return MQMRatings(scores=ds, targets={c: t for c, (t, _) in versions.items()}, spans=span_sets,
                       raters=tuple(rated), attention={r: tuple(v) for r, v in attention.items()}, counts=counts,
-                      weights=weights, path=str(path))
+                      weights=weights, path=str(path), documents=documents)
