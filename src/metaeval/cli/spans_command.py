@@ -32,7 +32,8 @@ def _measure_options(command):
         click.option("--method", type=click.Choice(("both", "systems", "inputs")),
                      default=defaults.RESAMPLING_METHOD, show_default=True,
                      help="Resample systems x segments cells (both), systems, or segments (inputs)."),
-        click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True),
+        click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+                     help="Confidence level of the bootstrap intervals."),
     ]):
         command = option(command)
     return command
@@ -186,7 +187,8 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 
 @spans.command()
 @_gold_options
-@click.option("--task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True)
+@click.option("--task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True,
+              help="Positive class: error-free segments, or critical ones (a human score at most the threshold).")
 @click.option("--gold-rule", type=click.Choice(("both", "no-span", "score")), default="both", show_default=True,
               help="Error-free gold: no span and score >= threshold (both), no span, or the score alone.")
 @click.option("--human-threshold", type=float,
@@ -203,8 +205,9 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
               help="Cross-validation folds of whole segments or of whole documents (the ratings' doc column).")
 @click.option("--compare/--no-compare", default=True, show_default=True, help="Paired permutation tests on F1.")
 @click.option("--method", type=click.Choice(("both", "systems", "inputs")), default=defaults.RESAMPLING_METHOD,
-              show_default=True)
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True)
+              show_default=True, help="Resample systems x segments cells (both), systems, or segments (inputs).")
+@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+              help="Confidence level of the bootstrap intervals.")
 @resamples_option
 @seed_option
 @output_options
