@@ -208,3 +208,11 @@ def test_cli_scores_accepts_a_ratings_file(capsys):
     assert code == 0, err
     assert out.splitlines()[1].startswith("mqm.rater3,mqm,summary,")
     assert _read(WMT23).documents["1"] == "news_aj-english.33941:en-de"
+
+
+def test_detection_never_opens_a_fifo(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.tsv"
+    os.mkfifo(fifo)
+    assert not is_mqm_ratings_file(fifo) and not is_mqm_ratings_file(tmp_path / "missing.tsv")

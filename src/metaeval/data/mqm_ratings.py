@@ -30,7 +30,9 @@ Context: A Large-Scale Study of Human Evaluation for Machine Translation. TACL 9
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,8 +189,11 @@ def _header(text: str) -> list[str]:
 def is_mqm_ratings_file(path: str | Path) -> bool:
     """The detection rule of score files: a tab-separated header naming ``system``, ``rater``, ``source``,
     ``target``, ``category``, ``severity`` and a segment id (``seg_id`` or ``globalSegId``) is MQM ratings.
-    Never raises: an unreadable file is left to the reader that reports it."""
+    Never raises nor blocks: an unreadable or special file (a FIFO, a device) is left to the reader that
+    reports it."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as handle:
             head = handle.read(4096)
         if head[:2] == b"\x1f\x8b":
