@@ -34,8 +34,10 @@ ALLOWED = {
     "human": LABELLED | {"correlation", "runtime"},
     "analyses": LABELLED | {"correlation", "metrics", "runtime", "human"},
     "judges": LABELLED | {"correlation", "metrics", "runtime", "human"},  # beside analyses
-    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges"},
-    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "judges"},
+    "spans": LABELLED | {"runtime"},
+    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges", "spans"},
+    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "judges",
+                       "spans"},
 }
 
 

@@ -43,6 +43,7 @@ COMMANDS = {
     "mt": ("mt_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
     "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
+    "spans": ("spans_command", "spans", "Error-span detectors and binary segment decisions against MQM ratings."),
     **analysis_registry.commands(),
 }
 

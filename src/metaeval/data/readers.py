@@ -87,7 +87,9 @@ def read_scores(
         ``scorer`` and ``score``. ``'auto'`` (default) decides from the whole header: long when the file
         has both a ``scorer`` and a ``score`` column, otherwise wide - so a metric file with a column named
         ``score`` (``lp,system,input,score``, the usual COMET / WMT output) is a wide file with one scorer
-        ``score``.
+        ``score``. A tab-separated file whose header names ``system``, ``rater``, ``source``, ``target``,
+        ``category``, ``severity`` and ``seg_id`` (or ``globalSegId``) is MQM ratings, read by
+        :func:`metaeval.data.mqm_ratings.read_mqm_ratings` (scorers ``mqm`` and ``mqm.<rater>``).
 
     Returns
     -------
@@ -119,6 +121,11 @@ def read_scores(
     >>> ds = read_scores("summeval.jsonl.gz", humans=["expert.relevance"])  # doctest: +SKIP
     """
     layout = check_choice("layout", layout, LAYOUTS)
+    from .mqm_ratings import is_mqm_ratings_file, read_mqm_ratings  # MQM ratings: detected by header
+
+    if format is None and layout == "auto" and not columns and not where and is_mqm_ratings_file(path):
+        ds = read_mqm_ratings(path, name=name).scores
+        return ds if humans is None else ds.with_humans(humans)
     table = read_table(path, file_format(path, format))
     layout = table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout)
