@@ -104,8 +104,10 @@ def read_scores(
     InputFileError
         For an unknown extension, an empty or malformed file, missing ``system`` / ``input``
         columns, duplicate rows, non-numeric or infinite scores, inconsistent annotator counts, or a
-        scorer without any score for some system. The message names the file, the row (CSV header
-        = row 1; JSON Lines: the line; Parquet: the data row from 1) and the column.
+        scorer without any score for some system, a JSON key repeated or two fields flattening onto one
+        name, or a sidecar ``<file>.signatures.json`` that is not a regular file holding one valid JSON
+        object. The message names the file, the row (CSV header = row 1; JSON Lines: the line; Parquet:
+        the data row from 1) and the column.
     ParameterError
         If ``format`` is not a known format or ``humans`` names a scorer the file lacks.
 
