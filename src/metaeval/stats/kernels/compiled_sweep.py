@@ -32,8 +32,117 @@ GROUPED = 8
 (the same counts as value by value; 2.4-2.6x faster sweep on the tie-heavy workload of issue 20)."""
 
 
+@_jit()
+def _sweep_blocks(b, width):
+    """``(width, blocks)``: blocks of about equal width (at most ``width``, rounded up to a multiple of
+    :data:`LANES`: whole vectors, no scalar tail) covering ``b`` resamples."""
+    n_chunks = (b + width - 1) // width
+    width = (b + n_chunks - 1) // n_chunks
+    width = min(width + (-width) % LANES, max(b, 1))
+    return width, (b + width - 1) // width
+
+
+@_jit()
+def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
+    """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
+    ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
+    ``S``, as its own bit decides in every lane."""
+    for u in range(e, f):
+        r = ez[g, u]
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        qa = pooled[r] + pooled[r + 1] - inserted
+        lo = cum[r]
+        hi = cum[r + 1]
+        for lane in range(w):
+            t = np.int32(row[lane]) ^ src
+            q1 = lo[lane] + hi[lane] - ins[lane]
+            s1[lane] += t * q1
+            s0_acc[lane] += (1 - t) * (qa - q1)
+            size1[lane] += t
+
+
+@_jit()
+def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
+    """The values ``e <= u < f`` join the cumulative counts of every human rank above their own."""
+    for u in range(e, f):
+        r = ez[g, u]
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        for rr in range(r + 1, top + 2):
+            pooled[rr] += 1
+            dst = cum[rr]
+            for lane in range(w):
+                dst[lane] += np.int32(row[lane]) ^ src
+
+
+@_jit()
+def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
+                       size1, h1, hc, run):
+    """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    rmin = top
+    rmax = 0
+    for u in range(e, f):
+        r = ez[g, u]
+        rmin = min(rmin, r)
+        rmax = max(rmax, r)
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        hc[r] += 1
+        dst = h1[r]
+        for lane in range(w):
+            dst[lane] += np.int32(row[lane]) ^ src
+    for r in range(rmin, rmax + 1):
+        if hc[r] == 0:
+            continue
+        qa = pooled[r] + pooled[r + 1] - inserted
+        lo = cum[r]
+        hi = cum[r + 1]
+        a = h1[r]
+        for lane in range(w):
+            q1 = lo[lane] + hi[lane] - ins[lane]
+            s1[lane] += a[lane] * q1
+            s0_acc[lane] += (hc[r] - a[lane]) * (qa - q1)
+            size1[lane] += a[lane]
+    run[:] = 0
+    runc = 0
+    for rr in range(rmin + 1, top + 2):
+        if rr - 1 <= rmax:
+            runc += hc[rr - 1]
+            a = h1[rr - 1]
+            for lane in range(w):
+                run[lane] += a[lane]
+            hc[rr - 1] = 0
+            a[:] = 0
+        pooled[rr] += runc
+        dst = cum[rr]
+        for lane in range(w):
+            dst[lane] += run[lane]
+
+
+@_jit()
+def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
+    """A tie group of ``size`` values, ``size1`` of them in stream 1 per lane: its tied pairs and distinct
+    values (a single value is counted later, from the number of singles)."""
+    if size == 1:
+        for lane in range(w):
+            ins[lane] += size1[lane]
+            single1[lane] += size1[lane]
+        return 1
+    for lane in range(w):
+        a1 = np.int64(size1[lane])
+        a0 = size - a1
+        ins[lane] += size1[lane]
+        t0[lane] += (a0 * (a0 - 1)) >> 1
+        t1[lane] += (a1 * (a1 - 1)) >> 1
+        d0[lane] += a0 > 0
+        d1[lane] += a1 > 0
+    return 0
+
+
 @_jit(parallel=True)
-def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED):
+def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, per_task=1):
     """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
     int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
 
@@ -42,140 +151,69 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED):
     ``enew`` 1 where a value opens a tie group (a run of equal values). A value goes to stream ``bit ^ src``
     (0: ``X'``, 1: ``Y'``). With ``cum[r]`` the values of the lower tie groups of a stream with a human rank
     below ``r`` and ``ins`` all of them, a value of human rank ``r`` adds ``below - above = cum[r] + cum[r + 1]
-    - ins`` to its stream's ``S`` (Knight 1966); then its tie group joins the counts. Every value joins one of
-    the two streams, so stream 0's counts are the pooled counts (the same in every resample) minus stream
-    1's: only stream 1's are kept per resample. Every operation is an integer add over the resamples of the
-    block, without a branch on the bits.
+    - ins`` to its stream's ``S`` (Knight 1966; :func:`_query_values`); then its tie group joins the counts
+    (:func:`_insert_values`, :func:`_close_tie_group`). Every value joins one of the two streams, so stream 0's
+    counts are the pooled counts (the same in every resample) minus stream 1's: only stream 1's are kept per
+    resample. Every operation is an integer add over the resamples of the block, without a branch on the bits.
 
     A tie group of at least ``grouped`` values (rounded scores, judges' grades) is first tallied per human
     rank (``h1[r]`` its stream-1 values of rank ``r``, ``hc[r]`` all of them): its ``S`` is then one query per
     rank, ``sum_r h1[r] q1(r)`` and ``sum_r (hc[r] - h1[r]) (qa(r) - q1(r))``, and its insertion one running
     prefix over the ranks, ``cum[rr] += sum_{r < rr} h1[r]`` -- the same integer sums as value by value, in
-    O(size + ranks) vector adds instead of O(size x ranks above)."""
+    O(size + ranks) vector adds instead of O(size x ranks above) (:func:`_sweep_large_group`).
+
+    A task sweeps ``per_task`` consecutive groups over one block of resamples with one set of buffers (small
+    groups, as the inputs of the summary level, cost little beside allocating them)."""
     g_count, length = eflat.shape
     b = bits.shape[1]
-    n_chunks = (b + width - 1) // width
-    width = (b + n_chunks - 1) // n_chunks  # blocks of about equal width (at most ``width``) ...
-    width = min(width + (-width) % LANES, max(b, 1))  # ... a multiple of LANES (whole vectors, no scalar tail)
-    n_chunks = (b + width - 1) // width
+    width, n_chunks = _sweep_blocks(b, width)
+    n_spans = (g_count + per_task - 1) // per_task
     out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
-    for task in numba.prange(g_count * n_chunks):
-        g = task // n_chunks
+    for task in numba.prange(n_spans * n_chunks):
         s0 = (task % n_chunks) * width
         w = min(b, s0 + width) - s0
-        top = 0  # the group's largest human rank: the counts above it are never read
-        for u in range(length):
-            top = max(top, ez[g, u])
         cum = np.zeros((nz + 1, w), dtype=np.int32)  # stream 1
         pooled = np.zeros(nz + 1, dtype=np.int64)  # both streams
-        ins = np.zeros(w, dtype=np.int32)
-        s1 = np.zeros(w, dtype=np.int64)
-        s0_acc = np.zeros(w, dtype=np.int64)
-        t0 = np.zeros(w, dtype=np.int64)
-        t1 = np.zeros(w, dtype=np.int64)
-        d0 = np.zeros(w, dtype=np.int64)
-        d1 = np.zeros(w, dtype=np.int64)
-        size1 = np.zeros(w, dtype=np.int32)
-        single1 = np.zeros(w, dtype=np.int64)  # single values (tie groups of one) in stream 1
         h1 = np.zeros((nz + 1, w), dtype=np.int32)  # a large tie group's stream-1 values per human rank
         hc = np.zeros(nz + 1, dtype=np.int64)  # and all its values per human rank
-        run = np.zeros(w, dtype=np.int32)
-        singles = 0
-        inserted = 0
-        e = 0
-        while e < length:
-            f = e + 1
-            while f < length and enew[g, f] == 0:
-                f += 1
-            size1[:] = 0
-            if f - e < grouped:
-                for u in range(e, f):  # against the lower tie groups only
-                    r = ez[g, u]
-                    src = np.int32(esrc[g, u])
-                    row = bits[eflat[g, u], s0:s0 + w]
-                    qa = pooled[r] + pooled[r + 1] - inserted
-                    lo = cum[r]
-                    hi = cum[r + 1]
-                    for lane in range(w):
-                        t = np.int32(row[lane]) ^ src
-                        q1 = lo[lane] + hi[lane] - ins[lane]
-                        s1[lane] += t * q1
-                        s0_acc[lane] += (1 - t) * (qa - q1)
-                        size1[lane] += t
-                for u in range(e, f):  # then the tie group joins the counts
-                    r = ez[g, u]
-                    src = np.int32(esrc[g, u])
-                    row = bits[eflat[g, u], s0:s0 + w]
-                    for rr in range(r + 1, top + 2):
-                        pooled[rr] += 1
-                        dst = cum[rr]
-                        for lane in range(w):
-                            dst[lane] += np.int32(row[lane]) ^ src
-            else:  # a large tie group: its values per human rank first, then one query and update per rank
-                rmin = top
-                rmax = 0
-                for u in range(e, f):
-                    r = ez[g, u]
-                    rmin = min(rmin, r)
-                    rmax = max(rmax, r)
-                    src = np.int32(esrc[g, u])
-                    row = bits[eflat[g, u], s0:s0 + w]
-                    hc[r] += 1
-                    dst = h1[r]
-                    for lane in range(w):
-                        dst[lane] += np.int32(row[lane]) ^ src
-                for r in range(rmin, rmax + 1):
-                    if hc[r] == 0:
-                        continue
-                    qa = pooled[r] + pooled[r + 1] - inserted
-                    lo = cum[r]
-                    hi = cum[r + 1]
-                    a = h1[r]
-                    for lane in range(w):
-                        q1 = lo[lane] + hi[lane] - ins[lane]
-                        s1[lane] += a[lane] * q1
-                        s0_acc[lane] += (hc[r] - a[lane]) * (qa - q1)
-                        size1[lane] += a[lane]
-                run[:] = 0
-                runc = 0
-                for rr in range(rmin + 1, top + 2):
-                    if rr - 1 <= rmax:
-                        runc += hc[rr - 1]
-                        a = h1[rr - 1]
-                        for lane in range(w):
-                            run[lane] += a[lane]
-                        hc[rr - 1] = 0
-                        a[:] = 0
-                    pooled[rr] += runc
-                    dst = cum[rr]
-                    for lane in range(w):
-                        dst[lane] += run[lane]
-            size = f - e
-            inserted += size
-            if size == 1:  # a single value: no tied pair, one distinct value of its stream
-                singles += 1
-                for lane in range(w):
-                    ins[lane] += size1[lane]
-                    single1[lane] += size1[lane]
-            else:
-                for lane in range(w):
-                    a1 = np.int64(size1[lane])
-                    a0 = size - a1
-                    ins[lane] += size1[lane]
-                    t0[lane] += (a0 * (a0 - 1)) >> 1
-                    t1[lane] += (a1 * (a1 - 1)) >> 1
-                    d0[lane] += a0 > 0
-                    d1[lane] += a1 > 0
-            e = f
-        for lane in range(w):
-            d0[lane] += singles - single1[lane]
-            d1[lane] += single1[lane]
-            out[s0 + lane, g, 0, 0] = s0_acc[lane]
-            out[s0 + lane, g, 1, 0] = s1[lane]
-            out[s0 + lane, g, 0, 1] = t0[lane]
-            out[s0 + lane, g, 1, 1] = t1[lane]
-            out[s0 + lane, g, 0, 2] = d0[lane]
-            out[s0 + lane, g, 1, 2] = d1[lane]
+        acc = np.zeros((6, w), dtype=np.int64)  # S, tied pairs, distinct values (stream 0, stream 1)
+        lanes32 = np.zeros((4, w), dtype=np.int32)  # ins, size1, run, single values of stream 1
+        first = (task // n_chunks) * per_task
+        for g in range(first, min(g_count, first + per_task)):
+            top = 0  # the group's largest human rank: the counts above it are never read
+            for u in range(length):
+                top = max(top, ez[g, u])
+            cum[:top + 2] = 0
+            pooled[:top + 2] = 0
+            acc[:] = 0
+            lanes32[:] = 0
+            s0_acc, s1, t0, t1, d0, d1 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+            ins, size1, run, single1 = lanes32[0], lanes32[1], lanes32[2], lanes32[3]
+            singles = 0
+            inserted = 0
+            e = 0
+            while e < length:
+                f = e + 1
+                while f < length and enew[g, f] == 0:
+                    f += 1
+                size1[:] = 0
+                if f - e < grouped:
+                    _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc,
+                                  size1)
+                    _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum)
+                else:
+                    _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1,
+                                       s0_acc, size1, h1, hc, run)
+                inserted += f - e
+                singles += _close_tie_group(f - e, w, size1, ins, single1, t0, t1, d0, d1)
+                e = f
+            for lane in range(w):
+                out[s0 + lane, g, 0, 0] = s0_acc[lane]
+                out[s0 + lane, g, 1, 0] = s1[lane]
+                out[s0 + lane, g, 0, 1] = t0[lane]
+                out[s0 + lane, g, 1, 1] = t1[lane]
+                out[s0 + lane, g, 0, 2] = d0[lane] + singles - single1[lane]
+                out[s0 + lane, g, 1, 2] = d1[lane] + single1[lane]
     return out
 
 

@@ -41,7 +41,7 @@ from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
 from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "sweep_width"]
+__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
 SWEEP_WIDTH = 128
 """Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (the lanes of its vector
@@ -65,6 +65,15 @@ def sweep_width(b: int, n_groups: int) -> int:
         return SWEEP_WIDTH
     per_group = -(-threads // n_groups)
     return max(SPLIT_WIDTH, -(-b // per_group))
+
+
+def groups_per_task(n_groups: int) -> int:
+    """Groups one task of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` sweeps with one set of
+    buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
+    eight tasks per thread)."""
+    import numba
+
+    return max(1, n_groups // (8 * numba.get_num_threads()))
 
 
 def _compiled():
@@ -128,6 +137,7 @@ class GroupPairsCompiled:
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
+        self.rtol = current_rtol()
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -246,7 +256,7 @@ class GroupPairsCompiled:
                             np.ascontiguousarray(order, dtype=np.int64),
                             np.ascontiguousarray(self.cg, dtype=np.int64), np.ascontiguousarray(self.zr, dtype=np.int64))
         vals, orders, cells, zr = self._sorted
-        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, current_rtol(), NOISE_RTOL)
+        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, self.rtol, NOISE_RTOL)
 
     @staticmethod
     def _sweep_regions(enew: np.ndarray, near: np.ndarray) -> np.ndarray:
@@ -294,10 +304,11 @@ class GroupPairsCompiled:
         nz = int(ez.max()) + 1
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
-        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size))
+        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size),
+                                   per_task=groups_per_task(groups.size))
         if regions.shape[1]:
             tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits[:, :b],
-                                   current_rtol(), NOISE_RTOL, counts)
+                                   self.rtol, NOISE_RTOL, counts)
         counts = counts[:b]
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
@@ -325,24 +336,31 @@ class GroupPairsCompiled:
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
-        out = self.products.evaluate(cache)[self.index[i, j]]
-        if self.tied.get((i, j)):
-            from metaeval.stats.kernels.compiled import tied_group_counts
+        return self.tied_deltas(cache, i, j, self.products.evaluate(cache)[self.index[i, j]])
 
-            if self.coefficient == "kendall-b":
-                groups = np.array(self.tied[i, j], dtype=np.intp)
-                r = self._swept_tau_b(cache, i, j, groups)
-            else:
-                groups, args = self._tied_inputs(i, j)
-                bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
-                    cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
-                counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
-                r = self._tied_coefficients(counts, groups)
-            for u in range(groups.size):  # groups in order
-                out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
-            rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
-            if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
-                out[rare] = self._generic(cache, i, j, rare)
+    def tied_deltas(self, cache: BatchCache, i: int, j: int, out: np.ndarray) -> np.ndarray:
+        """``out`` (the pair's products over its groups without a metric tie) plus ``r(X'_g) - r(Y'_g)`` of
+        each of its tied groups ``g`` per resample, with weight ``1 / #groups used``, added in the order of
+        the groups; resamples where a permuted group is constant come from the generic path."""
+        if not self.tied.get((i, j)):
+            return out
+        from metaeval.stats.kernels.compiled import tied_group_counts
+
+        if self.coefficient == "kendall-b":
+            groups = np.array(self.tied[i, j], dtype=np.intp)
+            r = self._swept_tau_b(cache, i, j, groups)
+        else:
+            groups, args = self._tied_inputs(i, j)
+            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+            counts = tied_group_counts(*args, bits, self.rtol, self.spearman)
+            r = self._tied_coefficients(counts, groups)
+        # the groups in order: a running (sequential) sum, the same for any batch
+        terms = np.concatenate([out[:, None], (r[:, :, 0] - r[:, :, 1]) / self.n_agg], axis=1)
+        out = np.cumsum(terms, axis=1)[:, -1]
+        rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
+        if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
+            out[rare] = self._generic(cache, i, j, rare)
         return out
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:

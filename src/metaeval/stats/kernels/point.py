@@ -43,7 +43,13 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     if level == "system":  # levels._system on complete data
         xbar = np.stack([_levels.system_means(x, z)[0] for x in xs])
         zbar = _levels.system_means(xs[0], z)[1]
-        r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
+        if coefficient == "pearson":  # as levels._system: centred means, constancy of the means
+            xc = np.stack([_levels.centred_system_means(x, z)[0] for x in xs])
+            zc = _levels.centred_system_means(xs[0], z)[1]
+            r = np.where(_levels.pearson_constant(xbar, np.broadcast_to(zbar, xbar.shape)), np.nan,
+                         rows(xc, np.broadcast_to(zc, xc.shape)))
+        else:
+            r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
         zero = np.int64(0)
         return [_levels.LevelCorrelation(r[i], np.int64(n), np.int64(0), zero, zero) for i in range(k)]
     # levels._grouped over the inputs (columns): one row per (metric, input)

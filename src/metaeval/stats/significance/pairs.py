@@ -291,7 +291,12 @@ class _Steps:
 
 
 def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
-    """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``."""
+    """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``.
+
+    The pairs a fast kernel computes run in batches sized for the kernels; the pairs left to the reference
+    path (materialised resamples) run afterwards in their own, smaller batches, so that a few such pairs
+    never shrink the batches of the others (the results do not depend on the batch).
+    """
     p, n, m = std.shape
     k = draws.n_resamples
     pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
@@ -300,31 +305,79 @@ def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
     shared_system = None
     if engine == "auto" and complete and kw["level"] == "system":
         shared_system = _SharedSystemMeans(std, z, draws)
-    shared_pearson = None
+    shared = []  # kernels shared by several pairs, each with ``covers``, in order of preference
     if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
             and draws.method != "inputs"):
-        shared_pearson = _kernels.PearsonSummaryShared(std, z, kw["undefined"])
-    shared_pair = None
+        shared.append(_kernels.PearsonSummaryShared(std, z, kw["undefined"]))
     if engine == "auto" and complete and draws.method == "both":
         shared_pair = _shared_pair_kernel(std, z, pairs, kw)
-    if shared_pair is not None:
-        shared_pearson = shared_pair
+        if shared_pair is not None:
+            shared = [shared_pair]
+        left = [pair for pair in pairs if not any(_covers(kern, pair) for kern in shared)]
+        tied_pair = _tied_pair_kernel(std, z, left, kw) if left else None
+        if tied_pair is not None:
+            shared.append(tied_pair)
     kernels = {}
-    uncovered = [] if shared_system is not None else [pair for pair in pairs if not _covers(shared_pearson, pair)]
+    uncovered = ([] if shared_system is not None else
+                 [pair for pair in pairs if not any(_covers(kern, pair) for kern in shared)])
     if engine == "auto":
         for i, j in uncovered:
             kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
-    fast = [kern for kern in (shared_system, shared_pearson, *kernels.values()) if kern is not None]
-    if any(kernels.get(pair) is None for pair in uncovered):  # some reference pairs
-        batch = check_batch(batch, _cells_per_resample(std[0], kw["coefficient"]))
-    else:
-        batch = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
+    reference = [pair for pair in uncovered if kernels.get(pair) is None]
+    fast = [kern for kern in (shared_system, *shared, *kernels.values()) if kern is not None]
+    steps = _Steps(progress, k, 1)  # k units: the fast pairs' batches, or the reference pairs' when there are any
     with _kernels.single_blas_thread():
-        steps = _Steps(progress, k, 1)
-        for sl in batch_slices(k, batch):
-            _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw)
-            steps.done(sl.stop - sl.start)
+        if fast:
+            size = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
+            for sl in batch_slices(k, size):
+                _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared, kernels, kw)
+                if not reference:
+                    steps.done(sl.stop - sl.start)
+        if reference:
+            size = check_batch(batch, _cells_per_resample(std[0], kw["coefficient"]))
+            for sl in batch_slices(k, size):
+                for i, j in reference:
+                    rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
+                                              kw["undefined"], kw["tie_threshold"])
+                    out[i, j][sl] = rx - ry
+                steps.done(sl.stop - sl.start)
     return out
+
+
+TIED_SHARE = 0.25
+"""Summary-level Kendall tau-b: a pair whose metrics tie within more than this share of the inputs takes its
+own kernel (:func:`metaeval.stats.kernels.permutation_kernel`, quadratic forms in the mask of every input),
+which costs less there than counting each tied input per resample (measured on the tie-heavy workload of
+``benchmarks/bench_kendall_ties.py``: about 0.13 us per input and resample against 0.3 us per tied input)."""
+
+
+def _tied_pair_kernel(std, z, pairs, kw):
+    """A compiled kernel for the summary-level pairs ``pairs`` whose metrics tie within some inputs (PERM-BOTH,
+    complete data, a pair-count coefficient or Spearman), or None: each pair's inputs without a tie come
+    from exact integer products, its tied inputs are counted per resample
+    (:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` with ``tied``), so a pair with one near tie
+    costs about what a tie-free pair does."""
+    from metaeval.stats.kernels import shared
+    from metaeval.stats.kernels.global_pairs import numba_available
+
+    if (kw["level"] != "summary" or kw["coefficient"] not in shared.COEFFICIENTS or kw["tie_threshold"] != 0
+            or std.shape[1] < 3 or not numba_available()):
+        return None
+    wanted = set(pairs)
+    most = std.shape[2] * TIED_SHARE if kw["coefficient"] == "kendall-b" else std.shape[2]
+    tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary").items()
+            if pair in wanted and len(groups) <= most}
+    pairs = [pair for pair in pairs if pair in tied]
+    if not pairs:
+        return None
+    if shared.SummaryPairsShared.applicable(*std.shape[1:]):
+        kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"], tied)
+    else:
+        from metaeval.stats.kernels.dominance import GroupPairsCompiled
+
+        kernel = GroupPairsCompiled(std, z, kw["coefficient"], kw["undefined"], "summary", tied)
+    kernel.prepare(pairs)
+    return kernel if kernel.products.exact else None
 
 
 def _shared_pair_kernel(std, z, pairs, kw):
@@ -387,10 +440,11 @@ def _covers(kernel, pair) -> bool:
     return kernel.covers(*pair) if hasattr(kernel, "covers") else True
 
 
-def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw):
-    """Fill ``out[i, j][sl]`` for every pair from one batch of the shared masks."""
+def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared, kernels, kw):
+    """Fill ``out[i, j][sl]`` for every pair a fast kernel computes from one batch of the shared masks."""
     cache = _kernels.BatchCache(draws, sl)
     for i, j in pairs:
+        kernel = next((kern for kern in shared if _covers(kern, (i, j))), None)
         if shared_system is not None:
             xp, yp = shared_system.permuted_means(cache, i, j)
             args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs,
@@ -398,20 +452,13 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pear
             rx = _kernels.system_correlation(xp, *args)
             ry = _kernels.system_correlation(yp, *args)
             out[i, j][sl] = rx - ry
-        elif hasattr(shared_pearson, "deltas") and _covers(shared_pearson, (i, j)):
-            out[i, j][sl] = shared_pearson.deltas(cache, i, j)
-        elif shared_pearson is not None and _covers(shared_pearson, (i, j)):
-            rx, ry = shared_pearson.evaluate(cache, i, j)
-            if not hasattr(shared_pearson, "undefined"):  # global level: one correlation per resample
-                out[i, j][sl] = rx - ry
-                continue
+        elif kernel is not None and hasattr(kernel, "deltas"):
+            out[i, j][sl] = kernel.deltas(cache, i, j)
+        elif kernel is not None:
+            rx, ry = kernel.evaluate(cache, i, j)
             out[i, j][sl] = rx - ry
         elif kernels.get((i, j)) is not None:
             out[i, j][sl] = kernels[i, j].deltas(cache)
-        else:
-            rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
-                                      kw["undefined"], kw["tie_threshold"])
-            out[i, j][sl] = rx - ry
 
 
 class _SharedSystemMeans:
