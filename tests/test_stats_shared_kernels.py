@@ -6,7 +6,7 @@ import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.significance.pairs import _permutation_pairs, _shared_pair_kernel
+from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
 
@@ -254,8 +254,8 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import tie_tolerance
-    from metaeval.stats.kernels.compiled import tied_group_counts
-    from metaeval.stats.kernels.compiled_sweep import tied_sweep_counts
+    from metaeval.stats.kernels.compiled_ties import tied_group_counts
+    from metaeval.stats.kernels.compiled_ties import tied_sweep_counts
     from metaeval.stats.kernels.dominance import GroupPairsCompiled
     from metaeval.stats.kernels.shared import tied_groups
 
@@ -299,7 +299,7 @@ def test_summary_pairs_with_a_few_tied_inputs_correct_them_per_resample(coeffici
     the tied ones per resample: equal to the reference, any batch; the tie-free pairs are unaffected."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import tie_tolerance
-    from metaeval.stats.significance.pairs import _tied_pair_kernel
+    from metaeval.stats.significance.pair_permutations import tied_pair_kernel as _tied_pair_kernel
 
     xs, z = _data(8, n=9, m=40, p=4)
     xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5
@@ -323,14 +323,14 @@ def test_summary_pairs_with_a_few_tied_inputs_correct_them_per_resample(coeffici
 
 def test_reference_pairs_do_not_set_the_batch_of_the_others(monkeypatch):
     """Pairs left to the reference path run in their own batches after the fast pairs' batches."""
-    from metaeval.stats.significance import pairs as pairs_module
+    from metaeval.stats.significance import pair_permutations as pairs_module
 
     xs, z = _data(9, n=6, m=30, p=3)
     draws = permutation_draws(*z.shape, method="both", n_resamples=50, rng=0)
     kw = dict(level="summary", coefficient="acc-eq", undefined="skip", tie_threshold=0.0)
     expected = _permutation_pairs(xs, z, draws, None, "auto", kw)
     xs[1, 0, 5] = xs[0, 2, 5]
-    monkeypatch.setattr(pairs_module, "_tied_pair_kernel", lambda *args: None)  # (0, 1): the reference path
+    monkeypatch.setattr(pairs_module, "tied_pair_kernel", lambda *args: None)  # (0, 1): the reference path
     sizes = []
     real = pairs_module._permutation_batch
     monkeypatch.setattr(pairs_module, "_permutation_batch",

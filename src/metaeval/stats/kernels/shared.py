@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import _TieGroups
+from metaeval.stats.correlations.coefficients import TieGroups
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
@@ -108,7 +108,7 @@ def human_weights(zg: np.ndarray, coefficient: str):
     human values and ``uu = sum U^2`` (Spearman; else None).
     """
     g, n = zg.shape
-    groups = _TieGroups(np.ascontiguousarray(zg), np.full(g, n))
+    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n))
     tz = groups.tied_pairs.astype(np.float64)
     distinct = groups.distinct.astype(np.float64)
     if coefficient == "spearman":
@@ -127,14 +127,14 @@ def _pooled(std: np.ndarray, level: str) -> np.ndarray:
     return std.reshape(1, -1)
 
 
-def tie_free(std: np.ndarray, level: str = "summary") -> bool:
+def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> bool:
     """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
     groups are the inputs (summary), the systems (by-system) or all cells (global)."""
     pooled = np.sort(_pooled(std, level), axis=1)
-    return not bool(are_tied(pooled[:, 1:], pooled[:, :-1]).any())
+    return not bool(are_tied(pooled[:, 1:], pooled[:, :-1], rtol=rtol).any())
 
 
-def _tie_chains(std: np.ndarray, level: str):
+def _tie_chains(std: np.ndarray, level: str, rtol: float | None):
     """The chains of every group's pooled metric values: maximal runs of tied sorted neighbours.
 
     Returns ``(group, present, repeated)``: per chain its group (ascending), and ``(chains, P)`` booleans:
@@ -145,7 +145,7 @@ def _tie_chains(std: np.ndarray, level: str):
     g, size = pooled.shape
     order = np.argsort(pooled, axis=1, kind="stable")
     srt = np.take_along_axis(pooled, order, axis=1)
-    tied = are_tied(srt[:, 1:], srt[:, :-1])  # (G, size - 1): value e + 1 ties value e
+    tied = are_tied(srt[:, 1:], srt[:, :-1], rtol=rtol)  # (G, size - 1): value e + 1 ties value e
     member = np.zeros((g, size), dtype=bool)
     member[:, :-1] |= tied
     member[:, 1:] |= tied
@@ -163,11 +163,11 @@ def _tie_chains(std: np.ndarray, level: str):
     return group, counts > 0, counts > 1
 
 
-def _tied_pair_groups(std: np.ndarray, level: str):
+def _tied_pair_groups(std: np.ndarray, level: str, rtol: float | None):
     """``(groups, hit)``: the groups holding a chain, and ``hit`` ``(groups, P, P)`` True where metrics ``u``
     and ``v`` share a chain or one of them ties with itself in that group."""
     p = std.shape[0]
-    group, present, repeated = _tie_chains(std, level)
+    group, present, repeated = _tie_chains(std, level, rtol)
     groups, first = np.unique(group, return_index=True)
     hit = np.zeros((groups.size, p, p), dtype=bool)
     step = max(1, (1 << 22) // (p * p))  # chains per block of outer products (a few MiB)
@@ -182,11 +182,11 @@ def _tied_pair_groups(std: np.ndarray, level: str):
     return groups, hit
 
 
-def tied_groups(std: np.ndarray, level: str = "summary") -> dict:
+def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
     :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
     p = std.shape[0]
-    groups, hit = _tied_pair_groups(std, level)
+    groups, hit = _tied_pair_groups(std, level, rtol)
     out: dict = {}
     for i in range(p):
         for j in range(i + 1, p):
@@ -196,7 +196,7 @@ def tied_groups(std: np.ndarray, level: str = "summary") -> dict:
     return out
 
 
-def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
+def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
 
@@ -204,7 +204,7 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
     of tied sorted neighbours in the pool of all metrics; so pairs that share no chain have no tie, and
     neither has any ``X'`` made of their values (a subset of the pair's values).
     """
-    _, present, repeated = _tie_chains(std, level)
+    _, present, repeated = _tie_chains(std, level, rtol)
     incidence = present.astype(np.float64)  # BLAS; counts of chains, exact in float64
     shared = (incidence.T @ incidence) > 0
     self_tied = repeated.any(axis=0)
@@ -249,7 +249,8 @@ class SummaryPairsShared:
         """Dense ``(M, N, N)`` tensors stay small (``N <= 32``) and the products are exact in float64."""
         return n <= 32 and 8 * (n - 1) ** 2 * n * m < 2**53
 
-    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, tied: dict | None = None):
+    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, tied: dict | None = None,
+                 *, rtol: float | None = None):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         self.tied = tied or {}
@@ -257,7 +258,7 @@ class SummaryPairsShared:
         if self.tied:  # the inputs where a pair's metrics tie: counted per resample (compiled)
             from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
-            self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied)
+            self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
         key, tz, distinct, uu = human_weights(z.T, coefficient)  # (M, N)
         if coefficient == "spearman":
             t = key[:, :, None] - key[:, None, :]

@@ -1,12 +1,16 @@
-"""The compiled loops of Kendall tau-b over groups with metric ties, vectorised over blocks of resamples.
+"""The compiled loops over the groups where a pair's metrics tie, counted per resample.
 
-Used by :meth:`metaeval.stats.kernels.dominance.GroupPairsCompiled.deltas` for the by-system rows or the
-global group where a pair's metrics tie: :func:`tied_sweep_inputs` merges the pair's two metrics' sorted
-values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and the distinct values
-of ``X'`` and ``Y'`` in one pass per block of resamples, and :func:`tied_sweep_corrections` decides the near
-ties (values closer than the pooled tolerance) per resample with the generic tie rule. Compiled and cached
-on disk like every loop of :mod:`metaeval.stats.kernels.compiled` (same rules, same ``_jit``); imported on
-first use, never by ``import metaeval``.
+With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the swap mask, so
+:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` counts those groups per resample:
+
+* Kendall tau-b, vectorised over blocks of resamples: :func:`tied_sweep_inputs` merges the pair's two
+  metrics' sorted values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and
+  the distinct values of ``X'`` and ``Y'`` in one pass per block of resamples, and
+  :func:`tied_sweep_corrections` decides the near ties (values closer than the pooled tolerance) per resample
+  with the generic tie rule;
+* every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
+  pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
+Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use only.
 
 References
 ----------
@@ -17,22 +21,22 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.kernels.compiled import _jit
+from metaeval.stats.correlations.ties import tolerance_formula
+from metaeval.stats.kernels.compiled import jit
 
-__all__ = ["tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
+__all__ = ["tied_group_counts", "tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
+_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 LANES = 16
-"""Blocks of resamples of :func:`tied_sweep_counts` are a multiple of this many lanes (the last one excepted):
-lane loops of whole AVX-512 / AVX2 vectors, without a scalar remainder (125 lanes measured 1.2-1.4x slower
-than 128; callers pad the resamples to a multiple of it, see :meth:`metaeval.stats.kernels.dominance.
-GroupPairsCompiled._swept_tau_b`)."""
+"""Blocks of :func:`tied_sweep_counts` are a multiple of this many resamples (whole AVX vectors, no scalar tail:
+125 lanes ran 1.2-1.4x slower than 128); callers pad the resamples to a multiple of it."""
 
 GROUPED = 8
-"""Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts`
-(the same counts as value by value; 2.4-2.6x faster sweep on the tie-heavy workload of issue 20)."""
+"""Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts` (the
+same counts; a 2.4-2.6x faster sweep on the workload of ``benchmarks/bench_kendall_ties.py``)."""
 
 
-@_jit()
+@jit()
 def _sweep_blocks(b, width):
     """``(width, blocks)``: blocks of about equal width (at most ``width``, rounded up to a multiple of
     :data:`LANES`: whole vectors, no scalar tail) covering ``b`` resamples."""
@@ -42,7 +46,7 @@ def _sweep_blocks(b, width):
     return width, (b + width - 1) // width
 
 
-@_jit()
+@jit()
 def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
@@ -62,7 +66,7 @@ def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, 
             size1[lane] += t
 
 
-@_jit()
+@jit()
 def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
     """The values ``e <= u < f`` join the cumulative counts of every human rank above their own."""
     for u in range(e, f):
@@ -76,7 +80,7 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
                 dst[lane] += np.int32(row[lane]) ^ src
 
 
-@_jit()
+@jit()
 def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
                        size1, h1, hc, run):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
@@ -121,7 +125,7 @@ def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inser
             dst[lane] += run[lane]
 
 
-@_jit()
+@jit()
 def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
     """A tie group of ``size`` values, ``size1`` of them in stream 1 per lane: its tied pairs and distinct
     values (a single value is counted later, from the number of singles)."""
@@ -141,7 +145,7 @@ def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
     return 0
 
 
-@_jit(parallel=True)
+@jit(parallel=True)
 def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, per_task=1):
     """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
     int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
@@ -217,7 +221,7 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, p
     return out
 
 
-@_jit()
+@jit()
 def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
     """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
     pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
@@ -243,11 +247,8 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
                         hi_v = mval[g, e]
                         break
-                tol = 0.0
-                if rtol > 0.0:
-                    tol = max(rtol * hi_v - rtol * lo_v, noise * max(abs(hi_v), abs(lo_v)))
-                    if not np.isfinite(tol):
-                        tol = 0.0
+                tol = _tolerance(hi_v, lo_v, rtol, noise) if rtol > 0.0 else 0.0
+                tol = tol if np.isfinite(tol) else 0.0
                 hist[:] = 0
                 cur[:] = 0
                 hcount = 0
@@ -283,7 +284,7 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@_jit(parallel=True)
+@jit(parallel=True)
 def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
@@ -318,12 +319,8 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
             ez[q, e] = zr[g, c]
         lo = mval[q, 0]
         hi = mval[q, length - 1]
-        tol = 0.0
-        if rtol > 0.0:
-            tol = max(rtol * hi - rtol * lo, noise * max(abs(hi), abs(lo)))
-            if not np.isfinite(tol):
-                tol = 0.0
-            tol *= 1.0 + 1e-6
+        tol = _tolerance(hi, lo, rtol, noise) * (1.0 + 1e-6) if rtol > 0.0 else 0.0
+        tol = tol if np.isfinite(tol) else 0.0
         enew[q, 0] = 1
         for e in range(1, length):
             gap = mval[q, e] - mval[q, e - 1]
@@ -331,3 +328,173 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
             if gap != 0.0 and gap <= tol:
                 near[q, e] = 1
     return mval, eflat, esrc, ez, enew, near
+
+
+# ---- one resample at a time: every pair-count coefficient and Spearman --------------------------
+@jit()
+def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
+    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): its concordance with the
+    lower groups (one Fenwick query per distinct human rank of the group, weighted by the rank's count), its
+    tied pairs, and its cells added to the tree (Kendall family); its ranks (Spearman)."""
+    inserted = state[t, 6]
+    state[t, 1] += nm * (nm - 1) // 2
+    state[t, 3] += 1
+    if spearman:
+        d = 2 * inserted + nm + 1 - (n + 1)
+        state[t, 4] += d * state[t, 7]
+        state[t, 5] += nm * d * d
+        state[t, 7] = 0
+    else:
+        size = tree.shape[1]
+        for u in range(nm):
+            zcount[zr[members[t, u]]] += 1
+        for u in range(nm):  # against the lower groups only: the tree does not hold this group yet
+            r = zr[members[t, u]]
+            h = zcount[r]
+            if h <= 0:
+                continue  # rank already counted (marked negative)
+            below = 0  # cells of lower tie groups with a smaller human rank
+            k = r
+            while k > 0:
+                below += tree[t, k]
+                k -= k & (-k)
+            # concordant - discordant with the lower groups: below - (inserted - below - equal), per cell
+            state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+            state[t, 2] += h * (h - 1) // 2
+            zcount[r] = -h
+        for u in range(nm):  # then the group joins the tree
+            r = zr[members[t, u]]
+            h = -zcount[r]
+            if h <= 0:
+                continue
+            cnt[t, r] += h
+            k = r + 1
+            while k < size:
+                tree[t, k] += h
+                k += k & (-k)
+            zcount[r] = 0
+    state[t, 6] = inserted + nm
+
+
+@jit()
+def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zcount, members, state):
+    """Counts of ``X'`` (stream 0) and ``Y'`` (stream 1) of one group in one pass over the pair's pooled
+    values sorted ascending (``mval``; cell ``mcell``, 0 for a value of ``X_i`` and 1 of ``X_j`` in ``msrc``):
+    a value goes to stream ``lb[cell] ^ src`` (``lb`` the swap bits), so each stream is visited in ascending
+    order without sorting. Tie groups are the runs of a stream's sorted neighbours tied under
+    ``|a - b| <= rtol max(|a|, |b|)``, as in the generic path. ``state[t]`` receives ``(S, Tx, Txz, distinct,
+    Spearman numerator, Spearman sum of squares, ...)``; Kendall's ``S`` comes from a Fenwick tree over the
+    human dense ranks ``zr`` holding the cells of the lower tie groups (Knight 1966); Spearman's sums use the
+    doubled centred ranks ``2 R - n - 1`` and ``ukey`` = ``2 Q - n - 1`` of the human."""
+    n = lb.shape[0]
+    state[:, :] = 0
+    open_count = np.zeros(2, dtype=np.int64)
+    prev = np.zeros(2)
+    for e in range(mval.shape[0]):
+        c = mcell[e]
+        t = lb[c] ^ msrc[e]
+        v = mval[e]
+        nm = open_count[t]
+        if nm > 0:
+            if rtol == 0.0:
+                close = v != prev[t]
+            else:
+                close = abs(v - prev[t]) > rtol * max(abs(v), abs(prev[t]))
+            if close:
+                _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state)
+                nm = 0
+        if spearman:
+            state[t, 7] += ukey[c]
+        members[t, nm] = c
+        open_count[t] = nm + 1
+        prev[t] = v
+    for t in range(2):
+        if open_count[t] > 0:
+            _flush(t, open_count[t], members, zr, n, spearman, tree, cnt, zcount, state)
+    if not spearman:
+        tree[:, :] = 0
+        cnt[:, :] = 0
+
+
+@jit()
+def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
+    """:func:`_group_counts` for a group whose pooled values fall in ``n_class`` tie groups, each tied within
+    (``cx`` / ``cy`` the group of each cell's value of ``X_i`` / ``X_j``, ascending): each stream's
+    contingency table of tie group x human rank is filled in O(n), then read in O(n_class x distinct human
+    values), without visiting the cells in order. ``ukr`` is Spearman's ``U`` of each human rank."""
+    n = lb.shape[0]
+    nz = cnt.shape[1]
+    state[:, :] = 0
+    table[:, :n_class, :] = 0
+    cnt[:, :] = 0
+    for c in range(n):
+        t = lb[c]  # X_i's value goes to stream lb (X' keeps it where not swapped), X_j's to the other
+        table[t, cx[c], zr[c]] += 1
+        table[1 - t, cy[c], zr[c]] += 1
+    for t in range(2):
+        inserted = 0
+        for k in range(n_class):
+            size = 0
+            for r in range(nz):
+                size += table[t, k, r]
+            if size == 0:
+                continue
+            state[t, 1] += size * (size - 1) // 2
+            state[t, 3] += 1
+            if spearman:
+                usum = 0
+                for r in range(nz):
+                    usum += table[t, k, r] * ukr[r]
+                d = 2 * inserted + size + 1 - (n + 1)
+                state[t, 4] += d * usum
+                state[t, 5] += size * d * d
+            else:
+                below = 0
+                for r in range(nz):
+                    h = table[t, k, r]
+                    if h > 0:
+                        state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+                        state[t, 2] += h * (h - 1) // 2
+                        cnt[t, r] += h
+                    below += cnt[t, r] - h
+            inserted += size
+    cnt[:, :] = 0
+
+
+@jit(parallel=True)
+def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
+    """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
+    distinct values, Spearman's numerator and sum of squares.
+
+    ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
+    (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
+    (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
+    human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
+    use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
+    values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
+    g_count, n = cells.shape
+    b = bits.shape[0]
+    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
+    max_class = max(1, n_class.max())
+    for s in numba.prange(b):
+        tree = np.zeros((2, nz + 1), dtype=np.int64)
+        cnt = np.zeros((2, nz), dtype=np.int64)
+        zcount = np.zeros(nz, dtype=np.int64)
+        members = np.empty((2, n), dtype=np.int64)
+        table = np.zeros((2, max_class, nz), dtype=np.int64)
+        state = np.zeros((2, 8), dtype=np.int64)
+        lb = np.empty(n, dtype=np.uint8)
+        for g in range(g_count):
+            for c in range(n):
+                lb[c] = bits[s, cells[g, c]]
+            if n_class[g] > 0:
+                _table_counts(classes[g, 0], classes[g, 1], lb, zr[g], ukr[g], n_class[g], spearman, table, cnt,
+                              state)
+            else:
+                _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
+                              members, state)
+            for t in range(2):
+                for f in range(6):
+                    out[s, g, t, f] = state[t, f]
+    return out
+
