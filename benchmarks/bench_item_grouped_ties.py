@@ -2,8 +2,9 @@
 
 Run: `PYTHONPATH=src python benchmarks/bench_item_grouped_ties.py --baseline main` (options: --resamples K,
 --kendall-resamples K2, --only SUBSTRING). Two rows, each in a fresh process (import and data set-up excluded,
-a warm-up call on 3 metrics first, so numba's cache is loaded), on this checkout and, in the same run, on the
-baseline's sources checked out into a temporary git worktree (at the same k; the ratio is baseline / this):
+after a warm-up call with 2 resamples that loads, or on a first run compiles, every compiled loop the row
+uses), on this checkout and, in the same run, on the baseline's sources checked out into a temporary git
+worktree (at the same k; the ratio is baseline / this):
 
 * acc-eq: the continuous workload of `bench_wmt.py` (15 systems x 2000 segments, 30 continuous metrics, the
   human rounded to quarters). A pair whose two metrics hold values within the tie tolerance of each other
@@ -36,7 +37,7 @@ data = np.load({npz!r})
 z = data['human']
 xs = np.stack([data[name] for name in data.files if name != 'human'])
 from metaeval.stats.significance.pairs import pairwise_tests
-pairwise_tests(xs[:3], z, level='summary', coefficient={coefficient!r}, n_resamples=20, rng=0)
+pairwise_tests(xs, z, level='summary', coefficient={coefficient!r}, n_resamples=2, rng=0)  # loads every loop
 t, c = time.perf_counter(), time.process_time()
 pairwise_tests(xs, z, level='summary', coefficient={coefficient!r}, n_resamples={k}, rng=0)
 print(time.perf_counter() - t, time.process_time() - c)
