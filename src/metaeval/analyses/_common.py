@@ -50,6 +50,12 @@ def check_human(ds: ScoreSet, human: Any) -> str:
     return ds.require(human, param="human")
 
 
+def check_scores(ds: Any, human: Any, metrics: Any, corpus_statistics: Any) -> iv.CheckedScores:
+    """An analysis's scores checked once (:func:`metaeval._validation.check_scores`, ``human`` a name), its
+    unscored systems left out unless it has corpus statistics; a CheckedScores of the caller is trusted."""
+    return iv.check_scores(ds, human, metrics, human_name=True).scored(corpus_statistics)
+
+
 def check_full_test_set(full_test_set: Any) -> bool:
     return iv.check_full_test_set(full_test_set, "system")
 

@@ -195,10 +195,13 @@ def _agreement_iv(source, scorer, level, by, worker_filter):
         if worker_filter == "auto":
             worker_filter = "drop-noisiest" if source.has_workers else "none"
         return source, scorer, level, by, worker_filter
+    checked = isinstance(source, iv.CheckedScores) and scorer == source.human  # the human a report checked once
+    source = iv.check_scoreset(source) if isinstance(source, iv.CheckedScores) else source
     if isinstance(source, ScoreSet):
         if scorer is None:
             raise ParameterError("`scorer` must name a scorer with annotators when `source` is a ScoreSet; got None.")
-        source.require(scorer, param="scorer")
+        if not checked:
+            source.require(scorer, param="scorer")
         if source.n_annotators(scorer) < 2:
             raise ParameterError(f"`scorer` must have at least 2 annotators per cell; got {scorer!r} with 1.")
         level = check_choice("level", "interval" if level is None else level, LEVELS)
