@@ -166,11 +166,11 @@ def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     present = np.isfinite(values)
     filled = np.where(present, values, 0.0)
-    num = np.einsum("bm,anm->abn", weights, filled)
+    num = np.matmul(filled, weights.T).transpose(0, 2, 1)  # BLAS products (numpy's einsum does not use BLAS)
     if present.all():
         den = weights.sum(axis=1)[None, :, None]
     else:
-        den = np.einsum("bm,anm->abn", weights, present.astype(np.float64))
+        den = np.matmul(present.astype(np.float64), weights.T).transpose(0, 2, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 

@@ -158,15 +158,16 @@ def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
 
 
 @_jit()
-def pearson_inputs(wt, chosen, count, xc, zc, j0, j1, tx, rx, gx, tz, rz, gz, counts, has_counts, skip, mom, cnt,
-                   flag, total, used, cand_j, cand_s, cand_r, cand_f):
+def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz, rz, gz, bz, counts, has_counts, skip,
+                   mom, cnt, flag, total, used, cand_j, cand_s, cand_r, cand_f):
     """Pearson's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     The weighted moments ``sum_a w_a (x, z, x^2, z^2, x z)`` of the centred scores, then ``r`` by the formula of
     the summary-level Pearson kernel; undefined with one chosen system. Where the chosen systems lie in one group of
     near-equal values of x (``tx[j] >= 0``: the row of ``rx``) or of z, the resample is a candidate: ``(j, s, r,
     flags)`` is written to the ``cand_*`` buffers and left out of the aggregate; the caller decides it (returns
-    the number of candidates)."""
+    the number of candidates). ``bx[k]`` / ``bz[k]`` is the size of the largest group of row ``k``: an input whose
+    groups are all smaller than the ``fewest`` chosen systems of any resample of the batch is skipped."""
     n, b = wt.shape
     k = 0
     for j in range(j0, j1):
@@ -188,9 +189,9 @@ def pearson_inputs(wt, chosen, count, xc, zc, j0, j1, tx, rx, gx, tz, rz, gz, co
                 mom[4, s] += w * xz
         for s in range(b):
             flag[s] = 0
-        if tx[j] >= 0:
+        if tx[j] >= 0 and bx[tx[j]] >= fewest:
             _one_group(chosen, rx, tx[j], gx[tx[j]], count, cnt, flag, 1)
-        if tz[j] >= 0:
+        if tz[j] >= 0 and bz[tz[j]] >= fewest:
             _one_group(chosen, rz, tz[j], gz[tz[j]], count, cnt, flag, 2)
         for s in range(b):
             sx = mom[0, s]

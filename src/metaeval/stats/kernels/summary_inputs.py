@@ -144,20 +144,23 @@ class PearsonInputs(_Chunked):
         self.x, self.z = x, z
         self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
         self.zc = np.ascontiguousarray((z - z.mean(axis=0)).T)
-        self.tx, self.rx, self.gx = self._tied(x, _BootSummaryPearson)
-        self.tz, self.rz, self.gz = self._tied(z, _BootSummaryPearson)
+        self.tx, self.rx, self.gx, self.bx = self._tied(x, _BootSummaryPearson)
+        self.tz, self.rz, self.gz, self.bz = self._tied(z, _BootSummaryPearson)
 
     def _tied(self, values, kernel):
         """The inputs where a subset of two or more systems can be constant (the near-tie groups of
         :meth:`_BootSummaryPearson._tied_columns`): per input its row in the group ranks or -1, the dense group
-        ranks (k, N) and the number of groups of each row."""
+        ranks (k, N), the number of groups of each row and the size of its largest group."""
         moments, cols, _ = kernel._tied_columns(values)
         k = cols.size
         row = np.full(self.m, -1, dtype=np.int64)
         row[cols] = np.arange(k)
         ranks = np.ascontiguousarray(moments[:, :k].T.astype(np.int64) - 1)  # dense ranks from 1 -> from 0
         groups = ranks.max(axis=1) + 1 if k else np.zeros(0, dtype=np.int64)
-        return row, ranks, groups
+        largest = np.zeros(k, dtype=np.int64)
+        for g in range(int(groups.max()) if k else 0):
+            largest = np.maximum(largest, (ranks == g).sum(axis=1))
+        return row, ranks, groups, largest
 
     def start(self, wt):
         self.chosen = (wt > 0).astype(np.float64)
@@ -167,8 +170,10 @@ class PearsonInputs(_Chunked):
         n, b = wt.shape
         size = (j1 - j0) * b
         cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
-        k = self.loops.pearson_inputs(wt, self.chosen, self.count, self.xc, self.zc, j0, j1, self.tx, self.rx, self.gx,
-                                      self.tz, self.rz, self.gz, counts, has_counts, self.skip, np.empty((5, b)),
+        fewest = max(2, int(self.count.min()))  # one chosen system is undefined anyway
+        k = self.loops.pearson_inputs(wt, self.chosen, self.count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
+                                      self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
+                                      self.skip, np.empty((5, b)),
                                       np.empty((n, b)), np.empty(b, dtype=np.int64), total, used, *cand)
         if k:
             self._decide(*(c[:k] for c in cand), counts, has_counts, total, used)
