@@ -51,6 +51,12 @@ def check_human(ds: ScoreSet, human: Any) -> str:
     return ds.require(human, param="human")
 
 
+def check_scores(ds: Any, human: Any, metrics: Any, corpus_statistics: Any) -> iv.CheckedScores:
+    """An analysis's scores checked once (:func:`metaeval._validation.check_scores`, ``human`` a name), its
+    unscored systems left out unless it has corpus statistics; a CheckedScores of the caller is trusted."""
+    return iv.check_scores(ds, human, metrics, human_name=True).scored(corpus_statistics)
+
+
 def check_full_test_set(full_test_set: Any) -> bool:
     return iv.check_full_test_set(full_test_set, "system")
 
@@ -161,11 +167,11 @@ def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     present = np.isfinite(values)
     filled = np.where(present, values, 0.0)
-    num = np.einsum("bm,anm->abn", weights, filled)
+    num = np.matmul(filled, weights.T).transpose(0, 2, 1)  # BLAS products (numpy's einsum does not use BLAS)
     if present.all():
         den = weights.sum(axis=1)[None, :, None]
     else:
-        den = np.einsum("bm,anm->abn", weights, present.astype(np.float64))
+        den = np.matmul(present.astype(np.float64), weights.T).transpose(0, 2, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 

@@ -226,7 +226,10 @@ class ScoreSet:
     # -- values ---------------------------------------------------------------------------------
     def annotations(self, scorer: str) -> np.ndarray:
         """The stored (read-only) array of ``scorer``: (N, M), or (N, M, A) with annotators."""
-        return self._scores[self.require(scorer)]
+        try:
+            return self._scores[scorer]
+        except KeyError:  # the message of require
+            raise ScoreSetError(self._unknown_message("scorer", scorer)) from None
 
     def n_annotators(self, scorer: str) -> int:
         """Number of annotators per cell (1 for a plain matrix)."""

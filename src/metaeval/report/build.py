@@ -115,15 +115,15 @@ def _system_scores(ds: ScoreSet, human: str) -> list[dict[str, Any]]:
             for s, m, r, k in zip(ds.systems, means, rank, missing)]
 
 
-def _agreement(ds: ScoreSet, human: str) -> dict[str, Any] | None:
+def _agreement(checked: iv.CheckedScores, human: str) -> dict[str, Any] | None:
     """Krippendorff's alpha of the human scorer's annotators (None with one annotator per cell)."""
-    if ds.n_annotators(human) < 2:
+    if checked.ds.n_annotators(human) < 2:
         return None
     try:
         from ..human.agreement import agreement
     except ImportError:  # the human-judgment tools are not part of this install
         return None
-    result = agreement(ds, human, by="dataset")
+    result = agreement(checked, human, by="dataset")
     return dict(result.to_dict(), scorer=human)
 
 
@@ -136,9 +136,8 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
                      n_resamples, seed, preset, repetitions, focus_metrics, analyses):
     from .analysis_sections import ANALYSES
 
-    ds = iv.check_scoreset(ds)
-    ds.require(human, param="human")
-    metrics = iv.check_metrics(ds, metrics, human)
+    checked = iv.check_scores(ds, human, metrics)  # the one check of human and metrics: the layers below trust it
+    ds, metrics = checked.ds, checked.metrics
     if levels is None:
         levels = iv.default_levels(ds)
     levels = tuple(iv.check_level(level) for level in levels)
@@ -161,7 +160,7 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
     analyses = tuple(ANALYSES) if analyses is None else tuple(analyses)
     for name in analyses:
         check_choice("analyses", name, tuple(ANALYSES))
-    return (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, int(seed),
+    return (checked, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, int(seed),
             preset, repetitions, focus_metrics, analyses)
 
 
@@ -231,19 +230,18 @@ def build_report(
     -------
     Report
     """
-    (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed, preset,
+    (checked, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed, preset,
      repetitions, focus_metrics, analyses) = _build_report_iv(
         ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
         preset, repetitions, focus_metrics, analyses)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    checked = checked.scored(corpus_statistics)  # unscored systems left out once, for every section
+    ds, corpus = checked.ds, checked.corpus
     from .analysis_sections import ANALYSES, run_analysis
 
     timings: dict[str, float] = {}
     steps = _Steps(progress, timings)
     with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
-        table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
+        table = correlation_table(checked, human, metrics, levels=levels, coefficients=coefficients,
                                   ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance,
                                   corpus_statistics=corpus or None)
     omitted: dict[str, str] = {}
@@ -251,7 +249,7 @@ def build_report(
     if len(metrics) >= 2:
         with steps("significance matrix", None):
             test = "bootstrap" if set(corpus) & set(metrics) else "permutation"
-            comparison = compare_metrics(ds, metrics, human, level="system", coefficient=coefficient,
+            comparison = compare_metrics(checked, metrics, human, level="system", coefficient=coefficient,
                                          test=test, method="both", n_resamples=n_resamples,
                                          correction=correction, family=family, alpha=alpha, rng=seed,
                                          corpus_statistics=corpus or None)
@@ -281,7 +279,7 @@ def build_report(
             omitted[name] = "not requested."
             continue
         with steps(ANALYSES[name].title, None):
-            outcome = run_analysis(name, ds, human, focus_metrics, settings, corpus)
+            outcome = run_analysis(name, checked, human, focus_metrics, settings, corpus)
         if isinstance(outcome, str):
             omitted[name] = outcome
         else:
@@ -290,7 +288,7 @@ def build_report(
     dataset.update(human=human, metrics=list(metrics), system_scores=_system_scores(ds, human),
                    signature_fields={k: v for k, v in ds.signature_fields().items()})
     with steps("annotator agreement", None):
-        dataset["agreement"] = _agreement(ds, human)
+        dataset["agreement"] = _agreement(checked, human)
     if command is None:
         command = _python_call(ds, human, metrics, settings)
     for text, category in steps.categories.items():

@@ -28,6 +28,9 @@ from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
 
+#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.shared_sums`.
+SHARED_SUMS_INPUTS = 4096
+
 
 class _BootSystemLevel:
     """System level: means are linear in the column weights; rows are gathered (duplicates kept).
@@ -50,8 +53,11 @@ class _BootSystemLevel:
         self.tie_threshold = tie_threshold
         self.full = full_test_set
         self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
+        self.shared = None
         if full_test_set:
             self.sums = (ExactWeightedSums(x, self.mx), ExactWeightedSums(z, self.mz))
+        elif self.mx >= SHARED_SUMS_INPUTS:  # many inputs: the sums of x and of z, shared by the calls (shared_sums)
+            self.shared = (x, z)
         else:
             self.sums = ExactWeightedSums(np.concatenate([x, z]), self.mx)
 
@@ -60,6 +66,10 @@ class _BootSystemLevel:
         if self.full:
             return (self.sums[0](cache.col_weights()) / self.mx,
                     self.sums[1](cache.col_weights(human=True)) / self.mz)
+        if self.shared is not None:
+            from metaeval.stats.kernels.shared_sums import resampled_sums
+
+            return tuple(resampled_sums(v, cache.draws)[cache.sl] / self.mx for v in self.shared)
         both = self.sums(cache.col_weights()) / self.mx
         return both[:, : self.n], both[:, self.n :]
 
@@ -341,6 +351,11 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold)
         if tie_threshold:
             return None
+        from metaeval.stats.kernels.summary_inputs import summary_inputs_kernel
+
+        many = summary_inputs_kernel(x, z, coefficient, undefined)  # thousands of inputs: chunked, compiled
+        if many is not None:
+            return many
         if coefficient == "kendall-b":
             return _BootSummaryKendall(x, z, undefined)
         if coefficient == "pearson":
