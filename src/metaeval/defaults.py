@@ -105,15 +105,16 @@ MT_PRESETS = {
     # WMT23 (Freitag et al. 2023; mt-metrics-eval tasks.WMT23): pooled system accuracy weighted by the number
     # of language pairs, correlations rescaled to (r + 1) / 2, PERM-BOTH permutation tests, human ties counted.
     "wmt23": {"tasks": MT_TASKS, "average": "wmt", "significance": "permutation", "human_ties": "count",
-              "pvalue": "fraction", "spa_range": "correlation"},
+              "pvalue": "fraction"},
     # WMT24 (mt-metrics-eval tasks.WMT24): per language pair system SPA and item-grouped acc23, equal weights;
-    # mt-metrics-eval rescales SPA like a correlation ((SPA + 1) / 2) and its SPA p-values are c / R.
+    # SPA is a statistic in [0, 1] averaged as it is (mt-metrics-eval's TaskResults.range for 'pce'), and its
+    # p-values are c / R.
     "wmt24": {"tasks": ("system/soft-accuracy", "summary/acc23"), "average": "wmt", "significance": "permutation",
-              "human_ties": "count", "pvalue": "fraction", "spa_range": "correlation"},
+              "human_ties": "count", "pvalue": "fraction"},
     # metaeval's plain mean of the task statistics, human-tied system pairs left out of the accuracy,
     # randomized p-values (1 + c) / (1 + R).
     "mean": {"tasks": MT_TASKS, "average": "mean", "significance": "permutation", "human_ties": "skip",
-             "pvalue": "randomized", "spa_range": "accuracy"},
+             "pvalue": "randomized"},
 }
 # Nugget F(beta) (TREC 2004 definition questions; Lin & Demner-Fushman 2005): beta, characters allowed per
 # matched nugget, and the automatic matcher's share of a nugget's content terms that must occur in the text.

@@ -129,12 +129,10 @@ def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
     return avg, significance_clusters(avg, pv, alpha=alpha), pv
 
 
-def task_range(statistic, preset):
-    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: accuracies are in
-    [0, 1], correlations in [-1, 1]; soft pairwise accuracy as the preset says (mt-metrics-eval treats it as a
-    correlation)."""
-    if statistic in ("accuracy", "acc-eq", "acc23"):
+def task_range(statistic, preset=None):
+    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: the accuracies
+    (pairwise accuracy, acc-eq, acc23 and soft pairwise accuracy) are in [0, 1] and taken as they are, every
+    correlation is in [-1, 1] (mt-metrics-eval ``TaskResults.range``, where ``pce`` is SPA)."""
+    if statistic in ("accuracy", "acc-eq", "acc23", "soft-accuracy"):
         return 0.0, 1.0
-    if statistic == "soft-accuracy":
-        return (-1.0, 1.0) if preset["spa_range"] == "correlation" else (0.0, 1.0)
     return -1.0, 1.0
