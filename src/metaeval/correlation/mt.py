@@ -24,7 +24,8 @@ from ..signature import Signature
 from ..stats.significance.clusters import rank_ranges, significance_clusters
 from ..stats.correlations.coefficients import rescaled
 from ..stats.resampling.draws import bootstrap_draws, count_weights
-from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
+from ..stats.mt.spa import spa_null
+from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy
 from ..stats.mt.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
 from .mt_significance import (
     agreement_rate,
@@ -380,13 +381,7 @@ def mt_evaluate(
                 o = soft_pairwise_accuracy(xs, z, signs, spa_corpus, pconv)
                 r = None
                 if permute:
-                    pz = system_pvalues(z, signs, pconv)
-
-                    def spa(h, _z, signs=signs, pz=pz):
-                        ia, ib = np.triu_indices(h.shape[1], 1)
-                        return 1.0 - np.abs(system_pvalues(h, signs, pconv)[:, ia, ib] - pz[None, ia, ib]).mean(-1)
-
-                    r = hybrid_null(xs, z, mask_source(gen, xs.shape[1] * m_seg), k, spa)
+                    r = spa_null(xs, z, signs, mask_source(gen, xs.shape[1] * m_seg), k, pconv)
             elif level == "system":
                 if stat == "accuracy":
                     o = agreement_rate(xbar, z.mean(axis=1), human_ties)
