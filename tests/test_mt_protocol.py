@@ -292,7 +292,7 @@ def test_messages_and_single_metric(wmt20):
     data, _ = wmt20
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, human="mqm", protocol="wmt22")
-    assert str(err.value) == "`protocol` must be one of 'wmt23', 'wmt24', 'mean'; got 'wmt22'."
+    assert str(err.value) == "`protocol` must be one of 'wmt23', 'wmt24', 'wmt25', 'mean' or a .toml file; got 'wmt22'."
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, human="mqm", significance="jackknife")
     assert str(err.value) == "`significance` must be one of 'permutation', 'bootstrap'; got 'jackknife'."

@@ -30,6 +30,7 @@ __all__ = [
     "METRIC_TESTS",
     "MT_HUMAN_TIES",
     "MT_PROTOCOLS",
+    "MT_SEGMENTS",
     "MT_SIGNIFICANCE",
     "MT_STATISTICS",
     "OUTPUT_FORMATS",
@@ -116,9 +117,12 @@ MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "
 tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
 and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
 
-MT_PROTOCOLS = ("wmt23", "wmt24", "mean")
-"""Evaluation protocols of ``metaeval mt`` (presets of ``defaults.MT_PRESETS``): WMT23, WMT24 as
+MT_PROTOCOLS = ("wmt23", "wmt24", "wmt25", "mean")
+"""Evaluation protocols of ``metaeval mt`` (``metaeval.stats.mt.protocol.PROTOCOLS``): WMT23, WMT24, WMT25 as
 mt-metrics-eval computes them, or metaeval's plain mean of the task statistics."""
+
+MT_SEGMENTS = ("common", "per-metric")
+"""Segments of ``metaeval mt``: the segments every metric and the human scored, or each metric's own."""
 
 MT_SIGNIFICANCE = ("permutation", "bootstrap")
 """Significance test of ``metaeval mt`` between metrics: mt-metrics-eval's permutation tests (per task, and
