@@ -366,7 +366,7 @@ def mt_evaluate(
                         pooled[i].append((lpd.xbar, lpd.zbar, lpd.scorer, lpd.z, lpd.w, lpd.zscorer))
                 if progress is not None and (common or idx[0] == p - 1):
                     progress()
-        used[lp] = min(per_metric[lp].values())
+        used[lp] = int(any_used.sum())
         dropped[lp] = int((scored & ~any_used).sum())
     if any(pooled.values()):
         name = f"{POOLED}:system/accuracy"

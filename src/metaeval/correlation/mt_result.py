@@ -48,7 +48,7 @@ class MtEvaluationResult(ResultMixin):
         Language pair -> segments left out because some system, metric or the human lacks a score (common
         segments; per metric: the segments of the language pair no metric uses).
     n_segments : dict
-        Language pair -> segments used (per metric: the fewest any metric uses).
+        Language pair -> segments used (per metric: the segments some metric uses).
     systems_without_human : dict
         Language pair -> systems left out because the human scored none of their segments.
     protocol, significance, human_ties : str
