@@ -24,7 +24,7 @@ from .progress import progress_bar, progress_option
 
 
 def _language_pairs(scores: tuple[str, ...], datasets: tuple[str, ...], dataset_options: tuple[str, ...],
-                    golds: dict[str, str], human: str | None) -> tuple[dict, str | None]:
+                    golds: dict[str, str], human: str | None, protocol) -> tuple[dict, str | None]:
     """``LP=PATH`` (or a bare ``PATH``, named by its file stem) and ``LP=DATASET`` (or a bare packaged dataset
     name, named by the name), repeatable per language pair -> ({lp: ScoreSet}, human): the dataset and the
     files of one language pair joined on (system, input) and every reading option (--input-column, --where,
@@ -59,8 +59,9 @@ def _language_pairs(scores: tuple[str, ...], datasets: tuple[str, ...], dataset_
         if name is not None and not any(o.startswith("language_pair=") for o in options):
             if "language_pair" in (dataset_info(name).get("options") or {}):
                 options = (*options, f"language_pair={lp}")
-        data[lp], found = load_source(name, options, tuple(files.get(lp, ())), golds.get(lp, human), other_files=every)
-        if human is None and lp not in golds:  # the first language pair's human (its --human-column or its only human)
+        gold = golds.get(lp) or human or protocol.gold_for(lp)
+        data[lp], found = load_source(name, options, tuple(files.get(lp, ())), gold, other_files=every)
+        if human is None and lp not in golds and protocol.gold_for(lp) is None:  # the first language pair's human (its --human-column or its only human)
             human = found
     return data, human
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
@@ -229,7 +230,7 @@ def mt(scores, datasets, dataset_options, mtme_root, language_pairs, humans, met
     human, golds = _golds(humans)
     system_scores = None
     if scores or datasets:
-        data, human = _language_pairs(scores, datasets, dataset_options, golds, human or protocol.human)
+        data, human = _language_pairs(scores, datasets, dataset_options, golds, human, protocol)
     else:
         data, system_scores = _mt_metrics_eval(mtme_root, language_pairs)
         _check_memory(data, n_resamples)

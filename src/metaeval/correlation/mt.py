@@ -96,8 +96,10 @@ def _golds(data, human, protocol):
         if gold is None:
             raise ParameterError("`human` must name a human scorer; got None and the data has none.")
         if gold not in ds.scorers:
+            humans = ", ".join(map(repr, ds.humans)) or "none"
             raise ParameterError(f"`human`: the gold of language pair {lp!r} must be one of its scorers; got {gold!r}"
-                                 f"{_suggestion(gold, ds.scorers)}.")
+                                 f" (its human scorers: {humans}; name one with human={{{lp!r}: NAME}} or"
+                                 f" --human {lp}=NAME).")
         out[lp] = gold
     return out
 
