@@ -134,3 +134,23 @@ def test_protocol_file_mistakes_are_one_line_errors(tmp_path, capsys, text, mess
     assert main(["mt", "--show-protocol", str(path)]) == 2
     err_text = capsys.readouterr().err.strip()
     assert err_text.startswith(f"metaeval: error: {path}: ") and "\n" not in err_text
+
+
+def test_cli_wmt25_with_a_gold_per_language_pair(wmt25_data, tmp_path, capsys):
+    from metaeval.cli.main import main
+    import json
+
+    data, _ = wmt25_data
+    argv = ["mt", "--protocol", "wmt25", "--n-resamples", "20", "--format", "json"]
+    for lp, ds in data.items():
+        me.write_scores(ds, tmp_path / f"{lp}.csv")
+        argv += ["--scores", f"{lp}={tmp_path / f'{lp}.csv'}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["gold"] == {"en-ko_KR": "mqm", "cs-uk_UA": "esa-human1"}
+    assert "human:en-ko_KR=mqm,cs-uk_UA=esa-human1" in out["signature"]
+    assert main([*argv, "--human", "cs-uk_UA=mqm"]) == 0
+    assert json.loads(capsys.readouterr().out)["gold"] == {"en-ko_KR": "mqm", "cs-uk_UA": "mqm"}
+    assert main([*argv, "--human", "fr-de=mqm"]) == 2
+    assert capsys.readouterr().err.strip() == ("metaeval: error: `--human` must name language pairs of the data "
+                                               "('en-ko_KR', 'cs-uk_UA') in LP=NAME; got 'fr-de'.")
