@@ -66,8 +66,9 @@ LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
 LEVEL_CHOICES = LEVELS + tuple(LEVEL_ALIASES)
 """Every spelling a user may type for a level."""
 
-COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
-"""Correlation coefficients, in the order of the CLI and the docs."""
+COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq", "pdp")
+"""Correlation coefficients, in the order of the CLI and the docs. ``pdp``: Pairwise Difference Pearson (DiIanni
+& Deutsch 2025), Pearson over the differences of every pair within a group, pooled over the groups."""
 
 COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
 """Accepted spellings of a coefficient and the canonical name they stand for."""
@@ -112,7 +113,7 @@ UNDEFINED_POLICIES = ("skip", "zero")
 """What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
 
 MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq",
-                 "acc23", "tau23", "soft-accuracy", "darr")
+                 "acc23", "tau23", "soft-accuracy", "darr", "pdp")
 """Statistics of an MT meta-evaluation task: the coefficients, acc23 / tau23 (acc-eq / tau-eq with a calibrated
 tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
 and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""

@@ -167,6 +167,11 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
                          for i in range(p)])
     if level == "by-system" and weights is not None:
         return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
+    if coefficient == "pdp" and level in ("summary", "by-system") and (weights is None or level == "summary"):
+        from metaeval.stats.correlations.pdp import pooled
+
+        groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
+        return np.stack([pooled(groups(xs[i]), groups(z), weights) for i in range(p)])
     if level in ("summary", "by-system"):
         axis_groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
         zg = axis_groups(z)
