@@ -52,12 +52,18 @@ def write_workload(name: str, directory: str) -> list[str]:
     return args
 
 
-def run(src: str, args: list[str]) -> tuple[float, int, str]:
+def run(src: str, args: list[str]) -> tuple[float, float, int, str]:
+    """(wall s, CPU s of the process, exit code, output) of `metaeval mt ARGS` with PYTHONPATH=src."""
+    import resource
+
     env = dict(os.environ, PYTHONPATH=src, COLUMNS="200")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "metaeval.cli.main", "mt", *args], env=env, capture_output=True,
                          text=True)
-    return time.perf_counter() - start, out.returncode, (out.stdout + out.stderr)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - start, cpu, out.returncode, (out.stdout + out.stderr)
 
 
 def blas_rate() -> float:
@@ -84,11 +90,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             args = write_workload(name, tmp) + ["--human", "human", "--protocol", protocol, "--format", "json",
                                                 "--output", os.path.join(tmp, "out.json")]
-            t_new, rc, text = run(here, args)
+            t_new, c_new, rc, text = run(here, args)
             if rc:
                 raise SystemExit(f"this checkout failed: {text[-2000:]}")
             print(f"{name}: {lps} language pairs x {n} systems x {m} segments x {len(kinds)} metrics, k = 1000: "
-                  f"this checkout {t_new:.1f} s (target <= {target:.0f} s)")
+                  f"this checkout {t_new:.1f} s wall, {c_new:.1f} s CPU (target <= {target:.0f} s)")
             if name == "wmt25":
                 rate = blas_rate()
                 floor = lps * len(kinds) * n * m * 1000 * 1000 / rate
@@ -96,9 +102,10 @@ def main() -> None:
                       f" multiply-adds x {lps} at {rate / 1e9:.1f} G/s = {floor:.0f} s")
             if not opts.no_baseline:
                 base_args = [a for a in args]
-                t_old, rc, text = run(opts.baseline_src, base_args)
+                t_old, c_old, rc, text = run(opts.baseline_src, base_args)
                 status = "" if rc == 0 else f" (exit {rc}: {text.strip().splitlines()[-1][:120]})"
-                print(f"  baseline {opts.baseline_src}: {t_old:.1f} s{status}; ratio {t_old / t_new:.1f}x")
+                print(f"  baseline {opts.baseline_src}: {t_old:.1f} s wall, {c_old:.1f} s CPU{status}; ratio"
+                      f" {t_old / t_new:.1f}x wall, {c_old / c_new:.1f}x CPU")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

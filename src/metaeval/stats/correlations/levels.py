@@ -176,6 +176,8 @@ def level_correlation(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold
     )
     batch = x.shape[:-2]
+    if coefficient == "pdp" and level not in ("summary", "by-system"):
+        coefficient = "pearson"  # PDP of one vector is Pearson's r (metaeval.stats.correlations.pdp)
     units = _pair_units(level, coefficient, x.shape, row_units, col_units)
     if level == "system":
         out = _system(x, z, coefficient, full_test_set, tie_threshold, units)

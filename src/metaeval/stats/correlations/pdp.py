@@ -20,11 +20,20 @@ import numpy as np
 __all__ = ["group_sums", "pooled"]
 
 
+def _scaled(a):
+    """``a`` times a power of two (exact) bringing its largest magnitude near 1, so that the products of the
+    sums neither underflow nor overflow at extreme magnitudes (1e-150, 1e150); r does not depend on it."""
+    finite = np.abs(a[np.isfinite(a)])
+    top = float(finite.max()) if finite.size else 0.0
+    return a if top == 0.0 else np.ldexp(a, -int(np.frexp(top)[1]))
+
+
 def group_sums(xg: np.ndarray, zg: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per group (rows of the last axis; NaN missing), ``(n Sxz, n Sxx, n Szz, n)`` over the positions where
     both are present."""
     valid = np.isfinite(xg) & np.isfinite(zg)
     n = valid.sum(axis=-1)
+    xg, zg = _scaled(np.where(valid, xg, np.nan)), _scaled(np.where(valid, zg, np.nan))
     with np.errstate(invalid="ignore", divide="ignore"):
         xm = np.where(valid, xg, 0.0).sum(axis=-1) / n
         zm = np.where(valid, zg, 0.0).sum(axis=-1) / n

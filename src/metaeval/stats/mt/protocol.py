@@ -22,8 +22,7 @@ from metaeval.vocabulary import LEVEL_CHOICES, MT_HUMAN_TIES, MT_SIGNIFICANCE, M
 __all__ = ["GROUPING", "LANGUAGE_PAIRS", "PROTOCOLS", "PVALUE_CONVENTIONS", "Protocol", "RESCALING", "TaskSpec",
            "protocol_from_mapping"]
 
-GROUPING = {"system": "system scores", "summary": "item (each segment's translations)", "global": "none (all cells)",
-            "by-system": "system (each system's segments)"}
+GROUPING = {"system": "system scores", "summary": "item", "global": "none", "by-system": "system"}
 """The grouping each level implies (mt-metrics-eval's ``level`` and ``avg_by``)."""
 
 RESCALING = ("wmt", "none")
@@ -110,20 +109,23 @@ class Protocol:
     def lines(self) -> list[str]:
         """What ``metaeval mt --show-protocol`` prints: the tasks with grouping, tie rule and weight, then the
         averaging, test, human-tie rule, p-values and gold."""
-        out = [f"protocol {self.name}" + (f": {self.description}" if self.description else "")]
+        import textwrap
+
+        out = [f"protocol {self.name}"]
+        out += textwrap.wrap(self.description, 96, initial_indent="  ", subsequent_indent="  ")
         total = sum(t.weight for t in self.tasks)
         out.append("tasks (per language pair; weights normalised to sum 1 in each scope):")
         for t in self.tasks:
-            out.append(f"  {t.name:<22} grouping: {t.grouping}; ties: {t.tie_rule}; weight {t.weight:g}"
+            out.append(f"  {t.name:<22} grouping {t.grouping}; ties: {t.tie_rule}; weight {t.weight:g}"
                        f" ({t.weight / total:.3g})")
         if any(t.level == "system" and t.statistic == "accuracy" for t in self.tasks):
-            weight = ("the number of language pairs" if self.pooled_weight == LANGUAGE_PAIRS
+            weight = ("number of language pairs" if self.pooled_weight == LANGUAGE_PAIRS
                       else f"{self.pooled_weight:g}")
-            out.append(f"  pooled:system/accuracy  pooled over the language pairs; weight {weight} in the pooled scope,"
-                       " replacing the per-pair system accuracies")
-        out.append(f"average: {'rescaled to [0, 1] (accuracies as they are, correlations (r + 1) / 2)' if self.rescaling == 'wmt' else 'the statistics as they are'}")
+            out.append(f"  pooled:system/accuracy over all language pairs; pooled scope weight: {weight}")
+        out.append("average: " + ("rescaled to [0, 1] (accuracies as they are, correlations (r + 1) / 2)"
+                                  if self.rescaling == "wmt" else "the statistics as they are"))
         out.append(f"test: {self.significance}; p-values: {'c / k' if self.pvalue == 'fraction' else '(1 + c) / (1 + k)'};"
-                   f" system pairs the human ties: {self.human_ties}")
+                   f" human-tied system pairs: {self.human_ties}")
         golds = ", ".join(f"{lp}: {name}" for lp, name in self.gold)
         out.append(f"gold: {self.human or 'the data' + chr(39) + 's human scorer'}" + (f"; {golds}" if golds else ""))
         return out
