@@ -5,7 +5,6 @@ import json
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.stats
 
