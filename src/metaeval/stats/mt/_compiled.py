@@ -32,12 +32,12 @@ def spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa, qb, rtol):
     sys_pairs = n * (n - 1) // 2
     ci = np.zeros((n_pairs, b_size, sys_pairs))
     cj = np.zeros((n_pairs, b_size, sys_pairs))
-    hi = np.empty((n, r))
-    hj = np.empty((n, r))
-    ti = np.empty(n)
-    tj = np.empty(n)
-    tol = np.empty(n)
-    for e in range(n_pairs):
+    for e in numba.prange(n_pairs):
+        hi = np.empty((n, r))
+        hj = np.empty((n, r))
+        ti = np.empty(n)
+        tj = np.empty(n)
+        tol = np.empty(n)
         i, j = qa[e], qb[e]
         for a in range(n):
             tol[a] = rtol[e] * (mass[i, a] + mass[j, a])

@@ -29,7 +29,8 @@ while below 2^24, and a pair of such metrics keeps the tolerance ``SPA_RTOL``; a
 continuous scores, whose float32 rounding is typically eps32 / sqrt(M) of the operands, takes
 ``SPA_NULL_RTOL`` = 2^-26 of the operands (the null of such a pair has no exact ties to keep, so this only
 decides permuted sums closer to delta than about 1e-8 of their operands). The counts of the pairs (P^2 / 2 x N^2 / 2 x R
-per draw) run in a compiled loop when numba is installed, else in numpy.
+per draw) run in a compiled loop when numba is installed (the metric pairs in parallel on every core), else
+in numpy.
 
 References
 ----------
