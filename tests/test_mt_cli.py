@@ -73,7 +73,8 @@ def test_mt_two_language_pairs_each_file_option_stays_with_its_file(wmt_files, c
                  "--scores", "zh-en=metrics.csv", "--input-column", "seg_id", "--where", "metrics.csv=lp=en-de",
                  "--human", "mqm_avg_score"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "metaeval: error: language pair 'zh-en' must keep at least 3 systems scored by the human and every metric;"
+        "metaeval: error: en-de.tsv, metrics.csv, zh-en.tsv, metrics.csv: language pair 'zh-en' must keep at least 3"
+        " systems scored by the human and every metric;"
         " got 2 (left out 16 without any score: 'DeepMind.381' (no score of 'good', 'noisy'); 'DiDi_NLP.401' (no"
         " score of 'good', 'noisy'); 'Huoshan_Translate.919' (no score of 'good', 'noisy') and 13 more).")
 

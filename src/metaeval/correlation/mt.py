@@ -20,7 +20,7 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet, _suggestion
-from ..errors import DataWarning, ParameterError, check_choice
+from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
 from ..signature import Signature
 from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol
 from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_range
@@ -143,7 +143,7 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
             shown += f" and {len(items) - 3} more" if len(items) > 3 else ""
             left = len(ds.systems) - len(items)
             if left < iv.MIN_SYSTEMS:
-                raise ParameterError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems scored by the"
+                raise ScoreSetError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems scored by the"
                                      f" human and every metric; got {left} (left out {len(items)} without any score:"
                                      f" {shown}).")
             warnings.warn(f"language pair {lp!r}: left out {len(items)} system(s) without any score: {shown}.",
