@@ -124,7 +124,7 @@ def correlate(
     level : {'system', 'summary', 'global', 'by-system', 'partial'}
         Where to correlate (see the module docstring for the formulas; 'input' and 'segment' are
         accepted as 'summary').
-    coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'}
+    coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq', 'pdp'}
         'kendall' means 'kendall-b' (the default, robust to the ties of averaged Likert scores).
     undefined : {'skip', 'zero'}
         Groups with an undefined correlation are skipped (and counted) or counted as 0.
