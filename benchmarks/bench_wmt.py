@@ -136,7 +136,7 @@ def acc23_matrix(k):
 TIE_HEAVY_KINDS = ("continuous",) * 10 + ("half",) * 10 + ("judge",) * 5 + ("zeros",) * 5
 
 
-def tie_heavy_scores(seed: int = 0) -> dict[str, np.ndarray]:
+def tie_heavy_scores(seed: int = 0, n: int = N, m: int = M, kinds=TIE_HEAVY_KINDS) -> dict[str, np.ndarray]:
     """The tie-heavy workload of issue 20: {name: (N, M) matrix}, the human first, seeded.
 
     The human is MQM-like: minus the weighted error count of each segment (minor 1, major 5, Poisson counts
@@ -144,14 +144,16 @@ def tie_heavy_scores(seed: int = 0) -> dict[str, np.ndarray]:
     ... (heavily tied). The 30 metrics are the human plus Gaussian noise of increasing scale; 10 stay
     continuous, 10 are rounded to 0.5, 5 are LLM-judge-like integers 0-100 in steps of 5 (a logistic map
     of the noisy score), and 5 are sentence-BLEU-like with about 40% exact zeros (the lowest 40% of each
-    noisy score set to 0).
+    noisy score set to 0). ``n``, ``m`` and ``kinds`` change the shape (systems, segments, one metric per
+    kind).
     """
     rng = np.random.default_rng(seed)
+    N, M = n, m  # noqa: N806 - the shape of this call
     quality = rng.normal(scale=0.5, size=(N, 1)) + rng.normal(size=(N, M))
     rate = np.exp(-0.8 * quality)
     human = 0.0 - (rng.poisson(0.6 * rate) + 5.0 * rng.poisson(0.15 * rate))
     scores = {"human": human.astype(float)}
-    for i, kind in enumerate(TIE_HEAVY_KINDS):
+    for i, kind in enumerate(kinds):
         noisy = human + rng.normal(scale=1.0 + 0.2 * (i % 10), size=(N, M))
         if kind == "half":
             noisy = np.round(noisy * 2) / 2

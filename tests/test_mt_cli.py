@@ -96,7 +96,7 @@ def test_mt_terminal_table_fits_80_columns_without_na(wmt_files, capsys, monkeyp
      "metrics.csv, en-de.tsv: `--metric` must name a scorer of this ScoreSet ('good', 'noisy', 'mqm_avg_score'); got 'God' (did you mean"
      " 'good'?)."),
     (["--human", "mqm_avg_score", "--exclude-system", "Human-A"],
-     "`--exclude-system` must name a system of the scores; got 'Human-A' (did you mean 'Human-A.0'?)."),
+     "`--exclude-system` must name a system of the data or 'LP=SYSTEM'; got 'Human-A' (did you mean 'Human-A.0'?)."),
 ])
 def test_mt_messages_name_the_flags(wmt_files, capsys, argv, message):
     base = ["mt", "--scores", "en-de=metrics.csv", "--scores", "en-de=en-de.tsv", "--input-column", "seg_id",
@@ -139,8 +139,8 @@ def test_mt_metrics_eval_messages_name_the_flags(tmp_path, capsys):
                    " human ('mqm', 'psqm').")
     assert main([*base, "--human", "mqm", "--exclude-system", "Human-A"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "metaeval: error: `--exclude-system` must name a system of the scores; got 'Human-A' (did you mean"
-        " 'Human-A.0'?).")
+        "metaeval: error: `--exclude-system` must name a system of the data or 'LP=SYSTEM'; got 'Human-A' (did you"
+        " mean 'Human-A.0'?).")
     assert main([*base, "--input-column", "seg_id"]) == 2
     assert capsys.readouterr().err.strip() == (
         "metaeval: error: `--input-column` must come with `--scores`; got it with --mt-metrics-eval (its files have"

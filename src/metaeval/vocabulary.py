@@ -31,6 +31,7 @@ __all__ = [
     "METRIC_TESTS",
     "MT_HUMAN_TIES",
     "MT_PROTOCOLS",
+    "MT_SEGMENTS",
     "MT_SIGNIFICANCE",
     "MT_STATISTICS",
     "OUTPUT_FORMATS",
@@ -69,8 +70,9 @@ LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
 LEVEL_CHOICES = LEVELS + tuple(LEVEL_ALIASES)
 """Every spelling a user may type for a level."""
 
-COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
-"""Correlation coefficients, in the order of the CLI and the docs."""
+COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq", "pdp")
+"""Correlation coefficients, in the order of the CLI and the docs. ``pdp``: Pairwise Difference Pearson (DiIanni
+& Deutsch 2025), Pearson over the differences of every pair within a group, pooled over the groups."""
 
 COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
 """Accepted spellings of a coefficient and the canonical name they stand for."""
@@ -129,14 +131,17 @@ UNDEFINED_POLICIES = ("skip", "zero")
 """What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
 
 MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq",
-                 "acc23", "tau23", "soft-accuracy", "darr")
+                 "acc23", "tau23", "soft-accuracy", "darr", "pdp")
 """Statistics of an MT meta-evaluation task: the coefficients, acc23 / tau23 (acc-eq / tau-eq with a calibrated
 tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
 and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
 
-MT_PROTOCOLS = ("wmt23", "wmt24", "mean")
-"""Evaluation protocols of ``metaeval mt`` (presets of ``defaults.MT_PRESETS``): WMT23, WMT24 as
+MT_PROTOCOLS = ("wmt23", "wmt24", "wmt25", "mean")
+"""Evaluation protocols of ``metaeval mt`` (``metaeval.stats.mt.protocol.PROTOCOLS``): WMT23, WMT24, WMT25 as
 mt-metrics-eval computes them, or metaeval's plain mean of the task statistics."""
+
+MT_SEGMENTS = ("common", "per-metric")
+"""Segments of ``metaeval mt``: the segments every metric and the human scored, or each metric's own."""
 
 MT_SIGNIFICANCE = ("permutation", "bootstrap")
 """Significance test of ``metaeval mt`` between metrics: mt-metrics-eval's permutation tests (per task, and

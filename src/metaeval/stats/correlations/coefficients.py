@@ -196,6 +196,8 @@ def _masked(x, y):
 
 
 def _rows(x, y, coefficient, t, units=None):
+    if coefficient == "pdp":  # one vector: Pearson (metaeval.stats.correlations.pdp)
+        coefficient = "pearson"
     if coefficient not in ("pearson", "spearman"):
         return coefficient_from_counts(coefficient, pair_count_rows(x, y, t, units))
     x, y, valid, all_valid, nv = _masked(x, y)

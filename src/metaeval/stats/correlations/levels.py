@@ -176,6 +176,8 @@ def level_correlation(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold
     )
     batch = x.shape[:-2]
+    if coefficient == "pdp" and level not in ("summary", "by-system"):
+        coefficient = "pearson"  # PDP of one vector is Pearson's r (metaeval.stats.correlations.pdp)
     units = _pair_units(level, coefficient, x.shape, row_units, col_units)
     if level == "system":
         out = _system(x, z, coefficient, full_test_set, tie_threshold, units)
@@ -197,7 +199,7 @@ def _pair_units(level, coefficient, shape, row_units, col_units):
     ``(B M, N)``; by-system level: for every system, its columns' inputs, ``(B N, M)``. Global level: the
     pair ``(row units (B, N) or None, column units (B, M) or None)``, see :func:`_global_without_copies`.
     """
-    if coefficient in ("pearson", "spearman"):
+    if coefficient in ("pearson", "spearman", "pdp"):
         return None
     batch, (n, m) = shape[:-2], shape[-2:]
     if level in ("global", "partial"):
@@ -354,8 +356,14 @@ def _partial(x, z, coefficient, tie_threshold, units=None):
 
 
 def _grouped(x, z, coefficient, undefined, tie_threshold, units=None):
-    """Mean over the groups (rows of the last two axes) of the correlation along the last axis."""
+    """Mean over the groups (rows of the last two axes) of the correlation along the last axis (PDP: the
+    groups' pairs pooled, :mod:`metaeval.stats.correlations.pdp`)."""
     groups = x.shape[-2]
+    if coefficient == "pdp":
+        from metaeval.stats.correlations.pdp import group_sums, pooled
+
+        n_used = (group_sums(x, z)[3] >= 2).sum(axis=-1)
+        return pooled(x, z), n_used, groups - n_used, np.zeros_like(n_used), np.zeros_like(n_used)
     r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold, units).reshape(x.shape[:-1])
     defined = ~np.isnan(r)
     n_defined = defined.sum(axis=-1)

@@ -174,7 +174,8 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
     (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
-    if engine == "auto":
+    pooled_groups = coefficient == "pdp" and level in ("summary", "by-system")  # the kernels average groups
+    if engine == "auto" and not pooled_groups:
         kernel = _kernels.bootstrap_kernel(x, z, level=level, coefficient=coefficient, draws=draws,
                                            undefined=undefined, tie_threshold=tie_threshold,
                                            full_test_set=full_test_set)

@@ -144,7 +144,8 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
     (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
-    if engine == "auto":
+    pooled_groups = coefficient == "pdp" and level in ("summary", "by-system")  # the kernels average groups
+    if engine == "auto" and not pooled_groups:
         kernel = _kernels.permutation_kernel(xs, ys, z, level=level, coefficient=coefficient, draws=draws,
                                              undefined=undefined, tie_threshold=tie_threshold)
     if kernel is None:
