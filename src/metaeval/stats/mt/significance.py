@@ -7,23 +7,13 @@ import warnings
 
 import numpy as np
 
-<<<<<<< HEAD:src/metaeval/correlation/mt_significance.py
-from ..errors import DegenerateWarning, ParameterError
-from ..stats.significance.clusters import significance_clusters
-from ..stats.correlations.coefficients import correlation_rows
-from ..stats.significance.paired_bootstrap import bootstrap_pvalue
-from ..stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.mt.wmt import pairwise_agreement, resampled_task
-from ..stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
-=======
-from metaeval.errors import ParameterError
+from metaeval.errors import DegenerateWarning, ParameterError
 from metaeval.stats.significance.clusters import significance_clusters
 from metaeval.stats.correlations.coefficients import correlation_rows
 from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
 from metaeval.stats.mt.wmt import pairwise_agreement, resampled_task
 from metaeval.stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
->>>>>>> mt:src/metaeval/stats/mt/significance.py
 
 __all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
            "pvalue_matrix", "rank", "system_statistic", "task_range"]
