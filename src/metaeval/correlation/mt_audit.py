@@ -42,7 +42,9 @@ def wilson_interval(successes: int, n: int, alpha: float) -> tuple[float, float]
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends (no rounding past p)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return float(low), float(high)
 
 
 def discriminative_power(pvalues: np.ndarray, alpha: float) -> tuple[int, int]:
