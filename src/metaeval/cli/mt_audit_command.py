@@ -86,7 +86,7 @@ def audit(scores, datasets, dataset_options, humans, metrics, tasks, base, level
         def interval(m, key, low, high):
             return "n/a" if m[key] != m[key] else f"{m[key]:.3f} [{m[low]:.3f}, {m[high]:.3f}]"
 
-        measures = pd.DataFrame([{"task": m["task"], "grouping": m["grouping"],
+        measures = pd.DataFrame([{"task": m["task"],
                                   "discriminative power": interval(m, "discriminative_power", "dp_low", "dp_high"),
                                   "pairs": m["pairs"],
                                   "ranking consistency": interval(m, "consistency", "cons_low", "cons_high")}

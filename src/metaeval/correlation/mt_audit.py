@@ -273,7 +273,8 @@ def mt_audit(
     ----------
     Perrella, S., Proietti, L., Scire, A., Barba, E. and Navigli, R. (2024). Guardians of the Machine
     Translation Meta-Evaluation: Sentinel Metrics Fall In! ACL 2024.
-    Gao, M. et al. (2025). Analyzing and Evaluating Correlation Measures in NLG Meta-Evaluation. NAACL 2025.
+    Gao, M., Hu, X., Lin, L. and Wan, X. (2025). Analyzing and Evaluating Correlation Measures in NLG
+    Meta-Evaluation. NAACL 2025.
     """
     data = _data_iv(data)
     first = next(iter(data.values()))
