@@ -104,7 +104,7 @@ class _MtWithAudit(click.Command):
 
     def make_context(self, info_name, args, parent=None, **extra):
         if args and args[0] == "audit":
-            return _audit.make_context("audit", list(args[1:]), parent=parent, **extra)
+            return _audit.make_context(f"{info_name} audit", list(args[1:]), parent=parent, **extra)
         return super().make_context(info_name, args, parent=parent, **extra)
 
 
