@@ -65,6 +65,7 @@ def test_sentinel_construction():
      "`candidates` must hold texts of the data's systems and inputs; got none that match."),
     (lambda ds: mt_audit(ds, ["a"], "human"), "`metrics` must hold at least 2 real metrics to rank the sentinels among;"
      " got 1 ('a')."),
+    (lambda ds: mt_audit(ds, ["a", "b"], "human", n_consistency=-1), "`n_consistency` must be an integer >= 0; got -1."),
 ])
 def test_bad_input_is_one_line(call, message):
     with pytest.raises(ParameterError) as err:

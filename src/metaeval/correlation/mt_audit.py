@@ -279,7 +279,7 @@ def mt_audit(
     data = _data_iv(data)
     first = next(iter(data.values()))
     metrics = _metrics(first, metrics, human)
-    b = iv.check_n_resamples(n_consistency) if n_consistency else 0
+    b = iv.check_int("n_consistency", n_consistency, minimum=0)
     gen, seed = iv.rng_and_seed(rng)
     if candidates is not None and len(data) == 1 and not all(isinstance(v, Mapping) for v in candidates.values()):
         candidates = {next(iter(data)): candidates}
