@@ -112,6 +112,16 @@ MT_PROTOCOL = "wmt23"
 # Segments of `metaeval mt`: 'common' (every metric on the segments that all metrics and the human scored, as
 # WMT; the paired tests need one set of segments) or 'per-metric' (each metric on its own segments).
 MT_SEGMENTS = "common"
+# The protocol audit (`metaeval mt audit`, docs/mt.md "Auditing the protocol"): the distinct values of the rounded
+# sentinel, the grid of tasks (groupings none / item / system x statistics; global Kendall and acc-eq compare
+# every pair of cells and are left to --task), and the segment subsamples of the ranking consistency (half of
+# the segments each, without replacement).
+MT_SENTINEL_LEVELS = 5
+MT_AUDIT_TASKS = ("global/pearson", "summary/pearson", "summary/kendall-b", "summary/kendall-c", "summary/acc-eq",
+                  "summary/acc23", "summary/pdp", "by-system/pearson", "by-system/kendall-b", "by-system/pdp",
+                  "system/pearson", "system/kendall-b", "system/accuracy", "system/soft-accuracy")
+MT_CONSISTENCY_RESAMPLES = 100
+MT_CONSISTENCY_FRACTION = 0.5
 # Nugget F(beta) (TREC 2004 definition questions; Lin & Demner-Fushman 2005): beta, characters allowed per
 # matched nugget, and the automatic matcher's share of a nugget's content terms that must occur in the text.
 NUGGET_BETA = 3.0

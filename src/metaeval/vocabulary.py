@@ -33,6 +33,7 @@ __all__ = [
     "MT_PROTOCOLS",
     "MT_SEGMENTS",
     "MT_SIGNIFICANCE",
+    "MT_SENTINELS",
     "MT_STATISTICS",
     "OUTPUT_FORMATS",
     "PAIRWISE_COEFFICIENTS",
@@ -141,6 +142,9 @@ MT_PROTOCOLS = ("wmt23", "wmt24", "wmt25", "mean")
 mt-metrics-eval computes them, or metaeval's plain mean of the task statistics."""
 
 MT_SEGMENTS = ("common", "per-metric")
+
+MT_SENTINELS = ("sentinel-random", "sentinel-system-mean", "sentinel-rounded", "sentinel-length")
+"""The sentinel metrics of the protocol audit (Perrella et al. 2024), built from the metrics, never the gold."""
 """Segments of ``metaeval mt``: the segments every metric and the human scored, or each metric's own."""
 
 MT_SIGNIFICANCE = ("permutation", "bootstrap")

@@ -1,0 +1,114 @@
+"""`metaeval mt audit`: sentinel metrics across a grid of tasks and the measures judged (docs/mt.md,
+"Auditing the protocol"). :data:`mt` is `metaeval mt` with `audit` as its first argument routed here."""
+from __future__ import annotations
+
+import click
+
+from .. import defaults
+from ..errors import ParameterError
+from .common import emit, output_options, output_width, resamples_option, seed_option
+from .guards import guarded
+from .main import SOURCE_FILE
+from .mt_command import _golds, _language_pairs, _per_language_pair
+from .mt_command import mt as _mt
+from .progress import progress_bar, progress_option
+
+
+@click.command(name="audit")
+@click.option("--scores", multiple=True, metavar="LP=PATH",
+              help="A score file of one language pair (repeatable), as for `metaeval mt`.")
+@click.option("--dataset", "datasets", multiple=True, metavar="LP=NAME",
+              help="A packaged dataset as (part of) a language pair (repeatable), e.g. en-de=wmt20-mqm-ende.")
+@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the packaged datasets (repeatable).")
+@click.option("--human", "humans", multiple=True, metavar="[LP=]NAME",
+              help="The human scorer (the gold), or LP=NAME for one language pair (repeatable).")
+@click.option("--metric", "metrics", multiple=True,
+              help="A real metric (repeatable, at least 2; default: every non-human scorer).")
+@click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
+              help="A task of the grid (repeatable; default: " + ", ".join(defaults.MT_AUDIT_TASKS) + ").")
+@click.option("--base", help="The metric the system-mean and rounded sentinels copy (default: the first metric).")
+@click.option("--levels", type=int, default=defaults.MT_SENTINEL_LEVELS, show_default=True,
+              help="Distinct values of the rounded sentinel.")
+@click.option("--candidates", "candidate_files", multiple=True, metavar="LP=PATH",
+              help="The system outputs of one language pair (JSON Lines, as for `metaeval score`; repeatable):"
+                   " adds the length sentinel.")
+@click.option("--exclude-system", "exclude_systems", multiple=True, metavar="[LP=]SYSTEM",
+              help="Leave this system out (repeatable), as for `metaeval mt`.")
+@click.option("--consistency", "n_consistency", type=int, default=defaults.MT_CONSISTENCY_RESAMPLES,
+              show_default=True, help="Subsamples (half of the segments) of the ranking consistency; 0 skips it.")
+@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
+              help="Significance level of the tests and the discriminative power; intervals at 1 - alpha.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the audit to this .png or .svg file.")
+@resamples_option
+@seed_option
+@progress_option
+@output_options
+def audit(scores, datasets, dataset_options, humans, metrics, tasks, base, levels, candidate_files, exclude_systems,
+          n_consistency, alpha, plot, n_resamples, seed, fmt, output):
+    """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
+    from ..correlation.mt_audit import mt_audit
+    from ..report.qarla_figure import check_figure_path
+    from ..report.render import frame_table, render_text, signature_footer
+    from ..stats.mt.protocol import PROTOCOLS
+
+    if plot:
+        check_figure_path(plot)
+    if not (scores or datasets):
+        raise ParameterError("`--scores` or `--dataset` must be given; got neither.")
+    human, golds = _golds(humans)
+    data, human = _language_pairs(scores, datasets, dataset_options, golds, human, PROTOCOLS["mean"])
+    SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in (*scores, *datasets)))
+    candidates = None
+    if candidate_files:
+        from ..scoring.inputs import read_candidates
+
+        files = _per_language_pair("--candidates", candidate_files)
+        unknown = [lp for lp in files if lp not in data]
+        if unknown:
+            raise ParameterError(f"`--candidates` must name language pairs of the data ({', '.join(map(repr, data))});"
+                                 f" got {unknown[0]!r}.")
+        candidates = {lp: {(r.system, r.input): r.candidate if isinstance(r.candidate, str) else " ".join(r.candidate)
+                           for r in read_candidates(path)} for lp, path in files.items()}
+    gold = dict(golds) if golds else human
+    with progress_bar():
+        result = mt_audit(data, list(metrics) or None, gold, tasks=list(tasks) or None, base=base, levels=levels,
+                          candidates=candidates, exclude_systems=exclude_systems, n_resamples=n_resamples,
+                          n_consistency=n_consistency, alpha=alpha, rng=seed)
+    if plot:
+        from ..report.mt_audit_figure import save_mt_audit_figure
+
+        save_mt_audit_figure(result, plot)
+
+    def terminal(res):
+        import pandas as pd
+
+        def interval(m, key, low, high):
+            return "n/a" if m[key] != m[key] else f"{m[key]:.3f} [{m[low]:.3f}, {m[high]:.3f}]"
+
+        measures = pd.DataFrame([{"task": m["task"],
+                                  "discriminative power": interval(m, "discriminative_power", "dp_low", "dp_high"),
+                                  "pairs": m["pairs"],
+                                  "ranking consistency": interval(m, "consistency", "cons_low", "cons_high")}
+                                 for m in res.measures])
+        return [frame_table(res.sentinel_frame(), title=f"sentinel position among the {len(res.metrics)} metrics"
+                            f" (1 = above all; * = significantly above one, p < {res.alpha:g})"),
+                frame_table(measures, title="the measures: discriminative power and ranking consistency"),
+                *signature_footer(res, res.notes)]
+
+    emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)
+
+
+class _MtWithAudit(click.Command):
+    """`metaeval mt` as it is, except that a first argument `audit` runs :func:`audit`."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        if args and args[0] == "audit":
+            return _audit.make_context(f"{info_name} audit", list(args[1:]), parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+_audit = guarded(audit, "mt audit")
+mt = _MtWithAudit(name=_mt.name, params=_mt.params, callback=_mt.callback, context_settings=_mt.context_settings,
+                  help=_mt.help + "\n\n`metaeval mt audit --help`: the protocol audit (sentinel metrics, measures).",
+                  epilog=_mt.epilog, short_help=_mt.short_help)

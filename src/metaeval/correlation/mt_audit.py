@@ -1,0 +1,311 @@
+"""The protocol audit: sentinel metrics across a grid of tasks, and the measures judged (:func:`mt_audit`).
+
+Every task of a grid (groupings none / item / system, and system scores, x statistics) is computed by
+:func:`metaeval.correlation.mt.mt_evaluate` for the real metrics and the sentinels of
+:mod:`metaeval.correlation.sentinels` together, with its permutation tests and significance clusters. For
+each task the audit reports where each sentinel ranks among the real metrics (Perrella et al. 2024) and
+judges the task as a measure (Gao et al. 2025): its discriminative power (the share of real-metric pairs
+significantly different) and its ranking consistency (Kendall tau-b between the ranking of the real metrics on
+all segments and on random halves of the segments). docs/mt.md, "Auditing the protocol".
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as iv
+from .. import defaults
+from ..data.scoreset import ScoreSet
+from ..errors import ParameterError
+from ..serialization import ResultMixin
+from ..signature import Signature
+from ..stats.correlations.coefficients import correlation_rows
+from ..stats.mt.protocol import GROUPING
+from .mt import exclusions, mt_evaluate
+from .mt_result import POOLED
+from .mt_tasks import language_pair, run_task, segments_kept
+from .sentinels import add_sentinels
+
+__all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
+
+
+def wilson_interval(successes: int, n: int, alpha: float) -> tuple[float, float]:
+    """Wilson's score interval of a binomial proportion (Wilson 1927) at level ``1 - alpha``."""
+    from scipy.stats import norm
+
+    if n == 0:
+        return float("nan"), float("nan")
+    z = float(norm.ppf(1 - alpha / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends (no rounding past p)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return float(low), float(high)
+
+
+def discriminative_power(pvalues: np.ndarray, alpha: float) -> tuple[int, int]:
+    """``(significant pairs, pairs)`` among the metrics of a (P, P) matrix of one-sided p-values "row beats
+    column": a pair is significantly different when either direction is below ``alpha`` (the rule of the
+    significance clusters). Pairs with a NaN p-value in both directions are not counted."""
+    p = pvalues.shape[0]
+    sig = n = 0
+    for i in range(p):
+        for j in range(i + 1, p):
+            a, b = pvalues[i, j], pvalues[j, i]
+            if np.isnan(a) and np.isnan(b):
+                continue
+            n += 1
+            sig += bool(min(np.nan_to_num(a, nan=1.0), np.nan_to_num(b, nan=1.0)) < alpha)
+    return sig, n
+
+
+@dataclass(frozen=True)
+class MtAuditResult(ResultMixin):
+    """Result of :func:`mt_audit`.
+
+    Attributes
+    ----------
+    metrics, sentinels : tuple of str
+        The real metrics and the sentinels added.
+    tasks : tuple of str
+        ``'lp:level/statistic'`` (and ``'pooled:system/accuracy'``), as in :class:`MtEvaluationResult`.
+    statistics : ndarray (T, P + S)
+        Each task's statistic of each real metric, then each sentinel.
+    rows : list of dict
+        One row per task and scorer: the statistic, its position among the real metrics (1 = above all of
+        them), the cluster rank, and how many real metrics it significantly beats / is beaten by.
+    measures : list of dict
+        One row per task: discriminative power with its Wilson interval, ranking consistency (mean Kendall
+        tau-b) with its 2.5-97.5 percentile interval over the subsamples.
+    notes : tuple of str
+    n_resamples, n_consistency : int
+    alpha : float
+    signature : Signature
+    """
+
+    metrics: tuple[str, ...]
+    sentinels: tuple[str, ...]
+    tasks: tuple[str, ...]
+    statistics: np.ndarray
+    rows: list = field(default_factory=list)
+    measures: list = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+    n_resamples: int = 0
+    n_consistency: int = 0
+    alpha: float = defaults.ALPHA
+    signature: Signature | None = None
+
+    def frame_rows(self) -> list[dict[str, Any]]:
+        return list(self.rows)
+
+    def measures_frame(self):
+        """The measures (one row per task) as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.measures)
+
+    def sentinel_frame(self):
+        """One row per task, one column per sentinel: ``position/metrics`` (``*`` when it significantly beats
+        some real metric), the terminal table of ``metaeval mt audit``."""
+        import pandas as pd
+
+        out = []
+        for task in self.tasks:
+            row = {"task": task}
+            for r in self.rows:
+                if r["task"] == task and r["kind"] == "sentinel":
+                    row[r["scorer"]] = (f"{r['position']}/{len(self.metrics) + 1}" + ("*" if r["beats"] else "")
+                                        if r["position"] > 0 else "undefined")
+            out.append(row)
+        return pd.DataFrame(out)
+
+
+def _data_iv(data):
+    if isinstance(data, ScoreSet):
+        data = {data.name or "data": data}
+    if not isinstance(data, Mapping) or not data:
+        raise ParameterError(f"`data` must be a ScoreSet or a non-empty mapping of language pair -> ScoreSet; "
+                             f"got {type(data).__name__}.")
+    for lp, ds in data.items():
+        if not isinstance(ds, ScoreSet):
+            raise ParameterError(f"`data[{lp!r}]` must be a ScoreSet; got {type(ds).__name__}.")
+    return {str(lp): ds for lp, ds in data.items()}
+
+
+def _metrics(first, metrics, human):
+    golds = set(human.values()) if isinstance(human, Mapping) else {human}
+    if metrics is None:
+        metrics = [s for s in first.scorers if s not in first.humans and s not in golds]
+    metrics = list(metrics)
+    if len(metrics) < 2:
+        raise ParameterError(f"`metrics` must hold at least 2 real metrics to rank the sentinels among; got "
+                             f"{len(metrics)}" + (f" ({', '.join(map(repr, metrics))})." if metrics else "."))
+    return metrics
+
+
+def _sentinel_rows(res, metrics, sentinels, alpha):
+    p = len(metrics)
+    rows, measures = [], []
+    for t, task in enumerate(res.tasks):
+        stats, pv, ranks = res.statistics[t], res.task_pvalues[task], res.task_ranks[task]
+        level_stat = task.split(":", 1)[1]
+        level, stat = level_stat.split("/")
+        for i, name in enumerate((*metrics, *sentinels)):
+            real = [j for j in range(p) if j != i]
+            undefined = not np.isfinite(stats[i])
+            rows.append({"task": task, "grouping": GROUPING[level], "statistic_name": stat, "scorer": name,
+                         "kind": "metric" if i < p else "sentinel", "statistic": float(stats[i]),
+                         "position": 0 if undefined else 1 + int(sum(stats[j] > stats[i] for j in real)),
+                         "cluster": int(ranks[i]),
+                         "beats": int(sum(pv[i, j] < alpha for j in real)),
+                         "beaten_by": int(sum(pv[j, i] < alpha for j in real))})
+        sig, n = discriminative_power(pv[:p, :p], alpha)
+        low, high = wilson_interval(sig, n, alpha)
+        measures.append({"task": task, "grouping": GROUPING[level], "statistic_name": stat,
+                         "discriminative_power": sig / n if n else float("nan"), "dp_low": low, "dp_high": high,
+                         "pairs": n})
+    return rows, measures
+
+
+def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress):
+    """Per task of a language pair: (mean tau-b, low, high) between the full-data ranking of the real metrics
+    and their ranking on ``b`` subsamples of a ``fraction`` of the segments (without replacement)."""
+    per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
+    out = {}
+    options = dict(permute=True, draws=False, gen=gen, k=0, recalibrate=False,
+                   spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized", human_ties="skip",
+                   darr_threshold=defaults.MT_DARR_THRESHOLD)
+    for lp, ds in data.items():
+        human = res.gold[lp]
+        gone = per_lp[lp] | set(res.systems_dropped.get(lp, {}))
+        keep = [s for s in ds.systems if s not in gone]
+        ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
+        cols = np.flatnonzero(segments_kept(ds, metrics, human, {}, np.ones(len(keep), dtype=bool)))
+        size = max(2, int(round(fraction * cols.size)))
+        taus = {name: [] for name in res.tasks if name.startswith(lp + ":")}
+        full = {name: res.statistics[res.tasks.index(name), :len(metrics)] for name in taus}
+        for _ in range(b):
+            mask = np.zeros(len(ds.inputs), dtype=bool)
+            mask[gen.choice(cols, size=size, replace=False)] = True
+            lpd = language_pair(ds, metrics, human, {}, {}, mask)
+            for name in taus:
+                level, stat = name.split(":", 1)[1].split("/")
+                o = np.asarray(run_task(lpd, level, stat, metrics=metrics, **options)[0], dtype=float)
+                if np.isfinite(o).all():
+                    taus[name].append(correlation_rows(full[name][None], o[None], "kendall-b")[0])
+            if progress is not None:
+                progress()
+        for name, values in taus.items():
+            v = np.asarray(values, dtype=float)
+            v = v[np.isfinite(v)]
+            out[name] = ((float(v.mean()), float(np.percentile(v, 100 * alpha / 2)),
+                          float(np.percentile(v, 100 * (1 - alpha / 2))), int(v.size)) if v.size
+                         else (float("nan"),) * 3 + (0,))
+    return out
+
+
+def mt_audit(
+    data: ScoreSet | Mapping[str, ScoreSet],
+    metrics: list[str] | None = None,
+    human: str | Mapping[str, str] | None = None,
+    *,
+    tasks: list[str] | None = None,
+    base: str | None = None,
+    levels: int = defaults.MT_SENTINEL_LEVELS,
+    candidates: Mapping | None = None,
+    exclude_systems: list[str] = (),
+    n_resamples: int = defaults.N_RESAMPLES,
+    n_consistency: int = defaults.MT_CONSISTENCY_RESAMPLES,
+    alpha: float = defaults.ALPHA,
+    rng: Any = None,
+    progress: Any = None,
+) -> MtAuditResult:
+    """Audit a grid of MT meta-evaluation tasks with sentinel metrics, and judge each task as a measure.
+
+    Parameters
+    ----------
+    data : ScoreSet or mapping of str to ScoreSet
+        One ScoreSet per language pair, as for :func:`metaeval.mt_evaluate`.
+    metrics : list of str, optional
+        The real metrics (at least 2; default: every non-human scorer of the first language pair).
+    human : str or mapping, optional
+        The gold, as for :func:`metaeval.mt_evaluate`.
+    tasks : list of str, optional
+        ``'level/statistic'`` tasks (default :data:`metaeval.defaults.MT_AUDIT_TASKS`).
+    base : str, optional
+        The metric the system-mean and rounded sentinels copy (default: the first metric).
+    levels : int
+        Distinct values of the rounded sentinel.
+    candidates : mapping, optional
+        ``{lp: {(system, input): text}}`` (or one such mapping for one language pair): adds the length sentinel.
+    exclude_systems : list of str
+        As for :func:`metaeval.mt_evaluate`.
+    n_resamples : int
+        Permutation draws of each task's tests.
+    n_consistency : int
+        Subsamples (half of the segments, without replacement) of the ranking consistency; 0 skips it.
+    alpha : float
+        Significance level of the clusters, of "significantly beats" and of the discriminative power;
+        the intervals are at level ``1 - alpha``.
+    rng : None, int or numpy.random.Generator
+    progress : callable, optional
+
+    Returns
+    -------
+    MtAuditResult
+
+    Notes
+    -----
+    The tasks run under the ``'mean'`` protocol (plain statistics, randomized p-values, human-tied system
+    pairs skipped) with the permutation test of :func:`metaeval.mt_evaluate`; a sentinel "significantly
+    beats" a real metric when its one-sided p-value is below ``alpha``. Discriminative power (Gao et al.
+    2025): the share of pairs of real metrics whose p-value in either direction is below ``alpha``, with
+    Wilson's interval (which treats the pairs as independent, though pairs share metrics: a guide, not a
+    test). Ranking consistency: mean Kendall tau-b between the real metrics' statistics on all segments
+    and on each subsample of half of the segments; interval: the ``alpha/2`` and ``1 - alpha/2``
+    percentiles of the subsamples' tau-b.
+
+    References
+    ----------
+    Perrella, S., Proietti, L., Scire, A., Barba, E. and Navigli, R. (2024). Guardians of the Machine
+    Translation Meta-Evaluation: Sentinel Metrics Fall In! ACL 2024.
+    Gao, M., Hu, X., Lin, L. and Wan, X. (2025). Analyzing and Evaluating Correlation Measures in NLG
+    Meta-Evaluation. NAACL 2025.
+    """
+    data = _data_iv(data)
+    first = next(iter(data.values()))
+    metrics = _metrics(first, metrics, human)
+    b = iv.check_int("n_consistency", n_consistency, minimum=0)
+    gen, seed = iv.rng_and_seed(rng)
+    if candidates is not None and len(data) == 1 and not all(isinstance(v, Mapping) for v in candidates.values()):
+        candidates = {next(iter(data)): candidates}
+    augmented, notes = {}, []
+    for lp, ds in data.items():
+        texts = None if candidates is None else candidates.get(lp)
+        augmented[lp], lp_notes = add_sentinels(ds, metrics, base=base, levels=levels, candidates=texts, rng=gen)
+        notes += [f"{lp}: {n}" for n in lp_notes]
+    sentinels = tuple(s for s in augmented[next(iter(augmented))].scorers if s.startswith("sentinel-"))
+    res = mt_evaluate(augmented, [*metrics, *sentinels], human, protocol="mean",
+                      tasks=list(tasks or defaults.MT_AUDIT_TASKS), exclude_systems=exclude_systems,
+                      n_resamples=n_resamples, alpha=alpha, rng=gen, progress=progress)
+    rows, measures = _sentinel_rows(res, metrics, sentinels, alpha)
+    consistency = _consistency(data, res, metrics, exclude_systems, b, defaults.MT_CONSISTENCY_FRACTION, gen,
+                               alpha, None) if b else {}
+    for m in measures:
+        mean, low, high, used = consistency.get(m["task"], (float("nan"),) * 3 + (0,))
+        m.update(consistency=mean, cons_low=low, cons_high=high, subsamples=used)
+    if b and any(t.startswith(POOLED + ":") for t in res.tasks):
+        notes.append("pooled:system/accuracy: no ranking consistency (the subsamples are per language pair)")
+    notes += res.notes()
+    signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
+                             human=",".join(dict.fromkeys(res.gold.values())),
+                             tasks=tuple(t.split(":", 1)[1] for t in res.tasks if not t.startswith(POOLED)),
+                             significance="perm-both", resamples=res.n_resamples, alpha=alpha,
+                             consistency=f"{b} x half" if b else None, base=base or metrics[0], levels=levels,
+                             seed=seed)
+    return MtAuditResult(tuple(metrics), sentinels, res.tasks, res.statistics, rows, measures, tuple(notes),
+                         res.n_resamples, b, alpha, signature)
