@@ -23,7 +23,7 @@ import click
 
 from ..errors import ParameterError
 
-OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot"}
+OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")

@@ -1,6 +1,7 @@
 """`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -10,8 +11,9 @@ from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
 from .common import (
-    corpus_statistics_for,
+    declare,
     emit,
+    option as shared,
     output_options,
     output_width,
     reading_options,
@@ -19,21 +21,28 @@ from .common import (
     seed_option,
     tie_tolerance_option,
 )
-from .main import SOURCE_FILE
 from .progress import progress_bar, progress_option
+from .source import Reading, Source, corpus_statistics_for, located_by, scores_argument
 
 
-def _language_pairs(scores: tuple[str, ...], human: str | None) -> tuple[dict, str]:
+def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading,
+                    n_resamples: int) -> tuple[dict, str]:
     """``LP=PATH`` (or a bare ``PATH``, named by its file stem), repeatable per language pair -> ({lp:
     ScoreSet}, human): the files of one language pair joined on (system, input) and every reading option
-    (--input-column, --where, ... each for every file or FILE=VALUE for one) applied, as for `correlate`."""
-    from .common import load_source
+    (--input-column, --where, ... each for every file or FILE=VALUE for one) applied, as for `correlate`.
+    An argument is ``LP=PATH`` when PATH exists and the whole argument does not (as ``--scores NAME=PATH``
+    elsewhere); otherwise it is a path."""
+    from .source import load_source
 
     files: dict[str, list[str]] = {}
     for item in scores:
-        lp, sep, path = item.partition("=")
-        if not sep:
-            lp, path = Path(item).stem, item
+        lp, path = scores_argument(item)
+        if lp is None:
+            lp, sep, rest = item.partition("=")
+            if sep and os.path.exists(item) or not sep:
+                lp, path = Path(item).stem, item
+            else:  # neither exists: LP=PATH, the missing PATH is reported
+                path = rest
         if not lp or not path:
             raise ParameterError(f"`--scores` must look like LP=PATH or PATH; got {item!r}.")
         if path in files.get(lp, ()):
@@ -42,7 +51,8 @@ def _language_pairs(scores: tuple[str, ...], human: str | None) -> tuple[dict, s
     every = tuple(path for paths in files.values() for path in paths)
     data = {}
     for lp, paths in files.items():
-        data[lp], found = load_source(None, (), tuple(paths), human, other_files=every)
+        data[lp], found = load_source(Source(scores=tuple(paths), human=human, reading=reading), other_files=every,
+                                      n_resamples=n_resamples)
         if human is None:  # the first language pair's human (its --human-column or its only human) for all
             human = found
     return data, human
@@ -114,67 +124,74 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
     return {metric: {lp: per_lp[lp][metric] for lp in data} for metric in dict.fromkeys(metrics)}
 
 
+def _origin(params: dict) -> str:
+    """Where the data came from, named in a data error (too few systems, an unknown scorer)."""
+    scores = params["scores"]
+    return ", ".join(item.partition("=")[2] or item for item in scores) if scores else str(params["mt_metrics_eval"])
+
+
 @click.command()
-@click.option("--scores", multiple=True, metavar="LP=PATH",
-              help="A score file of one language pair (repeatable; several files of one language pair are joined"
-                   " on (system, input)): CSV, TSV, JSONL or Parquet.")
-@click.option("--mt-metrics-eval", "mtme_root", type=click.Path(file_okay=False),
-              help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/).")
-@click.option("--language-pair", "language_pairs", multiple=True,
-              help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de.")
-@click.option("--human", help="The human scorer (default: the only human scorer; required when there are several).")
-@click.option("--metric", "metrics", multiple=True, help="A metric (repeatable; default: every non-human scorer).")
-@click.option("--protocol", type=click.Choice(MT_PROTOCOLS), default=defaults.MT_PROTOCOL, show_default=True,
-              help="Preset of tasks, averaging, test, human-tie rule and p-values: WMT23 or WMT24 as mt-metrics-eval"
-                   " computes them, or the plain mean of the task statistics (docs/mt.md).")
-@click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
-              help="A task (repeatable; default: the protocol's).")
-@click.option("--significance", type=click.Choice(MT_SIGNIFICANCE), default=None,
-              help="Test between metrics (default: the protocol's, permutation).")
-@click.option("--human-ties", type=click.Choice(MT_HUMAN_TIES), default=None,
-              help="System accuracy: count the system pairs the human ties or skip them (default: the protocol's).")
-@click.option("--exclude-system", "exclude_systems", multiple=True,
-              help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Significance level of the clusters.")
-@click.option("--recalibrate", is_flag=True, default=defaults.MT_RECALIBRATE,
-              help="acc23 / tau23: re-optimise the tie threshold inside every resample.")
-@click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
-              help="DARR: the least human score difference of a segment pair.")
-@click.option("--corpus-metric", "corpus_metrics", multiple=True, type=click.Choice(CORPUS_METRICS),
-              help="Score systems with this metric's corpus score (summed sufficient statistics) instead of the"
-                   " mean of its segment scores (repeatable; needs --candidates and --references).")
-@click.option("--candidates", "candidate_files", multiple=True, metavar="LP=PATH",
-              help="With --corpus-metric: the system outputs of one language pair (repeatable), as for"
-                   " `metaeval score`.")
-@click.option("--references", "reference_files", multiple=True, metavar="LP=PATH",
-              help="With --corpus-metric: the references of one language pair (repeatable).")
-@reading_options
+@shared("scores", metavar="LP=PATH",
+        help="A score file of one language pair (repeatable; several files of one language pair are joined on"
+             " (system, input)): CSV, TSV, JSONL or Parquet. LP=PATH when PATH exists and LP=PATH does not;"
+             " a bare PATH is named by its file stem.")
+@declare("mt_metrics_eval", dict(type=click.Path(file_okay=False),
+                                 help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/)."))
+@declare("language_pair", dict(multiple=True,
+                               help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de."))
+@shared("human", help="The human scorer (default: the only human scorer; required when there are several).")
+@shared("metric", help="A metric (repeatable; default: every non-human scorer).")
+@declare("protocol", dict(type=click.Choice(MT_PROTOCOLS), default=defaults.MT_PROTOCOL, show_default=True,
+                          help="Preset of tasks, averaging, test, human-tie rule and p-values: WMT23 or WMT24 as"
+                               " mt-metrics-eval computes them, or the plain mean of the task statistics"
+                               " (docs/mt.md)."))
+@declare("task", dict(multiple=True, metavar="LEVEL/STATISTIC", help="A task (repeatable; default: the protocol's)."))
+@declare("significance", dict(type=click.Choice(MT_SIGNIFICANCE), default=None,
+                              help="Test between metrics (default: the protocol's, permutation)."))
+@declare("human_ties", dict(type=click.Choice(MT_HUMAN_TIES), default=None,
+                            help="System accuracy: count the system pairs the human ties or skip them (default: the"
+                                 " protocol's)."))
+@shared("exclude_system", help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
+@shared("alpha", help="Significance level of the clusters.")
+@declare("recalibrate", dict(is_flag=True, default=defaults.MT_RECALIBRATE,
+                             help="acc23 / tau23: re-optimise the tie threshold inside every resample."))
+@declare("darr_threshold", dict(type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
+                                help="DARR: the least human score difference of a segment pair."))
+@shared("corpus_metric", type=click.Choice(CORPUS_METRICS),
+        help="Score systems with this metric's corpus score (summed sufficient statistics) instead of the mean of"
+             " its segment scores (repeatable; needs --candidates and --references).")
+@shared("candidates", multiple=True, metavar="LP=PATH",
+        help="With --corpus-metric: the system outputs of one language pair (repeatable), as for `metaeval score`.")
+@shared("references", multiple=True, metavar="LP=PATH",
+        help="With --corpus-metric: the references of one language pair (repeatable).")
+@reading_options()
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
-def mt(scores, mtme_root, language_pairs, human, metrics, protocol, tasks, significance, human_ties, exclude_systems,
-       alpha, recalibrate, darr_threshold, corpus_metrics, candidate_files, reference_files, n_resamples, seed, fmt,
-       output, reading):
+@located_by(_origin)
+def mt(scores, mt_metrics_eval, language_pair, human, metric, protocol, task, significance, human_ties,
+       exclude_system, alpha, recalibrate, darr_threshold, corpus_metric, candidates, references, reading, n_resamples,
+       seed, format, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import POOLED, mt_evaluate
     from ..report.render import frame_table, render_text, signature_footer
 
+    mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system
+    corpus_metrics, candidate_files, reference_files, fmt = corpus_metric, candidates, references, format
+
     if bool(scores) == bool(mtme_root):
         raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
                              + ("both." if scores else "neither."))
-    if mtme_root and reading:
-        raise ParameterError(f"`{next(iter(reading))}` must come with `--scores`; got it with --mt-metrics-eval"
-                             " (its files have a fixed layout).")
+    if mtme_root and reading.given():
+        raise ParameterError(f"`{next(iter(reading.given()))}` must come with `--scores`; got it with"
+                             " --mt-metrics-eval (its files have a fixed layout).")
     if scores:
-        data, human = _language_pairs(scores, human)
+        data, human = _language_pairs(scores, human, reading, n_resamples)
     else:
         data = _mt_metrics_eval(mtme_root, language_pairs)
         _check_memory(data, n_resamples)
-    # a data error (too few systems, an unknown scorer) names where the data came from
-    SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in scores) if scores else str(mtme_root))
     human = _chosen(data, human, metrics, exclude_systems)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
     tasks = tasks or defaults.MT_PRESETS[protocol]["tasks"]
