@@ -105,8 +105,8 @@ def test_outputs_fit_80_columns_and_keep_signature_fields_whole(argv, capsys, mo
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert max(len(line) for line in lines) <= 80
-    start = next(i for i, line in enumerate(lines) if line.startswith("signature: "))
-    fields = re.split(r"\s*\|", " ".join(lines[start:])[len("signature: "):])
+    start = next(i for i, line in enumerate(lines) if line == "signature:")
+    fields = re.split(r"\s*\|", " ".join(lines[start + 1:]))
     assert all(re.fullmatch(r"[a-z_]+:\S*", field) for field in fields), fields
 
 

@@ -61,6 +61,6 @@ def familywise(comparisons, systems, per_comparison, alpha, format, output):
         sidak, bonferroni = rows[-2]["per_comparison"], rows[-1]["per_comparison"]
         lines.append(f"family-wise error {alpha:g}: per-comparison level {sidak:.6g} (Sidak, 1 - (1 - {alpha:g})"
                      f"^(1/{k})); {bonferroni:.6g} (Bonferroni, {alpha:g}/{k})")
-        return [Text("\n".join(lines)), SignatureLines(result.signature)]
+        return [Text("\n".join(lines + ["signature:"])), SignatureLines(result.signature, label="")]
 
     emit(render_text(result, format, terminal=terminal, frame=pd.DataFrame(rows), width=output_width(output)), output)

@@ -109,11 +109,11 @@ def _scoreset(dataset, dataset_option, scores, reading: Reading) -> ScoreSet:
 
 
 def _render(result, frame: pd.DataFrame, fmt: str, lines: list[str], output: str | None = None) -> str:
-    """``result`` in ``fmt``; the terminal form is ``lines``, the frame as plain text and the signature (broken
-    between its fields), at the output's width."""
+    """``result`` in ``fmt``; the terminal form is ``lines``, the frame as plain text and, under
+    ``signature:``, the signature (broken between its fields), at the output's width."""
     def text(result):
         body = [frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")] if len(frame) else []
-        return [Text("\n".join(lines + body)), SignatureLines(result.signature)]
+        return [Text("\n".join(lines + body + ["signature:"])), SignatureLines(result.signature, label="")]
 
     return render_text(result, fmt, terminal=text, frame=frame, width=output_width(output))
 
