@@ -1,12 +1,13 @@
-"""Kendall tau-b PERM-BOTH over all metric pairs on the tie-heavy workload of issue 20, full size, fresh processes.
+"""Kendall tau-b PERM-BOTH over all metric pairs on the tie-heavy workload of bench_wmt.py, full size, fresh processes.
 
-Run: `PYTHONPATH=src python benchmarks/bench_kendall_ties.py` (options: --resamples K, --baseline REF).
+Run: `PYTHONPATH=src python benchmarks/bench_kendall_ties.py` (options: --resamples K, --baseline REF, --only TEXT).
 The 30 metrics of `bench_wmt.tie_heavy_scores` (10 continuous, 10 rounded to 0.5, 5 judges 0-100 in steps of
-5, 5 with 40% zeros; 15 systems x 2000 segments), all 435 pairs, by-system and global level, the default tie
-rule. Each row runs in a fresh process (import and data set-up excluded, the first compiled call included:
-with numba's cache warm, loading only). With --baseline, the baseline's sources (a temporary git worktree)
-are timed in the same run at K/10 and K/5 resamples and extrapolated linearly in k (marked `~`: sources that
-take minutes per row at full size), or with --full-baseline at K like this checkout (no mark).
+5, 5 with 40% zeros; 15 systems x 2000 segments), all 435 pairs, by-system, global and item-grouped (summary)
+level, the default tie rule. Each row runs in a fresh process (import and data set-up excluded, the first
+compiled call included: with numba's cache warm, loading only). With --baseline, the baseline's sources (a
+temporary git worktree) are timed in the same run at K/10 and K/5 resamples and extrapolated linearly in k
+(marked `~`: sources that take minutes per row at full size), or with --full-baseline at K like this checkout
+(no mark).
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ sys.path.insert(0, HERE)
 from bench_wmt import tie_heavy_scores  # noqa: E402
 
 ROWS = {"by-system Kendall PERM-BOTH, all 435 pairs": ("by-system", 3.0),
-        "global Kendall PERM-BOTH, all 435 pairs": ("global", 10.0)}
+        "global Kendall PERM-BOTH, all 435 pairs": ("global", 10.0),
+        "item-grouped Kendall PERM-BOTH, all 435 pairs": ("summary", 3.0)}
 CODE = """
 import time, warnings, numpy as np
 warnings.simplefilter('ignore')
@@ -50,7 +52,9 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--baseline", help="git ref timed in the same run (extrapolated from k/10 and k/5)")
     parser.add_argument("--full-baseline", action="store_true", help="time the baseline at k, not extrapolated")
+    parser.add_argument("--only", help="time the rows whose name contains this")
     args = parser.parse_args()
+    rows = {name: row for name, row in ROWS.items() if not args.only or args.only in name}
     k = args.resamples
     with tempfile.TemporaryDirectory() as tmp:
         npz = os.path.join(tmp, "tie_heavy.npz")
@@ -62,7 +66,7 @@ def main() -> None:
             subprocess.run(["git", "worktree", "add", "--detach", path, args.baseline], check=True,
                            capture_output=True)
             try:
-                for name, (level, _) in ROWS.items():
+                for name, (level, _) in rows.items():
                     if args.full_baseline:
                         timed(os.path.join(path, "src"), npz, level, 10)  # its compiled loops cached first
                         before[name] = timed(os.path.join(path, "src"), npz, level, k)
@@ -73,9 +77,9 @@ def main() -> None:
                     before[name] = (w1 + slope(w1, w2) * (k - k1), c1 + slope(c1, c2) * (k - k1))
             finally:
                 subprocess.run(["git", "worktree", "remove", "--force", path], check=True, capture_output=True)
-        print(f"Tie-heavy workload of issue 20, 30 metrics, k={k}; wall s (CPU s); baseline {args.baseline!r} " +
+        print(f"Tie-heavy workload, 30 metrics, k={k}; wall s (CPU s); baseline {args.baseline!r} " +
               ("(at k)" if args.full_baseline else "(~ extrapolated in k)"))
-        for name, (level, goal) in ROWS.items():
+        for name, (level, goal) in rows.items():
             wall, cpu = timed(here, npz, level, k)
             b = before.get(name)
             mark = "" if args.full_baseline else "~"

@@ -1,7 +1,7 @@
 """WMT-scale meta-evaluation speed: this checkout against a baseline commit (default `main`), same run.
 
 Run: `PYTHONPATH=src python benchmarks/bench_wmt.py` (options: --baseline REF, --resamples K).
-Workload of issue 12: 15 systems x 2000 segments, 30 metrics (435 pairs), k = 1000 resamples, PERM-BOTH
+Continuous workload: 15 systems x 2000 segments, 30 metrics (435 pairs), k = 1000 resamples, PERM-BOTH
 (all-pairs matrices) or BOOT-BOTH (one interval); synthetic, seeded: a latent quality per system and
 segment, metrics = quality + noise of increasing scale, the human = quality rounded to quarters (tie-heavy,
 like averaged MQM scores). The baseline is checked out into a temporary git worktree and timed in
@@ -12,7 +12,7 @@ warm-up call (numba compilation, once per process, is reported separately). The 
 baseline in metaeval: it is compared with a plain transcription of mt-metrics-eval's tau_optimization
 (one metric, scaled to 30).
 
-Workload of issue 20 (`--workload tie-heavy`, run first by default): the same shape with tie-heavy metrics
+Tie-heavy workload (`--workload tie-heavy`, run first by default): the same shape with tie-heavy metrics
 (:func:`tie_heavy_scores`: an MQM-like human, 10 continuous metrics, 10 rounded to 0.5, 5 LLM-judge-like
 integers 0-100 in steps of 5, 5 with 40% zeros), written to wmt.csv with `metaeval.write_scores`. Each row
 runs in fresh processes, on this checkout and on the baseline's sources: one-metric summary-level BOOT-BOTH
@@ -132,26 +132,28 @@ def acc23_matrix(k):
 """
 
 
-# -- Tie-heavy workload of issue 20 ----------------------------------------------------------------------
+# -- Tie-heavy workload ----------------------------------------------------------------------------------
 TIE_HEAVY_KINDS = ("continuous",) * 10 + ("half",) * 10 + ("judge",) * 5 + ("zeros",) * 5
 
 
-def tie_heavy_scores(seed: int = 0) -> dict[str, np.ndarray]:
-    """The tie-heavy workload of issue 20: {name: (N, M) matrix}, the human first, seeded.
+def tie_heavy_scores(seed: int = 0, n: int = N, m: int = M, kinds=TIE_HEAVY_KINDS) -> dict[str, np.ndarray]:
+    """The tie-heavy workload: {name: (N, M) matrix}, the human first, seeded.
 
     The human is MQM-like: minus the weighted error count of each segment (minor 1, major 5, Poisson counts
     whose rate falls with a latent quality per system and segment), so most segments score 0, -1, -2, -5,
     ... (heavily tied). The 30 metrics are the human plus Gaussian noise of increasing scale; 10 stay
     continuous, 10 are rounded to 0.5, 5 are LLM-judge-like integers 0-100 in steps of 5 (a logistic map
     of the noisy score), and 5 are sentence-BLEU-like with about 40% exact zeros (the lowest 40% of each
-    noisy score set to 0).
+    noisy score set to 0). ``n``, ``m`` and ``kinds`` change the shape (systems, segments, one metric per
+    kind).
     """
     rng = np.random.default_rng(seed)
+    N, M = n, m  # noqa: N806 - the shape of this call
     quality = rng.normal(scale=0.5, size=(N, 1)) + rng.normal(size=(N, M))
     rate = np.exp(-0.8 * quality)
     human = 0.0 - (rng.poisson(0.6 * rate) + 5.0 * rng.poisson(0.15 * rate))
     scores = {"human": human.astype(float)}
-    for i, kind in enumerate(TIE_HEAVY_KINDS):
+    for i, kind in enumerate(kinds):
         noisy = human + rng.normal(scale=1.0 + 0.2 * (i % 10), size=(N, M))
         if kind == "half":
             noisy = np.round(noisy * 2) / 2
@@ -251,7 +253,7 @@ def time_command(src: str, argv: list[str], workdir: str) -> tuple[tuple[float, 
 
 
 def tie_heavy_rows(baseline_src: str | None, tmp: str, only: str | None = None) -> None:
-    """Time the tie-heavy workload of issue 20 on this checkout and, if given, a baseline's sources (``only``:
+    """Time the tie-heavy workload on this checkout and, if given, a baseline's sources (``only``:
     the rows whose name contains this text)."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
     csv, npz = os.path.join(tmp, "wmt.csv"), os.path.join(tmp, "tie_heavy.npz")
@@ -272,7 +274,7 @@ def tie_heavy_rows(baseline_src: str | None, tmp: str, only: str | None = None) 
             out = os.path.join(tmp, f"report-{side}")
             args = [a.format(csv=csv, out=out) for a in argv]
             rows[name][side], warned[name][side] = time_command(src, args, tmp)
-    print(f"Tie-heavy workload of issue 20: N={N} systems x M={M} segments, {len(TIE_HEAVY_KINDS)} metrics "
+    print(f"Tie-heavy workload: N={N} systems x M={M} segments, {len(TIE_HEAVY_KINDS)} metrics "
           "(10 continuous, 10 rounded to 0.5, 5 judges 0-100 in steps of 5, 5 with 40% zeros), k=1000; "
           "each row in a fresh process")
     print(f"{'workload (wall s, CPU s in parentheses)':<52} {'before':>16} {'after':>14} {'ratio':>7}  target (wall)")
@@ -327,7 +329,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=K)
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--workload", choices=("all", "continuous", "tie-heavy"), default="all",
-                        help="continuous: issue 12's rows; tie-heavy: issue 20's rows (fresh processes)")
+                        help="continuous: the rows of the continuous workload; tie-heavy: its rows (fresh processes)")
     parser.add_argument("--only", help="tie-heavy rows: only those whose name contains this text")
     args = parser.parse_args()
     if args.workload in ("all", "tie-heavy"):

@@ -18,9 +18,10 @@ output may not be compared (it prints timings or process ids throughout) is mark
 written to the sandbox as the file ``NAME`` for the examples after it (a script the page then runs,
 an input file the page shows).
 
-All examples of one file run in order in one sandbox directory: a temporary directory holding the
-files of ``docs/examples/`` (the user files the examples read), with ``../shared`` pointing at the
-shared data and ``tests`` at the test suite's fixtures. Outputs are compared after :func:`normalise` (timings, the sandbox path).
+All examples of one file run in order in one sandbox directory: a copy of ``docs/examples/`` (the user
+files the examples read) in which ``../shared`` and ``tests`` resolve as in the repository's own
+``docs/examples/`` (through the links ``docs/shared`` and ``docs/examples/tests``, :data:`LINKS`): the
+examples run as written from ``docs/examples``. Outputs are compared after :func:`normalise` (timings, the sandbox path).
 
 Usage::
 
@@ -132,18 +133,25 @@ def normalise(text: str, sandbox: str | None = None) -> str:
 
 # -- running ------------------------------------------------------------------------------------------
 
+#: The links of the repository that make ``docs/examples`` a working directory (name -> where it points,
+#: relative to the link): ``docs/shared`` (so ``../shared/data`` from docs/examples is the data beside the
+#: repository) and ``docs/examples/tests`` (the test fixtures).
+LINKS = {"docs/shared": "../../shared", "docs/examples/tests": "../../tests"}
+
+
 @contextlib.contextmanager
 def sandbox():
-    """A temporary working directory with the example files and ``../shared``."""
+    """A copy of ``docs/examples`` at the same place in a mirror of the repository: ``../shared`` and
+    ``tests`` resolve from it as they do from the repository's own ``docs/examples`` (:data:`LINKS`), so
+    an example that runs here runs there, as the docs say."""
     top = Path(tempfile.mkdtemp(prefix="metaeval-docs-"))
-    work = top / "work"
+    work = top / "docs" / "examples"
     if FIXTURES.is_dir():
-        shutil.copytree(FIXTURES, work)
+        shutil.copytree(FIXTURES, work, ignore=lambda folder, names: ["tests"] if Path(folder) == FIXTURES else [])
     else:
-        work.mkdir()
-    shared = (ROOT.parent / "shared").resolve()
-    (top / "shared").symlink_to(shared)
-    (work / "tests").symlink_to(ROOT / "tests")  # the test fixtures (tests/data/...), read only
+        work.mkdir(parents=True)
+    for link in LINKS:  # each link points where the repository's does (resolved: the mirror has no ../..)
+        (top / link).symlink_to((ROOT / link).resolve())
     try:
         yield work
     finally:

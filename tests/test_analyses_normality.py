@@ -51,3 +51,22 @@ def test_realsumm_every_scorer(shared_data):
     frame = r.to_frame()
     assert frame.loc[0, "human"] and 0 <= frame["input_share_rejected"].min() <= 1
     formats.to_json(r)
+
+
+def test_input_pvalues_equal_scipy_per_input():
+    """The per-input tests of many inputs, decided together, are scipy.stats.shapiro's numbers to the bit."""
+    from scipy import stats
+
+    from metaeval.analyses.normality import input_pvalues
+
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(15, 400))
+    for x in (q, np.round(q * 4) / 4, np.clip(np.round(q + 3), 1, 5)):
+        x = x.copy()
+        x[:, :5] = 2.0  # constant inputs: untestable (NaN)
+        x[2, 5:40:3] = np.nan  # inputs with a missing score
+        expected = []
+        for j in range(x.shape[1]):
+            v = x[np.isfinite(x[:, j]), j]
+            expected.append(np.nan if np.ptp(v) == 0 else float(stats.shapiro(v).pvalue))
+        np.testing.assert_array_equal(input_pvalues(x), np.array(expected))

@@ -75,3 +75,26 @@ def test_realsumm_pilot_planning(shared_data):
     assert r.pilot_shape == (24, 100) and np.isnan(r.power).all()
     assert r.width_mean[0, 0] > r.width_mean[0, 1]
     assert r.required_inputs_power.tolist() == [-1]
+
+
+def test_a_fitted_answer_beyond_the_grid_is_marked_and_warned(shared_data, capsys):
+    """Regression: `plan --target-width 0.3` answered 12,407 inputs from a grid ending at 400, unmarked."""
+    from metaeval.cli.main import main
+    from metaeval.errors import MetaevalWarning
+
+    ds = me.load_dataset("realsumm")
+    with pytest.warns(MetaevalWarning, match=r"required_inputs_fit beyond the simulated grid \(which ends at 50 inputs\)"
+                                             r" is an extrapolation of width\(m\) = a \+ c / sqrt\(m\), not a simulated"
+                                             r" answer \(24 systems: [0-9,]+\)"):
+        r = me.plan_annotation(ds, "rouge-2.recall", "litepyramid.recall", n_inputs=[25, 50], target_width=0.3,
+                               n_repetitions=10, n_resamples=50, rng=0)
+    assert r.fit_beyond_grid.tolist() == [True] and r.required_inputs_fit[0] > 50
+    assert r.answer_frame()["fit_beyond_grid"].tolist() == [True]
+    assert r.to_dict()["answers"][0]["fit_beyond_grid"] is True
+    inside = me.plan_annotation(ds, "rouge-2.recall", "litepyramid.recall", n_inputs=[25, 50], target_width=0.9,
+                                n_repetitions=10, n_resamples=50, rng=0)
+    assert inside.fit_beyond_grid.tolist() == [False]
+    code = main(["plan", "--dataset", "realsumm", "--metric", "rouge-2.recall", "--n-inputs", "25,50",
+                 "--target-width", "0.3", "--n-repetitions", "10", "--n-resamples", "50"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "(beyond the grid)" in out and "metaeval: warning: required_inputs_fit beyond" in err

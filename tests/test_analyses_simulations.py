@@ -11,7 +11,7 @@ from metaeval.stats.kernels.power import boot_pearson, perm_pearson
 from metaeval.analyses.power import _swap_bits
 from metaeval.metrics.degraded import DegradedRouge, tokenize
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
-from metaeval.stats.significance.permutation import _reference_batch, standardize
+from metaeval.stats.significance.permutation import reference_deltas as _reference_batch, standardize
 from metaeval.stats.resampling.draws import PermutationDraws, bootstrap_draws
 
 CANDIDATES = ["the cat sat on the mat the end", "a dog barked at the cat", "nothing here matches"]

@@ -29,7 +29,7 @@ def test_all_is_sorted_and_complete():
 @pytest.mark.parametrize("kwargs,message", [
     (dict(level="document"), "`level` must be one of 'system', 'summary', 'global', 'by-system', 'partial'; got 'document'."),
     (dict(coefficient="cosine"), "`coefficient` must be one of 'pearson', 'spearman', 'kendall-a', 'kendall-b',"
-                                 " 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'; got 'cosine'."),
+                                 " 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq', 'pdp'; got 'cosine'."),
     (dict(undefined="nan"), "`undefined` must be one of 'skip', 'zero'; got 'nan'."),
     (dict(full_test_set="yes"), "`full_test_set` must be True or False; got 'yes'."),
     (dict(level="summary", full_test_set=True),

@@ -33,8 +33,11 @@ ALLOWED = {
     "correlation": LABELLED,
     "human": LABELLED | {"correlation", "runtime"},
     "analyses": LABELLED | {"correlation", "metrics", "runtime", "human"},
-    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime"},
-    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime"},
+    "judges": LABELLED | {"correlation", "metrics", "runtime", "human"},  # beside analyses
+    "spans": LABELLED | {"runtime"},
+    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges", "spans"},
+    "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "judges",
+                       "spans"},
 }
 
 

@@ -161,7 +161,7 @@ def test_packaged_dataset_joined_with_a_user_metric_file(tmp_path, capsys):
     assert [str(w.message) for w in caught] == [
         "join wmt20-mqm-ende + my_metric: 1 systems of wmt20-mqm-ende match nothing in my_metric: 'Human-P.0'.",
         "join wmt20-mqm-ende + my_metric: 1418 of 14180 scored cells of wmt20-mqm-ende have no score in my_metric"
-        " (kept; NaN there)."]
+        " (kept; NaN there): ('Human-P.0', '1'), ('Human-P.0', '2'), ('Human-P.0', '3'), ... (1415 more)."]
     source = ["--dataset", "wmt20-mqm-ende", "--scores", str(path), "--system", "Human-A.0", "--system", "Human-B.0",
               "--system", "eTranslation.737", "--system", "Online-B.1590", "--system", "OPPO.1535"]
     code, out, err = run(["correlate", *source, "--level", "system", "--level", "segment", "--ci", "none",
@@ -189,3 +189,107 @@ def test_merge_messages():
         a.merge(b)
     assert str(info.value) == ("the join of A and B on (system, input) must match at least one cell; got none"
                                " (systems 'a', 'b', 'c' vs 'x', 'y', 'z'; inputs '1', '2' vs '1', '2').")
+
+
+def _shifted_files(tmp_path, shift):
+    """The WMT20 en-de MQM scores as a 1-based human file and a metric file (the human plus noise) whose
+    segment ids are ``shift`` off (-1: the metric's ids are 0-based)."""
+    ds = me.load_dataset("wmt20-mqm-ende")
+    rng = np.random.default_rng(1)
+    human, metric = [], []
+    for s, row in zip(ds.systems, ds.matrix("mqm")):
+        for j, v in zip(ds.inputs, row):
+            if np.isfinite(v):
+                human.append({"system": s, "input": j, "mqm": v})
+                metric.append({"system": s, "input": str(int(j) + shift), "metric": v + rng.normal()})
+    pd.DataFrame(human).to_csv(tmp_path / "human.csv", index=False)
+    pd.DataFrame(metric).to_csv(tmp_path / "metric.csv", index=False)
+    return ["--scores", str(tmp_path / "human.csv"), "--scores", str(tmp_path / "metric.csv"), "--human", "mqm",
+            "--level", "segment", "--ci", "none", "--format", "json"]
+
+
+def test_segment_ids_shifted_by_one_stop_the_join(tmp_path, capsys):
+    """0-based ids against 1-based ones: all but one id match and every pair is wrong; the join refuses."""
+    args = _shifted_files(tmp_path, -1)
+    code, out, err = run(["correlate", *args], capsys)
+    assert code == 2 and not out
+    assert err == (
+        "metaeval: error: the join of human and metric must pair the same inputs; got inputs that look shifted by"
+        " one (the labels of metric +1 match 1418 of the 1418 of human, unshifted 1417: 0-based against 1-based"
+        " ids?); first inputs of human: '1', '2', '3', ... (1415 more); of metric: '0', '1', '2', ... (1415 more)"
+        " (fix the labels, or pass allow_unmatched=True / --allow-unmatched if this is intended).\n")
+    with pytest.raises(me.ScoreSetError, match="look shifted by one"):
+        me.read_scores(tmp_path / "human.csv").merge(me.read_scores(tmp_path / "metric.csv"))
+    # allowed: the run goes on with the mispaired rows, and the unmatched rows of each file are counted and named
+    code, out, err = run(["correlate", *args, "--allow-unmatched"], capsys)
+    assert code == 0, err
+    shifted = json.loads(out)["results"][0]["statistic"]
+    assert "1 inputs of human match nothing in metric: '1418'." in err
+    assert "1 inputs of metric match nothing in human: '0'." in err
+    assert "scored cells of metric have no score in human (kept; NaN there): ('eTranslation.737', '0')," in err
+    code, out, err = run(["correlate", *_shifted_files(tmp_path, 0)], capsys)
+    assert code == 0 and "join" not in err
+    aligned = json.loads(out)["results"][0]["statistic"]
+    assert aligned > 0.5 and abs(shifted) < 0.2  # what the refusal protects: the mispaired rows correlate nothing
+
+
+def test_labels_unmatched_on_both_sides_stop_the_join_unless_allowed():
+    a = me.ScoreSet.from_matrices({"h": np.arange(6.0).reshape(3, 2)}, systems=["a", "b", "c"], inputs=["x", "y"],
+                                  name="A")
+    b = me.ScoreSet.from_matrices({"m": np.arange(6.0).reshape(3, 2)}, systems=["a", "b", "d"], inputs=["x", "y"],
+                                  name="B")
+    with pytest.raises(me.ScoreSetError) as info:
+        a.merge(b)
+    assert str(info.value) == (
+        "the join of A and B must pair the same systems; got systems unmatched on both sides (1 of A: 'c'; 1 of B:"
+        " 'd'), which no judged subset explains; first systems of A: 'a', 'b', 'c'; of B: 'a', 'b', 'd' (fix the"
+        " labels, or pass allow_unmatched=True / --allow-unmatched if this is intended).")
+    with pytest.warns(me.DataWarning) as caught:
+        merged = a.merge(b, allow_unmatched=True)
+    assert merged.systems == ("a", "b", "c", "d")
+    assert [str(w.message) for w in caught] == [
+        "join A + B: 1 systems of A match nothing in B: 'c'.",
+        "join A + B: 1 systems of B match nothing in A: 'd'.",
+        "join A + B: 2 of 6 scored cells of A have no score in B (kept; NaN there): ('c', 'x'), ('c', 'y').",
+        "join A + B: 2 of 6 scored cells of B have no score in A (kept; NaN there): ('d', 'x'), ('d', 'y')."]
+    # a judged subset (one side's labels within the other's) joins with a note, no error
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a.merge(b.subset(systems=["a", "b"]))
+    assert str(caught[0].message) == "join A + B: 1 systems of A match nothing in B: 'c'."
+    with pytest.raises(me.ParameterError, match="`allow_unmatched` must be True or False; got 'yes'"):
+        a.merge(b, allow_unmatched="yes")
+
+
+def test_shift_detection_on_integer_labels_only():
+    from metaeval.data.join import shifted_by
+
+    assert shifted_by(["1", "2", "3"], ["0", "1", "2"]) == 1
+    assert shifted_by(["0", "1", "2"], ["1", "2", "3"]) == -1
+    assert shifted_by(["1", "3", "5"], ["0", "1", "2", "3", "4", "5"]) == 0  # a judged subset: no better shift
+    assert shifted_by(["01", "02"], ["00", "01"]) == 0  # not canonical integers
+    assert shifted_by(["s1", "s2"], ["s0", "s1"]) == 0
+
+
+def test_a_file_name_with_an_equals_sign_is_targeted_by_the_longest_file_prefix(tmp_path, capsys, monkeypatch):
+    """``FILE=VALUE`` options: the longest --scores file that the value starts with (then ``=``) is targeted."""
+    from metaeval.data.targets import split_target
+
+    assert split_target("run=3.csv=doc", ["run.csv", "run", "run=3.csv"]) == ("run=3.csv", "doc")
+    assert split_target("run=doc", ["run.csv", "run", "run=3.csv"]) == ("run", "doc")
+    assert split_target("doc", ["run.csv"]) == (None, "doc")
+    ds = me.load_dataset("summeval")
+    frame = ds.to_frame()
+    human = frame[["system", "input", "expert.relevance"]].rename(columns={"input": "doc"})
+    human["split"] = np.where(np.arange(len(human)) % 2 == 0, "test", "dev")
+    human.to_csv(tmp_path / "run=3.csv", index=False)
+    frame[["system", "input", "rouge-1.recall"]].to_csv(tmp_path / "run.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["correlate", "--scores", "run=3.csv", "--scores", "run.csv", "--input-column",
+                          "run=3.csv=doc", "--where", "run=3.csv=split=test", "--human", "expert.relevance",
+                          "--level", "system", "--ci", "none", "--format", "json"], capsys)
+    assert code == 0, err
+    test = human[human["split"] == "test"].groupby("system", sort=False)["expert.relevance"].mean()
+    metric = frame[human["split"] == "test"].groupby("system", sort=False)["rouge-1.recall"].mean()  # the judged cells
+    expected = stats.pearsonr(test.loc[list(ds.systems)], metric.loc[list(ds.systems)])[0]
+    assert json.loads(out)["results"][0]["statistic"] == pytest.approx(expected)

@@ -71,3 +71,20 @@ def test_figure3_run_is_shown_identically_where_it_is_not_run():
         assert len(found) == 1, (path, len(found))
         return found[0]
     assert block("docs/reproductions.md") == block("docs/simulations.md")
+
+
+def test_docs_examples_is_the_working_directory_the_docs_say():
+    """The docs say their examples run in docs/examples: ``../shared`` and ``tests`` resolve there (they did
+    only in the test sandbox), and the sandbox resolves them the same way."""
+    examples = ROOT / "docs" / "examples"
+    assert (examples / ".." / "shared").resolve() == (ROOT.parent / "shared").resolve()
+    assert (examples / "tests").resolve() == (ROOT / "tests").resolve()
+    assert (examples / ".." / "shared" / "data" / "summeval").is_dir()
+    with doc_examples.sandbox() as work:
+        assert work.name == "examples" and work.parent.name == "docs"
+        assert (work / ".." / "shared").resolve() == (examples / ".." / "shared").resolve()
+        assert (work / "tests").resolve() == (examples / "tests").resolve()
+        assert sorted(p.name for p in work.iterdir()) == sorted(p.name for p in examples.iterdir())
+    code, out = doc_examples.run_command("metaeval correlate --scores my.csv --human relevance --metric rouge"
+                                         " --level system --ci none --format csv | head -2", examples)
+    assert code == 0 and out.startswith("metric,"), out

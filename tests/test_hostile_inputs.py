@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 
 import pytest
 
@@ -149,3 +150,169 @@ def test_an_os_error_without_a_file_name_is_one_clean_line(monkeypatch, capsys):
     monkeypatch.setattr(cli_main.cli, "main", full)
     code, _, err = run(["correlate"], capsys)
     assert code == 2 and err == "metaeval: error: No space left on device\n"
+
+
+# -- sidecars, --metric-option JSON, flattened names, huge integers, sizes -------------------------------------
+def _small_scores(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("system,input,m,h\n" + "".join(f"{s},{i},{(i * 7 + k) % 5},{(i + k) % 4}\n"
+                                                  for k, s in enumerate("abcd") for i in range(5)))
+    return path
+
+
+def _sidecar_error(path, reason):
+    side = f"{path}.signatures.json"
+    return (f"metaeval: error: {side}: the sidecar of s.csv: {reason} (repair it, or delete it to read the file"
+            " without it).\n")
+
+
+@pytest.mark.parametrize("scores_file, got", [('"s.csv"', "a string"), ("null", "null"), ("[1, 2]", "an array")])
+def test_a_sidecar_whose_scores_file_is_not_an_object_is_one_line(tmp_path, capsys, scores_file, got):
+    path = _small_scores(tmp_path)
+    (tmp_path / "s.csv.signatures.json").write_text('{"humans": ["h"], "scores_file": %s}' % scores_file)
+    code, out, err = run(["correlate", "--scores", str(path), "--human", "h", "--level", "system", "--ci", "none"],
+                         capsys)
+    assert code == 2 and not out
+    assert err == _sidecar_error(path, f"its 'scores_file' must be an object with 'name' and 'sha256'; got {got}")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"humans": ["h"], "deep": ' + "[" * 100000 + "]" * 100000 + "}",
+     "JSON values must be nested at most a few hundred levels deep; got deeper nesting"),
+    ('{"humans": ["h"], "humans": []}', "a JSON object must not repeat a key; got 'humans' twice"),
+    ('{"humans": "h"}', "its 'humans' must be a list of scorer names; got a string"),
+    ("[1]", "it must be one JSON object; got an array"),
+    ("{", "it must be one JSON object; got malformed JSON: Expecting property name enclosed in double quotes at"
+          " line 1, column 2"),
+])
+def test_a_malformed_sidecar_is_one_line(tmp_path, capsys, text, reason):
+    path = _small_scores(tmp_path)
+    (tmp_path / "s.csv.signatures.json").write_text(text)
+    code, _, err = run(["correlate", "--scores", str(path), "--human", "h", "--level", "system", "--ci", "none"],
+                       capsys)
+    assert code == 2 and err == _sidecar_error(path, reason)
+    with pytest.raises(InputFileError, match="the sidecar of s.csv: "):
+        read_scores(path)
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_sidecar_that_is_not_a_regular_file_is_never_opened(tmp_path, capsys, kind):
+    """A FIFO sidecar blocked `correlate` and `score`, a link to /dev/zero read forever: reading refuses them
+    in one line; writing (score, write_scores) replaces a link to a device without opening it and refuses
+    to remove a FIFO."""
+    path = _small_scores(tmp_path)
+    side = tmp_path / "s.csv.signatures.json"
+    os.symlink("/dev/zero", side) if kind == "device" else os.mkfifo(side)
+    expected = "a character device" if kind == "device" else "a FIFO (named pipe)"
+    code, _, err = run(["correlate", "--scores", str(path), "--human", "h", "--level", "system", "--ci", "none"],
+                       capsys)
+    assert code == 2 and err == _sidecar_error(path, f"the path must name a regular file; got {expected}")
+    cands, refs = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+    cands.write_text('{"system": "a", "input": "1", "candidate": "the cat sat"}\n')
+    refs.write_text('{"input": "1", "reference": "the cat sat"}\n')
+    code, _, err = run(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "bleu",
+                        "--output", str(path)], capsys)
+    import numpy as np
+
+    import metaeval as me
+
+    scores = me.ScoreSet.from_matrices({"h": np.ones((2, 2)), "m": np.eye(2)}, humans=["h"])
+    if kind == "fifo":
+        # a special file is never removed to make room for an output: one line, nothing written
+        assert code == 2 and err == (f"metaeval: error: {side}: must be a file metaeval can replace; got a special"
+                                     " file, which it never removes: choose another output path\n")
+        assert stat.S_ISFIFO(os.lstat(side).st_mode)
+        me.write_scores(scores, path)  # the library replaces it by a rename, never opening it
+        assert read_scores(path).humans == ("h",)
+        return
+    assert code == 0, err
+    assert side.is_file() and not side.is_symlink() and json.loads(side.read_text())["scores_file"]["name"] == "s.csv"
+    os.remove(side)
+    os.symlink("/dev/zero", side)
+    me.write_scores(scores, path)
+    assert read_scores(path).humans == ("h",)
+
+
+def test_metric_option_json_is_strict(tmp_path, capsys):
+    cands, refs = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+    cands.write_text('{"system": "a", "input": "1", "candidate": "the cat sat"}\n')
+    refs.write_text('{"input": "1", "reference": "the cat sat"}\n')
+    base = ["score", "--candidates", str(cands), "--references", str(refs), "--metric", "bleu", "--output",
+            str(tmp_path / "o.csv"), "--metric-option"]
+    code, _, err = run([*base, "bleu.tokenize=" + "[" * 5000 + "]" * 5000], capsys)
+    assert code == 2 and err == ("metaeval: error: `--metric-option` must hold plain JSON or text; got"
+                                 f" {'[' * 40!r}...: JSON values must be nested at most a few hundred levels deep;"
+                                 " got deeper nesting.\n")
+    code, _, err = run([*base, 'bleu.tokenize={"a": 1, "a": 2}'], capsys)
+    assert code == 2 and err == ("metaeval: error: `--metric-option` must hold plain JSON or text; got"
+                                 " '{\"a\": 1, \"a\": 2}': a JSON object must not repeat a key; got 'a' twice.\n")
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"system": "a", "input": "1", "h": 1, "m": {"x": 1}, "m.x": -1}',
+     "row 1: fields must keep distinct names when nested objects flatten with dots; got 'm.x' twice."),
+    ('{"system": "a", "input": "1", "m.x": -1, "m": {"x": 1}, "h": 1}',
+     "row 1: fields must keep distinct names when nested objects flatten with dots; got 'm.x' twice."),
+    ('{"system": "a", "input": "1", "metrics": {"h": 1, "system": "b"}}',
+     "row 1, column 'metrics.system': the 'metrics' object must hold scores only; got the label field 'system' in"
+     " it (it would relabel the row: put it beside the object)."),
+    ('{"summarizer_id": "a", "instance_id": "1", "scores": {"h": 1, "instance_id": "2"}}',
+     "row 1, column 'scores.instance_id': the 'scores' object must hold scores only; got the label field"
+     " 'instance_id' in it (it would relabel the row: put it beside the object)."),
+])
+def test_no_json_field_silently_overwrites_another(tmp_path, line, message):
+    path = tmp_path / "f.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(InputFileError) as info:
+        read_scores(path)
+    assert str(info.value) == f"{path}, {message}"
+
+
+def test_400_digit_integers_in_tables_and_options_are_one_line(tmp_path, capsys):
+    big = "1" * 400
+    counts = tmp_path / "counts.jsonl"
+    counts.write_text('{"system": "a", "input": "1", "vital_matched": %s, "vital_total": 3, "length": 100}\n' % big)
+    code, _, err = run(["nuggets", "counts", str(counts)], capsys)
+    assert code == 2 and err == (f"metaeval: error: {counts}, row 1, column 'vital_matched': the cell must be a finite"
+                                 " number >= 0; got an integer of 400 digits.\n")
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("".join(
+        '{"subject": "s%d", "document": "d", "condition": "%s", "judgment": "yes", "len": %s}\n'
+        % (k, c, big if k == 1 else 3) for k in range(2) for c in ("full", "summary")))
+    code, _, err = run(["extrinsic", "agreement", str(judgments), "--metric", "len"], capsys)
+    assert code == 2 and err == (f"metaeval: error: {judgments}, row 3, column 'len': the cell must be a finite"
+                                 " number; got an integer of 400 digits.\n")
+    code, _, err = run(["familywise", "--comparisons", big], capsys)
+    assert code == 2 and err == ("metaeval: error: `comparisons` must be an integer <= 9007199254740992; got an"
+                                 " integer of 400 digits.\n")
+    code, _, err = run(["familywise", "--systems", big], capsys)
+    assert code == 2 and err == "metaeval: error: `n_systems` must be an integer <= 134217728; got an integer of 400 digits.\n"
+
+
+@pytest.mark.parametrize("depth", ["1e9", "1000000000"])
+def test_a_huge_syntactic_depth_is_refused_up_front(tmp_path, capsys, depth):
+    cands, refs = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+    cands.write_text('{"system": "a", "input": "1", "candidate": "(S (NP a) (VP b))"}\n')
+    refs.write_text('{"input": "1", "reference": "(S (NP a) (VP b))"}\n')
+    code, _, err = run(["score", "--candidates", str(cands), "--references", str(refs), "--metric", "stm",
+                        "--metric-option", f"stm.depth={depth}", "--output", str(tmp_path / "o.csv")], capsys)
+    got = "1000000000.0" if "e" in depth else "1000000000"
+    rule = "an integer >= 1" if "e" in depth else "an integer in [1, 100]"
+    assert code == 2 and err == f"metaeval: error: `depth` must be {rule}; got {got}.\n"
+
+
+def test_nugget_f_at_a_huge_beta_is_its_limit_not_nan(tmp_path, capsys):
+    from metaeval.stats.frameworks.nugget import nugget_f, nugget_recall
+
+    r, a, big_r, length = [2, 1, 0], [0, 1, 0], [3, 3, 3], [100, 1000, 50]
+    limit = nugget_f(r, a, big_r, length, beta=1e200)
+    np = pytest.importorskip("numpy")
+    np.testing.assert_allclose(limit, nugget_f(r, a, big_r, length, beta=1e150), rtol=1e-15)
+    np.testing.assert_array_equal(limit, [*nugget_recall(r[:2], big_r[:2]), 0.0])
+    counts = tmp_path / "c.csv"
+    counts.write_text("system,input,vital_matched,okay_matched,vital_total,length\n"
+                      "a,1,2,0,3,100\nb,1,1,1,3,1000\n")
+    code, out, err = run(["nuggets", "counts", str(counts), "--beta", "1e200", "--format", "json"], capsys)
+    assert code == 0, err
+    assert "NaN" not in out and json.loads(out)["mean"] == pytest.approx(0.5)

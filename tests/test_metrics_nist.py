@@ -309,7 +309,7 @@ def test_cli_score_and_systems_with_corpus_nist(summeval_files, capsys):
             "--format", "json", "--output", str(out)]
     assert main(argv) == 0, capsys.readouterr().err
     result = json.loads(out.read_text())
-    nist = Nist()  # the systems' corpus NIST: default options, weights from all 100 inputs' references
+    nist = Nist(lowercase=True)  # the options the segments were scored with (carried over), weights from all 100 inputs
     by_system = {}
     for r in rows:
         by_system.setdefault(r["system_id"], []).append(r)

@@ -139,7 +139,30 @@ def test_mt_evaluate_messages():
                               "got 'summary/soft-accuracy'.")
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, exclude_systems=["refZ"])
-    assert str(err.value) == "`exclude_systems` must name systems of the data; got unknown ['refZ']."
+    assert str(err.value).startswith("`exclude_systems` must name a system of the data or 'LP=SYSTEM'; got 'refZ' (")
+    with pytest.raises(ParameterError) as err:
+        me.mt_evaluate(data, exclude_systems=["en-de=refZ"])
+    assert str(err.value).startswith("`exclude_systems` must name a system of language pair 'en-de'; got 'refZ' (")
+    with pytest.raises(ParameterError) as err:
+        me.mt_evaluate(data, exclude_systems=["fr-de=sys0"])
+    assert str(err.value) == ("`exclude_systems` must name a system of the data or 'LP=SYSTEM'; got 'fr-de=sys0' "
+                              "(language pairs: 'en-de').")
+
+
+def test_exclude_system_per_language_pair():
+    """'LP=SYSTEM' leaves a system out of that language pair only; a bare name leaves it out everywhere."""
+    a, b = _lp(1), _lp(2)
+    data = {"en-de": a, "zh-en": b}
+    kw = dict(tasks=["system/pearson"], n_resamples=20, rng=0)
+    name = a.systems[0]
+    res = me.mt_evaluate(data, exclude_systems=[f"en-de={name}"], **kw)
+    alone = me.mt_evaluate({"en-de": a.subset(systems=list(a.systems[1:])), "zh-en": b}, **kw)
+    np.testing.assert_array_equal(res.statistics, alone.statistics)
+    everywhere = me.mt_evaluate(data, exclude_systems=[name], **kw)
+    both = me.mt_evaluate({"en-de": a.subset(systems=list(a.systems[1:])),
+                           "zh-en": b.subset(systems=list(b.systems[1:]))}, **kw)
+    np.testing.assert_array_equal(everywhere.statistics, both.statistics)
+    assert not np.array_equal(res.statistics, everywhere.statistics)
 
 
 def test_mt_evaluate_two_language_pairs_end_to_end():

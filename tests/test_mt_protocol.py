@@ -259,16 +259,40 @@ def test_wmt24_preset(wmt20):
     assert res.tasks == ("ende:system/soft-accuracy", "ende:summary/acc23", "zhen:system/soft-accuracy",
                          "zhen:summary/acc23")
     assert res.weights["pooled"] == (0.25, 0.25, 0.25, 0.25)
-    # MTME treats SPA like a correlation: (SPA + 1) / 2
+    # MTME TaskSetResults.AverageCorrs: sum_t w_t (s_t - b_t) / (e_t - b_t), (b, e) = TaskResults.range, which
+    # is (0, 1) for 'accuracy', 'pce' (SPA) and KendallWithTiesOpt without variant '23' (acc23), else (-1, 1)
     s = res.statistics
-    np.testing.assert_allclose(res.averages["pooled"], ((s[0] + 1) / 2 + s[1] + (s[2] + 1) / 2 + s[3]) / 4)
+    np.testing.assert_allclose(res.averages["pooled"], _mtme_average(res.tasks, s, [0.25] * 4), rtol=0, atol=1e-15)
+    for lp in ("ende", "zhen"):
+        use = [t for t, name in enumerate(res.tasks) if name.startswith(lp + ":")]
+        np.testing.assert_allclose(res.averages[lp], _mtme_average([res.tasks[t] for t in use], s[use], [0.5] * 2),
+                                   rtol=0, atol=1e-15)
+        # SPA is averaged as it is, never (SPA + 1) / 2
+        assert np.all(np.abs(res.averages[lp] - (s[use[0]] + s[use[1]]) / 2) < 1e-15)
+
+
+def _mtme_range(task):
+    """MTME ``TaskResults.range`` of a task named 'lp:level/statistic' (our names for its corr_fcn)."""
+    statistic = task.rsplit("/", 1)[1]
+    mtme_fcn = {"accuracy": "accuracy", "soft-accuracy": "pce", "acc23": "KendallWithTiesOpt-acc23"}.get(
+        statistic, "correlation")
+    return (0.0, 1.0) if mtme_fcn in ("accuracy", "pce", "KendallWithTiesOpt-acc23") else (-1.0, 1.0)
+
+
+def _mtme_average(tasks, statistics, weights):
+    """MTME ``TaskSetResults.AverageCorrs``: the weighted sum of each task's statistic mapped to [0, 1]."""
+    total = 0.0
+    for task, values, w in zip(tasks, statistics, weights):
+        lo, hi = _mtme_range(task)
+        total = total + w * (values - lo) / (hi - lo)
+    return total
 
 
 def test_messages_and_single_metric(wmt20):
     data, _ = wmt20
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, human="mqm", protocol="wmt22")
-    assert str(err.value) == "`protocol` must be one of 'wmt23', 'wmt24', 'mean'; got 'wmt22'."
+    assert str(err.value) == "`protocol` must be one of 'wmt23', 'wmt24', 'wmt25', 'mean' or a .toml file; got 'wmt22'."
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, human="mqm", significance="jackknife")
     assert str(err.value) == "`significance` must be one of 'permutation', 'bootstrap'; got 'jackknife'."

@@ -268,7 +268,12 @@ def test_summeval_similarities(summeval_texts, summeval_sims):
 
 def test_summeval_qarla_against_independent_human_means(shared_data, summeval_sims):
     ds = me.load_dataset("summeval")
-    result = me.qarla(summeval_sims, ds=ds, human="expert.relevance")
+    with pytest.warns(me.DataWarning) as caught:  # the human of a system: its mean over 4 of the 100 inputs, said
+        result = me.qarla(summeval_sims, ds=ds, human="expert.relevance")
+    assert str(caught[0].message).startswith(
+        "qarla: the human 'expert.relevance' of each system is its mean over the 4 inputs of the texts it scores; 96"
+        " of the 100 inputs it scores are not among the texts' inputs: 'cnn-test-")
+    assert result.n_human_inputs == 4 and result.inputs_without_human == ()
     assert result.metric_sets == ("rouge-1.a", "rpre-1.a", "tvm-16", "rouge-1.a+rpre-1.a+tvm-16")
     # Human system scores: the mean of the 3 experts' relevance over the 4 inputs, from the raw file.
     raw = [json.loads(line) for line in (shared_data / "summeval" / "relevance.jsonl").read_text().splitlines()]
@@ -315,7 +320,21 @@ def test_cli_on_summeval(shared_data, tmp_path, capsys):
     assert code == 0, err
     payload = json.loads(out)
     assert payload["metric_sets"] == ["rouge-2.a", "rpre-l.a", "rouge-2.a+rpre-l.a"] and payload["n_inputs"] == 3
+    assert payload["n_human_inputs"] == 3 and payload["inputs_without_human"] == []
+    assert ("metaeval: warning: qarla: the human 'expert.relevance' of each system is its mean over the 3 inputs of"
+            " the texts it scores; 97 of the 100 inputs it scores are not among the texts' inputs:") in err
     assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_qarla_names_the_inputs_without_a_human_score(summeval_sims):
+    ds = me.load_dataset("summeval")
+    kept = [i for i in ds.inputs if i != summeval_sims.inputs[1]]
+    with pytest.warns(me.DataWarning) as caught:
+        result = me.qarla(summeval_sims, ds=ds.subset(inputs=kept), human="expert.relevance")
+    message = str(caught[0].message)
+    assert (f"of each system is its mean over the 3 inputs of the texts it scores; 1 inputs of the texts have no"
+            f" 'expert.relevance' score: {summeval_sims.inputs[1]!r}; 96 of the 99 inputs") in message
+    assert result.n_human_inputs == 3 and result.inputs_without_human == (summeval_sims.inputs[1],)
 
 
 def test_cli_human_needs_scores(shared_data, capsys):

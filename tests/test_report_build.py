@@ -206,7 +206,13 @@ def test_warnings_are_recorded_and_reraised():
     with pytest.warns(me.DegenerateWarning):
         report = build_report(ds, "h", n_resamples=20, repetitions=5, analyses=[])
     assert any(w.startswith("correlations: ") for w in report.warnings)
-    assert "warning: correlations: " in render_report(report)
+    page = render_report(report)
+    section = page.split('id="correlations"', 1)[1].split("<section", 1)[0]  # shown beside the table it qualifies
+    message = next(w for w in report.warnings if w.startswith("correlations: ")).split(": ", 1)[1]
+    import html
+
+    assert f"warning: {html.escape(message)}" in section
+    assert "warning: correlations: " not in page.split('id="reproduce"', 1)[1]
 
 
 # -- analyses ----------------------------------------------------------------------------------------------
@@ -280,8 +286,8 @@ def test_progress_gets_one_task_per_step(small, tmp_path):
         write_report(report, tmp_path, progress=progress)
     tasks = {t.description: (t.completed, t.total) for t in progress.tasks}
     assert tasks["correlations"] == (12, 12)  # 2 metrics x 2 levels x 3 coefficients
-    assert tasks["figures and page"] == (6, 6)  # dataset, correlations, forest, significance, normality, reproduce
-    assert set(tasks) >= {"significance matrix", "normality", "annotator agreement"}
+    assert tasks["figures and page"] == (7, 7)  # dataset, correlations, forest, significance (system, summary), normality, reproduce
+    assert set(tasks) >= {"significance matrix", "significance matrix (summary level)", "normality", "annotator agreement"}
 
 
 def test_report_sections_follow_the_analysis_registry():

@@ -48,7 +48,7 @@ def same_scores(a, b) -> bool:
     (dict(metrics="rouge", scheduler=42), "`scheduler` must be a dask.distributed Client or a scheduler address like"
                                           " 'tcp://host:8786'; got 42."),
     (dict(metrics="rouge", cache=3), "`cache` must be None or the path of a cache file; got 3."),
-    (dict(metrics="rouge", progress="yes"), "`progress` must be True or False; got 'yes'."),
+    (dict(metrics="rouge", progress="yes"), "`progress` must be True, False or a progress callable; got 'yes'."),
     (dict(metrics="rouge", batch_size=0), "`batch_size` must be an integer >= 1; got 0."),
 ])
 def test_parameter_errors(kwargs, message):

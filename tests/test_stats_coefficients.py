@@ -31,7 +31,7 @@ def test_canonical_coefficient_message():
         canonical_coefficient("foo")
     assert str(e.value) == (
         "`coefficient` must be one of 'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', "
-        "'accuracy', 'tau-eq', 'acc-eq'; got 'foo'."
+        "'accuracy', 'tau-eq', 'acc-eq', 'pdp'; got 'foo'."
     )
 
 
@@ -191,7 +191,7 @@ def test_likert_means_tie_in_any_summation_order():
     for coefficient in COEFFICIENTS:
         a = correlation(forward, human, coefficient)
         b = correlation(backward, human, coefficient)
-        if coefficient == "pearson":  # Pearson uses the values themselves: equal up to rounding
+        if coefficient in ("pearson", "pdp"):  # Pearson uses the values themselves: equal up to rounding
             assert a == pytest.approx(b, abs=1e-14)
         else:  # rank statistics are identical, and equal those of the exact integer sums
             assert a == b, coefficient

@@ -24,6 +24,10 @@ from metaeval.vocabulary import COEFFICIENTS
 
 LEVELS = ("system", "summary", "global", "by-system")
 SYMMETRIC = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c")
+# coefficients of the values themselves (Pearson, and PDP, Pearson of pair differences): equal up to the rounding
+# of the shifted values; the others depend on ranks or pair signs only and are exact
+VALUES = [i for i, c in enumerate(COEFFICIENTS) if c in ("pearson", "pdp")]
+RANKS = [i for i, c in enumerate(COEFFICIENTS) if c not in ("pearson", "pdp")]
 HUMAN = "expert.relevance"
 SHIFT_MARGIN = 2.0 ** -44  # the representability condition of a shift (module docstring)
 
@@ -96,13 +100,13 @@ def test_every_coefficient_is_invariant_to_scale_and_shift(summeval, mqm, level)
                 b = a * beta
                 got = _all(a * x + b, z, level)
                 pearson_tol = _pearson_tolerance(x, a, b)
-                np.testing.assert_allclose(got[0], reference[0], atol=pearson_tol, rtol=0,
-                                           err_msg=f"{name} {level} pearson a={a:g} b={b:g}")
-                np.testing.assert_allclose(got[1:], reference[1:], atol=1e-12, rtol=0,
+                np.testing.assert_allclose(got[VALUES], reference[VALUES], atol=pearson_tol, rtol=0,
+                                           err_msg=f"{name} {level} pearson, pdp a={a:g} b={b:g}")
+                np.testing.assert_allclose(got[RANKS], reference[RANKS], atol=1e-12, rtol=0,
                                            err_msg=f"{name} {level} ranks a={a:g} b={b:g}")
                 # the human side too
                 got_z = _all(x, a * z + b if beta == 0.0 else a * z, level)
-                np.testing.assert_allclose(got_z[1:], reference[1:], atol=1e-12, rtol=0)
+                np.testing.assert_allclose(got_z[RANKS], reference[RANKS], atol=1e-12, rtol=0)
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -276,3 +280,26 @@ def test_resampling_is_invariant_to_scale_and_shift(summeval, level):
         want = run(lambda v: v, coefficient)
         for transform in (lambda v: v * 1e160, lambda v: v * 1e-150, lambda v: v + 1e10):
             np.testing.assert_allclose(run(transform, coefficient), want, atol=1e-6, rtol=0, equal_nan=True)
+
+
+def test_system_level_pearson_is_exact_at_a_large_offset():
+    """Pearson of system means at +1e10 equals the same data shifted back (it moved by 1.2e-6: the means of
+    large values were summed before centring); the point kernels give the same numbers bitwise."""
+    from metaeval.stats.correlations.levels import level_correlation
+    from metaeval.stats.kernels import point_correlations
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 100))
+    z = x + rng.normal(size=(16, 100))
+    shifted = x + 1e10
+    back = shifted - 1e10  # exactly the values of ``shifted``, less 1e10
+    for level in ("system", "summary", "global", "by-system"):
+        at = level_correlation(shifted, z, level=level, coefficient="pearson").statistic
+        near = level_correlation(back, z, level=level, coefficient="pearson").statistic
+        assert abs(at - near) <= 1e-12, level
+        fast = [r.statistic for r in point_correlations([shifted, back], z, level=level, coefficient="pearson")]
+        assert fast == [at, near]
+    # constant system means stay undefined: a spread at the rounding level of the means' magnitude
+    flat = np.full((4, 3), 1e10)
+    flat[0, 0] = np.nextafter(1e10, 2e10)
+    assert np.isnan(level_correlation(flat, rng.normal(size=(4, 3)), level="system", coefficient="pearson").statistic)

@@ -16,7 +16,7 @@ import metaeval as me
 from metaeval.stats.correlations import ties
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.kernels.permutation import _PermSummaryPearson
-from metaeval.stats.kernels.ranks import _is_constant, row_ranks, tie_ranks
+from metaeval.stats.kernels.ranks import is_constant_along as _is_constant, row_ranks, tie_ranks
 from metaeval.stats.significance.permutation import permutation_deltas, standardize
 from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
 
@@ -156,7 +156,7 @@ def test_fused_power_kernels_use_the_constancy_rule_of_is_constant(level):
     # input 2 holds near-copies of 2.0 (constant), input 3 a Likert-like human with ties
     from metaeval.analyses.power import _swap_bits
     from metaeval.stats.kernels.power import boot_pearson, perm_pearson
-    from metaeval.stats.significance.permutation import _reference_batch
+    from metaeval.stats.significance.permutation import reference_deltas as _reference_batch
     from metaeval.stats.resampling.draws import PermutationDraws
 
     rng = np.random.default_rng(8)

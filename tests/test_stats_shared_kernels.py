@@ -6,7 +6,7 @@ import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.significance.pairs import _permutation_pairs, _shared_pair_kernel
+from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
 
@@ -254,8 +254,8 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import tie_tolerance
-    from metaeval.stats.kernels.compiled import tied_group_counts
-    from metaeval.stats.kernels.compiled_sweep import tied_sweep_counts
+    from metaeval.stats.kernels.compiled_ties import tied_group_counts
+    from metaeval.stats.kernels.compiled_ties import tied_sweep_counts
     from metaeval.stats.kernels.dominance import GroupPairsCompiled
     from metaeval.stats.kernels.shared import tied_groups
 
@@ -290,3 +290,55 @@ def test_sweep_width_gives_every_thread_a_block():
     one = sweep_width(128, 1)
     assert one == (SWEEP_WIDTH if threads == 1 else max(SPLIT_WIDTH, -(-128 // threads)))
     assert sweep_width(16, 1) == (SWEEP_WIDTH if threads == 1 else SPLIT_WIDTH)
+
+
+@pytest.mark.parametrize("coefficient", ["acc-eq", "kendall-b", "spearman", "tau-eq"])
+@pytest.mark.parametrize("rtol", [1e-9, 0.0])
+def test_summary_pairs_with_a_few_tied_inputs_correct_them_per_resample(coefficient, rtol):
+    """A pair whose metrics tie within a few inputs keeps the shared products for its other inputs and counts
+    the tied ones per resample: equal to the reference, any batch; the tie-free pairs are unaffected."""
+    pytest.importorskip("numba")
+    from metaeval.stats.correlations.ties import tie_tolerance
+    from metaeval.stats.significance.pair_permutations import tied_pair_kernel as _tied_pair_kernel
+
+    xs, z = _data(8, n=9, m=40, p=4)
+    xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5
+    xs[2, 3, 9] = xs[2, 6, 9] + 1e-12  # metric 2 nearly ties with itself within input 9
+    draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=3)
+    kw = dict(level="summary", coefficient=coefficient, undefined="skip", tie_threshold=0.0)
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    with tie_tolerance(rtol):
+        shared = _shared_pair_kernel(xs, z, pairs, kw)
+        left = [pair for pair in pairs if not shared.covers(*pair)]
+        tied = _tied_pair_kernel(xs, z, left, kw)
+        assert (0, 1) in left and all(tied.covers(*pair) for pair in left)
+        assert tied.tied[0, 1] == [5]
+        fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+        again = _permutation_pairs(xs, z, draws, 4, "auto", kw)
+        ref = _reference(xs, z, draws, "summary", coefficient, "skip")
+    for pair, deltas in ref.items():
+        np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(again[pair], fast[pair])
+
+
+def test_reference_pairs_do_not_set_the_batch_of_the_others(monkeypatch):
+    """Pairs left to the reference path run in their own batches after the fast pairs' batches."""
+    from metaeval.stats.significance import pair_permutations as pairs_module
+
+    xs, z = _data(9, n=6, m=30, p=3)
+    draws = permutation_draws(*z.shape, method="both", n_resamples=50, rng=0)
+    kw = dict(level="summary", coefficient="acc-eq", undefined="skip", tie_threshold=0.0)
+    expected = _permutation_pairs(xs, z, draws, None, "auto", kw)
+    xs[1, 0, 5] = xs[0, 2, 5]
+    monkeypatch.setattr(pairs_module, "tied_pair_kernel", lambda *args: None)  # (0, 1): the reference path
+    sizes = []
+    real = pairs_module._permutation_batch
+    monkeypatch.setattr(pairs_module, "_permutation_batch",
+                        lambda out, pairs, std, z, draws, sl, *rest: (sizes.append(sl.stop - sl.start),
+                                                                       real(out, pairs, std, z, draws, sl, *rest)))
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
+    ref = _reference(xs, z, draws, "summary", "acc-eq", "skip")
+    assert sizes == [50]  # one batch for the fast pairs, however small the reference pairs' batches
+    for pair, deltas in ref.items():
+        np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(fast[0, 2], expected[0, 2])  # a pair with neither changed metric

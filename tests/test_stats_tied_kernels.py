@@ -17,7 +17,7 @@ import pytest
 
 from metaeval.stats.kernels.global_pairs import numba_available
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.significance.pairs import _permutation_pairs, _shared_pair_kernel
+from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
 from metaeval.stats.correlations.ties import tie_tolerance

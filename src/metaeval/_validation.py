@@ -6,6 +6,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 import numpy as np
@@ -31,9 +32,114 @@ MIN_SYSTEMS = 3
 
 
 def check_scoreset(ds: Any) -> ScoreSet:
+    """``ds`` as a ScoreSet (the scores of a :class:`CheckedScores` passed down by an enclosing call)."""
+    if isinstance(ds, CheckedScores):
+        return ds.ds
     if not isinstance(ds, ScoreSet):
         raise ParameterError(f"`ds` must be a ScoreSet; got {type(ds).__name__}.")
     return ds
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedScores:
+    """The scores of one call, checked once at its public entry point; the layers below receive it and trust it.
+
+    ``ds`` holds ``human`` and every one of ``metrics``; after :meth:`scored` (``corpus`` is then a dict) its
+    systems without any score of the human or of a metric are left out (one
+    :class:`~metaeval.errors.DataWarning`, :func:`scored_systems`) and ``corpus`` holds the checked corpus
+    statistics (:func:`check_corpus_statistics`). A public function given a CheckedScores for the same human and
+    a subset of its metrics (:func:`trusted`) skips these checks: a report checks ``human`` once, and its table,
+    significance matrix and analyses reuse the result. The matrices the correlations read are kept
+    (:meth:`human_matrix`, :meth:`metric_matrix`).
+    """
+
+    ds: ScoreSet
+    human: str
+    metrics: tuple[str, ...]
+    corpus: dict[str, CorpusScores] | None = None
+    _arrays: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.ds.shape
+
+    def scored(self, corpus_statistics: Any = None) -> "CheckedScores":
+        """These scores without their unscored systems and with their corpus statistics checked (once)."""
+        if self.corpus is not None:
+            return self
+        ds = self.ds
+        if not corpus_statistics:  # corpus statistics are aligned with every system of ds
+            ds = scored_systems(ds, self.human, self.metrics)
+        return replace(self, ds=ds, corpus=check_corpus_statistics(ds, corpus_statistics), _arrays={})
+
+    def for_metrics(self, metrics: tuple[str, ...]) -> "CheckedScores":
+        """The same checked scores for a subset of the metrics (the matrices read so far are shared)."""
+        return self if metrics == self.metrics else replace(self, metrics=tuple(metrics))
+
+    def human_matrix(self) -> np.ndarray:
+        """The human's matrix as the correlations read it (:func:`human_scores`)."""
+        if "human" not in self._arrays:
+            self._arrays["human"] = rescaled(self.ds.matrix(self.human))
+        return self._arrays["human"]
+
+    def metric_matrix(self, metric: str, level: str):
+        """``metric`` as ``level`` reads it (:func:`metric_scores`): its corpus statistics at the system level,
+        else its matrix."""
+        if level == "system" and metric in (self.corpus or {}):
+            return self.corpus[metric]
+        if metric not in self._arrays:
+            self._arrays[metric] = rescaled(self.ds.matrix(metric))
+        return self._arrays[metric]
+
+
+def trusted(ds: Any, human: Any, metrics: Any) -> CheckedScores | None:
+    """``ds`` itself when it is a scored :class:`CheckedScores` of ``human`` holding every one of ``metrics``
+    (a name or a list; None: its own metrics), narrowed to them; else None (the caller checks)."""
+    if not isinstance(ds, CheckedScores) or ds.corpus is None or ds.human != human:
+        return None
+    if metrics is None:
+        return ds
+    names = (metrics,) if isinstance(metrics, str) else metrics
+    try:
+        names = tuple(names)
+    except TypeError:
+        return None
+    if not names or not all(isinstance(m, str) and m in ds.metrics for m in names) or len(set(names)) != len(names):
+        return None
+    return ds.for_metrics(names)
+
+
+def check_scores(ds: Any, human: Any, metrics: Any = None, *, minimum: int = 1,
+                 human_name: bool = False) -> CheckedScores:
+    """The one door of a call's scores: ``ds`` a ScoreSet, ``human`` one of its scorers (a string first, with
+    ``human_name``), ``metrics`` checked by :func:`check_metrics`. A :class:`CheckedScores` that already holds
+    them is returned as it is (:func:`trusted`). Call :meth:`CheckedScores.scored` next, where the call leaves
+    out unscored systems."""
+    known = trusted(ds, human, metrics)
+    if known is not None and len(known.metrics) >= minimum:
+        return known
+    ds = check_scoreset(ds)
+    if human_name and not isinstance(human, str):
+        raise ParameterError(f"`human` must be a scorer name; got {human!r}.")
+    ds.require(human, param="human")
+    metrics = check_metrics(ds, metrics, human, minimum=minimum)
+    return CheckedScores(ds, human, metrics)
+
+
+def check_pair(ds: ScoreSet, metric: Any, human: Any, corpus_statistics: Any = None) -> CheckedScores:
+    """The door of one correlation of ``metric`` with ``human`` (the metric may be any scorer, the human too):
+    corpus statistics checked, unscored systems left out, then ``metric`` and ``human`` looked up, in this
+    order. A CheckedScores holding both is trusted."""
+    known = trusted(ds, human, (metric,))
+    if known is not None:
+        return known
+    ds = check_scoreset(ds)
+    corpus = check_corpus_statistics(ds, corpus_statistics)
+    if not corpus:  # corpus statistics are aligned with every system of ds
+        ds = scored_systems(ds, human, (metric,))
+    ds.require(metric, param="metric")
+    ds.require(human, param="human")
+    return CheckedScores(ds, human, (metric,), corpus)
 
 
 check_level = vocabulary.canonical_level
@@ -327,7 +433,7 @@ def check_resample_memory(n_resamples: Any, n_systems: int, n_inputs: int, *, pa
                           available: int | None = None) -> None:
     """Refuse a number of resamples whose draws cannot fit in the memory still available.
 
-    The one up-front check (the CLI commands call it through ``metaeval.cli.common.load_source`` once the
+    The one up-front check (the CLI commands call it through ``metaeval.cli.source.load_source`` once the
     data's shape is known, before computing): without it ``--n-resamples 2000000000`` tried to allocate
     89 GiB and died in a traceback, or, below the machine's size, would swap for hours.
 

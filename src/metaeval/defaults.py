@@ -34,6 +34,13 @@ REPORT_COEFFICIENTS = ("pearson", "spearman", "kendall-b")
 # Comparing systems under one scorer (Koehn 2004; Riezler & Maxwell 2005) and pairwise system verdicts.
 SYSTEM_TEST = "bootstrap"
 SYSTEM_ALTERNATIVE = "two-sided"
+# Judges and pairwise preferences (docs/judges.md): the Bradley-Terry tie model, what the ranking's bootstrap
+# resamples, and the Alternative Annotator Test's cost-benefit epsilon (Calderon et al. 2025 recommend 0.2
+# when the annotators are experts, 0.1 for crowd workers) and FDR level.
+TIE_MODEL = "half"
+JUDGE_RESAMPLING = "inputs"
+ALT_TEST_EPSILON = 0.2
+ALT_TEST_ALPHA = 0.05
 # Simulations of Deutsch, Dror & Roth (2021), Sec. 5.
 SIMULATION_TRIALS = 1000
 SIMULATION_LEVELS = ("system", "summary")
@@ -91,30 +98,20 @@ DASK_CONNECT_TIMEOUT = 10.0
 # Machine-translation meta-evaluation (metaeval.mt, docs/mt.md).
 # Tie calibration (Deutsch, Foster & Freitag 2023) enumerates pairs: at most this many (global level).
 TIE_CALIBRATION_MAX_PAIRS = 20_000_000
-# The tasks of `metaeval mt` / metaeval.mt_evaluate, "level/statistic" (WMT23-style: system-level pairwise
-# accuracy pooled over language pairs, system Pearson, no-grouping segment Pearson, item-grouped acc23).
-MT_TASKS = ("system/accuracy", "system/pearson", "global/pearson", "summary/acc23")
 MT_DARR_THRESHOLD = 25.0  # WMT DARR: segment pairs whose DA scores differ by at least this much
 MT_SPA_PERMUTATIONS = 1000  # soft pairwise accuracy: permutations per system pair (Thompson et al. 2024)
+# soft pairwise accuracy: a permuted sum counts as equal to the observed one within this share of the sums'
+# operands (sum of |scores| of the two systems; docs/mt.md, "Tasks and their statistics"): above the rounding of
+# the sums and of scores written with 6 decimals, below one step of a grid
+MT_SPA_RTOL = 1e-8
 MT_RECALIBRATE = False  # acc23 / tau23 in the resamples: the threshold calibrated once per metric
 # The evaluation protocol of `metaeval mt` (docs/mt.md, "Protocols"): one of vocabulary.MT_PROTOCOLS.
 MT_PROTOCOL = "wmt23"
-# What each protocol fixes (its tasks, the averaging, the significance test, the human-tie rule of system
-# accuracy and the p-value convention); options given explicitly override the preset's choice.
-MT_PRESETS = {
-    # WMT23 (Freitag et al. 2023; mt-metrics-eval tasks.WMT23): pooled system accuracy weighted by the number
-    # of language pairs, correlations rescaled to (r + 1) / 2, PERM-BOTH permutation tests, human ties counted.
-    "wmt23": {"tasks": MT_TASKS, "average": "wmt", "significance": "permutation", "human_ties": "count",
-              "pvalue": "fraction", "spa_range": "correlation"},
-    # WMT24 (mt-metrics-eval tasks.WMT24): per language pair system SPA and item-grouped acc23, equal weights;
-    # mt-metrics-eval rescales SPA like a correlation ((SPA + 1) / 2) and its SPA p-values are c / R.
-    "wmt24": {"tasks": ("system/soft-accuracy", "summary/acc23"), "average": "wmt", "significance": "permutation",
-              "human_ties": "count", "pvalue": "fraction", "spa_range": "correlation"},
-    # metaeval's plain mean of the task statistics, human-tied system pairs left out of the accuracy,
-    # randomized p-values (1 + c) / (1 + R).
-    "mean": {"tasks": MT_TASKS, "average": "mean", "significance": "permutation", "human_ties": "skip",
-             "pvalue": "randomized", "spa_range": "accuracy"},
-}
+# The protocols themselves (tasks, averaging, test, human-tie rule, p-values, gold) are data:
+# metaeval.stats.mt.protocol.PROTOCOLS.
+# Segments of `metaeval mt`: 'common' (every metric on the segments that all metrics and the human scored, as
+# WMT; the paired tests need one set of segments) or 'per-metric' (each metric on its own segments).
+MT_SEGMENTS = "common"
 # Nugget F(beta) (TREC 2004 definition questions; Lin & Demner-Fushman 2005): beta, characters allowed per
 # matched nugget, and the automatic matcher's share of a nugget's content terms that must occur in the text.
 NUGGET_BETA = 3.0

@@ -7,7 +7,8 @@ set through ``dataclasses.field(metadata=...)``:
 
 - :data:`EXCLUDED` leaves a field out (large resampled distributions, kept for plots);
 - :data:`INTERVAL` writes a ``(low, high)`` pair as two keys ``<name>_low`` and ``<name>_high``
-  (``ci`` -> ``ci_low``, ``ci_high``), None for both when there is no interval.
+  (``ci`` -> ``ci_low``, ``ci_high``), None for both when there is no interval;
+- :data:`RECORDS` writes a table (a pandas DataFrame) as a list of row dicts of plain values.
 
 ``to_frame`` is one row of ``to_dict`` for a scalar result; a result holding a table overrides
 :meth:`ResultMixin.frame_rows` to return one dict per row.
@@ -18,13 +19,16 @@ import dataclasses
 import math
 from typing import Any
 
-__all__ = ["EXCLUDED", "INTERVAL", "ResultMixin", "plain"]
+__all__ = ["EXCLUDED", "INTERVAL", "RECORDS", "ResultMixin", "plain"]
 
 EXCLUDED = {"serialize": "exclude"}
 """Field metadata: leave the field out of ``to_dict``."""
 
 INTERVAL = {"serialize": "interval"}
 """Field metadata: write a ``(low, high)`` field as ``<name>_low`` and ``<name>_high``."""
+
+RECORDS = {"serialize": "records"}
+"""Field metadata: write a pandas DataFrame field as one dict of plain values per row."""
 
 
 def plain(value: Any) -> Any:
@@ -74,6 +78,8 @@ class ResultMixin:
                 low, high = (None, None) if value is None else value
                 out[f"{f.name}_low"] = plain(low)
                 out[f"{f.name}_high"] = plain(high)
+            elif kind == "records":
+                out[f.name] = [{str(k): plain(v) for k, v in row.items()} for row in value.to_dict("records")]
             else:
                 out[f.name] = plain(value)
         return out
@@ -83,7 +89,12 @@ class ResultMixin:
         return [self.to_dict()]
 
     def to_frame(self):
-        """A pandas DataFrame of :meth:`frame_rows`."""
+        """A pandas DataFrame of :meth:`frame_rows`; ``frame.attrs['n_resamples']`` is the result's number of
+        resampling draws when it has one (the resolution its p-values are printed at)."""
         import pandas as pd
 
-        return pd.DataFrame(self.frame_rows())
+        frame = pd.DataFrame(self.frame_rows())
+        k = getattr(self, "n_resamples", None)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            frame.attrs["n_resamples"] = k
+        return frame

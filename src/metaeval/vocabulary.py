@@ -24,12 +24,14 @@ __all__ = [
     "FAMILIES",
     "FAMILYWISE_CORRECTIONS",
     "INTERVALS",
+    "JUDGE_RESAMPLING",
     "LEVELS",
     "LEVEL_ALIASES",
     "LEVEL_CHOICES",
     "METRIC_TESTS",
     "MT_HUMAN_TIES",
     "MT_PROTOCOLS",
+    "MT_SEGMENTS",
     "MT_SIGNIFICANCE",
     "MT_STATISTICS",
     "OUTPUT_FORMATS",
@@ -37,7 +39,10 @@ __all__ = [
     "PVALUE_METHODS",
     "RESAMPLING_METHODS",
     "SYSTEM_TESTS",
+    "TIE_MODELS",
     "UNDEFINED_POLICIES",
+    "VERDICTS",
+    "VERDICT_ALIASES",
     "canonical_coefficient",
     "canonical_level",
     "check_alternative",
@@ -65,8 +70,9 @@ LEVEL_ALIASES = {"input": "summary", "segment": "summary"}
 LEVEL_CHOICES = LEVELS + tuple(LEVEL_ALIASES)
 """Every spelling a user may type for a level."""
 
-COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq")
-"""Correlation coefficients, in the order of the CLI and the docs."""
+COEFFICIENTS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "tau-eq", "acc-eq", "pdp")
+"""Correlation coefficients, in the order of the CLI and the docs. ``pdp``: Pairwise Difference Pearson (DiIanni
+& Deutsch 2025), Pearson over the differences of every pair within a group, pooled over the groups."""
 
 COEFFICIENT_ALIASES = {"kendall": "kendall-b"}
 """Accepted spellings of a coefficient and the canonical name they stand for."""
@@ -101,6 +107,20 @@ SYSTEM_TESTS = ("bootstrap", "randomization")
 INTERVALS = ("percentile", "bca")
 """Bootstrap interval constructions."""
 
+VERDICTS = ("first", "second", "tie")
+"""A pairwise verdict (judges and preferences): the system shown first wins, the second wins, or a tie."""
+
+VERDICT_ALIASES = {"a": "first", "model_a": "first", "b": "second", "model_b": "second", "draw": "tie",
+                   "tie (bothbad)": "tie"}
+"""Other spellings of :data:`VERDICTS` accepted in comparison files (Chatbot Arena writes model_a / model_b)."""
+
+TIE_MODELS = ("half", "davidson", "drop")
+"""How a Bradley-Terry ranking treats ties: half a win each, Davidson's (1970) tie parameter, or left out."""
+
+JUDGE_RESAMPLING = ("comparisons", "inputs", "judges")
+"""What the bootstrap of a ranking from comparisons resamples: comparisons, inputs (the comparisons of an
+input move together) or judges / annotators (each one's comparisons move together)."""
+
 CI_METHODS = ("boot-both", "boot-systems", "boot-inputs", "fisher", "none")
 """Interval of each cell of a correlation table."""
 
@@ -111,14 +131,17 @@ UNDEFINED_POLICIES = ("skip", "zero")
 """What a grouped level does with a group whose correlation is undefined: skip it, or count it as 0."""
 
 MT_STATISTICS = ("pearson", "spearman", "kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq",
-                 "acc23", "tau23", "soft-accuracy", "darr")
+                 "acc23", "tau23", "soft-accuracy", "darr", "pdp")
 """Statistics of an MT meta-evaluation task: the coefficients, acc23 / tau23 (acc-eq / tau-eq with a calibrated
 tie threshold, Deutsch, Foster & Freitag 2023), soft pairwise accuracy (Thompson et al. 2024, system level)
 and the WMT DARR Kendall-like tau (Ma et al. 2018, item-grouped)."""
 
-MT_PROTOCOLS = ("wmt23", "wmt24", "mean")
-"""Evaluation protocols of ``metaeval mt`` (presets of ``defaults.MT_PRESETS``): WMT23, WMT24 as
+MT_PROTOCOLS = ("wmt23", "wmt24", "wmt25", "mean")
+"""Evaluation protocols of ``metaeval mt`` (``metaeval.stats.mt.protocol.PROTOCOLS``): WMT23, WMT24, WMT25 as
 mt-metrics-eval computes them, or metaeval's plain mean of the task statistics."""
+
+MT_SEGMENTS = ("common", "per-metric")
+"""Segments of ``metaeval mt``: the segments every metric and the human scored, or each metric's own."""
 
 MT_SIGNIFICANCE = ("permutation", "bootstrap")
 """Significance test of ``metaeval mt`` between metrics: mt-metrics-eval's permutation tests (per task, and

@@ -31,6 +31,7 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
+from ..serialization import plain  # noqa: F401 - the one plain(), used as common.plain by the analyses
 from ..stats.correlations.coefficients import tau_b
 from ..stats.corpus import CorpusScores
 from ..stats.resampling.draws import (
@@ -48,6 +49,12 @@ def check_human(ds: ScoreSet, human: Any) -> str:
     if not isinstance(human, str):
         raise ParameterError(f"`human` must be a scorer name; got {human!r}.")
     return ds.require(human, param="human")
+
+
+def check_scores(ds: Any, human: Any, metrics: Any, corpus_statistics: Any) -> iv.CheckedScores:
+    """An analysis's scores checked once (:func:`metaeval._validation.check_scores`, ``human`` a name), its
+    unscored systems left out unless it has corpus statistics; a CheckedScores of the caller is trusted."""
+    return iv.check_scores(ds, human, metrics, human_name=True).scored(corpus_statistics)
 
 
 def check_full_test_set(full_test_set: Any) -> bool:
@@ -160,11 +167,11 @@ def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     present = np.isfinite(values)
     filled = np.where(present, values, 0.0)
-    num = np.einsum("bm,anm->abn", weights, filled)
+    num = np.matmul(filled, weights.T).transpose(0, 2, 1)  # BLAS products (numpy's einsum does not use BLAS)
     if present.all():
         den = weights.sum(axis=1)[None, :, None]
     else:
-        den = np.einsum("bm,anm->abn", weights, present.astype(np.float64))
+        den = np.matmul(present.astype(np.float64), weights.T).transpose(0, 2, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
@@ -277,22 +284,7 @@ def percentile_bounds(samples: np.ndarray, confidence_level: float) -> tuple[np.
     return low.reshape(shape), high.reshape(shape), (k - ok.sum(axis=0)).reshape(shape)
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready value: NaN -> None, numpy scalars and arrays -> Python types."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [plain(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return None if np.isnan(value) else value
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+# The one JSON-ready conversion (NaN and +-inf -> None, numpy -> Python) is serialization.plain, imported above.
 
 
 def records(frame) -> list[dict[str, Any]]:

@@ -135,11 +135,8 @@ class DeltaCorrelationResult(ResultMixin):
 
 def _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples,
               confidence_level, corpus_statistics):
-    ds = iv.check_scoreset(ds)
-    human = common.check_human(ds, human)
-    metrics = common.check_metrics(ds, metrics, human)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
+    checked = common.check_scores(ds, human, metrics, corpus_statistics)
+    ds, metrics = checked.ds, checked.metrics
     if fractions is not None and edges is not None:
         raise ParameterError("`edges` must be None when `fractions` is given; got both.")
     if edges is not None:
@@ -152,7 +149,7 @@ def _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs, full_te
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    corpus = checked.corpus
     return (ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples, confidence_level,
             corpus)
 

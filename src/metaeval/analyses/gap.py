@@ -180,11 +180,8 @@ def _observations(xbar, zbar, i, j):
 
 def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level,
             corpus_statistics):
-    ds = iv.check_scoreset(ds)
-    human = common.check_human(ds, human)
-    metrics = common.check_metrics(ds, metrics, human)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
+    checked = common.check_scores(ds, human, metrics, corpus_statistics)
+    ds, metrics = checked.ds, checked.metrics
     if ds.shape[0] < 2:
         raise ScoreSetError(f"`ds` must have at least 2 systems (a gap is between two); got {ds.shape[0]}.")
     if deltas is None:
@@ -201,7 +198,7 @@ def _gap_iv(ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_re
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    corpus = checked.corpus
     return ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level, corpus
 
 

@@ -77,6 +77,7 @@ class NormalityResult(ResultMixin):
 
 
 def _normality_iv(ds, scorers, alpha):
+    known = set((ds.human, *ds.metrics)) if isinstance(ds, iv.CheckedScores) else set()  # checked by the caller
     ds = iv.check_scoreset(ds)
     if scorers is None:
         scorers = ds.humans + ds.metrics
@@ -89,7 +90,8 @@ def _normality_iv(ds, scorers, alpha):
     if not scorers:
         raise ParameterError("`scorers` must name at least one scorer; got an empty list.")
     for scorer in scorers:
-        ds.require(scorer, param="scorers")
+        if not (isinstance(scorer, str) and scorer in known):
+            ds.require(scorer, param="scorers")
     alpha = iv.check_alpha(alpha)
     return ds, scorers, alpha
 
@@ -111,6 +113,50 @@ def shapiro(values: np.ndarray) -> tuple[float, float, str]:
         warnings.filterwarnings("ignore", category=UserWarning, message=".*N > 5000.*")
         result = stats.shapiro(v)
     return float(result.statistic), float(result.pvalue), ""
+
+
+#: Inputs whose pair signs are computed at once by :func:`input_pvalues`.
+_CHUNK = 4096
+
+
+def _swilk():
+    """scipy's compiled Shapiro-Wilk routine (AS R94), which ``scipy.stats.shapiro`` calls after sorting and
+    centring; None when this scipy does not have it where expected (then ``scipy.stats.shapiro`` is called)."""
+    try:
+        from scipy.stats._ansari_swilk_statistics import swilk
+    except ImportError:  # pragma: no cover - another scipy layout
+        return None
+    return swilk
+
+
+def input_pvalues(x: np.ndarray) -> np.ndarray:
+    """``shapiro(x[:, j])[1]`` for every input ``j`` of ``x`` (N, M), the same numbers, faster.
+
+    The inputs every system scored are decided together: constant ones (every pair tied, under the tie rule)
+    are NaN; the others go to scipy's compiled routine with the preparation of ``scipy.stats.shapiro`` (sorted,
+    minus the value at position ``N // 2``), without its per-call overhead. Inputs with a missing score go
+    through :func:`shapiro`.
+    """
+    n, m = x.shape
+    out = np.full(m, np.nan)
+    complete = np.isfinite(x).all(axis=0)
+    swilk = _swilk()
+    if swilk is None or n < MIN_VALUES:
+        complete[:] = False
+    cols = np.flatnonzero(complete)
+    i, j = common.pair_index(n)
+    half = np.zeros(n // 2)
+    for start in range(0, cols.size, _CHUNK):
+        part = cols[start:start + _CHUNK]
+        values = np.ascontiguousarray(x[:, part].T)  # (k, N)
+        varies = common.pair_signs(values, i, j).any(axis=1)
+        ordered = np.sort(values, axis=1) - values[:, n // 2 : n // 2 + 1]
+        for row in np.flatnonzero(varies):
+            half[:] = 0.0
+            out[part[row]] = float(swilk(ordered[row], half, 0)[1])
+    for col in np.flatnonzero(~complete):
+        out[col] = shapiro(x[:, col])[1]
+    return out
 
 
 def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPHA) -> NormalityResult:
@@ -161,8 +207,7 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
             reasons[k] = f"system scores of {scorer!r}: {reason}" if reason else ""
         else:
             reasons[k] = f"system scores of {scorer!r}: no input is scored for every system"
-        for j in range(n_inputs):
-            input_p[k, j] = shapiro(x[:, j])[1]
+        input_p[k] = input_pvalues(x)
     tested = np.isfinite(input_p)
     n_tested = tested.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -65,11 +65,13 @@ class Columns:
         for k, (row, value) in enumerate(zip(self.rows, self._columns[name])):
             try:
                 number = float(value) if not isinstance(value, bool) else math.nan
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an integer no float64 holds
                 number = math.nan
             if not math.isfinite(number) or (minimum is not None and number < minimum):
                 rule = f"a finite number >= {minimum:g}" if minimum is not None else "a finite number"
-                raise InputFileError(self.path, f"the cell must be {rule}; got {value!r}.", row=int(row), column=name)
+                shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) and abs(value) > 10**18 \
+                    else repr(value)
+                raise InputFileError(self.path, f"the cell must be {rule}; got {shown}.", row=int(row), column=name)
             out[k] = number
         return out
 

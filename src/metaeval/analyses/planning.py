@@ -20,6 +20,7 @@ from ..data.scoreset import ScoreSet
 from ..errors import (
     DegenerateWarning,
     MetaevalError,
+    MetaevalWarning,
     ParameterError,
     check_choice,
     check_int,
@@ -67,6 +68,10 @@ class AnnotationPlanResult(ResultMixin):
     required_inputs_fit : numpy.ndarray
         (S,) ``m`` solving ``a + c / sqrt(m) = target_width`` (inf when ``target_width <= a``: more
         inputs alone cannot reach it, judge more systems; NaN without a target).
+    fit_beyond_grid : numpy.ndarray of bool
+        (S,) ``required_inputs_fit`` is finite and larger than the largest simulated ``m``: an
+        extrapolation of the fitted curve, not a simulated answer (a warning says so; simulate up to it
+        with ``n_inputs`` to check it).
     required_inputs_power : numpy.ndarray
         (S,) smallest simulated ``m`` with ``power >= target_power`` (-1: none).
     pilot_statistic, pilot_statistic_b : float
@@ -97,6 +102,7 @@ class AnnotationPlanResult(ResultMixin):
     required_inputs: np.ndarray
     required_inputs_fit: np.ndarray
     required_inputs_power: np.ndarray
+    fit_beyond_grid: np.ndarray
     pilot_statistic: float
     pilot_statistic_b: float
     pilot_shape: tuple[int, int]
@@ -121,13 +127,14 @@ class AnnotationPlanResult(ResultMixin):
         return pd.DataFrame([{
             "n_systems": int(n), "target_width": self.target_width,
             "required_inputs": None if self.required_inputs[s] < 0 else int(self.required_inputs[s]),
-            "required_inputs_fit": common.plain(self.required_inputs_fit[s]),
+            "required_inputs_fit": float(self.required_inputs_fit[s]),  # inf stays: no number of inputs suffices
+            "fit_beyond_grid": bool(self.fit_beyond_grid[s]),
             "width_floor": common.plain(self.width_fit[s, 0]), "target_power": self.target_power,
             "required_inputs_power": None if self.required_inputs_power[s] < 0 else int(self.required_inputs_power[s]),
         } for s, n in enumerate(self.n_systems)])
 
     def to_dict(self) -> dict[str, Any]:
-        required_fit = [None if np.isinf(v) else common.plain(v) for v in self.required_inputs_fit]
+        required_fit = [common.plain(v) for v in self.required_inputs_fit]  # JSON: inf (no number suffices) is null
         return {
             "analysis": "plan", "metric": self.metric, "metric_b": self.metric_b, "human": self.human,
             "level": self.level, "coefficient": self.coefficient, "method": self.method, "test": self.test,
@@ -266,7 +273,9 @@ def plan_annotation(
     p-value. The mean width and the rejection rate over ``n_repetitions`` campaigns are reported per
     cell. The width curve is summarized by ``width(m) = a + c / sqrt(m)``: ``c / sqrt(m)`` is the part
     that more inputs remove, ``a`` the floor set by sampling a finite set of systems (under BOOT-SYSTEMS
-    and BOOT-BOTH); a target below the floor needs more systems, not more inputs. The pilot is treated
+    and BOOT-BOTH); a target below the floor needs more systems, not more inputs. A fitted answer beyond
+    the largest simulated ``m`` is marked (``fit_beyond_grid``) and warned about: it extrapolates the
+    curve, it is not refused. The pilot is treated
     as the truth: the planned numbers are as good as the pilot is representative, and a small pilot
     understates uncertainty about the effect itself.
 
@@ -341,6 +350,12 @@ def plan_annotation(
         if metric_b:
             meets = np.flatnonzero(power[s] >= target_power)
             required_power[s] = sizes[meets[0]] if meets.size else -1
+    beyond = np.isfinite(required_fit) & (required_fit > sizes.max())
+    if beyond.any():
+        listed = ", ".join(f"{n} systems: {required_fit[s]:,.0f}" for s, n in enumerate(n_systems) if beyond[s])
+        warnings.warn(f"required_inputs_fit beyond the simulated grid (which ends at {sizes.max():,} inputs) is an"
+                      f" extrapolation of width(m) = a + c / sqrt(m), not a simulated answer ({listed}): simulate"
+                      " up to it with n_inputs to check it.", MetaevalWarning, stacklevel=2)
     signature = Signature.of(
         **ds.signature_fields(), analysis="plan", metric=metric, metric_b=metric_b, human=human, level=level,
         coefficient=coefficient, ci=f"boot-{method}", test=f"{'perm' if test == 'permutation' else 'boot'}-{method}"
@@ -354,6 +369,7 @@ def plan_annotation(
         width_mean=width_mean, width_sd=width_sd, n_defined_width=n_width, power=power, power_se=power_se,
         n_defined_power=n_power, width_fit=fit, target_width=target_width, target_power=target_power,
         required_inputs=required, required_inputs_fit=required_fit, required_inputs_power=required_power,
+        fit_beyond_grid=beyond,
         pilot_statistic=pilot, pilot_statistic_b=pilot_b, pilot_shape=(big_n, big_m),
         confidence_level=confidence_level, n_repetitions=n_repetitions, n_resamples=n_resamples, signature=signature,
     )

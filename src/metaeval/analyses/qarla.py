@@ -15,6 +15,7 @@ Definitions, decisions and a run on SummEval: docs/qarla.md.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ import numpy as np
 from .. import _validation as iv
 from ..data.scoreset import ScoreSet
 from ..data.texts import label_field, read_records, text_field, texts_field
-from ..errors import InputFileError, ParameterError, check_int
+from ..errors import DataWarning, InputFileError, ParameterError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
@@ -219,6 +220,11 @@ class QarlaResult(ResultMixin):
         ``(S,)`` system-level Pearson r and Kendall tau-b between QUEEN and ``human_scores`` (NaN without
         a human).
     signature : Signature
+    n_human_inputs : int
+        The inputs of the similarities that the human scores: each system's human score is its mean over
+        them (0 without a human).
+    inputs_without_human : tuple of str
+        The inputs of the similarities that the human does not score (left out of the human means).
     """
 
     metric_sets: tuple[str, ...]
@@ -236,6 +242,8 @@ class QarlaResult(ResultMixin):
     pearson: np.ndarray
     kendall: np.ndarray
     signature: Signature
+    n_human_inputs: int = 0
+    inputs_without_human: tuple[str, ...] = ()
 
     def frame_rows(self) -> list[dict[str, Any]]:
         """One row per metric set."""
@@ -271,20 +279,40 @@ def _metric_sets_iv(sims: QarlaSimilarities, metric_sets) -> list[tuple[str, ...
     return out
 
 
+def _shown(labels, first: int = 3) -> str:
+    return ", ".join(repr(x) for x in labels[:first]) + (f", ... ({len(labels) - first} more)" if len(labels) > first else "")
+
+
 def _human_iv(sims: QarlaSimilarities, ds, human):
+    """The human scorer and each system's mean of it over the inputs of the similarities that it scores;
+    a :class:`DataWarning` names the inputs left out on either side (of the texts without a human score,
+    of the scores outside the texts), since the human system scores then differ from the dataset's own."""
     if ds is None and human is None:
-        return None, np.full(len(sims.systems), np.nan)
+        return None, np.full(len(sims.systems), np.nan), ()
     ds = iv.check_scoreset(ds)
     human = common.check_human(ds, human)
     missing = [s for s in sims.systems if s not in ds.systems]
     if missing:
         raise ParameterError(f"`ds` must score every system of the similarities; got no row for {missing[0]!r}.")
-    columns = [ds.inputs.index(i) for i in sims.inputs if i in ds.inputs]
-    if not columns:
+    rows = [ds.systems.index(s) for s in sims.systems]
+    scored = set(np.asarray(ds.inputs)[~np.isnan(ds.matrix(human)[rows]).all(axis=0)])
+    shared = [i for i in sims.inputs if i in scored]
+    if not shared:
         raise ParameterError("`ds` must score the inputs of the similarities; got none of them.")
-    matrix = ds.matrix(human)[[ds.systems.index(s) for s in sims.systems]][:, columns]
+    unscored = tuple(i for i in sims.inputs if i not in scored)
+    outside = [i for i in ds.inputs if i in scored and i not in set(sims.inputs)]
+    if unscored or outside:
+        parts = [f"qarla: the human {human!r} of each system is its mean over the {len(shared)} inputs of the texts"
+                 f" it scores"]
+        if unscored:
+            parts.append(f"{len(unscored)} inputs of the texts have no {human!r} score: {_shown(unscored)}")
+        if outside:
+            parts.append(f"{len(outside)} of the {len(scored)} inputs it scores are not among the texts' inputs:"
+                         f" {_shown(outside)}")
+        warnings.warn("; ".join(parts) + ".", DataWarning, stacklevel=3)
+    matrix = ds.matrix(human)[rows][:, [ds.inputs.index(i) for i in shared]]
     with np.errstate(invalid="ignore"):
-        return human, np.nanmean(matrix, axis=1)
+        return human, np.nanmean(matrix, axis=1), unscored
 
 
 def qarla(similarities: QarlaSimilarities, *, metric_sets: Sequence[Sequence[str] | str] | None = None,
@@ -332,7 +360,7 @@ def qarla(similarities: QarlaSimilarities, *, metric_sets: Sequence[Sequence[str
         raise ParameterError(f"`similarities` must be a QarlaSimilarities (from qarla_similarities); got "
                              f"{type(similarities).__name__}.")
     sets = _metric_sets_iv(similarities, metric_sets)
-    human, human_scores = _human_iv(similarities, ds, human)
+    human, human_scores, unscored = _human_iv(similarities, ds, human)
     p = len(similarities.systems)
     rows = [qarla_arrays(similarities.subset(names), p) for names in sets]
     queen = np.array([r.queen_peers.mean(axis=0) for r in rows])
@@ -351,4 +379,5 @@ def qarla(similarities: QarlaSimilarities, *, metric_sets: Sequence[Sequence[str
                        jack=np.array([r.jack for r in rows]), jack_curve=np.array([r.jack_curve for r in rows]),
                        queen=queen, queen_models=np.array([r.queen_models.mean() for r in rows]),
                        human=human, human_scores=human_scores, pearson=pearson, kendall=kendall,
-                       signature=signature)
+                       signature=signature, n_human_inputs=len(similarities.inputs) - len(unscored) if human else 0,
+                       inputs_without_human=unscored)

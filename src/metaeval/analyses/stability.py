@@ -92,11 +92,8 @@ class RankingStabilityResult(ResultMixin):
 
 def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers,
                   scheduler, corpus_statistics):
-    ds = iv.check_scoreset(ds)
-    human = common.check_human(ds, human)
-    metrics = common.check_metrics(ds, metrics, human)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
+    checked = common.check_scores(ds, human, metrics, corpus_statistics)
+    ds, metrics = checked.ds, checked.metrics
     n_repetitions = check_int("n_repetitions", n_repetitions, minimum=1)
     sampling = check_choice("sampling", sampling, SAMPLINGS)
     coefficient = iv.check_coefficient(coefficient)
@@ -104,7 +101,7 @@ def _stability_iv(ds, metrics, human, sizes, n_repetitions, sampling, coefficien
     if sizes is not None:
         sizes = common.check_positive_ints("sizes", sizes, minimum=1)
     check_backend(workers, scheduler)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    corpus = checked.corpus
     return ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, corpus
 
 
@@ -284,7 +281,7 @@ def _sample_scores(values, weights: np.ndarray, m: int) -> np.ndarray:
     """System scores of samples (R, M) -> (R, N): means of a matrix, corpus scores of the summed statistics."""
     if isinstance(values, CorpusScores):
         return values.system_scores(weights)
-    return np.einsum("rm,nm->rn", weights, values) / m
+    return (weights @ values.T) / m  # a BLAS product (numpy's einsum does not use BLAS here)
 
 
 def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coefficient: str) -> np.ndarray:

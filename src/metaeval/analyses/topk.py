@@ -78,11 +78,8 @@ class TopKResult(ResultMixin):
 
 
 def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus_statistics):
-    ds = iv.check_scoreset(ds)
-    human = common.check_human(ds, human)
-    metrics = common.check_metrics(ds, metrics, human)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
+    checked = common.check_scores(ds, human, metrics, corpus_statistics)
+    ds, metrics = checked.ds, checked.metrics
     n = ds.shape[0]
     if ks is None:
         ks = tuple(range(n, defaults.TOPK_MIN_SYSTEMS - 1, -1)) or (n,)
@@ -92,7 +89,7 @@ def _topk_iv(ds, metrics, human, ks, coefficient, full_test_set, n_resamples, co
     full_test_set = common.check_full_test_set(full_test_set)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = iv.check_confidence_level(confidence_level)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    corpus = checked.corpus
     return ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus
 
 

@@ -116,10 +116,8 @@ class ScoreVarianceResult(ResultMixin):
 
 
 def _variance_iv(ds, metrics, human, methods, coefficient, n_resamples, confidence_level):
-    ds = iv.check_scoreset(ds)
-    human = common.check_human(ds, human)
-    metrics = common.check_metrics(ds, metrics, human)
-    ds = iv.scored_systems(ds, human, metrics)
+    checked = common.check_scores(ds, human, metrics, None)
+    ds, metrics = checked.ds, checked.metrics
     if isinstance(methods, str):
         methods = (methods,)
     try:

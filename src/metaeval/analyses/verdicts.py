@@ -182,19 +182,17 @@ class SystemVerdictsResult(ResultMixin):
 
 
 def _system_verdicts_iv(ds, metrics, human, systems, test, confidence_level, n_resamples, corpus_statistics):
-    ds = iv.check_scoreset(ds)
+    if not isinstance(ds, iv.CheckedScores):
+        iv.check_scoreset(ds)
     if human is None:
         raise ParameterError("`human` must name the human scorer; got None.")
-    ds.require(human, param="human")
-    metrics = iv.check_metrics(ds, metrics, human)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
+    checked = iv.check_scores(ds, human, metrics).scored(corpus_statistics)
+    ds, metrics = checked.ds, checked.metrics
     rows = check_systems(systems, ds.systems)
     test = check_system_test(test)
     confidence_level = iv.check_confidence_level(confidence_level)
     n_resamples = iv.check_n_resamples(n_resamples)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
-    return ds, metrics, rows, test, confidence_level, n_resamples, corpus
+    return ds, metrics, rows, test, confidence_level, n_resamples, checked.corpus
 
 
 def system_verdicts(

@@ -201,10 +201,16 @@ def _plan_tables(result):
         answer_columns += ["target_width", "required_inputs", "required_inputs_fit"]
     if result.metric_b:
         answer_columns += ["target_power", "required_inputs_power"]
+    if result.target_width is not None:  # a fitted answer beyond the grid is marked where it is printed
+        answers["required_inputs_fit"] = [
+            f"{fit:,.0f} (beyond the grid)" if beyond else fit
+            for fit, beyond in zip(answers["required_inputs_fit"], answers["fit_beyond_grid"])]
     parts.append(frame_table(answers, title="How many judged inputs?", columns=answer_columns))
     notes = ["width_floor, required_inputs_fit: from width(m) = floor + c / sqrt(m) fitted to the simulated means "
              "(inf: more inputs alone cannot reach the target; judge more systems)",
-             "extrapolated: more inputs than the pilot, drawn with replacement from the pilot's"]
+             "extrapolated: more inputs than the pilot, drawn with replacement from the pilot's",
+             f"(beyond the grid): more inputs than the largest simulated ({max(result.n_inputs):,}): the fitted curve"
+             " extrapolated, not simulated"]
     return parts + footer(result, notes)
 
 

@@ -26,6 +26,7 @@ from ..vocabulary import (
     COEFFICIENT_CHOICES,
     CORRECTIONS,
     FAMILIES,
+    JUDGE_RESAMPLING,
     LEVEL_CHOICES,
     OUTPUT_FORMATS,
     RESAMPLING_METHODS,
@@ -74,6 +75,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "layout": dict(multiple=True, metavar="[FILE=]auto|wide|long",
                    help="wide: a column per scorer; long: columns scorer and score; auto (default): long when the"
                         " header has both scorer and score." + PER_FILE),
+    "allow_unmatched": dict(is_flag=True,
+                            help="Join score files whose systems or inputs are unmatched on both sides, or whose"
+                                 " integer ids look shifted by one (by default an error: see docs/data.md, Joining"
+                                 " files)."),
     "rename": dict(multiple=True, metavar="[FILE=]OLD:NEW",
                    help="Call the files' scorer OLD NEW, e.g. results.csv=score:COMET (repeatable)." + PER_FILE),
     "human": dict(help="The human scorer (default: the dataset's, or the files' one human scorer)."),
@@ -142,6 +147,55 @@ OPTIONS: dict[str, dict[str, Any]] = {
                     help="Local worker processes (same results for the same seed)."),
     "scheduler": dict(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]); same"
                            " results as a serial run for the same seed."),
+    "task": dict(help="The task."),
+    "ties": dict(help="How ties are counted."),
+    "html": dict(type=click.Path(dir_okay=False), help="Also write an HTML page."),
+    # judges (`metaeval judge`) and error spans (`metaeval spans`)
+    "comparisons": dict(type=click.Path(dir_okay=False),
+                        help="A comparison file: one row per comparison (CSV, TSV, JSON Lines, JSON array,"
+                             " Parquet)."),
+    **{f"{role}_column": dict(metavar="COLUMN", help=f"The comparison file's column of the {role.replace('_', ' ')}"
+                                                     " role.")
+       for role in ("first", "second", "judge", "verdict", "repeat", "first_length", "second_length")},
+    "annotators": dict(is_flag=True,
+                       help="Each annotator of a --scorer with several annotators per cell is a judge of its own"
+                            " (named SCORER/1, SCORER/2, ...)."),
+    "judge": dict(multiple=True, help="A judge (repeatable; default: every judge)."),
+    "resampling": dict(type=click.Choice(JUDGE_RESAMPLING), default=defaults.JUDGE_RESAMPLING, show_default=True,
+                       help="What the bootstrap resamples (inputs: their comparisons move together)."),
+    "regularization": dict(type=float, default=0.0, show_default=True,
+                           help="Gaussian prior penalty on the scores (0 = maximum likelihood; set it when the MLE"
+                                " diverges)."),
+    "n_permutations": dict(type=int, default=defaults.N_RESAMPLES, show_default=True,
+                           help="Sign flips of the judge-vs-judge tests."),
+    "epsilon": dict(type=float, default=defaults.ALT_TEST_EPSILON, show_default=True,
+                    help="Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers)."),
+    "gold": dict(required=True, type=click.Path(dir_okay=False),
+                 help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores."),
+    "gold_rater": dict(multiple=True, help="Build the gold from these raters only (repeatable; default every rater)."),
+    "detector": dict(multiple=True, type=click.Path(dir_okay=False),
+                     help="A detector's spans, JSON Lines (docs/spans.md; repeatable)."),
+    "averaging": dict(type=click.Choice(("micro", "macro")), default="micro", show_default=True,
+                      help="Sum counts over segments (micro) or average per-segment P and R (macro)."),
+    "severity": dict(type=click.Choice(("ignore", "match")), default="ignore", show_default=True,
+                     help="'match': a span (or character) counts only with the gold's severity."),
+    "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
+                    help="Print the human ceiling (held-out rater vs the others) when segments have several"
+                         " raters."),
+    "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
+                     help="Also every rater against every other rater on the segments both rated."),
+    "gold_rule": dict(type=click.Choice(("both", "no-span", "score")), default="both", show_default=True,
+                      help="Error-free gold: no span and score >= threshold (both), no span, or the score alone."),
+    "human_threshold": dict(type=float, help="Gold score threshold (default 0 for error-free: MQM 0; -5 for"
+                                             " critical: score <= -5)."),
+    "label": dict(multiple=True,
+                  help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative)."),
+    "n_folds": dict(type=int, default=5, show_default=True, help="Cross-validation folds."),
+    "folds_by": dict(type=click.Choice(("segment", "document")), default="segment", show_default=True,
+                     help="Cross-validation folds of whole segments or of whole documents (the ratings' doc"
+                          " column)."),
+    "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
+                    help="Paired permutation tests on F1."),
 }
 """Each option's one declaration: parameter name -> the keywords of :func:`click.option`."""
 
@@ -206,7 +260,8 @@ def group(**kwargs: Any) -> Callable:
 
 # -- groups of options ---------------------------------------------------------------------------------
 
-READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "rename")
+READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "rename",
+           "allow_unmatched")
 """The options saying how score files are read (each for every file or, ``FILE=VALUE``, for one)."""
 SOURCE = ("dataset", "dataset_option", "scores", *READING, "human", "metric", "system", "exclude_system",
           "aggregation")

@@ -31,7 +31,7 @@ class FamilywiseTable(ResultMixin):
 
 
 @click.command()
-@declare("comparisons", dict(type=int, help="The number k of comparisons in the family."))
+@option("comparisons", type=int, help="The number k of comparisons in the family.")
 @declare("systems", dict(type=int, help="Compare every pair of this many systems: k = n (n - 1) / 2."))
 @declare("per_comparison", dict(type=float, multiple=True, help="A per-comparison level p_c whose family-wise error"
                                                                 " 1 - (1 - p_c)^k is shown (repeatable)."))

@@ -8,9 +8,18 @@
   ``--write-scores``, and the files written beside them: the score file's signatures, the report's
   results.json, ...) is compared with every existing regular file named by another option or argument
   (``--scores``, ``--candidates LP=PATH``, ``--cache``, ...). Same path or same file (a hard or symbolic
-  link) is a user error.
+  link) is a user error, and so is an output that would replace an existing file inside a directory named
+  as an input (``--mt-metrics-eval D --output D/human-scores/x.tsv``: a reader of a directory reads files
+  it does not name on the command line). A new file inside an input directory is allowed.
+- **No output replaces a directory.** The report's page and data files and ``score``'s file and sidecar
+  must not be directories (the report's set would otherwise swap them away with their files).
 
-Both exit with code 2 and one line, before anything is read or written.
+- **No size-like option beyond its limit.** A count of repetitions, partitions, trials, bins, grid points,
+  a batch size, a number of workers or of planned inputs beyond :func:`size_limit` is refused (without the
+  check ``stability --n-repetitions 2000000000`` ran for days and ``gap --n-bins 1000000000`` was killed
+  for memory).
+
+All exit with code 2 and one line, before anything is read or written.
 """
 from __future__ import annotations
 
@@ -21,22 +30,72 @@ from pathlib import Path
 
 import click
 
+from .. import defaults
 from ..errors import ParameterError
 
-OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot"}
+OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot", "html": "--html"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
-REPORT_FILES = ("results.json", "correlations.csv", "comparison.csv")
+SIZE_FACTOR = 1000
+"""A count of simulations, bins or grid points may be at most this many times its default (for a
+simulation, the Monte Carlo error is then about 32 times smaller): beyond, the run takes days or
+exhausts the memory."""
+
+SIZE_OPTIONS: dict[str, int | None] = {
+    "n_repetitions": defaults.REPORT_REPETITIONS, "repetitions": defaults.REPORT_REPETITIONS,
+    "n_partitions": defaults.PARTITION_REPEATS, "n_trials": defaults.SIMULATION_TRIALS,
+    "grid_points": defaults.GAP_GRID_POINTS, "n_bins": defaults.GAP_BINS, "mean_bins": defaults.SAMPLE_MEAN_BINS,
+    "std_bins": defaults.SAMPLE_STD_BINS, "batch_size": defaults.SCORING_BATCH_SIZE, "n_inputs": None,
+    "workers": None, "n_permutations": defaults.N_RESAMPLES, "n_folds": 5,
+}
+"""Parameter name -> the default its limit is a multiple of (when the command's own default is not an
+integer); None: a limit of its own (:func:`size_limit`). ``n_resamples`` has its memory check
+(``_validation.check_resample_memory``), sizes bounded by the data (``--sizes``, ``--n``, ``--inputs``) are
+checked against the data."""
+
+_SIMULATION_COUNTS = ("n_repetitions", "repetitions", "n_partitions", "n_trials")
+
+MAX_PLANNED_INPUTS = 1_000_000
+"""The most judged inputs ``plan --n-inputs`` simulates (each campaign holds systems x inputs scores)."""
+
+
+def size_limit(name: str, default) -> int:
+    """The largest value of size-like parameter ``name`` whose command default is ``default``."""
+    if name == "workers":
+        return max(64, 8 * (os.cpu_count() or 1))  # processes: a few per CPU at most
+    if name == "n_inputs":
+        return MAX_PLANNED_INPUTS
+    base = default if isinstance(default, int) and not isinstance(default, bool) and default > 0 else SIZE_OPTIONS[name]
+    return SIZE_FACTOR * base
+
+
+def oversized(params: dict, flags: dict[str, str], command_defaults: dict) -> str | None:
+    """The message for the first size-like parameter beyond its :func:`size_limit`, or None."""
+    for name, value in params.items():
+        if name not in SIZE_OPTIONS:
+            continue
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        limit = size_limit(name, command_defaults.get(name))
+        for item in values:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > limit:
+                flag = flags.get(name, "--" + name.replace("_", "-"))
+                why = ("a few processes per CPU" if name == "workers" else
+                       "each simulated campaign holds systems x inputs scores" if name == "n_inputs" else
+                       f"{SIZE_FACTOR} times its default: the Monte Carlo error is then about 32 times smaller,"
+                       " and a larger value takes days or exhausts the memory" if name in _SIMULATION_COUNTS else
+                       f"{SIZE_FACTOR} times its default; a larger value exhausts the memory")
+                return f"`{flag}` must be at most {limit:,} ({why}); got {int(item):,}."
+    return None
 
 
 def _written(command: str, name: str, value: str) -> list[Path]:
     """The files a command writes for output option ``name`` = ``value``."""
     path = Path(value)
     if command == "report" and name == "output":
-        from ..report.build import report_paths
+        from ..report.build import DATA_FILES, report_paths
 
         directory, page = report_paths(path)
-        return [page, *(directory / f for f in REPORT_FILES)]
+        return [page, *(directory / f for f in DATA_FILES)]
     if command == "score" and name == "output":
         from ..data.sidecar import sidecar_path
 
@@ -44,37 +103,67 @@ def _written(command: str, name: str, value: str) -> list[Path]:
     return [path]
 
 
-def _named_files(flag: str, value) -> Iterator[tuple[str, str]]:
-    """(flag, path) of every existing regular file a parameter value names (``PATH`` or ``KEY=PATH``)."""
+def _named_paths(flag: str, value, exists: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """(flag, path) of every existing path passing ``exists`` that a parameter value names (``PATH`` or
+    ``KEY=PATH``)."""
     values = value if isinstance(value, (tuple, list)) else (value,)
     for item in values:
         if not isinstance(item, str) or not item:
             continue
         for candidate in (item, item.split("=", 1)[-1]):
-            if os.path.isfile(candidate):
+            if exists(candidate):
                 yield flag, candidate
                 break
+
+
+def _named_files(flag: str, value) -> Iterator[tuple[str, str]]:
+    """(flag, path) of every existing regular file a parameter value names (``PATH`` or ``KEY=PATH``)."""
+    return _named_paths(flag, value, os.path.isfile)
+
+
+def _inside(path: Path, folder: str) -> bool:
+    try:
+        return path.resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _not_replaceable(command: str, name: str, written: Path) -> bool:
+    """Whether ``written``, a file the report or ``score`` writes, is held by something no file replaces
+    (a directory: the whole-set swap would have removed it with its files)."""
+    return (command, name) in (("report", "output"), ("score", "output")) and written.is_dir()
 
 
 def overwritten_input(command: str, params: dict, flags: dict[str, str] | None = None) -> str | None:
     """The message for the first output that is one of the inputs, or None (``flags``: parameter name ->
     how the command line spells it)."""
     flags = flags or {}
-    outputs = [(flags.get(name, OUTPUT_OPTIONS[name]), value, _written(command, name, value))
+    outputs = [(name, flags.get(name, OUTPUT_OPTIONS[name]), value, _written(command, name, value))
                for name, value in params.items() if name in OUTPUT_OPTIONS and isinstance(value, str) and value]
     if not outputs:
         return None
-    inputs = [pair for name, value in params.items() if name not in OUTPUT_OPTIONS
-              for pair in _named_files(flags.get(name, "--" + name.replace("_", "-")), value)]
-    for out_flag, out_value, files in outputs:
+    named = [(name, flags.get(name, "--" + name.replace("_", "-")), value) for name, value in params.items()
+             if name not in OUTPUT_OPTIONS]
+    inputs = [pair for _, flag, value in named for pair in _named_files(flag, value)]
+    folders = [pair for _, flag, value in named for pair in _named_paths(flag, value, os.path.isdir)]
+    for out_name, out_flag, out_value, files in outputs:
         for written in files:
+            what = "is" if str(written) == out_value else f"would write {str(written)!r},"
+            if _not_replaceable(command, out_name, written):
+                where = "is a directory" if what == "is" else f"{what} which is a directory"
+                return (f"{out_flag} {out_value!r} {where}; metaeval never replaces a directory with a file:"
+                        " choose another output path")
             if not written.exists():
                 continue
             for in_flag, in_path in inputs:
                 if os.path.samefile(written, in_path):
-                    what = "is" if str(written) == out_value else f"would write {str(written)!r},"
                     return (f"{out_flag} {out_value!r} {what} the same file as {in_flag} {in_path!r}; "
                             "writing it would destroy the input: choose another output path")
+            for in_flag, in_folder in folders:
+                if _inside(written, in_folder):
+                    return (f"{out_flag} {out_value!r} {what} an existing file inside the input directory"
+                            f" {in_flag} {in_folder!r}; writing it could destroy an input: choose a path outside"
+                            " that directory")
     return None
 
 
@@ -135,9 +224,11 @@ def guarded(command: click.Command, name: str) -> click.Command:
     flags = {p.name: (max(p.opts, key=len) if isinstance(p, click.Option) else p.human_readable_name)
              for p in command.params}
 
+    command_defaults = {p.name: p.default for p in command.params}
+
     @functools.wraps(callback)
     def checked(*args, **kwargs):
-        message = overwritten_input(name, kwargs, flags)
+        message = oversized(kwargs, flags, command_defaults) or overwritten_input(name, kwargs, flags)
         if message is not None:
             raise ParameterError(message)
         return callback(*args, **kwargs)

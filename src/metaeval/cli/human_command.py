@@ -120,8 +120,8 @@ def _render(result, frame: pd.DataFrame, fmt: str, lines: list[str], output: str
 
 @human.command()
 @_votes_options
-@declare("ties", dict(type=click.Choice(tuple(TIES)), default=defaults.LITEPYRAMID_TIES, show_default=True,
-                      help="Value of an SCU whose votes tie."))
+@option("ties", type=click.Choice(tuple(TIES)), default=defaults.LITEPYRAMID_TIES, show_default=True,
+        help="Value of an SCU whose votes tie.")
 @declare("compare_dataset", dict(help="A packaged dataset whose human scores the rebuilt ones are compared with."))
 @declare("compare_scorer", dict(default="litepyramid.recall", show_default=True,
                                 help="The compared dataset's scorer."))

@@ -1,6 +1,7 @@
 """The `metaeval` command: parses arguments, calls the public API, renders. Exit codes: 0 ok,
 1 an internal error (a bug: please report it), 2 a user error (bad option, bad input file), 130
-interrupted (Ctrl-C / SIGINT: one line on stderr; the atomic writer leaves no partial output file).
+interrupted (Ctrl-C / SIGINT: one line on stderr; the atomic writer leaves no partial output file), 143
+terminated (SIGTERM, handled the same way).
 Every message line goes through :func:`metaeval.report.escape.safe_line` (no terminal control characters).
 
 Subcommands load on first use (:class:`LazyGroup`): `metaeval --help` imports click and this module
@@ -38,9 +39,11 @@ COMMANDS = {
     "familywise": ("familywise_command", "familywise",
                    "Family-wise error of k comparisons; the Sidak level for a target."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
+    "judge": ("judge_command", "judge", "Rank systems from pairwise comparisons; judges against humans, audits, alt-test."),
     "mt": ("mt_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
     "report": ("report_command", "report", "The meta-evaluation report as one self-contained HTML page."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
+    "spans": ("spans_command", "spans", "Error-span detectors and binary segment decisions against MQM ratings."),
     **analysis_registry.commands(),
 }
 
@@ -81,12 +84,19 @@ EXIT_INTERRUPTED = 130
 
 
 class Interrupted(BaseException):
-    """SIGINT during a command (raised by the CLI's handler; click does not catch it, unlike
-    KeyboardInterrupt, so the message stays one line)."""
+    """SIGINT or SIGTERM during a command (raised by the CLI's handler; click does not catch it, unlike
+    KeyboardInterrupt, so the message stays one line). ``signum`` is the signal."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _interrupt(signum, frame) -> None:
-    raise Interrupted()
+    raise Interrupted(signum)
+
+
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _say(text: str) -> None:
@@ -123,16 +133,20 @@ def _show_click_error(error: click.ClickException) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors print one line and exit 2, Ctrl-C prints one line and exits 130."""
-    handler = signal.getsignal(signal.SIGINT)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     in_main_thread = threading.current_thread() is threading.main_thread()
-    if in_main_thread:
-        signal.signal(signal.SIGINT, _interrupt)
+    if in_main_thread:  # SIGTERM (kill, a scheduler's timeout) is handled like Ctrl-C: outputs stay whole
+        for sig in handlers:
+            signal.signal(sig, _interrupt)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MetaevalWarning)
             cli.main(args=argv, prog_name="metaeval", standalone_mode=False)
         _show_warnings(caught)
-    except (Interrupted, KeyboardInterrupt):
+    except (Interrupted, KeyboardInterrupt) as error:
+        if getattr(error, "signum", signal.SIGINT) == signal.SIGTERM:
+            _say("metaeval: terminated")
+            return EXIT_TERMINATED
         _say("metaeval: interrupted")
         return EXIT_INTERRUPTED
     except click.exceptions.Abort as error:
@@ -153,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         if in_main_thread:
-            signal.signal(signal.SIGINT, handler)
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
     return 0
 
 

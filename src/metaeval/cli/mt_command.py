@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import defaults
-from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE
+from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
 from .common import (
@@ -25,13 +25,17 @@ from .progress import progress_bar, progress_option
 from .source import Reading, Source, corpus_statistics_for, located_by, scores_argument
 
 
-def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading,
-                    n_resamples: int) -> tuple[dict, str]:
-    """``LP=PATH`` (or a bare ``PATH``, named by its file stem), repeatable per language pair -> ({lp:
-    ScoreSet}, human): the files of one language pair joined on (system, input) and every reading option
-    (--input-column, --where, ... each for every file or FILE=VALUE for one) applied, as for `correlate`.
-    An argument is ``LP=PATH`` when PATH exists and the whole argument does not (as ``--scores NAME=PATH``
-    elsewhere); otherwise it is a path."""
+def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading, n_resamples: int, *,
+                    datasets: tuple[str, ...] = (), dataset_options: tuple[str, ...] = (),
+                    golds: dict[str, str] | None = None, protocol=None) -> tuple[dict, str | None]:
+    """``LP=PATH`` (or a bare ``PATH``, named by its file stem) and ``LP=DATASET`` (or a bare packaged dataset
+    name, named by the name), repeatable per language pair -> ({lp: ScoreSet}, human): the dataset and the
+    files of one language pair joined on (system, input) and every reading option (--input-column, --where,
+    ... each for every file or FILE=VALUE for one) applied, as for `correlate`. A dataset with a
+    ``language_pair`` option (``wmt19-da-sys``) is read for its language pair unless --dataset-option sets it.
+    An argument of --scores is ``LP=PATH`` when PATH exists and the whole argument does not (as ``--scores
+    NAME=PATH`` elsewhere); otherwise it is a path."""
+    from ..data.datasets import dataset_info
     from .source import load_source
 
     files: dict[str, list[str]] = {}
@@ -48,47 +52,92 @@ def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading
         if path in files.get(lp, ()):
             raise ParameterError(f"`--scores` must give a file once per language pair; got {path!r} twice for {lp!r}.")
         files.setdefault(lp, []).append(path)
+    packaged: dict[str, str] = {}
+    for item in datasets:
+        lp, sep, name = item.partition("=")
+        if not sep:
+            lp, name = item, item
+        if not lp or not name or lp in packaged:
+            raise ParameterError(f"`--dataset` must look like LP=NAME or NAME, once per language pair; got {item!r}.")
+        packaged[lp] = name
     every = tuple(path for paths in files.values() for path in paths)
+    golds = golds or {}
+
+    def protocol_gold(lp):
+        return None if protocol is None else protocol.gold_for(lp)
+
     data = {}
-    for lp, paths in files.items():
-        data[lp], found = load_source(Source(scores=tuple(paths), human=human, reading=reading), other_files=every,
-                                      n_resamples=n_resamples)
-        if human is None:  # the first language pair's human (its --human-column or its only human) for all
-            human = found
+    for lp in dict.fromkeys([*packaged, *files]):
+        name = packaged.get(lp)
+        options = dataset_options
+        if name is not None and not any(o.startswith("language_pair=") for o in options):
+            if "language_pair" in (dataset_info(name).get("options") or {}):
+                options = (*options, f"language_pair={lp}")
+        gold = golds.get(lp) or human or protocol_gold(lp)
+        source = Source(dataset=name, dataset_option=options if name is not None else (),
+                        scores=tuple(files.get(lp, ())), human=gold, reading=reading)
+        data[lp], found = load_source(source, other_files=every, n_resamples=n_resamples)
+        if human is None and lp not in golds and protocol_gold(lp) is None:
+            human = found  # the first language pair's human (its --human-column or its only human) for all
     return data, human
 
 
-def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> dict:
-    from ..data.wmt import read_mt_metrics_eval
+def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
+    """({lp: segment ScoreSet}, {lp: system ScoreSet}) of an mt-metrics-eval directory; the system scores of a
+    language pair only when it has ``*.sys.score`` files."""
+    from ..data.wmt import has_level, read_mt_metrics_eval
 
     if not language_pairs:
         raise ParameterError("`--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
-    return {lp: read_mt_metrics_eval(root, lp, level="seg") for lp in dict.fromkeys(language_pairs)}
+    lps = tuple(dict.fromkeys(language_pairs))
+    seg = {lp: read_mt_metrics_eval(root, lp, level="seg") for lp in lps}
+    sys = {lp: read_mt_metrics_eval(root, lp, level="sys") for lp in lps if has_level(root, lp, "sys")}
+    return seg, sys
 
 
-def _chosen(data: dict, human: str | None, metrics: tuple[str, ...], exclude_systems: tuple[str, ...]) -> str:
-    """Check the human, the metrics and the excluded systems against every language pair, naming the flags
-    (``mt_evaluate``'s own messages name its parameters), and return the human."""
-    from ..data.scoreset import _suggestion
+def _golds(humans: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """``--human NAME`` (every language pair) and ``--human LP=NAME`` (one) -> (name or None, {lp: name})."""
+    shared, per_lp = None, {}
+    for item in humans:
+        lp, sep, name = item.partition("=")
+        if sep and lp and name:
+            if lp in per_lp:
+                raise ParameterError(f"`--human` must give one scorer per language pair; got {lp!r} twice.")
+            per_lp[lp] = name
+        elif not sep and shared is None:
+            shared = item
+        else:
+            raise ParameterError(f"`--human` must look like NAME (once) or LP=NAME; got {item!r}.")
+    return shared, per_lp
 
-    first = next(iter(data.values()))
-    if human is None:
-        if len(first.humans) != 1:
-            raise ParameterError(
-                "`--human` must name the human scorer; got none, and the data marks "
-                + (f"{len(first.humans)} scorers as human ({', '.join(map(repr, first.humans))})."
-                   if first.humans else "no scorer as human."))
-        human = first.humans[0]
-    for ds in data.values():
-        ds.require(human, param="--human")
+
+def _chosen(data: dict, human: str | None, golds: dict, metrics: tuple[str, ...], exclude_systems: tuple[str, ...],
+            protocol) -> str | dict | None:
+    """Check the golds, the metrics and the excluded systems against every language pair, naming the flags
+    (``mt_evaluate``'s own messages name its parameters), and return the gold(s)."""
+    from ..correlation.mt import exclusions
+
+    unknown = [lp for lp in golds if lp not in data]
+    if unknown:
+        raise ParameterError(f"`--human` must name language pairs of the data ({', '.join(map(repr, data))}) in"
+                             f" LP=NAME; got {unknown[0]!r}.")
+    resolved = {}
+    for lp, ds in data.items():
+        gold = golds.get(lp) or human or protocol.gold_for(lp)
+        if gold is None:
+            if len(ds.humans) != 1:
+                raise ParameterError(
+                    "`--human` must name the human scorer; got none, and the data marks "
+                    + (f"{len(ds.humans)} scorers as human ({', '.join(map(repr, ds.humans))})."
+                       if ds.humans else "no scorer as human."))
+            gold = ds.humans[0]
+        where = "--human" if golds.get(lp) or human else f"--human (the protocol's gold of {lp})"
+        ds.require(gold, param=where)
         for metric in metrics:
             ds.require(metric, param="--metric")
-    known = tuple(dict.fromkeys(s for ds in data.values() for s in ds.systems))
-    for name in exclude_systems:
-        if name not in known:
-            raise ParameterError(f"`--exclude-system` must name a system of the scores; got {name!r}"
-                                 f"{_suggestion(name, known)}.")
-    return human
+        resolved[lp] = gold
+    exclusions(exclude_systems, {lp: ds.systems for lp, ds in data.items()}, "--exclude-system")
+    return next(iter(resolved.values())) if len(set(resolved.values())) == 1 else resolved
 
 
 def _check_memory(data: dict, n_resamples: int) -> None:
@@ -126,8 +175,8 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 
 def _origin(params: dict) -> str:
     """Where the data came from, named in a data error (too few systems, an unknown scorer)."""
-    scores = params["scores"]
-    return ", ".join(item.partition("=")[2] or item for item in scores) if scores else str(params["mt_metrics_eval"])
+    given = (*params["scores"], *params["dataset"])
+    return ", ".join(item.partition("=")[2] or item for item in given) if given else str(params["mt_metrics_eval"])
 
 
 @click.command()
@@ -135,23 +184,35 @@ def _origin(params: dict) -> str:
         help="A score file of one language pair (repeatable; several files of one language pair are joined on"
              " (system, input)): CSV, TSV, JSONL or Parquet. LP=PATH when PATH exists and LP=PATH does not;"
              " a bare PATH is named by its file stem.")
+@shared("dataset", multiple=True, metavar="LP=NAME",
+        help="A packaged dataset as (part of) a language pair (repeatable; joined with that pair's --scores),"
+             " e.g. en-de=wmt20-mqm-ende; see `metaeval datasets list`.")
+@shared("dataset_option", help="An option of the packaged datasets (repeatable).")
 @declare("mt_metrics_eval", dict(type=click.Path(file_okay=False),
                                  help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/)."))
 @declare("language_pair", dict(multiple=True,
                                help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de."))
-@shared("human", help="The human scorer (default: the only human scorer; required when there are several).")
+@shared("human", multiple=True, metavar="[LP=]NAME",
+        help="The human scorer (the gold; default: the protocol's, else the only human scorer), or LP=NAME for"
+             " one language pair (repeatable).")
 @shared("metric", help="A metric (repeatable; default: every non-human scorer).")
-@declare("protocol", dict(type=click.Choice(MT_PROTOCOLS), default=defaults.MT_PROTOCOL, show_default=True,
-                          help="Preset of tasks, averaging, test, human-tie rule and p-values: WMT23 or WMT24 as"
-                               " mt-metrics-eval computes them, or the plain mean of the task statistics"
-                               " (docs/mt.md)."))
-@declare("task", dict(multiple=True, metavar="LEVEL/STATISTIC", help="A task (repeatable; default: the protocol's)."))
+@declare("protocol", dict(default=defaults.MT_PROTOCOL, show_default=True, metavar="NAME|FILE.toml",
+                          help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as"
+                               " mt-metrics-eval computes them, mean (the plain mean of the task statistics), or a"
+                               " TOML file (docs/mt.md)."))
+@declare("show_protocol", dict(metavar="NAME|FILE.toml", help="Print a protocol's tasks and weights and exit."))
+@shared("task", multiple=True, metavar="LEVEL/STATISTIC", help="A task (repeatable; default: the protocol's).")
+@declare("segments", dict(type=click.Choice(MT_SEGMENTS), default=defaults.MT_SEGMENTS, show_default=True,
+                          help="common: every metric on the segments all metrics scored (as WMT; the tests need one"
+                               " set); per-metric: each metric on its own (no tests between metrics)."))
 @declare("significance", dict(type=click.Choice(MT_SIGNIFICANCE), default=None,
                               help="Test between metrics (default: the protocol's, permutation)."))
 @declare("human_ties", dict(type=click.Choice(MT_HUMAN_TIES), default=None,
                             help="System accuracy: count the system pairs the human ties or skip them (default: the"
                                  " protocol's)."))
-@shared("exclude_system", help="Leave this system out in every language pair (repeatable), e.g. a human reference.")
+@shared("exclude_system", metavar="[LP=]SYSTEM",
+        help="Leave this system out in every language pair, or LP=SYSTEM in language pair LP only (repeatable),"
+             " e.g. a human reference.")
 @shared("alpha", help="Significance level of the clusters.")
 @declare("recalibrate", dict(is_flag=True, default=defaults.MT_RECALIBRATE,
                              help="acc23 / tau23: re-optimise the tie threshold inside every resample."))
@@ -171,37 +232,43 @@ def _origin(params: dict) -> str:
 @progress_option
 @output_options
 @located_by(_origin)
-def mt(scores, mt_metrics_eval, language_pair, human, metric, protocol, task, significance, human_ties,
-       exclude_system, alpha, recalibrate, darr_threshold, corpus_metric, candidates, references, reading, n_resamples,
-       seed, format, output):
+def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, protocol, show_protocol, task,
+       segments, significance, human_ties, exclude_system, alpha, recalibrate, darr_threshold, corpus_metric,
+       candidates, references, reading, n_resamples, seed, format, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..correlation.mt import POOLED, mt_evaluate
+    from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
+    from ..correlation.mt_protocol import load_protocol
     from ..report.render import frame_table, render_text, signature_footer
 
     mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system
     corpus_metrics, candidate_files, reference_files, fmt = corpus_metric, candidates, references, format
 
-    if bool(scores) == bool(mtme_root):
-        raise ParameterError("exactly one of `--scores` and `--mt-metrics-eval` must be given; got "
-                             + ("both." if scores else "neither."))
+    if show_protocol:
+        click.echo("\n".join(load_protocol(show_protocol).lines()))
+        return
+    protocol = resolve_protocol(load_protocol(protocol), tasks or None, significance, human_ties)
+    if bool(scores or dataset) == bool(mtme_root):
+        raise ParameterError("exactly one of `--scores` / `--dataset` and `--mt-metrics-eval` must be given; got "
+                             + ("both." if mtme_root else "neither."))
     if mtme_root and reading.given():
         raise ParameterError(f"`{next(iter(reading.given()))}` must come with `--scores`; got it with"
                              " --mt-metrics-eval (its files have a fixed layout).")
-    if scores:
-        data, human = _language_pairs(scores, human, reading, n_resamples)
+    human, golds = _golds(human)
+    system_scores = None
+    if scores or dataset:
+        data, human = _language_pairs(scores, human, reading, n_resamples, datasets=dataset,
+                                      dataset_options=dataset_option, golds=golds, protocol=protocol)
     else:
-        data = _mt_metrics_eval(mtme_root, language_pairs)
+        data, system_scores = _mt_metrics_eval(mtme_root, language_pairs)
         _check_memory(data, n_resamples)
-    human = _chosen(data, human, metrics, exclude_systems)
+    gold = _chosen(data, human, golds, metrics, exclude_systems, protocol)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
-    tasks = tasks or defaults.MT_PRESETS[protocol]["tasks"]
     with progress_bar() as bar:
-        result = mt_evaluate(data, list(metrics) or None, human, protocol=protocol, tasks=tasks,
-                             significance=significance, human_ties=human_ties,
-                             exclude_systems=exclude_systems, n_resamples=n_resamples, alpha=alpha,
-                             recalibrate=recalibrate, darr_threshold=darr_threshold, rng=seed,
-                             corpus_statistics=corpus or None,
-                             progress=bar.task("tasks x language pairs", total=len(tasks) * len(data)))
+        result = mt_evaluate(data, list(metrics) or None, gold, protocol=protocol, exclude_systems=exclude_systems,
+                             n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
+                             darr_threshold=darr_threshold, segments=segments, system_scores=system_scores,
+                             rng=seed, corpus_statistics=corpus or None,
+                             progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
 
     def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv
         # the language pairs' rankings, then the pooled one with its own tasks (no column it lacks)

@@ -2,9 +2,11 @@
 
 The library never draws: its long functions (:func:`metaeval.correlation_table`,
 :func:`metaeval.compare_metrics`, :func:`metaeval.ranking_stability`, :func:`metaeval.delta_correlations`,
-the simulations, :func:`metaeval.build_report`) accept ``progress=``, a callable they call with no argument
-after each unit of work (a table cell, a metric, a chunk of repetitions). The commands get such a callable
-from :func:`progress_bar`::
+the simulations, :func:`metaeval.build_report`, :func:`metaeval.score`) report through the one protocol of
+:mod:`metaeval.runtime.progress`: ``progress()`` after each unit of work (a table cell, a metric, a chunk of
+repetitions), with ``step=`` and ``total=`` where a function has several steps. The commands draw those
+reports with the runtime's one drawer (:class:`~metaeval.runtime.progress.RichProgress`), from
+:func:`progress_bar`::
 
     with progress_bar(enabled) as bar:
         table = correlation_table(..., progress=bar.task("correlations", total=18))
@@ -24,6 +26,7 @@ from typing import Any
 import click
 
 from ..report.escape import console
+from ..runtime.progress import RichProgress, step
 
 __all__ = ["progress_bar", "progress_enabled", "progress_option"]
 
@@ -54,26 +57,22 @@ def progress_enabled(explicit: bool | None = None) -> bool:
 
 
 class _Bar:
-    """Tasks of one rich Progress; ``task()`` returns the callback the library calls once per unit."""
+    """The command's :class:`~metaeval.runtime.progress.RichProgress` (the one drawer), or no bar;
+    ``task()`` returns the callback of one named step."""
 
     def __init__(self, progress: Any):
         self.progress = progress
 
-    def task(self, description: str, total: int | None = None) -> Callable[[], None] | None:
-        if self.progress is None:
-            return None
-        progress = self.progress
-        task_id = progress.add_task(description, total=total)
-
-        def advance() -> None:
-            progress.advance(task_id)
-
-        return advance
+    def task(self, description: str, total: int | None = None) -> Callable[..., None] | None:
+        return step(self.progress, description, total)
 
     @property
-    def rich(self) -> Any:
-        """The rich Progress (for :func:`metaeval.build_report`, which adds its own tasks), or None."""
+    def callback(self) -> Any:
+        """The protocol callable (for the functions that report several steps: :func:`metaeval.build_report`,
+        scoring), or None."""
         return self.progress
+
+    rich = callback  # the name the report command used
 
 
 class progress_bar:  # noqa: N801 - used as a context manager like open()
@@ -86,21 +85,7 @@ class progress_bar:  # noqa: N801 - used as a context manager like open()
     def __enter__(self) -> _Bar:
         if not self.enabled:
             return _Bar(None)
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=24),
-            MofNCompleteColumn(), TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"),
-            TimeRemainingColumn(), console=console(stderr=True), transient=True, refresh_per_second=8,
-        )
+        self.progress = RichProgress(transient=True, console=console(stderr=True))
         self.progress.__enter__()
         return _Bar(self.progress)
 

@@ -122,7 +122,7 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
         preset = "quick" if quick else "full" if full else "default"
         wanted = () if analyses == ("none",) else (tuple(analyses) or None)
         with progress_bar() as bar:
-            progress = bar.rich
+            progress = bar.callback
             result = build_report(ds, human, chosen, levels=level or None, coefficient=coefficient,
                                   correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                                   seed=seed, preset=preset, repetitions=repetitions,

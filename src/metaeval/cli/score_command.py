@@ -1,29 +1,30 @@
 """`metaeval score`: metrics over candidates and references, into a score file (see docs/scoring.md)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import textwrap
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from .. import defaults
 from ..data.formats import file_format
-from ..data.sidecar import SIDECAR_SUFFIX, file_digest, sidecar_path
-from ..data.writers import write_scores
+from ..data.sidecar import SIDECAR_SUFFIX, sidecar_path
+from ..data.writers import encode_scores
 from ..errors import InputFileError, ParameterError
 from ..report.render import SignatureLines
-from ..runtime.files import write_text_atomic
+from ..runtime.file_sets import write_file_set
 from .common import declare, option, output_width, say
 
 
 def _option_value(text: str):
-    """A --metric-option value: JSON (true, 4, 1.2, "x", [..]) or else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    """A --metric-option value: JSON (true, 4, 1.2, "x", [..]) or else the text itself (strict JSON)."""
+    from ..metrics.registry import option_value
+
+    return option_value(text)
 
 
 def parse_metric_options(metrics: tuple[str, ...], pairs: tuple[str, ...]) -> dict[str, dict[str, object]]:
@@ -115,15 +116,20 @@ def score(candidates, references, metric, metric_option, mt_preprocessing, model
     options = with_model_dir(parse_metric_options(metrics, metric_option), model_dir)
     options = with_mt_preprocessing(options, mt_preprocessing)
     scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
-    ds = score_corpus(
-        candidates, references, metrics=list(scorers.values()), workers=workers, scheduler=scheduler,
-        cache=cache, batch_size=batch_size, progress=sys.stderr.isatty() if progress is None else progress,
-    )
-    write_scores(ds, output)
+    from ..report.escape import console
+    from ..runtime.progress import RichProgress
+
+    drawn = sys.stderr.isatty() if progress is None else progress  # the CLI draws the library's reports
+    with RichProgress(transient=False, console=console(stderr=True)) if drawn else nullcontext() as bar:
+        ds = score_corpus(candidates, references, metrics=list(scorers.values()), workers=workers,
+                          scheduler=scheduler, cache=cache, batch_size=batch_size, progress=bar or False)
+    data = encode_scores(ds, output)
     metadata = ds.metadata()
-    metadata["scores_file"] = file_digest(output)
+    metadata["scores_file"] = {"name": Path(output).name, "sha256": hashlib.sha256(data).hexdigest()}
     side = sidecar_path(output)
-    write_text_atomic(side, json.dumps(metadata, indent=2) + "\n")
+    # the score file and its sidecar are one set: a failure writing either leaves the old pair
+    write_file_set(Path(output).parent, {side.name: (json.dumps(metadata, indent=2) + "\n").encode("utf-8"),
+                                         Path(output).name: data})
     run = ds.run
     width = output_width()
     summary = (f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"

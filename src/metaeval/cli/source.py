@@ -38,6 +38,7 @@ class Reading:
     where: tuple[str, ...] = ()
     layout: tuple[str, ...] = ()
     rename: tuple[str, ...] = ()
+    allow_unmatched: bool = False
     aggregation: str = DEFAULT_AGGREGATION
 
     @classmethod
@@ -108,11 +109,10 @@ def scores_argument(item: str) -> tuple[str | None, str]:
 
 def split_file(value: str, files: tuple[str, ...]) -> tuple[str | None, str]:
     """``FILE=VALUE`` -> (FILE, VALUE) for the longest of ``files`` the value starts with (then ``=``);
-    (None, value) otherwise."""
-    for path in sorted(files, key=len, reverse=True):
-        if value.startswith(path + "="):
-            return path, value[len(path) + 1:]
-    return None, value
+    (None, value) otherwise (:func:`metaeval.data.targets.split_target`)."""
+    from ..data.targets import split_target
+
+    return split_target(value, files)
 
 
 def file_options(flag: str, values: tuple[str, ...], files: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
@@ -203,7 +203,7 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
                            option_names=CLI_NAMES, shared_mapping=len(files) > 1)
         if files_human is None and len(read.humans) == 1:
             files_human = read.humans[0]
-        ds = read if ds is None else ds.merge(read)
+        ds = read if ds is None else ds.merge(read, allow_unmatched=reading.allow_unmatched)
     return ds, shared_columns.get("human"), files_human, tuple(dict.fromkeys(human_columns))
 
 
@@ -291,10 +291,68 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
                              + ("neither." if not (candidates or references) else
                                 f"no {'--candidates' if not candidates else '--references'}."))
     out = {}
+    recorded = _recorded_signatures()
     for metric in dict.fromkeys(metrics):
         if metric not in ds.metrics:
             raise ParameterError(f"`--corpus-metric` must name a metric of {where}; got {metric!r}, which is not "
                                  f"one (score its segments with `metaeval score --metric {metric}` too).")
-        statistics, aggregate = corpus_statistics(ds, candidates, references, metric)
+        options = _recorded_options(metric, recorded.get(metric))
+        statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
         out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
     return out
+
+
+def _recorded_signatures() -> dict[str, tuple[str, str]]:
+    """metric -> (score file, signature) recorded beside the running command's ``--scores`` files (the
+    sidecars ``metaeval score`` writes; one that describes another version of its file is ignored)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import click
+
+    from ..data.sidecar import sidecar_path
+
+    context = click.get_current_context(silent=True)
+    given = () if context is None else context.params.get("scores") or ()
+    found: dict[str, tuple[str, str]] = {}
+    for value in (given,) if isinstance(given, str) else given:
+        path = Path(scores_argument(str(value))[1])
+        if not path.exists():  # an LP=PATH of `metaeval mt`
+            path = Path(str(value).split("=", 1)[-1])
+        try:
+            side = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except (OSError, ValueError):
+            continue
+        if not isinstance(side, dict) or (side.get("scores_file") or {}).get("sha256") != digest:
+            continue
+        for metric, signature in (side.get("signatures") or {}).items():
+            if isinstance(signature, str):
+                found.setdefault(metric, (str(path), signature))
+    return found
+
+
+def _recorded_options(metric: str, recorded: tuple[str, str] | None) -> dict:
+    """The options a corpus metric is recomputed with: those its segment scores were made with (read from
+    the recorded signature); a difference that cannot be carried over is refused."""
+    if recorded is None:
+        return {}
+    import inspect
+
+    from ..metrics.recorded import option_differences, recorded_options
+    from ..metrics.registry import METRICS, get_scorer
+
+    path, signature = recorded
+    options = recorded_options(signature, takes=inspect.signature(METRICS[metric]).parameters)
+    try:
+        recomputed = str(get_scorer(metric, **options).signature)
+    except ParameterError:
+        recomputed = str(get_scorer(metric).signature)
+        options = {}
+    differences = option_differences(signature, recomputed)
+    if differences:
+        raise ParameterError(f"`--corpus-metric {metric}` must recompute {metric} with the options of the segment scores"
+                             f" in {path}; got other options ({'; '.join(differences)}): score the segments again"
+                             " with the registry's options, or leave out --corpus-metric.")
+    return options

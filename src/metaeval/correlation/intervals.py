@@ -44,17 +44,19 @@ def _correlation_signature(ds: ScoreSet, metric: str, human: str, level: str, co
 
 def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
                   corpus_statistics=None):
-    ds = iv.check_scoreset(ds)
+    """The checked options and scores of one correlation; ``ds`` may be the :class:`~metaeval._validation.CheckedScores`
+    of an enclosing call (a table, a report), trusted as it is."""
+    if not isinstance(ds, iv.CheckedScores):
+        iv.check_scoreset(ds)
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
     undefined = iv.check_undefined(undefined)
     full_test_set = iv.check_full_test_set(full_test_set, level)
     tie_threshold = iv.check_tie_threshold(tie_threshold)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
-    if not corpus:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, (metric,))
-    x = iv.metric_scores(ds, metric, corpus, level, param="metric")
-    z = iv.human_scores(ds, human)
+    checked = iv.check_pair(ds, metric, human, corpus_statistics)
+    ds = checked.ds
+    x = checked.metric_matrix(metric, level)
+    z = checked.human_matrix()
     iv.check_level_design(ds, level)
     if full_test_set and not isinstance(x, CorpusScores):
         x, z = iv.full_test_set_columns(x, z)
@@ -122,7 +124,7 @@ def correlate(
     level : {'system', 'summary', 'global', 'by-system', 'partial'}
         Where to correlate (see the module docstring for the formulas; 'input' and 'segment' are
         accepted as 'summary').
-    coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq'}
+    coefficient : {'pearson', 'spearman', 'kendall-a', 'kendall-b', 'kendall-c', 'accuracy', 'tau-eq', 'acc-eq', 'pdp'}
         'kendall' means 'kendall-b' (the default, robust to the ties of averaged Likert scores).
     undefined : {'skip', 'zero'}
         Groups with an undefined correlation are skipped (and counted) or counted as 0.
@@ -237,10 +239,14 @@ def bootstrap_ci(
     interval = iv.check_interval(interval)
     pvalue_method, alternative, _ = _pvalue_iv(pvalue_method, alternative, n_resamples)
     generator, seed = iv.rng_and_seed(rng)
+    # an integer seed whose generator serves the draws only is passed as such: the cells of a table (one seed)
+    # then share one set of draws and of resampled sums (the same numbers as a fresh generator gives); a
+    # permutation p-value continues the generator after the draws, so it keeps the generator
+    shared = isinstance(seed, int) and pvalue_method != "permutation"
     out = _bootstrap.bootstrap_interval(
         x, z, level=level, coefficient=coefficient, method=method, n_resamples=n_resamples,
         confidence_level=confidence_level, interval=interval, undefined=undefined,
-        full_test_set=full_test_set, tie_threshold=tie_threshold, rng=generator, batch=batch,
+        full_test_set=full_test_set, tie_threshold=tie_threshold, rng=seed if shared else generator, batch=batch,
     )
     statistic = float(out.statistic)  # the level correlation of x and z, computed once by the stats layer
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")

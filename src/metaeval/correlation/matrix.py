@@ -23,9 +23,8 @@ from .results import MetricComparisonResult
 
 def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, alternative,
                         n_resamples, correction, family, alpha, undefined):
-    ds = iv.check_scoreset(ds)
-    ds.require(human, param="human")
-    metrics = iv.check_metrics(ds, metrics, human, minimum=2)
+    checked = iv.check_scores(ds, human, metrics, minimum=2)
+    ds, metrics = checked.ds, checked.metrics
     level = iv.check_level(level)
     coefficient = iv.check_coefficient(coefficient)
     test = check_metric_test(test)
@@ -45,7 +44,7 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
     alpha = iv.check_alpha(alpha)
     undefined = iv.check_undefined(undefined)
     iv.check_level_design(ds, level)
-    return (ds, metrics, level, coefficient, test, method, alternative, n_resamples, correction,
+    return (checked, metrics, level, coefficient, test, method, alternative, n_resamples, correction,
             family, alpha, undefined)
 
 
@@ -117,17 +116,16 @@ def compare_metrics(
     """
     if human is None:
         raise ParameterError("`human` must name the human scorer; got None.")
-    (ds, metrics, level, coefficient, test, method, alternative, n_resamples, correction, family,
+    (checked, metrics, level, coefficient, test, method, alternative, n_resamples, correction, family,
      alpha, undefined) = _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method,
                                              alternative, n_resamples, correction, family, alpha, undefined)
     generator, seed = iv.rng_and_seed(rng)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    checked = checked.scored(corpus_statistics)
+    ds, corpus = checked.ds, checked.corpus
     used = iv.corpus_field(corpus, metrics, (level,))
-    scores = ([iv.metric_scores(ds, m, corpus, level, param="metrics") for m in metrics] if used
-              else np.stack([iv.metric_scores(ds, m, {}, level, param="metrics") for m in metrics]))
-    z = iv.human_scores(ds, human)
+    scores = ([checked.metric_matrix(m, level) for m in metrics] if used
+              else np.stack([checked.metric_matrix(m, "cells") for m in metrics]))
+    z = checked.human_matrix()
     if test == "permutation" and not used:
         iv.check_permutable(dict(zip(metrics, scores)))
     options = dict(test=test, coefficient=coefficient, method=method or "both", alternative=alternative,
@@ -141,7 +139,7 @@ def compare_metrics(
         adjusted = np.vstack([adjust_pvalues(row, method=correction) for row in pvalues])
     significant = np.nan_to_num(adjusted, nan=1.0) < alpha
     correlations = tuple(
-        correlate(ds, m, human, level=level, coefficient=coefficient, undefined=undefined, corpus_statistics=corpus)
+        correlate(checked, m, human, level=level, coefficient=coefficient, undefined=undefined, corpus_statistics=corpus)
         for m in metrics
     )
     statistics = np.array([c.statistic for c in correlations])

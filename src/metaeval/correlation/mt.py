@@ -1,174 +1,111 @@
 """Machine-translation meta-evaluation the WMT way: several language pairs, several tasks, one ranking.
 
 :func:`mt_evaluate` takes one ScoreSet per language pair (a mapping ``{lp: ScoreSet}``, e.g. what an
-mt-metrics-eval reader returns, or one ScoreSet), computes every task ``level/statistic`` for every metric
-in every language pair, and ranks the metrics per language pair and pooled over all of them by a weighted
-average of their task statistics, with significance clusters. The default protocol reproduces the WMT23
-metrics task as mt-metrics-eval computes it (Freitag et al. 2023): tasks, (r + 1) / 2 rescaling, weights,
-PERM-BOTH permutation tests per task and for the average. See docs/mt.md for the formulas and decisions.
+mt-metrics-eval reader returns, or one ScoreSet), computes every task ``level/statistic`` of a protocol
+(:class:`metaeval.stats.mt.protocol.Protocol`) for every metric in every language pair, and ranks the metrics
+per language pair and pooled over all of them by a weighted average of their task statistics, with
+significance clusters. The default protocol reproduces the WMT23 metrics task as mt-metrics-eval computes it
+(Freitag et al. 2023). The tasks by kind are in :mod:`metaeval.correlation.mt_tasks`, the numerics in
+:mod:`metaeval.stats.mt`. See docs/mt.md for the formulas and decisions.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as iv
 from .. import defaults
-from ..data.scoreset import ScoreSet
-from ..errors import ParameterError, check_choice
-from ..serialization import ResultMixin
+from ..data.scoreset import ScoreSet, _suggestion
+from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
 from ..signature import Signature
-from ..stats.significance.clusters import rank_ranges, significance_clusters
-from ..stats.correlations.coefficients import rescaled
+from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol
+from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
-from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy, system_pvalues
-from ..stats.mt.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
-from .mt_significance import (
-    agreement_rate,
-    bootstrap_system,
-    calibrated_task,
-    mask_source,
-    pairs_null,
-    pooled_accuracy,
-    rank,
-    pvalue_matrix,
-    system_statistic,
-    task_range,
-)
-from ..vocabulary import MT_HUMAN_TIES, MT_PROTOCOLS, MT_SIGNIFICANCE, check_mt_task
+from ..stats.significance.clusters import significance_clusters
+from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
+from .mt_result import POOLED, MtEvaluationResult
+from .mt_tasks import language_pair, run_task, segments_kept
 
-__all__ = ["MtEvaluationResult", "mt_evaluate"]
-
-POOLED = "pooled"
-_CALIBRATED = {"acc23": "acc-eq", "tau23": "tau-eq"}
+__all__ = ["MtEvaluationResult", "exclusions", "mt_evaluate", "resolve_protocol"]
 
 
-@dataclass(frozen=True)
-class MtEvaluationResult(ResultMixin):
-    """Result of :func:`mt_evaluate`.
-
-    Attributes
-    ----------
-    metrics : tuple of str
-    language_pairs : tuple of str
-    tasks : tuple of str
-        ``'lp:level/statistic'`` for every task computed, plus ``'pooled:system/accuracy'`` when the
-        system-level pairwise accuracy is a task (pooled over language pairs, Kocmi et al. 2021).
-    statistics : ndarray (T, P)
-        Each task's statistic for each metric.
-    tie_thresholds : dict
-        Task -> (P,) calibrated tie thresholds of acc23 / tau23 tasks.
-    scopes : tuple of str
-        The language pairs and ``'pooled'``; each has a ranking.
-    averages, ranks : dict
-        Scope -> (P,) weighted average of the (rescaled) task statistics and its cluster rank (1 = best).
-    pvalues : dict
-        Scope -> (P, P) p-values of "row metric's average beats column metric's".
-    ranked_tasks, weights : dict
-        Scope -> the tasks averaged and their weights (summing to 1). A task whose statistic is undefined
-        for some metric (e.g. DARR without a pair over the threshold) is left out; so is soft pairwise
-        accuracy under the bootstrap (it has no resampled statistic).
-    task_pvalues, task_ranks : dict
-        Task -> (P, P) p-values of "row metric beats column metric" on that task and (P,) cluster ranks.
-    n_segments_dropped : dict
-        Language pair -> segments left out because some system, metric or the human lacks a score.
-    n_segments : dict
-        Language pair -> segments used.
-    systems_without_human : dict
-        Language pair -> systems left out because the human scored none of their segments.
-    protocol, significance, human_ties : str
-        The protocol (``vocabulary.MT_PROTOCOLS``) and the test and human-tie rule in effect.
-    n_resamples : int
-    alpha : float
-    signature : Signature
-    """
-
-    metrics: tuple[str, ...]
-    language_pairs: tuple[str, ...]
-    tasks: tuple[str, ...]
-    statistics: np.ndarray
-    tie_thresholds: dict
-    scopes: tuple[str, ...]
-    averages: dict
-    ranks: dict
-    pvalues: dict
-    ranked_tasks: dict
-    weights: dict
-    task_pvalues: dict
-    task_ranks: dict
-    n_segments_dropped: dict = field(default_factory=dict)
-    n_segments: dict = field(default_factory=dict)
-    systems_without_human: dict = field(default_factory=dict)
-    protocol: str = defaults.MT_PROTOCOL
-    significance: str = "permutation"
-    human_ties: str = "count"
-    n_resamples: int = 0
-    alpha: float = defaults.ALPHA
-    signature: Signature | None = None
-
-    def frame_rows(self) -> list[dict[str, Any]]:
-        """One row per scope or task and metric (long format, the CSV): the statistic (a scope's average),
-        the cluster rank and the p-values ``p_vs_<metric>`` of "this metric beats that one"."""
-        rows = []
-
-        def add(scope, task, values, ranks, pvalues):
-            for i, metric in enumerate(self.metrics):
-                row = {"scope": scope, "task": task, "metric": metric, "statistic": float(values[i]),
-                       "rank": int(ranks[i])}
-                for j, other in enumerate(self.metrics):
-                    row[f"p_vs_{other}"] = float(pvalues[i, j])
-                rows.append(row)
-
-        for scope in self.scopes:
-            add(scope, "average", self.averages[scope], self.ranks[scope], self.pvalues[scope])
-        for t, task in enumerate(self.tasks):
-            scope, name = task.split(":", 1)
-            add(scope, name, self.statistics[t], self.task_ranks[task], self.task_pvalues[task])
-        return rows
-
-    def table(self, scope: str = POOLED):
-        """The ranking of one scope as a DataFrame (metrics best first): rank, positions, average and the
-        scope's task statistics."""
-        import pandas as pd
-
-        return pd.DataFrame(self._ranking_rows(scope))
-
-    def _ranking_rows(self, scope):
-        order = np.argsort(-np.nan_to_num(self.averages[scope], nan=-np.inf), kind="stable")
-        ranges = rank_ranges(self.ranks[scope][order])
-        rows = []
-        for pos, i in enumerate(order):
-            span = ranges[pos] if "-" in ranges[pos] else f"{ranges[pos]}-{ranges[pos]}"  # text, never a number
-            row = {"scope": scope, "metric": self.metrics[i], "rank": int(self.ranks[scope][i]),
-                   "positions": span, "average": float(self.averages[scope][i])}
-            for t, task in enumerate(self.tasks):
-                if task.startswith(scope + ":"):
-                    row[task.split(":", 1)[1]] = float(self.statistics[t, i])
-            rows.append(row)
-        return rows
-
-    def ranking_frame(self):
-        """Every scope's ranking (:meth:`table`) in one DataFrame, the terminal table of ``metaeval mt``."""
-        import pandas as pd
-
-        return pd.DataFrame([r for scope in self.scopes for r in self._ranking_rows(scope)])
-
-    def notes(self) -> list[str]:
-        """Lines to print under the ranking: the segments each language pair left out."""
-        out = []
-        for lp in self.language_pairs:
-            dropped = self.n_segments_dropped.get(lp, 0)
-            if dropped:
-                total = dropped + self.n_segments.get(lp, 0)
-                out.append(f"{lp}: {dropped} of {total} segments dropped ({100 * dropped / total:.0f}%: some "
-                           "system, metric or the human has no score there)")
-        return out
+def exclusions(items, systems, param):
+    """``{lp: set of systems}`` to leave out: ``'SYSTEM'`` in every language pair that has it, ``'LP=SYSTEM'``
+    in language pair ``LP`` only. ``systems`` maps each language pair to its systems; an unknown language pair
+    or system is a one-line error naming ``param`` (with the closest name)."""
+    out = {lp: set() for lp in systems}
+    known = tuple(dict.fromkeys(s for names in systems.values() for s in names))
+    for item in items:
+        if not isinstance(item, str):
+            raise ParameterError(f"`{param}` must hold system names or 'LP=SYSTEM'; got {item!r}.")
+        lp, sep, name = item.partition("=")
+        if sep and lp in systems and item not in known:
+            if name not in systems[lp]:
+                raise ParameterError(f"`{param}` must name a system of language pair {lp!r}; got {name!r}"
+                                     f"{_suggestion(name, tuple(systems[lp]))}.")
+            out[lp].add(name)
+            continue
+        if item not in known:
+            hint = (f" (language pairs: {', '.join(map(repr, systems))})" if sep
+                    else _suggestion(item, known))
+            raise ParameterError(f"`{param}` must name a system of the data or 'LP=SYSTEM'; got {item!r}{hint}.")
+        for lp, names in systems.items():
+            if item in names:
+                out[lp].add(item)
+    return out
 
 
-def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha):
+def resolve_protocol(protocol, tasks=None, significance=None, human_ties=None) -> Protocol:
+    """The :class:`Protocol` of a name or an instance, with the options given explicitly replacing its own."""
+    if not isinstance(protocol, Protocol):
+        from .mt_protocol import load_protocol
+
+        protocol = load_protocol(protocol)
+    if tasks is not None:
+        tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)
+        if not tasks:
+            raise ParameterError("`tasks` must name at least one task; got an empty list.")
+        protocol = protocol.replace_tasks(tasks)
+    if significance is not None:
+        protocol = replace(protocol, significance=check_choice("significance", significance, MT_SIGNIFICANCE))
+    if human_ties is not None:
+        protocol = replace(protocol, human_ties=check_choice("human_ties", human_ties, MT_HUMAN_TIES))
+    return protocol
+
+
+def _golds(data, human, protocol):
+    """``{lp: gold scorer}``: ``human`` (a name, or a mapping per language pair) over the protocol's gold over
+    the data's only human scorer; every gold must be a scorer of its language pair."""
+    per_lp = dict(human) if isinstance(human, Mapping) else {}
+    unknown = [lp for lp in per_lp if lp not in data]
+    if unknown:
+        raise ParameterError(f"`human` must map language pairs of the data ({', '.join(map(repr, data))}) to "
+                             f"scorers; got {unknown[0]!r}.")
+    out = {}
+    for lp, ds in data.items():
+        gold = per_lp.get(lp) or (human if isinstance(human, str) else None) or protocol.gold_for(lp)
+        if gold is None:
+            if len(ds.humans) > 1:
+                raise ParameterError(f"`human` must be given when the data has several human scorers; choose one of "
+                                     f"{', '.join(map(repr, ds.humans))}; got None.")
+            gold = ds.humans[0] if ds.humans else None
+        if gold is None:
+            raise ParameterError("`human` must name a human scorer; got None and the data has none.")
+        if gold not in ds.scorers:
+            humans = ", ".join(map(repr, ds.humans)) or "none"
+            raise ParameterError(f"`human`: the gold of language pair {lp!r} must be one of its scorers; got {gold!r}"
+                                 f" (its human scorers: {humans}; name one with human={{{lp!r}: NAME}} or"
+                                 f" --human {lp}=NAME).")
+        out[lp] = gold
+    return out
+
+
+def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
+           segments, system_scores):
     if isinstance(data, ScoreSet):
         data = {data.name or "data": data}
     if not isinstance(data, Mapping) or not data:
@@ -177,68 +114,86 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
     for lp, ds in data.items():
         if not isinstance(ds, ScoreSet):
             raise ParameterError(f"`data[{lp!r}]` must be a ScoreSet; got {type(ds).__name__}.")
-    protocol = check_choice("protocol", protocol, MT_PROTOCOLS)
-    preset = defaults.MT_PRESETS[protocol]
-    significance = check_choice("significance", preset["significance"] if significance is None else significance,
-                                MT_SIGNIFICANCE)
-    human_ties = check_choice("human_ties", preset["human_ties"] if human_ties is None else human_ties, MT_HUMAN_TIES)
-    first = next(iter(data.values()))
-    if human is None:
-        if len(first.humans) > 1:
-            raise ParameterError(f"`human` must be given when the data has several human scorers; choose one of "
-                                 f"{', '.join(map(repr, first.humans))}; got None.")
-        human = first.humans[0] if first.humans else None
-    if human is None:
-        raise ParameterError("`human` must name a human scorer; got None and the data has none.")
+    data = {str(lp): ds for lp, ds in data.items()}
+    protocol = resolve_protocol(protocol, tasks, significance, human_ties)
+    segments = check_choice("segments", segments, MT_SEGMENTS)
+    golds = _golds(data, human, protocol)
     excluded = (exclude_systems,) if isinstance(exclude_systems, str) else tuple(exclude_systems)
-    known = set().union(*(ds.systems for ds in data.values()))
-    unknown = [s for s in excluded if s not in known]
-    if unknown:
-        raise ParameterError(f"`exclude_systems` must name systems of the data; got unknown {unknown!r}.")
+    per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
+    all_golds = set(golds.values())
+    first_lp, first = next(iter(data.items()))
+    if metrics is None:
+        metrics = [s for s in first.scorers if s not in first.humans and s not in all_golds]
+    metrics = iv.check_metrics(first, metrics, golds[first_lp], minimum=1)
+    clash = [m for m in metrics if m in all_golds]
+    if clash:
+        raise ParameterError(f"`metrics` must not hold a gold of some language pair; got {clash[0]!r}.")
+    out, dropped = {}, {}
+    for lp, ds in data.items():
+        keep = [s for s in ds.systems if s not in per_lp[lp]]
+        ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
+        ds.require(golds[lp], param="human")
+        iv.check_metrics(ds, metrics, golds[lp], minimum=1)
+        dropped[lp] = {s: [n for n in (golds[lp], *metrics) if not np.isfinite(ds.matrix(n)[ds.systems.index(s)]).any()]
+                       for s in ds.systems}
+        dropped[lp] = {s: names for s, names in dropped[lp].items() if names}
+        if dropped[lp]:
+            items = list(dropped[lp].items())
+            shown = "; ".join(f"{s!r} (no score of {', '.join(map(repr, n))})" for s, n in items[:3])
+            shown += f" and {len(items) - 3} more" if len(items) > 3 else ""
+            left = len(ds.systems) - len(items)
+            if left < iv.MIN_SYSTEMS:
+                raise ScoreSetError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems scored by the"
+                                     f" human and every metric; got {left} (left out {len(items)} without any score:"
+                                     f" {shown}).")
+            warnings.warn(f"language pair {lp!r}: left out {len(items)} system(s) without any score: {shown}.",
+                          DataWarning, stacklevel=3)
+            ds = ds.subset(systems=[s for s in ds.systems if s not in dropped[lp]])
+        iv.check_level_design(ds, "system")
+        out[lp] = ds
+    for level, stat in ((t.level, t.statistic) for t in protocol.tasks):
+        for lp, ds in out.items():
+            if level != "system" and len(ds.inputs) < 2 or stat == "soft-accuracy" and len(ds.inputs) < 2:
+                raise ParameterError(f"task '{level}/{stat}' needs segment scores; language pair {lp!r} has "
+                                     f"{len(ds.inputs)} segment (system-level scores only).")
+    fixed = _system_scores_iv(out, system_scores, [*metrics, *all_golds])
+    return (out, metrics, golds, protocol, excluded, iv.check_n_resamples(n_resamples), iv.check_alpha(alpha),
+            segments, dropped, fixed)
+
+
+def _system_scores_iv(data, system_scores, scorers):
+    """``{lp: {scorer: (N,) system scores}}`` for the scorers with a finite system score for every kept system."""
+    if system_scores is None:
+        return {lp: {} for lp in data}
+    if not isinstance(system_scores, Mapping):
+        raise ParameterError(f"`system_scores` must map language pairs to ScoreSets of system scores; got "
+                             f"{type(system_scores).__name__}.")
     out = {}
     for lp, ds in data.items():
-        keep = [s for s in ds.systems if s not in excluded]
-        ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
-        ds.require(human, param="human")
-        iv.check_level_design(ds, "system")
-        out[str(lp)] = ds
-    metrics = iv.check_metrics(first, metrics, human, minimum=1)
-    for ds in out.values():
-        iv.check_metrics(ds, metrics, human, minimum=1)
-    tasks = preset["tasks"] if tasks is None else tasks
-    if isinstance(tasks, str):
-        tasks = (tasks,)
-    parsed = tuple(check_mt_task(t) for t in tasks)
-    if not parsed:
-        raise ParameterError("`tasks` must name at least one task; got an empty list.")
-    return (out, metrics, human, protocol, preset, parsed, significance, human_ties, excluded,
-            iv.check_n_resamples(n_resamples), iv.check_alpha(alpha))
-
-
-def _complete(ds, metrics, human, corpus):
-    """``(X (P, N', M'), z (N', M'), rows kept, columns kept, segments dropped, systems dropped)``.
-
-    Systems without any human score (e.g. a reference the humans did not rate) are left out, then the
-    segments where some remaining system lacks a metric's or the human's score."""
-    # rescaled at extreme magnitudes (exact; docs/statistics.md, "Extreme magnitudes")
-    xs = np.stack([rescaled(ds.matrix(m)) for m in metrics])
-    z = rescaled(ds.matrix(human))
-    rows = np.isfinite(z).any(axis=1)
-    xs, z = xs[:, rows], z[rows]
-    ok = np.isfinite(xs).all(axis=(0, 1)) & np.isfinite(z).all(axis=0)
-    for scores in corpus.values():
-        ok &= scores.present[rows].all(axis=0)
-    return (xs[:, :, ok], z[:, ok], rows, ok, int((~ok & np.isfinite(z).any(axis=0)).sum()),
-            tuple(s for s, keep in zip(ds.systems, rows) if not keep))
+        sys_ds = system_scores.get(lp)
+        out[lp] = {}
+        if sys_ds is None:
+            continue
+        if not isinstance(sys_ds, ScoreSet) or len(sys_ds.inputs) != 1:
+            raise ParameterError(f"`system_scores[{lp!r}]` must be a ScoreSet with one input (system scores); got "
+                                 f"{type(sys_ds).__name__}.")
+        rows = [sys_ds.systems.index(s) if s in sys_ds.systems else -1 for s in ds.systems]
+        for scorer in scorers:
+            if scorer not in sys_ds.scorers or min(rows) < 0:
+                continue
+            values = sys_ds.matrix(scorer)[rows, 0]
+            if np.isfinite(values).all():
+                out[lp][scorer] = values.astype(np.float64)
+    return out
 
 
 @iv.with_tie_tolerance
 def mt_evaluate(
     data: ScoreSet | Mapping[str, ScoreSet],
     metrics: Sequence[str] | None = None,
-    human: str | None = None,
+    human: str | Mapping[str, str] | None = None,
     *,
-    protocol: str = defaults.MT_PROTOCOL,
+    protocol: str | Protocol = defaults.MT_PROTOCOL,
     tasks: Sequence[str] | None = None,
     significance: str | None = None,
     human_ties: str | None = None,
@@ -248,6 +203,8 @@ def mt_evaluate(
     recalibrate: bool = defaults.MT_RECALIBRATE,
     darr_threshold: float = defaults.MT_DARR_THRESHOLD,
     spa_permutations: int = defaults.MT_SPA_PERMUTATIONS,
+    segments: str = defaults.MT_SEGMENTS,
+    system_scores: Mapping[str, ScoreSet] | None = None,
     corpus_statistics: Mapping[str, Mapping[str, Any]] | None = None,
     rng: Any = None,
     progress: Any = None,
@@ -260,14 +217,15 @@ def mt_evaluate(
         One ScoreSet (systems x segments) per language pair.
     metrics : list of str, optional
         Metrics present in every language pair (default: every non-human scorer of the first); one is enough.
-    human : str, optional
-        The human scorer, e.g. MQM or DA z-scores (default: the only human scorer; required when the data
-        has several).
-    protocol : {'wmt23', 'wmt24', 'mean'}
-        Preset of the tasks, the averaging, the test, the human-tie rule and the p-value convention
-        (:data:`metaeval.defaults.MT_PRESETS`; default :data:`metaeval.defaults.MT_PROTOCOL`). ``'wmt23'``
-        and ``'wmt24'`` reproduce mt-metrics-eval's ``tasks.WMT23`` / ``tasks.WMT24``; ``'mean'`` is the
-        plain mean of the task statistics.
+    human : str or mapping of str to str, optional
+        The human scorer (the gold), e.g. MQM or DA z-scores, or ``{lp: scorer}`` per language pair
+        (default: the protocol's gold, else the only human scorer; required when the data has several).
+    protocol : str or Protocol
+        The protocol (:class:`metaeval.stats.mt.protocol.Protocol`): its tasks, averaging, test, human-tie
+        rule, p-value convention and gold; a name of :data:`metaeval.stats.mt.protocol.PROTOCOLS` (default
+        :data:`metaeval.defaults.MT_PROTOCOL`). ``'wmt23'``, ``'wmt24'`` and ``'wmt25'`` reproduce
+        mt-metrics-eval's ``tasks.WMT23`` / ``WMT24`` / ``WMT25``; ``'mean'`` is the plain mean of the task
+        statistics.
     tasks : list of str, optional
         ``'level/statistic'`` with level ``system``, ``summary`` (= ``segment``, item-grouped),
         ``global`` (no grouping) or ``by-system``, and a statistic of
@@ -280,7 +238,8 @@ def mt_evaluate(
         System-level pairwise accuracy and the system pairs the human ties: counted (a metric that separates
         them is wrong; mt-metrics-eval) or left out (default: the protocol's).
     exclude_systems : list of str
-        Systems left out in every language pair (e.g. human references ``refA``); references kept in the
+        Systems left out: ``'SYSTEM'`` in every language pair that has it (e.g. human references ``refA``),
+        ``'LP=SYSTEM'`` in language pair ``LP`` only (each pair's own reference); references kept in the
         data are ranked as systems.
     n_resamples : int
         Permutation draws per task (or bootstrap resamples of the segments).
@@ -293,6 +252,17 @@ def mt_evaluate(
         Minimum human score difference of a DARR pair (25 DA points).
     spa_permutations : int
         Permutations per system pair of the soft pairwise accuracy.
+    segments : {'common', 'per-metric'}
+        ``'common'`` (default, :data:`metaeval.defaults.MT_SEGMENTS`, as WMT): every metric on the segments
+        that every metric and the human scored, so that the paired tests compare metrics on one set of
+        segments; ``'per-metric'``: each metric on the segments it and the human scored, so a metric's result
+        does not depend on the other metrics in the call - no test between metrics then (p-values NaN, ranks
+        by the average).
+    system_scores : mapping, optional
+        ``{lp: ScoreSet}`` of system-level scores (one input; e.g. ``read_mt_metrics_eval(root, lp,
+        level='sys')``): a metric or the human with a score for every kept system uses it at system level
+        (WMT's system scores, e.g. corpus BLEU over all segments) instead of the mean of its segment scores;
+        listed in ``system_level``.
     corpus_statistics : mapping, optional
         ``{metric: {lp: corpus}}`` with ``corpus`` a :class:`metaeval.stats.corpus.CorpusScores` (e.g. from
         :func:`metaeval.scoring.corpus.corpus_statistics`) or a pair ``(statistics (N, M, S), aggregate)``
@@ -333,130 +303,137 @@ def mt_evaluate(
     using Resampling Methods. TACL 9.
     Ma, Q. et al. (2018, 2019). Results of the WMT18 / WMT19 Metrics Shared Task.
     """
-    (data, metrics, human, protocol, preset, parsed, significance, human_ties, excluded, k,
-     alpha) = _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems,
-                     n_resamples, alpha)
-    if recalibrate and significance == "permutation":
+    (data, metrics, golds, protocol, excluded, k, alpha, segments, systems_dropped, fixed) = _mt_iv(
+        data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
+        segments, system_scores)
+    permute = protocol.significance == "permutation"
+    if recalibrate and permute:
         raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
                              "acc23 keeps each metric's calibrated threshold); got True.")
     gen, seed = iv.rng_and_seed(rng)
     corpus_statistics = _corpus_iv(data, corpus_statistics)
-    pconv = preset["pvalue"]
-    permute = significance == "permutation"
+    parsed = tuple((t.level, t.statistic) for t in protocol.tasks)
     if permute and corpus_statistics and any(stat == "soft-accuracy" for _, stat in parsed):
         raise ParameterError("`significance` must be 'bootstrap' for soft pairwise accuracy with corpus metrics "
                              "(their segment cells cannot be exchanged); got 'permutation'.")
+    common = segments == "common"
     p = len(metrics)
-    names, obs, draws, thresholds = [], [], [], {}
-    pooled = []  # per language pair: metric system scores (P, N), human's (N,), observed and resampled counts
-    dropped, used, unjudged = {}, {}, {}
+    names = [f"{lp}:{level}/{stat}" for lp in data for level, stat in parsed]
+    obs = {name: np.full(p, np.nan) for name in names}
+    draws, thresholds = {}, {}
+    pooled = {i: [] for i in range(p)} if common else {i: [] for i in range(p)}
+    dropped, used, lacking, per_metric = {}, {}, {}, {}
+    options = dict(permute=permute, gen=gen, k=k, recalibrate=recalibrate, spa_permutations=spa_permutations,
+                   pvalue=protocol.pvalue, human_ties=protocol.human_ties, darr_threshold=darr_threshold)
     for lp, ds in data.items():
+        human = golds[lp]
         corpus = {m: per_lp[lp] for m, per_lp in corpus_statistics.items()}
-        xs, z, rows, cols, dropped[lp], unjudged[lp] = _complete(ds, metrics, human, corpus)
-        if z.shape[0] < iv.MIN_SYSTEMS or z.shape[1] == 0:
-            # names the language pair, not a Python expression: the CLI shows it as it is
-            raise ParameterError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems with human scores"
-                                 f" and one segment scored by every metric and the human; got {z.shape[0]} systems,"
-                                 f" {z.shape[1]} segments.")
-        used[lp] = int(z.shape[1])
-        corpus = {m: c.take(rows, cols) for m, c in corpus.items()}
-        m_seg = z.shape[1]
-        w = None
-        if not permute:
-            w = count_weights(bootstrap_draws(z.shape[0], m_seg, method="inputs", n_resamples=k,
-                                              rng=gen).col_indices(), m_seg)
-        scorer = _system_scorer(metrics, corpus, xs)
-        xbar = np.stack([scorer(i, None) for i in range(p)])
-        for level, stat in parsed:
-            name = f"{lp}:{level}/{stat}"
-            if stat in _CALIBRATED:
-                o, r, eps = calibrated_task(xs, z, level, _CALIBRATED[stat], w, recalibrate)
-                thresholds[name] = eps
-                if permute:
-                    r = pairs_null(xs, z, level, _CALIBRATED[stat], eps, gen, k)
-            elif stat == "soft-accuracy":
-                signs = np.where(gen.random((spa_permutations, m_seg)) < 0.5, -1.0, 1.0)
-                spa_corpus = {i: corpus[m] for i, m in enumerate(metrics) if m in corpus}
-                o = soft_pairwise_accuracy(xs, z, signs, spa_corpus, pconv)
-                r = None
-                if permute:
-                    pz = system_pvalues(z, signs, pconv)
-
-                    def spa(h, _z, signs=signs, pz=pz):
-                        ia, ib = np.triu_indices(h.shape[1], 1)
-                        return 1.0 - np.abs(system_pvalues(h, signs, pconv)[:, ia, ib] - pz[None, ia, ib]).mean(-1)
-
-                    r = hybrid_null(xs, z, mask_source(gen, xs.shape[1] * m_seg), k, spa)
-            elif level == "system":
-                if stat == "accuracy":
-                    o = agreement_rate(xbar, z.mean(axis=1), human_ties)
-                else:
-                    o = resampled_task(xs, z, level=level, coefficient=stat, system_scores=scorer)
-                if permute and stat == "accuracy":
-                    r = system_accuracy_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]), human_ties)
-                elif permute and stat == "pearson":
-                    r = pearson_null(xbar, z.mean(axis=1), mask_source(gen, xbar.shape[1]), k)
-                elif permute:
-                    r = system_null(xbar, z.mean(axis=1), random_bits(gen, k, xbar.shape[1]),
-                                    system_statistic(stat, human_ties))
-                else:
-                    r = bootstrap_system(scorer, p, z, w, stat, human_ties)
-            else:
-                kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold)
-                o = resampled_task(xs, z, **kw)
-                if not permute:
-                    r = resampled_task(xs, z, weights=w, **kw)
-                elif level == "global" and stat == "pearson":
-                    r = pearson_null(xs.reshape(p, -1), z.ravel(), mask_source(gen, z.size), k)
-                else:
-                    def generic(h, zz, kw=kw):
-                        return resampled_task(h, zz, **kw)
-
-                    r = hybrid_null(xs, z, mask_source(gen, z.size), k, generic)
-            if level == "system" and stat == "accuracy":
-                pooled.append((xbar, z.mean(axis=1), scorer, z, w))
-            names.append(name)
-            obs.append(np.asarray(o, dtype=float))
-            draws.append(r)
-            if progress is not None:
-                progress()
-    if pooled:
-        names.append(f"{POOLED}:system/accuracy")
-        o, r = pooled_accuracy(pooled, p, human_ties, permute, gen, k)
-        obs.append(o)
-        draws.append(r)
-    statistics = np.array(obs, dtype=float)
+        rows = np.ones(len(ds.systems), dtype=bool)
+        judged = np.isfinite(ds.matrix(human)).all(axis=0)
+        lacking[lp] = {name: int((judged & ~np.isfinite(ds.matrix(name)).all(axis=0)).sum()) for name in metrics}
+        lacking[lp][human] = int((~judged).sum())
+        groups = [(list(range(p)), segments_kept(ds, metrics, human, corpus, rows))] if common else [
+            ([i], segments_kept(ds, [metrics[i]], human, {m: c for m, c in corpus.items() if m == metrics[i]}, rows))
+            for i in range(p)]
+        scored = np.isfinite(ds.matrix(human)).any(axis=0)
+        any_used = np.zeros(len(ds.inputs), dtype=bool)
+        per_metric[lp] = {}
+        for idx, cols in groups:
+            n_cols = int(cols.sum())
+            if ds.shape[0] < iv.MIN_SYSTEMS or n_cols == 0:
+                # names the language pair, not a Python expression: the CLI shows it as it is
+                raise ParameterError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems with human "
+                                     f"scores and one segment scored by every metric and the human; got "
+                                     f"{ds.shape[0]} systems, {n_cols} segments"
+                                     + (f" for metric {metrics[idx[0]]!r}" if not common else "") + ".")
+            any_used |= cols
+            names_i = [metrics[i] for i in idx]
+            lpd = language_pair(ds, names_i, human, {m: c for m, c in corpus.items() if m in names_i},
+                                {n: v for n, v in fixed[lp].items() if n in names_i or n == human}, cols)
+            if not permute and common:
+                lpd.w = count_weights(bootstrap_draws(lpd.z.shape[0], n_cols, method="inputs", n_resamples=k,
+                                                      rng=gen).col_indices(), n_cols)
+            for i in idx:
+                per_metric[lp][metrics[i]] = n_cols
+            for level, stat in parsed:
+                name = f"{lp}:{level}/{stat}"
+                o, r, eps = run_task(lpd, level, stat, draws=common, metrics=names_i, **options)
+                obs[name][idx] = np.asarray(o, dtype=float)
+                if common:
+                    draws[name] = r
+                if eps is not None:
+                    thresholds.setdefault(name, np.full(p, np.nan))[idx] = eps
+                if level == "system" and stat == "accuracy":
+                    for i in idx:
+                        pooled[i].append((lpd.xbar, lpd.zbar, lpd.scorer, lpd.z, lpd.w, lpd.zscorer))
+                if progress is not None and (common or idx[0] == p - 1):
+                    progress()
+        used[lp] = int(any_used.sum())
+        dropped[lp] = int((scored & ~any_used).sum())
+    if any(pooled.values()):
+        name = f"{POOLED}:system/accuracy"
+        names.append(name)
+        if common:
+            obs[name], draws[name] = pooled_accuracy(pooled[0], p, protocol.human_ties, permute, gen, k)
+        else:
+            obs[name] = np.array([pooled_accuracy([(xb[:1], zb, *rest) for xb, zb, *rest in pooled[i]], 1,
+                                                  protocol.human_ties, permute, gen, k, draws=False)[0][0]
+                                  for i in range(p)])
+    statistics = np.array([obs[n] for n in names], dtype=float)
     task_pvalues, task_ranks = {}, {}
     for t, name in enumerate(names):
-        pv = pvalue_matrix(statistics[t], draws[t], permute, pconv)
+        if common:
+            pv = pvalue_matrix(statistics[t], draws[name], permute, protocol.pvalue)
+            task_ranks[name] = significance_clusters(statistics[t], pv, alpha=alpha)
+        else:
+            pv = np.full((p, p), np.nan)
+            task_ranks[name] = rank(statistics, None, [t], [1.0], [(0.0, 1.0)], permute, protocol.pvalue, alpha, p,
+                                    test=False)[1]
         task_pvalues[name] = pv
-        task_ranks[name] = significance_clusters(statistics[t], pv, alpha=alpha)
-    scopes = tuple(data) + (POOLED,)
-    averages, ranks, pvalues, ranked, weights = {}, {}, {}, {}, {}
+    averages, ranks, pvalues, ranked, weights = _scopes(data, names, statistics, draws, protocol, common, permute,
+                                                        alpha, p)
+    fields = dict(language_pairs=tuple(data), metrics=len(metrics),
+                  human=next(iter(golds.values())) if len(set(golds.values())) == 1
+                  else ",".join(f"{lp}={g}" for lp, g in golds.items()),
+                  protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed), exclude_systems=excluded or None)
+    if not common:
+        fields["segments"] = segments
+    fields.update(significance=("perm-both" if permute else "boot-inputs") if common else "none", resamples=k,
+                  alpha=alpha, human_ties=protocol.human_ties, recalibrate=bool(recalibrate))
+    system_level = ",".join(sorted({n for v in fixed.values() for n in v}))
+    if system_level:
+        fields["system_level"] = system_level
+    signature = Signature.of(**fields, corpus_level=tuple(corpus_statistics) or None, seed=seed)
+    unjudged = {lp: [s for s, n in systems_dropped[lp].items() if golds[lp] in n] for lp in data}
+    return MtEvaluationResult(
+        metrics, tuple(data), tuple(names), statistics, thresholds, tuple(data) + (POOLED,), averages, ranks,
+        pvalues, ranked, weights, task_pvalues, task_ranks, dropped, used, unjudged, protocol.name,
+        protocol.significance if common else "none", protocol.human_ties, k, alpha, segments, lacking, per_metric,
+        systems_dropped, {lp: tuple(sorted(v)) for lp, v in fixed.items() if v}, golds, signature)
+
+
+def _scopes(data, names, statistics, draws, protocol, common, permute, alpha, p):
+    """Every scope's weighted average, its p-values and cluster ranks, and what was averaged."""
+    weight_of = {f"{lp}:{t.name}": t.weight for lp in data for t in protocol.tasks}
     n_lp = len(data)
-    for scope in scopes:
+    pooled_weight = n_lp if protocol.pooled_weight == LANGUAGE_PAIRS else protocol.pooled_weight
+    pooled = any(n.startswith(POOLED + ":") for n in names)
+    averages, ranks, pvalues, ranked, weights = {}, {}, {}, {}, {}
+    for scope in (*data, POOLED):
         if scope == POOLED:
             use = [t for t, n in enumerate(names)
                    if n.startswith(POOLED + ":") or not (pooled and n.endswith(":system/accuracy"))]
         else:
             use = [t for t, n in enumerate(names) if n.startswith(scope + ":")]
-        use = [t for t in use if draws[t] is not None and np.isfinite(statistics[t]).all()]
-        raw = np.array([n_lp if preset["average"] == "wmt" and names[t].startswith(POOLED + ":") else 1.0
-                        for t in use])
+        use = [t for t in use if np.isfinite(statistics[t]).all() and (not common or draws[names[t]] is not None)]
+        raw = np.array([pooled_weight if names[t].startswith(POOLED + ":") else weight_of[names[t]] for t in use])
         wts = raw / raw.sum() if use else raw
         ranked[scope], weights[scope] = tuple(names[t] for t in use), tuple(float(v) for v in wts)
+        ranges = [task_range(names[t].rsplit("/", 1)[1]) if protocol.rescaling == "wmt" else (0.0, 1.0) for t in use]
         averages[scope], ranks[scope], pvalues[scope] = rank(
-            statistics, draws, use, wts, [task_range(names[t].rsplit("/", 1)[1], preset) if preset["average"] == "wmt"
-                                          else (0.0, 1.0) for t in use], permute, pconv, alpha, p)
-    signature = Signature.of(
-        language_pairs=tuple(data), metrics=len(metrics), human=human, protocol=protocol,
-        tasks=tuple(f"{a}/{b}" for a, b in parsed), exclude_systems=excluded or None,
-        significance="perm-both" if permute else "boot-inputs", resamples=k, alpha=alpha,
-        human_ties=human_ties, recalibrate=bool(recalibrate), corpus_level=tuple(corpus_statistics) or None,
-        seed=seed)
-    return MtEvaluationResult(metrics, tuple(data), tuple(names), statistics, thresholds, scopes, averages, ranks,
-                              pvalues, ranked, weights, task_pvalues, task_ranks, dropped, used, unjudged, protocol,
-                              significance, human_ties, k, alpha, signature)
+            statistics, [draws.get(n) for n in names] if common else None, use, wts, ranges, permute,
+            protocol.pvalue, alpha, p, test=common)
+    return averages, ranks, pvalues, ranked, weights
 
 
 def _corpus_iv(data, corpus_statistics):
@@ -477,15 +454,3 @@ def _corpus_iv(data, corpus_statistics):
         for metric, scores in iv.check_corpus_statistics(ds, given).items():
             out[metric][lp] = scores
     return out
-
-
-def _system_scorer(metrics, corpus, xs):
-    def score(i, weights):
-        name = metrics[i]
-        if name in corpus:
-            return corpus[name].system_scores(weights)
-        if weights is None:
-            return xs[i].mean(axis=1)
-        return (weights @ xs[i].T) / weights.sum(axis=1)[:, None]
-
-    return score

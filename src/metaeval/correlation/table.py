@@ -113,17 +113,15 @@ def correlation_table(
         that differ between cells as ranges; a kind raised by one cell starts with its context
         ``metric X, system level, pearson: ``.
     """
-    ds = iv.check_scoreset(ds)
-    ds.require(human, param="human")
-    metrics = iv.check_metrics(ds, metrics, human)
-    levels = tuple(iv.check_level(level) for level in (iv.default_levels(ds) if levels is None else levels))
+    checked = iv.check_scores(ds, human, metrics)  # checked once: every cell trusts it
+    metrics = checked.metrics
+    levels = tuple(iv.check_level(level) for level in (iv.default_levels(checked.ds) if levels is None else levels))
     coefficients = tuple(iv.check_coefficient(c) for c in coefficients)
     ci = check_ci_method(ci)
     pvalue_method = check_pvalue_method(pvalue_method)
     alternative = iv.check_alternative(alternative)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    checked = checked.scored(corpus_statistics)
+    ds, corpus = checked.ds, checked.corpus
     if isinstance(rng, np.random.Generator):
         raise ParameterError("`rng` must be an integer seed or None for a table (each cell reuses it); got a Generator.")
     results = []
@@ -136,13 +134,13 @@ def correlation_table(
                               corpus_statistics=corpus)
                 with _cell_context(metric, level, coefficient, raised):
                     if ci.startswith("boot-"):
-                        r = bootstrap_ci(ds, metric, human, method=ci[5:], n_resamples=n_resamples,
+                        r = bootstrap_ci(checked, metric, human, method=ci[5:], n_resamples=n_resamples,
                                          confidence_level=confidence_level, rng=rng, **common)
                     elif ci == "fisher":
-                        r = fisher_ci(ds, metric, human, confidence_level=confidence_level, n_resamples=n_resamples,
+                        r = fisher_ci(checked, metric, human, confidence_level=confidence_level, n_resamples=n_resamples,
                                       rng=rng, **common)
                     else:
-                        r = correlate(ds, metric, human, n_resamples=n_resamples, rng=rng, **common)
+                        r = correlate(checked, metric, human, n_resamples=n_resamples, rng=rng, **common)
                 results.append(r)
                 if progress is not None:
                     progress()

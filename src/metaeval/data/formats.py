@@ -238,20 +238,33 @@ def _whitespace_table(path: str | Path, text: str) -> RawTable:
 
 # -- JSON Lines -----------------------------------------------------------------------------------
 def flatten_fields(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Flatten nested objects with dots: ``{"rouge-2": {"recall": 1}}`` -> ``{"rouge-2.recall": 1}``."""
+    """Flatten nested objects with dots: ``{"rouge-2": {"recall": 1}}`` -> ``{"rouge-2.recall": 1}``.
+
+    Two fields that flatten onto one name (``{"m": {"x": 1}, "m.x": -1}``) are a :class:`JsonShapeError`,
+    as a key repeated in one object is (no value wins silently). Iterative: any depth the parser accepted.
+    """
     flat: dict[str, Any] = {}
-    for key, item in value.items():
-        name = f"{prefix}{key}"
-        if isinstance(item, dict):
-            flat.update(flatten_fields(item, name + "."))
-        else:
+    stack = [(prefix, iter(value.items()))]
+    while stack:
+        base, items = stack[-1]
+        for key, item in items:
+            name = f"{base}{key}"
+            if isinstance(item, dict):
+                stack.append((name + ".", iter(item.items())))
+                break
+            if name in flat:
+                raise JsonShapeError(f"fields must keep distinct names when nested objects flatten with dots; got"
+                                     f" {name!r} twice")
             flat[name] = item
+        else:
+            stack.pop()
     return flat
 
 
 def json_type(value: Any) -> str:
     """How a parsed JSON value is named in messages ('an object', 'an array', ...)."""
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), repr(value))
 
 
 class JsonShapeError(ValueError):
@@ -302,10 +315,20 @@ def jsonl_record_fields(path: str | Path, row: int, record: Any) -> dict[str, An
         hint = " (JSON Lines holds one object per line)" if isinstance(record, list) else ""
         raise InputFileError(path, f"a line must be one JSON object; got {json_type(record)}{hint}.", row=row)
     nested = next((key for key in NESTED_KEYS if isinstance(record.get(key), dict)), None)
-    if nested is None:
-        return flatten_fields(record)
-    labels = {key: record[key] for key in (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY) if key in record}
-    return {**labels, **flatten_fields(record[nested])}
+    try:
+        if nested is None:
+            return flatten_fields(record)
+        scores = flatten_fields(record[nested])
+    except JsonShapeError as exc:
+        raise InputFileError(path, f"{exc}.", row=row) from None
+    label_keys = (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY)
+    inside = next((key for key in label_keys if key in scores), None)
+    if inside is not None:
+        raise InputFileError(path, f"the {nested!r} object must hold scores only; got the label field {inside!r} in it"
+                                   " (it would relabel the row: put it beside the object).", row=row,
+                             column=f"{nested}.{inside}")
+    labels = {key: record[key] for key in label_keys if key in record}
+    return {**labels, **scores}
 
 
 def _jsonl_table(path: str | Path, text: str) -> RawTable:

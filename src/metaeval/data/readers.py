@@ -91,7 +91,10 @@ def read_scores(
         ``scorer`` and ``score``. ``'auto'`` (default) decides from the whole header: long when the file
         has both a ``scorer`` and a ``score`` column, otherwise wide - so a metric file with a column named
         ``score`` (``lp,system,input,score``, the usual COMET / WMT output) is a wide file with one scorer
-        ``score`` (name it with ``scorer=``).
+        ``score`` (name it with ``scorer=``). A tab-separated file whose header names ``system``,
+        ``rater``, ``source``, ``target``, ``category``, ``severity`` and ``seg_id`` (or ``globalSegId``)
+        is MQM ratings, read by :func:`metaeval.data.mqm_ratings.read_mqm_ratings` (scorers ``mqm`` and
+        ``mqm.<rater>``).
     rename, scorer : optional
         New scorer names, old -> new (``{"score": "COMET"}``); ``scorer``: the name of the file's one scorer.
     option_names, shared_mapping : optional
@@ -111,8 +114,10 @@ def read_scores(
     InputFileError
         For an unknown extension, an empty or malformed file, missing ``system`` / ``input``
         columns, duplicate rows, non-numeric or infinite scores, inconsistent annotator counts, or a
-        scorer without any score for some system. The message names the file, the row (CSV header
-        = row 1; JSON Lines: the line; Parquet: the data row from 1) and the column.
+        scorer without any score for some system, a JSON key repeated or two fields flattening onto one
+        name, or a sidecar ``<file>.signatures.json`` that is not a regular file holding one valid JSON
+        object. The message names the file, the row (CSV header = row 1; JSON Lines: the line; Parquet:
+        the data row from 1) and the column.
     ParameterError
         If ``format`` is not a known format or ``humans`` names a scorer the file lacks.
 
@@ -128,6 +133,11 @@ def read_scores(
     >>> ds = read_scores("summeval.jsonl.gz", humans=["expert.relevance"])  # doctest: +SKIP
     """
     layout = check_choice("layout", layout, LAYOUTS)
+    from .mqm_ratings import is_mqm_ratings_file, read_mqm_ratings  # MQM ratings: detected by header
+
+    if format is None and layout == "auto" and not columns and not where and is_mqm_ratings_file(path):
+        ds = read_mqm_ratings(path, name=name).scores
+        return ds if humans is None else ds.with_humans(humans)
     table = read_table(path, file_format(path, format))
     layout = table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,

@@ -10,13 +10,15 @@ recorded in every signature.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import defaults
-from ..errors import ParameterError, ScoreSetError, check_choice
+from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
+from .join import LabelledCells, outer_join
 
 AGGREGATIONS = ("mean", "median", "z-mean")
 DEFAULT_AGGREGATION = "mean"
@@ -224,7 +226,10 @@ class ScoreSet:
     # -- values ---------------------------------------------------------------------------------
     def annotations(self, scorer: str) -> np.ndarray:
         """The stored (read-only) array of ``scorer``: (N, M), or (N, M, A) with annotators."""
-        return self._scores[self.require(scorer)]
+        try:
+            return self._scores[scorer]
+        except KeyError:  # the message of require
+            raise ScoreSetError(self._unknown_message("scorer", scorer)) from None
 
     def n_annotators(self, scorer: str) -> int:
         """Number of annotators per cell (1 for a plain matrix)."""
@@ -304,23 +309,35 @@ class ScoreSet:
             raise ScoreSetError(f"`{param}` must select at least one label; got an empty selection.")
         return positions
 
-    def merge(self, other: "ScoreSet") -> "ScoreSet":
+    def merge(self, other: "ScoreSet", *, allow_unmatched: bool = False) -> "ScoreSet":
         """This set joined with ``other`` on (system, input): the outer join of
-        :func:`metaeval.data.join.merge_scoresets` (labels and cells of both; NaN where one lacks a cell).
+        :func:`metaeval.data.join.outer_join` (labels and cells of both; NaN where one lacks a cell).
 
         Systems, inputs and cells found on one side only are reported, one
-        :class:`~metaeval.errors.DataWarning` per kind with counts and first examples; a scorer of both
-        sides with different values, or a join matching no cell, is a :class:`ScoreSetError`.
+        :class:`~metaeval.errors.DataWarning` per kind and side with counts and first examples. A scorer of
+        both sides with different values, or a join matching no cell, is a :class:`ScoreSetError`; so are
+        integer labels that match better shifted by one (0-based against 1-based ids) and systems or inputs
+        unmatched on both sides, unless ``allow_unmatched=True`` says the mismatch is intended.
 
         Examples
         --------
         >>> ds = load_dataset("wmt20-mqm-ende").merge(read_scores("my_metric.csv"))  # doctest: +SKIP
         """
-        from .join import merge
-
         if not isinstance(other, ScoreSet):
             raise ParameterError(f"`other` must be a ScoreSet; got {type(other).__name__}.")
-        return merge(self, other)
+        if not isinstance(allow_unmatched, bool):
+            raise ParameterError(f"`allow_unmatched` must be True or False; got {allow_unmatched!r}.")
+        lname, rname = self.name or "left", other.name or "right"
+        systems, inputs, scores, report = outer_join(
+            LabelledCells(lname, self.systems, self.inputs, {s: self.annotations(s) for s in self.scorers}),
+            LabelledCells(rname, other.systems, other.inputs, {s: other.annotations(s) for s in other.scorers}),
+            allow_unmatched=allow_unmatched)
+        for line in report.lines():
+            warnings.warn(line, DataWarning, stacklevel=2)
+        parts = [p for p in (self.description, other.description) if p]
+        return self._replace(scores=scores, systems=systems, inputs=inputs, name=f"{lname}+{rname}",
+                             humans=tuple(dict.fromkeys((*self.humans, *other.humans))),
+                             description="; ".join(parts) or None)
 
     # -- tables ---------------------------------------------------------------------------------
     def to_frame(self):
@@ -380,7 +397,6 @@ def _describe_labels(axis: str, labels: list[str], total: int) -> str:
 
 
 def _aggregate(array: np.ndarray, aggregation: str) -> np.ndarray:
-    import warnings
 
     with warnings.catch_warnings():
         # An all-NaN cell stays NaN; numpy's "mean of empty slice" warning says nothing more.

@@ -27,7 +27,7 @@ from .formats import read_text
 from .native import _score, read_wmt_mqm
 from .scoreset import ScoreSet
 
-__all__ = ["MT_LEVELS", "read_mt_metrics_eval", "read_wmt_mqm"]
+__all__ = ["MT_LEVELS", "has_level", "read_mt_metrics_eval", "read_wmt_mqm"]
 
 MT_LEVELS = ("seg", "sys")
 """Granularities of the mt-metrics-eval score files."""
@@ -46,6 +46,15 @@ def _score_lines(path: Path) -> dict[str, list[float]]:
     if not values:
         raise InputFileError(path, "the file must hold at least one row of scores; got an empty file.")
     return values
+
+
+def has_level(root: str | Path, language_pair: str, level: str) -> bool:
+    """Whether an mt-metrics-eval directory has any ``<lp>*.<level>.score`` file of ``language_pair`` (human or
+    metric): e.g. the system-level scores WMT computes over all segments (``.sys.score``)."""
+    root, suffix = Path(root), f".{check_choice('level', level, MT_LEVELS)}.score"
+    return (any((root / "human-scores").glob(f"{language_pair}.*{suffix}"))
+            or (root / "human-scores" / f"{language_pair}{suffix}").is_file()
+            or any((root / "metric-scores" / language_pair).glob(f"*{suffix}")))
 
 
 def read_mt_metrics_eval(root: str | Path, language_pair: str, *, level: str = "seg",

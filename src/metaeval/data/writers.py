@@ -28,6 +28,20 @@ from .sidecar import sidecar_path, write_sidecar
 _RESERVED = (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY)
 
 
+def encode_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = None) -> bytes:
+    """The bytes :func:`write_scores` writes to ``path`` (for a caller that commits them with other files)."""
+    fmt = file_format(path, format)
+    names, columns = _wide_columns(scoreset)
+    gzipped = fmt != "parquet" and Path(path).name.lower().endswith(".gz")
+    if fmt == "parquet":
+        data = _parquet_bytes(names, columns)
+    elif fmt == "jsonl":
+        data = _jsonl_text(names, columns).encode("utf-8")
+    else:
+        data = _delimited_text(names, columns, "," if fmt == "csv" else "\t").encode("utf-8")
+    return gzip.compress(data, mtime=0) if gzipped else data
+
+
 def write_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = None) -> None:
     """Write ``scoreset`` to ``path`` in the generic wide format.
 
@@ -55,19 +69,8 @@ def write_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = N
     float64 values; missing scores are empty cells (CSV/TSV), ``null`` (JSON Lines) or NaN (Parquet).
     Text outputs are gzipped with a zero timestamp, so equal scores give equal bytes.
     """
-    fmt = file_format(path, format)
-    names, columns = _wide_columns(scoreset)
     path = Path(path)
-    gzipped = fmt != "parquet" and path.name.lower().endswith(".gz")
-    if fmt == "parquet":
-        data = _parquet_bytes(names, columns)
-    elif fmt == "jsonl":
-        data = _jsonl_text(names, columns).encode("utf-8")
-    else:
-        data = _delimited_text(names, columns, "," if fmt == "csv" else "\t").encode("utf-8")
-    if gzipped:
-        data = gzip.compress(data, mtime=0)
-    write_bytes_atomic(path, data)
+    write_bytes_atomic(path, encode_scores(scoreset, path, format=format))
     unmarked = [h for h in scoreset.humans if scoreset.annotations(h).ndim == 2]
     if unmarked or sidecar_path(path).exists():
         write_sidecar(path, {"humans": list(scoreset.humans)})

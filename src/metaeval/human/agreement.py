@@ -15,7 +15,7 @@ pairable value the same, so ``D_e = 0``).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
+from ..serialization import EXCLUDED, ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats.correlations.coefficients import canonical_coefficient, correlation
@@ -136,7 +137,7 @@ def krippendorff_alpha(data, *, level: str = defaults.AGREEMENT_LEVEL) -> float:
 
 
 @dataclass(frozen=True)
-class AgreementResult:
+class AgreementResult(ResultMixin):
     """Krippendorff's alpha of one set of annotations, pooled and per group.
 
     Attributes
@@ -165,7 +166,7 @@ class AgreementResult:
     mean_alpha: float | None
     by: str
     level: str
-    groups: pd.DataFrame
+    groups: pd.DataFrame = field(metadata=EXCLUDED)  # the table of to_frame
     n_used: int
     n_skipped: int
     n_units: int
@@ -179,12 +180,6 @@ class AgreementResult:
 
     def to_frame(self) -> pd.DataFrame:
         return self.groups.copy()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"alpha": _plain(self.alpha), "alpha_before_filter": _plain(self.alpha_before_filter),
-                "mean_alpha": _plain(self.mean_alpha), "by": self.by, "level": self.level,
-                "n_used": self.n_used, "n_skipped": self.n_skipped, "n_units": self.n_units,
-                "n_coders": self.n_coders, "signature": str(self.signature)}
 
 
 def _agreement_iv(source, scorer, level, by, worker_filter):
@@ -200,10 +195,13 @@ def _agreement_iv(source, scorer, level, by, worker_filter):
         if worker_filter == "auto":
             worker_filter = "drop-noisiest" if source.has_workers else "none"
         return source, scorer, level, by, worker_filter
+    checked = isinstance(source, iv.CheckedScores) and scorer == source.human  # the human a report checked once
+    source = iv.check_scoreset(source) if isinstance(source, iv.CheckedScores) else source
     if isinstance(source, ScoreSet):
         if scorer is None:
             raise ParameterError("`scorer` must name a scorer with annotators when `source` is a ScoreSet; got None.")
-        source.require(scorer, param="scorer")
+        if not checked:
+            source.require(scorer, param="scorer")
         if source.n_annotators(scorer) < 2:
             raise ParameterError(f"`scorer` must have at least 2 annotators per cell; got {scorer!r} with 1.")
         level = check_choice("level", "interval" if level is None else level, LEVELS)
@@ -300,7 +298,7 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
 
 
 @dataclass(frozen=True)
-class AnnotatorCorrelationResult:
+class AnnotatorCorrelationResult(ResultMixin):
     """Correlations between every pair of annotator slots of one scorer, over the cells both scored.
 
     ``matrix[a, b]`` is the correlation of annotator a's and b's scores (1 on the diagonal, NaN when
@@ -318,15 +316,10 @@ class AnnotatorCorrelationResult:
     def statistic(self) -> float:
         return self.mean
 
-    def to_frame(self) -> pd.DataFrame:
+    def frame_rows(self) -> list[dict[str, Any]]:
         k = self.matrix.shape[0]
-        rows = [{"annotator_a": a + 1, "annotator_b": b + 1, "correlation": _plain(self.matrix[a, b]),
+        return [{"annotator_a": a + 1, "annotator_b": b + 1, "correlation": _plain(self.matrix[a, b]),
                  "n_cells": int(self.n_cells[a, b])} for a in range(k) for b in range(a + 1, k)]
-        return pd.DataFrame(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scorer": self.scorer, "coefficient": self.coefficient, "matrix": _plain(self.matrix),
-                "n_cells": self.n_cells.tolist(), "mean": _plain(self.mean), "signature": str(self.signature)}
 
 
 @iv.with_tie_tolerance
@@ -371,7 +364,7 @@ def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pea
 
 
 @dataclass(frozen=True)
-class GroupAgreementResult:
+class GroupAgreementResult(ResultMixin):
     """Agreement of two annotator groups' aggregated scores (e.g. SummEval experts vs crowd workers).
 
     Attributes
@@ -399,17 +392,12 @@ class GroupAgreementResult:
     def statistic(self) -> float:
         return self.alpha
 
-    def to_frame(self) -> pd.DataFrame:
+    def frame_rows(self) -> list[dict[str, Any]]:
         rows = [{"measure": "correlation", "level": r.level, "coefficient": r.coefficient, "statistic": r.statistic,
                  "n_used": r.n_used, "n_skipped": r.n_skipped} for r in self.correlations]
         rows.append({"measure": "krippendorff-alpha", "level": "cell", "coefficient": "interval",
                      "statistic": self.alpha, "n_used": self.n_cells, "n_skipped": 0})
-        return pd.DataFrame(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scorer_a": self.scorer_a, "scorer_b": self.scorer_b, "coefficient": self.coefficient,
-                "correlations": [r.to_dict() for r in self.correlations], "alpha": _plain(self.alpha),
-                "n_cells": self.n_cells, "signature": str(self.signature)}
+        return rows
 
 
 @iv.with_tie_tolerance

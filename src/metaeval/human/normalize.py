@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +22,7 @@ from .. import defaults
 from ..data.formats import file_format, read_table
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, InputFileError, ParameterError, check_choice
+from ..serialization import EXCLUDED, RECORDS, ResultMixin
 from ..signature import Signature
 from .annotations import natural_key
 
@@ -32,7 +32,7 @@ JUDGMENT_COLUMNS = ("system", "input", "annotator", "score")
 
 
 @dataclass(frozen=True)
-class HumanScoresResult:
+class HumanScoresResult(ResultMixin):
     """Human scores built from several annotators (or criteria), one matrix per scorer.
 
     Attributes
@@ -51,19 +51,15 @@ class HumanScoresResult:
     signature : Signature
     """
 
-    scoreset: ScoreSet
+    scoreset: ScoreSet = field(metadata=EXCLUDED)  # the table of to_frame
     scorers: tuple[str, ...]
     method: str
     aggregation: str
-    details: pd.DataFrame
+    details: pd.DataFrame = field(metadata=RECORDS)
     signature: Signature
 
     def to_frame(self) -> pd.DataFrame:
         return self.scoreset.to_frame()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scorers": list(self.scorers), "method": self.method, "aggregation": self.aggregation,
-                "details": self.details.to_dict("records"), "signature": str(self.signature)}
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:

@@ -15,7 +15,7 @@ otherwise no worker of that document is dropped, and the reason is recorded.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ import pandas as pd
 from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, check_choice
-from ..serialization import plain as _plain
+from ..serialization import EXCLUDED, RECORDS, ResultMixin
 from ..signature import Signature
 from .annotations import PyramidAnnotations, natural_key
 
@@ -34,7 +34,7 @@ SCORER = "litepyramid.recall"
 
 
 @dataclass(frozen=True)
-class LitePyramidResult:
+class LitePyramidResult(ResultMixin):
     """LitePyramid recall of every annotated summary.
 
     Attributes
@@ -56,9 +56,9 @@ class LitePyramidResult:
     signature : Signature
     """
 
-    scoreset: ScoreSet
-    summaries: pd.DataFrame
-    dropped_workers: pd.DataFrame
+    scoreset: ScoreSet = field(metadata=EXCLUDED)
+    summaries: pd.DataFrame = field(metadata=RECORDS)
+    dropped_workers: pd.DataFrame = field(metadata=RECORDS)
     worker_filter: str
     ties: str
     signature: Signature
@@ -72,18 +72,14 @@ class LitePyramidResult:
         return self.summaries.copy()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "scorer": SCORER,
-            "worker_filter": self.worker_filter,
-            "ties": self.ties,
-            "summaries": [{k: _plain(v) for k, v in row.items()} for row in self.summaries.to_dict("records")],
-            "dropped_workers": self.dropped_workers.to_dict("records"),
-            "signature": str(self.signature),
-        }
+        """The fields (the settings first), led by the scorer's name."""
+        out = super().to_dict()
+        return {"scorer": SCORER, **{k: out[k] for k in ("worker_filter", "ties", "summaries", "dropped_workers",
+                                                        "signature")}}
 
 
 @dataclass(frozen=True)
-class PyramidMatch:
+class PyramidMatch(ResultMixin):
     """Agreement of rebuilt scores with a reference scorer, cell by cell.
 
     ``n_compared`` cells present in both, ``n_matched`` equal within ``atol``, ``rate`` =
@@ -95,17 +91,12 @@ class PyramidMatch:
     n_matched: int
     rate: float
     atol: float
-    cells: pd.DataFrame
+    cells: pd.DataFrame = field(metadata=EXCLUDED)  # the table of to_frame
     not_in_reference: tuple[str, ...]
     signature: Signature
 
     def to_frame(self) -> pd.DataFrame:
         return self.cells.copy()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_compared": self.n_compared, "n_matched": self.n_matched, "rate": _plain(self.rate),
-                "atol": self.atol, "not_in_reference": list(self.not_in_reference),
-                "signature": str(self.signature)}
 
 
 def _litepyramid_iv(annotations, worker_filter, ties):

@@ -18,7 +18,7 @@ a block with no '+' inside counts ``k!``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from .. import defaults
 from ..data.formats import file_format, read_table
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateDataError, InputFileError, ParameterError, check_int
-from ..serialization import plain as _plain
+from ..serialization import EXCLUDED, RECORDS, ResultMixin
 from ..signature import Signature
 from .annotations import natural_key
 
@@ -40,7 +40,7 @@ COVERAGE_COLUMNS = ("system", "document", "unit", "coverage")
 
 
 @dataclass(frozen=True)
-class RetentionResult:
+class RetentionResult(ResultMixin):
     """Weighted retention per system under each combination of repeated judgments.
 
     Attributes
@@ -63,10 +63,10 @@ class RetentionResult:
     signature : Signature
     """
 
-    scoreset: ScoreSet
-    system_scores: pd.DataFrame
-    low: np.ndarray
-    high: np.ndarray
+    scoreset: ScoreSet = field(metadata=EXCLUDED)
+    system_scores: pd.DataFrame = field(metadata=RECORDS)
+    low: np.ndarray = field(metadata=EXCLUDED)  # in system_scores
+    high: np.ndarray = field(metadata=EXCLUDED)
     groups: np.ndarray
     n_rankings: int
     threshold: float | None
@@ -86,10 +86,8 @@ class RetentionResult:
         return pd.DataFrame(self.groups, index=self.scoreset.systems, columns=self.scoreset.systems)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"systems": list(self.scoreset.systems),
-                "system_scores": [{k: _plain(v) for k, v in r.items()} for r in self.system_scores.to_dict("records")],
-                "groups": self.groups.tolist(), "n_rankings": self.n_rankings, "threshold": self.threshold,
-                "n_repeated": self.n_repeated, "signature": str(self.signature)}
+        """The fields, led by the system labels (the order of ``groups``)."""
+        return {"systems": list(self.scoreset.systems), **super().to_dict()}
 
 
 def coverage_value(value: Any) -> float | None:

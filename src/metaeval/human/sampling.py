@@ -12,7 +12,7 @@ ties to the earlier bin), and each bin's documents are drawn uniformly without r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,12 @@ from .. import defaults
 from .._validation import rng_and_seed
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, check_int
-from ..serialization import plain as _plain
+from ..serialization import RECORDS, ResultMixin
 from ..signature import Signature
 
 
 @dataclass(frozen=True)
-class SampleResult:
+class SampleResult(ResultMixin):
     """Documents chosen for annotation.
 
     Attributes
@@ -43,7 +43,7 @@ class SampleResult:
     """
 
     documents: tuple[str, ...]
-    table: pd.DataFrame
+    table: pd.DataFrame = field(metadata=RECORDS)
     n_excluded: int
     signature: Signature
 
@@ -51,9 +51,9 @@ class SampleResult:
         return self.table.copy()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"documents": list(self.documents), "n_excluded": self.n_excluded,
-                "table": [{k: _plain(v) for k, v in r.items()} for r in self.table.to_dict("records")],
-                "signature": str(self.signature)}
+        """The fields, the counts before the table."""
+        out = super().to_dict()
+        return {k: out[k] for k in ("documents", "n_excluded", "table", "signature")}
 
 
 def _sample_iv(ds, metrics, n, mean_bins, std_bins, rng):

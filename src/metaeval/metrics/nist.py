@@ -34,8 +34,8 @@ from ._inputs import as_segment, check_bool, check_pair
 from .mt_preprocessing import BOUNDARY_END, BOUNDARY_START, reference_length as _reference_length, \
     resolve_preprocessing
 
-__all__ = ["NIST_BETA", "NIST_REF_LENGTHS", "NIST_TOKENIZERS", "Nist", "information_weights", "nist_length_penalty",
-           "reference_length"]
+__all__ = ["NIST_BETA", "NIST_REF_LENGTHS", "NIST_TOKENIZERS", "Nist", "OwnWeightStatistics", "information_weights",
+           "nist_length_penalty", "reference_length"]
 
 #: sacrebleu tokenizers that need no extra download ('13a' is mteval-v13a's tokenization).
 NIST_TOKENIZERS = ("13a", "intl", "none", "zh", "char")
@@ -108,6 +108,15 @@ def _digest(references: Sequence[Sequence[str]]) -> str:
         h.update(line.encode("utf-8"))
         h.update(b"\x1e")
     return h.hexdigest()[:12]
+
+
+class OwnWeightStatistics(np.ndarray):
+    """The statistics of one item weighted by its own references (:meth:`Nist.statistics` of a scorer
+    without a reference corpus): a plain array whose type tells :meth:`Nist.corpus_score` not to sum it
+    with other items' (each has its own information weights)."""
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))  # it prints as the plain array it is
 
 
 class Nist:
@@ -270,6 +279,8 @@ class Nist:
         weights = self._weights
         if weights is None:
             weights = information_weights(ref_tokens, self.max_ngram_order, boundaries=self._nb)
+            if self.info_weights == "corpus":  # a one-item corpus: not summable with other items' statistics
+                return self._statistics(cand, ref_tokens, weights).view(OwnWeightStatistics)
         return self._statistics(cand, ref_tokens, weights)
 
     def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
@@ -277,12 +288,29 @@ class Nist:
         return {self.name: float(self.aggregate(self.statistics(candidate, references)))}
 
     def corpus_score(self, statistics: Sequence[np.ndarray]) -> dict[str, float]:
-        """Corpus NIST from the items' :meth:`statistics` (summed, then scored)."""
+        """Corpus NIST from the items' :meth:`statistics` (summed, then scored).
+
+        Raises
+        ------
+        ParameterError
+            For statistics of several items that :meth:`statistics` weighted each with its own references
+            (a scorer without a reference corpus and ``info_weights='corpus'``): their sum mixes several sets
+            of information weights and is no corpus NIST (1.60 where the corpus weights give 2.42 in one
+            test). Compute them with :meth:`with_reference_corpus` or :meth:`item_statistics`.
+        """
         if isinstance(statistics, np.ndarray) and statistics.ndim == 2:
             stacked = statistics
         else:
             if len(statistics) == 0:
                 raise ParameterError(f"`statistics` must be a non-empty list of statistics arrays; got {statistics!r}.")
+            own = sum(isinstance(s, OwnWeightStatistics) for s in statistics)
+            if own and len(statistics) > 1:
+                raise ParameterError(
+                    "`statistics` must share one set of information weights for a corpus NIST; got"
+                    f" {own} of {len(statistics)} items weighted by their own references (statistics() of a scorer"
+                    " without a reference corpus): use scorer.with_reference_corpus(references).statistics(...) or"
+                    " scorer.item_statistics(hypotheses, references)."
+                )
             stacked = np.vstack([np.asarray(s, dtype=np.float64) for s in statistics])
         return {self.name: float(self.aggregate(stacked.sum(axis=0)))}
 

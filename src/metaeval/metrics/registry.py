@@ -170,6 +170,25 @@ def get_scorer(name: str, **options: Any) -> Scorer:
     return cls(**options)
 
 
+def option_value(text: str, *, name: str = "--metric-option") -> Any:
+    """A metric option's value written as text (``--metric-option METRIC.KEY=VALUE``): its JSON value
+    (``true``, ``4``, ``1.2``, ``"x"``, ``[...]``), or the text itself when it is not JSON.
+
+    JSON is read strictly, as every user file is (:func:`metaeval.data.formats.parse_json`): an object
+    repeating a key (the standard library would keep the last value silently) or nesting too deep for the
+    parser is a :class:`ParameterError` naming ``name``.
+    """
+    from ..data.formats import JsonShapeError, parse_json
+
+    try:
+        return parse_json(text)
+    except JsonShapeError as exc:
+        raise ParameterError(f"`{name}` must hold plain JSON or text; got {text[:40]!r}"
+                             f"{'...' if len(text) > 40 else ''}: {exc}.") from None
+    except ValueError:
+        return text
+
+
 def _keyword_options(cls: type) -> set[str]:
     """The keyword options a scorer class's constructor takes."""
     import inspect

@@ -10,7 +10,9 @@ sacrebleu's own paired bootstrap and approximate randomization do. So
 * ``corpus_score([statistics(c_j, R_j) for j])`` equals sacrebleu's ``corpus_score`` of the same texts
   (with one reference stream per reference position).
 
-Scores keep sacrebleu's scale (0-100; TER can exceed 100). The signature keeps sacrebleu's own signature
+Scores keep sacrebleu's scale (0-100; TER can exceed 100); a BLEU or chrF score a few ulps away from 100 (a
+perfect match computed as ``100 * exp(mean log precision)``, e.g. ``100.00000000000004``) is 100, as sacrebleu
+prints it. The signature keeps sacrebleu's own signature
 (without ``nrefs``, which belongs to the data, not to the scorer) inside metaeval's.
 """
 from __future__ import annotations
@@ -44,6 +46,8 @@ class _SacrebleuScorer(ABC):
     """Shared machinery: statistics, sentence and corpus scores of one sacrebleu metric."""
 
     name = ""
+    #: The largest score the metric can take (BLEU, chrF: 100); None when unbounded (TER).
+    maximum: float | None = 100.0
     #: sacrebleu's scale (``scale`` field of the signature).
     scale = "0-100"
     #: Settings not shown in sacrebleu's own signature, recorded in ours.
@@ -129,7 +133,15 @@ class _SacrebleuScorer(ABC):
             stats = [int(round(v)) if float(v).is_integer() else float(v) for v in summed]
         else:
             stats = [float(v) for v in summed]
-        return float(self._metric._compute_score_from_stats(stats).score)
+        return self._bounded(float(self._metric._compute_score_from_stats(stats).score))
+
+    def _bounded(self, score: float) -> float:
+        """``score`` within the metric's range: sacrebleu's exp(mean log precision) x 100 of a perfect match
+        can land a few ulps beyond 100 (``100.00000000000004``), which sacrebleu's own printing (2 decimals)
+        hides; such a score is 100 (and 0 below 0). Every other score is sacrebleu's, to the last digit."""
+        if self.maximum is not None and abs(score - self.maximum) <= 8 * np.finfo(float).eps * self.maximum:
+            return self.maximum
+        return max(score, 0.0) if self.maximum is None else min(max(score, 0.0), self.maximum)
 
     def score(self, candidate: Any, references: Sequence[Any]) -> dict[str, float]:
         """Sentence-level score (sacrebleu's ``sentence_score``) of one candidate.
@@ -383,6 +395,7 @@ class Ter(_SacrebleuScorer):
     """
 
     name = "ter"
+    maximum = None
     _integer_statistics = False
     _default_ref_length = "average"
 

@@ -53,6 +53,9 @@ __all__ = ["DEFAULT_DEPTH", "DEPENDENCY_INPUTS", "Dstm", "Hwcm", "Stm", "overlap
 #: Default maximum size D of each metric: the paper's worked STM example uses depth 3, its sentence-level
 #: tables peak at length/depth 2-3 and its corpus-level table at 4-5 (docs/syntactic.md, "Decisions").
 DEFAULT_DEPTH = {"stm": 3, "hwcm": 4, "dstm": 3}
+#: The largest size D accepted: deeper than any parse tree of a sentence, and a bound on the 2 D statistics
+#: and D unit counters kept per text.
+MAX_DEPTH = 100
 
 
 #: References whose units a scorer remembers (cleared when full).
@@ -111,6 +114,8 @@ class _SyntacticOverlap(ABC):
 
     def __init__(self, *, depth: int | None = None, lowercase: bool = False):
         self.depth = check_int("depth", DEFAULT_DEPTH[self.name] if depth is None else depth, minimum=1)
+        if self.depth > MAX_DEPTH:
+            raise ParameterError(f"`depth` must be an integer in [1, {MAX_DEPTH}]; got {depth!r}.")
         self.lowercase = check_bool("lowercase", lowercase)
         self._memo: dict[str, list[Counter]] = {}
 

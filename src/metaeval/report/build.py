@@ -23,7 +23,8 @@ from ..correlation.results import MetricComparisonResult
 from ..correlation.table import CorrelationTable, correlation_table
 from ..data.scoreset import ScoreSet
 from ..errors import MetaevalWarning, ParameterError, check_choice, check_int
-from ..runtime.files import write_file_set
+from ..runtime.file_sets import write_file_set
+from ..runtime.progress import as_progress, finish as progress_finish, step as progress_step
 from ..stats.correlations.levels import system_means
 from ..vocabulary import check_correction, check_family
 from .formats import to_csv, to_json
@@ -38,8 +39,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 table and the significance matrix, and repetitions of the analyses' own simulations."""
 
 HTML_NAME = "report.html"
-#: The machine-readable files written beside the page.
-DATA_FILES = ("results.json", "correlations.csv", "comparison.csv")
+#: The report's file set beside the page (default name :data:`HTML_NAME`): the one list that the writer, the
+#: CLI's guard against overwriting an input and the stale-file cleanup use.
+DATA_FILES = RESULTS_JSON, CORRELATIONS_CSV, COMPARISON_CSV = ("results.json", "correlations.csv", "comparison.csv")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Report:
         Correlations with intervals for every metric x level x coefficient.
     comparison : MetricComparisonResult or None
         The system-level significance matrix (None with fewer than 2 metrics).
+    summary_comparison : MetricComparisonResult or None
+        The summary-level significance matrix (None with fewer than 2 metrics, or without the summary level
+        among the report's levels).
     analyses : dict
         Analysis name -> its result object (see :data:`metaeval.report.analysis_sections.ANALYSES`).
     omitted : dict
@@ -78,6 +83,7 @@ class Report:
     command: str = ""
     warnings: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    summary_comparison: MetricComparisonResult | None = None
 
     @property
     def human(self) -> str:
@@ -89,6 +95,7 @@ class Report:
             "settings": self.settings,
             "correlations": self.table.to_dict(),
             "comparison": None if self.comparison is None else self.comparison.to_dict(),
+            "summary_comparison": None if self.summary_comparison is None else self.summary_comparison.to_dict(),
             "analyses": {name: result.to_dict() for name, result in self.analyses.items()},
             "omitted": dict(self.omitted),
             "warnings": list(self.warnings),
@@ -108,15 +115,15 @@ def _system_scores(ds: ScoreSet, human: str) -> list[dict[str, Any]]:
             for s, m, r, k in zip(ds.systems, means, rank, missing)]
 
 
-def _agreement(ds: ScoreSet, human: str) -> dict[str, Any] | None:
+def _agreement(checked: iv.CheckedScores, human: str) -> dict[str, Any] | None:
     """Krippendorff's alpha of the human scorer's annotators (None with one annotator per cell)."""
-    if ds.n_annotators(human) < 2:
+    if checked.ds.n_annotators(human) < 2:
         return None
     try:
         from ..human.agreement import agreement
     except ImportError:  # the human-judgment tools are not part of this install
         return None
-    result = agreement(ds, human, by="dataset")
+    result = agreement(checked, human, by="dataset")
     return dict(result.to_dict(), scorer=human)
 
 
@@ -129,9 +136,8 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
                      n_resamples, seed, preset, repetitions, focus_metrics, analyses):
     from .analysis_sections import ANALYSES
 
-    ds = iv.check_scoreset(ds)
-    ds.require(human, param="human")
-    metrics = iv.check_metrics(ds, metrics, human)
+    checked = iv.check_scores(ds, human, metrics)  # the one check of human and metrics: the layers below trust it
+    ds, metrics = checked.ds, checked.metrics
     if levels is None:
         levels = iv.default_levels(ds)
     levels = tuple(iv.check_level(level) for level in levels)
@@ -154,7 +160,7 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
     analyses = tuple(ANALYSES) if analyses is None else tuple(analyses)
     for name in analyses:
         check_choice("analyses", name, tuple(ANALYSES))
-    return (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, int(seed),
+    return (checked, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, int(seed),
             preset, repetitions, focus_metrics, analyses)
 
 
@@ -188,7 +194,8 @@ def build_report(
     - The system-level significance matrix of ``coefficient``: PERM-BOTH permutation test (paired
       BOOT-BOTH bootstrap with corpus metrics) of H1: r(row) > r(column) for every ordered pair, corrected with ``correction`` over ``family``
       (default Holm within each row metric's comparisons, see :data:`~metaeval.defaults.FAMILY`),
-      with significance-cluster ranks.
+      with significance-cluster ranks; the same at the summary level when it is among ``levels``
+      (always PERM-BOTH: corpus scores are system scores).
     - The analyses in ``analyses`` (default: every one this install provides) on the ``focus_metrics``
       (default: the :data:`~metaeval.defaults.REPORT_FOCUS_METRICS` metrics with the highest
       system-level ``coefficient`` correlation).
@@ -208,8 +215,9 @@ def build_report(
         Repetitions of the analyses' simulations (ranking stability); default: the preset's.
     seed : int
         Seed of every resampling; each computation starts from this seed.
-    progress : rich.progress.Progress, optional
-        Receives one task per step.
+    progress : callable, optional
+        Receives the report's steps (:mod:`metaeval.runtime.progress`: one named step per computation,
+        one unit per table cell); a ``rich.progress.Progress`` is accepted too (one task per step).
     command : str, optional
         The command line that reproduces this report (the CLI passes it); default: the Python call.
     corpus_statistics : mapping, optional
@@ -222,19 +230,18 @@ def build_report(
     -------
     Report
     """
-    (ds, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed, preset,
+    (checked, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed, preset,
      repetitions, focus_metrics, analyses) = _build_report_iv(
         ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
         preset, repetitions, focus_metrics, analyses)
-    if not corpus_statistics:  # corpus statistics are aligned with every system of ds
-        ds = iv.scored_systems(ds, human, metrics)
-    corpus = iv.check_corpus_statistics(ds, corpus_statistics)
+    checked = checked.scored(corpus_statistics)  # unscored systems left out once, for every section
+    ds, corpus = checked.ds, checked.corpus
     from .analysis_sections import ANALYSES, run_analysis
 
     timings: dict[str, float] = {}
     steps = _Steps(progress, timings)
     with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
-        table = correlation_table(ds, human, metrics, levels=levels, coefficients=coefficients,
+        table = correlation_table(checked, human, metrics, levels=levels, coefficients=coefficients,
                                   ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance,
                                   corpus_statistics=corpus or None)
     omitted: dict[str, str] = {}
@@ -242,12 +249,18 @@ def build_report(
     if len(metrics) >= 2:
         with steps("significance matrix", None):
             test = "bootstrap" if set(corpus) & set(metrics) else "permutation"
-            comparison = compare_metrics(ds, metrics, human, level="system", coefficient=coefficient,
+            comparison = compare_metrics(checked, metrics, human, level="system", coefficient=coefficient,
                                          test=test, method="both", n_resamples=n_resamples,
                                          correction=correction, family=family, alpha=alpha, rng=seed,
                                          corpus_statistics=corpus or None)
     else:
         omitted["significance"] = "the significance matrix needs at least 2 metrics; the report has 1."
+    summary_comparison = None
+    if len(metrics) >= 2 and "summary" in levels:
+        with steps("significance matrix (summary level)", None):  # corpus scores exist at system level only
+            summary_comparison = compare_metrics(ds, metrics, human, level="summary", coefficient=coefficient,
+                                                 test="permutation", method="both", n_resamples=n_resamples,
+                                                 correction=correction, family=family, alpha=alpha, rng=seed)
     if focus_metrics is None:
         system = "system" if "system" in levels else levels[0]
         key = coefficient if coefficient in coefficients else coefficients[0]
@@ -266,7 +279,7 @@ def build_report(
             omitted[name] = "not requested."
             continue
         with steps(ANALYSES[name].title, None):
-            outcome = run_analysis(name, ds, human, focus_metrics, settings, corpus)
+            outcome = run_analysis(name, checked, human, focus_metrics, settings, corpus)
         if isinstance(outcome, str):
             omitted[name] = outcome
         else:
@@ -275,13 +288,27 @@ def build_report(
     dataset.update(human=human, metrics=list(metrics), system_scores=_system_scores(ds, human),
                    signature_fields={k: v for k, v in ds.signature_fields().items()})
     with steps("annotator agreement", None):
-        dataset["agreement"] = _agreement(ds, human)
+        dataset["agreement"] = _agreement(checked, human)
     if command is None:
         command = _python_call(ds, human, metrics, settings)
     for text, category in steps.categories.items():
         warnings.warn(text, category, stacklevel=2)
     return Report(dataset=dataset, table=table, comparison=comparison, analyses=results, omitted=omitted,
-                  settings=settings, command=command, warnings=tuple(steps.categories), timings=timings)
+                  settings=settings, command=command, warnings=tuple(steps.categories), timings=timings,
+                  summary_comparison=summary_comparison)
+
+
+def comparison_frame(report: Report):
+    """comparison.csv: one row per ordered metric pair and level (system, then summary when computed)."""
+    import pandas as pd
+
+    frames = []
+    for level, result in (("system", report.comparison), ("summary", report.summary_comparison)):
+        if result is not None:
+            frame = result.to_frame()
+            frame.insert(0, "level", level)
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def _finite(value: float) -> float:
@@ -298,10 +325,10 @@ def _python_call(ds: ScoreSet, human: str, metrics: Sequence[str], settings: dic
 
 
 class _Steps:
-    """One progress task (and one timing) per step of the report."""
+    """One progress step (and one timing) per step of the report (:mod:`metaeval.runtime.progress`)."""
 
     def __init__(self, progress: Any, timings: dict[str, float]):
-        self.progress = progress
+        self.progress = as_progress(progress)
         self.timings = timings
         self.categories: dict[str, type] = {}
 
@@ -318,11 +345,7 @@ class _Step:
         self.catcher = warnings.catch_warnings(record=True)
         self.caught = self.catcher.__enter__()
         warnings.simplefilter("always", MetaevalWarning)
-        progress = self.steps.progress
-        if progress is None:
-            return None
-        self.task = progress.add_task(self.name, total=self.total)
-        return lambda: progress.advance(self.task)
+        return progress_step(self.steps.progress, self.name, self.total)
 
     def __exit__(self, *exc):
         self.catcher.__exit__(*exc)
@@ -334,10 +357,7 @@ class _Step:
             else:
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         self.steps.timings[self.name] = time.perf_counter() - self.start
-        progress = self.steps.progress
-        if progress is not None:
-            done = self.total if self.total is not None else 1
-            progress.update(self.task, total=done, completed=done)
+        progress_finish(self.steps.progress, self.name)
         return False
 
 
@@ -354,29 +374,29 @@ def write_report(report: Report, output: str | Path, *, html: bool = True, progr
     """Write the HTML page and results.json, correlations.csv and comparison.csv beside it, as one set.
 
     ``output`` is a directory (the page is ``report.html`` inside it) or the page's own path ending in
-    ``.html``. With ``html=False`` only the machine-readable files are written. ``progress`` (a
-    ``rich.progress.Progress``) gets one task advancing per section of the page.
+    ``.html``. With ``html=False`` only the machine-readable files are written. ``progress`` (a callable of
+    :mod:`metaeval.runtime.progress`, or a ``rich.progress.Progress``) gets the step "figures and page",
+    one unit per section.
 
     The files are rendered in memory, written to a temporary directory and moved into place as a whole
-    (:func:`metaeval.runtime.files.write_file_set`): a reader, a crash or a full disk sees the previous
+    (:func:`metaeval.runtime.file_sets.write_file_set`): a reader, a crash or a full disk sees the previous
     report or the new one, never a page with missing or foreign data files; a comparison.csv of a previous
     report is removed with it when this report has no significance matrix. The directory is locked while it
     is written: another run writing it fails with one line naming it (:class:`~metaeval.errors.InputFileError`).
     In a directory that also holds other files, the files move in one by one, the page last.
     """
     directory, page = report_paths(output)
-    files: dict[str, bytes] = {"results.json": to_json(report).encode("utf-8"),
-                               "correlations.csv": to_csv(report.table.to_frame()).encode("utf-8")}
+    files: dict[str, bytes] = {RESULTS_JSON: to_json(report).encode("utf-8"),
+                               CORRELATIONS_CSV: to_csv(report.table.to_frame()).encode("utf-8")}
     if report.comparison is not None:
-        files["comparison.csv"] = to_csv(report.comparison.to_frame()).encode("utf-8")
+        files[COMPARISON_CSV] = to_csv(comparison_frame(report)).encode("utf-8")
     if html:
         from .page import render_report, section_count
 
-        advance = None
-        if progress is not None:
-            task = progress.add_task("figures and page", total=section_count(report))
-            advance = lambda: progress.advance(task)  # noqa: E731
+        progress = as_progress(progress)
+        advance = progress_step(progress, "figures and page", section_count(report))
         files[page.name] = render_report(report, advance).encode("utf-8")  # last: it refers to the others
+        progress_finish(progress, "figures and page")
     written = write_file_set(directory, files, owned=(page.name, *DATA_FILES))
     order = [page.name, *DATA_FILES]
     return sorted(written, key=lambda p: order.index(p.name))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,10 +20,11 @@ _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    "\n": r"\textbackslash{}n", "\r": r"\textbackslash{}r",
 }
 _MARKDOWN_SPECIAL = {
     "\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]",
-    "<": "&lt;", ">": "&gt;", "&": "&amp;",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": "\\n", "\r": "\\r",
 }
 
 
@@ -33,8 +35,73 @@ def to_json(payload: Any) -> str:
     return json.dumps(plain(_dictify(payload)), indent=2, allow_nan=False) + "\n"
 
 
-def to_csv(frame) -> str:
-    """CSV text of a pandas DataFrame (no index)."""
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def spreadsheet_text(value: Any) -> Any:
+    """``value`` with a ``'`` in front when it is text a spreadsheet would run as a formula.
+
+    A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a metric or system
+    named ``=HYPERLINK(...)``) is written as ``'=HYPERLINK(...)``: Excel, LibreOffice and Google Sheets
+    show it as text. Numbers (and text that is a number, such as ``-0.5`` or ``-inf``) are never changed.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+#: Column names of p-values in result frames (``pvalue``, ``adjusted_pvalue``, ``system_pvalue``, ``p_vs_X``).
+PVALUE_COLUMN = re.compile(r"(^|_)p(value)?(_vs_|$)|pvalue")
+
+
+def pvalue_text(value: Any, n_resamples: int | None = None, digits: int = 3) -> str:
+    """A p-value as printed in every text table: never ``0``.
+
+    'n/a' for None or NaN; ``< 0.001`` below 0.001; an exact 0 from a resampling test with ``n_resamples``
+    draws (mt-metrics-eval's count / k convention: no draw as extreme) is ``< 1/k`` at the test's resolution
+    (``< 0.02`` with 50 draws; ``< 0.001`` without ``n_resamples``); otherwise :func:`number`.
+    """
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    value = float(value)
+    if value == 0 and n_resamples:
+        return f"< {1 / n_resamples:.{digits}g}"
+    if value < 0.001:
+        return "< 0.001"
+    return number(value, digits)
+
+
+def _pvalue_columns(frame, n_resamples: int | None, everywhere: bool):
+    """``frame`` with its p-value columns as text (:func:`pvalue_text`): every value, or (``everywhere`` False,
+    for CSV) only the exact zeros, which no test has."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if isinstance(column, str) and PVALUE_COLUMN.search(column) and frame[column].dtype.kind == "f":
+            values = frame[column].astype(object)
+            frame[column] = [pvalue_text(v, n_resamples) if everywhere or v == 0 else v for v in values]
+    return frame
+
+
+def to_csv(frame, *, n_resamples: int | None = None) -> str:
+    """CSV text of a pandas DataFrame (no index); text cells and column names that a spreadsheet would run
+    as formulas get a leading ``'`` (:func:`spreadsheet_text`), numbers are written as they are, except a
+    p-value of exactly 0, written ``< 1/k`` (:func:`pvalue_text`; ``n_resamples`` is k)."""
+    frame = _pvalue_columns(frame, n_resamples or frame.attrs.get("n_resamples"), everywhere=False)
+    for column in frame.columns:
+        if frame[column].dtype.kind not in "biufcmM":  # text (object or string dtype)
+            frame[column] = frame[column].map(spreadsheet_text)
+    frame.columns = [spreadsheet_text(c) for c in frame.columns]
     return frame.to_csv(index=False, lineterminator="\n")
 
 
@@ -49,12 +116,14 @@ def _dictify(payload: Any) -> Any:
 
 
 def latex_escape(value: Any) -> str:
-    """``value`` as LaTeX text: the ten special characters (and ``<``, ``>``) escaped."""
+    """``value`` as LaTeX text: the ten special characters (and ``<``, ``>``, ``|``) escaped; a line break
+    in a name is shown as ``\\n`` (a blank line would end the table's row)."""
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(value))
 
 
 def markdown_escape(value: Any) -> str:
-    """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML."""
+    """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML; a line
+    break in a name is shown as ``\\n`` (a real one would end the table row)."""
     return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(value))
 
 
@@ -184,26 +253,36 @@ def _mt_table(result, fmt: str) -> str:
     def bold(text, first):
         return text if not first else (f"\\textbf{{{text}}}" if latex else f"**{text}**")
 
+    def best(values, ranks):
+        """Bold: rank 1, and every value that prints like a rank-1 value (tied at the printed precision)."""
+        shown = {number(v) for v, r in zip(values, ranks) if r == 1}
+        return [r == 1 or number(v) in shown for v, r in zip(values, ranks)]
+
     names = list(dict.fromkeys(task.split(":", 1)[1] for task in result.tasks))
     header = ["LP", "Metric", "Average", *(esc(name) for name in names)]
     groups = []
     for scope in result.scopes:
         rows = []
-        for k, row in enumerate(result.table(scope).to_dict("records")):
+        records = result.table(scope).to_dict("records")
+        top_average = dict(zip([r["metric"] for r in records],
+                               best([r["average"] for r in records], [r["rank"] for r in records])))
+        top_task = {task: best(result.statistics[t], result.task_ranks[task]) for t, task in enumerate(result.tasks)}
+        for k, row in enumerate(records):
             i = result.metrics.index(row["metric"])
             cells = [esc(scope) if k == 0 else "", esc(row["metric"]),
-                     bold(number(row["average"]), row["rank"] == 1) + f" ({row['rank']})"]
+                     bold(number(row["average"]), top_average[row["metric"]]) + f" ({row['rank']})"]
             for name in names:
                 task = f"{scope}:{name}"
                 if task not in result.tasks:
                     cells.append("--")
                 else:
                     t = result.tasks.index(task)
-                    cells.append(bold(number(result.statistics[t, i]), result.task_ranks[task][i] == 1))
+                    cells.append(bold(number(result.statistics[t, i]), top_task[task][i]))
             rows.append(cells)
         groups.append(rows)
     note = (f"average of the tasks ({result.protocol}) with its cluster rank in parentheses; bold: rank 1 "
-            f"({result.significance}, alpha {result.alpha:g}) on the average or on that task; --: not a task of "
+            f"({result.significance}, alpha {result.alpha:g}) on the average or on that task, and any value equal to"
+            " a rank-1 value at the printed precision; --: not a task of "
             f"the scope" + ("" if result.signature is None else f"; signature: {result.signature}"))
     align = "ll" + "r" * (len(header) - 2)
     if latex:
@@ -213,8 +292,9 @@ def _mt_table(result, fmt: str) -> str:
     return markdown_table(header, [row for group in groups for row in group], align=align, note=esc(note))
 
 
-def _frame(frame, fmt: str, note: str | None = None) -> str:
+def _frame(frame, fmt: str, note: str | None = None, n_resamples: int | None = None) -> str:
     esc = latex_escape if fmt == "latex" else markdown_escape
+    frame = _pvalue_columns(frame, n_resamples or frame.attrs.get("n_resamples"), everywhere=True)
     header = [esc(c) for c in frame.columns]
     rows = [[esc(number(v)) if isinstance(v, float) else esc(v) for v in record]
             for record in frame.itertuples(index=False, name=None)]
@@ -247,4 +327,10 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
     if frame is None:
         frame = obj.to_frame()
     signature = getattr(obj, "signature", None)
-    return _frame(frame, fmt, None if signature is None else f"signature: {signature}")
+    return _frame(frame, fmt, None if signature is None else f"signature: {signature}", resolution(obj))
+
+
+def resolution(result: Any) -> int | None:
+    """The number of resampling draws behind ``result``'s p-values (None when not a resampling result)."""
+    k = getattr(result, "n_resamples", None)
+    return k if isinstance(k, int) and not isinstance(k, bool) and k > 0 else None

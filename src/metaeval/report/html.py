@@ -55,11 +55,14 @@ class Section:
 
 
 def number_cell(value: Any, digits: int = 3, *, sub: str = "", css: str = "") -> Cell:
-    """A numeric cell: 'n/a' (sorted last) for None or NaN."""
+    """A numeric cell: 'n/a' (sorted last) for None or NaN, and then without ``sub`` (an interval or a
+    note qualifies a value; there is none)."""
     from .formats import number
 
     text = number(value, digits)
-    return Cell(text, "" if text == "n/a" else repr(float(value)), sub, css)
+    if text == "n/a":
+        return Cell(text, "", "", css)
+    return Cell(text, repr(float(value)), sub, css)
 
 
 def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:

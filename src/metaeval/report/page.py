@@ -7,6 +7,7 @@ the page.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .._version import __version__
 from ..errors import require_module
@@ -19,6 +20,7 @@ SECTION_TITLES = {
     "correlations": "Correlations with intervals",
     "forest": "Confidence intervals by level",
     "significance": "Which metric is better? Significance matrix and clusters",
+    "significance-summary": "Which metric is better per input? Summary-level significance matrix and clusters",
     "reproduce": "Signatures and reproduction",
 }
 
@@ -163,8 +165,8 @@ def _forest_section(report) -> Section:
     )
 
 
-def _significance_section(report) -> Section:
-    result = report.comparison
+def _significance_section(report, result=None, key: str = "significance") -> Section:
+    result = report.comparison if result is None else result
     stats = [c.statistic for c in result.correlations]
     order = sorted(range(len(result.metrics)),
                    key=lambda i: (result.ranks[i], -(stats[i] if not math.isnan(stats[i]) else -math.inf)))
@@ -181,7 +183,7 @@ def _significance_section(report) -> Section:
     n_resamples = f", {result.n_resamples} resamples" if result.n_resamples else ""
     notes = [f"warning: {line}" for line in result.warnings]  # e.g. no comparison can be significant
     return Section(
-        "significance", SECTION_TITLES["significance"],
+        key, SECTION_TITLES[key],
         question=f"Is a metric's higher {result.level}-level correlation with {result.human} real, or noise?",
         paragraphs=(
             f"Every ordered pair (row, column) is tested for H1: r(row) > r(column) with the {result.test} test"
@@ -197,7 +199,7 @@ def _significance_section(report) -> Section:
     )
 
 
-def _reproduce_section(report, sections: list[Section]) -> Section:
+def _reproduce_section(report, sections: list[Section], warnings: tuple[str, ...] = ()) -> Section:
     rows = []
     for section in sections:
         for name, signature in section.signatures:
@@ -217,22 +219,55 @@ def _reproduce_section(report, sections: list[Section]) -> Section:
                   ("metric", "level", "coefficient", "signature"), cells, (False,) * 4, collapsed=True, wide=True),
         ),
         notes=tuple(f"{name}: not in this report: {reason}" for name, reason in report.omitted.items()
-                    if reason != "not requested.") + tuple(f"warning: {w}" for w in report.warnings),
+                    if reason != "not requested.") + tuple(f"warning: {w}" for w in warnings),
     )
 
 
 def section_count(report) -> int:
     """How many sections the page of ``report`` has (for a progress bar)."""
-    return 4 + (report.comparison is not None) + len(report.analyses)
+    return (4 + (report.comparison is not None) + (getattr(report, "summary_comparison", None) is not None)
+            + len(report.analyses))
+
+
+def _steps(report) -> dict[str, str]:
+    """The step of :func:`~metaeval.report.build.build_report` whose warnings each section shows (the
+    warnings are recorded as ``"step: message"``)."""
+    from .analysis_sections import ANALYSES
+
+    return {"annotator agreement": "dataset", "correlations": "correlations", "significance matrix": "significance",
+            "significance matrix (summary level)": "significance-summary",
+            **{spec.title: name for name, spec in ANALYSES.items()}}
+
+
+def _placed_warnings(report, sections: list[Section]) -> tuple[list[Section], tuple[str, ...]]:
+    """Each warning beside what it qualifies: in the notes of the section of its step; the warnings of no
+    section shown stay for the last section."""
+    keys = {section.key for section in sections}
+    steps = _steps(report)
+    placed: dict[str, list[str]] = {}
+    rest = []
+    for warning in report.warnings:
+        step, _, message = warning.partition(": ")
+        key = steps.get(step)
+        if key in keys:
+            placed.setdefault(key, []).append(f"warning: {message}")
+        else:
+            rest.append(warning)
+    out = [replace(section, notes=section.notes + tuple(placed.get(section.key, ()))) for section in sections]
+    return out, tuple(rest)
 
 
 def report_sections(report, advance=None) -> list[Section]:
-    """Every section of the page, in order; ``advance()`` is called after each one."""
+    """Every section of the page, in order; ``advance()`` is called after each one. Each warning of the
+    report is shown in the section it qualifies (the interval warnings under the correlation tables, the
+    significance warnings under their matrix, ...)."""
     from .analysis_sections import ANALYSES
 
     builders = [_dataset_section, _correlation_section, _forest_section]
     if report.comparison is not None:
         builders.append(_significance_section)
+    if getattr(report, "summary_comparison", None) is not None:
+        builders.append(lambda r: _significance_section(r, r.summary_comparison, "significance-summary"))
     for name, spec in ANALYSES.items():
         if name in report.analyses:
             builders.append(lambda r, spec=spec, name=name: spec.section(r.analyses[name], r))
@@ -241,7 +276,8 @@ def report_sections(report, advance=None) -> list[Section]:
         sections.append(build(report))
         if advance is not None:
             advance()
-    sections.append(_reproduce_section(report, sections))
+    sections, rest = _placed_warnings(report, sections)
+    sections.append(_reproduce_section(report, sections, rest))
     if advance is not None:
         advance()
     return sections

@@ -96,7 +96,8 @@ class ColumnBlocks:
 
 
 def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3):
-    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`.
+    """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`,
+    p-values by :func:`formats.pvalue_text` (at the resolution ``frame.attrs['n_resamples']``).
 
     Printed wider than the console, it splits into column blocks (:class:`ColumnBlocks`) that repeat the
     leading text columns, instead of truncating headers and cells.
@@ -108,7 +109,10 @@ def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | Non
     keys = 0
     while keys < len(columns) - 1 and not numeric[keys]:
         keys += 1
-    rows = [[formats.number(value, digits) for value in row] for row in frame[columns].itertuples(index=False, name=None)]
+    k = frame.attrs.get("n_resamples")
+    shown = [(lambda v: formats.pvalue_text(v, k, digits)) if numeric[c] and formats.PVALUE_COLUMN.search(str(name))
+             else (lambda v: formats.number(v, digits)) for c, name in enumerate(columns)]
+    rows = [[show(value) for show, value in zip(shown, row)] for row in frame[columns].itertuples(index=False, name=None)]
 
     def build(chosen) -> Table:
         shown = list(range(keys)) + [keys + c for c in chosen]
@@ -147,8 +151,10 @@ def render_text(result: Any, fmt: str, *, terminal: Callable[[Any], Any] | None 
         return formats.to_json(result)
     if frame is None and (fmt != "table" or terminal is None):
         frame = result.to_frame()
+    if frame is not None and not frame.attrs.get("n_resamples") and formats.resolution(result):
+        frame.attrs["n_resamples"] = formats.resolution(result)  # the resolution its p-values print at
     if fmt == "csv":
-        return formats.to_csv(frame)
+        return formats.to_csv(frame, n_resamples=formats.resolution(result))
     if fmt in formats.PAPER_FORMATS:
         return formats.to_paper(result, fmt, frame)
     renderable = terminal(result) if terminal is not None else [frame_table(frame), *signature_footer(result)]

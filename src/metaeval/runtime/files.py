@@ -7,18 +7,18 @@ exception, Ctrl-C included, the temporary file is removed and the target is unto
 the target, never the hidden temporary file.
 
 A set of files that belong together (the report's page and its data files) is written by
-:func:`write_file_set`: into a temporary directory first, then moved into place as a whole, under the
-directory's lock (:func:`directory_lock`), which a second run writing the same directory cannot take.
+:func:`~metaeval.runtime.file_sets.write_file_set` under the directory's lock (:func:`directory_lock`),
+which a second run writing the same directory cannot take. The lock file is never followed through a
+symbolic link, and a file at its name that is not metaeval's lock is refused, never truncated.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
-import shutil
-import sys
+import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputFileError
@@ -27,7 +27,6 @@ __all__ = ["LOCK_NAME", "directory_lock", "write_bytes_atomic", "write_file_set"
 
 #: The lock file of a directory being written (present only while a run holds it).
 LOCK_NAME = ".metaeval.lock"
-_STAGING = ".metaeval-staging"
 _HELD: dict[Path, int] = {}  # directory -> lock descriptor held by this process
 
 
@@ -120,10 +119,16 @@ def directory_lock(directory: str | os.PathLike) -> Iterator[Path]:
         fd = _acquire(fcntl, lock, directory)
     except OSError as error:
         raise _named(error, directory) from None
+    try:
+        _stamp(fd, lock)
+    except BaseException:
+        os.close(fd)
+        if created:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
     _HELD[key] = fd
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield directory
     finally:
         del _HELD[key]
@@ -135,11 +140,46 @@ def directory_lock(directory: str | os.PathLike) -> Iterator[Path]:
                 directory.rmdir()  # only if empty
 
 
+def _refuse_lock(lock: Path, got: str) -> InputFileError:
+    return InputFileError(lock, f"must be metaeval's lock file (a regular file holding a process id) or absent;"
+                                f" got {got}: move it away, metaeval never writes through it")
+
+
+def _open_lock(lock: Path) -> int:
+    """A descriptor of ``lock``, created if absent; never through a symbolic link (``O_NOFOLLOW``: a link
+    there would make the lock truncate its target), never a FIFO or device (``O_NONBLOCK``, then a
+    regular-file check)."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    if lock.is_symlink():
+        raise _refuse_lock(lock, "a symbolic link")
+    try:
+        fd = os.open(lock, flags, 0o666 & ~_umask())
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _refuse_lock(lock, "a symbolic link") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise _refuse_lock(lock, "a file that is not a regular file")
+    return fd
+
+
+def _stamp(fd: int, lock: Path) -> None:
+    """Write this process's id into the held lock file; refuse a file holding anything but a process id
+    (it is not a lock metaeval made, and truncating it would destroy its content)."""
+    held = os.pread(fd, 64, 0)
+    if held.strip() and not held.strip().isdigit():
+        raise _refuse_lock(lock, "a file with other content")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+
+
 def _acquire(fcntl, lock: Path, directory: Path) -> int:
     """A descriptor of ``lock`` holding an exclusive flock; the file may be unlinked by a holder that
     finishes, so the lock counts only if the path still names the locked file."""
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+        fd = _open_lock(lock)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -150,7 +190,7 @@ def _acquire(fcntl, lock: Path, directory: Path) -> int:
                                                 " or choose another output.") from None
             raise
         try:
-            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            same = os.lstat(lock).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
         if same:
@@ -158,126 +198,10 @@ def _acquire(fcntl, lock: Path, directory: Path) -> int:
         os.close(fd)
 
 
-# -- file sets ------------------------------------------------------------------------------------------
+def __getattr__(name: str):
+    """``write_file_set`` lives in :mod:`.file_sets`; importable from here as before."""
+    if name == "write_file_set":
+        from .file_sets import write_file_set
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
-
-
-def _fsync_directory(path: Path) -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _remove_stale_staging(parent: Path, prefix: str) -> None:
-    """Staging directories a killed run left (safe: the caller holds the directory's lock)."""
-    with contextlib.suppress(OSError):
-        for entry in parent.iterdir():
-            if entry.name.startswith(prefix) and entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-
-
-def write_file_set(directory: str | os.PathLike, files: Mapping[str, bytes], *, owned: Iterable[str] = ()) -> list[Path]:
-    """Write ``files`` (name -> content) into ``directory`` as one set.
-
-    Under :func:`directory_lock`, the files are written and fsynced in a temporary directory beside
-    ``directory``, which then takes ``directory``'s place in one atomic rename (an exchange on Linux; on
-    other systems two renames). A reader or a crash sees the old set or the new one, never a mix, and a
-    failure (a full disk) leaves the old set untouched. Names in ``owned`` that are not in ``files``
-    belong to the set too: an old copy disappears with the old set.
-
-    When ``directory`` holds other files (anything but ``files``, ``owned`` and the lock), or is the
-    current working directory, the set cannot move as a whole: the files are staged inside
-    ``directory``, then renamed into place one by one in the order of ``files`` (put the file that
-    refers to the others last) after the stale ``owned`` files are removed.
-
-    Returns the paths written, in the order of ``files``. An ``OSError`` names ``directory``'s file, not
-    the temporary one.
-    """
-    directory = Path(directory)
-    names = list(files)
-    members = set(names) | set(owned) | {LOCK_NAME}
-    with directory_lock(directory):
-        try:
-            current = {p.name for p in directory.iterdir()}
-            whole = current <= members and directory.resolve() != Path.cwd().resolve()
-            mode = directory.stat().st_mode & 0o7777
-            parent = directory.resolve().parent if whole else directory
-            # .<name>.metaeval-staging.XXXX beside it: no other directory's staging starts the same way
-            prefix = f".{directory.resolve().name}{_STAGING}." if whole else f"{_STAGING}."
-            _remove_stale_staging(parent, prefix)
-            try:
-                staging = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-            except PermissionError:  # the parent is not writable: stage inside the directory
-                whole, parent, prefix = False, directory, f"{_STAGING}."
-                staging = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-        except OSError as error:
-            raise _named(error, directory) from None
-        try:
-            file_mode = 0o666 & ~_umask()
-            for name in names:
-                target = directory / name
-                try:
-                    _write_fsync(staging / name, files[name], file_mode)
-                except OSError as error:
-                    raise _named(error, target) from None
-            if whole:
-                _commit_whole(staging, directory, mode)
-            else:
-                _commit_each(staging, directory, names, members - set(names) - {LOCK_NAME})
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return [directory / name for name in names]
-
-
-def _commit_whole(staging: Path, directory: Path, mode: int) -> None:
-    """``staging`` (plus a hard link to the held lock) takes ``directory``'s place; the old set goes."""
-    directory = directory.resolve()  # a symbolic link keeps pointing at the directory that is replaced
-    try:
-        with contextlib.suppress(OSError):  # a file system without hard links: the set is done anyway
-            os.link(directory / LOCK_NAME, staging / LOCK_NAME)  # the lock stays held across the swap
-        os.chmod(staging, mode)
-        _fsync_directory(staging)
-        if not _exchange(staging, directory):
-            old = staging.with_name(staging.name + ".old")
-            os.rename(directory, old)
-            os.rename(staging, directory)
-            os.rename(old, staging)
-        _fsync_directory(directory.parent)
-    except OSError as error:
-        raise _named(error, directory) from None
-
-
-def _commit_each(staging: Path, directory: Path, names: list[str], stale: set[str]) -> None:
-    current = directory
-    try:
-        for name in sorted(stale):
-            current = directory / name
-            current.unlink(missing_ok=True)
-        for name in names:
-            current = directory / name
-            os.replace(staging / name, current)
-        _fsync_directory(directory)
-    except OSError as error:
-        raise _named(error, current) from None
+        return write_file_set
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

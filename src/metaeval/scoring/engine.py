@@ -21,6 +21,7 @@ import numpy as np
 from .. import defaults
 from ..errors import DataWarning, ParameterError, check_int
 from ..runtime.dask import SchedulerLostError
+from ..runtime.progress import RichProgress, as_progress
 from .backends import Batch, make_backend
 from .cache import Key, ScoreCache, text_digest
 from .inputs import ScoringInputs, load_inputs
@@ -77,8 +78,8 @@ def _score_iv(metrics, workers, scheduler, cache, progress, batch_size):
         raise ParameterError(f"`workers` must be 1 when `scheduler` is given (the cluster sets the parallelism); got {workers!r}.")
     if cache is not None and not isinstance(cache, (str, Path)) and not hasattr(cache, "__fspath__"):
         raise ParameterError(f"`cache` must be None or the path of a cache file; got {cache!r}.")
-    if not isinstance(progress, bool):
-        raise ParameterError(f"`progress` must be True or False; got {progress!r}.")
+    if not isinstance(progress, bool) and not callable(progress):
+        raise ParameterError(f"`progress` must be True, False or a progress callable; got {progress!r}.")
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, minimum=1)
     return labels, scorers, prefixed, workers, cache, batch_size
@@ -118,17 +119,11 @@ def _auto_batch_size(missing: int, parallelism: int) -> int:
     return max(1, min(defaults.SCORING_BATCH_SIZE, math.ceil(missing / (4 * parallelism))))
 
 
-def _progress(enabled: bool):
-    if not enabled:
-        return nullcontext(None)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    return Progress(
-        TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[note]}", markup=False), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=Console(stderr=True), transient=False,
-    )
+def _progress(progress: Any):
+    """The protocol callable of ``progress`` (True: the runtime's drawer, on stderr, kept when done)."""
+    if progress is True:
+        return RichProgress(transient=False)
+    return nullcontext(as_progress(progress))
 
 
 def score(
@@ -167,8 +162,9 @@ def score(
     cache : path, optional
         An SQLite score cache (created if absent). Finished batches are stored as they arrive; pairs
         found there are not scored again (a re-run, a resumed run, or another corpus sharing pairs).
-    progress : bool, default True
-        Show a progress bar per metric on stderr.
+    progress : bool or callable, default True
+        True: a progress bar per metric on stderr; a callable receives the reports instead
+        (:mod:`metaeval.runtime.progress`: one step per metric, named by its label, one unit per pair).
     batch_size : int, optional
         Pairs per batch (the unit of work and of cache commits). Default: about 4 batches per worker,
         at most ``defaults.SCORING_BATCH_SIZE`` (256).
@@ -240,11 +236,11 @@ def score(
                           " again.", DataWarning, stacklevel=2)
         missing = [[k for k in keys if k not in found[m]] for m in range(len(scorers))]
         size = batch_size or _auto_batch_size(sum(map(len, missing)), backend.parallelism)
-        tasks = []
-        if bar is not None:
+        steps = []
+        if bar is not None:  # one step per metric; the pairs found in the cache count as done
             for m, label in enumerate(labels):
-                note = f"{len(found[m])} cached" if found[m] else ""
-                tasks.append(bar.add_task(label, total=len(keys), completed=len(found[m]), note=note))
+                steps.append(f"{label} ({len(found[m])} cached)" if found[m] else label)
+                bar(len(found[m]), step=steps[m], total=len(keys))
 
         def batches() -> Iterator[Batch]:
             for m, todo in enumerate(missing):
@@ -261,7 +257,7 @@ def score(
                 for message in messages:
                     caught.setdefault(message, None)
                 if bar is not None:
-                    bar.advance(tasks[batch.metric], len(values))
+                    bar(len(values), step=steps[batch.metric])
         except SchedulerLostError as error:
             raise SchedulerLostError(f"{error} {_kept(found, len(keys), cache)}") from None
     for category, message in caught:

@@ -70,7 +70,7 @@ def single_blas_thread():
     """Run the body with OpenBLAS limited to one thread (best effort; no-op without OpenBLAS).
 
     The kernels' matrix products are small; with one BLAS thread per core their worker threads spin and
-    wait for cores on a loaded machine (PITFALLS, "Resampling"): a (1000 x 300) @ (300 x 200) float32
+    wait for cores on a loaded machine: a (1000 x 300) @ (300 x 200) float32
     product measured 8-20 ms with 2 threads and 1.2 ms with one on the 2-core development machine. The
     previous setting is restored when the outermost such block exits (nested and concurrent blocks are
     counted). The products are exact, so the thread count never changes a result.

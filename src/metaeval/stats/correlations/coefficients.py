@@ -39,7 +39,9 @@ from metaeval.vocabulary import (
 )
 
 __all__ = ["COEFFICIENTS", "COEFFICIENT_ALIASES", "PAIRWISE_COEFFICIENTS", "TIE_RTOL", "canonical_coefficient",
-           "coefficient_from_counts", "copy_pairs", "correlation", "pair_count_rows", "rescaled"]
+           "TieGroups",
+           "coefficient_from_counts", "constant_rows", "copy_pairs", "correlation", "formula_from_counts",
+           "pair_count_rows", "pearson_of_rows", "rescaled"]
 
 
 PAIRWISE_MAX_N = 64
@@ -196,17 +198,19 @@ def _masked(x, y):
 
 
 def _rows(x, y, coefficient, t, units=None):
+    if coefficient == "pdp":  # one vector: Pearson (metaeval.stats.correlations.pdp)
+        coefficient = "pearson"
     if coefficient not in ("pearson", "spearman"):
         return coefficient_from_counts(coefficient, pair_count_rows(x, y, t, units))
     x, y, valid, all_valid, nv = _masked(x, y)
     if coefficient == "pearson":
         mask = None if all_valid else valid
-        r = _pearson(x, y, mask, _is_constant(x, mask, nv) | _is_constant(y, mask, nv))
+        r = pearson_of_rows(x, y, mask, constant_rows(x, mask, nv) | constant_rows(y, mask, nv))
     else:
-        gx = _TieGroups(x, nv)
-        gy = _TieGroups(y, nv)
+        gx = TieGroups(x, nv)
+        gy = TieGroups(y, nv)
         const = (gx.distinct <= 1) | (gy.distinct <= 1)
-        r = _pearson(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
+        r = pearson_of_rows(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
     r[nv < 2] = np.nan
     return r
 
@@ -220,8 +224,8 @@ def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None) -> tuple[np.nd
     ``units`` as in :func:`correlation_rows`. Counts are additive over disjoint sets of pairs.
     """
     x, y, valid, all_valid, nv = _masked(x, y)
-    gx = _TieGroups(x, nv)
-    gy = _TieGroups(y, nv)
+    gx = TieGroups(x, nv)
+    gy = TieGroups(y, nv)
     copies = None if units is None else copy_pairs(units, valid)
     return (*_pair_counts(gx, gy, valid, all_valid, tie_threshold, copies), gx.distinct, gy.distinct)
 
@@ -231,12 +235,12 @@ def coefficient_from_counts(coefficient: str, counts) -> np.ndarray:
 
     NaN where fewer than 2 values are valid or, for the Kendall taus, a vector is constant.
     """
-    r = _from_counts(coefficient, *counts)
+    r = formula_from_counts(coefficient, *counts)
     r[np.asarray(counts[0]) < 2] = np.nan
     return r
 
 
-class _TieGroups:
+class TieGroups:
     """Tie groups of each row of ``v`` (B, n); invalid positions are NaN and sort last."""
 
     def __init__(self, v: np.ndarray, nv: np.ndarray):
@@ -285,7 +289,10 @@ class _TieGroups:
         return self.unsort(ranks)
 
 
-def _is_constant(v, valid, nv):
+_TieGroups = TieGroups  # the former name, still imported by stats/mt/tie_calibration.py
+
+
+def constant_rows(v, valid, nv):
     """Rows of ``v`` that are constant for Pearson's r (:func:`metaeval.stats.correlations.ties.is_constant`) over
     their ``valid`` positions (None: all); ``nv`` the number of valid values of each row."""
     if valid is not None:
@@ -304,7 +311,7 @@ def pearson_r(sxy, sxx, root_syy) -> np.ndarray:
         return np.clip(sxy / (np.sqrt(sxx) * root_syy), -1.0, 1.0)
 
 
-def _pearson(x, y, valid, const):
+def pearson_of_rows(x, y, valid, const):
     """Pearson's r of the rows; ``valid`` is None when every value is valid.
 
     Two-pass: each row is scaled by a power of two near its largest magnitude (exact, no rounding), then
@@ -358,7 +365,7 @@ def _power_of_two_scaled(v, valid):
 # pair counts
 
 
-def _pair_counts(gx: _TieGroups, gy: _TieGroups, valid, all_valid, t, copies=None):
+def _pair_counts(gx: TieGroups, gy: TieGroups, valid, all_valid, t, copies=None):
     """Exact ``(n, P, S, Tx_all, Ty_all, Txy)`` per row (``Tx_all`` = pairs tied in x, both included).
 
     ``copies`` (per row): pairs of copies of one unit (:func:`copy_pairs`), tied in x and in y, removed
@@ -456,7 +463,7 @@ _COUNT_FORMULAS = {
 }
 
 
-def _from_counts(coefficient, *counts):
+def formula_from_counts(coefficient, *counts):
     formula, undefined_if_constant = _COUNT_FORMULAS[coefficient]
     k = _Counts(*counts)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -31,6 +31,7 @@ from metaeval.stats.correlations.coefficients import (
     pair_count_rows,
 )
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
+from metaeval.stats.correlations.ties import is_constant
 from metaeval.stats.resampling.draws import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
@@ -176,6 +177,8 @@ def level_correlation(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold
     )
     batch = x.shape[:-2]
+    if coefficient == "pdp" and level not in ("summary", "by-system"):
+        coefficient = "pearson"  # PDP of one vector is Pearson's r (metaeval.stats.correlations.pdp)
     units = _pair_units(level, coefficient, x.shape, row_units, col_units)
     if level == "system":
         out = _system(x, z, coefficient, full_test_set, tie_threshold, units)
@@ -197,7 +200,7 @@ def _pair_units(level, coefficient, shape, row_units, col_units):
     ``(B M, N)``; by-system level: for every system, its columns' inputs, ``(B N, M)``. Global level: the
     pair ``(row units (B, N) or None, column units (B, M) or None)``, see :func:`_global_without_copies`.
     """
-    if coefficient in ("pearson", "spearman"):
+    if coefficient in ("pearson", "spearman", "pdp"):
         return None
     batch, (n, m) = shape[:-2], shape[-2:]
     if level in ("global", "partial"):
@@ -286,6 +289,40 @@ def system_means(x, z, *, full_test_set: bool = False):
     return _mean(x, vx, cx), _mean(z, vz, cz), dropped
 
 
+def pearson_constant(xbar, zbar) -> np.ndarray:
+    """Where Pearson's r of the rows of ``xbar`` and ``zbar`` is undefined because either is constant on their
+    common finite entries (:func:`metaeval.stats.correlations.ties.is_constant`)."""
+    both = np.isfinite(xbar) & np.isfinite(zbar)
+    return is_constant(np.where(both, xbar, np.nan)) | is_constant(np.where(both, zbar, np.nan))
+
+
+def _reference_value(v):
+    """A value within the range of the finite values of ``v`` along its last two axes (their midrange; 0 where
+    none is finite), shaped to broadcast against ``v``."""
+    finite = np.isfinite(v)
+    w = np.where(finite, v, np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):
+        hi = np.fmax.reduce(np.fmax.reduce(w, axis=-1, keepdims=True), axis=-2, keepdims=True)
+        lo = np.fmin.reduce(np.fmin.reduce(w, axis=-1, keepdims=True), axis=-2, keepdims=True)
+        mid = lo + (hi / 2.0 - lo / 2.0)
+    return np.where(np.isfinite(mid), mid, 0.0)
+
+
+def centred_system_means(x, z, *, full_test_set: bool = False):
+    """:func:`system_means` of ``x - c_x`` and ``z - c_z``, ``c`` a value within the range of each matrix.
+
+    Pearson's r of system means does not change under a common shift, but the means of large values lose
+    their low digits when summed (at an offset of 1e10 the float spacing is 2e-6): centring first, with
+    differences that are exact for values within a factor of two of ``c``, keeps them. A corpus metric's
+    system scores are computed whole and only shifted after.
+    """
+    if isinstance(x, CorpusScores):
+        xbar, zbar, _ = system_means(x, z, full_test_set=full_test_set)
+        return xbar - _reference_value(xbar[..., None])[..., 0], zbar - _reference_value(zbar[..., None])[..., 0]
+    xbar, zbar, _ = system_means(x - _reference_value(x), z - _reference_value(z), full_test_set=full_test_set)
+    return xbar, zbar
+
+
 def _mean(v, valid, count, keepdims=False):
     """Mean of the ``valid`` values of ``v`` along the last axis (NaN where ``count`` is 0).
 
@@ -325,7 +362,12 @@ def system_residuals(x, z):
 def _system(x, z, coefficient, full_test_set, tie_threshold, units=None):
     n_systems = x.shape[-2]
     xbar, zbar, dropped = system_means(x, z, full_test_set=full_test_set)
-    r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold, units)
+    if coefficient == "pearson":  # shift-invariant: from centred means (constancy: of the means themselves)
+        xc, zc = centred_system_means(x, z, full_test_set=full_test_set)
+        r = correlation_rows(_rows(xc), _rows(zc), coefficient, tie_threshold, units)
+        r = np.where(pearson_constant(xbar, zbar), np.nan, r)
+    else:
+        r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold, units)
     n_used = (np.isfinite(xbar) & np.isfinite(zbar)).sum(axis=-1)
     zeros = np.zeros_like(n_used)
     return r, n_used, n_systems - n_used, zeros, dropped
@@ -354,8 +396,14 @@ def _partial(x, z, coefficient, tie_threshold, units=None):
 
 
 def _grouped(x, z, coefficient, undefined, tie_threshold, units=None):
-    """Mean over the groups (rows of the last two axes) of the correlation along the last axis."""
+    """Mean over the groups (rows of the last two axes) of the correlation along the last axis (PDP: the
+    groups' pairs pooled, :mod:`metaeval.stats.correlations.pdp`)."""
     groups = x.shape[-2]
+    if coefficient == "pdp":
+        from metaeval.stats.correlations.pdp import group_sums, pooled
+
+        n_used = (group_sums(x, z)[3] >= 2).sum(axis=-1)
+        return pooled(x, z), n_used, groups - n_used, np.zeros_like(n_used), np.zeros_like(n_used)
     r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold, units).reshape(x.shape[:-1])
     defined = ~np.isnan(r)
     n_defined = defined.sum(axis=-1)

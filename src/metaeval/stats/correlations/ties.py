@@ -5,17 +5,17 @@ Two values ``a`` and ``b`` of one vector ``v`` are tied when ``|a - b| <= tol(v)
     ``tol(v) = max(rtol * spread(v), NOISE_RTOL * max|v|)``  (``rtol > 0``; ``tol = 0`` when ``rtol = 0``)
 
 where ``spread(v) = max(v) - min(v)`` and ``max|v|`` are taken over the finite values of the vector,
-``rtol`` is the tie tolerance in effect (:data:`TIE_RTOL` = 1e-9 by default) and :data:`NOISE_RTOL` =
-2^-46 (about 64 units in the last place of the vector's largest value). The first term merges values whose
-gap is negligible *relative to the spread of the scores*: averaged Likert scores and metric scores that
-are equal in exact arithmetic differ in the last bits depending on the summation order (PITFALLS,
-"Resampling"; SummEval's ``s3.resp`` holds such pairs 200 ulps apart), and must still be ties for Kendall's
-tau, pairwise accuracy and the pair signs of the analyses. The second term merges differences at the
-rounding level of the values themselves (a metric shifted by 1e10 has a float spacing of 2e-6, so its
-summation noise is far above ``rtol * spread``). Both terms are invariant to scaling the vector and the
-first to shifting it, so no statistic changes under ``x -> a x + b`` as long as every gap of distinct
-values exceeds ``NOISE_RTOL * max|a x + b|`` (docs/statistics.md, "The tie rule"). ``rtol = 0`` is exact
-comparison, as scipy does; reproducing a table computed with scipy to the last digit needs it.
+``rtol`` is the tie tolerance in effect (:data:`TIE_RTOL` = 1e-9 by default) and :data:`NOISE_RTOL` = 2^-46
+(about 64 units in the last place of the vector's largest value). The first term merges values whose gap is
+negligible *relative to the spread of the scores*: averaged Likert scores and metric scores that are equal in
+exact arithmetic differ in the last bits depending on the summation order (SummEval's ``s3.resp`` holds such
+pairs 200 ulps apart), and must still be ties for Kendall's tau, pairwise accuracy and the pair signs of the
+analyses. The second term merges differences at the rounding level of the values themselves (a metric shifted
+by 1e10 has a float spacing of 2e-6, so its summation noise is far above ``rtol * spread``). Both terms are
+invariant to scaling the vector and the first to shifting it, so no statistic changes under ``x -> a x + b``
+as long as every gap of distinct values exceeds ``NOISE_RTOL * max|a x + b|`` (docs/statistics.md, "The tie
+rule"). ``rtol = 0`` is exact comparison, as scipy does; reproducing a table computed with scipy to the last
+digit needs it.
 
 The public functions that rank values take ``tie_tolerance=`` and evaluate under
 :func:`tie_tolerance`; everything below them (the generic coefficients of
@@ -40,7 +40,7 @@ from metaeval import defaults
 from metaeval.errors import ParameterError
 
 __all__ = ["NOISE_RTOL", "TIE_RTOL", "are_tied", "check_tie_tolerance", "current_rtol", "is_constant", "tie_tolerance",
-           "tie_tolerances", "tolerance_from_extent"]
+           "tie_tolerances", "tolerance_formula", "tolerance_from_extent"]
 
 TIE_RTOL = defaults.TIE_TOLERANCE
 """Default tolerance, relative to the spread of a vector, under which two of its values are tied."""
@@ -97,44 +97,54 @@ def _extent(v, axis, finite_only=True):
     return np.fmax.reduce(v, axis=axis, keepdims=True), np.fmin.reduce(v, axis=axis, keepdims=True)
 
 
+def tolerance_formula(hi, lo, rtol, noise):
+    """``max(rtol (hi - lo), noise max(|hi|, |lo|))``, computed as ``rtol hi - rtol lo`` (no overflow of
+    ``hi - lo`` near the float limit): the tie tolerance of a vector with largest finite value ``hi`` and
+    smallest ``lo`` (module docstring; ``noise`` is :data:`NOISE_RTOL`). The one place the formula is
+    written: scalars or arrays here, and the compiled loops compile this same function."""
+    return np.maximum(rtol * hi - rtol * lo, noise * np.maximum(np.abs(hi), np.abs(lo)))
+
+
 def _tolerance(hi, lo, rtol):
     with np.errstate(invalid="ignore", over="ignore"):
-        tol = np.maximum(rtol * hi - rtol * lo, NOISE_RTOL * np.maximum(np.abs(hi), np.abs(lo)))
+        tol = tolerance_formula(hi, lo, rtol, NOISE_RTOL)
     return np.where(np.isfinite(tol), tol, 0.0)
 
 
-def tolerance_from_extent(hi, lo) -> np.ndarray:
+def tolerance_from_extent(hi, lo, *, rtol: float | None = None) -> np.ndarray:
     """``tol`` of vectors with largest finite value ``hi`` and smallest ``lo`` (arrays; NaN: no finite
-    value), with the current ``rtol``: for callers that know the extent already (sorted rows)."""
-    rtol = _RTOL.get()
+    value), with ``rtol`` (None: the one in effect): for callers that know the extent already (sorted rows)."""
+    rtol = _RTOL.get() if rtol is None else rtol
     hi = np.asarray(hi, dtype=np.float64)
     if rtol == 0.0:
         return np.zeros_like(hi)
     return _tolerance(hi, np.asarray(lo, dtype=np.float64), rtol)
 
 
-def tie_tolerances(values, axis: int = -1) -> np.ndarray:
+def tie_tolerances(values, axis: int = -1, *, rtol: float | None = None) -> np.ndarray:
     """The absolute tie tolerance ``tol(v)`` of every vector of ``values`` along ``axis`` (keepdims).
 
     ``max(rtol * (max v - min v), NOISE_RTOL * max|v|)`` over the finite values of each vector (module
-    docstring), with the current ``rtol``; 0 under ``rtol = 0`` and for a vector without a finite value.
+    docstring), with ``rtol`` (None: the one in effect); 0 under ``rtol = 0`` and for a vector without a finite
+    value.
     """
-    rtol = _RTOL.get()
+    rtol = _RTOL.get() if rtol is None else rtol
     hi, lo = _extent(values, axis)
     if rtol == 0.0:
         return np.zeros_like(hi)
     return _tolerance(hi, lo, rtol)
 
 
-def are_tied(a, b, tol=None, *, axis: int = -1) -> np.ndarray:
-    """Elementwise: ``|a - b| <= tol`` (False where either is NaN); exact equality under ``rtol = 0``.
+def are_tied(a, b, tol=None, *, axis: int = -1, rtol: float | None = None) -> np.ndarray:
+    """Elementwise: ``|a - b| <= tol`` (False where either is NaN); exact equality under ``rtol = 0`` (``rtol``:
+    the relative tie tolerance, None for the one in effect).
 
     ``tol`` is the absolute tolerance of the vector the values belong to (:func:`tie_tolerances`,
     broadcastable to ``a - b``). Without it, the vector is the union of ``a`` and ``b`` along ``axis``:
     right when the two arrays together hold every value of each vector (sorted neighbours
     ``s[..., 1:]`` and ``s[..., :-1]``, all pairs ``v[..., i]`` and ``v[..., j]``, a vector and its maximum).
     """
-    rtol = _RTOL.get()
+    rtol = _RTOL.get() if rtol is None else rtol
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if rtol == 0.0:

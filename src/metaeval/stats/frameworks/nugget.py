@@ -105,7 +105,8 @@ def nugget_f(vital_matched, okay_matched, vital_total, length, *, beta: float = 
     -------
     float or numpy.ndarray
         ``(beta^2 + 1) P R / (beta^2 P + R)`` per response (the arrays broadcast); a float for scalar
-        inputs. 0 where ``R_n = 0`` (no vital nugget matched).
+        inputs. 0 where ``R_n = 0`` (no vital nugget matched). For a ``beta`` whose square overflows
+        float64 (above about 1.3e154), its limit: ``R`` where ``P > 0``, else 0.
 
     Raises
     ------
@@ -135,6 +136,9 @@ def nugget_f(vital_matched, okay_matched, vital_total, length, *, beta: float = 
     recall = r / big_r
     precision = _precision(r, a, l, allowance)
     b2 = beta * beta
+    if not np.isfinite(b2):  # beta above 1.3e154: F is its limit, recall wherever precision is positive
+        f = np.where(precision > 0, recall, 0.0)
+        return float(f) if f.ndim == 0 else f
     denominator = b2 * precision + recall
     with np.errstate(divide="ignore", invalid="ignore"):
         f = np.where(denominator > 0, (b2 + 1.0) * precision * recall / denominator, 0.0)

@@ -5,6 +5,8 @@ import numpy as np
 
 from metaeval.stats.kernels.ranks import upper_pairs
 
+__all__ = ["KERNEL_BATCH_CELLS", "BatchCache", "Transposed"]
+
 #: Target size of the temporaries of one kernel batch, in float64 cells (8 MiB): large enough that k = 1000
 #: resamples of 25 x 100 scores are one or two batches (each batch costs tens of numpy calls), small enough
 #: for the allocator to reuse the memory (see :func:`allocator_headroom`; fresh multi-megabyte arrays cost
@@ -64,7 +66,7 @@ class BatchCache:
         return self.get("ww", make)
 
 
-class _Transposed:
+class Transposed:
     """By-system level = summary level of the transposed matrices; swaps the roles of the axes."""
 
     def __init__(self, inner):

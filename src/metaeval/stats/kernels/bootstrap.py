@@ -5,20 +5,20 @@ import numpy as np
 
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.corpus import CorpusScores
-from metaeval.stats.kernels.batch import BatchCache, _Transposed
+from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
-    _index,
+    cached_index,
     rank_pair_signs,
     tie_ranks,
     upper_pairs,
 )
 from metaeval.stats.kernels.rows import (
     PAIRWISE_SYSTEMS_MAX,
-    _aggregate,
-    _complete,
-    _tau_b,
-    _weighted_aggregate,
+    mean_over_inputs,
+    all_finite,
+    tau_b_from_ties,
+    weighted_mean_over_inputs,
     kendall_b_weighted,
     system_correlation,
 )
@@ -27,6 +27,9 @@ from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
+
+#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.shared_sums`.
+SHARED_SUMS_INPUTS = 4096
 
 
 class _BootSystemLevel:
@@ -50,8 +53,11 @@ class _BootSystemLevel:
         self.tie_threshold = tie_threshold
         self.full = full_test_set
         self.weighted = coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX
+        self.shared = None
         if full_test_set:
             self.sums = (ExactWeightedSums(x, self.mx), ExactWeightedSums(z, self.mz))
+        elif self.mx >= SHARED_SUMS_INPUTS:  # many inputs: the sums of x and of z, shared by the calls (shared_sums)
+            self.shared = (x, z)
         else:
             self.sums = ExactWeightedSums(np.concatenate([x, z]), self.mx)
 
@@ -60,6 +66,10 @@ class _BootSystemLevel:
         if self.full:
             return (self.sums[0](cache.col_weights()) / self.mx,
                     self.sums[1](cache.col_weights(human=True)) / self.mz)
+        if self.shared is not None:
+            from metaeval.stats.kernels.shared_sums import resampled_sums
+
+            return tuple(resampled_sums(v, cache.draws)[cache.sl] / self.mx for v in self.shared)
         both = self.sums(cache.col_weights()) / self.mx
         return both[:, : self.n], both[:, self.n :]
 
@@ -73,7 +83,7 @@ class _BootSystemLevel:
         else:
             xm, zm = self._resampled_inputs(cache)
         if gather and draws.rows is not None:
-            index = (_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
+            index = (cached_index(("rows", b), lambda: np.arange(b)[:, None]), draws.rows[cache.sl])
             xm, zm = xm[index], zm[index]
         return xm, zm
 
@@ -117,7 +127,7 @@ class _BootSummaryInputs:
 
     def evaluate(self, cache: BatchCache):
         c = cache.col_weights()
-        return _weighted_aggregate(np.broadcast_to(self.r, c.shape), c, self.undefined)
+        return weighted_mean_over_inputs(np.broadcast_to(self.r, c.shape), c, self.undefined)
 
 
 class _BootSummaryKendall:
@@ -153,7 +163,7 @@ class _BootSummaryKendall:
         num = out[:, :m]
         tx = self._tied(out[:, m : m + mx], self.tied_x, dup)
         tz = self._tied(out[:, m + mx :], self.tied_z, dup)
-        return _tau_b(num, self.n0, tx, tz)
+        return tau_b_from_ties(num, self.n0, tx, tz)
 
     def _tied(self, part, tied, dup):
         """Tied pairs per input: ``dup`` plus the weighted tied pairs ``part`` of the inputs ``tied``."""
@@ -168,8 +178,8 @@ class _BootSummaryKendall:
     def evaluate(self, cache: BatchCache):
         tau = self.per_input(cache)
         if cache.draws.cols is None:
-            return _aggregate(tau, self.undefined)
-        return _weighted_aggregate(tau, cache.col_weights(), self.undefined)
+            return mean_over_inputs(tau, self.undefined)
+        return weighted_mean_over_inputs(tau, cache.col_weights(), self.undefined)
 
 
 class _BootSummaryPearson:
@@ -240,8 +250,8 @@ class _BootSummaryPearson:
         bad |= self._constant(self.tied[1], chosen, count, self.m)
         r = np.where(bad, np.nan, r)
         if cache.draws.cols is None:
-            return _aggregate(r, self.undefined)
-        return _weighted_aggregate(r, cache.col_weights(), self.undefined)
+            return mean_over_inputs(r, self.undefined)
+        return weighted_mean_over_inputs(r, cache.col_weights(), self.undefined)
 
 
 #: The summary-level Spearman kernel holds ``2 N^2 M`` rank coefficients and multiplies ``N^2 M`` per
@@ -305,8 +315,8 @@ class _BootSummarySpearman:
     def evaluate(self, cache: BatchCache):
         r = self.per_input(cache)
         if cache.draws.cols is None:
-            return _aggregate(r, self.undefined)
-        return _weighted_aggregate(r, cache.col_weights(), self.undefined)
+            return mean_over_inputs(r, self.undefined)
+        return weighted_mean_over_inputs(r, cache.col_weights(), self.undefined)
 
 def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
                      tie_threshold=0.0, full_test_set=False):
@@ -317,10 +327,10 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
     BOOT-SYSTEMS / BOOT-BOTH.
     """
     if isinstance(x, CorpusScores):
-        if level != "system" or not (x.present.all() and _complete(z)):
+        if level != "system" or not (x.present.all() and all_finite(z)):
             return None
         return _BootSystemCorpus(x, z, coefficient, tie_threshold, full_test_set)
-    if not _complete(x, z):
+    if not all_finite(x, z):
         return None
     if level == "system":
         if x.shape != z.shape and not full_test_set:
@@ -331,7 +341,7 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
     if level == "by-system":
         inner = bootstrap_kernel(x.T, z.T, level="summary", coefficient=coefficient, draws=draws.transposed(),
                                  undefined=undefined, tie_threshold=tie_threshold)
-        return None if inner is None else _Transposed(inner)
+        return None if inner is None else Transposed(inner)
     if level == "global":
         from metaeval.stats.kernels.global_pairs import global_pairs_kernel
 
@@ -341,6 +351,11 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold)
         if tie_threshold:
             return None
+        from metaeval.stats.kernels.summary_inputs import summary_inputs_kernel
+
+        many = summary_inputs_kernel(x, z, coefficient, undefined)  # thousands of inputs: chunked, compiled
+        if many is not None:
+            return many
         if coefficient == "kendall-b":
             return _BootSummaryKendall(x, z, undefined)
         if coefficient == "pearson":

@@ -21,7 +21,7 @@ import numpy as np
 from metaeval.stats.correlations.coefficients import pearson_r
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
-from metaeval.stats.kernels.ranks import _is_constant
+from metaeval.stats.kernels.ranks import is_constant_along
 
 __all__ = ["BySystemPearsonShared"]
 
@@ -35,7 +35,7 @@ class BySystemPearsonShared:
         self.ok = ok
         x = std - std.mean(axis=(0, 2))[None, :, None]  # one constant per row, common to all metrics
         zc = z - z.mean(axis=1, keepdims=True)
-        self.z_const = _is_constant(z, axis=1)  # (N,)
+        self.z_const = is_constant_along(z, axis=1)  # (N,)
         self.root_zz = np.sqrt((zc * zc).sum(axis=1))
         vals = np.stack([x, x * x, x * zc[None]], axis=0)  # (3, P, N, M)
         self.total = vals.sum(axis=3)  # (3, P, N)

@@ -15,7 +15,7 @@ Where the cache lives (numba's own rules, which metaeval does not override):
    user's virtualenv: compiled once per installation);
 3. otherwise (a read-only site-packages) numba's user-wide cache directory, ``$XDG_CACHE_HOME/numba`` or
    ``~/.cache/numba``, in a subdirectory named after this file's directory;
-4. when no location is writable the loops are compiled without a cache, once per process (:func:`_jit`).
+4. when no location is writable the loops are compiled without a cache, once per process (:func:`jit`).
 
 The cache is keyed by this file's modification time and size, the function's signature and the CPU, so a
 stale entry is never used.
@@ -30,16 +30,16 @@ __all__ = [
     "boot_weighted_counts",
     "global_bootstrap_counts",
     "integer_curve_maxima",
+    "jit",
     "pair_terms",
     "pearson_accumulate",
     "pearson_accumulate_skip",
     "signed_sums",
     "summary_pearson_sums",
-    "tied_group_counts",
 ]
 
 
-def _jit(parallel: bool = False, error_model: str = "python"):
+def jit(parallel: bool = False, error_model: str = "python"):
     """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``."""
 
     def wrap(fn):
@@ -53,7 +53,7 @@ def _jit(parallel: bool = False, error_model: str = "python"):
 
 
 # ---- global level under the bootstrap (global_pairs.py) ----------------------------------------
-@_jit()
+@jit()
 def boot_weighted_counts(rx, rz, wt, tree, zsum, zsq, out):
     """Add to ``out`` n, the doubled counts (2P, 2S, 2Tx, 2Tz, 2Txz), distinct x and distinct z of the
     cells with metric ranks ``rx``, human ranks ``rz`` (sorted by (rx, rz)) and weights ``wt``;
@@ -137,7 +137,7 @@ def boot_weighted_counts(rx, rz, wt, tree, zsum, zsq, out):
     out[6] += dx
     out[7] += dz
 
-@_jit()
+@jit()
 def boot_subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part, weights):
     """Remove from ``full`` the pairs between different copies of each unit of one axis: a unit drawn
     ``mult[u]`` times holds ``mult[u]^2 - mult[u]`` ordered copy pairs of its line's counts."""
@@ -151,7 +151,7 @@ def boot_subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part
             for f in range(1, 6):
                 full[f] -= extra * part[f]
 
-@_jit(parallel=True)
+@jit(parallel=True)
 def global_bootstrap_counts(gx, gz, ga, gb, rx_rows, rz_rows, b_rows, rx_cols, rz_cols, a_cols, nz, w, c):
     k = w.shape[0]
     n = w.shape[1]
@@ -180,7 +180,7 @@ def global_bootstrap_counts(gx, gz, ga, gb, rx_rows, rz_rows, b_rows, rx_cols, r
 
 
 # ---- pair terms from dominance counts (dominance.py) -------------------------------------------
-@_jit()
+@jit()
 def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out):
     """``out[c] = sum_d t_cd sgn(qv[c] - dv[d])`` (``qorder`` / ``dorder`` sort ``qv`` / ``dv``);
     ``t_cd = key_c - key_d`` (Spearman) or ``sgn`` of the dense human ranks ``key``; ``tree`` is a zero
@@ -225,7 +225,7 @@ def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out)
     if not spearman:
         tree[:] = 0
 
-@_jit(parallel=True)
+@jit(parallel=True)
 def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
     """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
     n = values.shape[1]
@@ -243,7 +243,7 @@ def pair_terms(values, orders, first, second, self_terms, key, less, greater, sp
 
 
 # ---- item-grouped Pearson of every pair (summary_pearson.py) ----------------------------------
-@_jit(error_model="numpy")
+@jit(error_model="numpy")
 def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row):
     """row[j] += r(u + a_j), Pearson's r of the sums (x, x^2, x z) ``u + a_j``, clipped to [-1, 1]."""
     for j in range(row.shape[0]):
@@ -252,7 +252,7 @@ def pearson_accumulate(u0, u1, u2, a0, a1, a2, n, row):
         row[j] += min(1.0, max(-1.0, r))
 
 
-@_jit(error_model="numpy")
+@jit(error_model="numpy")
 def pearson_accumulate_skip(u0, u1, u2, a0, a1, a2, n, row, skip):
     """:func:`pearson_accumulate` for the ``j`` with ``skip[j] == 0`` only (a separate loop, so that the
     loop without skips stays vectorised)."""
@@ -264,7 +264,7 @@ def pearson_accumulate_skip(u0, u1, u2, a0, a1, a2, n, row, skip):
         row[j] += min(1.0, max(-1.0, r))
 
 
-@_jit(parallel=True)
+@jit(parallel=True)
 def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
     """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P), skip (M, P, P) uint8 and its ``any`` over the
     last axis ``any_skip`` (M, P) -> T (b, P, P):
@@ -300,7 +300,7 @@ def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
 
 
 # ---- tie calibration (calibration.py) ----------------------------------------------------------
-@_jit()
+@jit()
 def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
     for b in range(counts.shape[0]):
         c = counts[b]
@@ -320,173 +320,3 @@ def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
                 at += 1
         value[b] = best
         index[b] = best_at
-
-
-# ---- groups where a pair's metrics tie (dominance.py, tied groups) ---------------------------------------
-@_jit()
-def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
-    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): its concordance with the
-    lower groups (one Fenwick query per distinct human rank of the group, weighted by the rank's count), its
-    tied pairs, and its cells added to the tree (Kendall family); its ranks (Spearman)."""
-    inserted = state[t, 6]
-    state[t, 1] += nm * (nm - 1) // 2
-    state[t, 3] += 1
-    if spearman:
-        d = 2 * inserted + nm + 1 - (n + 1)
-        state[t, 4] += d * state[t, 7]
-        state[t, 5] += nm * d * d
-        state[t, 7] = 0
-    else:
-        size = tree.shape[1]
-        for u in range(nm):
-            zcount[zr[members[t, u]]] += 1
-        for u in range(nm):  # against the lower groups only: the tree does not hold this group yet
-            r = zr[members[t, u]]
-            h = zcount[r]
-            if h <= 0:
-                continue  # rank already counted (marked negative)
-            below = 0  # cells of lower tie groups with a smaller human rank
-            k = r
-            while k > 0:
-                below += tree[t, k]
-                k -= k & (-k)
-            # concordant - discordant with the lower groups: below - (inserted - below - equal), per cell
-            state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
-            state[t, 2] += h * (h - 1) // 2
-            zcount[r] = -h
-        for u in range(nm):  # then the group joins the tree
-            r = zr[members[t, u]]
-            h = -zcount[r]
-            if h <= 0:
-                continue
-            cnt[t, r] += h
-            k = r + 1
-            while k < size:
-                tree[t, k] += h
-                k += k & (-k)
-            zcount[r] = 0
-    state[t, 6] = inserted + nm
-
-
-@_jit()
-def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zcount, members, state):
-    """Counts of ``X'`` (stream 0) and ``Y'`` (stream 1) of one group in one pass over the pair's pooled
-    values sorted ascending (``mval``; cell ``mcell``, 0 for a value of ``X_i`` and 1 of ``X_j`` in ``msrc``):
-    a value goes to stream ``lb[cell] ^ src`` (``lb`` the swap bits), so each stream is visited in ascending
-    order without sorting. Tie groups are the runs of a stream's sorted neighbours tied under
-    ``|a - b| <= rtol max(|a|, |b|)``, as in the generic path. ``state[t]`` receives ``(S, Tx, Txz, distinct,
-    Spearman numerator, Spearman sum of squares, ...)``; Kendall's ``S`` comes from a Fenwick tree over the
-    human dense ranks ``zr`` holding the cells of the lower tie groups (Knight 1966); Spearman's sums use the
-    doubled centred ranks ``2 R - n - 1`` and ``ukey`` = ``2 Q - n - 1`` of the human."""
-    n = lb.shape[0]
-    state[:, :] = 0
-    open_count = np.zeros(2, dtype=np.int64)
-    prev = np.zeros(2)
-    for e in range(mval.shape[0]):
-        c = mcell[e]
-        t = lb[c] ^ msrc[e]
-        v = mval[e]
-        nm = open_count[t]
-        if nm > 0:
-            if rtol == 0.0:
-                close = v != prev[t]
-            else:
-                close = abs(v - prev[t]) > rtol * max(abs(v), abs(prev[t]))
-            if close:
-                _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state)
-                nm = 0
-        if spearman:
-            state[t, 7] += ukey[c]
-        members[t, nm] = c
-        open_count[t] = nm + 1
-        prev[t] = v
-    for t in range(2):
-        if open_count[t] > 0:
-            _flush(t, open_count[t], members, zr, n, spearman, tree, cnt, zcount, state)
-    if not spearman:
-        tree[:, :] = 0
-        cnt[:, :] = 0
-
-
-@_jit()
-def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
-    """:func:`_group_counts` for a group whose pooled values fall in ``n_class`` tie groups, each tied within
-    (``cx`` / ``cy`` the group of each cell's value of ``X_i`` / ``X_j``, ascending): each stream's
-    contingency table of tie group x human rank is filled in O(n), then read in O(n_class x distinct human
-    values), without visiting the cells in order. ``ukr`` is Spearman's ``U`` of each human rank."""
-    n = lb.shape[0]
-    nz = cnt.shape[1]
-    state[:, :] = 0
-    table[:, :n_class, :] = 0
-    cnt[:, :] = 0
-    for c in range(n):
-        t = lb[c]  # X_i's value goes to stream lb (X' keeps it where not swapped), X_j's to the other
-        table[t, cx[c], zr[c]] += 1
-        table[1 - t, cy[c], zr[c]] += 1
-    for t in range(2):
-        inserted = 0
-        for k in range(n_class):
-            size = 0
-            for r in range(nz):
-                size += table[t, k, r]
-            if size == 0:
-                continue
-            state[t, 1] += size * (size - 1) // 2
-            state[t, 3] += 1
-            if spearman:
-                usum = 0
-                for r in range(nz):
-                    usum += table[t, k, r] * ukr[r]
-                d = 2 * inserted + size + 1 - (n + 1)
-                state[t, 4] += d * usum
-                state[t, 5] += size * d * d
-            else:
-                below = 0
-                for r in range(nz):
-                    h = table[t, k, r]
-                    if h > 0:
-                        state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
-                        state[t, 2] += h * (h - 1) // 2
-                        cnt[t, r] += h
-                    below += cnt[t, r] - h
-            inserted += size
-    cnt[:, :] = 0
-
-
-@_jit(parallel=True)
-def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
-    """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
-    distinct values, Spearman's numerator and sum of squares.
-
-    ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
-    (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
-    (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
-    human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
-    use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
-    values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
-    g_count, n = cells.shape
-    b = bits.shape[0]
-    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
-    max_class = max(1, n_class.max())
-    for s in numba.prange(b):
-        tree = np.zeros((2, nz + 1), dtype=np.int64)
-        cnt = np.zeros((2, nz), dtype=np.int64)
-        zcount = np.zeros(nz, dtype=np.int64)
-        members = np.empty((2, n), dtype=np.int64)
-        table = np.zeros((2, max_class, nz), dtype=np.int64)
-        state = np.zeros((2, 8), dtype=np.int64)
-        lb = np.empty(n, dtype=np.uint8)
-        for g in range(g_count):
-            for c in range(n):
-                lb[c] = bits[s, cells[g, c]]
-            if n_class[g] > 0:
-                _table_counts(classes[g, 0], classes[g, 1], lb, zr[g], ukr[g], n_class[g], spearman, table, cnt,
-                              state)
-            else:
-                _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
-                              members, state)
-            for t in range(2):
-                for f in range(6):
-                    out[s, g, t, f] = state[t, f]
-    return out
-

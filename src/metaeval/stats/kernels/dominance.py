@@ -41,10 +41,10 @@ from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
 from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "sweep_width"]
+__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
 SWEEP_WIDTH = 128
-"""Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (the lanes of its vector
+"""Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
 
 
@@ -53,7 +53,7 @@ SPLIT_WIDTH = 64
 
 
 def sweep_width(b: int, n_groups: int) -> int:
-    """Resamples per block of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` for ``b`` resamples
+    """Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for ``b`` resamples
     and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
     times the blocks are fewer than numba's threads (the global level is one group; a batch of 128 resamples in
     two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads, for 1.4x the CPU time)."""
@@ -65,6 +65,15 @@ def sweep_width(b: int, n_groups: int) -> int:
         return SWEEP_WIDTH
     per_group = -(-threads // n_groups)
     return max(SPLIT_WIDTH, -(-b // per_group))
+
+
+def groups_per_task(n_groups: int) -> int:
+    """Groups one task of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` sweeps with one set of
+    buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
+    eight tasks per thread)."""
+    import numba
+
+    return max(1, n_groups // (8 * numba.get_num_threads()))
 
 
 def _compiled():
@@ -88,18 +97,18 @@ class GroupPairsCompiled:
     ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
     resample from exact pair counts of ``X'_g`` and ``Y'_g``
-    (:func:`metaeval.stats.kernels.compiled.tied_group_counts`: one merged pass over the pair's pre-sorted
+    (:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`: one merged pass over the pair's pre-sorted
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
-    :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts`, one pass per pair vectorised over blocks of
+    :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts`, one pass per pair vectorised over blocks of
     resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
     undefined, so the groups used change) is computed by the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
-                 tied: dict | None = None):
+                 tied: dict | None = None, *, rtol: float | None = None):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         cells = np.arange(n * m).reshape(m, n).T  # flat index b N + a of cell (a, b)
@@ -128,6 +137,7 @@ class GroupPairsCompiled:
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
+        self.rtol = current_rtol() if rtol is None else rtol  # the relative tie tolerance of the tied groups
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -216,14 +226,14 @@ class GroupPairsCompiled:
         nz = int(self.zr[groups].max()) + 1
         # pooled tie groups: runs of tied sorted neighbours (the generic rule), usable when tied end to end
         new = np.ones(mval.shape, dtype=bool)
-        new[:, 1:] = ~are_tied(mval[:, 1:], mval[:, :-1])
+        new[:, 1:] = ~are_tied(mval[:, 1:], mval[:, :-1], rtol=self.rtol)
         sorted_class = np.cumsum(new, axis=1) - 1
         n_class = sorted_class[:, -1] + 1
         classes = np.empty(mval.shape, dtype=np.int64)
         np.put_along_axis(classes, order, sorted_class, axis=1)
         first = np.flatnonzero(new.ravel())
         last = np.append(first[1:], new.size) - 1
-        whole = are_tied(mval.ravel()[last], mval.ravel()[first])  # each pooled tie group tied end to end
+        whole = are_tied(mval.ravel()[last], mval.ravel()[first], rtol=self.rtol)  # each pooled tie group tied end to end
         owner = np.repeat(np.arange(mval.shape[0]), np.bincount(np.flatnonzero(new.ravel()) // mval.shape[1],
                                                                 minlength=mval.shape[0]))
         bad = np.bincount(owner[~whole], minlength=mval.shape[0]) > 0
@@ -235,10 +245,10 @@ class GroupPairsCompiled:
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
-        """The inputs of :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` for the groups ``groups`` of
+        """The inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for the groups ``groups`` of
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_inputs`; nothing is held per pair)."""
-        from metaeval.stats.kernels.compiled_sweep import tied_sweep_inputs
+        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; nothing is held per pair)."""
+        from metaeval.stats.kernels.compiled_ties import tied_sweep_inputs
 
         if self._sorted is None:
             order = np.argsort(self.xg, axis=2, kind="stable")
@@ -246,7 +256,7 @@ class GroupPairsCompiled:
                             np.ascontiguousarray(order, dtype=np.int64),
                             np.ascontiguousarray(self.cg, dtype=np.int64), np.ascontiguousarray(self.zr, dtype=np.int64))
         vals, orders, cells, zr = self._sorted
-        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, current_rtol(), NOISE_RTOL)
+        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, self.rtol, NOISE_RTOL)
 
     @staticmethod
     def _sweep_regions(enew: np.ndarray, near: np.ndarray) -> np.ndarray:
@@ -258,7 +268,7 @@ class GroupPairsCompiled:
         values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
         never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
         (``near``: a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds); it is
-        resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`. Under
+        resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`. Under
         ``tie_tolerance=0`` there is none."""
         length = enew.shape[1]
         if not near.any():
@@ -274,9 +284,9 @@ class GroupPairsCompiled:
 
     def _padded_bits(self, cache: BatchCache) -> np.ndarray:
         """The batch's swap bits by flat cell, ``(N M, b')`` uint8, ``b'`` the batch's ``b`` resamples rounded up
-        to a multiple of :data:`metaeval.stats.kernels.compiled_sweep.LANES` (the extra lanes 0, their counts
+        to a multiple of :data:`metaeval.stats.kernels.compiled_ties.LANES` (the extra lanes 0, their counts
         dropped): the sweep's lane loops run on whole vectors."""
-        from metaeval.stats.kernels.compiled_sweep import LANES
+        from metaeval.stats.kernels.compiled_ties import LANES
 
         raw = cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)
         out = np.zeros((raw.shape[0], raw.shape[1] + (-raw.shape[1]) % LANES), dtype=np.uint8)
@@ -285,19 +295,20 @@ class GroupPairsCompiled:
 
     def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
-        :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_counts` (tie groups: runs of equal values; near
-        ties resolved per resample by :func:`metaeval.stats.kernels.compiled_sweep.tied_sweep_corrections`)."""
-        from metaeval.stats.kernels.compiled_sweep import tied_sweep_corrections, tied_sweep_counts
+        :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (tie groups: runs of equal values; near
+        ties resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`)."""
+        from metaeval.stats.kernels.compiled_ties import tied_sweep_corrections, tied_sweep_counts
 
         mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
         regions = self._sweep_regions(enew, near)
         nz = int(ez.max()) + 1
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
-        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size))
+        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size),
+                                   per_task=groups_per_task(groups.size))
         if regions.shape[1]:
             tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits[:, :b],
-                                   current_rtol(), NOISE_RTOL, counts)
+                                   self.rtol, NOISE_RTOL, counts)
         counts = counts[:b]
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
@@ -325,24 +336,31 @@ class GroupPairsCompiled:
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
-        out = self.products.evaluate(cache)[self.index[i, j]]
-        if self.tied.get((i, j)):
-            from metaeval.stats.kernels.compiled import tied_group_counts
+        return self.tied_deltas(cache, i, j, self.products.evaluate(cache)[self.index[i, j]])
 
-            if self.coefficient == "kendall-b":
-                groups = np.array(self.tied[i, j], dtype=np.intp)
-                r = self._swept_tau_b(cache, i, j, groups)
-            else:
-                groups, args = self._tied_inputs(i, j)
-                bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
-                    cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
-                counts = tied_group_counts(*args, bits, current_rtol(), self.spearman)
-                r = self._tied_coefficients(counts, groups)
-            for u in range(groups.size):  # groups in order
-                out = out + (r[:, u, 0] - r[:, u, 1]) / self.n_agg
-            rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
-            if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
-                out[rare] = self._generic(cache, i, j, rare)
+    def tied_deltas(self, cache: BatchCache, i: int, j: int, out: np.ndarray) -> np.ndarray:
+        """``out`` (the pair's products over its groups without a metric tie) plus ``r(X'_g) - r(Y'_g)`` of
+        each of its tied groups ``g`` per resample, with weight ``1 / #groups used``, added in the order of
+        the groups; resamples where a permuted group is constant come from the generic path."""
+        if not self.tied.get((i, j)):
+            return out
+        from metaeval.stats.kernels.compiled_ties import tied_group_counts
+
+        if self.coefficient == "kendall-b":
+            groups = np.array(self.tied[i, j], dtype=np.intp)
+            r = self._swept_tau_b(cache, i, j, groups)
+        else:
+            groups, args = self._tied_inputs(i, j)
+            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+            counts = tied_group_counts(*args, bits, self.rtol, self.spearman)
+            r = self._tied_coefficients(counts, groups)
+        # the groups in order: a running (sequential) sum, the same for any batch
+        terms = np.concatenate([out[:, None], (r[:, :, 0] - r[:, :, 1]) / self.n_agg], axis=1)
+        out = np.cumsum(terms, axis=1)[:, -1]
+        rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
+        if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
+            out[rare] = self._generic(cache, i, j, rare)
         return out
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:

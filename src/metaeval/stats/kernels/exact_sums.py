@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.ranks import _index
+from metaeval.stats.kernels.ranks import cached_index
 
 
 class ExactWeightedSums:
@@ -73,7 +73,7 @@ def table_sums(tables: np.ndarray, packed: np.ndarray) -> np.ndarray:
     The groups ``g`` are added in order (a fixed order per resample, whatever the batch).
     """
     g, n, _ = packed.shape
-    offsets = _index(("table-offsets", n), lambda: np.arange(0, 256 * n, 256)[:, None])
+    offsets = cached_index(("table-offsets", n), lambda: np.arange(0, 256 * n, 256)[:, None])
     total = tables[0].reshape(-1).take(packed[0] + offsets)
     for i in range(1, g):
         total += tables[i].reshape(-1).take(packed[i] + offsets)

@@ -29,7 +29,7 @@ import importlib.util
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import _TieGroups, coefficient_from_counts
+from metaeval.stats.correlations.coefficients import TieGroups, coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
 
 __all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "numba_available"]
@@ -54,8 +54,8 @@ class GlobalPairsBootstrap:
     def __init__(self, x: np.ndarray, z: np.ndarray, coefficient: str):
         n, m = x.shape
         nv = np.array([n * m])
-        self.rx = _TieGroups(x.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
-        self.rz = _TieGroups(z.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
+        self.rx = TieGroups(x.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
+        self.rz = TieGroups(z.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
         self.nz = int(self.rz.max()) + 1
         key = self.rx * self.nz + self.rz
         self.order = np.argsort(key, kind="stable").astype(np.int64)

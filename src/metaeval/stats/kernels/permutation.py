@@ -4,24 +4,26 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations import coefficients as _coef
-from metaeval.stats.kernels.batch import BatchCache, _Transposed
+from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
 from metaeval.stats.correlations import ties
 from metaeval.stats.kernels.ranks import (
-    _is_constant,
+    is_constant_along,
     fixed_pair_signs,
     tie_ranks,
 )
 from metaeval.stats.kernels.rows import (
     PAIRWISE_SYSTEMS_MAX,
-    _aggregate,
-    _complete,
-    _linear_sums,
-    _tau_b,
+    mean_over_inputs,
+    all_finite,
+    linear_sums,
+    tau_b_from_ties,
     fixed_pearson,
     system_correlation,
 )
 from metaeval.stats.resampling.draws import PermutationDraws
+
+__all__ = ["PearsonSummaryShared", "pearson_terms", "permutation_kernel", "risky_columns"]
 
 # ----------------------------------------------------------------------------------------------------
 # permutation kernels: deltas(cache) -> r(X', Z) - r(Y', Z), of shape (b,)
@@ -88,7 +90,7 @@ class _PermSummaryInputs:
         bits = cache.draws.bits[cache.sl]  # (b, M)
         px = np.where(bits, self.ry, self.rx)
         py = np.where(bits, self.rx, self.ry)
-        return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
+        return mean_over_inputs(px, self.undefined), mean_over_inputs(py, self.undefined)
 
     def deltas(self, cache: BatchCache):
         rx, ry = self.evaluate(cache)
@@ -195,11 +197,11 @@ class _PermSummaryKendall:
             num_y = self.c_y[:, None] + r[:, 2 * n + 2] + q / 2.0
             ty = self.e_y[:, None] + r[:, 2 * n + 3] + g / 2.0
         tz = self.tz[:, None]
-        return _tau_b(num_x, self.n0, tx, tz).T, _tau_b(num_y, self.n0, ty, tz).T
+        return tau_b_from_ties(num_x, self.n0, tx, tz).T, tau_b_from_ties(num_y, self.n0, ty, tz).T
 
     def evaluate(self, cache: BatchCache):
         px, py = self.per_input(cache)
-        return _aggregate(px, self.undefined), _aggregate(py, self.undefined)
+        return mean_over_inputs(px, self.undefined), mean_over_inputs(py, self.undefined)
 
     def deltas(self, cache: BatchCache):
         if self.tables is not None:
@@ -209,6 +211,23 @@ class _PermSummaryKendall:
         return rx - ry
 
 
+def risky_columns(x, y, rtol: float | None = None):
+    """Inputs where some mask could make X' constant: every system has X or Y tied with one value.
+
+    Ties with the tolerance of the input's column of ``X`` and ``Y`` together, at least the Pearson
+    constancy floor ``2^-46 max|v|`` (:func:`metaeval.stats.correlations.ties.is_constant`, which decides these
+    inputs), so that under ``tie_tolerance=0`` no input a mask can make constant is missed."""
+    both = np.concatenate([x, y])
+    with np.errstate(over="ignore"):
+        floor = ties.NOISE_RTOL * np.abs(both).max(axis=0, keepdims=True)
+    tol = np.maximum(ties.tie_tolerances(both, axis=0, rtol=rtol), floor)
+    risky = np.zeros(x.shape[1], dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for v in (x[0], y[0]):  # |a - v| <= tol (are_tied, which compares exactly under rtol = 0)
+            risky |= ((np.abs(x - v) <= tol) | (np.abs(y - v) <= tol)).all(axis=0)
+    return risky
+
+
 class _PermSummaryPearson:
     """Summary-level Pearson under PERM-SYSTEMS / PERM-BOTH: every sum is linear in the mask."""
 
@@ -216,7 +235,7 @@ class _PermSummaryPearson:
         n, _ = x.shape
         zc = z - z.mean(axis=0)
         znorm = np.sqrt((zc * zc).sum(axis=0))
-        self.z_const = _is_constant(z, axis=0)
+        self.z_const = is_constant_along(z, axis=0)
         zt = np.where(self.z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
         # centre with the columns' pooled mean to keep the variance formula well conditioned
         centre = (x.mean(axis=0) + y.mean(axis=0)) / 2.0
@@ -231,32 +250,17 @@ class _PermSummaryPearson:
         self.undefined = undefined
         # inputs where X' can be constant for some mask: all cells take one value of X or Y
         self.x, self.y = x, y
-        self.risky = self._risky_columns(x, y)
+        self.risky = risky_columns(x, y)
         self.cells = x.shape[1] * (n // 8 + 24)
 
-    @staticmethod
-    def _risky_columns(x, y):
-        """Inputs where some mask could make X' constant: every system has X or Y tied with one value.
-
-        Ties with the tolerance of the input's column of ``X`` and ``Y`` together, at least the Pearson
-        constancy floor ``2^-46 max|v|`` (:func:`metaeval.stats.correlations.ties.is_constant`, which decides these
-        inputs), so that under ``tie_tolerance=0`` no input a mask can make constant is missed."""
-        both = np.concatenate([x, y])
-        with np.errstate(over="ignore"):
-            floor = ties.NOISE_RTOL * np.abs(both).max(axis=0, keepdims=True)
-        tol = np.maximum(ties.tie_tolerances(both, axis=0), floor)
-        risky = np.zeros(x.shape[1], dtype=bool)
-        with np.errstate(invalid="ignore", over="ignore"):
-            for v in (x[0], y[0]):  # |a - v| <= tol (are_tied, which compares exactly under rtol = 0)
-                risky |= ((np.abs(x - v) <= tol) | (np.abs(y - v) <= tol)).all(axis=0)
-        return risky
+    _risky_columns = staticmethod(risky_columns)
 
     def evaluate(self, cache: BatchCache):
         draws = cache.draws
         if draws.method == "systems":
             s = np.einsum("bn,nmk->bmk", draws.bits[cache.sl].astype(np.float64), self.lin)  # (b, M, 3)
         else:
-            s = _linear_sums(cache.input_major_bits(), self.lin_t)  # (b, M, 3)
+            s = linear_sums(cache.input_major_bits(), self.lin_t)  # (b, M, 3)
         sx, sy, sxx, syy, sxz, syz = self.base
         n = self.n
         x1 = sx + s[..., 0]
@@ -277,11 +281,11 @@ class _PermSummaryPearson:
             m = draws.mask(cache.sl)[:, :, cols]
             xp = np.where(m, self.y[:, cols], self.x[:, cols])
             yp = np.where(m, self.x[:, cols], self.y[:, cols])
-            bad_x[:, cols] |= _is_constant(xp, axis=1)
-            bad_y[:, cols] |= _is_constant(yp, axis=1)
+            bad_x[:, cols] |= is_constant_along(xp, axis=1)
+            bad_y[:, cols] |= is_constant_along(yp, axis=1)
         rx = np.where(bad_x, np.nan, np.clip(rx, -1.0, 1.0))
         ry = np.where(bad_y, np.nan, np.clip(ry, -1.0, 1.0))
-        return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
+        return mean_over_inputs(rx, self.undefined), mean_over_inputs(ry, self.undefined)
 
     def deltas(self, cache: BatchCache):
         rx, ry = self.evaluate(cache)
@@ -297,7 +301,7 @@ def pearson_terms(std: np.ndarray, z: np.ndarray):
     """
     zc = z - z.mean(axis=0)
     znorm = np.sqrt((zc * zc).sum(axis=0))
-    z_const = _is_constant(z, axis=0)
+    z_const = is_constant_along(z, axis=0)
     zt = np.where(z_const, 0.0, zc / np.where(znorm > 0, znorm, 1.0))
     xc = std - std.mean(axis=(0, 1))
     return z_const, np.stack([xc, xc * xc, xc * zt], axis=-1)
@@ -328,7 +332,7 @@ class PearsonSummaryShared:
         def make():
             if cache.draws.method == "systems":
                 return np.einsum("bn,nmk->bmk", cache.draws.bits[cache.sl].astype(np.float64), self.lin[i])
-            return _linear_sums(cache.input_major_bits(), self.lin_t[i])
+            return linear_sums(cache.input_major_bits(), self.lin_t[i])
 
         return cache.get(("pearson-sums", i), make)
 
@@ -346,16 +350,16 @@ class PearsonSummaryShared:
         bad = np.broadcast_to(self.z_const, rx.shape)
         bad_x, bad_y = bad.copy(), bad.copy()
         if (i, j) not in self._risky:
-            self._risky[i, j] = np.flatnonzero(_PermSummaryPearson._risky_columns(self.std[i], self.std[j]))
+            self._risky[i, j] = np.flatnonzero(risky_columns(self.std[i], self.std[j]))
         cols = self._risky[i, j]
         if cols.size:
             mk = cache.draws.mask(cache.sl)[:, :, cols]
             x, y = self.std[i][:, cols], self.std[j][:, cols]
-            bad_x[:, cols] |= _is_constant(np.where(mk, y, x), axis=1)
-            bad_y[:, cols] |= _is_constant(np.where(mk, x, y), axis=1)
+            bad_x[:, cols] |= is_constant_along(np.where(mk, y, x), axis=1)
+            bad_y[:, cols] |= is_constant_along(np.where(mk, x, y), axis=1)
         rx = np.where(bad_x, np.nan, rx)
         ry = np.where(bad_y, np.nan, ry)
-        return _aggregate(rx, self.undefined), _aggregate(ry, self.undefined)
+        return mean_over_inputs(rx, self.undefined), mean_over_inputs(ry, self.undefined)
 
 
 def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
@@ -370,12 +374,12 @@ def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, 
     (every coefficient), and at the summary level for PERM-INPUTS (every coefficient) and for Kendall
     tau-b and Pearson under PERM-SYSTEMS / PERM-BOTH.
     """
-    if not _complete(x, y, z) or x.shape != z.shape:
+    if not all_finite(x, y, z) or x.shape != z.shape:
         return None
     if level == "by-system":
         inner = permutation_kernel(x.T, y.T, z.T, level="summary", coefficient=coefficient,
                                    draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold)
-        return None if inner is None else _Transposed(inner)
+        return None if inner is None else Transposed(inner)
     if level == "system":
         return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method)
     if level == "summary":

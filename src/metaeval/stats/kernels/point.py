@@ -6,7 +6,7 @@ import numpy as np
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.correlations import levels as _levels
 from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
-from metaeval.stats.kernels.rows import _complete
+from metaeval.stats.kernels.rows import all_finite
 
 # ----------------------------------------------------------------------------------------------------
 # point estimates
@@ -33,7 +33,7 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     """
     n, m = z.shape
     fast = (all(isinstance(x, np.ndarray) for x in xs) and coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
-            and not tie_threshold and 2 <= n and all(x.shape == z.shape for x in xs) and _complete(z, *xs)
+            and not tie_threshold and 2 <= n and all(x.shape == z.shape for x in xs) and all_finite(z, *xs)
             and (coefficient == "pearson" or n <= _coef.PAIRWISE_MAX_N))
     if not fast:
         return [_levels.level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
@@ -43,7 +43,13 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     if level == "system":  # levels._system on complete data
         xbar = np.stack([_levels.system_means(x, z)[0] for x in xs])
         zbar = _levels.system_means(xs[0], z)[1]
-        r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
+        if coefficient == "pearson":  # as levels._system: centred means, constancy of the means
+            xc = np.stack([_levels.centred_system_means(x, z)[0] for x in xs])
+            zc = _levels.centred_system_means(xs[0], z)[1]
+            r = np.where(_levels.pearson_constant(xbar, np.broadcast_to(zbar, xbar.shape)), np.nan,
+                         rows(xc, np.broadcast_to(zc, xc.shape)))
+        else:
+            r = rows(xbar, np.broadcast_to(zbar, xbar.shape))
         zero = np.int64(0)
         return [_levels.LevelCorrelation(r[i], np.int64(n), np.int64(0), zero, zero) for i in range(k)]
     # levels._grouped over the inputs (columns): one row per (metric, input)
@@ -78,7 +84,7 @@ def _kendall_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     neg = np.count_nonzero(prod < 0, axis=0)
     pairs = nv * (nv - 1) // 2
     txy = (pos + neg) - pairs + tx + ty  # C + D = P - Tx_all - Ty_all + Txy
-    return _coef._from_counts("kendall-b", nv, pairs, pos - neg, tx, ty, txy,
+    return _coef.formula_from_counts("kendall-b", nv, pairs, pos - neg, tx, ty, txy,
                               rx.max(axis=1).astype(np.int64) + 1, ry.max(axis=1).astype(np.int64) + 1)
 
 
@@ -88,4 +94,4 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray, contiguous: bool = True) -> np.n
     if contiguous:
         x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
     nv = np.full(x.shape[0], x.shape[1])
-    return _coef._pearson(x, y, None, _coef._is_constant(x, None, nv) | _coef._is_constant(y, None, nv))
+    return _coef.pearson_of_rows(x, y, None, _coef.constant_rows(x, None, nv) | _coef.constant_rows(y, None, nv))

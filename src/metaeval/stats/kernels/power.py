@@ -6,7 +6,7 @@ so it evaluates the statistics of X and Y together from one set of products per 
 * PERM-BOTH (swap bits ``B``, ``(M, k, N)``): system means are linear in the bits,
   ``xbar'_a = xbar_a + (1/M) sum_b B_ab (Y_ab - X_ab)``; per input, the sums of ``X'``, ``X'^2`` and
   ``X' z`` are linear in the bits: one batched matrix product ``B @ L`` with ``L`` of shape ``(M, N, 3)``
-  (the formulas of :class:`metaeval.stats.kernels._PermSummaryPearson`).
+  (the formulas of :class:`metaeval.stats.kernels.permutation.PearsonSummaryShared`).
 * BOOT-BOTH (system multiplicities ``w``, input multiplicities ``c``): resampled system means are
   ``c @ X^T / M`` and a Pearson correlation over a resample with duplicated systems is the
   ``w``-weighted one; per input, the ``w``-weighted moments of X, Y and Z come from one product
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import pearson_r
-from metaeval.stats.kernels.rows import _aggregate, _weighted_aggregate
+from metaeval.stats.kernels.rows import mean_over_inputs, weighted_mean_over_inputs
 from metaeval.stats.correlations.ties import is_constant
 
 __all__ = ["perm_pearson", "boot_pearson"]
@@ -100,7 +100,7 @@ def perm_pearson(xs: np.ndarray, ys: np.ndarray, z: np.ndarray, bits: np.ndarray
             keep, swap = (xs, ys) if sign > 0 else (ys, xs)
             values = np.where(bits[col, res] != 0, swap[:, col].T, keep[:, col].T)  # (K, N)
             r[col, res] = _pearson_rows(values, z[:, col].T)
-        out.append(_aggregate(r.T, "skip"))
+        out.append(mean_over_inputs(r.T, "skip"))
     return out[0], out[1]
 
 
@@ -129,5 +129,5 @@ def boot_pearson(x: np.ndarray, y: np.ndarray, z: np.ndarray, draws, level: str)
         if near.any():
             res, col = np.nonzero(near)
             r[res, col] = _pearson_rows(values[:, col].T, z[:, col].T, w[res])
-        out.append(_weighted_aggregate(r, c, "skip"))
+        out.append(weighted_mean_over_inputs(r, c, "skip"))
     return out[0], out[1]

@@ -11,6 +11,9 @@ import numpy as np
 from metaeval.stats.correlations import ties
 from metaeval.stats.correlations.ties import are_tied, tolerance_from_extent
 
+__all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "pair_signs", "rank_pair_signs",
+           "row_pair_signs", "row_ranks", "tie_ranks", "upper_pairs"]
+
 # ----------------------------------------------------------------------------------------------------
 # helpers shared with the generic coefficients
 
@@ -25,7 +28,7 @@ def pair_signs(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.where(are_tied(ua, vb), 0, np.sign(ua - vb)).astype(np.int8)
 
 
-def _is_constant(values: np.ndarray, axis: int = -1) -> np.ndarray:
+def is_constant_along(values: np.ndarray, axis: int = -1) -> np.ndarray:
     """Where ``values`` is constant along ``axis`` for Pearson's r (:func:`metaeval.stats.correlations.ties.is_constant`:
     ``max v - min v <= 2^-46 max|v|``, independent of the tie tolerance)."""
     return ties.is_constant(values, axis)
@@ -44,7 +47,7 @@ def upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 _INDEX_CACHE: dict = {}
 
 
-def _index(key, make):
+def cached_index(key, make):
     """Small read-only index arrays (``arange``-like), built once per shape (at most 256 kept)."""
     if key not in _INDEX_CACHE:
         if len(_INDEX_CACHE) >= 256:
@@ -63,7 +66,7 @@ def _sorted_rows(v: np.ndarray):
     """Flat indices ``(b, n)`` of every row of ``v`` (C-contiguous) in sorted order, and the sorted rows."""
     b, n = v.shape
     flat = v.argsort(axis=1)
-    flat += _index(("row-offsets", b, n), lambda: np.arange(0, b * n, n)[:, None])
+    flat += cached_index(("row-offsets", b, n), lambda: np.arange(0, b * n, n)[:, None])
     return flat, v.reshape(-1).take(flat)
 
 
@@ -90,7 +93,7 @@ def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray) -> np.ndarr
     new[:, 0] = True
     np.logical_not(are_tied(srt[:, 1:], srt[:, :-1], tolerance_from_extent(srt[:, -1:], srt[:, :1])),
                    out=new[:, 1:])
-    pos = _index(("positions", n), lambda: np.arange(n))
+    pos = cached_index(("positions", n), lambda: np.arange(n))
     out[flat] = np.add.accumulate(new, axis=1, dtype=out.dtype) - 1
     return np.add.reduce(pos - np.maximum.accumulate(np.where(new, pos, 0), axis=1), axis=1)
 
@@ -116,7 +119,7 @@ def row_ranks(v: np.ndarray):
     near = np.flatnonzero(np.logical_or.reduce(srt[:, 1:] - srt[:, :-1] <= bound[:, None], axis=1))
     dtype = _rank_dtype(n)
     ranks = np.empty(b * n, dtype=dtype)
-    ranks[flat] = _index(("positions", n, dtype), lambda: np.arange(n, dtype=dtype))
+    ranks[flat] = cached_index(("positions", n, dtype), lambda: np.arange(n, dtype=dtype))
     tied = np.zeros(0, dtype=np.int64)
     if near.size:  # the exact tie groups of these rows, from the same sorting
         tied = _group_ranks(srt[near], flat[near], ranks)

@@ -5,7 +5,7 @@ import numpy as np
 
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.ranks import (
-    _index,
+    cached_index,
     fixed_pair_signs,
     rank_pair_signs,
     row_pair_signs,
@@ -13,8 +13,12 @@ from metaeval.stats.kernels.ranks import (
     upper_pairs,
 )
 
+__all__ = ["PAIRWISE_SYSTEMS_MAX", "all_finite", "fixed_pearson", "kendall_b_rows", "kendall_b_weighted",
+           "linear_sums", "mean_over_inputs", "pearson_rows", "system_correlation", "tau_b_from_ties",
+           "weighted_mean_over_inputs"]
 
-def _aggregate(stat: np.ndarray, undefined: str) -> np.ndarray:
+
+def mean_over_inputs(stat: np.ndarray, undefined: str) -> np.ndarray:
     """Mean over the last axis of per-input statistics, ``undefined`` as in ``level_correlation``."""
     stat = np.ascontiguousarray(stat)  # the summation order of a strided reduction depends on the shape
     ok = ~np.isnan(stat)
@@ -27,7 +31,7 @@ def _aggregate(stat: np.ndarray, undefined: str) -> np.ndarray:
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
-def _weighted_aggregate(stat: np.ndarray, weights: np.ndarray, undefined: str) -> np.ndarray:
+def weighted_mean_over_inputs(stat: np.ndarray, weights: np.ndarray, undefined: str) -> np.ndarray:
     """Count-weighted mean of per-input statistics ``stat`` (b, M) with multiplicities ``weights`` (b, M)."""
     stat = np.ascontiguousarray(stat)
     ok = ~np.isnan(stat)
@@ -37,7 +41,7 @@ def _weighted_aggregate(stat: np.ndarray, weights: np.ndarray, undefined: str) -
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
-def _tau_b(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.ndarray:
+def tau_b_from_ties(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) -> np.ndarray:
     """tau-b (:func:`metaeval.stats.correlations.coefficients.tau_b`) from ``n0`` pairs, ``tx`` / ``tz`` of them tied."""
     return _coef.tau_b(num, n0 - tx, n0 - tz)
 
@@ -65,7 +69,7 @@ def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None) -> np.ndarray:
         tz = np.zeros(b, dtype=np.int64)
         tz[near] = tied
     num = np.add.reduce(sx * sz, axis=0, dtype=np.int32)
-    return _tau_b(num, n * (n - 1) / 2.0, tx, tz)
+    return tau_b_from_ties(num, n * (n - 1) / 2.0, tx, tz)
 
 
 def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -92,7 +96,7 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
         groups = (np.arange(near.size)[:, None] * n + ranks[near]).ravel()
         wg = np.bincount(groups, weights=w[near % b].ravel(), minlength=near.size * n)
         ties[near] = (np.add.reduce((wg * wg).reshape(near.size, n), axis=1) - n) / 2.0
-    return _tau_b(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
+    return tau_b_from_ties(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
 
 def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
                        z_signs=None, z_fixed=None, units=None) -> np.ndarray:
@@ -123,7 +127,7 @@ def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:
     b, n = xm.shape
     xm = np.ascontiguousarray(xm)
     dx = xm - np.add.reduce(xm, axis=1, keepdims=True) / n
-    const = _coef._is_constant(xm, None, _index(("full", b, n), lambda: np.full(b, n)))
+    const = _coef.constant_rows(xm, None, cached_index(("full", b, n), lambda: np.full(b, n)))
     if zm.ndim == 1:
         dz, den, z_const = fixed_pearson(zm) if z_fixed is None else z_fixed
         if z_const:
@@ -131,7 +135,7 @@ def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:
     else:
         zm = np.ascontiguousarray(zm)
         dz = zm - np.add.reduce(zm, axis=1, keepdims=True) / n
-        const |= _coef._is_constant(zm, None, _index(("full", b, n), lambda: np.full(b, n)))
+        const |= _coef.constant_rows(zm, None, cached_index(("full", b, n), lambda: np.full(b, n)))
         den = np.sqrt(np.add.reduce(dz * dz, axis=1))
     r = _coef.pearson_r(np.add.reduce(dx * dz, axis=1), np.add.reduce(dx * dx, axis=1), den)
     r[const] = np.nan
@@ -142,10 +146,10 @@ def fixed_pearson(zm: np.ndarray):
     """``(zm - mean, sqrt(sum of squares), constant)`` of one vector, for :func:`pearson_rows`."""
     n = zm.shape[0]
     dz = zm - np.add.reduce(zm) / n
-    return dz, np.sqrt(np.add.reduce(dz * dz)), bool(_coef._is_constant(zm[None], None, np.array([n]))[0])
+    return dz, np.sqrt(np.add.reduce(dz * dz)), bool(_coef.constant_rows(zm[None], None, np.array([n]))[0])
 
 
-def _linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
+def linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
     """``sum_a m[j, s, a] * lin_t[j, a, k]`` -> (b, M, K) for input-major cell masks ``bits`` (M, b, N).
 
     One two-operand ``einsum`` per component: a fixed summation order (batch-size invariant) and, unlike
@@ -155,5 +159,5 @@ def _linear_sums(bits: np.ndarray, lin_t: np.ndarray) -> np.ndarray:
                      for k in range(lin_t.shape[-1])], axis=-1)
 
 
-def _complete(*arrays: np.ndarray) -> bool:
+def all_finite(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)

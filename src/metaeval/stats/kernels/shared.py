@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import _TieGroups
+from metaeval.stats.correlations.coefficients import TieGroups
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
@@ -108,7 +108,7 @@ def human_weights(zg: np.ndarray, coefficient: str):
     human values and ``uu = sum U^2`` (Spearman; else None).
     """
     g, n = zg.shape
-    groups = _TieGroups(np.ascontiguousarray(zg), np.full(g, n))
+    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n))
     tz = groups.tied_pairs.astype(np.float64)
     distinct = groups.distinct.astype(np.float64)
     if coefficient == "spearman":
@@ -127,40 +127,76 @@ def _pooled(std: np.ndarray, level: str) -> np.ndarray:
     return std.reshape(1, -1)
 
 
-def tie_free(std: np.ndarray, level: str = "summary") -> bool:
+def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> bool:
     """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
     groups are the inputs (summary), the systems (by-system) or all cells (global)."""
     pooled = np.sort(_pooled(std, level), axis=1)
-    return not bool(are_tied(pooled[:, 1:], pooled[:, :-1]).any())
+    return not bool(are_tied(pooled[:, 1:], pooled[:, :-1], rtol=rtol).any())
 
 
-def tied_groups(std: np.ndarray, level: str = "summary") -> dict:
+def _tie_chains(std: np.ndarray, level: str, rtol: float | None):
+    """The chains of every group's pooled metric values: maximal runs of tied sorted neighbours.
+
+    Returns ``(group, present, repeated)``: per chain its group (ascending), and ``(chains, P)`` booleans:
+    the metrics with a value in the chain, and those with two or more (a tie within one metric).
+    """
+    p = std.shape[0]
+    pooled = _pooled(std, level)
+    g, size = pooled.shape
+    order = np.argsort(pooled, axis=1, kind="stable")
+    srt = np.take_along_axis(pooled, order, axis=1)
+    tied = are_tied(srt[:, 1:], srt[:, :-1], rtol=rtol)  # (G, size - 1): value e + 1 ties value e
+    member = np.zeros((g, size), dtype=bool)
+    member[:, :-1] |= tied
+    member[:, 1:] |= tied
+    opens = member.copy()
+    opens[:, 1:] &= ~tied  # a member not tied with the value before it opens a chain
+    flat = np.flatnonzero(member.ravel())
+    if flat.size == 0:
+        empty = np.zeros((0, p), dtype=bool)
+        return np.zeros(0, dtype=np.intp), empty, empty
+    chain = np.cumsum(opens.ravel()[flat]) - 1
+    labels = order.ravel()[flat] // (size // p)  # the metric of each chained value
+    n_chains = int(chain[-1]) + 1
+    counts = np.bincount(chain * p + labels, minlength=n_chains * p).reshape(n_chains, p)
+    group = flat[opens.ravel()[flat]] // size
+    return group, counts > 0, counts > 1
+
+
+def _tied_pair_groups(std: np.ndarray, level: str, rtol: float | None):
+    """``(groups, hit)``: the groups holding a chain, and ``hit`` ``(groups, P, P)`` True where metrics ``u``
+    and ``v`` share a chain or one of them ties with itself in that group."""
+    p = std.shape[0]
+    group, present, repeated = _tie_chains(std, level, rtol)
+    groups, first = np.unique(group, return_index=True)
+    hit = np.zeros((groups.size, p, p), dtype=bool)
+    step = max(1, (1 << 22) // (p * p))  # chains per block of outer products (a few MiB)
+    for lo in range(0, group.size, step):
+        hi = min(group.size, lo + step)
+        outer = present[lo:hi, :, None] & present[lo:hi, None, :]
+        rows = np.searchsorted(groups, group[lo:hi])
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        hit[rows[starts]] |= np.logical_or.reduceat(outer, starts, axis=0)
+    self_tied = np.logical_or.reduceat(repeated, first, axis=0) if group.size else repeated
+    hit |= self_tied[:, :, None] | self_tied[:, None, :]
+    return groups, hit
+
+
+def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
     :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
     p = std.shape[0]
-    pooled = _pooled(std, level)
-    size = pooled.shape[1]
-    order = np.argsort(pooled, axis=1, kind="stable")
-    srt = np.take_along_axis(pooled, order, axis=1)
-    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
+    groups, hit = _tied_pair_groups(std, level, rtol)
     out: dict = {}
-    if rows.size == 0:
-        return out
-    labels = order // (size // p)  # the metric of each sorted value
-    new = np.ones(rows.size, dtype=bool)  # the chains: maximal runs of tied neighbours
-    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
-    starts = np.flatnonzero(new)
-    for a, b in zip(starts, np.append(starts[1:], rows.size)):
-        present, counts = np.unique(labels[rows[a], cols[a]:cols[b - 1] + 2], return_counts=True)
-        hit = {(min(u, v), max(u, v)) for u in present for v in present if u != v}
-        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
-            hit |= {(min(metric, v), max(metric, v)) for v in range(p) if v != metric}
-        for pair in hit:
-            out.setdefault((int(pair[0]), int(pair[1])), set()).add(int(rows[a]))
-    return {pair: sorted(groups) for pair, groups in out.items()}
+    for i in range(p):
+        for j in range(i + 1, p):
+            rows = np.flatnonzero(hit[:, i, j])
+            if rows.size:
+                out[i, j] = [int(v) for v in groups[rows]]
+    return out
 
 
-def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
+def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
 
@@ -168,29 +204,11 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary") -> np.ndarray:
     of tied sorted neighbours in the pool of all metrics; so pairs that share no chain have no tie, and
     neither has any ``X'`` made of their values (a subset of the pair's values).
     """
-    p = std.shape[0]
-    pooled = _pooled(std, level)
-    g, size = pooled.shape
-    order = np.argsort(pooled, axis=1, kind="stable")
-    srt = np.take_along_axis(pooled, order, axis=1)
-    ok = np.ones((p, p), dtype=bool)
-    rows, cols = np.nonzero(are_tied(srt[:, 1:], srt[:, :-1]))
-    if rows.size == 0:
-        return ok
-    labels = order // (size // p)  # the metric of each sorted value
-    # the chains: maximal runs of tied neighbours; every metric in a chain conflicts with every other
-    new = np.ones(rows.size, dtype=bool)
-    new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], rows.size)
-    for a, b in zip(starts, ends):
-        members = labels[rows[a], cols[a]:cols[b - 1] + 2]
-        present, counts = np.unique(members, return_counts=True)
-        for metric in present[counts > 1]:  # a tie within one metric: every pair with it
-            ok[metric, :] = ok[:, metric] = False
-        if present.size > 1:
-            ok[np.ix_(present, present)] = False
-    return ok
+    _, present, repeated = _tie_chains(std, level, rtol)
+    incidence = present.astype(np.float64)  # BLAS; counts of chains, exact in float64
+    shared = (incidence.T @ incidence) > 0
+    self_tied = repeated.any(axis=0)
+    return ~(shared | self_tied[:, None] | self_tied[None, :])
 
 
 def group_weights(scale: np.ndarray, undefined: str, grouped: bool):
@@ -231,9 +249,16 @@ class SummaryPairsShared:
         """Dense ``(M, N, N)`` tensors stay small (``N <= 32``) and the products are exact in float64."""
         return n <= 32 and 8 * (n - 1) ** 2 * n * m < 2**53
 
-    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str):
+    def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, tied: dict | None = None,
+                 *, rtol: float | None = None):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
+        self.tied = tied or {}
+        self.correction = None
+        if self.tied:  # the inputs where a pair's metrics tie: counted per resample (compiled)
+            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+
+            self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
         key, tz, distinct, uu = human_weights(z.T, coefficient)  # (M, N)
         if coefficient == "spearman":
             t = key[:, :, None] - key[:, None, :]
@@ -263,6 +288,15 @@ class SummaryPairsShared:
         g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int64)
         return d, g
 
+    def _untied_terms(self, i: int, j: int):
+        """:meth:`_pair_terms` with the inputs where the pair's metrics tie set to 0 (counted per resample)."""
+        d, g = self._pair_terms(i, j)
+        tied = self.tied.get((i, j))
+        if tied:
+            d[tied] = 0
+            g[tied] = 0
+        return d, g
+
     def prepare(self, pairs):
         """Integer terms of the given pairs, per group of inputs and chunk of pairs."""
         self.pairs = list(pairs)
@@ -271,7 +305,7 @@ class SummaryPairsShared:
         cells = np.arange(self.n * self.m).reshape(self.m, self.n)
         chunks = []
         for lo in range(0, q, PAIR_CHUNK):
-            terms = [self._pair_terms(i, j) for i, j in self.pairs[lo:lo + PAIR_CHUNK]]
+            terms = [self._untied_terms(i, j) for i, j in self.pairs[lo:lo + PAIR_CHUNK]]
             chunks.append((np.stack([d for d, _ in terms], axis=1), np.stack([g for _, g in terms])))
         for w, cols in self.groups:  # fixed order
             const = np.concatenate([d[cols].sum(axis=0) for d, _ in chunks])
@@ -281,10 +315,11 @@ class SummaryPairsShared:
         self.index = {pair: k for k, pair in enumerate(self.pairs)}
 
     def covers(self, i: int, j: int) -> bool:
-        """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
+        """Whether pair ``(i, j)`` was prepared."""
         return (i, j) in self.index
 
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         if self.nan:
             return np.full(len(range(*cache.sl.indices(cache.draws.n_resamples))), np.nan)
-        return self.products.evaluate(cache)[self.index[i, j]]
+        out = self.products.evaluate(cache)[self.index[i, j]]
+        return out if self.correction is None else self.correction.tied_deltas(cache, i, j, out)

@@ -12,7 +12,7 @@ ascending): the result does not depend on the batch size.
 Metric ties. Pearson does not depend on ranks, so ties matter only where they can make a permuted input
 *constant* (then its r is undefined: skipped and not counted, or 0 with ``undefined='zero'``). That needs
 every system of the input to hold, in ``X_i`` or in ``X_j``, a value tied with one common value: the pair's
-*risky* inputs (:meth:`metaeval.stats.kernels.permutation._PermSummaryPearson._risky_columns`, the rule of
+*risky* inputs (:func:`metaeval.stats.kernels.permutation.risky_columns`, the rule of
 the numpy path). The compiled loop skips the risky inputs of each pair, and :meth:`PearsonSummaryCompiled.deltas`
 adds their r, and their count, per resample from the same sums in numpy, with the constancy test of the
 reference path. So any metric, rounded or not, takes this path; only the risky inputs (typically none,
@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.permutation import _PermSummaryPearson, pearson_terms
-from metaeval.stats.kernels.ranks import _is_constant
+from metaeval.stats.kernels.permutation import pearson_terms, risky_columns
+from metaeval.stats.kernels.ranks import is_constant_along
 
 __all__ = ["PearsonSummaryCompiled"]
 
@@ -34,7 +34,7 @@ __all__ = ["PearsonSummaryCompiled"]
 class PearsonSummaryCompiled:
     """Deltas of every pair from one compiled call per batch (complete data, any metric ties)."""
 
-    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs):
+    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs, *, rtol: float | None = None):
         p, n, m = std.shape
         self.z_const, lin = pearson_terms(std, z)  # (P, N, M, 3)
         self.base = np.ascontiguousarray(lin.sum(axis=1).transpose(1, 2, 0))  # (M, 3, P)
@@ -48,7 +48,7 @@ class PearsonSummaryCompiled:
         self.skip = np.zeros((m, p, p), dtype=np.uint8)
         self.risky: dict = {}
         for i, j in self.pairs:
-            cols = np.flatnonzero(_PermSummaryPearson._risky_columns(std[i], std[j]) & ~self.z_const)
+            cols = np.flatnonzero(risky_columns(std[i], std[j], rtol) & ~self.z_const)
             if cols.size:
                 self.risky[i, j] = (cols, np.ascontiguousarray(lin[i][:, cols]), np.ascontiguousarray(lin[j][:, cols]),
                                     std[i][:, cols], std[j][:, cols])
@@ -74,7 +74,7 @@ class PearsonSummaryCompiled:
             s = np.where(mask[..., None], take, keep).sum(axis=1)  # (b, c, 3), systems in order
             with np.errstate(invalid="ignore", divide="ignore"):
                 r = np.clip(s[..., 2] / np.sqrt(s[..., 1] - s[..., 0] * s[..., 0] / self.n), -1.0, 1.0)
-            bad = _is_constant(np.where(mask, vt, vk), axis=1)  # (b, c)
+            bad = is_constant_along(np.where(mask, vt, vk), axis=1)  # (b, c)
             r = np.ascontiguousarray(np.where(bad, 0.0, r))
             out.append((r.sum(axis=1), (~bad).sum(axis=1)))
         return out

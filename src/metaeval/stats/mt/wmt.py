@@ -16,7 +16,8 @@ Statistics (``x`` a metric, ``z`` the human, over the ``N`` systems of one langu
 * **soft pairwise accuracy** (Thompson et al. 2024, WMT24): ``SPA = (1 / C(N, 2)) sum_{i<j}
   (1 - |p^h_ij - p^x_ij|)``, ``p_ij`` the one-sided paired-permutation p-value of "system i is better
   than system j" from the segment scores (each segment's two scores swapped with probability 1/2;
-  ``p = (1 + #{delta_s >= delta}) / (1 + R)``), the same swaps for the human and every metric;
+  ``p = (1 + #{delta_s >= delta}) / (1 + R)``), the same swaps for the human and every metric
+  (:mod:`metaeval.stats.mt.spa`);
 * **WMT DARR Kendall-like tau** (Ma et al. 2018, 2019): over pairs of translations of one segment whose
   human scores differ by at least ``threshold`` (25 DA points), ``(Concordant - Discordant) /
   (Concordant + Discordant)`` summed over all segments (a metric tie is Discordant);
@@ -32,6 +33,7 @@ from metaeval.stats.correlations.coefficients import correlation_rows, pearson_r
 from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.mt.spa import system_pvalues
 
 __all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy",
            "system_pvalues"]
@@ -56,25 +58,6 @@ def pairwise_agreement(xbar, zbar, human_ties="skip"):
     dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
     counted = np.ones_like(dz, dtype=bool) if human_ties == "count" else dz != 0
     return ((dx == dz) & counted).sum(axis=-1), np.broadcast_to(counted.sum(axis=-1), dx.shape[:-1])
-
-
-def system_pvalues(s, signs, pvalue="randomized"):
-    """One-sided paired-permutation p-values ``p[..., i, j]`` of "system i scores higher than system j".
-
-    ``s`` (..., N, M) segment scores, ``signs`` (R, M) of +-1 shared by every matrix. ``delta = mean_m
-    (s_im - s_jm)``, ``delta_r = mean_m signs_rm (s_im - s_jm)`` and with ``c = #{delta_r >= delta}``
-    (tolerance ``100 eps |delta|`` of :func:`metaeval.stats.significance.permutation.count_extreme`)
-    ``p = (1 + c) / (1 + R)`` (``pvalue='randomized'``) or ``c / R`` (``'fraction'``, mt-metrics-eval's
-    ``pce.compute_pairwise_p_values``, Thompson et al. 2024). ``delta_r`` of every pair is a difference of
-    per-system sums ``signs @ s_i`` (one product for all systems)."""
-    n = s.shape[-2]
-    ia, ib = np.triu_indices(n, 1)
-    m = s.shape[-1]
-    partial = (s.reshape(-1, m) @ np.asarray(signs, dtype=np.float64).T).reshape(s.shape[:-1] + (-1,)) / m  # (..., N, R)
-    means = s.mean(axis=-1)
-    null = partial[..., ia, :] - partial[..., ib, :]
-    delta = means[..., ia] - means[..., ib]
-    return _pair_matrix(null, delta, n, pvalue)
 
 
 def corpus_system_pvalues(x: CorpusScores, signs, pvalue="randomized"):
@@ -184,6 +167,11 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
                          for i in range(p)])
     if level == "by-system" and weights is not None:
         return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
+    if coefficient == "pdp" and level in ("summary", "by-system") and (weights is None or level == "summary"):
+        from metaeval.stats.correlations.pdp import pooled
+
+        groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
+        return np.stack([pooled(groups(xs[i]), groups(z), weights) for i in range(p)])
     if level in ("summary", "by-system"):
         axis_groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
         zg = axis_groups(z)

@@ -47,7 +47,10 @@ __all__ = [
     "ENGINES",
     "MIN_DISTINCT_SYSTEMS",
     "BootstrapOutcome",
+    "as_matrix",
     "bootstrap_interval",
+    "cells_per_resample",
+    "common_iv",
     "bootstrap_samples",
     "percentile_interval",
     "bca_interval",
@@ -108,16 +111,16 @@ class BootstrapOutcome:
 # validation
 
 
-def _as_matrix(name: str, value: Any) -> np.ndarray:
+def as_matrix(name: str, value: Any) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
     if arr.ndim != 2:
         raise ParameterError(f"`{name}` must be a 2-dimensional array (systems x inputs); got shape {arr.shape!r}.")
     return arr
 
 
-def _common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold):
-    x = x if isinstance(x, CorpusScores) else _as_matrix("x", x)
-    z = _as_matrix("z", z)
+def common_iv(x, z, level, coefficient, undefined, full_test_set, tie_threshold):
+    x = x if isinstance(x, CorpusScores) else as_matrix("x", x)
+    z = as_matrix("z", z)
     level = _levels.canonical_level(level)
     coefficient = canonical_coefficient(coefficient)
     undefined = check_undefined(undefined)
@@ -157,7 +160,7 @@ def power_of_two_rescaled(arrays, tie_threshold):
     return tuple(np.ldexp(a, -e) for a in arrays), (float(np.ldexp(tie_threshold, -e)) if tie_threshold else tie_threshold)
 
 
-def _cells_per_resample(x, coefficient):
+def cells_per_resample(x, coefficient):
     n, m = x.shape
     pairwise = coefficient not in ("pearson", "spearman")
     return n * m * (n if pairwise else 1) * 4
@@ -174,12 +177,13 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
     (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
-    if engine == "auto":
+    pooled_groups = coefficient == "pdp" and level in ("summary", "by-system")  # the kernels average groups
+    if engine == "auto" and not pooled_groups:
         kernel = _kernels.bootstrap_kernel(x, z, level=level, coefficient=coefficient, draws=draws,
                                            undefined=undefined, tie_threshold=tie_threshold,
                                            full_test_set=full_test_set)
     if kernel is None:
-        batch = check_batch(batch, _cells_per_resample(x, coefficient))
+        batch = check_batch(batch, cells_per_resample(x, coefficient))
     else:
         batch = check_batch(batch, kernel.cells, budget=_kernels.KERNEL_BATCH_CELLS)
     out = np.empty(k)
@@ -384,7 +388,7 @@ def bootstrap_interval(
     >>> bool(out.low < out.statistic < out.high)
     True
     """
-    x, z, level, coefficient, undefined, full_test_set, tie_threshold = _common_iv(
+    x, z, level, coefficient, undefined, full_test_set, tie_threshold = common_iv(
         x, z, level, coefficient, undefined, full_test_set, tie_threshold)
     method = check_method(method)
     k = check_int("n_resamples", n_resamples, minimum=1)

@@ -285,9 +285,9 @@ def bootstrap_draws(
     if method in ("systems", "both"):
         rows = gen.integers(0, n_systems, size=(k, n_systems))
     if method in ("inputs", "both"):
-        cols = gen.integers(0, n_inputs, size=(k, n_inputs))
+        cols = _column_draws(gen, n_inputs, k)
         if n_inputs_human is not None:
-            cols_human = gen.integers(0, n_inputs_human, size=(k, n_inputs_human))
+            cols_human = _column_draws(gen, n_inputs_human, k)
     draws = BootstrapDraws(method, n_systems, n_inputs, rows, cols, cols_human, n_inputs_human)
     if key is not None:
         for array in (rows, cols, cols_human):
@@ -299,6 +299,22 @@ def bootstrap_draws(
 
 
 _DRAWS_MEMO: dict = {}
+
+#: Input draws of this many resamples x inputs and more are generated in blocks of rows and kept as int32.
+_COMPACT_CELLS = 1 << 22
+
+
+def _column_draws(gen: np.random.Generator, m: int, k: int) -> np.ndarray:
+    """``gen.integers(0, m, size=(k, m))``: the same numbers (successive calls continue one stream), generated
+    in blocks and kept as int32 when they are many (1000 resamples of 100,000 inputs: 400 MB, not 800)."""
+    if k * m < _COMPACT_CELLS or m > np.iinfo(np.int32).max:
+        return gen.integers(0, m, size=(k, m))
+    out = np.empty((k, m), dtype=np.int32)
+    block = max(1, _COMPACT_CELLS // m)
+    for start in range(0, k, block):
+        stop = min(k, start + block)
+        out[start:stop] = gen.integers(0, m, size=(stop - start, m))
+    return out
 
 
 class PermutationDraws:

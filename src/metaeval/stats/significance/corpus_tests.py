@@ -21,10 +21,11 @@ from typing import Any
 
 from metaeval import defaults
 from metaeval.errors import ParameterError, check_int
-from metaeval.stats.resampling.bootstrap import _common_iv, bootstrap_samples
+from metaeval.stats.resampling.bootstrap import common_iv, bootstrap_samples
 from metaeval.stats.corpus import common_corpus_columns
 from metaeval.stats.correlations.levels import level_correlation, system_means
-from metaeval.stats.significance.pairs import PairwiseOutcome, _Steps, adjusted_matrix, pairwise_tests, record_bootstrap_pair
+from metaeval.stats.significance.pair_permutations import ProgressSteps
+from metaeval.stats.significance.pairs import PairwiseOutcome, adjusted_matrix, pairwise_tests, record_bootstrap_pair
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
 
@@ -63,7 +64,7 @@ def corpus_pairwise_tests(
     if len(scores) < 2:
         raise ParameterError(f"`scores` must hold at least 2 metrics; got {len(scores)}.")
     for source in scores:  # every metric against z, at the system level
-        _, z, _, coefficient, undefined, _, tie_threshold = _common_iv(source, z, "system", coefficient, undefined,
+        _, z, _, coefficient, undefined, _, tie_threshold = common_iv(source, z, "system", coefficient, undefined,
                                                                        False, tie_threshold)
     test, method, alternative = check_metric_test(test), check_method(method), check_alternative(alternative)
     n_resamples = check_int("n_resamples", n_resamples, minimum=1)
@@ -85,7 +86,7 @@ def corpus_pairwise_tests(
     statistics = np.array([float(level_correlation(s, z, **kw).statistic) for s in scores])
     draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=n_resamples, rng=as_generator(rng))
     check_batch(batch, 1)
-    steps = _Steps(progress, n_resamples, p)
+    steps = ProgressSteps(progress, n_resamples, p)
     samples = []
     for source in scores:
         samples.append(bootstrap_samples(source, z, draws=draws, batch=batch, **kw))

@@ -10,7 +10,7 @@ import numpy as np
 from metaeval.errors import ParameterError, check_int, check_probability
 from metaeval.vocabulary import CORRECTIONS, FAMILYWISE_CORRECTIONS, check_correction, check_family
 
-__all__ = ["CORRECTION_METHODS", "SignificanceFloor", "adjust_pvalues", "significance_floor"]
+__all__ = ["CORRECTION_METHODS", "SignificanceFloor", "adjust_pvalues", "benjamini_yekutieli", "significance_floor"]
 
 CORRECTION_METHODS = CORRECTIONS
 """Names accepted by :func:`adjust_pvalues`."""
@@ -103,9 +103,47 @@ def adjust_pvalues(pvalues, *, method: str) -> np.ndarray:
         elif method == "holm-sidak":
             adjusted_sorted = np.maximum.accumulate(_sidak(ranked, m - i + 1))
         else:
-            adjusted_sorted = np.minimum.accumulate(np.minimum(1.0, m * ranked / i)[::-1])[::-1]
+            adjusted_sorted = _step_up(ranked, m)
         adjusted = np.empty(m)
         adjusted[order] = adjusted_sorted
+    out[family] = adjusted
+    return out
+
+
+def _step_up(ranked: np.ndarray, m: int, factor: float = 1.0) -> np.ndarray:
+    """Benjamini-Hochberg's step-up adjustment of sorted p-values, times ``factor`` (1 for BH, ``sum 1/k`` for BY)."""
+    i = np.arange(1, m + 1)
+    return np.minimum.accumulate(np.minimum(1.0, factor * m * ranked / i)[::-1])[::-1]
+
+
+def benjamini_yekutieli(pvalues) -> np.ndarray:
+    """Benjamini-Yekutieli adjusted p-values: the false discovery rate under any dependence of the tests.
+
+    ``p~_(i) = min_{j >= i} min(1, c(m) m p_(j) / j)`` with ``c(m) = sum_{k=1..m} 1/k``: Benjamini-Hochberg's
+    step-up with the level divided by ``c(m)``. NaN entries are left out of the family and stay NaN (as in
+    :func:`adjust_pvalues`, of which this is the dependence-proof FDR variant; R's ``p.adjust(method="BY")``,
+    statsmodels' ``'fdr_by'``).
+
+    References
+    ----------
+    Benjamini, Y. and Yekutieli, D. (2001). The control of the false discovery rate in multiple testing under
+    dependency. The Annals of Statistics 29(4), 1165-1188.
+
+    Examples
+    --------
+    >>> benjamini_yekutieli([0.01, 0.04, 0.03, 0.005]).round(4)
+    array([0.0417, 0.0833, 0.0833, 0.0417])
+    """
+    p, _ = _adjust_pvalues_iv(pvalues, "none")
+    out = p.copy()
+    family = ~np.isnan(p)
+    values = p[family]
+    m = values.size
+    if m == 0:
+        return out
+    order = np.argsort(values, kind="stable")
+    adjusted = np.empty(m)
+    adjusted[order] = _step_up(values[order], m, float(np.sum(1.0 / np.arange(1, m + 1))))
     out[family] = adjusted
     return out
 

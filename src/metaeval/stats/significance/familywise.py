@@ -28,6 +28,9 @@ __all__ = ["LEVEL_METHODS", "familywise_error", "pairwise_comparisons", "per_com
 LEVEL_METHODS = ("sidak", "bonferroni")
 """Per-comparison levels of :func:`per_comparison_level`."""
 
+MAX_COMPARISONS = 2**53
+"""The largest ``k`` accepted: every integer up to it is exact in float64, in which ``(1 - p_c)^k`` is computed."""
+
 
 def _probability_iv(name: str, value, *, closed: bool):
     """A probability (or an array of them) as float64; [0, 1] when ``closed``, else (0, 1)."""
@@ -45,10 +48,17 @@ def _probability_iv(name: str, value, *, closed: bool):
     return array
 
 
+def _at_most(name: str, value: int, maximum: int) -> int:
+    if value > maximum:
+        shown = f"an integer of {len(str(value))} digits" if value > 10**18 else str(value)
+        raise ParameterError(f"`{name}` must be an integer <= {maximum}; got {shown}.")
+    return value
+
+
 def _comparisons_iv(comparisons) -> np.ndarray:
     array = np.asarray(comparisons)
     if array.ndim == 0:
-        return np.asarray(check_int("comparisons", comparisons, minimum=1))
+        return np.asarray(_at_most("comparisons", check_int("comparisons", comparisons, minimum=1), MAX_COMPARISONS))
     if array.dtype.kind not in "iu" or array.size == 0 or (array < 1).any():
         raise ParameterError(f"`comparisons` must be an integer >= 1; got {comparisons!r}.")
     return array.astype(np.int64)
@@ -158,5 +168,5 @@ def pairwise_comparisons(n_systems: int) -> int:
     ParameterError
         If ``n_systems`` is not an integer >= 2.
     """
-    n = check_int("n_systems", n_systems, minimum=2)
+    n = _at_most("n_systems", check_int("n_systems", n_systems, minimum=2), 2**27)  # k = n (n - 1) / 2 < 2^53
     return math.comb(n, 2)

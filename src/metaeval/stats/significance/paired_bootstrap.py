@@ -34,7 +34,7 @@ from metaeval.stats import kernels as _kernels
 from metaeval.stats.resampling.bootstrap import bootstrap_samples, percentile_interval
 from metaeval.stats.significance.common import common_cells
 from metaeval.stats.corpus import CorpusScores, common_corpus_columns
-from metaeval.stats.significance.permutation import TOLERANCE_EPS, _test_iv
+from metaeval.stats.significance.permutation import TOLERANCE_EPS, metric_test_iv
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 
 __all__ = ["BootstrapTestOutcome", "bootstrap_test", "bootstrap_pvalue"]
@@ -139,7 +139,7 @@ def bootstrap_test(
     Berg-Kirkpatrick, T., Burkett, D. and Klein, D. (2012). An Empirical Investigation of Statistical
     Significance in NLP. EMNLP-CoNLL.
     """
-    x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _test_iv(
+    x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = metric_test_iv(
         x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
     confidence_level = check_probability("confidence_level", confidence_level)
     gen = as_generator(rng)

@@ -45,17 +45,16 @@ from metaeval.stats import kernels as _kernels
 from metaeval.stats.correlations import levels as _levels
 from metaeval.stats.resampling.bootstrap import (
     ENGINES,
-    _cells_per_resample,
-    _common_iv,
+    common_iv,
     bootstrap_samples,
     power_of_two_rescaled,
 )
 from metaeval.stats.significance.common import common_cells
 from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
-from metaeval.stats.significance.permutation import _reference_batch, count_extreme, standardize
+from metaeval.stats.significance.pair_permutations import ProgressSteps, permutation_pairs
+from metaeval.stats.significance.permutation import count_extreme, standardize
 from metaeval.stats.resampling.draws import (
     as_generator,
-    batch_slices,
     bootstrap_draws,
     check_batch,
     permutation_draws,
@@ -67,7 +66,7 @@ from metaeval.vocabulary import (
     check_metric_test,
 )
 
-__all__ = ["TESTS", "PairwiseOutcome", "pairwise_tests"]
+__all__ = ["TESTS", "PairwiseOutcome", "adjusted_matrix", "pairwise_tests", "record_bootstrap_pair"]
 
 TESTS = METRIC_TESTS
 
@@ -108,10 +107,10 @@ def _pairs_iv(scores, z, test, level, coefficient, method, alternative, n_resamp
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 3 or scores.shape[0] < 2:
         raise ParameterError(f"`scores` must be an array of shape (P >= 2, N, M); got shape {scores.shape!r}.")
-    _, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
+    _, z, level, coefficient, undefined, _, tie_threshold = common_iv(
         scores[0], z, level, coefficient, undefined, False, tie_threshold)
     (scores,), tie_threshold = power_of_two_rescaled((scores,), tie_threshold)
-    (z,), _ = power_of_two_rescaled((z,), 0.0)  # exact powers of two: no overflow at 1e160 (issue 22)
+    (z,), _ = power_of_two_rescaled((z,), 0.0)  # exact powers of two: no overflow at 1e160
     test = check_metric_test(test)
     method = check_method(method)
     alternative = check_alternative(alternative)
@@ -200,7 +199,7 @@ def pairwise_tests(
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(std), z, **kw)])
         draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
         if shared:
-            deltas_s = _permutation_pairs(std, z, draws, batch, engine, kw, progress)
+            deltas_s = permutation_pairs(std, z, draws, batch, engine, kw, progress)
             observed = {pair: statistics[pair[0]] - statistics[pair[1]] for pair in deltas_s}
         else:
             deltas_s, observed = _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress)
@@ -222,7 +221,7 @@ def pairwise_tests(
     else:
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(scores), z, **kw)])
         draws = bootstrap_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
-        steps = _Steps(progress, k, p if shared else p * (p - 1) // 2)
+        steps = ProgressSteps(progress, k, p if shared else p * (p - 1) // 2)
         if shared:
             samples = []
             for i in range(p):
@@ -272,195 +271,13 @@ def adjusted_matrix(pvalues: np.ndarray, correction: str | None) -> np.ndarray |
     return adjusted
 
 
-class _Steps:
-    """Reports ``total`` units of progress spread over ``parts`` steps done one after another."""
-
-    def __init__(self, progress, total: int, parts: int):
-        self.progress, self.total, self.parts, self.count = progress, total, max(1, parts), 0
-
-    def done(self, units: int | None = None) -> None:
-        """One step done (``units``: report exactly this many instead of an even share)."""
-        if self.progress is None:
-            return
-        if units is None:
-            before = self.total * self.count // self.parts
-            self.count += 1
-            units = self.total * self.count // self.parts - before
-        for _ in range(units):
-            self.progress()
-
-
-def _permutation_pairs(std, z, draws, batch, engine, kw, progress=None):
-    """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``."""
-    p, n, m = std.shape
-    k = draws.n_resamples
-    pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
-    out = {pair: np.empty(k) for pair in pairs}
-    complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
-    shared_system = None
-    if engine == "auto" and complete and kw["level"] == "system":
-        shared_system = _SharedSystemMeans(std, z, draws)
-    shared_pearson = None
-    if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
-            and draws.method != "inputs"):
-        shared_pearson = _kernels.PearsonSummaryShared(std, z, kw["undefined"])
-    shared_pair = None
-    if engine == "auto" and complete and draws.method == "both":
-        shared_pair = _shared_pair_kernel(std, z, pairs, kw)
-    if shared_pair is not None:
-        shared_pearson = shared_pair
-    kernels = {}
-    uncovered = [] if shared_system is not None else [pair for pair in pairs if not _covers(shared_pearson, pair)]
-    if engine == "auto":
-        for i, j in uncovered:
-            kernels[i, j] = _kernels.permutation_kernel(std[i], std[j], z, draws=draws, **kw)
-    fast = [kern for kern in (shared_system, shared_pearson, *kernels.values()) if kern is not None]
-    if any(kernels.get(pair) is None for pair in uncovered):  # some reference pairs
-        batch = check_batch(batch, _cells_per_resample(std[0], kw["coefficient"]))
-    else:
-        batch = check_batch(batch, max(kern.cells for kern in fast), budget=_kernels.KERNEL_BATCH_CELLS)
-    with _kernels.single_blas_thread():
-        steps = _Steps(progress, k, 1)
-        for sl in batch_slices(k, batch):
-            _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw)
-            steps.done(sl.stop - sl.start)
-    return out
-
-
-def _shared_pair_kernel(std, z, pairs, kw):
-    """A kernel shared by the pairs (PERM-BOTH, complete data), or None for the per-pair kernels; a kernel
-    with ``covers(i, j)`` handles only the pairs for which it is True.
-
-    Global Pearson; summary-level Pearson (compiled); by-system Pearson (numpy, per-row
-    masked sums, pairs without a tie within a row); the pair-count coefficients and
-    Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
-    numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
-    global levels (numba; without it None, the reference path).
-    """
-    from metaeval.stats.kernels import shared
-    from metaeval.stats.kernels.global_pairs import numba_available
-
-    level, coefficient = kw["level"], kw["coefficient"]
-    if level == "global" and coefficient == "pearson":
-        return shared.GlobalPearsonShared(std, z)
-    if level == "summary" and coefficient == "pearson":
-        if numba_available():  # any metric ties (their risky inputs per pair, see the kernel)
-            from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
-
-            return PearsonSummaryCompiled(std, z, kw["undefined"], pairs)
-        return None
-    if level == "by-system" and coefficient == "pearson":
-        from metaeval.stats.kernels.by_system_pearson import BySystemPearsonShared
-
-        ok = shared.tie_free_pairs(std, level)
-        return BySystemPearsonShared(std, z, kw["undefined"], ok) if any(ok[pair] for pair in pairs) else None
-    if coefficient not in shared.COEFFICIENTS or kw["tie_threshold"] != 0:
-        return None
-    if level not in ("summary", "by-system", "global"):
-        return None
-    ok = shared.tie_free_pairs(std, level)
-    if level == "summary" and shared.SummaryPairsShared.applicable(*std.shape[1:]):
-        pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
-        if not pairs:
-            return None
-        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"])
-    elif numba_available():
-        from metaeval.stats.kernels.dominance import GroupPairsCompiled
-
-        # by-system and global: a pair's groups with a metric tie are counted per resample (compiled)
-        size = {"by-system": std.shape[2], "global": std.shape[1] * std.shape[2]}.get(level, 0)
-        tied = shared.tied_groups(std, level) if size > 2 else {}
-        pairs = [pair for pair in pairs if ok[pair] or pair in tied]
-        if not pairs:
-            return None
-        kernel = GroupPairsCompiled(std, z, coefficient, kw["undefined"], level, tied)
-    else:
-        return None
-    kernel.prepare(pairs)
-    return kernel if kernel.products.exact else None
-
-
-def _covers(kernel, pair) -> bool:
-    """Whether a shared kernel computes ``pair`` (kernels without ``covers`` compute every pair)."""
-    if kernel is None:
-        return False
-    return kernel.covers(*pair) if hasattr(kernel, "covers") else True
-
-
-def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared_pearson, kernels, kw):
-    """Fill ``out[i, j][sl]`` for every pair from one batch of the shared masks."""
-    cache = _kernels.BatchCache(draws, sl)
-    for i, j in pairs:
-        if shared_system is not None:
-            xp, yp = shared_system.permuted_means(cache, i, j)
-            args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs,
-                    shared_system.z_fixed)
-            rx = _kernels.system_correlation(xp, *args)
-            ry = _kernels.system_correlation(yp, *args)
-            out[i, j][sl] = rx - ry
-        elif hasattr(shared_pearson, "deltas") and _covers(shared_pearson, (i, j)):
-            out[i, j][sl] = shared_pearson.deltas(cache, i, j)
-        elif shared_pearson is not None and _covers(shared_pearson, (i, j)):
-            rx, ry = shared_pearson.evaluate(cache, i, j)
-            if not hasattr(shared_pearson, "undefined"):  # global level: one correlation per resample
-                out[i, j][sl] = rx - ry
-                continue
-            out[i, j][sl] = rx - ry
-        elif kernels.get((i, j)) is not None:
-            out[i, j][sl] = kernels[i, j].deltas(cache)
-        else:
-            rx, ry = _reference_batch(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
-                                      kw["undefined"], kw["tie_threshold"])
-            out[i, j][sl] = rx - ry
-
-
-class _SharedSystemMeans:
-    """Permuted system means of every metric pair from per-metric masked sums (complete data).
-
-    ``shift_p = (1/M) sum_b m_ab X_p[a, b]`` is computed once per metric and batch (byte tables for
-    PERM-BOTH, exact weighted sums for PERM-INPUTS); then ``X'_a = xbar_i + shift_j - shift_i`` and
-    ``Y' = xbar_i + xbar_j - X'``.
-    """
-
-    def __init__(self, std, z, draws):
-        self.p, self.n, self.m = std.shape
-        self.cells = (self.p + 24) * self.n + self.n * (self.n - 1) // 4
-        self.means = std.mean(axis=2)  # (P, N)
-        self.zbar = z.mean(axis=1)
-        self.z_signs = _kernels.fixed_pair_signs(self.zbar) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
-        self.z_fixed = _kernels.fixed_pearson(self.zbar) if self.n >= 2 else None
-        self.method = draws.method
-        if draws.method == "both":
-            self.tables = [_kernels.byte_tables(std[i]) for i in range(self.p)]
-        elif draws.method == "inputs":
-            self.sums = _kernels.ExactWeightedSums(std.reshape(-1, self.m), self.m)
-
-    def _shifts(self, cache):
-        def make():
-            if self.method == "both":
-                packed = cache.packed()
-                return np.stack([_kernels.table_sums(t, packed).T for t in self.tables]) / self.m
-            sums = self.sums(cache.draws.bits[cache.sl])  # (b, P * N)
-            return sums.reshape(sums.shape[0], self.p, self.n).transpose(1, 0, 2) / self.m
-
-        return cache.get("system-shifts", make)
-
-    def permuted_means(self, cache, i, j):
-        if self.method == "systems":
-            xp = np.where(cache.draws.bits[cache.sl], self.means[j], self.means[i])
-        else:
-            shift = self._shifts(cache)
-            xp = self.means[i] + (shift[j] - shift[i])
-        return xp, self.means[i] + self.means[j] - xp
-
-
 def _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress=None):
     """Permuted and observed deltas of every pair ``i < j`` on the pair's own common cells."""
     from metaeval.stats.significance.permutation import permutation_deltas
 
     p = scores.shape[0]
     out, observed = {}, {}
-    steps = _Steps(progress, draws.n_resamples, p * (p - 1) // 2)
+    steps = ProgressSteps(progress, draws.n_resamples, p * (p - 1) // 2)
     for i in range(p):
         for j in range(i + 1, p):
             cells = common_cells(scores[i], scores[j], z)

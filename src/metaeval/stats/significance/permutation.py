@@ -42,9 +42,9 @@ from metaeval.stats.correlations.coefficients import rescaled
 from metaeval.stats.correlations.levels import check_corpus_level
 from metaeval.stats.resampling.bootstrap import (
     ENGINES,
-    _as_matrix,
-    _cells_per_resample,
-    _common_iv,
+    as_matrix,
+    cells_per_resample,
+    common_iv,
     power_of_two_rescaled,
 )
 from metaeval.stats.resampling.draws import (
@@ -60,7 +60,9 @@ from metaeval.vocabulary import ALTERNATIVES, canonical_level, check_alternative
 __all__ = [
     "ALTERNATIVES",
     "PermutationOutcome",
+    "metric_test_iv",
     "permutation_test",
+    "reference_deltas",
     "standardize",
     "permutation_deltas",
     "monte_carlo_pvalue",
@@ -144,11 +146,12 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
     (z,), _ = power_of_two_rescaled((z,), 0.0)
     k = draws.n_resamples
     kernel = None
-    if engine == "auto":
+    pooled_groups = coefficient == "pdp" and level in ("summary", "by-system")  # the kernels average groups
+    if engine == "auto" and not pooled_groups:
         kernel = _kernels.permutation_kernel(xs, ys, z, level=level, coefficient=coefficient, draws=draws,
                                              undefined=undefined, tie_threshold=tie_threshold)
     if kernel is None:
-        batch = check_batch(batch, _cells_per_resample(xs, coefficient))
+        batch = check_batch(batch, cells_per_resample(xs, coefficient))
     else:
         batch = check_batch(batch, kernel.cells, budget=_kernels.KERNEL_BATCH_CELLS)
     out = np.empty(k)
@@ -157,12 +160,12 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
             if kernel is not None:
                 out[sl] = kernel.deltas(_kernels.BatchCache(draws, sl))
             else:
-                rx, ry = _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold)
+                rx, ry = reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold)
                 out[sl] = rx - ry
     return out
 
 
-def _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold):
+def reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold):
     mask = np.ascontiguousarray(draws.mask(sl))  # C order: the generic sums then do not depend on the batch
     zb = np.broadcast_to(z, mask.shape)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
@@ -171,11 +174,11 @@ def _reference_batch(xs, ys, z, draws, sl, level, coefficient, undefined, tie_th
     return np.asarray(rx, dtype=np.float64), np.asarray(ry, dtype=np.float64)
 
 
-def _test_iv(x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine):
-    y = y if isinstance(y, CorpusScores) else _as_matrix("y", y)
+def metric_test_iv(x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine):
+    y = y if isinstance(y, CorpusScores) else as_matrix("y", y)
     if isinstance(y, CorpusScores):
         check_corpus_level(y, np.asarray(z, dtype=np.float64), canonical_level(level), False)
-    x, z, level, coefficient, undefined, _, tie_threshold = _common_iv(
+    x, z, level, coefficient, undefined, _, tie_threshold = common_iv(
         x, z, level, coefficient, undefined, False, tie_threshold)
     if y.shape != x.shape:
         raise ParameterError(f"`y` must have the shape of `x` {x.shape!r}; got {y.shape!r}.")
@@ -255,7 +258,7 @@ def permutation_test(
     >>> out.pvalue < 0.05
     True
     """
-    x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = _test_iv(
+    x, y, z, level, coefficient, method, alternative, k, undefined, tie_threshold, engine = metric_test_iv(
         x, y, z, level, coefficient, method, alternative, n_resamples, undefined, tie_threshold, engine)
     if isinstance(x, CorpusScores) or isinstance(y, CorpusScores):
         raise ParameterError("`x` and `y` must be score matrices for a permutation test (it swaps cells, which a "

@@ -1,17 +1,19 @@
-"""The significance machinery of :func:`metaeval.correlation.mt.mt_evaluate`: the null draws or bootstrap
-resamples of every task, their p-values, and a scope's weighted average with its p-values and clusters
-(docs/mt.md, "Significance and the ranking")."""
+"""The significance machinery of the WMT protocols (:func:`metaeval.correlation.mt.mt_evaluate`): the null
+draws or bootstrap resamples of every task, their p-values, and a scope's weighted average with its p-values
+and clusters (docs/mt.md, "Significance and the ranking"). Pure numpy."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..stats.significance.clusters import significance_clusters
-from ..stats.correlations.coefficients import correlation_rows
-from ..stats.significance.paired_bootstrap import bootstrap_pvalue
-from ..stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
-from ..stats.mt.wmt import pairwise_agreement, resampled_task
-from ..stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
+from metaeval.errors import DegenerateWarning, ParameterError
+from metaeval.stats.significance.clusters import significance_clusters
+from metaeval.stats.correlations.coefficients import correlation_rows
+from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
+from metaeval.stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
+from metaeval.stats.mt.wmt import pairwise_agreement, resampled_task
+from metaeval.stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
 
 __all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
            "pvalue_matrix", "rank", "system_statistic", "task_range"]
@@ -35,29 +37,40 @@ def system_statistic(stat, human_ties):
     return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat)
 
 
-def bootstrap_system(scorer, p, z, w, stat, human_ties):
+def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None):
+    """Resampled system-level statistics (P, k) under segment count weights ``w`` (k, M); ``zscorer(w)`` the
+    human's resampled system scores (default: means of ``z``)."""
     xres = np.stack([scorer(i, w) for i in range(p)])  # (P, k, N)
-    zres = (w @ z.T) / w.sum(axis=1)[:, None]
+    zres = (w @ z.T) / w.sum(axis=1)[:, None] if zscorer is None else zscorer(w)
     if stat == "accuracy":
         return agreement_rate(xres, zres[None], human_ties)
     return np.stack([correlation_rows(xres[i], zres, stat) for i in range(p)])
 
 
-def pooled_accuracy(pooled, p, human_ties, permute, gen, k):
+def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True):
     """Pairwise accuracy pooled over language pairs (agreements summed over pairs summed), observed and its
     permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
     ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
     counts = [pairwise_agreement(xbar, zbar, human_ties) for xbar, zbar, *_ in pooled]
-    obs = sum(c[0] for c in counts) / sum(c[1] for c in counts)
+    total = sum(c[1] for c in counts)
+    if not np.any(np.asarray(total) > 0):
+        warnings.warn("pooled system-level accuracy is undefined (NaN): the human scores tie every pair of systems"
+                      f" in every language pair (human_ties={human_ties!r} leaves no pair to count).",
+                      DegenerateWarning, stacklevel=3)
+        return np.full(p, np.nan), None
+    obs = sum(c[0] for c in counts) / total
     sizes = [zbar.size for _, zbar, *_ in pooled]
+    if not draws:
+        return obs, None
     if not permute:
         agree = pairs = 0
-        for xbar, zbar, scorer, z, w in pooled:
+        for xbar, zbar, scorer, z, w, zscorer in pooled:
             xres = np.stack([scorer(i, w) for i in range(p)])
-            zres = (w @ z.T) / w.sum(axis=1)[:, None]
+            zres = zscorer(w)
             a, n = pairwise_agreement(xres, zres[None], human_ties)
             agree, pairs = agree + a, pairs + n
-        return obs, agree / pairs
+        with np.errstate(invalid="ignore", divide="ignore"):  # a resample that ties every pair: NaN
+            return obs, np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
     xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
     zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
     return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)
@@ -113,13 +126,17 @@ def calibrated_task(xs, z, level, coefficient, w, recalibrate):
     return obs, res, eps
 
 
-def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
+def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p, test=True):
     """A scope's weighted average of rescaled task statistics, its p-values and cluster ranks. Permutation:
     the average's null draw is the weighted sum of the tasks' null draws (mt-metrics-eval
-    ``AverageCorrMatrix``); bootstrap: the paired-bootstrap p-value of the resampled averages."""
+    ``AverageCorrMatrix``); bootstrap: the paired-bootstrap p-value of the resampled averages. ``test=False``
+    (no draws): NaN p-values and the ranks of the averages (1 = best, equal averages share a rank)."""
     if not use:
         return np.full(p, np.nan), np.ones(p, dtype=int), np.full((p, p), np.nan)
     avg = sum(w * (statistics[t] - lo) / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
+    if not test:
+        order = -np.nan_to_num(avg, nan=-np.inf)
+        return avg, 1 + (order[:, None] > order[None, :]).sum(axis=1), np.full((p, p), np.nan)
     if permute:
         null = sum(w * draws[t] / (hi - lo) for t, w, (lo, hi) in zip(use, weights, ranges))
         pv = pair_pvalues(null, avg, pconv)
@@ -129,12 +146,10 @@ def rank(statistics, draws, use, weights, ranges, permute, pconv, alpha, p):
     return avg, significance_clusters(avg, pv, alpha=alpha), pv
 
 
-def task_range(statistic, preset):
-    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: accuracies are in
-    [0, 1], correlations in [-1, 1]; soft pairwise accuracy as the preset says (mt-metrics-eval treats it as a
-    correlation)."""
-    if statistic in ("accuracy", "acc-eq", "acc23"):
+def task_range(statistic, preset=None):
+    """``(low, high)`` of a statistic for the WMT rescaling ``(s - low) / (high - low)``: the accuracies
+    (pairwise accuracy, acc-eq, acc23 and soft pairwise accuracy) are in [0, 1] and taken as they are, every
+    correlation is in [-1, 1] (mt-metrics-eval ``TaskResults.range``, where ``pce`` is SPA)."""
+    if statistic in ("accuracy", "acc-eq", "acc23", "soft-accuracy"):
         return 0.0, 1.0
-    if statistic == "soft-accuracy":
-        return (-1.0, 1.0) if preset["spa_range"] == "correlation" else (0.0, 1.0)
     return -1.0, 1.0

@@ -1,0 +1,277 @@
+"""`metaeval judge rank|agree|audit|alt-test`: judges and pairwise preferences (docs/judges.md)."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from .. import defaults
+from ..errors import ParameterError
+from ..vocabulary import TIE_MODELS
+from .analysis_output import footer, interval, number, output_options, render
+from .common import group, option, options, resamples_option, say, seed_option, tie_tolerance_option
+
+_ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
+_SCORE_READING = ("system_column", "annotator_column", "layout", "rename", "allow_unmatched")
+"""The reading options of --scores besides --input-column and --where (which serve the comparison file too)."""
+
+
+def comparison_options(command: Callable) -> Callable:
+    """Where the comparisons come from: --comparisons FILE (with its column mapping and --where), or the
+    scorers of --dataset / --scores turned into judges (--scorer, --annotators; the score file read with
+    the reading options of every command, --input-column and --where included). A data error names the
+    one file the data came from."""
+
+    @functools.wraps(command)
+    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators, **kwargs):
+        from .source import Reading, Source, located
+
+        columns = {role: kwargs.pop(f"{role}_column") for role in _ROLES}
+        reading = {name: kwargs.pop(name) for name in _SCORE_READING}
+        source = Source(dataset=dataset, scores=(scores,) if scores else ())
+        with located(str(comparisons) if comparisons is not None else source.origin):
+            if comparisons is not None:
+                given = [f"--{name.replace('_', '-')}" for name, values in reading.items() if values]
+                if given:
+                    raise ParameterError(f"`{given[0]}` applies to `--scores`; got it with --comparisons.")
+                data = _from_comparisons(comparisons, {r: c for r, c in columns.items() if c}, where, source,
+                                         scorer, annotators)
+            else:
+                if any(c for role, c in columns.items() if role != "input"):
+                    raise ParameterError("the column options of the comparison roles apply to `--comparisons`;"
+                                         " got them without it.")
+                reading = Reading.of({**reading, "input_column": (columns["input"],) if columns["input"] else (),
+                                      "where": where})
+                data = _from_scores(Source(dataset=dataset, scores=source.scores, reading=reading), scorer,
+                                    annotators)
+            return command(*args, data=data, **kwargs)
+
+    decorators = [
+        option("comparisons"),
+        option("input_column", multiple=False, metavar="COLUMN",
+               help="The comparison file's column of the input role."),
+        options(*(f"{role}_column" for role in _ROLES[1:])),
+        option("where", metavar="COLUMN=VALUE", help="Keep only the comparison rows whose COLUMN is VALUE (repeatable)."),
+        option("dataset", help="A packaged dataset whose scorers become judges (with --scorer)."),
+        option("scores", multiple=False, metavar="PATH", type=click.Path(dir_okay=False),
+               help="A score file whose scorers become judges."),
+        option("scorer", multiple=True,
+               help="A scorer of --dataset / --scores that judges every pair of systems on every input (repeatable)."),
+        option("annotators"),
+        options(*_SCORE_READING),
+    ]
+    for decorator in reversed(decorators):
+        wrapper = decorator(wrapper)
+    return wrapper
+
+
+def _from_comparisons(comparisons, columns, where, source, scorers, annotators):
+    from ..data.columns import parse_where
+    from ..judges import read_comparisons
+    from ..judges.reader import CLI_OPTION_NAMES
+
+    if source.dataset is not None or source.scores or scorers or annotators:
+        raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores`, `--scorer` or"
+                             " `--annotators`; got both.")
+    return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
+
+
+def _from_scores(source, scorers, annotators):
+    from ..judges import comparisons_from_scores
+    from .source import load_source
+
+    if source.dataset is None and not source.scores:
+        raise ParameterError("`--comparisons`, `--dataset` or `--scores` must be given; got none.")
+    if not scorers:
+        raise ParameterError("`--scorer` must name the scorers that judge (repeatable); got none.")
+    ds, _ = load_source(source, human_optional=True)
+    return comparisons_from_scores(ds, list(scorers), annotators=annotators)
+
+
+@group()
+def judge():
+    """Rank systems from pairwise comparisons; judges against humans, audits, alt-test.
+
+    The comparisons come from a comparison file (--comparisons) or from the scorers of a dataset or score
+    file (--scorer): every scorer judges every pair of systems on every input (docs/judges.md)."""
+
+
+def _resampling_options(command):
+    return option("confidence_level")(command)
+
+
+@judge.command()
+@tie_tolerance_option
+@comparison_options
+@option("judge", help="Rank with these judges' comparisons only (repeatable).")
+@option("ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
+        help="Ties as half a win each, Davidson's tie model, or left out.")
+@options("resampling", "regularization")
+@option("html", help="Also write an HTML page with the ranking figure and the judge audit table.")
+@_resampling_options
+@resamples_option
+@seed_option
+@output_options
+def rank(data, judge, ties, resampling, regularization, html, confidence_level, n_resamples, seed, format, output):
+    """Rank systems by Bradley-Terry scores, with bootstrap intervals of scores and ranks."""
+    from ..judges import judge_audit, rank_systems
+
+    judges, fmt = judge, format
+
+    result = rank_systems(data, judges=judges or None, ties=ties, resampling=resampling, n_resamples=n_resamples,
+                          confidence_level=confidence_level, regularization=regularization, rng=seed)
+    render(result, fmt, result.to_frame(), _rank_table, output)
+    if html:
+        from ..report.judges_section import write_judges_page
+
+        audit = judge_audit(data, judges or None, n_resamples=n_resamples, confidence_level=confidence_level,
+                            rng=seed)
+        say(f"wrote {write_judges_page(html, result, audit)}", err=True)
+
+
+def _rank_table(result):
+    table = Table(title=f"Bradley-Terry ranking ({result.ties_model} ties; {result.resampling} bootstrap,"
+                        f" {result.n_resamples} resamples)", title_justify="left")
+    for column in ("rank", "system", "score", "interval", "rank range", "W-L-T"):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    several = result.component.max() > 0
+    for k, system in enumerate(result.systems):
+        label = f"{system} [{result.component[k] + 1}]" if several else system
+        table.add_row(str(result.ranks[k]), label, number(result.scores[k]), interval(result.ci[0][k], result.ci[1][k]),
+                      f"{result.rank_low[k]}-{result.rank_high[k]}",
+                      f"{result.wins[k]}-{result.losses[k]}-{result.ties[k]}")
+    notes = []
+    if result.ties_model == "davidson":
+        notes.append(f"Davidson's tie parameter nu = {result.nu:.3f}.")
+    if result.n_dropped:
+        notes.append(f"{result.n_dropped} resamples without a finite estimate were dropped.")
+    if result.left_out:
+        notes.append(f"left out (no comparison): {', '.join(result.left_out)}.")
+    if several:
+        notes.append("[k]: group of connected systems; scores and ranks compare only within a group.")
+    return [table, *footer(result, notes)]
+
+
+@judge.command()
+@tie_tolerance_option
+@comparison_options
+@option("judge", help="A judge to evaluate (repeatable; default: every non-human).")
+@option("human", multiple=True, required=True,
+        help="A human annotator (repeatable); their comparisons vote the human verdict.")
+@option("ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
+        help="Tie model of the Bradley-Terry rankings compared.")
+@option("n_permutations")
+@option("correction", help="Correction of the judge-vs-judge p-values.")
+@option("html", help="Also write an HTML page: the humans' ranking figure, the agreement and the judges' audit.")
+@_resampling_options
+@resamples_option
+@seed_option
+@output_options
+def agree(data, judge, human, ties, n_permutations, correction, html, confidence_level, n_resamples, seed, format,
+          output):
+    """Agreement of judges with human annotators; judge-vs-judge tests and clusters."""
+    from ..judges import judge_agreement, judge_audit, rank_systems
+
+    judges, humans, fmt = judge, human, format
+
+    result = judge_agreement(data, judges or None, humans=humans, ties=ties, n_resamples=n_resamples,
+                             n_permutations=n_permutations, confidence_level=confidence_level, correction=correction,
+                             rng=seed)
+    render(result, fmt, result.to_frame(), _agree_table, output)
+    if html:
+        from ..report.judges_section import write_judges_page
+
+        ranking = rank_systems(data, judges=humans, ties=ties, n_resamples=n_resamples,
+                               confidence_level=confidence_level, rng=seed)
+        audit = judge_audit(data, list(result.table["judge"]), n_resamples=n_resamples,
+                            confidence_level=confidence_level, rng=seed)
+        say(f"wrote {write_judges_page(html, ranking, audit, result)}", err=True)
+
+
+def _agree_table(result):
+    t = result.table
+    table = Table(title=f"Judges against the humans ({', '.join(result.humans)}); bootstrap over inputs",
+                  title_justify="left")
+    for column in ("rank", "judge", "keys", "accuracy", "no ties", "kappa", "alpha", "rank tau"):
+        table.add_column(column, justify="left" if column == "judge" else "right", no_wrap=column != "judge")
+    for row in t.to_dict("records"):
+        get = lambda name: row.get(name, float("nan"))  # noqa: E731
+        with_ci = lambda name: f"{number(get(name))} {interval(get(name + '_low'), get(name + '_high'))}"  # noqa: E731
+        table.add_row(row.get("rank_range", ""), row["judge"], str(row["keys"]), with_ci("accuracy"),
+                      number(get("accuracy_no_ties")), number(get("kappa")), number(get("alpha")),
+                      with_ci("ranking_tau"))
+    notes = [*result.notes, "no ties: accuracy over the keys neither side ties; rank tau: Kendall tau-b of the two"
+             " Bradley-Terry rankings; rank: significance clusters of accuracy (paired sign-flip tests over inputs,"
+             f" {result.correction})."]
+    return [table, *footer(result, notes)]
+
+
+@judge.command()
+@tie_tolerance_option
+@comparison_options
+@option("judge", help="A judge to audit (repeatable; default: every judge).")
+@_resampling_options
+@resamples_option
+@seed_option
+@output_options
+def audit(data, judge, confidence_level, n_resamples, seed, format, output):
+    """Position consistency, preference fairness, repetition stability, length bias, self-preference."""
+    from ..judges import judge_audit
+
+    judges, fmt = judge, format
+
+    result = judge_audit(data, judges or None, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
+    render(result, fmt, result.to_frame(), _audit_table, output)
+
+
+def _audit_table(result):
+    from ..report.judges_section import audit_rows
+
+    from ..report.render import ColumnBlocks
+
+    header, rows = audit_rows(result)
+
+    def build(chosen):
+        table = Table(title="Judge audit" if not chosen or chosen[0] == 0 else None, title_justify="left")
+        shown = [0, *(1 + c for c in chosen)]
+        for c in shown:
+            table.add_column(header[c], justify="left" if c == 0 else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*[row[c] for c in shown])
+        return table
+
+    return [ColumnBlocks(build, len(header) - 1), *[Text(note, style="dim") for note in result.notes],
+            *footer(result)]
+
+
+@judge.command("alt-test")
+@tie_tolerance_option
+@comparison_options
+@option("judge", multiple=False, required=True, help="The judge that would replace the annotators.")
+@option("human", multiple=True, help="A human annotator (repeatable, at least 2; default: every other judge).")
+@option("epsilon")
+@option("alpha", default=defaults.ALT_TEST_ALPHA, help="False discovery rate of the Benjamini-Yekutieli correction.")
+@output_options
+def alt_test(data, judge, human, epsilon, alpha, format, output):
+    """The Alternative Annotator Test: can the judge replace the annotators? (Calderon et al. 2025)"""
+    from ..judges import alt_test as run
+
+    candidate, humans, fmt = judge, human, format
+
+    result = run(data, candidate, humans=humans or None, epsilon=epsilon, alpha=alpha)
+    render(result, fmt, result.to_frame(), _alt_table, output)
+
+
+def _alt_table(result):
+    table = Table(title=f"Alternative Annotator Test of {result.judge}", title_justify="left")
+    for column in ("annotator", "instances", "rho judge", "rho human", "t", "p", "p (BY)", "wins"):
+        table.add_column(column, justify="left" if column == "annotator" else "right", no_wrap=True)
+    for row in result.table.to_dict("records"):
+        table.add_row(row["annotator"], str(row["instances"]), number(row["rho_judge"]), number(row["rho_human"]),
+                      number(row["t"], 2), number(row["pvalue"], 3), number(row["pvalue_corrected"], 3),
+                      "yes" if row["rejected"] else "no")
+    notes = ["wins: the judge beats this annotator (H0 rejected after the correction)."]
+    return [table, Text(result.verdict), *footer(result, notes)]

@@ -1,0 +1,207 @@
+"""The Alternative Annotator Test (alt-test) of Calderon, Reichart & Dror (ACL 2025).
+
+Can a judge replace the human annotators? The test leaves each annotator out in turn and asks who
+represents the remaining annotators better on the instances they share: the judge or the left-out human.
+
+Instances are keys (an input and an unordered pair of systems, :mod:`metaeval.judges.agreement`); an
+annotator's (or the judge's) annotation of a key is the vote of its comparisons of that key. For each
+human annotator j, on the instances I_j annotated by j, by the judge and by at least one other human:
+
+- alignment with the others (accuracy, for categorical verdicts): ``S(a, i) = mean_{h != j} 1{a_i = h_i}``
+  over the other annotators h of instance i, for ``a`` the judge f and the left-out annotator h_j;
+- indicators ``W^f_i = 1{S(f, i) >= S(h_j, i)}`` and ``W^h_i = 1{S(h_j, i) >= S(f, i)}``; advantage
+  probabilities ``rho^f_j = mean_i W^f_i`` and ``rho^h_j = mean_i W^h_i``;
+- the one-sided paired t-test of ``H0: rho^h_j - rho^f_j >= epsilon`` against ``H1: rho^h_j - rho^f_j <
+  epsilon`` on ``d_i = W^h_i - W^f_i``: ``t = (mean d - epsilon) / (sd(d) / sqrt(n))``, ``p = F_{n-1}(t)``
+  (when every ``d_i`` is equal, p is 0 if ``mean d < epsilon`` and 1 otherwise);
+- the Benjamini-Yekutieli correction (FDR under any dependence) over the m annotators' p-values.
+
+The winning rate ``omega`` is the share of annotators whose null hypothesis is rejected (corrected
+p < alpha); the judge *can replace the annotators* when ``omega >= 0.5``. An annotator who shares fewer
+than 2 instances with the judge and another annotator has no test (p is NaN) and counts as not beaten. The average advantage probability
+``rho = mean_j rho^f_j`` compares judges. epsilon is the cost-benefit allowance given to the judge for being
+cheaper and faster: the paper recommends 0.2 for expert annotators and 0.1 for crowd workers.
+
+Reference
+---------
+Calderon, N., Reichart, R. and Dror, R. (2025). The Alternative Annotator Test for LLM-as-a-Judge: How to
+Statistically Justify Replacing Human Annotators with LLMs. ACL 2025, 16051-16081.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import defaults
+from .._validation import check_alpha
+from ..errors import DegenerateDataError, ParameterError
+from ..serialization import ResultMixin, plain
+from ..signature import Signature
+from ..stats.significance.corrections import benjamini_yekutieli
+from .agreement import key_verdicts
+from .comparisons import Comparisons
+
+
+@dataclass(frozen=True)
+class AltTestResult(ResultMixin):
+    """Result of :func:`alt_test`.
+
+    Attributes
+    ----------
+    judge : str
+    can_replace : bool
+        ``winning_rate >= 0.5``.
+    winning_rate : float
+        Share of annotators whose null hypothesis is rejected after the correction.
+    advantage_probability : float
+        ``rho``, the mean of the judge's advantage probabilities.
+    table : pandas.DataFrame
+        One row per annotator: ``annotator``, ``instances``, ``rho_judge``, ``rho_human``, ``t``, ``pvalue``,
+        ``pvalue_corrected``, ``rejected``.
+    epsilon, alpha : float
+    n_excluded : int
+        Keys the judge or the humans annotated that no test could use (no other human, or not judged by the
+        judge).
+    signature : Signature
+    """
+
+    judge: str
+    can_replace: bool
+    winning_rate: float
+    advantage_probability: float
+    table: Any
+    epsilon: float
+    alpha: float
+    n_excluded: int
+    signature: Signature
+
+    @property
+    def verdict(self) -> str:
+        """One sentence with the numbers behind it."""
+        rejected = int(self.table["rejected"].sum())
+        verb = "can" if self.can_replace else "cannot"
+        return (f"{self.judge} {verb} replace the annotators: it wins against {rejected} of {len(self.table)}"
+                f" (winning rate {self.winning_rate:.2f}, needs >= 0.5; epsilon {self.epsilon:g}, Benjamini-Yekutieli"
+                f" at {self.alpha:g}); average advantage probability {self.advantage_probability:.3f}.")
+
+    def frame_rows(self) -> list[dict[str, Any]]:
+        return self.table.to_dict("records")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"analysis": "judge-alt-test", "judge": self.judge, "can_replace": self.can_replace,
+                "winning_rate": self.winning_rate, "advantage_probability": plain(self.advantage_probability),
+                "verdict": self.verdict, "annotators": plain(self.table.to_dict("records")), "epsilon": self.epsilon,
+                "alpha": self.alpha, "n_excluded": self.n_excluded, "signature": str(self.signature)}
+
+
+def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, alpha: float):
+    """The alt-test on arrays: ``judge`` (n,) and ``humans`` (m, n) categorical codes, NaN = not annotated.
+
+    Returns ``(rho_f, rho_h, n_instances, t, p, p_corrected, rejected)``, one entry per annotator.
+    """
+    from scipy.stats import t as t_dist
+
+    m = humans.shape[0]
+    annotated = ~np.isnan(humans)
+    rho_f, rho_h, sizes, tstat, pvals = (np.full(m, np.nan) for _ in range(5))
+    for j in range(m):
+        others = np.delete(humans, j, axis=0)
+        other_ok = np.delete(annotated, j, axis=0)
+        use = annotated[j] & ~np.isnan(judge) & other_ok.any(axis=0)
+        n = int(use.sum())
+        sizes[j] = n
+        if n == 0:
+            continue
+        k = other_ok[:, use].sum(axis=0)
+        s_f = np.sum((others[:, use] == judge[use]) & other_ok[:, use], axis=0) / k
+        s_h = np.sum((others[:, use] == humans[j, use]) & other_ok[:, use], axis=0) / k
+        w_f, w_h = (s_f >= s_h).astype(float), (s_h >= s_f).astype(float)
+        rho_f[j], rho_h[j] = w_f.mean(), w_h.mean()
+        d = w_h - w_f
+        if n < 2:
+            continue
+        sd = d.std(ddof=1)
+        if sd == 0:
+            tstat[j] = -np.inf if d.mean() < epsilon else np.inf
+            pvals[j] = 0.0 if d.mean() < epsilon else 1.0
+            continue
+        tstat[j] = (d.mean() - epsilon) / (sd / np.sqrt(n))
+        pvals[j] = float(t_dist.cdf(tstat[j], n - 1))
+    corrected = benjamini_yekutieli(pvals)
+    rejected = np.nan_to_num(corrected, nan=1.0) < alpha
+    return rho_f, rho_h, sizes, tstat, pvals, corrected, rejected
+
+
+def alt_test(comparisons: Comparisons, judge: str, *, humans=None, epsilon: float = defaults.ALT_TEST_EPSILON,
+             alpha: float = defaults.ALT_TEST_ALPHA) -> AltTestResult:
+    """The Alternative Annotator Test: can ``judge`` replace the human annotators?
+
+    Parameters
+    ----------
+    comparisons : Comparisons
+    judge : str
+        The candidate (an LLM judge, a metric).
+    humans : list of str, optional
+        The human annotators (at least 2); default every judge but ``judge``.
+    epsilon : float in [0, 1)
+        Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers, as the paper recommends).
+    alpha : float
+        False discovery rate of the Benjamini-Yekutieli correction.
+
+    Returns
+    -------
+    AltTestResult
+
+    Raises
+    ------
+    ParameterError
+        Fewer than 2 human annotators, or epsilon outside [0, 1).
+    DegenerateDataError
+        No instance is annotated by the judge, the left-out annotator and another annotator.
+    """
+    if not isinstance(comparisons, Comparisons):
+        raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
+    comparisons.judged_by(judge, param="judge")
+    if humans is None:
+        humans = tuple(h for h in comparisons.judges if h != judge)
+    humans = (humans,) if isinstance(humans, str) else tuple(humans)
+    comparisons.judged_by(humans, param="humans")
+    if judge in humans:
+        raise ParameterError(f"`humans` must not include the judge; got {judge!r} in both.")
+    if len(humans) < 2:
+        raise ParameterError(f"`humans` must name at least 2 annotators (the test leaves one out and compares with the"
+                             f" rest); got {len(humans)}.")
+    try:
+        epsilon = float(epsilon)
+    except (TypeError, ValueError):
+        epsilon = float("nan")
+    if not 0.0 <= epsilon < 1.0:
+        raise ParameterError(f"`epsilon` must be a number in [0, 1); got {epsilon!r}.")
+    alpha = check_alpha(alpha)
+    keys_j, verdict_j = key_verdicts(comparisons.judged_by(judge, param="judge"))
+    per_human = [key_verdicts(comparisons.judged_by(h, param="humans")) for h in humans]
+    keys = np.unique(np.concatenate([keys_j] + [k for k, _ in per_human]))
+    judge_row = np.full(keys.size, np.nan)
+    judge_row[np.searchsorted(keys, keys_j)] = verdict_j
+    grid = np.full((len(humans), keys.size), np.nan)
+    for h, (k, v) in enumerate(per_human):
+        grid[h, np.searchsorted(keys, k)] = v
+    rho_f, rho_h, sizes, tstat, pvals, corrected, rejected = alt_test_arrays(judge_row, grid, epsilon=epsilon,
+                                                                            alpha=alpha)
+    if not np.nansum(sizes):
+        raise DegenerateDataError(f"the alt-test of {judge!r} has no instance (input and pair) annotated by the judge"
+                                  " and by two human annotators.")
+    usable = (~np.isnan(judge_row)) & ((~np.isnan(grid)).sum(axis=0) >= 2)
+    import pandas as pd
+
+    table = pd.DataFrame({"annotator": list(humans), "instances": sizes.astype(int), "rho_judge": rho_f,
+                          "rho_human": rho_h, "t": tstat, "pvalue": pvals, "pvalue_corrected": corrected,
+                          "rejected": rejected})
+    winning = float(rejected.mean())
+    sig = Signature.of(analysis="judge-alt-test", source=comparisons.source, judge=judge, humans=list(humans),
+                       alignment="accuracy", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
+                       test="paired-t-one-sided")
+    return AltTestResult(judge, winning >= 0.5, winning, float(np.nanmean(rho_f)), table, epsilon, alpha,
+                         int(keys.size - usable.sum()), sig)

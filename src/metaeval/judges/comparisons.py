@@ -1,0 +1,219 @@
+"""Pairwise comparisons as data: one row per (input, two systems in the order shown, judge, verdict).
+
+A :class:`Comparisons` holds integer codes with their labels. ``first`` is the system shown first (left,
+"A") and ``second`` the one shown second; the verdict is ``'first'``, ``'second'`` or ``'tie'``
+(:data:`~metaeval.vocabulary.VERDICTS`), relative to that order. A judge is whoever gave the verdict: an
+LLM judge, a human annotator, a metric. Optional per-row fields: a repeat id (the same query asked again)
+and the lengths of the two outputs.
+
+:func:`comparisons_from_scores` turns any scorer of a :class:`~metaeval.data.scoreset.ScoreSet` into a
+judge: on every input, every pair of systems both scored gets the verdict of the larger score, or a tie
+under metaeval's tie rule (:func:`metaeval.stats.correlations.ties.are_tied` on that input's scores). With
+``annotators=True`` each annotator of a human scorer is a judge of its own.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import _validation as iv
+from .. import defaults
+from ..errors import DegenerateDataError, ParameterError
+from ..stats.correlations.ties import are_tied, current_rtol, tie_tolerances
+from ..vocabulary import VERDICTS
+from .bradley_terry import pairs_of
+
+FIRST, SECOND, TIE = 0, 1, 2
+
+
+@dataclass(frozen=True, eq=False)
+class Comparisons:
+    """Pairwise comparisons (see the module docstring).
+
+    Attributes
+    ----------
+    systems, inputs, judges : tuple of str
+        The labels; the arrays below hold positions in them.
+    input, first, second, judge : ndarray of int, shape (n,)
+    verdict : ndarray of int8, shape (n,)
+        0 = first wins, 1 = second wins, 2 = tie.
+    repeat : ndarray of int or None
+        The repeat id of each row (rows differing only in it are the same query asked again).
+    first_length, second_length : ndarray of float or None
+        Length of the two outputs (any unit: characters, tokens).
+    source : str
+        Where the comparisons come from (a file, or ``scores:<scorer>``).
+    """
+
+    systems: tuple[str, ...]
+    inputs: tuple[str, ...]
+    judges: tuple[str, ...]
+    input: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    judge: np.ndarray
+    verdict: np.ndarray
+    repeat: np.ndarray | None = None
+    first_length: np.ndarray | None = None
+    second_length: np.ndarray | None = None
+    source: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n_comparisons(self) -> int:
+        return int(self.verdict.size)
+
+    def __len__(self) -> int:
+        return self.n_comparisons
+
+    def __repr__(self) -> str:
+        return (f"Comparisons({self.source!r}, {self.n_comparisons} comparisons, {len(self.systems)} systems,"
+                f" {len(self.inputs)} inputs, {len(self.judges)} judges)")
+
+    def take(self, rows: np.ndarray) -> "Comparisons":
+        """The comparisons at ``rows`` (boolean mask or positions), labels unchanged."""
+        pick = lambda a: None if a is None else a[rows]  # noqa: E731
+        return replace(self, input=self.input[rows], first=self.first[rows], second=self.second[rows],
+                       judge=self.judge[rows], verdict=self.verdict[rows], repeat=pick(self.repeat),
+                       first_length=pick(self.first_length), second_length=pick(self.second_length))
+
+    def judged_by(self, judges: str | Sequence[str] | None, *, param: str = "judges") -> "Comparisons":
+        """The comparisons of ``judges`` (None: all). Unknown names are a one-line error listing the judges."""
+        if judges is None:
+            return self
+        names = (judges,) if isinstance(judges, str) else tuple(judges)
+        if not names:
+            raise ParameterError(f"`{param}` must name at least one judge; got none.")
+        codes = []
+        for name in names:
+            if name not in self.judges:
+                shown = ", ".join(repr(j) for j in self.judges[:10]) + (", ..." if len(self.judges) > 10 else "")
+                raise ParameterError(f"`{param}` must name judges of the comparisons ({shown}); got {name!r}.")
+            codes.append(self.judges.index(name))
+        return self.take(np.isin(self.judge, codes))
+
+    def oriented(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(low, high, outcome, swapped)``: each comparison as the unordered pair ``low < high`` with
+        outcome 0 = low wins, 1 = high wins, 2 = tie, and whether ``first`` was the higher code."""
+        swapped = self.first > self.second
+        low = np.where(swapped, self.second, self.first)
+        high = np.where(swapped, self.first, self.second)
+        outcome = self.verdict.astype(np.int64)
+        flip = swapped & (outcome != TIE)
+        outcome = np.where(flip, 1 - outcome, outcome)
+        return low, high, outcome, swapped
+
+    def pair_index(self) -> np.ndarray:
+        """Position of each comparison's unordered pair in :func:`~metaeval.judges.bradley_terry.pairs_of`."""
+        n = len(self.systems)
+        low, high, _, _ = self.oriented()
+        return low * n - low * (low + 1) // 2 + (high - low - 1)
+
+    def pair_counts(self, groups: np.ndarray | None = None, n_groups: int = 1) -> np.ndarray:
+        """Counts per unordered pair: shape (P, 3) (low wins, high wins, ties), or (n_groups, P, 3) summed
+        within ``groups`` (a group code per comparison, e.g. its input)."""
+        n = len(self.systems)
+        p = n * (n - 1) // 2
+        _, _, outcome, _ = self.oriented()
+        cell = self.pair_index() * 3 + outcome
+        if groups is None:
+            return np.bincount(cell, minlength=3 * p).reshape(p, 3).astype(np.float64)
+        flat = np.bincount(groups * (3 * p) + cell, minlength=n_groups * 3 * p)
+        return flat.reshape(n_groups, p, 3).astype(np.float64)
+
+
+def check_verdicts(values: np.ndarray) -> np.ndarray:
+    """``values`` (codes 0/1/2) as int8, or a one-line error."""
+    v = np.asarray(values)
+    bad = ~np.isin(v, (FIRST, SECOND, TIE))
+    if bad.any():
+        raise ParameterError(f"`verdict` must hold codes 0 (first), 1 (second) or 2 (tie); got {v[bad][0]!r}.")
+    return v.astype(np.int8)
+
+
+def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
+                     first_length=None, second_length=None, source: str = "") -> Comparisons:
+    """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
+    arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
+    verdict = check_verdicts(verdict)
+    n = verdict.size
+    if any(a.shape != (n,) for a in arrays):
+        raise ParameterError("`input`, `first`, `second`, `judge` and `verdict` must be 1-d arrays of one length;"
+                             f" got shapes {[a.shape for a in arrays] + [verdict.shape]}.")
+    if n == 0:
+        raise DegenerateDataError("the comparisons must hold at least one row; got none.")
+    same = np.flatnonzero(arrays[1] == arrays[2])
+    if same.size:
+        raise ParameterError(f"a comparison must be between two different systems; got {systems[arrays[1][same[0]]]!r}"
+                             f" against itself ({same.size} such rows).")
+    opt = [None if a is None else np.asarray(a) for a in (repeat, first_length, second_length)]
+    return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
+                       opt[0], None if opt[1] is None else opt[1].astype(np.float64),
+                       None if opt[2] is None else opt[2].astype(np.float64), source)
+
+
+@iv.with_tie_tolerance
+def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False) -> Comparisons:
+    """Every scorer of ``ds`` as a judge of every pair of systems on every input.
+
+    Parameters
+    ----------
+    ds : ScoreSet
+    scorers : str or sequence of str
+        Scorers (metrics or humans) that become judges.
+    annotators : bool
+        Each annotator of a scorer with several annotators per cell becomes a judge called
+        ``'<scorer>/<k>'`` (k from 1); otherwise the scorer's aggregated matrix judges.
+
+    Returns
+    -------
+    Comparisons
+        On input m, systems i < j (in ``ds.systems`` order, which is also the order shown) with both
+        scores finite: verdict 'first' if ``x_i > x_j``, 'second' if ``x_i < x_j``, 'tie' if the two are
+        tied under the tie rule (:func:`metaeval.stats.correlations.ties.are_tied` with the tolerance of the
+        input's vector of scores). Higher scores are better. ``source`` names the scorers (and a tie
+        tolerance other than the default), and so does every signature computed from the comparisons.
+    """
+    ds = iv.check_scoreset(ds)
+    names = (scorers,) if isinstance(scorers, str) else tuple(scorers)
+    if not names:
+        raise ParameterError("`scorers` must name at least one scorer; got none.")
+    matrices, judge_names = [], []
+    for name in names:
+        ds.require(name, param="scorers")
+        array = np.asarray(ds.annotations(name), dtype=np.float64)
+        if annotators and array.ndim == 3:
+            for k in range(array.shape[2]):
+                matrices.append(array[:, :, k])
+                judge_names.append(f"{name}/{k + 1}")
+        else:
+            matrices.append(np.asarray(ds.matrix(name), dtype=np.float64))
+            judge_names.append(name)
+    n_sys, n_inp = ds.shape
+    i, j = pairs_of(n_sys)
+    parts = []
+    for code, x in enumerate(matrices):
+        tol = tie_tolerances(x, axis=0)  # (1, M): one vector per input
+        xi, xj = x[i], x[j]  # (P, M)
+        valid = np.isfinite(xi) & np.isfinite(xj)
+        tied = are_tied(xi, xj, np.broadcast_to(tol, xi.shape))
+        verdict = np.where(tied, TIE, np.where(xi > xj, FIRST, SECOND))
+        p_idx, m_idx = np.nonzero(valid)
+        order = np.lexsort((p_idx, m_idx))  # by input, then pair
+        p_idx, m_idx = p_idx[order], m_idx[order]
+        parts.append((m_idx, i[p_idx], j[p_idx], np.full(p_idx.size, code), verdict[p_idx, m_idx]))
+    cols = [np.concatenate([part[k] for part in parts]) for k in range(5)]
+    if cols[0].size == 0:
+        raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
+    label = ",".join(names)
+    if current_rtol() != defaults.TIE_TOLERANCE:
+        label += f";tie-tolerance={current_rtol():g}"
+    return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
+                            second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{label}")
+
+
+def verdict_names(codes: np.ndarray) -> list[str]:
+    """The vocabulary's names of verdict codes."""
+    return [VERDICTS[int(c)] for c in codes]

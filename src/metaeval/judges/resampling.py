@@ -1,0 +1,90 @@
+"""Bootstrap resamples of pairwise comparisons, as per-pair count arrays.
+
+A ranking depends on the comparisons only through the counts per unordered system pair (wins of each
+side, ties), so a resample is a count array ``(P, 3)``:
+
+- ``'comparisons'``: n comparisons drawn with replacement from the n observed ones. The counts of such a
+  resample are ``Multinomial(n, c / n)`` over the 3P cells (exactly, not an approximation), so a resample
+  costs 3P binomial draws instead of n;
+- ``'inputs'``: the inputs drawn with replacement, each bringing all its comparisons (a clustered
+  bootstrap: the comparisons of one input move together). With multiplicities ``m_b`` of the inputs,
+  ``counts_b = m_b @ C`` for the per-input count matrix C (sparse);
+- ``'judges'``: the same with judges (annotators) as the clusters.
+
+Several count sources (a judge's and the humans' comparisons) share one draw of inputs when they are
+resampled together (:func:`cluster_weights` then :func:`cluster_counts` for each).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..vocabulary import JUDGE_RESAMPLING
+from .comparisons import Comparisons
+
+BATCH = 250
+"""Resamples drawn and fitted at once (bounds memory: a batch holds BATCH x P x 3 counts)."""
+
+
+def cluster_codes(comparisons: Comparisons, resampling: str) -> tuple[np.ndarray, int]:
+    """The cluster of each comparison and the number of clusters for ``resampling``."""
+    if resampling == "inputs":
+        return comparisons.input, len(comparisons.inputs)
+    if resampling == "judges":
+        return comparisons.judge, len(comparisons.judges)
+    raise ParameterError(f"`resampling` must be one of {', '.join(map(repr, JUDGE_RESAMPLING))}; got {resampling!r}.")
+
+
+def cluster_matrix(comparisons: Comparisons, resampling: str):
+    """Sparse (clusters x 3P) matrix of per-cluster pair counts."""
+    from scipy.sparse import csr_matrix
+
+    groups, n_groups = cluster_codes(comparisons, resampling)
+    n = len(comparisons.systems)
+    p = n * (n - 1) // 2
+    _, _, outcome, _ = comparisons.oriented()
+    cell = comparisons.pair_index() * 3 + outcome
+    data = np.ones(cell.size)
+    return csr_matrix((data, (groups, cell)), shape=(n_groups, 3 * p))
+
+
+def cluster_weights(rng: np.random.Generator, n_groups: int, size: int, active: np.ndarray | None = None) -> np.ndarray:
+    """Multiplicities (size, n_groups) of clusters drawn with replacement: ``len(active)`` draws among the
+    ``active`` clusters (default: all); the others (clusters without any comparison) get 0."""
+    if active is None:
+        return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=size).astype(np.float64)
+    out = np.zeros((size, n_groups))
+    k = len(active)
+    out[:, active] = rng.multinomial(k, np.full(k, 1.0 / k), size=size)
+    return out
+
+
+def active_clusters(codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """The clusters (inputs, judges) that hold at least one comparison."""
+    return np.flatnonzero(np.bincount(codes, minlength=n_groups) > 0)
+
+
+def cluster_counts(matrix, weights: np.ndarray) -> np.ndarray:
+    """Counts (B, P, 3) of the resamples with cluster multiplicities ``weights`` (B, clusters)."""
+    out = np.asarray((matrix.T @ weights.T).T)
+    return out.reshape(weights.shape[0], -1, 3)
+
+
+def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -> np.ndarray:
+    """Counts (size, P, 3) of resamples of the ``counts.sum()`` comparisons drawn with replacement."""
+    flat = counts.ravel()
+    total = int(round(flat.sum()))
+    used = np.flatnonzero(flat > 0)
+    draws = rng.multinomial(total, flat[used] / total, size=size)
+    out = np.zeros((size, flat.size))
+    out[:, used] = draws
+    return out.reshape(size, -1, 3)
+
+
+def batches(n_resamples: int, batch: int = BATCH):
+    """Sizes of consecutive batches summing to ``n_resamples``."""
+    done = 0
+    while done < n_resamples:
+        size = min(batch, n_resamples - done)
+        yield size
+        done += size

@@ -1,0 +1,218 @@
+"""The compiled loops of :mod:`metaeval.stats.kernels.summary_inputs` (numba, cached on disk like
+:mod:`metaeval.stats.kernels.compiled`; imported on first use only).
+
+Every loop keeps the resamples innermost (``wt`` is (N, b): the system multiplicities of the batch, resamples
+contiguous), so each statement is one vectorised pass over the batch. Each per-input correlation ``r`` of a
+resample ``s`` is added to the aggregate at once: ``total[s] += c_js r`` and ``used[s] += c_js`` for a defined
+``r`` (and ``used[s] += c_js`` for an undefined one when ``skip`` is False), ``c_js`` the count of input ``j`` in
+the resample (1 when the inputs are not resampled).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from metaeval.stats.kernels.compiled import _jit
+
+__all__ = ["input_counts", "kendall_inputs", "pearson_inputs", "spearman_inputs"]
+
+
+@_jit()
+def input_counts(cols, m, out):
+    """``out[j, s]``: how often input ``j`` is drawn in resample ``s`` (``cols`` (b, M) indices)."""
+    b = cols.shape[0]
+    for j in range(m):
+        for s in range(b):
+            out[j, s] = 0
+    for s in range(b):
+        for t in range(cols.shape[1]):
+            out[cols[s, t], s] += 1
+
+
+@_jit()
+def _add(total, used, counts, has_counts, skip, j, s, r):
+    """Add ``c_js r`` to ``total[0, s]`` (Neumaier's compensated sum, the compensation in ``total[1, s]``: the
+    aggregate of many inputs is as exact as numpy's pairwise sum) and ``c_js`` to ``used[s]``."""
+    c = np.float64(counts[j, s]) if has_counts else 1.0
+    if math.isnan(r):
+        if not skip:
+            used[s] += c
+    else:
+        v = c * r
+        t = total[0, s] + v
+        if abs(total[0, s]) >= abs(v):
+            total[1, s] += (total[0, s] - t) + v
+        else:
+            total[1, s] += (v - t) + total[0, s]
+        total[0, s] = t
+        used[s] += c
+
+
+@_jit()
+def _group_weights(wt, ranks, j, groups, wg):
+    """``wg[g, s]``: weight of tie group ``g`` of input ``j`` in resample ``s``."""
+    n, b = wt.shape
+    for g in range(groups):
+        for s in range(b):
+            wg[g, s] = 0.0
+    for a in range(n):
+        g = ranks[j, a]
+        for s in range(b):
+            wg[g, s] += wt[a, s]
+
+
+@_jit()
+def _rank_values(wt, ranks, j, groups, wg, v, tot):
+    """``v[g + 1, s] = 2 B_g + W_g`` of input ``j`` (``B_g`` the weight below group ``g``); ``tot[s] = sum_g W_g
+    v_g^2``."""
+    b = wt.shape[1]
+    _group_weights(wt, ranks, j, groups, wg)
+    for s in range(b):
+        v[0, s] = 0.0
+        tot[s] = 0.0
+    for g in range(groups):
+        for s in range(b):
+            below = v[0, s]
+            value = 2.0 * below + wg[g, s]
+            v[0, s] = below + wg[g, s]
+            v[g + 1, s] = value
+            tot[s] += wg[g, s] * value * value
+
+
+@_jit()
+def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, total, used):
+    """Spearman's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
+
+    ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``) in exact integers; ``r`` is
+    :func:`metaeval.stats.correlations.coefficients.pearson_r` of them, undefined where a vector is constant."""
+    n, b = wt.shape
+    cube = float(n) ** 3
+    for j in range(j0, j1):
+        _rank_values(wt, rx, j, gx[j], wg, vx, sxx)
+        _rank_values(wt, rz, j, gz[j], wg, vz, szz)
+        for s in range(b):
+            sxz[s] = 0.0
+        for a in range(n):
+            ga = rx[j, a] + 1
+            gb = rz[j, a] + 1
+            for s in range(b):
+                sxz[s] += wt[a, s] * vx[ga, s] * vz[gb, s]
+        for s in range(b):
+            xx = sxx[s] - cube
+            zz = szz[s] - cube
+            r = np.nan
+            if xx > 0 and zz > 0:
+                r = ((sxz[s] - cube) / 4.0) / (math.sqrt(xx / 4.0) * math.sqrt(zz / 4.0))
+                r = min(max(r, -1.0), 1.0)
+            _add(total, used, counts, has_counts, skip, j, s, r)
+
+
+@_jit()
+def _tied_squares(wt, ranks, j, groups, wg, out):
+    """``out[s] = sum_g W_g^2`` of input ``j``."""
+    b = wt.shape[1]
+    _group_weights(wt, ranks, j, groups, wg)
+    for s in range(b):
+        out[s] = 0.0
+    for g in range(groups):
+        for s in range(b):
+            out[s] += wg[g, s] * wg[g, s]
+
+
+@_jit()
+def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, total, used):
+    """Kendall's tau-b of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
+
+    ``num[j - j0, s]`` is the weighted numerator (exact); the pairs tied in x are ``(sum_g W_g^2 - N) / 2``;
+    ``r`` is :func:`metaeval.stats.correlations.coefficients.tau_b`."""
+    n, b = wt.shape
+    for j in range(j0, j1):
+        _tied_squares(wt, rx, j, gx[j], wg, tx)
+        _tied_squares(wt, rz, j, gz[j], wg, tz)
+        for s in range(b):
+            ux = n0 - (tx[s] - n) / 2.0
+            uz = n0 - (tz[s] - n) / 2.0
+            r = np.nan
+            if ux > 0 and uz > 0:
+                r = np.float64(num[j - j0, s]) / math.sqrt(ux * uz)
+                r = min(max(r, -1.0), 1.0)
+            _add(total, used, counts, has_counts, skip, j, s, r)
+
+
+@_jit()
+def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
+    """``flag[s] |= bit`` where the two or more chosen systems of resample ``s`` lie in one group of ``ranks[k]``."""
+    n, b = chosen.shape
+    for g in range(groups):
+        for s in range(b):
+            cnt[g, s] = 0.0
+    for a in range(n):
+        g = ranks[k, a]
+        for s in range(b):
+            cnt[g, s] += chosen[a, s]
+    for g in range(groups):
+        for s in range(b):
+            if count[s] > 1 and cnt[g, s] == count[s]:
+                flag[s] |= bit
+
+
+@_jit()
+def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz, rz, gz, bz, counts, has_counts, skip,
+                   mom, cnt, flag, total, used, cand_j, cand_s, cand_r, cand_f):
+    """Pearson's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
+
+    The weighted moments ``sum_a w_a (x, z, x^2, z^2, x z)`` of the centred scores, then ``r`` by the formula of
+    the summary-level Pearson kernel; undefined with one chosen system. Where the chosen systems lie in one group of
+    near-equal values of x (``tx[j] >= 0``: the row of ``rx``) or of z, the resample is a candidate: ``(j, s, r,
+    flags)`` is written to the ``cand_*`` buffers and left out of the aggregate; the caller decides it (returns
+    the number of candidates). ``bx[k]`` / ``bz[k]`` is the size of the largest group of row ``k``: an input whose
+    groups are all smaller than the ``fewest`` chosen systems of any resample of the batch is skipped."""
+    n, b = wt.shape
+    k = 0
+    for j in range(j0, j1):
+        for q in range(5):
+            for s in range(b):
+                mom[q, s] = 0.0
+        for a in range(n):
+            x = xc[j, a]
+            z = zc[j, a]
+            xx = x * x
+            zz = z * z
+            xz = x * z
+            for s in range(b):
+                w = wt[a, s]
+                mom[0, s] += w * x
+                mom[1, s] += w * z
+                mom[2, s] += w * xx
+                mom[3, s] += w * zz
+                mom[4, s] += w * xz
+        for s in range(b):
+            flag[s] = 0
+        if tx[j] >= 0 and bx[tx[j]] >= fewest:
+            _one_group(chosen, rx, tx[j], gx[tx[j]], count, cnt, flag, 1)
+        if tz[j] >= 0 and bz[tz[j]] >= fewest:
+            _one_group(chosen, rz, tz[j], gz[tz[j]], count, cnt, flag, 2)
+        for s in range(b):
+            sx = mom[0, s]
+            sz = mom[1, s]
+            vx = mom[2, s] - sx * sx / n
+            vz = mom[3, s] - sz * sz / n
+            cov = mom[4, s] - sx * sz / n
+            p = vx * vz  # numpy's cov / sqrt(p), clipped: +-1 for p == 0 < |cov|, NaN for 0 / 0 and p < 0
+            r = np.nan
+            if p > 0:
+                r = min(max(cov / math.sqrt(p), -1.0), 1.0)
+            elif p == 0 and cov != 0:
+                r = 1.0 if cov > 0 else -1.0
+            if count[s] == 1:
+                r = np.nan
+            if flag[s]:
+                cand_j[k] = j
+                cand_s[k] = s
+                cand_r[k] = r
+                cand_f[k] = flag[s]
+                k += 1
+            else:
+                _add(total, used, counts, has_counts, skip, j, s, r)
+    return k

@@ -1,0 +1,500 @@
+"""The compiled loops over the groups where a pair's metrics tie, counted per resample.
+
+With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the swap mask, so
+:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` counts those groups per resample:
+
+* Kendall tau-b, vectorised over blocks of resamples: :func:`tied_sweep_inputs` merges the pair's two
+  metrics' sorted values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and
+  the distinct values of ``X'`` and ``Y'`` in one pass per block of resamples, and
+  :func:`tied_sweep_corrections` decides the near ties (values closer than the pooled tolerance) per resample
+  with the generic tie rule;
+* every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
+  pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
+Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use only.
+
+References
+----------
+Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungrouped data. JASA 61(314).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from metaeval.stats.correlations.ties import tolerance_formula
+from metaeval.stats.kernels.compiled import jit
+
+__all__ = ["tied_group_counts", "tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
+_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
+
+LANES = 16
+"""Blocks of :func:`tied_sweep_counts` are a multiple of this many resamples (whole AVX vectors, no scalar tail:
+125 lanes ran 1.2-1.4x slower than 128); callers pad the resamples to a multiple of it."""
+
+GROUPED = 8
+"""Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts` (the
+same counts; a 2.4-2.6x faster sweep on the workload of ``benchmarks/bench_kendall_ties.py``)."""
+
+
+@jit()
+def _sweep_blocks(b, width):
+    """``(width, blocks)``: blocks of about equal width (at most ``width``, rounded up to a multiple of
+    :data:`LANES`: whole vectors, no scalar tail) covering ``b`` resamples."""
+    n_chunks = (b + width - 1) // width
+    width = (b + n_chunks - 1) // n_chunks
+    width = min(width + (-width) % LANES, max(b, 1))
+    return width, (b + width - 1) // width
+
+
+@jit()
+def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
+    """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
+    ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
+    ``S``, as its own bit decides in every lane."""
+    for u in range(e, f):
+        r = ez[g, u]
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        qa = pooled[r] + pooled[r + 1] - inserted
+        lo = cum[r]
+        hi = cum[r + 1]
+        for lane in range(w):
+            t = np.int32(row[lane]) ^ src
+            q1 = lo[lane] + hi[lane] - ins[lane]
+            s1[lane] += t * q1
+            s0_acc[lane] += (1 - t) * (qa - q1)
+            size1[lane] += t
+
+
+@jit()
+def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
+    """The values ``e <= u < f`` join the cumulative counts of every human rank above their own."""
+    for u in range(e, f):
+        r = ez[g, u]
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        for rr in range(r + 1, top + 2):
+            pooled[rr] += 1
+            dst = cum[rr]
+            for lane in range(w):
+                dst[lane] += np.int32(row[lane]) ^ src
+
+
+@jit()
+def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
+                       size1, h1, hc, run):
+    """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    rmin = top
+    rmax = 0
+    for u in range(e, f):
+        r = ez[g, u]
+        rmin = min(rmin, r)
+        rmax = max(rmax, r)
+        src = np.int32(esrc[g, u])
+        row = bits[eflat[g, u], s0:s0 + w]
+        hc[r] += 1
+        dst = h1[r]
+        for lane in range(w):
+            dst[lane] += np.int32(row[lane]) ^ src
+    for r in range(rmin, rmax + 1):
+        if hc[r] == 0:
+            continue
+        qa = pooled[r] + pooled[r + 1] - inserted
+        lo = cum[r]
+        hi = cum[r + 1]
+        a = h1[r]
+        for lane in range(w):
+            q1 = lo[lane] + hi[lane] - ins[lane]
+            s1[lane] += a[lane] * q1
+            s0_acc[lane] += (hc[r] - a[lane]) * (qa - q1)
+            size1[lane] += a[lane]
+    run[:] = 0
+    runc = 0
+    for rr in range(rmin + 1, top + 2):
+        if rr - 1 <= rmax:
+            runc += hc[rr - 1]
+            a = h1[rr - 1]
+            for lane in range(w):
+                run[lane] += a[lane]
+            hc[rr - 1] = 0
+            a[:] = 0
+        pooled[rr] += runc
+        dst = cum[rr]
+        for lane in range(w):
+            dst[lane] += run[lane]
+
+
+@jit()
+def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
+    """A tie group of ``size`` values, ``size1`` of them in stream 1 per lane: its tied pairs and distinct
+    values (a single value is counted later, from the number of singles)."""
+    if size == 1:
+        for lane in range(w):
+            ins[lane] += size1[lane]
+            single1[lane] += size1[lane]
+        return 1
+    for lane in range(w):
+        a1 = np.int64(size1[lane])
+        a0 = size - a1
+        ins[lane] += size1[lane]
+        t0[lane] += (a0 * (a0 - 1)) >> 1
+        t1[lane] += (a1 * (a1 - 1)) >> 1
+        d0[lane] += a0 > 0
+        d1[lane] += a1 > 0
+    return 0
+
+
+@jit(parallel=True)
+def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, per_task=1):
+    """``S``, tied pairs and distinct values of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 3)``
+    int64, in one pass over each group's pooled sorted values per block of ``width`` resamples.
+
+    ``eflat`` (G, 2 n) the flat cell (row of ``bits`` (C, b) uint8, 1 = swap) of each pooled value in ascending
+    order, ``esrc`` its metric (0 for ``X_i``, 1 for ``X_j``), ``ez`` the human dense rank of its cell (``< nz``),
+    ``enew`` 1 where a value opens a tie group (a run of equal values). A value goes to stream ``bit ^ src``
+    (0: ``X'``, 1: ``Y'``). With ``cum[r]`` the values of the lower tie groups of a stream with a human rank
+    below ``r`` and ``ins`` all of them, a value of human rank ``r`` adds ``below - above = cum[r] + cum[r + 1]
+    - ins`` to its stream's ``S`` (Knight 1966; :func:`_query_values`); then its tie group joins the counts
+    (:func:`_insert_values`, :func:`_close_tie_group`). Every value joins one of the two streams, so stream 0's
+    counts are the pooled counts (the same in every resample) minus stream 1's: only stream 1's are kept per
+    resample. Every operation is an integer add over the resamples of the block, without a branch on the bits.
+
+    A tie group of at least ``grouped`` values (rounded scores, judges' grades) is first tallied per human
+    rank (``h1[r]`` its stream-1 values of rank ``r``, ``hc[r]`` all of them): its ``S`` is then one query per
+    rank, ``sum_r h1[r] q1(r)`` and ``sum_r (hc[r] - h1[r]) (qa(r) - q1(r))``, and its insertion one running
+    prefix over the ranks, ``cum[rr] += sum_{r < rr} h1[r]`` -- the same integer sums as value by value, in
+    O(size + ranks) vector adds instead of O(size x ranks above) (:func:`_sweep_large_group`).
+
+    A task sweeps ``per_task`` consecutive groups over one block of resamples with one set of buffers (small
+    groups, as the inputs of the summary level, cost little beside allocating them)."""
+    g_count, length = eflat.shape
+    b = bits.shape[1]
+    width, n_chunks = _sweep_blocks(b, width)
+    n_spans = (g_count + per_task - 1) // per_task
+    out = np.zeros((b, g_count, 2, 3), dtype=np.int64)
+    for task in numba.prange(n_spans * n_chunks):
+        s0 = (task % n_chunks) * width
+        w = min(b, s0 + width) - s0
+        cum = np.zeros((nz + 1, w), dtype=np.int32)  # stream 1
+        pooled = np.zeros(nz + 1, dtype=np.int64)  # both streams
+        h1 = np.zeros((nz + 1, w), dtype=np.int32)  # a large tie group's stream-1 values per human rank
+        hc = np.zeros(nz + 1, dtype=np.int64)  # and all its values per human rank
+        acc = np.zeros((6, w), dtype=np.int64)  # S, tied pairs, distinct values (stream 0, stream 1)
+        lanes32 = np.zeros((4, w), dtype=np.int32)  # ins, size1, run, single values of stream 1
+        first = (task // n_chunks) * per_task
+        for g in range(first, min(g_count, first + per_task)):
+            top = 0  # the group's largest human rank: the counts above it are never read
+            for u in range(length):
+                top = max(top, ez[g, u])
+            cum[:top + 2] = 0
+            pooled[:top + 2] = 0
+            acc[:] = 0
+            lanes32[:] = 0
+            s0_acc, s1, t0, t1, d0, d1 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+            ins, size1, run, single1 = lanes32[0], lanes32[1], lanes32[2], lanes32[3]
+            singles = 0
+            inserted = 0
+            e = 0
+            while e < length:
+                f = e + 1
+                while f < length and enew[g, f] == 0:
+                    f += 1
+                size1[:] = 0
+                if f - e < grouped:
+                    _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc,
+                                  size1)
+                    _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum)
+                else:
+                    _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1,
+                                       s0_acc, size1, h1, hc, run)
+                inserted += f - e
+                singles += _close_tie_group(f - e, w, size1, ins, single1, t0, t1, d0, d1)
+                e = f
+            for lane in range(w):
+                out[s0 + lane, g, 0, 0] = s0_acc[lane]
+                out[s0 + lane, g, 1, 0] = s1[lane]
+                out[s0 + lane, g, 0, 1] = t0[lane]
+                out[s0 + lane, g, 1, 1] = t1[lane]
+                out[s0 + lane, g, 0, 2] = d0[lane] + singles - single1[lane]
+                out[s0 + lane, g, 1, 2] = d1[lane] + single1[lane]
+    return out
+
+
+@jit()
+def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bits, rtol, noise, counts):
+    """Correct the counts of :func:`tied_sweep_counts` (``counts`` (b, G, 2, 3), in place) in the regions of
+    pooled values where a tie depends on the mask: runs ``reg_lo[q] <= e < reg_hi[q]`` of group ``reg_g[q]``
+    whose sorted neighbours differ by at most the pooled tolerance. The sweep counted each run of equal values
+    there as its own tie group; per resample and stream, sorted neighbours ``a < v`` of ``X'`` are tied when
+    ``|v - a| <= tol(X')`` with ``tol(X') = max(rtol max - rtol min, noise max(|max|, |min|))`` of the stream's
+    values (the generic rule), and the pairs across runs so joined move from ``S`` to the tied pairs."""
+    b = bits.shape[1]
+    length = mval.shape[1]
+    for s in range(b):  # serial: a few near ties per pair, less work than waking the threads
+        hist = np.zeros(nz, dtype=np.int64)
+        cur = np.zeros(nz, dtype=np.int64)
+        for q in range(reg_g.shape[0]):
+            g = reg_g[q]
+            for t in range(2):
+                lo_v = 0.0
+                for e in range(length):  # the stream's smallest and largest values
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        lo_v = mval[g, e]
+                        break
+                hi_v = 0.0
+                for e in range(length - 1, -1, -1):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) == t:
+                        hi_v = mval[g, e]
+                        break
+                tol = _tolerance(hi_v, lo_v, rtol, noise) if rtol > 0.0 else 0.0
+                tol = tol if np.isfinite(tol) else 0.0
+                hist[:] = 0
+                cur[:] = 0
+                hcount = 0
+                ccount = 0
+                have = False
+                last_v = 0.0
+                for e in range(reg_lo[q], reg_hi[q]):
+                    if (bits[eflat[g, e], s] ^ esrc[g, e]) != t:
+                        continue
+                    v = mval[g, e]
+                    r = ez[g, e]
+                    if have and v != last_v:
+                        if abs(v - last_v) <= tol:  # the run joins the tie group of the previous runs
+                            for k in range(nz):
+                                hist[k] += cur[k]
+                            hcount += ccount
+                            counts[s, g, t, 2] -= 1
+                        else:
+                            hist[:] = 0
+                            hcount = 0
+                        cur[:] = 0
+                        ccount = 0
+                    if hcount > 0:  # the sweep counted sgn(z_v - z_a) for the earlier runs' values a
+                        below = 0
+                        for k in range(r):
+                            below += hist[k]
+                        above = hcount - below - hist[r]
+                        counts[s, g, t, 0] -= below - above
+                        counts[s, g, t, 1] += hcount
+                    cur[r] += 1
+                    ccount += 1
+                    last_v = v
+                    have = True
+
+
+@jit(parallel=True)
+def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
+    """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
+    metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
+    ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
+    one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``)."""
+    n = vals.shape[2]
+    length = 2 * n
+    g_count = groups.shape[0]
+    mval = np.empty((g_count, length))
+    eflat = np.empty((g_count, length), dtype=np.int64)
+    esrc = np.empty((g_count, length), dtype=np.uint8)
+    ez = np.empty((g_count, length), dtype=np.int64)
+    enew = np.empty((g_count, length), dtype=np.uint8)
+    near = np.zeros((g_count, length), dtype=np.uint8)
+    for q in numba.prange(g_count):  # the groups in parallel (the by-system rows: 15 merges per call)
+        g = groups[q]
+        a = 0
+        b = 0
+        for e in range(length):
+            if b >= n or (a < n and vals[i, g, a] <= vals[j, g, b]):
+                c = orders[i, g, a]
+                mval[q, e] = vals[i, g, a]
+                esrc[q, e] = 0
+                a += 1
+            else:
+                c = orders[j, g, b]
+                mval[q, e] = vals[j, g, b]
+                esrc[q, e] = 1
+                b += 1
+            eflat[q, e] = cells[g, c]
+            ez[q, e] = zr[g, c]
+        lo = mval[q, 0]
+        hi = mval[q, length - 1]
+        tol = _tolerance(hi, lo, rtol, noise) * (1.0 + 1e-6) if rtol > 0.0 else 0.0
+        tol = tol if np.isfinite(tol) else 0.0
+        enew[q, 0] = 1
+        for e in range(1, length):
+            gap = mval[q, e] - mval[q, e - 1]
+            enew[q, e] = 1 if gap != 0.0 else 0
+            if gap != 0.0 and gap <= tol:
+                near[q, e] = 1
+    return mval, eflat, esrc, ez, enew, near
+
+
+# ---- one resample at a time: every pair-count coefficient and Spearman --------------------------
+@jit()
+def _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state):
+    """Close the open tie group of stream ``t`` (its ``nm`` cells in ``members[t]``): its concordance with the
+    lower groups (one Fenwick query per distinct human rank of the group, weighted by the rank's count), its
+    tied pairs, and its cells added to the tree (Kendall family); its ranks (Spearman)."""
+    inserted = state[t, 6]
+    state[t, 1] += nm * (nm - 1) // 2
+    state[t, 3] += 1
+    if spearman:
+        d = 2 * inserted + nm + 1 - (n + 1)
+        state[t, 4] += d * state[t, 7]
+        state[t, 5] += nm * d * d
+        state[t, 7] = 0
+    else:
+        size = tree.shape[1]
+        for u in range(nm):
+            zcount[zr[members[t, u]]] += 1
+        for u in range(nm):  # against the lower groups only: the tree does not hold this group yet
+            r = zr[members[t, u]]
+            h = zcount[r]
+            if h <= 0:
+                continue  # rank already counted (marked negative)
+            below = 0  # cells of lower tie groups with a smaller human rank
+            k = r
+            while k > 0:
+                below += tree[t, k]
+                k -= k & (-k)
+            # concordant - discordant with the lower groups: below - (inserted - below - equal), per cell
+            state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+            state[t, 2] += h * (h - 1) // 2
+            zcount[r] = -h
+        for u in range(nm):  # then the group joins the tree
+            r = zr[members[t, u]]
+            h = -zcount[r]
+            if h <= 0:
+                continue
+            cnt[t, r] += h
+            k = r + 1
+            while k < size:
+                tree[t, k] += h
+                k += k & (-k)
+            zcount[r] = 0
+    state[t, 6] = inserted + nm
+
+
+@jit()
+def _group_counts(mval, mcell, msrc, lb, zr, ukey, rtol, spearman, tree, cnt, zcount, members, state):
+    """Counts of ``X'`` (stream 0) and ``Y'`` (stream 1) of one group in one pass over the pair's pooled
+    values sorted ascending (``mval``; cell ``mcell``, 0 for a value of ``X_i`` and 1 of ``X_j`` in ``msrc``):
+    a value goes to stream ``lb[cell] ^ src`` (``lb`` the swap bits), so each stream is visited in ascending
+    order without sorting. Tie groups are the runs of a stream's sorted neighbours tied under
+    ``|a - b| <= rtol max(|a|, |b|)``, as in the generic path. ``state[t]`` receives ``(S, Tx, Txz, distinct,
+    Spearman numerator, Spearman sum of squares, ...)``; Kendall's ``S`` comes from a Fenwick tree over the
+    human dense ranks ``zr`` holding the cells of the lower tie groups (Knight 1966); Spearman's sums use the
+    doubled centred ranks ``2 R - n - 1`` and ``ukey`` = ``2 Q - n - 1`` of the human."""
+    n = lb.shape[0]
+    state[:, :] = 0
+    open_count = np.zeros(2, dtype=np.int64)
+    prev = np.zeros(2)
+    for e in range(mval.shape[0]):
+        c = mcell[e]
+        t = lb[c] ^ msrc[e]
+        v = mval[e]
+        nm = open_count[t]
+        if nm > 0:
+            if rtol == 0.0:
+                close = v != prev[t]
+            else:
+                close = abs(v - prev[t]) > rtol * max(abs(v), abs(prev[t]))
+            if close:
+                _flush(t, nm, members, zr, n, spearman, tree, cnt, zcount, state)
+                nm = 0
+        if spearman:
+            state[t, 7] += ukey[c]
+        members[t, nm] = c
+        open_count[t] = nm + 1
+        prev[t] = v
+    for t in range(2):
+        if open_count[t] > 0:
+            _flush(t, open_count[t], members, zr, n, spearman, tree, cnt, zcount, state)
+    if not spearman:
+        tree[:, :] = 0
+        cnt[:, :] = 0
+
+
+@jit()
+def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
+    """:func:`_group_counts` for a group whose pooled values fall in ``n_class`` tie groups, each tied within
+    (``cx`` / ``cy`` the group of each cell's value of ``X_i`` / ``X_j``, ascending): each stream's
+    contingency table of tie group x human rank is filled in O(n), then read in O(n_class x distinct human
+    values), without visiting the cells in order. ``ukr`` is Spearman's ``U`` of each human rank."""
+    n = lb.shape[0]
+    nz = cnt.shape[1]
+    state[:, :] = 0
+    table[:, :n_class, :] = 0
+    cnt[:, :] = 0
+    for c in range(n):
+        t = lb[c]  # X_i's value goes to stream lb (X' keeps it where not swapped), X_j's to the other
+        table[t, cx[c], zr[c]] += 1
+        table[1 - t, cy[c], zr[c]] += 1
+    for t in range(2):
+        inserted = 0
+        for k in range(n_class):
+            size = 0
+            for r in range(nz):
+                size += table[t, k, r]
+            if size == 0:
+                continue
+            state[t, 1] += size * (size - 1) // 2
+            state[t, 3] += 1
+            if spearman:
+                usum = 0
+                for r in range(nz):
+                    usum += table[t, k, r] * ukr[r]
+                d = 2 * inserted + size + 1 - (n + 1)
+                state[t, 4] += d * usum
+                state[t, 5] += size * d * d
+            else:
+                below = 0
+                for r in range(nz):
+                    h = table[t, k, r]
+                    if h > 0:
+                        state[t, 0] += h * (2 * below + cnt[t, r] - inserted)
+                        state[t, 2] += h * (h - 1) // 2
+                        cnt[t, r] += h
+                    below += cnt[t, r] - h
+            inserted += size
+    cnt[:, :] = 0
+
+
+@jit(parallel=True)
+def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
+    """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
+    distinct values, Spearman's numerator and sum of squares.
+
+    ``mval``, ``mcell``, ``msrc`` (G, 2 n) the pair's pooled values of each group sorted ascending, their cell
+    (0..n-1 within the group) and metric (0 or 1); ``cells`` (G, n) the flat index of each cell in ``bits``
+    (b, C) uint8 (1 = swap); ``zr`` (G, n) the human dense ranks, ``ukey`` (G, n) Spearman's doubled centred
+    human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
+    use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
+    values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
+    g_count, n = cells.shape
+    b = bits.shape[0]
+    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
+    max_class = max(1, n_class.max())
+    for s in numba.prange(b):
+        tree = np.zeros((2, nz + 1), dtype=np.int64)
+        cnt = np.zeros((2, nz), dtype=np.int64)
+        zcount = np.zeros(nz, dtype=np.int64)
+        members = np.empty((2, n), dtype=np.int64)
+        table = np.zeros((2, max_class, nz), dtype=np.int64)
+        state = np.zeros((2, 8), dtype=np.int64)
+        lb = np.empty(n, dtype=np.uint8)
+        for g in range(g_count):
+            for c in range(n):
+                lb[c] = bits[s, cells[g, c]]
+            if n_class[g] > 0:
+                _table_counts(classes[g, 0], classes[g, 1], lb, zr[g], ukr[g], n_class[g], spearman, table, cnt,
+                              state)
+            else:
+                _group_counts(mval[g], mcell[g], msrc[g], lb, zr[g], ukey[g], rtol, spearman, tree, cnt, zcount,
+                              members, state)
+            for t in range(2):
+                for f in range(6):
+                    out[s, g, t, f] = state[t, f]
+    return out
+

@@ -1,0 +1,206 @@
+"""Summary-level bootstrap over many inputs (BOOT-SYSTEMS / BOOT-BOTH): inputs in chunks, resamples in rows.
+
+The kernels of :mod:`metaeval.stats.kernels.bootstrap` hold, per resample, a few numbers per input (and for
+Spearman ``N`` per input), so with 100,000 inputs a batch of their cell budget is one to five resamples, each a
+matrix-vector product that reads hundreds of megabytes: the summary level of 20 systems x 100,000 inputs took
+minutes per coefficient, and Spearman (beyond :data:`~metaeval.stats.kernels.bootstrap.SPEARMAN_KERNEL_MAX`) fell
+back to sorting every resample. Here a batch of resamples walks the inputs in fixed chunks of :data:`CHUNK`;
+per chunk the per-input correlations of every resample come from compiled loops over the tie groups (resamples
+innermost, so the loops vectorise), and the count-weighted sums of the aggregate are accumulated chunk by chunk.
+
+Per input ``j`` and resample with system multiplicities ``w`` (``N = sum_a w_a``), exactly in integers:
+
+- Spearman: the resampled average rank of system ``a`` is ``(V_a + 1) / 2`` with ``V_a = 2 B_g + W_g`` for its
+  tie group ``g`` (``W_g`` the weight of the group, ``B_g`` that of the groups below), and
+  ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx = sum_g W_g V_g^2 - N^3``): the sums of
+  :class:`~metaeval.stats.kernels.bootstrap._BootSummarySpearman`, by another order of exact integer additions.
+- Kendall tau-b: the numerator ``sum_{a<b} w_a w_b s^x_ab s^z_ab`` is one float32 product per chunk (exact small
+  integers, as in :class:`~metaeval.stats.kernels.bootstrap._BootSummaryKendall`); the pairs tied in x are
+  ``(sum_g W_g^2 - N) / 2`` (copies of a system included).
+- Pearson: the weighted centred moments ``sum_a w_a (x, z, x^2, z^2, x z)_a`` in float64, then the formula of
+  :class:`~metaeval.stats.kernels.bootstrap._BootSummaryPearson`; an input is undefined where the chosen systems
+  are one group of near-equal values (decided by :func:`metaeval.stats.correlations.ties.is_constant`).
+
+Per-input values are those of the kernels (bitwise for the rank coefficients; Pearson's moments are summed in
+another order, within rounding); the aggregate adds chunk sums, so it differs from a single sum over all inputs
+by rounding only, and does not depend on the batch. Compiled with numba (imported on first use); without numba
+:func:`summary_inputs_kernel` returns None and the kernels of :mod:`~metaeval.stats.kernels.bootstrap` are used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
+from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
+
+__all__ = ["CHUNK", "MIN_INPUTS", "summary_inputs_kernel"]
+
+#: Inputs per chunk: the per-chunk temporaries of a batch of :data:`BATCH` resamples stay in cache.
+CHUNK = 4096
+#: Resamples per batch (innermost in the compiled loops).
+BATCH = 64
+#: From this many inputs on the summary level of BOOT-SYSTEMS / BOOT-BOTH uses these kernels.
+MIN_INPUTS = 4096
+
+
+def _loops():
+    """The compiled loops (:mod:`metaeval.stats.kernels.compiled_inputs`, imported on first use)."""
+    from metaeval.stats.kernels import compiled_inputs
+
+    return compiled_inputs
+
+
+def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense tie-group ranks (M, N) int8/int16 of every input (column of ``values`` (N, M)), by the tie rule of
+    :func:`~metaeval.stats.kernels.ranks.tie_ranks`, and the number of groups per input."""
+    ranks, _ = tie_ranks(np.ascontiguousarray(values.T))
+    return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
+
+
+class _Chunked:
+    """Shared walk: a batch of resamples, the inputs chunk by chunk, the aggregate summed in the compiled loops."""
+
+    #: Cells per resample as the batch size sees them, so that a batch is :data:`BATCH` resamples (the input
+    #: counts of a batch, ``M x BATCH`` int32, are its largest array; the loops' temporaries are ``N x BATCH``).
+    cells = KERNEL_BATCH_CELLS // BATCH
+
+    def __init__(self, x, z, undefined: str):
+        self.n, self.m = x.shape
+        self.skip = undefined == "skip"
+        self.loops = _loops()
+
+    def evaluate(self, cache: BatchCache) -> np.ndarray:
+        w = cache.row_weights()
+        b = w.shape[0]
+        wt = np.ascontiguousarray(w.T, dtype=np.float64)  # (N, b): resamples innermost
+        has_counts = cache.draws.cols is not None
+        counts = np.zeros((self.m if has_counts else 1, b), dtype=np.int32)
+        if has_counts:
+            self.loops.input_counts(np.ascontiguousarray(cache.draws.col_indices(cache.sl)), self.m, counts)
+        total = np.zeros((2, b))  # the sums and their compensations
+        used = np.zeros(b)
+        self.start(wt)
+        for j0 in range(0, self.m, CHUNK):
+            self.chunk(wt, min(self.m, j0 + CHUNK), j0, counts, has_counts, total, used)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(used > 0, (total[0] + total[1]) / np.maximum(used, 1), np.nan)
+
+    def start(self, wt):
+        """Per-batch preparation (none by default)."""
+
+
+class SpearmanInputs(_Chunked):
+    """Summary-level Spearman (see the module docstring)."""
+
+    def __init__(self, x, z, undefined):
+        super().__init__(x, z, undefined)
+        self.rx, self.gx = _dense_ranks(x)
+        self.rz, self.gz = _dense_ranks(z)
+
+    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+        n, b = wt.shape
+        work = [np.empty((n + 1, b)) for _ in range(3)] + [np.empty(b) for _ in range(3)]
+        self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
+                                   *work, total, used)
+
+
+class KendallInputs(_Chunked):
+    """Summary-level Kendall tau-b (see the module docstring)."""
+
+    def __init__(self, x, z, undefined):
+        super().__init__(x, z, undefined)
+        n, m = x.shape
+        self.rx, self.gx = _dense_ranks(x)
+        self.rz, self.gz = _dense_ranks(z)
+        first, second = upper_pairs(n)
+        self.signs = np.empty((first.size, m), dtype=np.float32)  # s^x s^z of every pair and input
+        for j0 in range(0, m, CHUNK):
+            j1 = min(m, j0 + CHUNK)
+            sx = rank_pair_signs(self.rx[j0:j1], first, second)
+            sz = rank_pair_signs(self.rz[j0:j1], first, second)
+            np.multiply(sx, sz, out=self.signs[:, j0:j1], dtype=np.float32)
+        self.first, self.second = first, second
+        self.n0 = n * (n - 1) / 2.0
+
+    def start(self, wt):
+        self.ww = np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
+
+    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+        n, b = wt.shape
+        num = self.signs[:, j0:j1].T @ self.ww  # (chunk, b): exact small integers in float32
+        work = (np.empty((n, b)), np.empty(b), np.empty(b))
+        self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
+                                  self.skip, *work, total, used)
+
+
+class PearsonInputs(_Chunked):
+    """Summary-level Pearson (see the module docstring)."""
+
+    def __init__(self, x, z, undefined):
+        from metaeval.stats.kernels.bootstrap import _BootSummaryPearson
+
+        super().__init__(x, z, undefined)
+        self.x, self.z = x, z
+        self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
+        self.zc = np.ascontiguousarray((z - z.mean(axis=0)).T)
+        self.tx, self.rx, self.gx, self.bx = self._tied(x, _BootSummaryPearson)
+        self.tz, self.rz, self.gz, self.bz = self._tied(z, _BootSummaryPearson)
+
+    def _tied(self, values, kernel):
+        """The inputs where a subset of two or more systems can be constant (the near-tie groups of
+        :meth:`_BootSummaryPearson._tied_columns`): per input its row in the group ranks or -1, the dense group
+        ranks (k, N), the number of groups of each row and the size of its largest group."""
+        moments, cols, _ = kernel._tied_columns(values)
+        k = cols.size
+        row = np.full(self.m, -1, dtype=np.int64)
+        row[cols] = np.arange(k)
+        ranks = np.ascontiguousarray(moments[:, :k].T.astype(np.int64) - 1)  # dense ranks from 1 -> from 0
+        groups = ranks.max(axis=1) + 1 if k else np.zeros(0, dtype=np.int64)
+        largest = np.zeros(k, dtype=np.int64)
+        for g in range(int(groups.max()) if k else 0):
+            largest = np.maximum(largest, (ranks == g).sum(axis=1))
+        return row, ranks, groups, largest
+
+    def start(self, wt):
+        self.chosen = (wt > 0).astype(np.float64)
+        self.count = self.chosen.sum(axis=0)
+
+    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+        n, b = wt.shape
+        size = (j1 - j0) * b
+        cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
+        fewest = max(2, int(self.count.min()))  # one chosen system is undefined anyway
+        k = self.loops.pearson_inputs(wt, self.chosen, self.count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
+                                      self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
+                                      self.skip, np.empty((5, b)),
+                                      np.empty((n, b)), np.empty(b, dtype=np.int64), total, used, *cand)
+        if k:
+            self._decide(*(c[:k] for c in cand), counts, has_counts, total, used)
+
+    def _decide(self, cols, rows, r, flags, counts, has_counts, total, used):
+        """Resamples whose chosen systems lie in one group of near-equal values: undefined where those values
+        are constant (:func:`metaeval.stats.correlations.ties.is_constant`), else ``r``; added to the aggregate."""
+        from metaeval.stats.correlations.ties import is_constant
+
+        chosen = self.chosen[:, rows].T > 0  # (K, N)
+        bad = np.zeros(cols.size, dtype=bool)
+        for bit, values in ((1, self.x), (2, self.z)):
+            which = np.flatnonzero(flags & bit)
+            if which.size:
+                picked = np.where(chosen[which], values[:, cols[which]].T, np.nan)
+                bad[which] |= is_constant(picked, axis=1)
+        r = np.where(bad, np.nan, r)
+        c = counts[cols, rows].astype(np.float64) if has_counts else np.ones(cols.size)
+        ok = ~np.isnan(r)
+        np.add.at(total[0], rows[ok], c[ok] * r[ok])
+        np.add.at(used, rows, c * ok if self.skip else c)
+
+
+def summary_inputs_kernel(x, z, coefficient, undefined):
+    """The chunked summary-level kernel of ``coefficient`` for BOOT-SYSTEMS / BOOT-BOTH, or None (few inputs,
+    another coefficient, or numba not installed)."""
+    if x.shape[1] < MIN_INPUTS or not numba_available():
+        return None
+    kind = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}.get(coefficient)
+    return None if kind is None else kind(x, z, undefined)

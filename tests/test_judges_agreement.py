@@ -1,0 +1,212 @@
+"""Judges against humans (accuracy, kappa, alpha, ranking tau, judge-vs-judge tests), audits and the alt-test."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import metaeval as me
+from metaeval.errors import DegenerateDataError, ParameterError
+from metaeval.judges.agreement import key_verdicts
+from metaeval.judges.alt_test import alt_test_arrays
+from metaeval.judges.audit import logistic_fit
+
+
+def _comparisons(rows, systems=("A", "B", "C"), judges=("h1", "h2", "h3", "llm"), repeat=None, lengths=None):
+    a = np.array(rows)
+    extra = {}
+    if lengths is not None:
+        extra = {"first_length": lengths[0], "second_length": lengths[1]}
+    return me.make_comparisons(systems=systems, inputs=[f"q{k}" for k in range(int(a[:, 0].max()) + 1)],
+                               judges=judges, input=a[:, 0], first=a[:, 1], second=a[:, 2], judge=a[:, 3],
+                               verdict=a[:, 4], repeat=repeat, **extra)
+
+
+def test_key_verdicts_vote_and_orient():
+    # input 0, pair (A, B): h1 says A (first) shown A-B, and A again shown B-A (second): A; a 1-1 split is a tie
+    c = _comparisons([(0, 0, 1, 0, 0), (0, 1, 0, 0, 1), (0, 0, 2, 0, 0), (0, 2, 0, 0, 0)])
+    keys, verdict = key_verdicts(c)
+    assert keys.tolist() == [0, 1] and verdict.tolist() == [0, 2]
+
+
+def test_agreement_statistics_against_sklearn_and_krippendorff():
+    cohen_kappa_score = pytest.importorskip("sklearn.metrics").cohen_kappa_score
+    krippendorff = pytest.importorskip("krippendorff")
+    rng = np.random.default_rng(3)
+    rows = []
+    for q in range(30):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            truth = rng.integers(0, 3)
+            rows.append((q, a, b, 0, truth))
+            rows.append((q, a, b, 3, truth if rng.random() < 0.6 else rng.integers(0, 3)))
+    c = _comparisons(rows)
+    r = me.judge_agreement(c, "llm", humans=["h1"], n_resamples=0, n_permutations=10)
+    row = r.table.iloc[0]
+    human = np.array([v for (_, _, _, j, v) in rows if j == 0])
+    judge = np.array([v for (_, _, _, j, v) in rows if j == 3])
+    assert row["keys"] == 90
+    assert row["accuracy"] == pytest.approx(np.mean(human == judge))
+    decisive = (human != 2) & (judge != 2)
+    assert row["accuracy_no_ties"] == pytest.approx(np.mean(human[decisive] == judge[decisive]))
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(judge, human))
+    ref = krippendorff.alpha(reliability_data=np.vstack([judge, human]).astype(float), level_of_measurement="nominal")
+    assert row["alpha"] == pytest.approx(ref)
+
+
+def test_ranking_agreement_and_judge_tests_on_summeval():
+    ds = me.load_dataset("summeval")
+    c = me.comparisons_from_scores(ds, ["expert.relevance", "rouge-2.recall", "rouge-1.recall"], annotators=True)
+    humans = ["expert.relevance/1", "expert.relevance/2", "expert.relevance/3"]
+    r = me.judge_agreement(c, ["rouge-2.recall", "rouge-1.recall"], humans=humans, n_resamples=100,
+                           n_permutations=200, rng=0)
+    table = r.table.set_index("judge")
+    assert table.loc["rouge-2.recall", "keys"] == 12000
+    for judge in table.index:
+        row = table.loc[judge]
+        assert row["accuracy_low"] <= row["accuracy"] <= row["accuracy_high"]
+        assert row["ranking_tau_low"] <= row["ranking_tau"] <= row["ranking_tau_high"]
+    # the ranking tau is Kendall between the two Bradley-Terry rankings of the full data
+    human_rank = me.rank_systems(c, judges=humans, n_resamples=0)
+    judge_rank = me.rank_systems(c, judges="rouge-2.recall", n_resamples=0)
+    order = list(human_rank.systems)
+    from scipy.stats import kendalltau
+
+    expected = kendalltau(human_rank.scores, [judge_rank.scores[judge_rank.systems.index(s)] for s in order])[0]
+    assert table.loc["rouge-2.recall", "ranking_tau"] == pytest.approx(expected)
+    assert r.pvalues.shape == (2, 2) and np.isnan(np.diag(r.pvalues)).all()
+    assert set(r.table["rank"]) <= {1, 2}
+
+
+def test_agreement_errors():
+    c = _comparisons([(0, 0, 1, 0, 0), (0, 0, 1, 3, 0)])
+    with pytest.raises(ParameterError, match=r"`humans` must name judges of the comparisons \('h1', 'h2', 'h3',"
+                                             r" 'llm'\); got 'nobody'."):
+        me.judge_agreement(c, "llm", humans=["nobody"])
+    with pytest.raises(ParameterError, match="`judges` and `humans` must not share a name; got 'h1' in both."):
+        me.judge_agreement(c, ["h1"], humans=["h1"])
+
+
+def test_alt_test_hand_case():
+    # 3 annotators, 4 instances; the judge always equals annotator 1
+    humans = np.array([[0, 1, 2, 0], [0, 1, 1, 0], [1, 1, 2, 0]], dtype=float)
+    judge = np.array([0, 1, 2, 0], dtype=float)
+    rho_f, rho_h, n, t, p, p_by, rejected = alt_test_arrays(judge, humans, epsilon=0.2, alpha=0.05)
+    # leaving annotator 1 out: the judge and annotator 1 agree with the others equally everywhere: W^f = W^h = 1
+    assert rho_f[0] == 1.0 and rho_h[0] == 1.0 and n.tolist() == [4, 4, 4]
+    assert p[0] == 0.0  # every d_i = 0 < epsilon
+    # leaving annotator 2 out: instance 3 - others say (2, 2), the judge 2, annotator 2 says 1: judge wins
+    assert rho_f[1] == 1.0 and rho_h[1] == 0.75
+    # leaving annotator 3 out: instance 1 - others (0, 0), judge 0, annotator 3 says 1
+    assert rho_f[2] == 1.0 and rho_h[2] == 0.75
+    from scipy.stats import ttest_1samp
+
+    d = np.array([0, 0, -1, 0])
+    assert p[1] == pytest.approx(ttest_1samp(d - 0.2, 0.0, alternative="less").pvalue)
+    from statsmodels.stats.multitest import multipletests
+
+    np.testing.assert_allclose(p_by, multipletests(p, method="fdr_by")[1])
+
+
+def test_alt_test_on_summeval_metrics_and_errors():
+    ds = me.load_dataset("summeval")
+    c = me.comparisons_from_scores(ds, ["expert.relevance", "rouge-2.recall"], annotators=True)
+    humans = ["expert.relevance/1", "expert.relevance/2", "expert.relevance/3"]
+    strict = me.alt_test(c, "rouge-2.recall", humans=humans, epsilon=0.1)
+    lenient = me.alt_test(c, "rouge-2.recall", humans=humans, epsilon=0.2)
+    assert lenient.winning_rate >= strict.winning_rate
+    assert lenient.advantage_probability == strict.advantage_probability
+    assert (strict.table["rho_judge"] < strict.table["rho_human"]).all()  # ROUGE-2 is no expert
+    assert strict.verdict.startswith("rouge-2.recall cannot replace the annotators: it wins against")
+    with pytest.raises(ParameterError) as e:
+        me.alt_test(c, "rouge-2.recall", humans=humans[:1])
+    assert str(e.value) == ("`humans` must name at least 2 annotators (the test leaves one out and compares with the"
+                            " rest); got 1.")
+    with pytest.raises(ParameterError, match=r"`epsilon` must be a number in \[0, 1\); got 1.5."):
+        me.alt_test(c, "rouge-2.recall", humans=humans, epsilon=1.5)
+    apart = _comparisons([(0, 0, 1, 0, 0), (0, 0, 1, 1, 0), (1, 0, 2, 3, 1)])
+    with pytest.raises(DegenerateDataError, match="has no instance"):
+        me.alt_test(apart, "llm", humans=["h1", "h2"])
+
+
+def test_logistic_fit_against_statsmodels():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    groups = np.repeat(np.arange(80), 5)
+    y = (rng.random(400) < 1 / (1 + np.exp(-(0.2 + 0.8 * x)))).astype(float)
+    beta, model_cov, robust = logistic_fit(x, y, groups)
+    X = sm.add_constant(x)
+    fit = sm.Logit(y, X).fit(disp=0)
+    np.testing.assert_allclose(beta, fit.params, atol=1e-8)
+    np.testing.assert_allclose(model_cov, fit.cov_params(), rtol=1e-6)
+    clustered = sm.Logit(y, X).fit(disp=0, cov_type="cluster", cov_kwds={"groups": groups})
+    np.testing.assert_allclose(robust, clustered.cov_params(), rtol=1e-6)
+
+
+def test_audit_measures_on_a_constructed_judge():
+    rng = np.random.default_rng(1)
+    rows, repeat, first_len, second_len = [], [], [], []
+    for q in range(60):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            for order in ((a, b), (b, a)):
+                for rep in range(2):
+                    # the judge prefers the first position 70% of the time, whatever the systems
+                    rows.append((q, order[0], order[1], 3, 0 if rng.random() < 0.7 else 1))
+                    repeat.append(rep)
+                    la, lb = rng.integers(50, 300, 2)
+                    first_len.append(la)
+                    second_len.append(lb)
+    c = _comparisons(rows, systems=("A", "B", "llm"), repeat=np.array(repeat),
+                     lengths=(np.array(first_len, float), np.array(second_len, float)))
+    audit = me.judge_audit(c, "llm", n_resamples=100, rng=0)
+    row = audit.table.iloc[0]
+    assert row["swap_groups"] == 180 and row["repeat_groups"] == 360
+    assert row["first_rate"] == pytest.approx(0.7, abs=0.05)
+    assert row["preference_fairness"] < -0.2  # primacy
+    assert row["position_consistency_low"] <= row["position_consistency"] <= row["position_consistency_high"]
+    assert row["length_effect_low"] < 0 < row["length_effect_high"]  # lengths were random: no length effect
+    assert row["position_effect"] > 0.5
+    # the judge 'llm' is also a system, but no other judge compared its pairs
+    assert "llm: self-preference cannot be measured: no other judge compared the judge's own system." in audit.notes
+
+
+def test_self_preference():
+    rng = np.random.default_rng(2)
+    rows = []
+    for q in range(80):
+        for a, b in ((0, 2), (1, 2), (0, 1)):
+            own = b == 2
+            rows.append((q, a, b, 3, 1 if own and rng.random() < 0.9 else rng.integers(0, 2)))  # llm picks itself
+            rows.append((q, a, b, 0, rng.integers(0, 2)))  # h1 is indifferent
+    c = _comparisons(rows, systems=("A", "B", "llm"))
+    audit = me.judge_audit(c, "llm", n_resamples=200, rng=0)
+    row = audit.table.iloc[0]
+    assert row["self_keys"] == 160
+    assert row["self_preference"] == pytest.approx(0.45, abs=0.1)
+    assert row["self_preference_low"] > 0.2
+
+
+def test_audit_says_what_cannot_be_measured():
+    ds = me.load_dataset("summeval")
+    c = me.comparisons_from_scores(ds, ["rouge-2.recall", "rouge-1.recall"])
+    audit = me.judge_audit(c, n_resamples=0)
+    assert audit.notes == (
+        "every judge: position consistency and preference fairness cannot be measured: no pair was shown in both"
+        " orders on one input.",
+        "every judge: repetition stability cannot be measured: the comparisons have no repeat column.",
+        "every judge: length bias cannot be measured: the comparisons have no length columns.",
+        "every judge: self-preference not applicable: the judge is not one of the systems.")
+    assert np.isnan(audit.table.get("position_consistency", np.full(2, np.nan))).all()
+
+
+def test_benjamini_yekutieli_against_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from metaeval.stats.significance.corrections import benjamini_yekutieli
+
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.0001, 0.7])
+    np.testing.assert_allclose(benjamini_yekutieli(p), multipletests(p, method="fdr_by")[1])
+    with_nan = benjamini_yekutieli([0.01, np.nan, 0.03])
+    assert np.isnan(with_nan[1])
+    np.testing.assert_allclose(with_nan[[0, 2]], multipletests([0.01, 0.03], method="fdr_by")[1])
+    with pytest.raises(ParameterError, match=r"`pvalues` must be in \[0, 1\] \(or NaN\); got 1.5."):
+        benjamini_yekutieli([1.5])

@@ -1,0 +1,218 @@
+"""MQM ratings: scores equal the release's averaged TED scores; spans, attention checks and bad input."""
+from __future__ import annotations
+
+import gzip
+import re
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import metaeval
+from metaeval.data.mqm_ratings import MQMWeights, is_mqm_ratings_file, read_mqm_ratings, unmark
+from metaeval.data.readers import read_scores
+from metaeval.errors import DataWarning, InputFileError, ParameterError
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data" / "wmt" / "mqm_ratings"
+TED = {lp: DATA / f"mqm_ted_{lp}.tsv.gz" for lp in ("ende", "zhen")}
+WMT23 = DATA / "sxs_mqm_generalMT2023_ende.3ratings.tsv.gz"
+RELEASE = HERE / "data" / "wmt_mqm_ted"
+RELEASE_NAMES = {"ref": "ref-A", "refB": "ref-B"}  # the release's names of the references
+
+needs_data = pytest.mark.skipif(not DATA.exists(), reason="shared data not found")
+
+
+def _read(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return read_mqm_ratings(path, **kw)
+
+
+@needs_data
+@pytest.mark.parametrize("lp", ["ende", "zhen"])
+def test_ted_scores_equal_the_release(lp):
+    ratings = _read(TED[lp])
+    m = ratings.scores.matrix("mqm")
+    si = {RELEASE_NAMES.get(s, s): i for i, s in enumerate(ratings.scores.systems)}
+    gi = {g: j for j, g in enumerate(ratings.scores.inputs)}
+    compared = 0
+    with gzip.open(RELEASE / f"mqm_ted_{lp}.avg_seg_scores.tsv.gz", "rt") as handle:
+        next(handle)
+        for line in handle:
+            system, value, seg = line.split()
+            if value == "None":
+                continue
+            assert m[si[system], gi[seg]] == pytest.approx(float(value), abs=1e-6), (system, seg)
+            compared += 1
+    assert compared == int(np.isfinite(m).sum()) == {"ende": 7406, "zhen": 7935}[lp]
+
+
+def _plain_scores(path):
+    """Independent plain-Python MQM scores: Freitag weights, mean over each cell's raters."""
+    per = defaultdict(dict)
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        next(handle)
+        for line in handle:
+            f = line.rstrip("\n").split("\t")
+            system, seg, rater, cat, sev = f[0], f[3], f[4], f[7], f[8]
+            if sev == "HOTW-test":
+                continue
+            w = 0.0
+            if sev != "No-error":
+                w = 25 if cat.startswith("Non-translation") else 5 if sev == "Major" else (
+                    0.1 if cat == "Fluency/Punctuation" else 1) if sev == "Minor" else 0
+            per[(system, seg)][rater] = per[(system, seg)].get(rater, 0.0) - w
+    return {cell: sum(v.values()) / len(v) for cell, v in per.items()}, per
+
+
+@needs_data
+def test_wmt23_scores_equal_a_plain_python_computation():
+    ratings = _read(WMT23)
+    plain, per = _plain_scores(WMT23)
+    ds = ratings.scores
+    m = ds.matrix("mqm")
+    for (system, seg), value in plain.items():
+        assert m[ds.systems.index(system), ds.inputs.index(seg)] == pytest.approx(value)
+    assert int(np.isfinite(m).sum()) == len(plain) == 1040
+    (system, seg), raters = next(iter(per.items()))
+    for rater, value in raters.items():
+        assert ds.matrix(f"mqm.{rater}")[ds.systems.index(system), ds.inputs.index(seg)] == pytest.approx(value)
+
+
+@needs_data
+def test_attention_checks_are_counted_never_scored():
+    ratings = _read(WMT23)
+    assert sum(f + m for f, m in ratings.attention.values()) == ratings.counts["attention_rows"] == 245
+    assert sum(f for f, _ in ratings.attention.values()) == 220
+    rates = ratings.attention_rates()
+    assert rates["rater6"] == 1.0 and 0 < rates["rater4"] < 1
+
+
+@needs_data
+def test_spans_are_offsets_into_the_unmarked_target():
+    ratings = _read(WMT23)
+    n_marked = 0
+    with gzip.open(WMT23, "rt", encoding="utf-8") as handle:
+        next(handle)
+        for line in handle:
+            f = line.rstrip("\n").split("\t")
+            if f[8] not in ("HOTW-test", "No-error") and "<v>" in f[6]:
+                n_marked += 1
+                marked = re.search("<v>(.*?)</v>", f[6]).group(1)
+                start = f[6].index("<v>")
+                assert (start, start + len(marked), f[8].lower(), f[7]) in ratings.spans[f[4]][(f[0], f[3])]
+                assert ratings.targets[(f[0], f[3])][start:start + len(marked)] == marked
+    assert sum(len(v) for cells in ratings.spans.values() for v in cells.values()) == n_marked
+    assert ratings.counts["trailing_space_cells"] == 2
+
+
+@needs_data
+def test_open_marker_is_closed_at_the_end_with_a_named_warning():
+    with pytest.warns(DataWarning, match=r"1 span marker\(s\) '<v>' left open \(first at row 6444\)"):
+        ratings = read_mqm_ratings(TED["ende"])
+    assert ratings.counts["open_spans_closed_at_end"] == 1
+    with pytest.raises(InputFileError, match=r"row 6444, column 'target': every '<v>' must be closed by '</v>'"):
+        read_mqm_ratings(TED["ende"], open_spans="error")
+
+
+@needs_data
+def test_read_scores_detects_ratings_by_header_and_public_name():
+    assert is_mqm_ratings_file(WMT23) and not is_mqm_ratings_file(RELEASE / "mqm_ted_ende.avg_seg_scores.tsv.gz")
+    ds = read_scores(WMT23)
+    assert ds.humans == ("mqm",) and "mqm.rater3" in ds.scorers
+    assert metaeval.read_mqm_ratings is read_mqm_ratings
+
+
+@needs_data
+def test_weights_are_configurable():
+    base = _read(WMT23).scores.matrix("mqm")
+    heavy = _read(WMT23, weights=MQMWeights(severities={"major": 10, "minor": 1, "neutral": 0})).scores.matrix("mqm")
+    assert np.nanmin(heavy) < np.nanmin(base)
+    with pytest.raises(ParameterError, match=r"`severities\['major'\]` must be a finite non-negative number; got -1"):
+        MQMWeights(severities={"major": -1})
+
+
+def test_unmark():
+    assert unmark("a <v>bc</v> d") == ("a bc d", [(2, 4)], False)
+    with pytest.raises(InputFileError, match="every '</v>' must close an open '<v>'; got '</v>' at character 1"):
+        unmark("a</v>")
+    with pytest.raises(InputFileError, match="the span markup must not nest"):
+        unmark("<v>a<v>b</v></v>")
+    assert unmark("ab<v>cd", open_spans="close-at-end") == ("abcd", [(2, 4)], True)
+
+
+HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+
+
+def _file(tmp_path, rows, header=HEADER):
+    path = tmp_path / "r.tsv"
+    path.write_text(header + "".join(rows), encoding="utf-8")
+    return path
+
+
+def test_tiny_file_by_hand(tmp_path):
+    rows = ["A\td\t1\t1\tr1\ts\tx <v>yy</v> z\tAccuracy/Mistranslation\tMajor\n",
+            "A\td\t1\t1\tr1\ts\tx yy <v>z</v>\tFluency/Punctuation\tMinor\n",
+            "A\td\t1\t1\tr2\ts\tx yy z\tNo-error\tNo-error\n",
+            "B\td\t1\t1\tr2\ts\t<v>q</v>\tNon-translation!\tMajor\n",
+            "B\td\t1\t1\tr1\ts\tq\tX\tHOTW-test\n"]
+    r = read_mqm_ratings(_file(tmp_path, rows))
+    m = r.scores.matrix("mqm")
+    assert m[0, 0] == pytest.approx((-5.1 + 0) / 2) and m[1, 0] == -25
+    assert r.spans["r1"][("A", "1")] == ((2, 4, "major", "Accuracy/Mistranslation"), (5, 6, "minor", "Fluency/Punctuation"))
+    assert r.attention == {"r1": (0, 1)}
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([], "the file must hold at least one rating; got a header only."),
+    (["A\td\t1\t1\tr1\ts\tt\tc\tSevere\n"], "row 2, column 'severity': the severity must be one of hotw-test, major, "
+                                             "minor, neutral, no-error"),
+    (["A\td\t1\t1\tr1\ts\tt\n"], "row 2: every row must have 9 tab-separated fields like the header; got 7."),
+    (["A\td\t1\t1\tr1\ts\tt <v>a</v>\tc\tMinor\n", "A\td\t1\t1\tr2\ts\tother\tNo-error\tNo-error\n"],
+     "row 3, column 'target': every row of system 'A', segment '1' must hold the same target"),
+    (["A\td\t1\t1\tr1\ts\tt\tNo-error\tNo-error\n", "A\td\t1\t1\tr1\ts\t<v>t</v>\tc\tMinor\n"],
+     "row 3: rater 'r1' must rate system 'A', segment '1' either with errors or with one 'No-error' row; got both."),
+])
+def test_bad_files(tmp_path, rows, message):
+    with pytest.raises(InputFileError, match=re.escape(message)):
+        read_mqm_ratings(_file(tmp_path, rows))
+
+
+def test_empty_file_and_missing_column(tmp_path):
+    empty = tmp_path / "e.tsv"
+    empty.write_text("")
+    with pytest.raises(InputFileError, match="the file must hold a header and at least one rating; got an empty file."):
+        read_mqm_ratings(empty)
+    with pytest.raises(InputFileError, match="row 1: the header must name the column 'rater'"):
+        read_mqm_ratings(_file(tmp_path, ["A\t1\n"], header="system\tseg_id\tsource\ttarget\tcategory\tseverity\n"))
+
+
+@needs_data
+def test_per_rater_scorers_only_for_multi_rater_data():
+    assert _read(TED["ende"]).scores.scorers == ("mqm",)
+    ted = _read(TED["ende"], per_rater=True).scores
+    assert len(ted.scorers) == 5 and "mqm.rater1" in ted.scorers
+    assert len(_read(WMT23).scores.scorers) == 11
+
+
+@needs_data
+def test_cli_scores_accepts_a_ratings_file(capsys):
+    from metaeval.cli.main import main
+
+    code = main(["correlate", "--scores", str(WMT23), "--level", "summary", "--metric", "mqm.rater3",
+                 "--n-resamples", "50", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("mqm.rater3,mqm,summary,")
+    assert _read(WMT23).documents["1"] == "news_aj-english.33941:en-de"
+
+
+def test_detection_never_opens_a_fifo(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.tsv"
+    os.mkfifo(fifo)
+    assert not is_mqm_ratings_file(fifo) and not is_mqm_ratings_file(tmp_path / "missing.tsv")

@@ -1,0 +1,102 @@
+"""Bootstrap over many inputs: the chunked summary-level kernels and the shared system sums equal the paths they
+replace (the numpy kernels and the generic reference), with ties, undefined inputs and both ``undefined`` rules."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metaeval.stats.kernels import shared_sums, summary_inputs
+from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.resampling.bootstrap import bootstrap_samples
+from metaeval.stats.resampling.draws import bootstrap_draws
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="the chunked kernels are compiled with numba")
+
+
+def _data(n=6, m=700, seed=3):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(n, 1)) + 0.7 * rng.normal(size=(n, m))
+    human = np.clip(np.round(3 + q[..., None] + rng.normal(scale=0.8, size=(n, m, 3))), 1, 5).mean(axis=2)
+    metrics = {
+        "continuous": q + rng.normal(size=q.shape),
+        "grid": np.round((q + rng.normal(scale=0.6, size=q.shape)) * 20) / 20,  # ties, like a rounded score
+        "coarse": np.round(q + rng.normal(size=q.shape)),  # many ties: constant resampled inputs happen
+    }
+    metrics["coarse"][:, :40] = 2.0  # constant inputs: undefined for every coefficient
+    human[:, 40:60] = 3.0  # inputs where the human is constant
+    return metrics, human
+
+
+@pytest.mark.parametrize("method", ["both", "systems"])
+@pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall-b"])
+@pytest.mark.parametrize("undefined", ["skip", "zero"])
+def test_chunked_summary_kernels_equal_the_reference(monkeypatch, method, coefficient, undefined):
+    metrics, z = _data()
+    draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=150, rng=1)
+    monkeypatch.setattr(summary_inputs, "CHUNK", 256)  # several chunks
+    for name, x in metrics.items():
+        monkeypatch.setattr(summary_inputs, "MIN_INPUTS", 10**9)
+        kernel = bootstrap_samples(x, z, level="summary", coefficient=coefficient, draws=draws, undefined=undefined)
+        reference = bootstrap_samples(x, z, level="summary", coefficient=coefficient, draws=draws,
+                                      undefined=undefined, engine="reference")
+        monkeypatch.setattr(summary_inputs, "MIN_INPUTS", 1)
+        chunked = bootstrap_samples(x, z, level="summary", coefficient=coefficient, draws=draws, undefined=undefined)
+        assert np.array_equal(np.isnan(chunked), np.isnan(reference)), name
+        np.testing.assert_allclose(chunked, reference, rtol=0, atol=1e-12, err_msg=name)  # as the kernels
+        np.testing.assert_allclose(chunked, kernel, rtol=0, atol=1e-14, err_msg=name)
+
+
+def test_chunked_kernel_is_used_from_min_inputs_on():
+    metrics, z = _data(m=summary_inputs.MIN_INPUTS)
+    draws = bootstrap_draws(z.shape[0], z.shape[1], method="both", n_resamples=10, rng=0)
+    from metaeval.stats.kernels.bootstrap import bootstrap_kernel
+
+    for coefficient, kind in (("pearson", summary_inputs.PearsonInputs), ("spearman", summary_inputs.SpearmanInputs),
+                              ("kendall-b", summary_inputs.KendallInputs)):
+        kernel = bootstrap_kernel(metrics["grid"], z, level="summary", coefficient=coefficient, draws=draws)
+        assert isinstance(kernel, kind)
+        small = bootstrap_kernel(metrics["grid"][:, :100], z[:, :100], level="summary", coefficient=coefficient,
+                                 draws=bootstrap_draws(6, 100, method="both", n_resamples=10, rng=0))
+        assert not isinstance(small, kind)
+
+
+@pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall-b"])
+def test_shared_system_sums_equal_the_reference(monkeypatch, coefficient):
+    from metaeval.stats.kernels import bootstrap as kernels
+
+    metrics, z = _data(m=500)
+    draws = bootstrap_draws(z.shape[0], z.shape[1], method="both", n_resamples=100, rng=2)
+    for name, x in metrics.items():
+        monkeypatch.setattr(kernels, "SHARED_SUMS_INPUTS", 10**9)
+        before = bootstrap_samples(x, z, level="system", coefficient=coefficient, draws=draws)
+        reference = bootstrap_samples(x, z, level="system", coefficient=coefficient, draws=draws, engine="reference")
+        monkeypatch.setattr(kernels, "SHARED_SUMS_INPUTS", 1)
+        shared = bootstrap_samples(x, z, level="system", coefficient=coefficient, draws=draws)
+        again = bootstrap_samples(x, z, level="system", coefficient=coefficient, draws=draws)  # from the memo
+        np.testing.assert_allclose(shared, reference, rtol=0, atol=1e-13, err_msg=name)
+        np.testing.assert_allclose(shared, before, rtol=0, atol=1e-13, err_msg=name)
+        assert np.array_equal(shared, again, equal_nan=True)
+
+
+def test_shared_sums_are_exact_and_follow_the_draws():
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 7, size=(4, 300)) / 3.0  # averages of Likert ratings: exact ties between systems
+    values[1] = values[0]
+    values.setflags(write=False)  # kept only for arrays nobody can change (a ScoreSet's)
+    draws = bootstrap_draws(4, 300, method="both", n_resamples=40, rng=0)
+    sums = shared_sums.resampled_sums(values, draws)
+    weights = draws.col_weights()
+    exact = np.array([[sum(int(c) * int(round(v * 3)) for c, v in zip(w, row)) / 3.0 for row in values]
+                      for w in weights])
+    np.testing.assert_array_equal(sums, exact)  # exact sums, equal systems stay equal
+    assert shared_sums.resampled_sums(values, draws) is sums
+    other = bootstrap_draws(4, 300, method="both", n_resamples=40, rng=1)
+    assert not np.array_equal(shared_sums.resampled_sums(values, other), sums)
+
+
+def test_shared_sums_of_a_writable_array_are_not_kept():
+    values = np.arange(12.0).reshape(2, 6)
+    draws = bootstrap_draws(2, 6, method="both", n_resamples=5, rng=0)
+    first = shared_sums.resampled_sums(values, draws)
+    values[0] += 1.0  # the caller changes its array: the sums follow
+    np.testing.assert_array_equal(shared_sums.resampled_sums(values, draws)[:, 0], first[:, 0] + 6.0)
