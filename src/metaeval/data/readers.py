@@ -136,6 +136,10 @@ def read_scores(
     from .mqm_ratings import is_mqm_ratings_file, read_mqm_ratings  # MQM ratings: detected by header
 
     if format is None and layout == "auto" and not columns and not where and is_mqm_ratings_file(path):
+        if rename or scorer is not None:  # never ignored silently
+            raise ParameterError(f"`{option_names.rename if rename else option_names.scorer}` must name a scorer of"
+                                 f" a score table; got it for {path}, an MQM ratings file (its scorers are mqm and"
+                                 " mqm.<rater>).")
         ds = read_mqm_ratings(path, name=name).scores
         return ds if humans is None else ds.with_humans(humans)
     table = read_table(path, file_format(path, format))
