@@ -210,6 +210,19 @@ def test_cli_scores_accepts_a_ratings_file(capsys):
     assert _read(WMT23).documents["1"] == "news_aj-english.33941:en-de"
 
 
+@needs_data
+def test_a_ratings_file_refuses_scorer_names_rather_than_ignoring_them(capsys):
+    with pytest.raises(ParameterError, match=r"^`rename` must name a scorer of a score table; got it for .*, an MQM"
+                                             r" ratings file \(its scorers are mqm and mqm.<rater>\)\.$"):
+        read_scores(WMT23, rename={"mqm": "MQM"})
+    from metaeval.cli.main import main
+
+    assert main(["correlate", "--scores", f"MQM={WMT23}", "--metric", "mqm.rater3"]) == 2
+    assert capsys.readouterr().err.strip() == (f"metaeval: error: `--scores NAME=PATH` must name a scorer of a score"
+                                               f" table; got it for {WMT23}, an MQM ratings file (its scorers are mqm"
+                                               " and mqm.<rater>).")
+
+
 def test_detection_never_opens_a_fifo(tmp_path):
     import os
 

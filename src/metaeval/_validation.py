@@ -433,7 +433,7 @@ def check_resample_memory(n_resamples: Any, n_systems: int, n_inputs: int, *, pa
                           available: int | None = None) -> None:
     """Refuse a number of resamples whose draws cannot fit in the memory still available.
 
-    The one up-front check (the CLI commands call it through ``metaeval.cli.common.load_source`` once the
+    The one up-front check (the CLI commands call it through ``metaeval.cli.source.load_source`` once the
     data's shape is known, before computing): without it ``--n-resamples 2000000000`` tried to allocate
     89 GiB and died in a traceback, or, below the machine's size, would swap for hours.
 

@@ -21,6 +21,7 @@ from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import tau_b
 from . import _common as common
+from .interface import Call, CommandSpec, Option, SectionSpec, focus_corpus, input_resamples
 
 BOUNDARIES = ("both", "upper")
 
@@ -390,3 +391,43 @@ def delta_correlations(
         min_pairs=min_pairs, full_test_set=full_test_set, confidence_level=confidence_level,
         n_resamples=n_resamples, metric_scores=xbar, human_scores=zbar, signature=signature,
     )
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> DeltaCorrelationResult:
+    o = call.options
+    return delta_correlations(
+        call.ds, call.metrics, call.human, fractions=o["fractions"], edges=o["edges"], boundary=o["boundary"],
+        min_pairs=o["min_pairs"], full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
+        confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus,
+        progress=call.progress("bootstrap resamples", o["n_resamples"]) if o["n_resamples"] else None,
+    )
+
+
+CLI = CommandSpec(
+    _command,
+    options=(
+        Option("fractions", "numbers", help="Upper edges as fractions of the closest pairs, e.g. 0.1,0.2,...,1 (the"
+                                            " default)."),
+        Option("edges", "numbers", help="Upper edges in metric units instead of fractions, e.g. 0.005,0.01,0.02."),
+        Option("boundary", BOUNDARIES, defaults.DELTA_BOUNDARY, "both: cells are [l, u]; upper: cells with l > 0 are"
+                                                                " (l, u]."),
+        Option("min_pairs", int, defaults.DELTA_MIN_PAIRS, "Cells with fewer pairs are n/a."),
+        "full_test_set",
+        Option("view", ("grid", "curve"), "grid", "grid: the (l, u) heat map per metric; curve: the cumulative"
+                                                  " curve r(0, u)."),
+        "confidence_level",
+    ),
+    inputs=("source", "corpus", "n_resamples", "seed", "tie_tolerance", "progress"),
+    help="r_SYS Delta(l, u) of Deutsch, Dror & Roth (2022), Sec. 4: the system-level Kendall tau-b with the human"
+         " over only the system pairs whose metric-score gap lies in [l, u].",
+    frame=lambda result, options: result.to_frame() if options["view"] == "grid" else result.curve_frame(),
+)
+
+REPORT = SectionSpec(
+    "Delta(l, u)",
+    lambda ds, human, focus, settings, corpus: delta_correlations(
+        ds, list(focus), human, n_resamples=input_resamples(ds, settings), rng=settings["seed"],
+        **focus_corpus(corpus, focus)),
+)

@@ -21,6 +21,7 @@ from ..errors import MetaevalWarning, ParameterError, ScoreSetError, check_int
 from ..serialization import ResultMixin
 from ..signature import Signature
 from . import _common as common
+from .interface import Call, CommandSpec, Option
 
 __all__ = ["GapAgreementResult", "gap_agreement", "firth_logistic"]
 
@@ -385,3 +386,28 @@ def _bins(gap, agree, used, n_bins):
                 out[0, a, k] = gap[a][keep][chunk].mean()
                 out[1, a, k] = agree[a][keep][chunk].mean()
     return out[0], out[1], np.nan_to_num(out[2]).astype(np.int64)
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> GapAgreementResult:
+    o = call.options
+    return gap_agreement(call.ds, call.metrics, call.human, deltas=o["delta"] or None, grid_points=o["grid_points"],
+                         n_bins=o["n_bins"], full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
+                         confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus)
+
+
+CLI = CommandSpec(
+    _command,
+    options=(Option("delta", float, help="A metric gap (metric units; repeatable), e.g. --delta 0.5 for +0.5 on a"
+                                         " 0-100 scale.", multiple=True),
+             Option("grid_points", int, defaults.GAP_GRID_POINTS, "Points of the curve (shown when no --delta is"
+                                                                  " given)."),
+             Option("n_bins", int, defaults.GAP_BINS, "Equal-count bins of the raw agreement rates."),
+             "full_test_set",
+             Option("confidence_level", help="Confidence level of the bands.", shared=True)),
+    inputs=("source", "corpus", "n_resamples", "seed", "tie_tolerance"),
+    help="The probability that the humans agree with the metric's ordering of two systems, as a function of"
+         " the metric gap, smoothed over all system pairs (Firth logistic regression).",
+    frame=lambda result, options: result.to_frame() if options["delta"] else result.curve_frame(),
+)

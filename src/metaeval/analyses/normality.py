@@ -20,6 +20,7 @@ from ..errors import ParameterError
 from ..serialization import ResultMixin
 from ..signature import Signature
 from . import _common as common
+from .interface import Call, CommandSpec, Option, SectionSpec
 
 __all__ = ["NormalityResult", "normality"]
 
@@ -221,3 +222,28 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
         system_pvalue=p, system_reasons=reasons, share_rejected=share, n_inputs_tested=n_tested,
         n_inputs_skipped=(has_scores & ~tested).sum(axis=1), signature=signature, input_pvalues=input_p,
     )
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> NormalityResult:
+    metrics = call.options["metric"]
+    for metric in metrics:
+        call.ds.require(metric, param="metric")
+    if call.human in metrics:
+        raise ParameterError(f"`--metric` must not repeat the human scorer; got {call.human!r}.")
+    scorers = (call.human,) + tuple(metrics) if metrics else None
+    return normality(call.ds, scorers, alpha=call.options["alpha"])
+
+
+CLI = CommandSpec(
+    _command,
+    options=(Option("alpha", help="Level at which a test rejects normality.", shared=True),),
+    inputs=("source",),
+    help="Shapiro-Wilk tests of each scorer's system scores and of its scores across systems on each input"
+         " (Deutsch, Dror & Roth 2021, App. A).",
+)
+
+REPORT = SectionSpec(  # cell scores: corpus statistics do not apply
+    "normality", lambda ds, human, focus, settings, corpus: normality(ds, [human] + [m for m in focus if m != human]),
+)

@@ -35,6 +35,7 @@ from ..stats.significance.permutation import permutation_test
 from ..stats.resampling.draws import bootstrap_draws
 from ..vocabulary import METRIC_TESTS
 from . import _common as common
+from .interface import Call, CommandSpec, Option
 
 __all__ = ["AnnotationPlanResult", "plan_annotation"]
 
@@ -389,3 +390,45 @@ def _pvalue(x, y, z, sx, draws, test, method, alternative, n_resamples, generato
                                           rng=generator, **kw).pvalue)
         except MetaevalError:
             return float("nan")
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> AnnotationPlanResult:
+    o, metrics = call.options, call.options["metric"]
+    if not 1 <= len(metrics) <= 2:
+        raise ParameterError(f"`--metric` must be given once or twice (metric, optional second metric); got "
+                             f"{len(metrics)} times.")
+    return plan_annotation(
+        call.ds, metrics[0], call.human, metric_b=metrics[1] if len(metrics) == 2 else None, n_inputs=o["n_inputs"],
+        n_systems=o["n_systems"], level=o["level"], coefficient=o["coefficient"], method=o["method"],
+        test=o["test"], alternative=o["alternative"], alpha=o["alpha"], n_repetitions=o["n_repetitions"],
+        n_resamples=o["n_resamples"], confidence_level=o["confidence_level"], target_width=o["target_width"],
+        target_power=o["target_power"], rng=o["seed"],
+    )
+
+
+CLI = CommandSpec(
+    _command,
+    options=(
+        Option("n_inputs", "integers", help="Judged inputs to simulate, e.g. 25,50,100,200 (default 0.25-4 x the"
+                                            " pilot's)."),
+        Option("n_systems", "integers", help="Systems to simulate (default all)."),
+        Option("level", help="Level of the simulated correlations.", shared=True),
+        Option("coefficient", help="Coefficient of the simulated correlations.", shared=True),
+        Option("method", help="BOOT-* interval and PERM-* / BOOT-* test.", shared=True),
+        Option("test", TESTS, defaults.PLAN_TEST, "Test whose power is simulated.", shared=True),
+        "alternative",
+        Option("alpha", help="Significance level of the power simulation.", shared=True),
+        Option("target_width", float, help="Answer: inputs needed for a mean width <= this."),
+        Option("target_power", float, defaults.PLAN_TARGET_POWER, "Answer: inputs needed for at least this power."),
+        Option("n_repetitions", int, defaults.PLAN_REPETITIONS, "Simulated annotation campaigns per grid cell.",
+               shared=True),
+        Option("n_resamples", int, defaults.PLAN_N_RESAMPLES, "Bootstrap resamples / permutations within each"
+                                                              " campaign.", shared=True),
+        Option("confidence_level", help="Confidence level of the simulated intervals.", shared=True),
+    ),
+    inputs=("source", "seed", "tie_tolerance"),
+    help="The first --metric is the metric whose correlation interval is planned; a second --metric adds the"
+         " power of the test that the first correlates better than the second. Simulated from a pilot.",
+)

@@ -1,27 +1,23 @@
-"""The registry of the literature's analyses: one entry per analysis feeds every place that shows it.
+"""The registry of the literature's analyses: one line per analysis feeds every place that shows it.
 
 Each :class:`Analysis` names, as import paths (so that reading the registry imports nothing heavy and no
 layer imports upwards):
 
-- ``module``: where the API functions and result classes live; every name of ``api`` is exported as
-  ``metaeval.<name>`` (:mod:`metaeval` builds its lazy exports from here);
-- ``command``: the CLI command (``metaeval <name>``), as ``module:attribute`` under :mod:`metaeval.cli`;
-  its terminal table is the command module's own layout, and every output format
-  (:data:`metaeval.vocabulary.OUTPUT_FORMATS`) comes from :func:`metaeval.report.render.render_text`;
-- ``summary``: the one line of ``metaeval --help`` (checked against the command's own help by the tests),
-  given by the first entry of a command that several analyses share (``stability``, ``simulate``);
-- ``section``: whether the HTML report has a section for it (its spec in
-  :data:`metaeval.report.analysis_sections.SECTIONS`, under the same name).
+- ``module``: where the API functions, the result classes and the declarations of its command and report
+  section live (``CLI`` and ``REPORT``, see :mod:`metaeval.analyses.interface`); every name of ``api`` is
+  exported as ``metaeval.<name>`` (:mod:`metaeval` builds its lazy exports from here);
+- ``summary``: the one line of ``metaeval --help``, a whole sentence (it opens the command's help);
+- ``section``: whether the HTML report has a section for it (the module's ``REPORT``);
+- ``command``: left empty, the CLI builds ``metaeval <name>`` from the module's ``CLI``
+  (:mod:`metaeval.cli.analysis_commands`); a command with subcommands or inputs of its own is written
+  by hand and named here as ``module:attribute`` under :mod:`metaeval.cli` (its first entry gives the
+  summary when several analyses share it: ``stability``, ``simulate``).
 
-Adding an analysis (about five files):
-
-1. ``analyses/<name>.py``: the function (validate, compute on arrays with :mod:`metaeval.stats`, return a
-   frozen result dataclass inheriting :class:`metaeval.serialization.ResultMixin`, with a signature);
-2. an entry in :data:`ANALYSES` below;
-3. ``cli/<name>_command.py``: options from :mod:`metaeval.cli.common` / :mod:`metaeval.cli.analysis_output`
-   and a terminal table, output through ``analysis_output.render``;
-4. optionally a report section in ``report/analysis_sections.py`` (and ``section=True`` here);
-5. a page or paragraph in ``docs/`` and ``tests/test_analyses_<name>.py``.
+Adding an analysis: ``analyses/<name>.py`` (the function, validating and then computing on arrays with
+:mod:`metaeval.stats`, a frozen result dataclass inheriting :class:`metaeval.serialization.ResultMixin`
+with a signature, and its ``CLI`` and optionally ``REPORT`` declarations) and its line in
+:data:`ANALYSES` below; then a page or paragraph in ``docs/`` and ``tests/test_analyses_<name>.py``.
+docs/dev/ARCHITECTURE.md shows an example.
 """
 from __future__ import annotations
 
@@ -37,9 +33,18 @@ class Analysis:
     name: str
     module: str
     api: tuple[str, ...]
-    command: str
+    command: str = ""
     summary: str = ""
     section: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.command:  # built from the module's CLI declaration
+            object.__setattr__(self, "command", f"analysis_commands:{self.name}")
+
+    @property
+    def declared(self) -> bool:
+        """Whether the command is built from the module's ``CLI`` declaration."""
+        return self.command == f"analysis_commands:{self.name}"
 
     @property
     def function(self) -> str:
@@ -49,28 +54,24 @@ class Analysis:
 
 ANALYSES: tuple[Analysis, ...] = (
     Analysis("delta", "metaeval.analyses.delta", ("delta_correlations", "DeltaCorrelationResult"),
-             "delta_command:delta",
-             "Kendall tau over the system pairs whose metric gap lies in [l, u] (Deutsch et...", section=True),
+             summary="Kendall tau over the system pairs whose metric gap lies in [l, u].", section=True),
     Analysis("stability", "metaeval.analyses.stability", ("ranking_stability", "RankingStabilityResult"),
              "stability_command:stability",
-             "How stable are system rankings under another sample of inputs? (Deutsch et al.", section=True),
+             "How stable are system rankings under another sample of inputs?", section=True),
     Analysis("variance", "metaeval.analyses.variance", ("score_variance", "ScoreVarianceResult"),
              "stability_command:stability"),
-    Analysis("topk", "metaeval.analyses.topk", ("topk_correlations", "TopKResult"), "topk_command:topk",
-             "System-level correlation over the k best systems by human score (Bhandari et al.", section=True),
+    Analysis("topk", "metaeval.analyses.topk", ("topk_correlations", "TopKResult"),
+             summary="System-level correlation over the k best systems by human score.", section=True),
     Analysis("verdicts", "metaeval.analyses.verdicts", ("system_verdicts", "SystemVerdictsResult"),
-             "verdicts_command:verdicts",
-             "Pairwise system verdicts (better / worse / tie) of humans and metrics;...", section=True),
+             summary="Pairwise system verdicts of humans and metrics, and their weighted F1.", section=True),
     Analysis("normality", "metaeval.analyses.normality", ("normality", "NormalityResult"),
-             "normality_command:normality", "Are system scores and per-input scores normal? (Deutsch et al.",
-             section=True),
-    Analysis("gap", "metaeval.analyses.gap", ("gap_agreement", "GapAgreementResult"), "gap_command:gap",
-             "How often do humans confirm a metric gain of a given size? (smoothed over all..."),
-    Analysis("plan", "metaeval.analyses.planning", ("plan_annotation", "AnnotationPlanResult"), "plan_command:plan",
-             "Simulate interval width and power against the number of judged inputs and..."),
+             summary="Are system scores and per-input scores normal?", section=True),
+    Analysis("gap", "metaeval.analyses.gap", ("gap_agreement", "GapAgreementResult"),
+             summary="How often do humans confirm a metric gain of a given size?"),
+    Analysis("plan", "metaeval.analyses.planning", ("plan_annotation", "AnnotationPlanResult"),
+             summary="How many inputs and systems to judge, simulated from a pilot."),
     Analysis("systems", "metaeval.analyses.systems", ("compare_systems", "SystemComparisonResult", "CorpusScores"),
-             "systems_command:systems",
-             "Compare every pair of systems under one scorer (Koehn 2004; Riezler & Maxwell..."),
+             summary="Compare every pair of systems under one scorer."),
     Analysis("coverage", "metaeval.analyses.simulations", ("simulate_coverage", "CoverageResult"),
              "simulate_command:simulate",
              "Coverage of confidence intervals and power of tests, simulated on real data."),
@@ -81,7 +82,7 @@ ANALYSES: tuple[Analysis, ...] = (
              "Reproduce published numbers with procedures metaeval does not recommend."),
     Analysis("nuggets", "metaeval.analyses.nuggets",
              ("nugget_scores", "NuggetScoresResult", "match_nuggets", "litepyramid_nuggets", "realsumm_nugget_tables"),
-             "nuggets_command:nuggets", "Nugget F(beta) of answers and summaries (Lin & Demner-Fushman 2005)."),
+             "nuggets_command:nuggets", "Nugget F(beta) of answers and summaries."),
     Analysis("extrinsic", "metaeval.analyses.extrinsic", ("relevance_agreement", "RelevanceAgreementResult"),
              "extrinsic_command:extrinsic",
              "Extrinsic evaluation: Relevance-Prediction, LDC-Agreement, partition-averaged r."),

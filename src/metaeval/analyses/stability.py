@@ -21,6 +21,7 @@ from ..signature import Signature
 from ..stats.correlations.coefficients import correlation_rows
 from ..stats.corpus import CorpusScores
 from ..stats.kernels import system_correlation
+from .interface import SectionSpec, focus_corpus
 from ..stats.resampling.draws import batch_slices, count_weights, default_batch
 from . import _common as common
 
@@ -296,3 +297,14 @@ def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coeffic
         else:
             out[sl] = correlation_rows(a, b, coefficient)
     return out
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+REPORT = SectionSpec(
+    "ranking stability",
+    lambda ds, human, focus, settings, corpus: ranking_stability(
+        ds, list(focus), human, n_repetitions=settings["repetitions"], coefficient=settings["coefficient"],
+        rng=settings["seed"], **focus_corpus(corpus, focus)),
+    min_inputs=4, needs="two disjoint samples of at least 2 inputs each",
+)

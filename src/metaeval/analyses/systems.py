@@ -47,6 +47,7 @@ from ..stats.significance.paired_bootstrap import bootstrap_pvalue
 from ..stats.significance.permutation import count_extreme, monte_carlo_pvalue
 from ..stats.resampling.draws import bootstrap_draws, permutation_draws
 from ..vocabulary import SYSTEM_TESTS, check_correction, check_system_test
+from .interface import Call, CommandSpec, Option
 
 __all__ = ["SYSTEM_TESTS", "CorpusScores", "SystemComparisonResult", "compare_systems"]
 
@@ -319,3 +320,38 @@ def compare_systems(
         test=test, alternative=alternative, correction=correction, confidence_level=confidence_level,
         n_resamples=int(weights.shape[0]), exact=exact, signature=signature, samples=samples,
     )
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> SystemComparisonResult:
+    o, corpus = call.options, call.corpus or {}
+    scorer = o["scorer"]
+    if len(corpus) > 1 or corpus and scorer is not None and scorer not in corpus:
+        raise ParameterError(f"`--corpus-metric` must name the one scorer compared (--scorer); got "
+                             f"{', '.join(map(repr, corpus))} for scorer {scorer!r}.")
+    source = next(iter(corpus.values())) if corpus else call.ds  # CorpusScores: corpus scores of resampled sums
+    return compare_systems(source, None if corpus else scorer or call.human, test=o["test"],
+                           alternative=o["alternative"], correction=o["correction"],
+                           confidence_level=o["confidence_level"], exact=o["exact"], n_resamples=o["n_resamples"],
+                           rng=o["seed"])
+
+
+CLI = CommandSpec(
+    _command,
+    options=(
+        Option("scorer", help="The scorer whose per-item scores are compared (default: the human score).",
+               shared=True),
+        Option("test", SYSTEM_TESTS, defaults.SYSTEM_TEST, "Test of each pair of systems.", shared=True),
+        Option("alternative", default=defaults.SYSTEM_ALTERNATIVE,
+               help="'greater': the first system of a pair scores higher.", shared=True),
+        Option("correction", help="Multiple-comparison correction over the pairs.", shared=True),
+        Option("confidence_level", help="Confidence level of the intervals (significance at 1 - this).",
+               shared=True),
+        Option("exact", "flag", help="Randomization: enumerate all 2^M assignments (M <= 20)."),
+    ),
+    inputs=("source", "corpus", "n_resamples", "seed"),
+    help="A paired bootstrap (Koehn 2004) or approximate randomization (Riezler & Maxwell 2005) test of every"
+         " pair of systems, corrected for multiple comparisons.",
+    human_optional=lambda options: options["scorer"] is not None,
+)

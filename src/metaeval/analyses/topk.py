@@ -20,6 +20,7 @@ from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation_rows
 from . import _common as common
+from .interface import Call, CommandSpec, Option, SectionSpec, focus_corpus, input_resamples
 
 __all__ = ["TopKResult", "topk_correlations"]
 
@@ -230,3 +231,29 @@ def topk_correlations(
         full_test_set=full_test_set, confidence_level=confidence_level, n_resamples=n_resamples,
         signature=signature,
     )
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> TopKResult:
+    o = call.options
+    return topk_correlations(call.ds, call.metrics, call.human, ks=o["ks"], coefficient=o["coefficient"],
+                             full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
+                             confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus)
+
+
+CLI = CommandSpec(
+    _command,
+    options=(Option("ks", "integers", help="Numbers of top systems (default N down to 3)."), "coefficient",
+             "full_test_set", "confidence_level"),
+    inputs=("source", "corpus", "n_resamples", "seed", "tie_tolerance"),
+    help="Bhandari et al. (2020), Exp-II: the correlation with the human over only the k systems the humans rank"
+         " best.",
+)
+
+REPORT = SectionSpec(
+    "top-k systems",
+    lambda ds, human, focus, settings, corpus: topk_correlations(
+        ds, list(focus), human, coefficient=settings["coefficient"], n_resamples=input_resamples(ds, settings),
+        rng=settings["seed"], **focus_corpus(corpus, focus)),
+)

@@ -38,7 +38,8 @@ from ..stats.corpus import system_pair_deltas
 from ..serialization import ResultMixin
 from ..serialization import plain as _plain
 from ..signature import Signature
-from ..vocabulary import check_system_test
+from ..vocabulary import SYSTEM_TESTS, check_system_test
+from .interface import Call, CommandSpec, Option, SectionSpec, focus_corpus
 from .systems import (
     all_pairs,
     check_systems,
@@ -313,3 +314,42 @@ def system_verdicts(
         metric_verdicts=m_verdicts, f1=f1, agreement=agreement, confusion=confusion, n_used=used,
         n_skipped=len(pairs) - used, signature=Signature.of(**fields),
     )
+
+
+# -- the command line and the report (declarations read by metaeval.cli and metaeval.report) -------------------
+
+def _command(call: Call) -> SystemVerdictsResult:
+    o = call.options
+    return system_verdicts(call.ds, call.metrics, call.human, test=o["test"], confidence_level=o["confidence_level"],
+                           n_resamples=o["n_resamples"], rng=o["seed"], corpus_statistics=call.corpus)
+
+
+def _frame(result: SystemVerdictsResult, options) -> Any:
+    frame = result.pairs_frame() if options["pairs"] else result.to_frame()
+    if options["format"] == "table" and not options["pairs"]:
+        # compact: the confusion matrix as three rows "better | worse | tie" of the human verdicts
+        frame = frame[["metric", "f1", "agreement", "n_used", "n_skipped"]].assign(
+            confusion=[" | ".join(" ".join(str(v) for v in row) for row in cm) for cm in result.confusion])
+    return frame
+
+
+CLI = CommandSpec(
+    _command,
+    options=(Option("test", SYSTEM_TESTS, defaults.SYSTEM_TEST, "Test of each pair of systems.", shared=True),
+             Option("confidence_level", help="Confidence level of the tests (significance at 1 - this).",
+                    shared=True),
+             Option("pairs", "flag", help="Print every pair's verdicts instead of the summary.")),
+    inputs=("source", "corpus", "n_resamples", "seed"),
+    help="Bhandari et al. (2020), Exp-III: a paired test over inputs gives each system pair a verdict (better,"
+         " worse, tie) for the humans and for each metric; weighted F1 scores the metric's verdicts against"
+         " the humans'.",
+    frame=_frame,
+)
+
+REPORT = SectionSpec(
+    "system verdicts",
+    lambda ds, human, focus, settings, corpus: system_verdicts(
+        ds, list(focus), human, n_resamples=settings["n_resamples"], rng=settings["seed"],
+        **focus_corpus(corpus, focus)),
+    min_inputs=2, needs="paired tests over inputs",
+)

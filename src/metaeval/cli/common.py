@@ -1,283 +1,353 @@
-"""Options and helpers shared by the CLI commands: where scores come from, where results go."""
+"""Every option of the CLI, declared once, and the decorators that put groups of them on a command.
+
+:data:`OPTIONS` holds each option's one declaration (flag, type, default, help), keyed by its parameter
+name: the flag is that name with dashes (``confidence_level`` is ``--confidence-level``) and the
+command receives the value under that name. A command takes an option with :func:`option`, giving
+only what differs for it (a help text that says what the value means there, a default, ``multiple``).
+Options only one command has are declared here too, so the whole command line reads in one place.
+
+Reading the scores the options name is :mod:`metaeval.cli.source`.
+"""
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from .. import _validation as iv
 from .. import defaults
-from ..data.datasets import dataset_info, load_dataset
-from ..data.readers import read_scores
-from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION, ScoreSet
-from ..errors import ParameterError
-from ..report.escape import safe_text
-from ..report.formats import FORMATS
-from ..runtime.files import write_text_atomic
-from .main import SOURCE_FILE
+from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION
+from .help import Context
+from ..vocabulary import (
+    ALTERNATIVES,
+    COEFFICIENT_CHOICES,
+    CORRECTIONS,
+    FAMILIES,
+    JUDGE_RESAMPLING,
+    LEVEL_CHOICES,
+    OUTPUT_FORMATS,
+    RESAMPLING_METHODS,
+)
 
-_SOURCE_KEY = "metaeval.source"
+PER_FILE = " Give FILE=VALUE to apply it to one of the --scores files only."
+CHOICES_INLINE = 30
+"""A choice list longer than this is written into the help text, not after the flag (80-column help)."""
 
+class NumberList(click.ParamType):
+    """A comma-separated list of numbers, e.g. ``10,20,50``."""
 
-def source_options(command: Callable) -> Callable:
-    """--dataset / --dataset-option / --scores (repeatable) / --human / --metric / --system /
-    --exclude-system / --aggregation, and how score files are read: --system-column / --input-column /
-    --annotator-column / --human-column / --where / --layout, each for every file or (``FILE=VALUE``) for
-    one file.
+    def __init__(self, kind: type = float):
+        self.kind = kind
+        self.name = "integers" if kind is int else "numbers"
 
-    The command receives ``dataset, dataset_options, scores, human, metrics``; the other options are kept
-    in the click context and applied by :func:`load_source`.
-    """
-
-    @functools.wraps(command)
-    def wrapper(*args, systems=(), exclude_systems=(), aggregation=DEFAULT_AGGREGATION, system_column=(),
-                input_column=(), annotator_column=(), human_column=(), where=(), layout=(), allow_unmatched=False,
-                **kwargs):
-        click.get_current_context().meta[_SOURCE_KEY] = {
-            "systems": systems, "exclude_systems": exclude_systems, "aggregation": aggregation,
-            "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
-                        "human": human_column},
-            "where": where, "layout": layout, "allow_unmatched": allow_unmatched}
-        return command(*args, **kwargs)
-
-    options = [
-        click.option("--dataset", help="A packaged dataset (see `metaeval datasets list`)."),
-        click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
-                     help="Option of the packaged dataset, e.g. language_pair=de-en."),
-        click.option("--scores", multiple=True, type=click.Path(dir_okay=False),
-                     help="A score file: CSV, TSV, JSON Lines, JSON array or Parquet (repeatable, and combinable"
-                          " with --dataset: joined on (system, input))."),
-        *_reading_options(),
-        click.option("--human", help="The human scorer (default: the dataset's)."),
-        click.option("--metric", "metrics", multiple=True,
-                     help="A metric scorer (repeatable; default: every scorer that is not human)."),
-        click.option("--system", "systems", multiple=True,
-                     help="Keep only these systems (repeatable; default: all)."),
-        click.option("--exclude-system", "exclude_systems", multiple=True,
-                     help="Leave this system out (repeatable), e.g. a human reference scored as a system."),
-        click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
-                     show_default=True, help="How several annotators per cell become one score."),
-    ]
-    for option in reversed(options):
-        wrapper = option(wrapper)
-    return wrapper
+    def convert(self, value: Any, param, ctx) -> tuple:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return tuple(self.kind(v) for v in str(value).split(",") if v.strip())
+        except ValueError:
+            self.fail(f"must be comma-separated {self.name}; got {value!r}.", param, ctx)
 
 
-def _reading_options() -> list:
-    """How score files are read: --system-column / --input-column / --annotator-column / --human-column /
-    --where / --layout, each for every file or (``FILE=VALUE``) for one file."""
-    per_file = " Give FILE=VALUE to apply it to one of the --scores files only."
-    return [
-        click.option("--system-column", multiple=True, metavar="[FILE=]COLUMN",
-                     help="The score files' column of system labels (default: system)." + per_file),
-        click.option("--input-column", multiple=True, metavar="[FILE=]COLUMN",
-                     help="The score files' column of input labels (default: input)." + per_file),
-        click.option("--annotator-column", multiple=True, metavar="[FILE=]COLUMN",
-                     help="The score files' column of annotator labels (default: a column 'annotator' that tells"
-                          " several rows of a cell apart)." + per_file),
-        click.option("--human-column", multiple=True, metavar="[FILE=]COLUMN",
-                     help="A score files' column of human scores (it becomes the --human)." + per_file),
-        click.option("--where", multiple=True, metavar="[FILE=]COLUMN=VALUE",
-                     help="Keep only the score files' rows with this value in this column (repeatable)." + per_file),
-        click.option("--layout", multiple=True, metavar="[FILE=]auto|wide|long",
-                     help="wide: a column per scorer; long: columns scorer and score; auto (default): long when"
-                          " the header has both scorer and score." + per_file),
-        click.option("--allow-unmatched", is_flag=True,
-                     help="Join score files whose systems or inputs are unmatched on both sides, or whose integer"
-                          " ids look shifted by one (by default an error: see docs/data.md, Joining files)."),
-    ]
+OPTIONS: dict[str, dict[str, Any]] = {
+    # where scores come from
+    "dataset": dict(help="A packaged dataset (see `metaeval datasets list`)."),
+    "dataset_option": dict(multiple=True, metavar="KEY=VALUE",
+                           help="Option of the packaged dataset, e.g. language_pair=de-en (repeatable)."),
+    "scores": dict(multiple=True, metavar="[NAME=]PATH",
+                   help="A score file: CSV, TSV, JSON Lines, JSON array or Parquet (repeatable, and combinable with"
+                        " --dataset: joined on (system, input)). NAME=PATH names the file's one scorer NAME (when"
+                        " PATH exists and NAME=PATH does not)."),
+    "system_column": dict(multiple=True, metavar="[FILE=]COLUMN",
+                          help="The score files' column of system labels (default: system)." + PER_FILE),
+    "input_column": dict(multiple=True, metavar="[FILE=]COLUMN",
+                         help="The score files' column of input labels (default: input)." + PER_FILE),
+    "annotator_column": dict(multiple=True, metavar="[FILE=]COLUMN",
+                             help="The score files' column of annotator labels (default: a column 'annotator' that"
+                                  " tells several rows of a cell apart)." + PER_FILE),
+    "human_column": dict(multiple=True, metavar="[FILE=]COLUMN",
+                         help="A score files' column of human scores (it becomes the --human)." + PER_FILE),
+    "where": dict(multiple=True, metavar="[FILE=]COLUMN=VALUE",
+                  help="Keep only the score files' rows with this value in this column (repeatable)." + PER_FILE),
+    "layout": dict(multiple=True, metavar="[FILE=]auto|wide|long",
+                   help="wide: a column per scorer; long: columns scorer and score; auto (default): long when the"
+                        " header has both scorer and score." + PER_FILE),
+    "allow_unmatched": dict(is_flag=True,
+                            help="Join score files whose systems or inputs are unmatched on both sides, or whose"
+                                 " integer ids look shifted by one (by default an error: see docs/data.md, Joining"
+                                 " files)."),
+    "rename": dict(multiple=True, metavar="[FILE=]OLD:NEW",
+                   help="Call the files' scorer OLD NEW, e.g. results.csv=score:COMET (repeatable)." + PER_FILE),
+    "human": dict(help="The human scorer (default: the dataset's, or the files' one human scorer)."),
+    "metric": dict(multiple=True, help="A metric scorer (repeatable; default: every scorer that is not human)."),
+    "system": dict(multiple=True, help="Keep only these systems (repeatable; default: all)."),
+    "exclude_system": dict(multiple=True,
+                           help="Leave this system out (repeatable), e.g. a human reference scored as a system."),
+    "aggregation": dict(type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION, show_default=True,
+                        help="How several annotators per cell become one score."),
+    "scorer": dict(help="The scorer with several annotators (with --dataset / --scores)."),
+    "texts": dict(type=click.Path(dir_okay=False),
+                  help="JSON Lines: {doc_id, system_id, summary, references: [...]} per line (the format of"
+                       " summeval/texts.jsonl)."),
+    "judgments": dict(type=click.Path(dir_okay=False), help="A judgments file."),
+    "candidates": dict(metavar="PATH", help="With --corpus-metric: the system outputs, as for `metaeval score`."),
+    "references": dict(metavar="PATH", help="With --corpus-metric: the references."),
+    "corpus_metric": dict(multiple=True,
+                          help="System level: score systems with this metric's corpus score (summed sufficient"
+                               " statistics), not the mean of its segment scores (repeatable; needs --candidates"
+                               " and --references)."),
+    # where results go
+    "format": dict(type=click.Choice(OUTPUT_FORMATS), default=defaults.OUTPUT_FORMAT, show_default=True,
+                   help="Output format."),
+    "output": dict(type=click.Path(dir_okay=False), help="Write to this file (atomically) instead of the terminal."),
+    "write_scores": dict(type=click.Path(dir_okay=False),
+                         help="Write the scores (CSV, TSV, JSONL or Parquet by extension)."),
+    # what is computed
+    "level": dict(type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True,
+                  help="Level of the correlations."),
+    "coefficient": dict(type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT, show_default=True,
+                        help="Coefficient of the correlations."),
+    "confidence_level": dict(type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
+                             help="Confidence level of the intervals."),
+    "alpha": dict(type=float, default=defaults.ALPHA, show_default=True, help="Significance level."),
+    "test": dict(help="Test of each pair."),
+    "method": dict(type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
+                   help="Which cells are resampled / swapped together."),
+    "alternative": dict(type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True,
+                        help="Alternative hypothesis of the test."),
+    "correction": dict(type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
+                       help="Multiple-comparison correction of the p-values."),
+    "family": dict(type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
+                   help="The p-values corrected together: each row metric's comparisons, or the whole matrix."),
+    "full_test_set": dict(is_flag=True,
+                          help="Average each metric over all its inputs, the human over the judged ones."),
+    "analysis": dict(help="The analysis to run."),
+    "sizes": dict(type=NumberList(int), help="Sizes, comma-separated."),
+    "measure": dict(help="The metric's score used."),
+    "threshold": dict(type=float, help="A threshold."),
+    "full_text": dict(default=defaults.FULL_TEXT_CONDITION, show_default=True,
+                      help="The condition of the full-text judgments."),
+    "metric_option": dict(multiple=True, metavar="METRIC.KEY=VALUE",
+                          help="An option of one metric, e.g. rouge.stem=true or rouge.n=4 (repeatable; JSON"
+                               " values)."),
+    # how it is computed
+    "n_resamples": dict(type=int, default=defaults.N_RESAMPLES, show_default=True,
+                        help="Bootstrap / permutation resamples."),
+    "n_repetitions": dict(type=int, help="Repetitions."),
+    "seed": dict(type=int, default=defaults.SEED, show_default=True, help="Seed of every resampling."),
+    "tie_tolerance": dict(type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
+                          help="Scores a, b tie in rank statistics when |a - b| <= this * the spread of their vector"
+                               " (or 2^-46 * its largest magnitude); 0 = exact (as scipy)."),
+    "progress": dict(flag="--progress/--no-progress", default=None,
+                     help="Progress bar with a count and ETA on stderr (default: when stderr is a terminal)."),
+    "workers": dict(type=int, default=1, show_default=True,
+                    help="Local worker processes (same results for the same seed)."),
+    "scheduler": dict(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]); same"
+                           " results as a serial run for the same seed."),
+    "task": dict(help="The task."),
+    "ties": dict(help="How ties are counted."),
+    "html": dict(type=click.Path(dir_okay=False), help="Also write an HTML page."),
+    # judges (`metaeval judge`) and error spans (`metaeval spans`)
+    "comparisons": dict(type=click.Path(dir_okay=False),
+                        help="A comparison file: one row per comparison (CSV, TSV, JSON Lines, JSON array,"
+                             " Parquet)."),
+    **{f"{role}_column": dict(metavar="COLUMN", help=f"The comparison file's column of the {role.replace('_', ' ')}"
+                                                     " role.")
+       for role in ("first", "second", "judge", "verdict", "repeat", "first_length", "second_length")},
+    "annotators": dict(is_flag=True,
+                       help="Each annotator of a --scorer with several annotators per cell is a judge of its own"
+                            " (named SCORER/1, SCORER/2, ...)."),
+    "judge": dict(multiple=True, help="A judge (repeatable; default: every judge)."),
+    "resampling": dict(type=click.Choice(JUDGE_RESAMPLING), default=defaults.JUDGE_RESAMPLING, show_default=True,
+                       help="What the bootstrap resamples (inputs: their comparisons move together)."),
+    "regularization": dict(type=float, default=0.0, show_default=True,
+                           help="Gaussian prior penalty on the scores (0 = maximum likelihood; set it when the MLE"
+                                " diverges)."),
+    "n_permutations": dict(type=int, default=defaults.N_RESAMPLES, show_default=True,
+                           help="Sign flips of the judge-vs-judge tests."),
+    "epsilon": dict(type=float, default=defaults.ALT_TEST_EPSILON, show_default=True,
+                    help="Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers)."),
+    "gold": dict(required=True, type=click.Path(dir_okay=False),
+                 help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores."),
+    "gold_rater": dict(multiple=True, help="Build the gold from these raters only (repeatable; default every rater)."),
+    "detector": dict(multiple=True, type=click.Path(dir_okay=False),
+                     help="A detector's spans, JSON Lines (docs/spans.md; repeatable)."),
+    "averaging": dict(type=click.Choice(("micro", "macro")), default="micro", show_default=True,
+                      help="Sum counts over segments (micro) or average per-segment P and R (macro)."),
+    "severity": dict(type=click.Choice(("ignore", "match")), default="ignore", show_default=True,
+                     help="'match': a span (or character) counts only with the gold's severity."),
+    "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
+                    help="Print the human ceiling (held-out rater vs the others) when segments have several"
+                         " raters."),
+    "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
+                     help="Also every rater against every other rater on the segments both rated."),
+    "gold_rule": dict(type=click.Choice(("both", "no-span", "score")), default="both", show_default=True,
+                      help="Error-free gold: no span and score >= threshold (both), no span, or the score alone."),
+    "human_threshold": dict(type=float, help="Gold score threshold (default 0 for error-free: MQM 0; -5 for"
+                                             " critical: score <= -5)."),
+    "label": dict(multiple=True,
+                  help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative)."),
+    "n_folds": dict(type=int, default=5, show_default=True, help="Cross-validation folds."),
+    "folds_by": dict(type=click.Choice(("segment", "document")), default="segment", show_default=True,
+                     help="Cross-validation folds of whole segments or of whole documents (the ratings' doc"
+                          " column)."),
+    "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
+                    help="Paired permutation tests on F1."),
+}
+"""Each option's one declaration: parameter name -> the keywords of :func:`click.option`."""
 
 
-READING_FLAGS = ("--system-column", "--input-column", "--annotator-column", "--human-column", "--where", "--layout")
+def flag_of(name: str) -> str:
+    """``confidence_level`` -> ``--confidence-level``."""
+    return "--" + name.replace("_", "-")
 
 
-def reading_options(command: Callable) -> Callable:
-    """The score-file options of :func:`source_options` alone (--system-column, --input-column,
-    --annotator-column, --human-column, --where, --layout, --aggregation), for a command that reads its
-    ``--scores`` itself and calls :func:`load_source` on them (``metaeval mt``, per language pair). The
-    command receives ``reading``: the flags given, as ``{flag: values}``."""
-
-    @functools.wraps(command)
-    def wrapper(*args, aggregation=DEFAULT_AGGREGATION, system_column=(), input_column=(), annotator_column=(),
-                human_column=(), where=(), layout=(), allow_unmatched=False, **kwargs):
-        click.get_current_context().meta[_SOURCE_KEY] = {
-            "aggregation": aggregation,
-            "columns": {"system": system_column, "input": input_column, "annotator": annotator_column,
-                        "human": human_column},
-            "where": where, "layout": layout, "allow_unmatched": allow_unmatched}
-        given = dict(zip(READING_FLAGS, (system_column, input_column, annotator_column, human_column, where, layout)))
-        return command(*args, reading={flag: values for flag, values in given.items() if values}, **kwargs)
-
-    for option in reversed((*_reading_options(),
-                            click.option("--aggregation", type=click.Choice(AGGREGATIONS), default=DEFAULT_AGGREGATION,
-                                         show_default=True, help="How several annotators per cell become one score."))):
-        wrapper = option(wrapper)
-    return wrapper
+def option(name: str, **changes: Any) -> Callable:
+    """The option ``name`` of :data:`OPTIONS` (``changes`` replace its keywords for this command): flag
+    ``--name-with-dashes``, parameter ``name``. A long choice list is named in the help, not after the
+    flag, so that ``--help`` fits 80 columns."""
+    return declare(name, {**OPTIONS[name], **changes})
 
 
-def file_options(flag: str, values: tuple[str, ...], files: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
-    """(the value for every file, {file: its own value}) of a repeatable ``[FILE=]VALUE`` option: a value
-    that starts with one of the ``--scores`` files and ``=`` is that file's own (the longest such file:
-    :func:`metaeval.data.targets.split_target`)."""
-    from ..data.targets import split_target
-
-    shared, own = None, {}
-    for value in values:
-        head, rest = split_target(value, files)
-        if head is not None:
-            if head in own:
-                raise ParameterError(f"`{flag}` must be given once per file; got {own[head]!r} and {rest!r} for {head!r}.")
-            own[head] = rest
-        elif shared is not None:
-            raise ParameterError(f"`{flag}` without FILE= applies to every file and must be given once; got"
-                                 f" {shared!r} and {value!r} (write FILE=VALUE for one file's own value).")
-        else:
-            shared = value
-    return shared, own
+def declare(name: str, spec: dict[str, Any]) -> Callable:
+    """:func:`click.option` of flag ``--name-with-dashes`` and parameter ``name`` with the keywords ``spec``
+    (a long choice list named in the help)."""
+    spec = dict(spec)
+    flag = spec.pop("flag", flag_of(name))
+    kind = spec.get("type")
+    if isinstance(kind, click.Choice) and "metavar" not in spec:
+        listed = "[" + "|".join(map(str, kind.choices)) + "]"
+        if len(listed) > CHOICES_INLINE:
+            spec["metavar"] = name.upper()
+            spec["help"] = (spec.get("help") or "").rstrip() + f" One of: {', '.join(map(str, kind.choices))}."
+    return click.option(flag, name, **spec)
 
 
-def _where_pairs(values: tuple[str, ...], files: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-    """The ``--where`` pairs for every file and those of each file (``FILE=COLUMN=VALUE``)."""
-    from ..data.targets import split_target
+def options(*names: str) -> Callable:
+    """The options ``names`` of :data:`OPTIONS`, unchanged, in this order."""
+    def decorate(command: Callable) -> Callable:
+        for name in reversed(names):
+            command = option(name)(command)
+        return command
+    return decorate
 
-    shared, own = [], {}
-    for value in values:
-        head, rest = split_target(value, files)
-        if head is not None and "=" in rest:
-            own.setdefault(head, []).append(rest)
-        else:
-            shared.append(value)
-    return tuple(shared), {f: tuple(v) for f, v in own.items()}
+
+class Group(click.Group):
+    """A command group whose list of subcommands shows each one's whole first sentence, wrapped at words
+    (click shortens it to the width left beside the names)."""
+
+    context_class = Context
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, summary(self.get_command(ctx, name))) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def summary(command: click.Command) -> str:
+    """The first sentence of ``command``'s help, whole (the line of a command list)."""
+    return command.get_short_help_str(limit=10_000)
+
+
+def group(**kwargs: Any) -> Callable:
+    """:func:`click.group` with :class:`Group`."""
+    return click.group(cls=Group, **kwargs)
+
+
+# -- groups of options ---------------------------------------------------------------------------------
+
+READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "rename",
+           "allow_unmatched")
+"""The options saying how score files are read (each for every file or, ``FILE=VALUE``, for one)."""
+SOURCE = ("dataset", "dataset_option", "scores", *READING, "human", "metric", "system", "exclude_system",
+          "aggregation")
+"""The options naming the scores a command meta-evaluates."""
+
+
+def source_options(command: Callable | None = None, *, names: tuple[str, ...] = SOURCE) -> Callable:
+    """The :data:`SOURCE` options (or those of ``names``), given to the command as one ``source``
+    (:class:`metaeval.cli.source.Source`); a data error then names the one score file it came from."""
+
+    def decorate(command: Callable) -> Callable:
+        @functools.wraps(command)
+        def wrapper(*args, **kwargs):
+            from .source import Reading, Source, located
+
+            given = {name: kwargs.pop(name) for name in names}
+            reading = Reading.of({k: v for k, v in given.items() if k in (*READING, "aggregation")})
+            source = Source(**{k: v for k, v in given.items() if k not in (*READING, "aggregation")}, reading=reading)
+            with located(source.origin):
+                return command(*args, source=source, **kwargs)
+
+        return options(*names)(wrapper)
+
+    return decorate if command is None else decorate(command)
+
+
+def reading_options(aggregation: bool = True) -> Callable:
+    """The :data:`READING` options (and ``--aggregation``), given to the command as one ``reading``
+    (:class:`metaeval.cli.source.Reading`), for a command that reads its score files itself."""
+    names = (*READING, "aggregation") if aggregation else READING
+
+    def decorate(command: Callable) -> Callable:
+        @functools.wraps(command)
+        def wrapper(*args, **kwargs):
+            from .source import Reading
+
+            return command(*args, reading=Reading.of({name: kwargs.pop(name) for name in names}), **kwargs)
+
+        return options(*names)(wrapper)
+    return decorate
 
 
 def output_options(command: Callable) -> Callable:
-    command = click.option("--output", type=click.Path(), help="Write to this file instead of the terminal.")(command)
-    command = click.option("--format", "fmt", type=click.Choice(FORMATS), default=defaults.OUTPUT_FORMAT, show_default=True,
-                           help="Output format.")(command)
-    return command
+    """--format (every output format) and --output."""
+    return options("format", "output")(command)
 
 
-def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    parsed = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ParameterError(f"`--dataset-option` must look like KEY=VALUE; got {pair!r}.")
-        parsed[key.replace("-", "_")] = value
-    return parsed
+def seed_option(command: Callable) -> Callable:
+    return option("seed")(command)
 
 
-def load_source(dataset: str | None, dataset_options: tuple[str, ...], scores: tuple[str, ...] | str | None,
-                human: str | None, *, other_files: tuple[str, ...] = (),
-                human_optional: bool = False) -> tuple[ScoreSet, str | None]:
-    """The ScoreSet named on the command line (the dataset and every score file joined on (system, input),
-    ``--system`` / ``--exclude-system`` and ``--aggregation`` applied) and its human scorer.
-
-    ``human_optional``: a command that compares systems under a scorer it is given needs no human; without
-    one in the data the human is then None instead of an error.
-
-    ``other_files``: score files of the command read by other calls (``metaeval mt``'s other language
-    pairs); a ``FILE=VALUE`` option of one of them is not this call's."""
-    from ..data.columns import CLI_NAMES, OPTION_NAMES, SHARED_OPTIONS, parse_where
-    from ..data.readers import LAYOUTS
-
-    context = click.get_current_context(silent=True)
-    chosen = context.meta.get(_SOURCE_KEY, {}) if context is not None else {}
-    systems = chosen.get("systems", ())
-    excluded = chosen.get("exclude_systems", ())
-    aggregation = chosen.get("aggregation", DEFAULT_AGGREGATION)
-    files = (scores,) if isinstance(scores, str) else tuple(scores or ())
-    if dataset is None and not files:
-        raise ParameterError("`--dataset` or `--scores` must be given; got neither.")
-    other = set(other_files) - set(files)
-
-    def own(values, where=False):  # leave out the values of the other calls' files
-        from ..data.targets import split_target
-
-        targets = [(v, *split_target(v, (*files, *other))) for v in values]
-        return tuple(v for v, head, rest in targets if not (head in other and (not where or "=" in rest)))
-
-    mapped = {role: file_options(f"--{role}-column", own(values), files)
-              for role, values in chosen.get("columns", {}).items()}
-    shared_columns = {role: value for role, (value, _) in mapped.items() if value}
-    layout_all, layouts = file_options("--layout", own(chosen.get("layout", ())), files)
-    for value in (layout_all, *layouts.values()):
-        if value is not None and value not in LAYOUTS:
-            raise ParameterError(f"`--layout` must be one of {', '.join(map(repr, LAYOUTS))}; got {value!r}.")
-    where_all, where_own = _where_pairs(own(chosen.get("where", ()), where=True), files)
-    token, shared = OPTION_NAMES.set(CLI_NAMES), SHARED_OPTIONS.set(len(files) > 1)
-    try:
-        ds, default_human = None, shared_columns.get("human")
-        if dataset is not None:
-            ds = load_dataset(dataset, **parse_dataset_options(dataset_options))
-            default_human = default_human or dataset_info(dataset).get("default_human")
-        if dataset is None and len(files) == 1:  # data errors are then about this one file
-            SOURCE_FILE.set(str(files[0]))
-        human_columns = []
-        for path in files:
-            columns = {**shared_columns, **{role: own[path] for role, (_, own) in mapped.items() if path in own}}
-            if columns.get("human"):
-                human_columns.append(columns["human"])
-            where = parse_where((*where_all, *where_own.get(path, ())))
-            read = read_scores(path, columns=columns, where=where, layout=layouts.get(path, layout_all or "auto"))
-            if default_human is None and len(read.humans) == 1:
-                default_human = read.humans[0]
-            ds = read if ds is None else ds.merge(read, allow_unmatched=chosen.get("allow_unmatched", False))
-    finally:
-        OPTION_NAMES.reset(token)
-        SHARED_OPTIONS.reset(shared)
-    for column in dict.fromkeys(human_columns):
-        ds.require(column, param="--human-column")
-    default_human = default_human or (human_columns[0] if human_columns else None)
-    human = human or default_human
-    if human is None and not human_optional:
-        raise ParameterError(
-            f"`--human` must name the human scorer of {', '.join(map(str, files)) or dataset}; got none, and the file"
-            f" marks {len(ds.humans)} scorers as human ({', '.join(ds.humans) or 'none'})."
-        )
-    if human is not None:
-        ds.require(human, param="--human")
-        if human not in ds.humans:
-            ds = ds.with_humans(tuple(ds.humans) + (human,))
-    if systems:
-        ds = ds.subset(systems=systems)
-    if excluded:
-        ds = without_systems(ds, excluded)
-    if aggregation != ds.aggregation:
-        ds = ds.with_aggregation(aggregation)
-    if context is not None and context.params.get("n_resamples") is not None:  # before any computing
-        from .._validation import check_resample_memory
-
-        check_resample_memory(context.params["n_resamples"], *ds.shape, param="--n-resamples")
-    return ds, human
+def resamples_option(command: Callable) -> Callable:
+    return option("n_resamples")(command)
 
 
-def without_systems(ds: ScoreSet, excluded: tuple[str, ...]) -> ScoreSet:
-    """``ds`` without the ``--exclude-system`` systems (each must be one of its systems)."""
-    from ..data.scoreset import _suggestion
+def tie_tolerance_option(command: Callable) -> Callable:
+    """--tie-tolerance: the command runs under this tie rule (every library call inherits it)."""
 
-    for name in excluded:
-        if name not in ds.systems:
-            raise ParameterError(f"`--exclude-system` must name a system of the scores; got {name!r}"
-                                 f"{_suggestion(name, ds.systems)}.")
-    kept = [s for s in ds.systems if s not in set(excluded)]
-    if not kept:
-        raise ParameterError("`--exclude-system` must leave at least one system; got every system excluded.")
-    return ds.subset(systems=kept)
+    @functools.wraps(command)
+    def wrapper(*args, tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
+        with iv.tie_rule(tie_tolerance):
+            return command(*args, **kwargs)
+
+    return option("tie_tolerance")(wrapper)
 
 
-def chosen_metrics(ds: ScoreSet, human: str, metrics: tuple[str, ...]) -> list[str]:
-    if metrics:
-        for metric in metrics:
-            ds.require(metric, param="--metric")
-        return list(metrics)
-    return [m for m in ds.metrics if m != human]
+def corpus_options(command: Callable) -> Callable:
+    """--corpus-metric / --candidates / --references, passed to the command as ``corpus_texts``."""
+    from ..scoring.corpus import CORPUS_METRICS
 
+    @functools.wraps(command)
+    def wrapper(*args, corpus_metric=(), candidates=None, references=None, **kwargs):
+        return command(*args, corpus_texts=(corpus_metric, candidates, references), **kwargs)
+
+    for decorator in reversed((option("corpus_metric", type=click.Choice(CORPUS_METRICS)), option("candidates"),
+                               option("references"))):
+        wrapper = decorator(wrapper)
+    return wrapper
+
+
+# -- printing ---------------------------------------------------------------------------------------------
 
 def say(text: str, *, err: bool = False) -> None:
     """Print one message line that may hold user strings (file, metric names), made terminal-safe."""
+    from ..report.escape import safe_text
+
     click.echo(safe_text(text), err=err)
 
 
@@ -296,132 +366,8 @@ def output_width(output: str | None = None) -> int:
 def emit(text: str, output: str | None) -> None:
     """Print ``text`` or write it atomically to ``output``."""
     if output:
+        from ..runtime.files import write_text_atomic
+
         write_text_atomic(Path(output), text)
     else:
         click.echo(text, nl=False)
-
-
-def seed_option(command: Callable) -> Callable:
-    return click.option("--seed", type=int, default=defaults.SEED, show_default=True,
-                        help="Seed of every resampling.")(command)
-
-
-def resamples_option(command: Callable) -> Callable:
-    return click.option("--n-resamples", type=int, default=defaults.N_RESAMPLES, show_default=True,
-                        help="Bootstrap / permutation resamples.")(command)
-
-
-def tie_tolerance_option(command: Callable) -> Callable:
-    """--tie-tolerance: the command runs under this tie rule (every library call inherits it)."""
-
-    @functools.wraps(command)
-    def wrapper(*args, tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
-        with iv.tie_rule(tie_tolerance):
-            return command(*args, **kwargs)
-
-    return click.option(
-        "--tie-tolerance", type=click.FloatRange(0.0, 1e-3), default=defaults.TIE_TOLERANCE, show_default=True,
-        help="Scores a, b tie in rank statistics when |a - b| <= this * the spread of their vector "
-             "(or 2^-46 * its largest magnitude); 0 = exact (as scipy).",
-    )(wrapper)
-
-
-def corpus_options(command: Callable) -> Callable:
-    """--corpus-metric / --candidates / --references, passed to the command as ``corpus_texts``."""
-
-    @functools.wraps(command)
-    def wrapper(*args, corpus_metrics=(), candidates=None, references=None, **kwargs):
-        return command(*args, corpus_texts=(corpus_metrics, candidates, references), **kwargs)
-
-    from ..scoring.corpus import CORPUS_METRICS
-
-    for decorator in reversed((
-        click.option("--corpus-metric", "corpus_metrics", multiple=True, type=click.Choice(CORPUS_METRICS),
-                     help="System level: score systems with this metric's corpus score (summed sufficient "
-                          "statistics), not the mean of its segment scores (repeatable; needs --candidates and "
-                          "--references)."),
-        click.option("--candidates", metavar="PATH", help="With --corpus-metric: the system outputs, as for "
-                                                          "`metaeval score`."),
-        click.option("--references", metavar="PATH", help="With --corpus-metric: the references."),
-    )):
-        wrapper = decorator(wrapper)
-    return wrapper
-
-
-def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, where: str = "the scores") -> dict:
-    """``{metric: CorpusScores}`` of the corpus metrics, from the texts, aligned with ``ds``."""
-    from ..scoring.corpus import corpus_statistics
-    from ..stats.corpus import CorpusScores
-
-    if not metrics:
-        if candidates or references:
-            raise ParameterError("`--candidates` and `--references` must come with `--corpus-metric`; got no"
-                                 " --corpus-metric.")
-        return {}
-    if not candidates or not references:
-        raise ParameterError("`--corpus-metric` must come with `--candidates` and `--references`; got "
-                             + ("neither." if not (candidates or references) else
-                                f"no {'--candidates' if not candidates else '--references'}."))
-    out = {}
-    recorded = _recorded_signatures()
-    for metric in dict.fromkeys(metrics):
-        if metric not in ds.metrics:
-            raise ParameterError(f"`--corpus-metric` must name a metric of {where}; got {metric!r}, which is not "
-                                 f"one (score its segments with `metaeval score --metric {metric}` too).")
-        options = _recorded_options(metric, recorded.get(metric))
-        statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
-        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
-    return out
-
-
-def _recorded_signatures() -> dict[str, tuple[str, str]]:
-    """metric -> (score file, signature) recorded beside the running command's ``--scores`` files (the
-    sidecars ``metaeval score`` writes; one that describes another version of its file is ignored)."""
-    import hashlib
-    import json
-
-    from ..data.sidecar import sidecar_path
-
-    context = click.get_current_context(silent=True)
-    given = () if context is None else context.params.get("scores") or ()
-    found: dict[str, tuple[str, str]] = {}
-    for value in (given,) if isinstance(given, str) else given:
-        path = Path(str(value).split("=", 1)[-1] if not Path(str(value)).exists() else str(value))
-        try:
-            side = json.loads(sidecar_path(path).read_text(encoding="utf-8"))
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except (OSError, ValueError):
-            continue
-        if not isinstance(side, dict) or (side.get("scores_file") or {}).get("sha256") != digest:
-            continue
-        for metric, signature in (side.get("signatures") or {}).items():
-            if isinstance(signature, str):
-                found.setdefault(metric, (str(path), signature))
-    return found
-
-
-def _recorded_options(metric: str, recorded: tuple[str, str] | None) -> dict:
-    """The options a corpus metric is recomputed with: those its segment scores were made with (read from
-    the recorded signature); a difference that cannot be carried over is refused."""
-    if recorded is None:
-        return {}
-    from ..metrics.recorded import option_differences, recorded_options
-    from ..metrics.registry import get_scorer
-
-    import inspect
-
-    from ..metrics.registry import METRICS
-
-    path, signature = recorded
-    options = recorded_options(signature, takes=inspect.signature(METRICS[metric]).parameters)
-    try:
-        recomputed = str(get_scorer(metric, **options).signature)
-    except ParameterError:
-        recomputed = str(get_scorer(metric).signature)
-        options = {}
-    differences = option_differences(signature, recomputed)
-    if differences:
-        raise ParameterError(f"`--corpus-metric {metric}` must recompute {metric} with the options of the segment scores"
-                             f" in {path}; got other options ({'; '.join(differences)}): score the segments again"
-                             " with the registry's options, or leave out --corpus-metric.")
-    return options

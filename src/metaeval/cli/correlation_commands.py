@@ -10,22 +10,15 @@ from ..correlation.table import correlation_table
 from ..report import terminal
 from ..report.render import render_text
 from ..vocabulary import (
-    ALTERNATIVES,
     CI_METHODS,
-    COEFFICIENT_CHOICES,
-    CORRECTIONS,
-    FAMILIES,
-    LEVEL_CHOICES,
     METRIC_TESTS,
     PVALUE_METHODS,
-    RESAMPLING_METHODS,
 )
 from .common import (
-    chosen_metrics,
     corpus_options,
-    corpus_statistics_for,
+    declare,
     emit,
-    load_source,
+    option,
     output_options,
     output_width,
     resamples_option,
@@ -34,82 +27,75 @@ from .common import (
     tie_tolerance_option,
 )
 from .progress import progress_bar, progress_option
+from .source import chosen_metrics, corpus_statistics_for, load_source
 
 
 @click.command()
 @source_options
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
-              help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}; only system with one input).")
-@click.option("--coefficient", "coefficients", multiple=True, type=click.Choice(COEFFICIENT_CHOICES),
-              help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
-@click.option("--ci", type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
-              help="Confidence interval of every correlation.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-              help="Confidence level of the intervals.")
-@click.option("--full-test-set", is_flag=True,
-              help="System level: average each metric over all its inputs, the human over the judged ones.")
-@click.option("--pvalue-method", type=click.Choice(PVALUE_METHODS), default=defaults.PVALUE_METHOD, show_default=True,
-              help="p-value of each correlation: scipy's (system, global, partial levels), permutation, none.")
-@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.CORRELATION_ALTERNATIVE,
-              show_default=True, help="H1 of the p-values ('greater': a positive relation).")
+@option("level", multiple=True, default=None, show_default=False,
+        help=f"Level (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}; only system with one input).")
+@option("coefficient", multiple=True, default=None, show_default=False,
+        help=f"Coefficient (repeatable; default: {', '.join(defaults.REPORT_COEFFICIENTS)}).")
+@declare("ci", dict(type=click.Choice(CI_METHODS), default=defaults.TABLE_CI, show_default=True,
+                    help="Confidence interval of every correlation."))
+@option("confidence_level")
+@option("full_test_set", help="System level: average each metric over all its inputs, the human over the judged ones.")
+@declare("pvalue_method", dict(type=click.Choice(PVALUE_METHODS), default=defaults.PVALUE_METHOD, show_default=True,
+                               help="p-value of each correlation: scipy's (system, global, partial levels),"
+                                    " permutation, none."))
+@option("alternative", default=defaults.CORRELATION_ALTERNATIVE,
+        help="H1 of the p-values ('greater': a positive relation).")
 @corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
-def correlate(dataset, dataset_options, scores, human, metrics, levels, coefficients, ci, confidence_level,
-              full_test_set, pvalue_method, alternative, corpus_texts, n_resamples, seed, fmt, output):
+def correlate(source, level, coefficient, ci, confidence_level, full_test_set, pvalue_method, alternative,
+              corpus_texts, n_resamples, seed, format, output):
     """Correlate metrics with the human score, with confidence intervals and p-values."""
-    ds, human = load_source(dataset, dataset_options, scores, human)
+    ds, human = load_source(source, n_resamples=n_resamples)
     corpus = corpus_statistics_for(ds, *corpus_texts)
-    chosen = chosen_metrics(ds, human, metrics)
-    coefficients = coefficients or defaults.REPORT_COEFFICIENTS
-    cells = len(chosen) * len(levels or iv.default_levels(ds)) * len(coefficients)
+    chosen = chosen_metrics(ds, human, source.metric)
+    coefficients = coefficient or defaults.REPORT_COEFFICIENTS
+    cells = len(chosen) * len(level or iv.default_levels(ds)) * len(coefficients)
     with progress_bar() as bar:
         table = correlation_table(
-            ds, human, chosen, levels=levels or None, coefficients=coefficients,
+            ds, human, chosen, levels=level or None, coefficients=coefficients,
             ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
             rng=seed, pvalue_method=pvalue_method, alternative=alternative, corpus_statistics=corpus or None,
             progress=bar.task("correlations", total=cells),
         )
-    emit(render_text(table, fmt, terminal=terminal.correlation_table, width=output_width(output)), output)
+    emit(render_text(table, format, terminal=terminal.correlation_table, width=output_width(output)), output)
 
 
 @click.command()
 @source_options
-@click.option("--level", type=click.Choice(LEVEL_CHOICES), default=defaults.LEVEL, show_default=True,
-              help="Level of the correlations compared.")
-@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True, help="Coefficient of the correlations compared.")
-@click.option("--test", type=click.Choice(METRIC_TESTS), default=defaults.METRIC_TEST, show_default=True,
-              help="Test of each pair (williams: Pearson at the system or global level only).")
-@click.option("--method", type=click.Choice(RESAMPLING_METHODS), default=defaults.RESAMPLING_METHOD, show_default=True,
-              help="Which cells are resampled / swapped together.")
-@click.option("--alternative", type=click.Choice(ALTERNATIVES), default=defaults.ALTERNATIVE, show_default=True,
-              help="greater: H1 is r(row metric) > r(column metric).")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
-              help="Multiple-comparison correction of the p-values.")
-@click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
-              help="The p-values corrected together.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Significance level of the marks and the clusters.")
+@option("level", help="Level of the correlations compared.")
+@option("coefficient", help="Coefficient of the correlations compared.")
+@option("test", type=click.Choice(METRIC_TESTS), default=defaults.METRIC_TEST, show_default=True,
+        help="Test of each pair (williams: Pearson at the system or global level only).")
+@option("method")
+@option("alternative", help="greater: H1 is r(row metric) > r(column metric).")
+@option("correction")
+@option("family")
+@option("alpha", help="Significance level of the marks and the clusters.")
 @corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
-def compare(dataset, dataset_options, scores, human, metrics, level, coefficient, test, method, alternative,
-            correction, family, alpha, corpus_texts, n_resamples, seed, fmt, output):
+def compare(source, level, coefficient, test, method, alternative, correction, family, alpha, corpus_texts,
+            n_resamples, seed, format, output):
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
-    ds, human = load_source(dataset, dataset_options, scores, human)
+    ds, human = load_source(source, n_resamples=n_resamples)
     corpus = corpus_statistics_for(ds, *corpus_texts)
     with progress_bar() as bar:
         counted = bar.task("resamples", total=n_resamples) if test != "williams" else None
         result = compare_metrics(
-            ds, chosen_metrics(ds, human, metrics), human, level=level, coefficient=coefficient, test=test,
+            ds, chosen_metrics(ds, human, source.metric), human, level=level, coefficient=coefficient, test=test,
             method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
             family=family, alpha=alpha, rng=seed, progress=counted, corpus_statistics=corpus or None,
         )
-    emit(render_text(result, fmt, terminal=terminal.comparison_matrix, width=output_width(output)), output)
+    emit(render_text(result, format, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -16,10 +16,8 @@ from rich.text import Text
 from ..data.datasets import dataset_info, list_datasets, load_dataset
 from ..data.writers import write_scores
 from ..report.render import render_text
-from .analysis_output import output_options
-from .common import emit, output_width, parse_dataset_options, say
-
-_DATASET_OPTION_HELP = "Option of the packaged dataset, e.g. language_pair=de-en (repeatable)."
+from .common import Group, emit, option, output_options, output_width, say
+from .source import parse_dataset_options
 
 
 class _DatasetList:
@@ -56,7 +54,7 @@ class _DatasetSummary:
         return pd.DataFrame(self.described["scorers"])
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=Group, invoke_without_command=True)
 @click.pass_context
 def datasets(context: click.Context) -> None:
     """List, describe and export the packaged datasets."""
@@ -66,7 +64,7 @@ def datasets(context: click.Context) -> None:
 
 @datasets.command("list")
 @output_options
-def list_(fmt: str = "table", output: str | None = None) -> None:
+def list_(format: str = "table", output: str | None = None) -> None:
     """The packaged datasets, one per row."""
     result = _DatasetList(list_datasets())
 
@@ -77,7 +75,7 @@ def list_(fmt: str = "table", output: str | None = None) -> None:
             out.add_row(name, description)
         return out
 
-    emit(render_text(result, fmt, terminal=table, width=output_width(output)), output)
+    emit(render_text(result, format, terminal=table, width=output_width(output)), output)
 
 
 def _family(scorer: str) -> str:
@@ -132,27 +130,26 @@ def _summary(result: _DatasetSummary) -> list[Any]:
 
 @datasets.command()
 @click.argument("name")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE", help=_DATASET_OPTION_HELP)
+@option("dataset_option")
 @output_options
-def show(name: str, dataset_options: tuple[str, ...], fmt: str, output: str | None) -> None:
+def show(name: str, dataset_option: tuple[str, ...], format: str, output: str | None) -> None:
     """Citation, design, human and metric scorers and options of one dataset."""
-    ds = load_dataset(name, **parse_dataset_options(dataset_options))
+    ds = load_dataset(name, **parse_dataset_options(dataset_option))
     result = _DatasetSummary(name, dict(dataset_info(name)), ds.describe())
-    if fmt == "json":
+    if format == "json":
         import json
 
         emit(json.dumps(result.to_dict(), indent=2, default=str) + "\n", output)
         return
-    emit(render_text(result, fmt, terminal=_summary, width=output_width(output)), output)
+    emit(render_text(result, format, terminal=_summary, width=output_width(output)), output)
 
 
 @datasets.command()
 @click.argument("name")
-@click.option("--output", required=True, type=click.Path(dir_okay=False),
-              help="CSV, TSV, JSONL or Parquet file (by extension), in the generic wide format.")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE", help=_DATASET_OPTION_HELP)
-def export(name: str, output: str, dataset_options: tuple[str, ...]) -> None:
+@option("output", required=True, help="CSV, TSV, JSONL or Parquet file (by extension), in the generic wide format.")
+@option("dataset_option")
+def export(name: str, output: str, dataset_option: tuple[str, ...]) -> None:
     """Write a dataset's scores in the generic format that `--scores` reads."""
-    ds = load_dataset(name, **parse_dataset_options(dataset_options))
+    ds = load_dataset(name, **parse_dataset_options(dataset_option))
     write_scores(ds, output)
     say(f"wrote {output}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers")

@@ -9,11 +9,12 @@ from rich.table import Table
 from .. import defaults
 from ..analyses.extrinsic import MEASURES, relevance_agreement
 from ..analyses.partition import UNITS, extrinsic_correlation, scoreset_partition_correlation
-from .analysis_output import NumberList, footer, number, output_options, render
-from .common import chosen_metrics, load_source, seed_option, source_options
+from .analysis_output import footer, number, render
+from .common import declare, group, option, output_options, seed_option, source_options
+from .source import chosen_metrics, load_source
 
 
-@click.group()
+@group()
 def extrinsic() -> None:
     """Extrinsic evaluation: Relevance-Prediction, LDC-Agreement, partition-averaged r."""
 
@@ -21,51 +22,48 @@ def extrinsic() -> None:
 def _partition_options(sizes_default: str) -> Callable:
     def decorate(command: Callable) -> Callable:
         options = [
-            click.option("--sizes", type=NumberList(int), default=sizes_default, show_default=True,
-                         help="Cell sizes p (comma-separated): points averaged per cell."),
-            click.option("--n-partitions", type=int, default=defaults.PARTITION_REPEATS, show_default=True,
-                         help="Random partitions per size."),
-            click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-                         help="Share of the partitions' r inside the reported spread."),
+            option("sizes", default=sizes_default, show_default=True,
+                   help="Cell sizes p (comma-separated): points averaged per cell."),
+            declare("n_partitions", dict(type=int, default=defaults.PARTITION_REPEATS, show_default=True,
+                                         help="Random partitions per size.")),
+            option("confidence_level", help="Share of the partitions' r inside the reported spread."),
         ]
-        for option in reversed(options):
-            command = option(command)
+        for decorator in reversed(options):
+            command = decorator(command)
         return command
     return decorate
 
 
 @extrinsic.command()
 @click.argument("judgments", type=click.Path(dir_okay=False))
-@click.option("--full-text", default=defaults.FULL_TEXT_CONDITION, show_default=True,
-              help="The condition of the full-text judgments.")
-@click.option("--metric", "metrics", multiple=True, help="A metric column to average per category (repeatable).")
-@click.option("--by-group", is_flag=True, help="Rates per group (the table's `group` column) as well.")
+@option("full_text")
+@option("metric", help="A metric column to average per category (repeatable).")
+@declare("by_group", dict(is_flag=True, help="Rates per group (the table's `group` column) as well."))
 @output_options
-def agreement(judgments, full_text, metrics, by_group, fmt, output):
+def agreement(judgments, full_text, metric, by_group, format, output):
     """Relevance-Prediction and LDC-Agreement of each surrogate condition."""
-    result = relevance_agreement(judgments, full_text=full_text, metrics=metrics, by_group=by_group)
-    render(result, fmt, result.to_frame(), _agreement_tables, output)
+    result = relevance_agreement(judgments, full_text=full_text, metrics=metric, by_group=by_group)
+    render(result, format, result.to_frame(), _agreement_tables, output)
 
 
 @extrinsic.command()
 @click.argument("judgments", type=click.Path(dir_okay=False))
-@click.option("--metric", required=True, help="The metric column (the surrogate's score).")
-@click.option("--measure", "measures", multiple=True, type=click.Choice(MEASURES),
-              help="Agreement measure (repeatable; default both).")
-@click.option("--unit", type=click.Choice(UNITS), default=defaults.EXTRINSIC_UNIT, show_default=True,
-              help="The data point: a document (agreement over its subjects) or one judgment.")
-@click.option("--full-text", default=defaults.FULL_TEXT_CONDITION, show_default=True,
-              help="The condition of the full-text judgments.")
+@option("metric", multiple=False, required=True, help="The metric column (the surrogate's score).")
+@option("measure", multiple=True, type=click.Choice(MEASURES), help="Agreement measure (repeatable; default both).")
+@declare("unit", dict(type=click.Choice(UNITS), default=defaults.EXTRINSIC_UNIT, show_default=True,
+                      help="The data point: a document (agreement over its subjects) or one judgment."))
+@option("full_text")
 @_partition_options("1,2,4")
 @seed_option
 @output_options
-def correlate(judgments, metric, measures, unit, full_text, sizes, n_partitions, confidence_level, seed, fmt, output):
+def correlate(judgments, metric, measure, unit, full_text, sizes, n_partitions, confidence_level, seed, format,
+              output):
     """Partition-averaged r between a metric and agreement, per condition (Table 5)."""
-    result = extrinsic_correlation(judgments, metric=metric, measures=measures or MEASURES, unit=unit,
+    result = extrinsic_correlation(judgments, metric=metric, measures=measure or MEASURES, unit=unit,
                                    full_text=full_text,
                                    sizes=sizes, n_partitions=n_partitions, confidence_level=confidence_level,
                                    rng=seed)
-    render(result, fmt, result.to_frame(), _partition_tables, output)
+    render(result, format, result.to_frame(), _partition_tables, output)
 
 
 @extrinsic.command()
@@ -73,13 +71,12 @@ def correlate(judgments, metric, measures, unit, full_text, sizes, n_partitions,
 @_partition_options(str(defaults.PARTITION_SIZE))
 @seed_option
 @output_options
-def partition(dataset, dataset_options, scores, human, metrics, sizes, n_partitions, confidence_level, seed, fmt,
-              output):
+def partition(source, sizes, n_partitions, confidence_level, seed, format, output):
     """Partition-averaged r between metrics and the human over the scored cells."""
-    ds, human = load_source(dataset, dataset_options, scores, human)
-    result = scoreset_partition_correlation(ds, chosen_metrics(ds, human, metrics), human, sizes=sizes,
+    ds, human = load_source(source)
+    result = scoreset_partition_correlation(ds, chosen_metrics(ds, human, source.metric), human, sizes=sizes,
                                             n_partitions=n_partitions, confidence_level=confidence_level, rng=seed)
-    render(result, fmt, result.to_frame(), _partition_tables, output)
+    render(result, format, result.to_frame(), _partition_tables, output)
 
 
 def _agreement_tables(result):

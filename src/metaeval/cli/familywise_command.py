@@ -8,14 +8,12 @@ import click
 import pandas as pd
 from rich.text import Text
 
-from .. import defaults
 from ..errors import ParameterError
-from ..report.render import render_text
+from ..report.render import SignatureLines, render_text
 from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.significance.familywise import familywise_error, pairwise_comparisons, per_comparison_level
-from ..vocabulary import OUTPUT_FORMATS
-from .common import emit
+from .common import declare, emit, option, output_options, output_width
 
 
 @dataclass(frozen=True)
@@ -33,16 +31,13 @@ class FamilywiseTable(ResultMixin):
 
 
 @click.command()
-@click.option("--comparisons", type=int, help="The number k of comparisons in the family.")
-@click.option("--systems", type=int, help="Compare every pair of this many systems: k = n (n - 1) / 2.")
-@click.option("--per-comparison", type=float, multiple=True,
-              help="A per-comparison level p_c whose family-wise error 1 - (1 - p_c)^k is shown (repeatable).")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Target family-wise error: the Sidak and Bonferroni per-comparison levels that keep it.")
-@click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=defaults.OUTPUT_FORMAT,
-              show_default=True, help="Output format.")
-@click.option("--output", type=click.Path(dir_okay=False), help="Write the result here instead of the terminal.")
-def familywise(comparisons, systems, per_comparison, alpha, fmt, output):
+@option("comparisons", type=int, help="The number k of comparisons in the family.")
+@declare("systems", dict(type=int, help="Compare every pair of this many systems: k = n (n - 1) / 2."))
+@declare("per_comparison", dict(type=float, multiple=True, help="A per-comparison level p_c whose family-wise error"
+                                                                " 1 - (1 - p_c)^k is shown (repeatable)."))
+@option("alpha", help="Target family-wise error: the Sidak and Bonferroni per-comparison levels that keep it.")
+@output_options
+def familywise(comparisons, systems, per_comparison, alpha, format, output):
     """Family-wise error of k comparisons; the Sidak level for a target."""
     if (comparisons is None) == (systems is None):
         raise ParameterError("exactly one of `--comparisons` and `--systems` must be given; got "
@@ -66,7 +61,6 @@ def familywise(comparisons, systems, per_comparison, alpha, fmt, output):
         sidak, bonferroni = rows[-2]["per_comparison"], rows[-1]["per_comparison"]
         lines.append(f"family-wise error {alpha:g}: per-comparison level {sidak:.6g} (Sidak, 1 - (1 - {alpha:g})"
                      f"^(1/{k})); {bonferroni:.6g} (Bonferroni, {alpha:g}/{k})")
-        lines.append(f"signature: {result.signature}")
-        return Text("\n".join(lines))
+        return [Text("\n".join(lines + ["signature:"])), SignatureLines(result.signature, label="")]
 
-    emit(render_text(result, fmt, terminal=terminal, frame=pd.DataFrame(rows)), output)
+    emit(render_text(result, format, terminal=terminal, frame=pd.DataFrame(rows), width=output_width(output)), output)

@@ -33,7 +33,7 @@ import click
 from .. import defaults
 from ..errors import ParameterError
 
-OUTPUT_OPTIONS = {"output": "--output", "write_scores_to": "--write-scores", "plot": "--plot", "html": "--html"}
+OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot", "html": "--html"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 SIZE_FACTOR = 1000
@@ -46,7 +46,7 @@ SIZE_OPTIONS: dict[str, int | None] = {
     "n_partitions": defaults.PARTITION_REPEATS, "n_trials": defaults.SIMULATION_TRIALS,
     "grid_points": defaults.GAP_GRID_POINTS, "n_bins": defaults.GAP_BINS, "mean_bins": defaults.SAMPLE_MEAN_BINS,
     "std_bins": defaults.SAMPLE_STD_BINS, "batch_size": defaults.SCORING_BATCH_SIZE, "n_inputs": None,
-    "workers": None,
+    "workers": None, "n_permutations": defaults.N_RESAMPLES, "n_folds": 5,
 }
 """Parameter name -> the default its limit is a multiple of (when the command's own default is not an
 integer); None: a limit of its own (:func:`size_limit`). ``n_resamples`` has its memory check

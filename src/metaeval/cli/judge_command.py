@@ -9,70 +9,89 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import defaults
-from ..vocabulary import CORRECTIONS, JUDGE_RESAMPLING, TIE_MODELS
+from ..errors import ParameterError
+from ..vocabulary import TIE_MODELS
 from .analysis_output import footer, interval, number, output_options, render
-from .common import resamples_option, say, seed_option, tie_tolerance_option
+from .common import group, option, options, resamples_option, say, seed_option, tie_tolerance_option
 
 _ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
+_SCORE_READING = ("system_column", "annotator_column", "layout", "rename", "allow_unmatched")
+"""The reading options of --scores besides --input-column and --where (which serve the comparison file too)."""
 
 
 def comparison_options(command: Callable) -> Callable:
     """Where the comparisons come from: --comparisons FILE (with its column mapping and --where), or the
-    scorers of --dataset / --scores turned into judges (--scorer, --annotators)."""
+    scorers of --dataset / --scores turned into judges (--scorer, --annotators; the score file read with
+    the reading options of every command, --input-column and --where included). A data error names the
+    one file the data came from."""
 
     @functools.wraps(command)
-    def wrapper(*args, comparisons, where, dataset, scores, scorers, annotators, **kwargs):
-        columns = {role: kwargs.pop(f"{role}_column") for role in _ROLES}
-        data = _load(comparisons, {r: c for r, c in columns.items() if c}, where, dataset, scores, scorers, annotators)
-        return command(*args, data=data, **kwargs)
+    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators, **kwargs):
+        from .source import Reading, Source, located
 
-    options = [
-        click.option("--comparisons", type=click.Path(dir_okay=False),
-                     help="A comparison file: one row per comparison (CSV, TSV, JSON Lines, JSON array, Parquet)."),
-        *[click.option(f"--{role.replace('_', '-')}-column", f"{role}_column", metavar="COLUMN",
-                       help=f"The comparison file's column of the {role.replace('_', ' ')} role.") for role in _ROLES],
-        click.option("--where", multiple=True, metavar="COLUMN=VALUE",
-                     help="Keep only the comparison rows whose COLUMN is VALUE (repeatable)."),
-        click.option("--dataset", help="A packaged dataset whose scorers become judges (with --scorer)."),
-        click.option("--scores", type=click.Path(dir_okay=False), help="A score file whose scorers become judges."),
-        click.option("--scorer", "scorers", multiple=True,
-                     help="A scorer of --dataset / --scores that judges every pair of systems on every input"
-                          " (repeatable)."),
-        click.option("--annotators", is_flag=True,
-                     help="Each annotator of a --scorer with several annotators per cell is a judge of its own"
-                          " (named SCORER/1, SCORER/2, ...)."),
+        columns = {role: kwargs.pop(f"{role}_column") for role in _ROLES}
+        reading = {name: kwargs.pop(name) for name in _SCORE_READING}
+        source = Source(dataset=dataset, scores=(scores,) if scores else ())
+        with located(str(comparisons) if comparisons is not None else source.origin):
+            if comparisons is not None:
+                given = [f"--{name.replace('_', '-')}" for name, values in reading.items() if values]
+                if given:
+                    raise ParameterError(f"`{given[0]}` applies to `--scores`; got it with --comparisons.")
+                data = _from_comparisons(comparisons, {r: c for r, c in columns.items() if c}, where, source,
+                                         scorer, annotators)
+            else:
+                if any(c for role, c in columns.items() if role != "input"):
+                    raise ParameterError("the column options of the comparison roles apply to `--comparisons`;"
+                                         " got them without it.")
+                reading = Reading.of({**reading, "input_column": (columns["input"],) if columns["input"] else (),
+                                      "where": where})
+                data = _from_scores(Source(dataset=dataset, scores=source.scores, reading=reading), scorer,
+                                    annotators)
+            return command(*args, data=data, **kwargs)
+
+    decorators = [
+        option("comparisons"),
+        option("input_column", multiple=False, metavar="COLUMN",
+               help="The comparison file's column of the input role."),
+        options(*(f"{role}_column" for role in _ROLES[1:])),
+        option("where", metavar="COLUMN=VALUE", help="Keep only the comparison rows whose COLUMN is VALUE (repeatable)."),
+        option("dataset", help="A packaged dataset whose scorers become judges (with --scorer)."),
+        option("scores", multiple=False, metavar="PATH", type=click.Path(dir_okay=False),
+               help="A score file whose scorers become judges."),
+        option("scorer", multiple=True,
+               help="A scorer of --dataset / --scores that judges every pair of systems on every input (repeatable)."),
+        option("annotators"),
+        options(*_SCORE_READING),
     ]
-    for option in reversed(options):
-        wrapper = option(wrapper)
+    for decorator in reversed(decorators):
+        wrapper = decorator(wrapper)
     return wrapper
 
 
-def _load(comparisons, columns, where, dataset, scores, scorers, annotators):
+def _from_comparisons(comparisons, columns, where, source, scorers, annotators):
     from ..data.columns import parse_where
-    from ..errors import ParameterError
-    from ..judges import comparisons_from_scores, read_comparisons
+    from ..judges import read_comparisons
     from ..judges.reader import CLI_OPTION_NAMES
-    from .main import SOURCE_FILE
 
-    if comparisons is not None:
-        if dataset is not None or scores is not None or scorers or annotators:
-            raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores`, `--scorer` or"
-                                 " `--annotators`; got both.")
-        SOURCE_FILE.set(str(comparisons))
-        return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
-    if columns or where:
-        raise ParameterError("the column options and `--where` apply to `--comparisons`; got them without it.")
-    if dataset is None and scores is None:
+    if source.dataset is not None or source.scores or scorers or annotators:
+        raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores`, `--scorer` or"
+                             " `--annotators`; got both.")
+    return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
+
+
+def _from_scores(source, scorers, annotators):
+    from ..judges import comparisons_from_scores
+    from .source import load_source
+
+    if source.dataset is None and not source.scores:
         raise ParameterError("`--comparisons`, `--dataset` or `--scores` must be given; got none.")
     if not scorers:
         raise ParameterError("`--scorer` must name the scorers that judge (repeatable); got none.")
-    from .common import load_source
-
-    ds, _ = load_source(dataset, (), (scores,) if scores else (), None, human_optional=True)
+    ds, _ = load_source(source, human_optional=True)
     return comparisons_from_scores(ds, list(scorers), annotators=annotators)
 
 
-@click.group()
+@group()
 def judge():
     """Rank systems from pairwise comparisons; judges against humans, audits, alt-test.
 
@@ -81,30 +100,26 @@ def judge():
 
 
 def _resampling_options(command):
-    command = click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-                           help="Confidence level of the intervals.")(command)
-    return command
+    return option("confidence_level")(command)
 
 
 @judge.command()
 @tie_tolerance_option
 @comparison_options
-@click.option("--judge", "judges", multiple=True, help="Rank with these judges' comparisons only (repeatable).")
-@click.option("--ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
-              help="Ties as half a win each, Davidson's tie model, or left out.")
-@click.option("--resampling", type=click.Choice(JUDGE_RESAMPLING), default=defaults.JUDGE_RESAMPLING,
-              show_default=True, help="What the bootstrap resamples (inputs: their comparisons move together).")
-@click.option("--regularization", type=float, default=0.0, show_default=True,
-              help="Gaussian prior penalty on the scores (0 = maximum likelihood; set it when the MLE diverges).")
-@click.option("--html", type=click.Path(dir_okay=False),
-              help="Also write an HTML page with the ranking figure and the judge audit table.")
+@option("judge", help="Rank with these judges' comparisons only (repeatable).")
+@option("ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
+        help="Ties as half a win each, Davidson's tie model, or left out.")
+@options("resampling", "regularization")
+@option("html", help="Also write an HTML page with the ranking figure and the judge audit table.")
 @_resampling_options
 @resamples_option
 @seed_option
 @output_options
-def rank(data, judges, ties, resampling, regularization, html, confidence_level, n_resamples, seed, fmt, output):
+def rank(data, judge, ties, resampling, regularization, html, confidence_level, n_resamples, seed, format, output):
     """Rank systems by Bradley-Terry scores, with bootstrap intervals of scores and ranks."""
     from ..judges import judge_audit, rank_systems
+
+    judges, fmt = judge, format
 
     result = rank_systems(data, judges=judges or None, ties=ties, resampling=resampling, n_resamples=n_resamples,
                           confidence_level=confidence_level, regularization=regularization, rng=seed)
@@ -143,25 +158,24 @@ def _rank_table(result):
 @judge.command()
 @tie_tolerance_option
 @comparison_options
-@click.option("--judge", "judges", multiple=True, help="A judge to evaluate (repeatable; default: every non-human).")
-@click.option("--human", "humans", multiple=True, required=True,
-              help="A human annotator (repeatable); their comparisons vote the human verdict.")
-@click.option("--ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
-              help="Tie model of the Bradley-Terry rankings compared.")
-@click.option("--n-permutations", type=int, default=defaults.N_RESAMPLES, show_default=True,
-              help="Sign flips of the judge-vs-judge tests.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.CORRECTION, show_default=True,
-              help="Correction of the judge-vs-judge p-values.")
-@click.option("--html", type=click.Path(dir_okay=False),
-              help="Also write an HTML page: the humans' ranking figure, the agreement and the judges' audit.")
+@option("judge", help="A judge to evaluate (repeatable; default: every non-human).")
+@option("human", multiple=True, required=True,
+        help="A human annotator (repeatable); their comparisons vote the human verdict.")
+@option("ties", type=click.Choice(TIE_MODELS), default=defaults.TIE_MODEL, show_default=True,
+        help="Tie model of the Bradley-Terry rankings compared.")
+@option("n_permutations")
+@option("correction", help="Correction of the judge-vs-judge p-values.")
+@option("html", help="Also write an HTML page: the humans' ranking figure, the agreement and the judges' audit.")
 @_resampling_options
 @resamples_option
 @seed_option
 @output_options
-def agree(data, judges, humans, ties, n_permutations, correction, html, confidence_level, n_resamples, seed, fmt,
+def agree(data, judge, human, ties, n_permutations, correction, html, confidence_level, n_resamples, seed, format,
           output):
     """Agreement of judges with human annotators; judge-vs-judge tests and clusters."""
     from ..judges import judge_agreement, judge_audit, rank_systems
+
+    judges, humans, fmt = judge, human, format
 
     result = judge_agreement(data, judges or None, humans=humans, ties=ties, n_resamples=n_resamples,
                              n_permutations=n_permutations, confidence_level=confidence_level, correction=correction,
@@ -198,14 +212,16 @@ def _agree_table(result):
 @judge.command()
 @tie_tolerance_option
 @comparison_options
-@click.option("--judge", "judges", multiple=True, help="A judge to audit (repeatable; default: every judge).")
+@option("judge", help="A judge to audit (repeatable; default: every judge).")
 @_resampling_options
 @resamples_option
 @seed_option
 @output_options
-def audit(data, judges, confidence_level, n_resamples, seed, fmt, output):
+def audit(data, judge, confidence_level, n_resamples, seed, format, output):
     """Position consistency, preference fairness, repetition stability, length bias, self-preference."""
     from ..judges import judge_audit
+
+    judges, fmt = judge, format
 
     result = judge_audit(data, judges or None, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
     render(result, fmt, result.to_frame(), _audit_table, output)
@@ -234,17 +250,16 @@ def _audit_table(result):
 @judge.command("alt-test")
 @tie_tolerance_option
 @comparison_options
-@click.option("--judge", "candidate", required=True, help="The judge that would replace the annotators.")
-@click.option("--human", "humans", multiple=True,
-              help="A human annotator (repeatable, at least 2; default: every other judge).")
-@click.option("--epsilon", type=float, default=defaults.ALT_TEST_EPSILON, show_default=True,
-              help="Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers).")
-@click.option("--alpha", type=float, default=defaults.ALT_TEST_ALPHA, show_default=True,
-              help="False discovery rate of the Benjamini-Yekutieli correction.")
+@option("judge", multiple=False, required=True, help="The judge that would replace the annotators.")
+@option("human", multiple=True, help="A human annotator (repeatable, at least 2; default: every other judge).")
+@option("epsilon")
+@option("alpha", default=defaults.ALT_TEST_ALPHA, help="False discovery rate of the Benjamini-Yekutieli correction.")
 @output_options
-def alt_test(data, candidate, humans, epsilon, alpha, fmt, output):
+def alt_test(data, judge, human, epsilon, alpha, format, output):
     """The Alternative Annotator Test: can the judge replace the annotators? (Calderon et al. 2025)"""
     from ..judges import alt_test as run
+
+    candidate, humans, fmt = judge, human, format
 
     result = run(data, candidate, humans=humans or None, epsilon=epsilon, alpha=alpha)
     render(result, fmt, result.to_frame(), _alt_table, output)

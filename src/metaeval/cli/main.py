@@ -10,7 +10,6 @@ module and the library it calls.
 """
 from __future__ import annotations
 
-import contextvars
 import importlib
 import re
 import signal
@@ -22,14 +21,15 @@ import click
 
 from .._version import __version__
 from ..analyses import registry as analysis_registry
-from ..errors import DegenerateDataError, InputFileError, MetaevalError, MetaevalWarning, ScoreSetError
+from ..errors import MetaevalError, MetaevalWarning
 from ..report.escape import safe_line
 from .guards import guarded
+from .help import Context, fitted
 
-# command -> (module of metaeval.cli, attribute, the one-line help shown by `metaeval --help`); the analyses'
-# commands come from their registry. tests/test_cli.py checks each line against the command's own short help
-# (SHORT_HELP_LIMIT characters).
-SHORT_HELP_LIMIT = 80
+# command -> (module of metaeval.cli, attribute, the line shown by `metaeval --help`: the first sentence of
+# the command's help, whole); the analyses' commands come from their registry. tests/test_cli.py checks each
+# line against the command's own short help (SHORT_HELP_LIMIT: long enough never to shorten a sentence).
+SHORT_HELP_LIMIT = 10_000
 COMMANDS = {
     "compare": ("correlation_commands", "compare",
                 "Test every pair of metrics; print the significance matrix and cluster ranks."),
@@ -41,7 +41,7 @@ COMMANDS = {
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
     "judge": ("judge_command", "judge", "Rank systems from pairwise comparisons; judges against humans, audits, alt-test."),
     "mt": ("mt_audit_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
-    "report": ("report_command", "report", "The meta-evaluation report: one self-contained HTML page with the dataset..."),
+    "report": ("report_command", "report", "The meta-evaluation report as one self-contained HTML page."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
     "spans": ("spans_command", "spans", "Error-span detectors and binary segment decisions against MQM ratings."),
     **analysis_registry.commands(),
@@ -50,6 +50,8 @@ COMMANDS = {
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported when they are run or asked for help."""
+
+    context_class = Context
 
     def __init__(self, *args, lazy: dict[str, tuple[str, str, str]], **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,7 +64,7 @@ class LazyGroup(click.Group):
         if name in self.lazy and name not in self.commands:
             module, attribute, _ = self.lazy[name]
             command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
-            self.add_command(guarded(command, name), name)
+            self.add_command(guarded(fitted(command), name), name)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -79,9 +81,6 @@ def cli() -> None:
 
 
 EXIT_INTERRUPTED = 130
-
-SOURCE_FILE: contextvars.ContextVar[str | None] = contextvars.ContextVar("metaeval_source_file", default=None)
-"""The user file the running command read its scores from (set by the commands; named in data errors)."""
 
 
 class Interrupted(BaseException):
@@ -132,13 +131,6 @@ def _show_click_error(error: click.ClickException) -> None:
     _say(f"metaeval: error: {message}{where}")
 
 
-def _located(error: MetaevalError, file: str | None) -> str:
-    """A data error (too few systems, an unknown scorer) prefixed by the user file the data came from."""
-    if file is None or isinstance(error, InputFileError) or not isinstance(error, (ScoreSetError, DegenerateDataError)):
-        return str(error)
-    return f"{file}: {error}"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; user errors print one line and exit 2, Ctrl-C prints one line and exits 130."""
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -146,7 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     if in_main_thread:  # SIGTERM (kill, a scheduler's timeout) is handled like Ctrl-C: outputs stay whole
         for sig in handlers:
             signal.signal(sig, _interrupt)
-    token = SOURCE_FILE.set(None)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MetaevalWarning)
@@ -168,14 +159,13 @@ def main(argv: list[str] | None = None) -> int:
         _show_click_error(error)
         return 2
     except MetaevalError as error:
-        _say(f"metaeval: error: {_located(error, SOURCE_FILE.get())}")
+        _say(f"metaeval: error: {error}")  # a data error names its file (cli.source.located)
         return 2
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         _say(f"metaeval: error: {where}{error.strerror or error}")
         return 2
     finally:
-        SOURCE_FILE.reset(token)
         if in_main_thread:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)

@@ -1,6 +1,7 @@
 """`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -10,8 +11,9 @@ from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
 from ..scoring.corpus import CORPUS_METRICS
 from ..errors import ParameterError
 from .common import (
-    corpus_statistics_for,
+    declare,
     emit,
+    option as shared,
     output_options,
     output_width,
     reading_options,
@@ -19,25 +21,32 @@ from .common import (
     seed_option,
     tie_tolerance_option,
 )
-from .main import SOURCE_FILE
 from .progress import progress_bar, progress_option
+from .source import Reading, Source, corpus_statistics_for, located_by, scores_argument
 
 
-def _language_pairs(scores: tuple[str, ...], datasets: tuple[str, ...], dataset_options: tuple[str, ...],
-                    golds: dict[str, str], human: str | None, protocol) -> tuple[dict, str | None]:
+def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading, n_resamples: int, *,
+                    datasets: tuple[str, ...] = (), dataset_options: tuple[str, ...] = (),
+                    golds: dict[str, str] | None = None, protocol=None) -> tuple[dict, str | None]:
     """``LP=PATH`` (or a bare ``PATH``, named by its file stem) and ``LP=DATASET`` (or a bare packaged dataset
     name, named by the name), repeatable per language pair -> ({lp: ScoreSet}, human): the dataset and the
     files of one language pair joined on (system, input) and every reading option (--input-column, --where,
     ... each for every file or FILE=VALUE for one) applied, as for `correlate`. A dataset with a
-    ``language_pair`` option (``wmt19-da-sys``) is read for its language pair unless --dataset-option sets it."""
+    ``language_pair`` option (``wmt19-da-sys``) is read for its language pair unless --dataset-option sets it.
+    An argument of --scores is ``LP=PATH`` when PATH exists and the whole argument does not (as ``--scores
+    NAME=PATH`` elsewhere); otherwise it is a path."""
     from ..data.datasets import dataset_info
-    from .common import load_source
+    from .source import load_source
 
     files: dict[str, list[str]] = {}
     for item in scores:
-        lp, sep, path = item.partition("=")
-        if not sep:
-            lp, path = Path(item).stem, item
+        lp, path = scores_argument(item)
+        if lp is None:
+            lp, sep, rest = item.partition("=")
+            if sep and os.path.exists(item) or not sep:
+                lp, path = Path(item).stem, item
+            else:  # neither exists: LP=PATH, the missing PATH is reported
+                path = rest
         if not lp or not path:
             raise ParameterError(f"`--scores` must look like LP=PATH or PATH; got {item!r}.")
         if path in files.get(lp, ()):
@@ -52,6 +61,11 @@ def _language_pairs(scores: tuple[str, ...], datasets: tuple[str, ...], dataset_
             raise ParameterError(f"`--dataset` must look like LP=NAME or NAME, once per language pair; got {item!r}.")
         packaged[lp] = name
     every = tuple(path for paths in files.values() for path in paths)
+    golds = golds or {}
+
+    def protocol_gold(lp):
+        return None if protocol is None else protocol.gold_for(lp)
+
     data = {}
     for lp in dict.fromkeys([*packaged, *files]):
         name = packaged.get(lp)
@@ -59,11 +73,15 @@ def _language_pairs(scores: tuple[str, ...], datasets: tuple[str, ...], dataset_
         if name is not None and not any(o.startswith("language_pair=") for o in options):
             if "language_pair" in (dataset_info(name).get("options") or {}):
                 options = (*options, f"language_pair={lp}")
-        gold = golds.get(lp) or human or protocol.gold_for(lp)
-        data[lp], found = load_source(name, options, tuple(files.get(lp, ())), gold, other_files=every)
-        if human is None and lp not in golds and protocol.gold_for(lp) is None:  # the first language pair's human (its --human-column or its only human)
-            human = found
+        gold = golds.get(lp) or human or protocol_gold(lp)
+        source = Source(dataset=name, dataset_option=options if name is not None else (),
+                        scores=tuple(files.get(lp, ())), human=gold, reading=reading)
+        data[lp], found = load_source(source, other_files=every, n_resamples=n_resamples)
+        if human is None and lp not in golds and protocol_gold(lp) is None:
+            human = found  # the first language pair's human (its --human-column or its only human) for all
     return data, human
+
+
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
     """({lp: segment ScoreSet}, {lp: system ScoreSet}) of an mt-metrics-eval directory; the system scores of a
     language pair only when it has ``*.sys.score`` files."""
@@ -155,88 +173,94 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
     return {metric: {lp: per_lp[lp][metric] for lp in data} for metric in dict.fromkeys(metrics)}
 
 
+def _origin(params: dict) -> str:
+    """Where the data came from, named in a data error (too few systems, an unknown scorer)."""
+    given = (*params["scores"], *params["dataset"])
+    return ", ".join(item.partition("=")[2] or item for item in given) if given else str(params["mt_metrics_eval"])
+
+
 @click.command()
-@click.option("--scores", multiple=True, metavar="LP=PATH",
-              help="A score file of one language pair (repeatable; several files of one language pair are joined"
-                   " on (system, input)): CSV, TSV, JSONL or Parquet.")
-@click.option("--dataset", "datasets", multiple=True, metavar="LP=NAME",
-              help="A packaged dataset as (part of) a language pair (repeatable; joined with that pair's --scores),"
-                   " e.g. en-de=wmt20-mqm-ende; see `metaeval datasets list`.")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
-              help="An option of the packaged datasets (repeatable).")
-@click.option("--mt-metrics-eval", "mtme_root", type=click.Path(file_okay=False),
-              help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/).")
-@click.option("--language-pair", "language_pairs", multiple=True,
-              help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de.")
-@click.option("--human", "humans", multiple=True, metavar="[LP=]NAME",
-              help="The human scorer (the gold; default: the protocol's, else the only human scorer), or LP=NAME for"
-                   " one language pair (repeatable).")
-@click.option("--metric", "metrics", multiple=True, help="A metric (repeatable; default: every non-human scorer).")
-@click.option("--protocol", default=defaults.MT_PROTOCOL, show_default=True, metavar="NAME|FILE.toml",
-              help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as mt-metrics-eval"
-                   " computes them, mean (the plain mean of the task statistics), or a TOML file (docs/mt.md).")
-@click.option("--show-protocol", metavar="NAME|FILE.toml",
-              help="Print a protocol's tasks and weights and exit.")
-@click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
-              help="A task (repeatable; default: the protocol's).")
-@click.option("--segments", type=click.Choice(MT_SEGMENTS), default=defaults.MT_SEGMENTS, show_default=True,
-              help="common: every metric on the segments all metrics scored (as WMT; the tests need one set);"
-                   " per-metric: each metric on its own (no tests between metrics).")
-@click.option("--significance", type=click.Choice(MT_SIGNIFICANCE), default=None,
-              help="Test between metrics (default: the protocol's, permutation).")
-@click.option("--human-ties", type=click.Choice(MT_HUMAN_TIES), default=None,
-              help="System accuracy: count the system pairs the human ties or skip them (default: the protocol's).")
-@click.option("--exclude-system", "exclude_systems", multiple=True, metavar="[LP=]SYSTEM",
-              help="Leave this system out in every language pair, or LP=SYSTEM in language pair LP only (repeatable),"
-                   " e.g. a human reference.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Significance level of the clusters.")
-@click.option("--recalibrate", is_flag=True, default=defaults.MT_RECALIBRATE,
-              help="acc23 / tau23: re-optimise the tie threshold inside every resample.")
-@click.option("--darr-threshold", type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
-              help="DARR: the least human score difference of a segment pair.")
-@click.option("--corpus-metric", "corpus_metrics", multiple=True, type=click.Choice(CORPUS_METRICS),
-              help="Score systems with this metric's corpus score (summed sufficient statistics) instead of the"
-                   " mean of its segment scores (repeatable; needs --candidates and --references).")
-@click.option("--candidates", "candidate_files", multiple=True, metavar="LP=PATH",
-              help="With --corpus-metric: the system outputs of one language pair (repeatable), as for"
-                   " `metaeval score`.")
-@click.option("--references", "reference_files", multiple=True, metavar="LP=PATH",
-              help="With --corpus-metric: the references of one language pair (repeatable).")
-@reading_options
+@shared("scores", metavar="LP=PATH",
+        help="A score file of one language pair (repeatable; several files of one language pair are joined on"
+             " (system, input)): CSV, TSV, JSONL or Parquet. LP=PATH when PATH exists and LP=PATH does not;"
+             " a bare PATH is named by its file stem.")
+@shared("dataset", multiple=True, metavar="LP=NAME",
+        help="A packaged dataset as (part of) a language pair (repeatable; joined with that pair's --scores),"
+             " e.g. en-de=wmt20-mqm-ende; see `metaeval datasets list`.")
+@shared("dataset_option", help="An option of the packaged datasets (repeatable).")
+@declare("mt_metrics_eval", dict(type=click.Path(file_okay=False),
+                                 help="An mt-metrics-eval test-set directory (human-scores/, metric-scores/)."))
+@declare("language_pair", dict(multiple=True,
+                               help="With --mt-metrics-eval: a language pair to read (repeatable), e.g. en-de."))
+@shared("human", multiple=True, metavar="[LP=]NAME",
+        help="The human scorer (the gold; default: the protocol's, else the only human scorer), or LP=NAME for"
+             " one language pair (repeatable).")
+@shared("metric", help="A metric (repeatable; default: every non-human scorer).")
+@declare("protocol", dict(default=defaults.MT_PROTOCOL, show_default=True, metavar="NAME|FILE.toml",
+                          help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as"
+                               " mt-metrics-eval computes them, mean (the plain mean of the task statistics), or a"
+                               " TOML file (docs/mt.md)."))
+@declare("show_protocol", dict(metavar="NAME|FILE.toml", help="Print a protocol's tasks and weights and exit."))
+@shared("task", multiple=True, metavar="LEVEL/STATISTIC", help="A task (repeatable; default: the protocol's).")
+@declare("segments", dict(type=click.Choice(MT_SEGMENTS), default=defaults.MT_SEGMENTS, show_default=True,
+                          help="common: every metric on the segments all metrics scored (as WMT; the tests need one"
+                               " set); per-metric: each metric on its own (no tests between metrics)."))
+@declare("significance", dict(type=click.Choice(MT_SIGNIFICANCE), default=None,
+                              help="Test between metrics (default: the protocol's, permutation)."))
+@declare("human_ties", dict(type=click.Choice(MT_HUMAN_TIES), default=None,
+                            help="System accuracy: count the system pairs the human ties or skip them (default: the"
+                                 " protocol's)."))
+@shared("exclude_system", metavar="[LP=]SYSTEM",
+        help="Leave this system out in every language pair, or LP=SYSTEM in language pair LP only (repeatable),"
+             " e.g. a human reference.")
+@shared("alpha", help="Significance level of the clusters.")
+@declare("recalibrate", dict(is_flag=True, default=defaults.MT_RECALIBRATE,
+                             help="acc23 / tau23: re-optimise the tie threshold inside every resample."))
+@declare("darr_threshold", dict(type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
+                                help="DARR: the least human score difference of a segment pair."))
+@shared("corpus_metric", type=click.Choice(CORPUS_METRICS),
+        help="Score systems with this metric's corpus score (summed sufficient statistics) instead of the mean of"
+             " its segment scores (repeatable; needs --candidates and --references).")
+@shared("candidates", multiple=True, metavar="LP=PATH",
+        help="With --corpus-metric: the system outputs of one language pair (repeatable), as for `metaeval score`.")
+@shared("references", multiple=True, metavar="LP=PATH",
+        help="With --corpus-metric: the references of one language pair (repeatable).")
+@reading_options()
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
 @output_options
-def mt(scores, datasets, dataset_options, mtme_root, language_pairs, humans, metrics, protocol, show_protocol, tasks,
-       segments, significance, human_ties, exclude_systems, alpha, recalibrate, darr_threshold, corpus_metrics,
-       candidate_files, reference_files, n_resamples, seed, fmt, output, reading):
+@located_by(_origin)
+def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, protocol, show_protocol, task,
+       segments, significance, human_ties, exclude_system, alpha, recalibrate, darr_threshold, corpus_metric,
+       candidates, references, reading, n_resamples, seed, format, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
     from ..correlation.mt_protocol import load_protocol
     from ..report.render import frame_table, render_text, signature_footer
 
+    mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system
+    corpus_metrics, candidate_files, reference_files, fmt = corpus_metric, candidates, references, format
+
     if show_protocol:
         click.echo("\n".join(load_protocol(show_protocol).lines()))
         return
     protocol = resolve_protocol(load_protocol(protocol), tasks or None, significance, human_ties)
-    if bool(scores or datasets) == bool(mtme_root):
+    if bool(scores or dataset) == bool(mtme_root):
         raise ParameterError("exactly one of `--scores` / `--dataset` and `--mt-metrics-eval` must be given; got "
                              + ("both." if mtme_root else "neither."))
-    if mtme_root and reading:
-        raise ParameterError(f"`{next(iter(reading))}` must come with `--scores`; got it with --mt-metrics-eval"
-                             " (its files have a fixed layout).")
-    human, golds = _golds(humans)
+    if mtme_root and reading.given():
+        raise ParameterError(f"`{next(iter(reading.given()))}` must come with `--scores`; got it with"
+                             " --mt-metrics-eval (its files have a fixed layout).")
+    human, golds = _golds(human)
     system_scores = None
-    if scores or datasets:
-        data, human = _language_pairs(scores, datasets, dataset_options, golds, human, protocol)
+    if scores or dataset:
+        data, human = _language_pairs(scores, human, reading, n_resamples, datasets=dataset,
+                                      dataset_options=dataset_option, golds=golds, protocol=protocol)
     else:
         data, system_scores = _mt_metrics_eval(mtme_root, language_pairs)
         _check_memory(data, n_resamples)
-    # a data error (too few systems, an unknown scorer) names where the data came from
-    SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in (*scores, *datasets)) if not mtme_root
-                    else str(mtme_root))
     gold = _chosen(data, human, golds, metrics, exclude_systems, protocol)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
     with progress_bar() as bar:

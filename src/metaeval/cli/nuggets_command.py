@@ -4,40 +4,42 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import click
-from rich.table import Table
-
 from .. import defaults
 from ..analyses.nuggets import litepyramid_nuggets, match_nuggets, nugget_scores, realsumm_nugget_tables
 from ..metrics.nugget_match import MATCH_MODES
-from .analysis_output import footer, number, output_options, render
+from .analysis_output import footer, frame_table, render
+from .common import declare, group, option, output_options
 
 MATCHERS = ("auto", "crowd")
 _SHOWN_ROWS = 20
 
 
-@click.group()
+@group()
 def nuggets() -> None:
-    """Nugget F(beta) of answers and summaries (Lin & Demner-Fushman 2005)."""
+    """Nugget F(beta) of answers and summaries.
+
+    Lin & Demner-Fushman (2005): recall of vital nuggets, precision from an allowance of characters.
+    """
 
 
 def _f_options(command: Callable) -> Callable:
-    command = click.option("--allowance", type=float, default=defaults.NUGGET_ALLOWANCE, show_default=True,
-                           help="Characters allowed per matched (vital or okay) nugget.")(command)
-    return click.option("--beta", type=float, default=defaults.NUGGET_BETA, show_default=True,
-                        help="Weight of recall: 3 (TREC 2004) or 5 (TREC 2003).")(command)
+    command = declare("allowance", dict(type=float, default=defaults.NUGGET_ALLOWANCE, show_default=True,
+                                        help="Characters allowed per matched (vital or okay) nugget."))(command)
+    return declare("beta", dict(type=float, default=defaults.NUGGET_BETA, show_default=True,
+                                help="Weight of recall: 3 (TREC 2004) or 5 (TREC 2003)."))(command)
 
 
 def _matcher_options(command: Callable) -> Callable:
     options = [
-        click.option("--match", type=click.Choice(MATCH_MODES), default=defaults.NUGGET_MATCH, show_default=True,
-                     help="A nugget counts 1 above the threshold, or counts its share of terms found."),
-        click.option("--threshold", type=float, default=defaults.NUGGET_THRESHOLD, show_default=True,
-                     help="Share of a nugget's content terms that must occur in the text."),
-        click.option("--stem/--no-stem", default=True, show_default=True,
-                     help="Porter-stem terms as ROUGE-1.5.5 -m."),
+        declare("match", dict(type=click.Choice(MATCH_MODES), default=defaults.NUGGET_MATCH, show_default=True,
+                              help="A nugget counts 1 above the threshold, or counts its share of terms found.")),
+        option("threshold", default=defaults.NUGGET_THRESHOLD, show_default=True,
+               help="Share of a nugget's content terms that must occur in the text."),
+        declare("stem", dict(flag="--stem/--no-stem", default=True, show_default=True,
+                             help="Porter-stem terms as ROUGE-1.5.5 -m.")),
     ]
-    for option in reversed(options):
-        command = option(command)
+    for decorator in reversed(options):
+        command = decorator(command)
     return command
 
 
@@ -45,35 +47,36 @@ def _matcher_options(command: Callable) -> Callable:
 @click.argument("counts", type=click.Path(dir_okay=False))
 @_f_options
 @output_options
-def counts(counts, beta, allowance, fmt, output):
+def counts(counts, beta, allowance, format, output):
     """F(beta) from a table of vital_matched, okay_matched, vital_total and length."""
     result = nugget_scores(counts, beta=beta, allowance=allowance)
-    render(result, fmt, result.to_frame(), _tables, output)
+    render(result, format, result.to_frame(), _tables, output)
 
 
 @nuggets.command()
-@click.option("--nuggets", "key", required=True, type=click.Path(dir_okay=False),
-              help="The answer key: input, nugget[, importance vital|okay].")
-@click.option("--texts", required=True, type=click.Path(dir_okay=False), help="The responses: system, input, text.")
+@declare("nuggets", dict(required=True, type=click.Path(dir_okay=False),
+                         help="The answer key: input, nugget[, importance vital|okay]."))
+@option("texts", required=True, help="The responses: system, input, text.")
 @_matcher_options
 @_f_options
 @output_options
-def match(key, texts, match, threshold, stem, beta, allowance, fmt, output):
+def match(nuggets, texts, match, threshold, stem, beta, allowance, format, output):
     """F(beta) with nuggets matched automatically by term overlap (POURPRE style)."""
-    result = match_nuggets(key, texts, beta=beta, allowance=allowance, match=match, threshold=threshold, stem=stem)
-    render(result, fmt, result.to_frame(), _tables, output)
+    result = match_nuggets(nuggets, texts, beta=beta, allowance=allowance, match=match, threshold=threshold,
+                           stem=stem)
+    render(result, format, result.to_frame(), _tables, output)
 
 
 @nuggets.command()
 @click.argument("annotations", type=click.Path(file_okay=False))
-@click.option("--matcher", type=click.Choice(MATCHERS), default="auto", show_default=True,
-              help="auto: term overlap of each SCU with the summary; crowd: the MTurk majority votes.")
-@click.option("--summaries", type=click.Path(dir_okay=False),
-              help="realsumm_scores.jsonl (the summaries; --matcher auto).")
+@declare("matcher", dict(type=click.Choice(MATCHERS), default="auto", show_default=True,
+                         help="auto: term overlap of each SCU with the summary; crowd: the MTurk majority votes."))
+@declare("summaries", dict(type=click.Path(dir_okay=False),
+                           help="realsumm_scores.jsonl (the summaries; --matcher auto)."))
 @_matcher_options
 @_f_options
 @output_options
-def realsumm(annotations, matcher, summaries, match, threshold, stem, beta, allowance, fmt, output):
+def realsumm(annotations, matcher, summaries, match, threshold, stem, beta, allowance, format, output):
     """REALSumm's SCUs as vital nuggets: F(beta) of every summary."""
     from ..errors import ParameterError
 
@@ -88,31 +91,30 @@ def realsumm(annotations, matcher, summaries, match, threshold, stem, beta, allo
 
         votes = read_realsumm_annotations(annotations)
         result = litepyramid_nuggets(litepyramid(votes), votes.texts, beta=beta, allowance=allowance)
-    render(result, fmt, result.to_frame(), _tables, output)
+    render(result, format, result.to_frame(), _tables, output)
 
 
 def _tables(result):
+    """The responses (or, with many, the mean per system) as a table that splits into column blocks rather
+    than cut a name at the terminal's width."""
     frame = result.table
     labelled = frame["system"].notna().all()
     if len(frame) <= _SHOWN_ROWS or not labelled:
-        table = Table(title=f"Nugget F({result.beta:g}) of each response", title_justify="left")
-        columns = ("system", "input", "vital_matched", "okay_matched", "vital_total", "length", "recall",
-                   "precision", "nugget_f")
-        for column in columns:
-            table.add_column(column, justify="left" if column in ("system", "input") else "right")
-        for row in frame.head(None if not labelled else _SHOWN_ROWS).itertuples(index=False):
-            table.add_row(str(row.system or ""), str(row.input or ""), f"{row.vital_matched:g}",
-                          f"{row.okay_matched:g}", f"{row.vital_total:g}", f"{row.length:g}", number(row.recall),
-                          number(row.precision), number(row.nugget_f))
+        shown = frame.head(None if not labelled else _SHOWN_ROWS).assign(
+            system=lambda f: f["system"].fillna("").astype(str), input=lambda f: f["input"].fillna("").astype(str))
+        for column in ("vital_matched", "okay_matched", "vital_total", "length"):  # counts print as counts
+            values = shown[column]
+            if values.notna().all() and (values == values.round()).all():
+                shown[column] = values.astype("int64")
+        table = frame_table(shown, title=f"Nugget F({result.beta:g}) of each response",
+                            columns=["system", "input", "vital_matched", "okay_matched", "vital_total", "length",
+                                     "recall", "precision", "nugget_f"])
     else:
         grouped = frame.groupby("system", sort=True)
-        table = Table(title=f"Nugget F({result.beta:g}) per system (mean over its responses; --format csv for all "
-                            "responses)", title_justify="left")
-        for column in ("system", "responses", "recall", "precision", "nugget_f"):
-            table.add_column(column, justify="left" if column == "system" else "right")
-        for system, part in grouped:
-            table.add_row(system, str(len(part)), number(part["recall"].mean()), number(part["precision"].mean()),
-                          number(part["nugget_f"].mean()))
+        means = grouped[["recall", "precision", "nugget_f"]].mean()
+        means.insert(0, "responses", grouped.size())
+        table = frame_table(means.reset_index(), title=f"Nugget F({result.beta:g}) per system (mean over its"
+                                                       " responses; --format csv for all responses)")
     notes = [f"{result.n_responses} responses, mean nugget F {result.mean:.4f}"]
     if result.n_unmatchable:
         notes.append(f"{result.n_unmatchable} nuggets without a content term left out of the answer key")

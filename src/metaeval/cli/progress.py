@@ -41,8 +41,9 @@ def progress_option(command: Callable) -> Callable:
         click.get_current_context().meta[_KEY] = progress
         return command(*args, **kwargs)
 
-    return click.option("--progress/--no-progress", "progress", default=None,
-                        help="Progress bar with a count and ETA on stderr (default: when stderr is a terminal).")(wrapper)
+    from .common import option
+
+    return option("progress")(wrapper)
 
 
 def progress_enabled(explicit: bool | None = None) -> bool:

@@ -9,53 +9,50 @@ from ..analyses.qarla import qarla_similarities, read_qarla_texts
 from ..analyses.qarla_similarity import DEFAULT_SIMILARITIES
 from ..errors import ParameterError
 from ..report.qarla_figure import check_figure_path, save_qarla_figure
-from .analysis_output import footer, number, output_options, render
-from .common import load_source
+from .analysis_output import footer, number, render
+from .common import READING, declare, option, output_options, source_options
 from .progress import progress_bar, progress_option
+from .source import load_source
 
 
 @click.command()
-@click.option("--texts", required=True, type=click.Path(dir_okay=False),
-              help="JSON Lines, one line per (system, input): doc_id, system_id, summary, references (the "
-                   "models), optionally source; e.g. ../shared/data/summeval/texts.jsonl.")
-@click.option("--similarity", "similarities", multiple=True,
-              help=f"A similarity metric (repeatable; default: {', '.join(DEFAULT_SIMILARITIES)}): rouge-<m> or "
-                   "rpre-<m> (inverted ROUGE) with <m> in 1, 2, 3, 4, l, w-1.2, s4, su4 and an optional type .a "
-                   "(none), .b (stopwords removed), .c (and stemmed); tvm-<n>.")
-@click.option("--set", "metric_sets", multiple=True,
-              help="A metric set, its similarities joined by '+' (repeatable; default: each similarity alone, "
-                   "then all together).")
-@click.option("--inputs", type=int, default=None,
-              help="Use the first N inputs of the file (default: all).")
-@click.option("--dataset", help="A packaged dataset with human scores of the systems (e.g. summeval).")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
-              help="Option of the packaged dataset.")
-@click.option("--scores", multiple=True, type=click.Path(dir_okay=False),
-              help="A score file with human scores of the systems (repeatable).")
-@click.option("--human", help="The human scorer QUEEN is correlated with (default: the dataset's).")
-@click.option("--plot", type=click.Path(dir_okay=False),
-              help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file.")
+@option("texts", required=True,
+        help="JSON Lines, one line per (system, input): doc_id, system_id, summary, references (the models),"
+             " optionally source; e.g. ../shared/data/summeval/texts.jsonl.")
+@declare("similarity", dict(multiple=True, help=f"A similarity metric (repeatable; default:"
+                                                f" {', '.join(DEFAULT_SIMILARITIES)}): rouge-<m> or rpre-<m> (inverted"
+                                                " ROUGE) with <m> in 1, 2, 3, 4, l, w-1.2, s4, su4 and an optional type"
+                                                " .a (none), .b (stopwords removed), .c (and stemmed); tvm-<n>."))
+@declare("set", dict(multiple=True, help="A metric set, its similarities joined by '+' (repeatable; default: each"
+                                         " similarity alone, then all together)."))
+@declare("inputs", dict(type=int, default=None, help="Use the first N inputs of the file (default: all)."))
+@source_options(names=("dataset", "dataset_option", "scores", *READING, "human", "aggregation"))
+@declare("plot", dict(type=click.Path(dir_okay=False),
+                      help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file."))
 @progress_option
 @output_options
-def qarla(texts, similarities, metric_sets, inputs, dataset, dataset_options, scores, human, plot, fmt, output):
-    """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments."""
+def qarla(texts, similarity, set, inputs, source, plot, format, output):
+    """QARLA: QUEEN, KING and JACK of similarity-metric sets, without human judgments.
+
+    With --dataset or --scores (human scores of the systems), QUEEN is also correlated with the human.
+    """
     if plot:
         check_figure_path(plot)
-    if human and not (dataset or scores):
-        raise ParameterError(f"`--human` needs `--dataset` or `--scores` (the human scores); got --human {human!r} "
-                             "alone.")
+    if source.human and not (source.dataset or source.scores):
+        raise ParameterError(f"`--human` needs `--dataset` or `--scores` (the human scores); got --human"
+                             f" {source.human!r} alone.")
     candidates, references, sources = read_qarla_texts(texts)
-    ds = None
-    if dataset or scores:
-        ds, human = load_source(dataset, dataset_options, scores, human)
+    ds = human = None
+    if source.dataset or source.scores:
+        ds, human = load_source(source)
     total = len(references) if inputs is None else min(inputs, len(references))
     with progress_bar() as bar:
-        sims = qarla_similarities(candidates, references, similarities=similarities or DEFAULT_SIMILARITIES,
+        sims = qarla_similarities(candidates, references, similarities=similarity or DEFAULT_SIMILARITIES,
                                   inputs=inputs, sources=sources, progress=bar.task("similarities (inputs)", total))
-    result = run_qarla(sims, metric_sets=metric_sets or None, ds=ds, human=human if ds is not None else None)
+    result = run_qarla(sims, metric_sets=set or None, ds=ds, human=human if ds is not None else None)
     if plot:
         save_qarla_figure(result, plot)
-    render(result, fmt, result.to_frame(), _tables, output)
+    render(result, format, result.to_frame(), _tables, output)
 
 
 def _tables(result):

@@ -15,46 +15,40 @@ from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
 from ..report.escape import console as safe_console
 from ..runtime.files import directory_lock
-from ..vocabulary import COEFFICIENT_CHOICES, CORRECTIONS, FAMILIES, LEVEL_CHOICES
 from .common import (
-    _SOURCE_KEY,
-    chosen_metrics,
     corpus_options,
-    corpus_statistics_for,
-    load_source,
+    declare,
+    option,
     output_width,
     seed_option,
     source_options,
     tie_tolerance_option,
 )
 from .progress import progress_bar, progress_option
+from .source import Source, chosen_metrics, corpus_statistics_for, load_source
 
 
-def _command_line(dataset, dataset_options, scores, human, metrics, chosen, settings, output) -> str:
+def _command_line(source: Source, human, settings, output) -> str:
     """The `metaeval report` call that reproduces this report, every setting spelled out."""
     words = ["metaeval", "report"]
-    if dataset is not None:
-        words += ["--dataset", dataset]
-        for option in dataset_options:
-            words += ["--dataset-option", option]
-    for path in ((scores,) if isinstance(scores, str) else scores or ()):
+    if source.dataset is not None:
+        words += ["--dataset", source.dataset]
+        for option_value in source.dataset_option:
+            words += ["--dataset-option", option_value]
+    for path in source.scores:
         words += ["--scores", path]
-    for role, columns in chosen.get("columns", {}).items():
-        for column in columns:
-            words += [f"--{role}-column", column]
-    for condition in chosen.get("where", ()):
-        words += ["--where", condition]
-    for layout in chosen.get("layout", ()):
-        words += ["--layout", layout]
+    for flag, values in source.reading.given().items():
+        for value in values:
+            words += [flag, value]
     words += ["--human", human]
-    for metric in metrics:
+    for metric in source.metric:
         words += ["--metric", metric]
-    for system in chosen.get("systems", ()):
+    for system in source.system:
         words += ["--system", system]
-    for system in chosen.get("exclude_systems", ()):
+    for system in source.exclude_system:
         words += ["--exclude-system", system]
-    if chosen.get("aggregation", DEFAULT_AGGREGATION) != DEFAULT_AGGREGATION:
-        words += ["--aggregation", chosen["aggregation"]]
+    if source.reading.aggregation != DEFAULT_AGGREGATION:
+        words += ["--aggregation", source.reading.aggregation]
     for level in settings["levels"]:
         words += ["--level", level]
     if settings["preset"] != "default":
@@ -78,71 +72,65 @@ def _command_line(dataset, dataset_options, scores, human, metrics, chosen, sett
 
 @click.command()
 @source_options
-@click.option("--output", type=click.Path(), default="metaeval-report", show_default=True,
-              help="A directory (receives report.html) or the page's path ending in .html; results.json,"
-                   " correlations.csv and comparison.csv are written beside the page.")
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVEL_CHOICES),
-              help=f"Level of the correlation table (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
-@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True, help="Coefficient of the significance matrix, the ordering and the analyses.")
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=defaults.REPORT_CORRECTION, show_default=True,
-              help="Multiple-comparison correction of the significance matrix.")
-@click.option("--family", type=click.Choice(FAMILIES), default=defaults.FAMILY, show_default=True,
-              help="The p-values corrected together: each row metric's comparisons, or the whole matrix.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Significance level of the matrix and the clusters.")
-@click.option("--quick", is_flag=True,
-              help=f"Fewer resamples ({PRESETS['quick']['n_resamples']}) and repetitions"
-                   f" ({PRESETS['quick']['repetitions']}): a first look in seconds.")
-@click.option("--full", is_flag=True,
-              help=f"More resamples ({PRESETS['full']['n_resamples']}) and repetitions"
-                   f" ({PRESETS['full']['repetitions']}): the numbers to publish.")
-@click.option("--n-resamples", type=int, default=None,
-              help=f"Bootstrap / permutation resamples [default: {defaults.N_RESAMPLES}, or the preset's].")
-@click.option("--n-repetitions", "n_repetitions", type=int, default=None,
-              help=f"Repetitions of the analyses' simulations [default: {defaults.REPORT_REPETITIONS},"
-                   " or the preset's].")
-@click.option("--repetitions", "repetitions", type=int, default=None, hidden=True,
-              help="Old spelling of --n-repetitions.")
-@click.option("--focus-metric", "focus_metrics", multiple=True,
-              help=f"A metric the analyses show (repeatable; default: the {defaults.REPORT_FOCUS_METRICS}"
-                   " metrics with the highest system-level correlation).")
-@click.option("--analysis", "analyses", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
-              help="An analysis section to include (repeatable; default: all; 'none' for none).")
+@option("output", type=click.Path(), default="metaeval-report", show_default=True,
+        help="A directory (receives report.html) or the page's path ending in .html; results.json,"
+             " correlations.csv and comparison.csv are written beside the page.")
+@option("level", multiple=True, default=None, show_default=False,
+        help=f"Level of the correlation table (repeatable; default: {', '.join(defaults.REPORT_LEVELS)}).")
+@option("coefficient", help="Coefficient of the significance matrix, the ordering and the analyses.")
+@option("correction", default=defaults.REPORT_CORRECTION, help="Multiple-comparison correction of the significance"
+                                                                " matrix.")
+@option("family")
+@option("alpha", help="Significance level of the matrix and the clusters.")
+@declare("quick", dict(is_flag=True, help=f"Fewer resamples ({PRESETS['quick']['n_resamples']}) and repetitions"
+                                          f" ({PRESETS['quick']['repetitions']}): a first look in seconds."))
+@declare("full", dict(is_flag=True, help=f"More resamples ({PRESETS['full']['n_resamples']}) and repetitions"
+                                         f" ({PRESETS['full']['repetitions']}): the numbers to publish."))
+@option("n_resamples", default=None, show_default=False,
+        help=f"Bootstrap / permutation resamples [default: {defaults.N_RESAMPLES}, or the preset's].")
+@option("n_repetitions", default=None,
+        help=f"Repetitions of the analyses' simulations [default: {defaults.REPORT_REPETITIONS}, or the preset's].")
+@declare("repetitions", dict(type=int, default=None, hidden=True, help="Old spelling of --n-repetitions."))
+@declare("focus_metric", dict(multiple=True, help=f"A metric the analyses show (repeatable; default: the"
+                                                  f" {defaults.REPORT_FOCUS_METRICS} metrics with the highest"
+                                                  " system-level correlation)."))
+@option("analysis", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
+        help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @corpus_options
 @seed_option
 @tie_tolerance_option
 @progress_option
-def report(dataset, dataset_options, scores, human, metrics, output, levels, coefficient, correction, family,
-           alpha, quick, full, n_resamples, n_repetitions, repetitions, focus_metrics, analyses, corpus_texts, seed):
-    """The meta-evaluation report: one self-contained HTML page with the dataset summary, correlations
-    with BOOT-BOTH intervals, forest plots, the PERM-BOTH significance matrix with cluster ranks (a paired
-    BOOT-BOTH bootstrap with --corpus-metric), the literature's analyses and every signature; a summary
-    prints to the terminal."""
+def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
+           repetitions, focus_metric, analysis, corpus_texts, seed):
+    """The meta-evaluation report as one self-contained HTML page.
+
+    The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
+    significance matrix with cluster ranks (a paired BOOT-BOTH bootstrap with --corpus-metric), the
+    literature's analyses and every signature; a summary prints to the terminal.
+    """
+    analyses, focus_metrics = analysis, focus_metric
     repetitions = n_repetitions if n_repetitions is not None else repetitions
     if quick and full:
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
     with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
-        ds, human = load_source(dataset, dataset_options, scores, human)
+        ds, human = load_source(source, n_resamples=n_resamples)
         corpus = corpus_statistics_for(ds, *corpus_texts)
-        chosen = chosen_metrics(ds, human, metrics)
+        chosen = chosen_metrics(ds, human, source.metric)
         console = safe_console(width=output_width())
         preset = "quick" if quick else "full" if full else "default"
         wanted = () if analyses == ("none",) else (tuple(analyses) or None)
         with progress_bar() as bar:
             progress = bar.callback
-            result = build_report(ds, human, chosen, levels=levels or None, coefficient=coefficient,
+            result = build_report(ds, human, chosen, levels=level or None, coefficient=coefficient,
                                   correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                                   seed=seed, preset=preset, repetitions=repetitions,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
                                   command="", corpus_statistics=corpus or None)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
                             corpus_texts=corpus_texts)
-            context = click.get_current_context()
-            chosen_source = context.meta.get(_SOURCE_KEY, {})
-            command = _command_line(dataset, dataset_options, scores, human, metrics, chosen_source, settings, output)
+            command = _command_line(source, human, settings, output)
             result = dataclasses.replace(result, command=command)
             paths = write_report(result, Path(output), progress=progress)
     console.print(terminal.report_summary(result, paths))

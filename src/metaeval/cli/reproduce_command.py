@@ -4,13 +4,14 @@ from __future__ import annotations
 import click
 
 from ..analyses.paper import PAPER_DOCUMENT_ALPHA, paper_summary_level
-from .analysis_output import footer, frame_table, output_options, render
-from .common import chosen_metrics, load_source, source_options, tie_tolerance_option
+from .analysis_output import footer, frame_table, render
+from .common import declare, group, option, output_options, source_options, tie_tolerance_option
+from .source import chosen_metrics, load_source
 
 COEFFICIENTS = ("kendall", "kendall-b", "kendall-c", "pearson", "spearman")
 
 
-@click.group()
+@group()
 def reproduce() -> None:
     """Reproduce published numbers with procedures metaeval does not recommend.
 
@@ -21,22 +22,20 @@ def reproduce() -> None:
 
 @reproduce.command("summary-level")
 @source_options
-@click.option("--coefficient", type=click.Choice(COEFFICIENTS), default="kendall-b", show_default=True,
-              help="Per-document coefficient (REALSumm: Kendall tau-b).")
-@click.option("--paper-document-filter", is_flag=True,
-              help="Average only the documents whose correlation is significant (p <= --alpha), as the REALSumm "
-                   "notebook: biased upward, for reproduction only (warns).")
-@click.option("--alpha", type=float, default=PAPER_DOCUMENT_ALPHA, show_default=True,
-              help="Level of the document filter.")
+@option("coefficient", type=click.Choice(COEFFICIENTS), default="kendall-b",
+        help="Per-document coefficient (REALSumm: Kendall tau-b).")
+@declare("paper_document_filter", dict(
+    is_flag=True, help="Average only the documents whose correlation is significant (p <= --alpha), as the"
+                       " REALSumm notebook: biased upward, for reproduction only (warns)."))
+@option("alpha", default=PAPER_DOCUMENT_ALPHA, help="Level of the document filter.")
 @tie_tolerance_option
 @output_options
-def summary_level(dataset, dataset_options, scores, human, metrics, coefficient, paper_document_filter, alpha,
-                  fmt, output):
+def summary_level(source, coefficient, paper_document_filter, alpha, format, output):
     """Summary-level correlation, optionally over the significant documents only (REALSumm Exp-IV)."""
-    ds, human = load_source(dataset, dataset_options, scores, human)
-    result = paper_summary_level(ds, human, chosen_metrics(ds, human, metrics), coefficient=coefficient,
+    ds, human = load_source(source)
+    result = paper_summary_level(ds, human, chosen_metrics(ds, human, source.metric), coefficient=coefficient,
                                  significant_documents_only=paper_document_filter, alpha=alpha)
-    render(result, fmt, result.to_frame(), _table, output)
+    render(result, format, result.to_frame(), _table, output)
 
 
 def _table(result):

@@ -17,7 +17,7 @@ from ..data.writers import encode_scores
 from ..errors import InputFileError, ParameterError
 from ..report.render import SignatureLines
 from ..runtime.file_sets import write_file_set
-from .common import output_width, say
+from .common import declare, option, output_width, say
 
 
 def _option_value(text: str):
@@ -78,33 +78,33 @@ def with_model_dir(options: dict[str, dict[str, object]], model_dir: str | None)
 
 
 @click.command()
-@click.option("--candidates", required=True, type=click.Path(dir_okay=False),
-              help="JSON Lines: one {system, input, candidate} per line.")
-@click.option("--references", required=True, type=click.Path(dir_okay=False),
-              help="JSON Lines: one {input, references: [...]} (or {input, reference}) per line.")
-@click.option("--metric", "metrics", required=True, multiple=True,
-              help="A metric of metaeval.metrics.METRICS (repeatable): rouge, bleu, chrf, ter, meteor, ...")
-@click.option("--metric-option", "metric_options", multiple=True, metavar="METRIC.KEY=VALUE",
-              help="An option of one metric, e.g. rouge.stem=true or rouge.n=4 (repeatable; JSON values).")
-@click.option("--mt-preprocessing", "mt_preprocessing", metavar="PRESET",
-              help="MT preprocessing preset for bleu, nist, ter, wer, per: none, mteval, leusch-baseline, leusch-best"
-                   " (docs/mt-preprocessing.md; METRIC.preprocessing=... overrides it).")
-@click.option("--model-dir", type=click.Path(file_okay=False),
-              help="Local Hugging Face model directory for the embedding metrics (bertscore, moverscore).")
-@click.option("--output", required=True, type=click.Path(dir_okay=False),
-              help="Score file: .csv, .tsv, .jsonl or .parquet (written atomically), plus"
-                   f" <output>{SIDECAR_SUFFIX} with the metric signatures.")
-@click.option("--workers", type=int, default=defaults.SCORING_WORKERS, show_default=True,
-              help="Local worker processes.")
-@click.option("--scheduler", help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
-@click.option("--cache", type=click.Path(dir_okay=False),
-              help="SQLite score cache: finished batches are kept there; a re-run scores only what is missing.")
-@click.option("--batch-size", type=int, default=None,
-              help=f"Pairs per batch (default: about 4 batches per worker, at most {defaults.SCORING_BATCH_SIZE}).")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bars on stderr (default: when stderr is a terminal).")
-def score(candidates, references, metrics, metric_options, mt_preprocessing, model_dir, output, workers, scheduler, cache,
-          batch_size, progress):
+@option("candidates", required=True, type=click.Path(dir_okay=False), metavar=None,
+        help="JSON Lines: one {system, input, candidate} per line.")
+@option("references", required=True, type=click.Path(dir_okay=False), metavar=None,
+        help="JSON Lines: one {input, references: [...]} (or {input, reference}) per line.")
+@option("metric", required=True,
+        help="A metric of metaeval.metrics.METRICS (repeatable): rouge, bleu, chrf, ter, meteor, ...")
+@option("metric_option")
+@declare("mt_preprocessing", dict(metavar="PRESET",
+                                  help="MT preprocessing preset for bleu, nist, ter, wer, per: none, mteval,"
+                                       " leusch-baseline, leusch-best (docs/mt-preprocessing.md;"
+                                       " METRIC.preprocessing=... overrides it)."))
+@declare("model_dir", dict(type=click.Path(file_okay=False),
+                           help="Local Hugging Face model directory for the embedding metrics (bertscore,"
+                                " moverscore)."))
+@option("output", required=True, help="Score file: .csv, .tsv, .jsonl or .parquet (written atomically), plus"
+                                      f" <output>{SIDECAR_SUFFIX} with the metric signatures.")
+@option("workers", default=defaults.SCORING_WORKERS, help="Local worker processes.")
+@option("scheduler", help="Address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
+@declare("cache", dict(type=click.Path(dir_okay=False),
+                       help="SQLite score cache: finished batches are kept there; a re-run scores only what is"
+                            " missing."))
+@declare("batch_size", dict(type=int, default=None,
+                            help="Pairs per batch (default: about 4 batches per worker, at most"
+                                 f" {defaults.SCORING_BATCH_SIZE})."))
+@option("progress", help="Progress bars on stderr (default: when stderr is a terminal).")
+def score(candidates, references, metric, metric_option, mt_preprocessing, model_dir, output, workers, scheduler,
+          cache, batch_size, progress):
     """Score system outputs against references with one or more metrics."""
     from ..metrics.registry import get_scorer
     from ..scoring import score as score_corpus
@@ -112,7 +112,8 @@ def score(candidates, references, metrics, metric_options, mt_preprocessing, mod
     file_format(output, None)  # an unknown extension fails now, not after the scoring
     if not Path(output).resolve().parent.is_dir():
         raise InputFileError(output, "must be in an existing directory; got a directory that does not exist.")
-    options = with_model_dir(parse_metric_options(metrics, metric_options), model_dir)
+    metrics = metric
+    options = with_model_dir(parse_metric_options(metrics, metric_option), model_dir)
     options = with_mt_preprocessing(options, mt_preprocessing)
     scorers = {name: get_scorer(name, **options[name]) for name in dict.fromkeys(metrics)}
     from ..report.escape import console

@@ -5,37 +5,34 @@ import warnings
 
 import click
 
-from .. import defaults
 from ..errors import ParameterError
 from .analysis_output import footer, frame_table, output_options, render
-from .common import resamples_option, seed_option
+from .common import group, option, options, reading_options, resamples_option, seed_option
 
 _MEASURES = ("char", "exact", "overlap", "partial", "wmt25")
 
 
 def _gold_options(command):
-    command = click.option("--gold-rater", "gold_raters", multiple=True,
-                           help="Build the gold from these raters only (repeatable; default every rater).")(command)
-    command = click.option("--gold", "gold_path", required=True, type=click.Path(dir_okay=False),
-                           help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores.")(command)
+    return options("gold", "gold_rater")(command)
+
+
+def _method_options(command):
+    for decorator in reversed([
+        option("method", help="Resample systems x segments cells (both), systems, or segments (inputs)."),
+        option("confidence_level", help="Confidence level of the bootstrap intervals."),
+    ]):
+        command = decorator(command)
     return command
 
 
 def _measure_options(command):
-    for option in reversed([
-        click.option("--measure", type=click.Choice(_MEASURES), default="partial", show_default=True,
-                     help="Matching rule (docs/spans.md)."),
-        click.option("--averaging", type=click.Choice(("micro", "macro")), default="micro", show_default=True,
-                     help="Sum counts over segments (micro) or average per-segment P and R (macro)."),
-        click.option("--severity", type=click.Choice(("ignore", "match")), default="ignore", show_default=True,
-                     help="'match': a span (or character) counts only with the gold's severity."),
-        click.option("--method", type=click.Choice(("both", "systems", "inputs")),
-                     default=defaults.RESAMPLING_METHOD, show_default=True,
-                     help="Resample systems x segments cells (both), systems, or segments (inputs)."),
-        click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-                     help="Confidence level of the bootstrap intervals."),
+    for decorator in reversed([
+        option("measure", type=click.Choice(_MEASURES), default="partial", show_default=True,
+               help="Matching rule (docs/spans.md)."),
+        options("averaging", "severity"),
+        _method_options,
     ]):
-        command = option(command)
+        command = decorator(command)
     return command
 
 
@@ -87,7 +84,7 @@ def _span_table(result, notes):
     return lambda r: [frame_table(frame, title=title, columns=columns), *footer(r, notes)]
 
 
-@click.group()
+@group()
 def spans():
     """Error-span detectors and binary segment decisions against MQM ratings."""
 
@@ -124,8 +121,7 @@ def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, me
 
 
 def _html_option(command):
-    return click.option("--html", type=click.Path(dir_okay=False),
-                        help="Also write an HTML page with the table and the per-severity P/R figures.")(command)
+    return option("html", help="Also write an HTML page with the table and the per-severity P/R figures.")(command)
 
 
 def _common(command):
@@ -136,44 +132,39 @@ def _common(command):
 
 @spans.command()
 @_common
-@click.option("--detector", multiple=True, type=click.Path(dir_okay=False),
-              help="A detector's spans, JSON Lines (docs/spans.md; repeatable).")
-@click.option("--ceiling/--no-ceiling", default=True, show_default=True,
-              help="Print the human ceiling (held-out rater vs the others) when segments have several raters.")
+@options("detector", "ceiling")
 @_html_option
-def evaluate(gold_path, gold_raters, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-             fmt, output, detector, ceiling, html):
+def evaluate(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
+             format, output, detector, ceiling, html):
     """Precision, recall and F1 of span detectors and baselines, with bootstrap intervals."""
-    _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, False, "none", ceiling, fmt, output, html)
+    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
+              n_resamples, seed, False, "none", ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@click.option("--detector", multiple=True, type=click.Path(dir_okay=False),
-              help="A detector's spans, JSON Lines (docs/spans.md; repeatable).")
-@click.option("--correction", type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
-              default=defaults.CORRECTION, show_default=True, help="Correction of the pairwise p-values.")
-@click.option("--ceiling/--no-ceiling", default=True, show_default=True,
-              help="Print the human ceiling (held-out rater vs the others) when segments have several raters.")
+@option("detector")
+@option("correction", type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
+        help="Correction of the pairwise p-values.")
+@option("ceiling")
 @_html_option
-def compare(gold_path, gold_raters, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-            fmt, output, detector, correction, ceiling, html):
+def compare(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
+            format, output, detector, correction, ceiling, html):
     """Also test every pair on F1 (paired permutation) and rank into significance clusters."""
-    _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, True, correction, ceiling, fmt, output, html)
+    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
+              n_resamples, seed, True, correction, ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@click.option("--pairwise/--no-pairwise", default=False, show_default=True,
-              help="Also every rater against every other rater on the segments both rated.")
-def agreement(gold_path, gold_raters, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-              fmt, output, pairwise):
+@option("pairwise")
+def agreement(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
+              format, output, pairwise):
     """Human agreement: each rater against the union of the other raters of the same segments."""
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.agreement import span_agreement
 
+    gold_path, fmt = gold, format
     ratings = read_mqm_ratings(gold_path)
     result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
                             n_resamples=n_resamples, confidence_level=confidence_level, pairwise=pairwise, rng=seed)
@@ -187,44 +178,34 @@ def agreement(gold_path, gold_raters, measure, averaging, severity, method, conf
 
 @spans.command()
 @_gold_options
-@click.option("--task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True,
-              help="Positive class: error-free segments, or critical ones (a human score at most the threshold).")
-@click.option("--gold-rule", type=click.Choice(("both", "no-span", "score")), default="both", show_default=True,
-              help="Error-free gold: no span and score >= threshold (both), no span, or the score alone.")
-@click.option("--human-threshold", type=float,
-              help="Gold score threshold (default 0 for error-free: MQM 0; -5 for critical: score <= -5).")
-@click.option("--detector", multiple=True, type=click.Path(dir_okay=False),
-              help="A span detector (JSON Lines): error-free = no span; critical = a major span.")
-@click.option("--scores", "score_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Metric scores (any score file metaeval reads, joined on system and segment).")
-@click.option("--metric", "metrics", multiple=True, help="A metric of --scores whose threshold is cross-validated.")
-@click.option("--label", "labels", multiple=True,
-              help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative).")
-@click.option("--n-folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
-@click.option("--folds-by", type=click.Choice(("segment", "document")), default="segment", show_default=True,
-              help="Cross-validation folds of whole segments or of whole documents (the ratings' doc column).")
-@click.option("--compare/--no-compare", default=True, show_default=True, help="Paired permutation tests on F1.")
-@click.option("--method", type=click.Choice(("both", "systems", "inputs")), default=defaults.RESAMPLING_METHOD,
-              show_default=True, help="Resample systems x segments cells (both), systems, or segments (inputs).")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-              help="Confidence level of the bootstrap intervals.")
+@option("task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True,
+        help="Positive class: error-free segments, or critical ones (a human score at most the threshold).")
+@options("gold_rule", "human_threshold")
+@option("detector", help="A span detector (JSON Lines): error-free = no span; critical = a major span.")
+@option("scores", help="Metric scores (any score file metaeval reads, joined on system and segment; repeatable).")
+@reading_options(aggregation=False)
+@option("metric", help="A metric of --scores whose threshold is cross-validated.")
+@options("label", "n_folds", "folds_by", "compare")
+@_method_options
 @resamples_option
 @seed_option
 @output_options
-def binary(gold_path, gold_raters, task, gold_rule, human_threshold, detector, score_files, metrics, labels, n_folds,
-           folds_by,
-           compare, method, confidence_level, n_resamples, seed, fmt, output):
+def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores, reading, metric, label, n_folds,
+           folds_by, compare, method, confidence_level, n_resamples, seed, format, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
-    from ..data.readers import read_scores
     from ..spans.binary import evaluate_binary
+    from .source import located, read_files, scores_argument
 
+    gold_path, gold_raters, score_files, metrics, labels, fmt = gold, gold_rater, scores, metric, label, format
     ratings, gold = _read_gold(gold_path, gold_raters)
     ds = ratings.scores
+    files = tuple(scores_argument(a)[1] for a in score_files)
     for path in score_files:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), located(scores_argument(path)[1]):
             warnings.simplefilter("ignore")
-            other = read_scores(path)
-        ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]))
+            other = read_files((path,), reading, other_files=files)[0]
+        ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]),
+                      allow_unmatched=reading.allow_unmatched)
     detectors = _read_detectors(detector, gold)
     result = evaluate_binary(ds, "mqm", task=task, gold=gold, gold_rule=gold_rule, human_threshold=human_threshold,
                              detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds,

@@ -10,56 +10,54 @@ from ..analyses.stability import SAMPLINGS, ranking_stability
 from ..analyses.variance import score_variance
 from ..errors import ParameterError
 from ..report.render import ColumnBlocks
-from ..vocabulary import COEFFICIENT_CHOICES
-from .analysis_output import NumberList, footer, number, output_options, render
+from .analysis_output import footer, number, render
 from .common import (
-    chosen_metrics,
     corpus_options,
-    corpus_statistics_for,
-    load_source,
+    declare,
+    option,
+    output_options,
     resamples_option,
     seed_option,
     source_options,
     tie_tolerance_option,
 )
 from .progress import progress_bar, progress_option
+from .source import chosen_metrics, corpus_statistics_for, load_source
 
 ANALYSES = ("ranking", "variance")
 
 
 @click.command()
 @source_options
-@click.option("--analysis", type=click.Choice(ANALYSES), default="ranking", show_default=True,
-              help="ranking: Kendall between rankings of two input samples of size m; variance: variance of "
-                   "system scores and interval widths, judged subset vs full test set.")
-@click.option("--sizes", type=NumberList(int), default=None, help="Sample sizes m, e.g. 10,20,50.")
-@click.option("--n-repetitions", type=int, default=defaults.STABILITY_REPETITIONS, show_default=True,
-              help="Pairs of samples per size m.")
-@click.option("--sampling", type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
-              help="disjoint: the two samples share no input; replacement: each drawn with replacement.")
-@click.option("--coefficient", type=click.Choice(COEFFICIENT_CHOICES), default=defaults.COEFFICIENT,
-              show_default=True,
-              help='Coefficient between two rankings (ranking) or of the intervals (variance).')
-@click.option("--full-test-set", is_flag=True,
-              help="ranking: sample each metric from all its inputs, the human from the judged ones.")
-@click.option("--confidence-level", type=float, default=defaults.CONFIDENCE_LEVEL, show_default=True,
-              help="variance: confidence level of the intervals.")
+@option("analysis", type=click.Choice(ANALYSES), default="ranking", show_default=True,
+        help="ranking: Kendall between rankings of two input samples of size m; variance: variance of system"
+             " scores and interval widths, judged subset vs full test set.")
+@option("sizes", default=None, help="Sample sizes m, e.g. 10,20,50.")
+@option("n_repetitions", default=defaults.STABILITY_REPETITIONS, show_default=True,
+        help="Pairs of samples per size m.")
+@declare("sampling", dict(type=click.Choice(SAMPLINGS), default=defaults.STABILITY_SAMPLING, show_default=True,
+                          help="disjoint: the two samples share no input; replacement: each drawn with"
+                               " replacement."))
+@option("coefficient", help="Coefficient between two rankings (ranking) or of the intervals (variance).")
+@option("full_test_set", help="ranking: sample each metric from all its inputs, the human from the judged ones.")
+@option("confidence_level", help="variance: confidence level of the intervals.")
 @corpus_options
 @resamples_option
 @seed_option
 @tie_tolerance_option
 @progress_option
-@click.option("--workers", type=int, default=1, show_default=True,
-              help="ranking: local worker processes (same results for the same seed).")
-@click.option("--scheduler", default=None,
-              help="ranking: address of a running Dask scheduler, e.g. tcp://host:8786 (needs metaeval[dask]).")
+@option("workers", help="ranking: local worker processes (same results for the same seed).")
+@option("scheduler", help="ranking: address of a running Dask scheduler, e.g. tcp://host:8786 (needs"
+                          " metaeval[dask]).")
 @output_options
-def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes, n_repetitions, sampling,
-              coefficient, full_test_set, confidence_level, corpus_texts, n_resamples, seed, workers, scheduler, fmt,
-              output):
-    """How stable are system rankings under another sample of inputs? (Deutsch et al. 2022, Sec. 3)"""
-    ds, human = load_source(dataset, dataset_options, scores, human)
-    chosen = chosen_metrics(ds, human, metrics)
+def stability(source, analysis, sizes, n_repetitions, sampling, coefficient, full_test_set, confidence_level,
+              corpus_texts, n_resamples, seed, workers, scheduler, format, output):
+    """How stable are system rankings under another sample of inputs?
+
+    Deutsch, Dror & Roth (2022), Sec. 3: the agreement of the system rankings of two samples of m inputs.
+    """
+    ds, human = load_source(source, n_resamples=n_resamples)
+    chosen = chosen_metrics(ds, human, source.metric)
     corpus = corpus_statistics_for(ds, *corpus_texts)
     if corpus and analysis != "ranking":
         raise ParameterError(f"`--corpus-metric` must come with `--analysis ranking`; got --analysis {analysis}.")
@@ -72,13 +70,13 @@ def stability(dataset, dataset_options, scores, human, metrics, analysis, sizes,
                                        corpus_statistics=corpus or None,
                                        progress=bar.task("repetitions (chunks of "
                                                          f"{defaults.STABILITY_CHUNK_REPETITIONS})", total=chunks))
-        render(result, fmt, result.to_frame(), _ranking_table, output)
+        render(result, format, result.to_frame(), _ranking_table, output)
     else:
         with progress_bar() as bar:
             bar.task("score variance")
             result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
                                     confidence_level=confidence_level, rng=seed)
-        render(result, fmt, result.ci_frame(), _variance_tables, output)
+        render(result, format, result.ci_frame(), _variance_tables, output)
 
 
 def _ranking_table(result):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataWarning
-from .columns import OPTION_NAMES
+from .columns import API_NAMES, OptionNames
 from .formats import ANNOTATOR_KEY, MISSING_TOKENS, RawTable
 
 __all__ = ["is_axis", "use_axis"]
@@ -51,12 +51,13 @@ def is_axis(table: RawTable, systems: np.ndarray, inputs: np.ndarray) -> bool:
     return not all(_missing(cell) or _number(cell) for cell in table.columns[ANNOTATOR_KEY])
 
 
-def _mapping_hint() -> str:
-    name = OPTION_NAMES.get()["annotator"]
+def _mapping_hint(names: OptionNames) -> str:
+    name = names.annotator
     return f"{name} annotator" if name.startswith("--") else f"{name} = 'annotator'"
 
 
-def use_axis(table: RawTable, systems: np.ndarray, inputs: np.ndarray, *, mapped: bool | None, long: bool) -> bool:
+def use_axis(table: RawTable, systems: np.ndarray, inputs: np.ndarray, *, mapped: bool | None, long: bool,
+             names: OptionNames = API_NAMES) -> bool:
     """Whether ``table`` has an annotator axis: its ``annotator`` column, when the caller ``mapped`` it
     (True), in the long shape (a scorer there is named in the ``scorer`` column), or by :func:`is_axis`;
     a column read as a scorer instead gets the DataWarning."""
@@ -66,5 +67,5 @@ def use_axis(table: RawTable, systems: np.ndarray, inputs: np.ndarray, *, mapped
         return True
     warnings.warn(f"{table.path}: the column 'annotator' holds one number per (system, input) row, so it is read as a"
                   " scorer named 'annotator' (annotator labels give several rows per cell); to read it as annotator"
-                  f" labels, map it: {_mapping_hint()}.", DataWarning, stacklevel=4)
+                  f" labels, map it: {_mapping_hint(names)}.", DataWarning, stacklevel=4)
     return False

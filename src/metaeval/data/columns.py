@@ -12,17 +12,19 @@ before its cells get a meaning:
 3. **text columns**: a column none of whose cells is a score (texts such as an article, a split
    name, nested annotation records) is set aside with one :class:`~metaeval.errors.DataWarning` naming
    it, instead of being an error. A column holding both numbers and text stays a score column, so the
-   reader reports the first non-numeric cell with its row.
+   reader reports the first non-numeric cell with its row;
+4. **renaming**: ``rename={"score": "COMET"}`` gives scorers new names; ``scorer="COMET"`` names a
+   file's one scorer (a COMET or sacreBLEU file ``system,seg_id,score`` is scorer ``score``
+   otherwise, and two such files could not be joined).
 
-Errors name the option the way the caller spells it: ``columns['system']`` in the API,
-``--system-column`` on the command line (:data:`OPTION_NAMES`, set by the CLI).
+Errors name the option the way the caller spells it: ``columns['system']`` in the API (:data:`API_NAMES`);
+a caller with other spellings (the command line, with its flags) passes its own :class:`OptionNames`.
 """
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,15 +35,28 @@ from .formats import ANNOTATOR_KEY, INPUT_KEYS, MISSING_TOKENS, SYSTEM_KEYS, Raw
 ROLES = ("system", "input", "annotator", "human")
 """The roles a file column can be mapped to with ``columns=``."""
 
-API_NAMES = {**{role: f"columns[{role!r}]" for role in ROLES}, "where": "where",
-             "where_hint": "where={'COLUMN': 'VALUE'}"}
-CLI_NAMES = {**{role: f"--{role}-column" for role in ROLES}, "where": "--where", "where_hint": "--where COLUMN=VALUE"}
-OPTION_NAMES: ContextVar[dict[str, str]] = ContextVar("metaeval_option_names", default=API_NAMES)
-"""How errors name the mapping and filter options (the CLI sets :data:`CLI_NAMES`)."""
-SHARED_OPTIONS: ContextVar[bool] = ContextVar("metaeval_shared_options", default=False)
-"""True while one mapping serves several files (the CLI's repeated ``--scores``): a file without the
-``human`` column is read without it, and a file without a ``where`` column is left unfiltered with a
-:class:`DataWarning`. The system and input mappings apply to every file."""
+
+@dataclass(frozen=True)
+class OptionNames:
+    """How errors name the options of :func:`prepare_table`: one name per role of ``columns``, ``where``
+    and an example of it (``where_hint``), ``rename`` and ``scorer``."""
+
+    system: str
+    input: str
+    annotator: str
+    human: str
+    where: str
+    where_hint: str
+    rename: str
+    scorer: str
+
+    def __getitem__(self, key: str) -> str:
+        return getattr(self, key)
+
+
+API_NAMES = OptionNames(**{role: f"columns[{role!r}]" for role in ROLES}, where="where",
+                        where_hint="where={'COLUMN': 'VALUE'}", rename="rename", scorer="scorer")
+"""The names of the Python API (the default)."""
 
 _STRUCTURAL = frozenset({*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY, "scorer", "score"})
 _SHOWN = 5
@@ -77,9 +92,9 @@ def check_where(where: Any) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def parse_where(pairs: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def parse_where(pairs: Iterable[str], names: OptionNames = API_NAMES) -> dict[str, tuple[str, ...]]:
     """``["split=test", "split=valid", "dataset=bbc"]`` -> ``{"split": ("test", "valid"), "dataset": ("bbc",)}``."""
-    name = OPTION_NAMES.get()["where"]
+    name = names.where
     out: dict[str, tuple[str, ...]] = {}
     for pair in pairs:
         column, sep, value = pair.partition("=")
@@ -102,8 +117,10 @@ def _present(table: RawTable) -> str:
 
 
 def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
-                  where: Mapping[str, Any] | None = None,
-                  strict_where: bool = True, layout: str = "wide") -> tuple[RawTable, str | None, tuple[str, ...]]:
+                  where: Mapping[str, Any] | None = None, strict_where: bool = True, layout: str = "wide",
+                  rename: Mapping[str, str] | None = None, scorer: str | None = None,
+                  names: OptionNames = API_NAMES,
+                  shared_mapping: bool = False) -> tuple[RawTable, str | None, tuple[str, ...]]:
     """Map, filter and set aside text columns (see the module notes).
 
     Returns the table, the mapped human column (or None) and the text columns set aside (to be named
@@ -112,12 +129,15 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
 
     ``strict_where``: a ``where`` column the file lacks is an error (otherwise the file is left
     unfiltered, with a :class:`DataWarning`). ``layout``: ``'wide'`` or ``'long'`` (in the wide layout a
-    column named ``score`` is a scorer like any other).
+    column named ``score`` is a scorer like any other). ``rename``: old scorer name -> new; ``scorer``: the
+    name of the file's one scorer. ``names``: how errors name these options. ``shared_mapping``: one
+    mapping serves several files (several score files of one command line): a file without the ``human``
+    column is read without it, and a file without a ``where`` column is left unfiltered with a
+    :class:`DataWarning`; the system and input mappings apply to every file.
     """
-    names = OPTION_NAMES.get()
     columns = check_columns(columns)
     where = check_where(where)
-    shared = SHARED_OPTIONS.get()
+    shared = shared_mapping
     if shared and columns.get("human") not in (None, *table.columns):
         columns = {role: column for role, column in columns.items() if role != "human"}
     for role, column in columns.items():
@@ -140,7 +160,53 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     keep = {human} if human else set()
     table, ignored = _without_text_columns(table, keep, layout == "long")
     ignored = tuple(c for c in ignored if c not in where)  # a filter's column was used, not ignored
+    if rename or scorer is not None:
+        table, human = _renamed(table, human, _wanted_names(table, rename, scorer, layout == "long", names),
+                                layout == "long")
     return table, human, ignored
+
+
+def _scorers(table: RawTable, long: bool) -> list[str]:
+    """The scorers of a mapped table: its score columns (wide) or the labels of its ``scorer`` column (long)."""
+    if long:
+        return list(dict.fromkeys(_text(label) for label in table.columns["scorer"]))
+    return [c for c in table.columns if c not in {*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY}]
+
+
+def _wanted_names(table: RawTable, rename: Mapping[str, str] | None, scorer: str | None, long: bool,
+                  names: OptionNames) -> dict[str, str]:
+    """Old scorer name -> new, checked against the file's scorers."""
+    present = _scorers(table, long)
+    shown = ", ".join(repr(s) for s in present[:12]) + (", ..." if len(present) > 12 else "")
+    if rename is not None and not isinstance(rename, Mapping):
+        raise ParameterError(f"`{names.rename}` must be a mapping of old to new scorer name; got {rename!r}.")
+    wanted = {str(old): str(new) for old, new in (rename or {}).items()}
+    if scorer is not None:
+        if len(present) != 1:
+            raise InputFileError(table.path, f"`{names.scorer}` must name the file's one scorer; got {len(present)}"
+                                             f" scorers ({shown}); rename them with `{names.rename}`.",
+                                 row=table.header_row)
+        wanted[present[0]] = str(scorer)
+    for old, new in wanted.items():
+        if old not in present:
+            raise InputFileError(table.path, f"`{names.rename}` must name a scorer of the file ({shown}); got"
+                                             f" {old!r}.", row=table.header_row)
+        if not new.strip() or (new in present and new not in wanted):
+            raise InputFileError(table.path, f"`{names.rename}` must give {old!r} a new name the file does not"
+                                             f" have; got {new!r}.", row=table.header_row)
+    return {old: new for old, new in wanted.items() if old != new}
+
+
+def _renamed(table: RawTable, human: str | None, wanted: dict[str, str], long: bool) -> tuple[RawTable, str | None]:
+    if not wanted:
+        return table, human
+    if long:
+        cells = [wanted.get(_text(label), label) for label in table.columns["scorer"]]
+        cells = np.asarray(cells, dtype=object) if isinstance(table.columns["scorer"], np.ndarray) else cells
+        table = replace(table, columns={**table.columns, "scorer": cells})
+    else:
+        table = replace(table, columns={wanted.get(c, c): v for c, v in table.columns.items()})
+    return table, wanted.get(human, human) if human is not None else None
 
 
 def _filtered(table: RawTable, where: dict[str, tuple[str, ...]], name: str, strict: bool) -> RawTable:
@@ -216,13 +282,13 @@ def _without_text_columns(table: RawTable, keep: set[str], long: bool) -> tuple[
     return replace(table, columns={c: v for c, v in table.columns.items() if c not in text}), tuple(text)
 
 
-def note_ignored(path: str, ignored: tuple[str, ...]) -> None:
+def note_ignored(path: str, ignored: tuple[str, ...], names: OptionNames = API_NAMES) -> None:
     """One :class:`DataWarning` naming the text columns :func:`prepare_table` set aside."""
     if not ignored:
         return
     shown = ", ".join(repr(c) for c in ignored[:_SHOWN])
     if len(ignored) > _SHOWN:
         shown += f" and {len(ignored) - _SHOWN} more"
-    hint = OPTION_NAMES.get()["where_hint"]
+    hint = names.where_hint
     warnings.warn(f"{path}: ignored {len(ignored)} column(s) without scores: {shown} (filter rows on them with"
                   f" {hint}).", DataWarning, stacklevel=3)

@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
-from .columns import OPTION_NAMES, note_ignored, prepare_table
+from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -60,6 +60,10 @@ def read_scores(
     columns: Mapping[str, str] | None = None,
     where: Mapping[str, Any] | None = None,
     layout: str = "auto",
+    rename: Mapping[str, str] | None = None,
+    scorer: str | None = None,
+    option_names: OptionNames = API_NAMES,
+    shared_mapping: bool = False,
 ) -> ScoreSet:
     """Read a score file in the generic wide, long, JSON Lines or JSON array format.
 
@@ -87,9 +91,15 @@ def read_scores(
         ``scorer`` and ``score``. ``'auto'`` (default) decides from the whole header: long when the file
         has both a ``scorer`` and a ``score`` column, otherwise wide - so a metric file with a column named
         ``score`` (``lp,system,input,score``, the usual COMET / WMT output) is a wide file with one scorer
-        ``score``. A tab-separated file whose header names ``system``, ``rater``, ``source``, ``target``,
-        ``category``, ``severity`` and ``seg_id`` (or ``globalSegId``) is MQM ratings, read by
-        :func:`metaeval.data.mqm_ratings.read_mqm_ratings` (scorers ``mqm`` and ``mqm.<rater>``).
+        ``score`` (name it with ``scorer=``). A tab-separated file whose header names ``system``,
+        ``rater``, ``source``, ``target``, ``category``, ``severity`` and ``seg_id`` (or ``globalSegId``)
+        is MQM ratings, read by :func:`metaeval.data.mqm_ratings.read_mqm_ratings` (scorers ``mqm`` and
+        ``mqm.<rater>``).
+    rename, scorer : optional
+        New scorer names, old -> new (``{"score": "COMET"}``); ``scorer``: the name of the file's one scorer.
+    option_names, shared_mapping : optional
+        How errors name these options (a command line passes its flags); the mapping serves several files
+        (see :func:`metaeval.data.columns.prepare_table`).
 
     Returns
     -------
@@ -126,11 +136,16 @@ def read_scores(
     from .mqm_ratings import is_mqm_ratings_file, read_mqm_ratings  # MQM ratings: detected by header
 
     if format is None and layout == "auto" and not columns and not where and is_mqm_ratings_file(path):
+        if rename or scorer is not None:  # never ignored silently
+            raise ParameterError(f"`{option_names.rename if rename else option_names.scorer}` must name a scorer of"
+                                 f" a score table; got it for {path}, an MQM ratings file (its scorers are mqm and"
+                                 " mqm.<rater>).")
         ds = read_mqm_ratings(path, name=name).scores
         return ds if humans is None else ds.with_humans(humans)
     table = read_table(path, file_format(path, format))
     layout = table_layout(table, layout)
-    table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout)
+    table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,
+                                          scorer=scorer, names=option_names, shared_mapping=shared_mapping)
     if human is not None and humans is not None and not isinstance(humans, str):
         humans = tuple(dict.fromkeys((*humans, human)))
     recorded = recorded_humans(path) if humans is None else None
@@ -139,14 +154,14 @@ def read_scores(
         humans = tuple(h for h in humans if h in _scorer_names(table, layout)) or None
     mapped = isinstance(columns, Mapping) and columns.get("annotator") is not None or None
     ds = scoreset_from_table(table, humans=humans, name=_default_name(path) if name is None else name,
-                             layout=layout, annotator_axis=mapped)
+                             layout=layout, annotator_axis=mapped, option_names=option_names)
     if recorded is not None:
         annotated = tuple(s for s in ds.scorers if ds.annotations(s).ndim == 3 and s not in ds.humans)
         if annotated:
             ds = ds.with_humans((*ds.humans, *annotated))
     if human is not None and human not in ds.humans:
         ds = ds.with_humans((*ds.humans, human))
-    note_ignored(table.path, ignored)
+    note_ignored(table.path, ignored, option_names)
     return ds
 
 
@@ -190,15 +205,17 @@ def table_layout(table: RawTable, layout: str = "auto") -> str:
 
 
 def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None, name: str | None = None,
-                        layout: str = "auto", annotator_axis: bool | None = None) -> ScoreSet:
+                        layout: str = "auto", annotator_axis: bool | None = None,
+                        option_names: OptionNames = API_NAMES) -> ScoreSet:
     """Build a ScoreSet from a parsed file (see :func:`read_scores` for the rules and errors);
     ``annotator_axis``: see :func:`metaeval.data.annotator_column.use_axis`."""
-    system_column = _label_column(table, SYSTEM_KEYS)
-    input_column = _label_column(table, INPUT_KEYS)
+    system_column = _label_column(table, SYSTEM_KEYS, option_names)
+    input_column = _label_column(table, INPUT_KEYS, option_names)
     systems = _label_cells(table, system_column, "system")
     inputs = _label_cells(table, input_column, "input")
     is_long = table_layout(table, layout) == "long"
-    axis = annotator_column.use_axis(table, systems, inputs, mapped=annotator_axis, long=is_long)
+    axis = annotator_column.use_axis(table, systems, inputs, mapped=annotator_axis, long=is_long,
+                                     names=option_names)
     annotators = _annotator_cells(table) if axis else None
     label_columns = {system_column, input_column} | ({ANNOTATOR_KEY} if axis else set())
     if is_long:
@@ -220,12 +237,12 @@ def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None,
 
 
 # -- columns and labels ---------------------------------------------------------------------------
-def _label_column(table: RawTable, keys: tuple[str, ...]) -> str:
+def _label_column(table: RawTable, keys: tuple[str, ...], names: OptionNames = API_NAMES) -> str:
     for key in keys:
         if key in table.columns:
             return key
     got = ", ".join(repr(c) for c in table.columns)
-    hint = f" (or map the file's own column: {option_example(OPTION_NAMES.get()[keys[0]], table, keys[0])})"
+    hint = f" (or map the file's own column: {option_example(names[keys[0]], table, keys[0])})"
     if table.header_row is not None:
         message = f"the header must name the column {keys[0]!r} (or {keys[1]!r}); got {got}{hint}."
     else:

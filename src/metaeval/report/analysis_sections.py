@@ -1,14 +1,18 @@
 """Report sections of the literature's analyses (metaeval.analyses): how each runs and how it is shown.
 
-:data:`SECTIONS` maps an analysis of :mod:`metaeval.analyses.registry` to an :class:`AnalysisSpec`: ``run`` calls the public analysis
-function on the report's focus metrics with the report's seed, resamples and repetitions; ``section``
-turns its result object into a page :class:`~metaeval.report.html.Section`; ``headline`` gives the one
-line of the terminal summary. An analysis that cannot run on the data (a :class:`MetaevalError`, e.g.
-too few inputs for two disjoint samples) is left out of the page with the error as the reason.
+An analysis with a section in the report (``section=True`` in :mod:`metaeval.analyses.registry`) declares
+it next to its computation: ``REPORT``, a :class:`metaeval.analyses.interface.SectionSpec`, says how it runs
+on the report's focus metrics with the report's seed, resamples and repetitions and how it is introduced.
+:data:`ANALYSES` gives each such analysis an :class:`AnalysisSpec`: ``run`` from its declaration, ``section``
+turning its result into a page :class:`~metaeval.report.html.Section` and ``headline`` the one line of the
+terminal summary - the figures and tables of :data:`SECTIONS` where this module has them, otherwise a
+section of the declaration's text and the result's frame. An analysis that cannot run on the data (a
+:class:`MetaevalError`, e.g. too few inputs for two disjoint samples) is left out of the page with the
+error as the reason.
 """
 from __future__ import annotations
 
-import dataclasses
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,25 +57,7 @@ def _best_worst(values: np.ndarray, names) -> tuple[str, str]:
     return f"{best[1]} {best[0]:.2f}", f"{worst[1]} {worst[0]:.2f}"
 
 
-def _corpus(corpus, focus) -> dict[str, Any]:
-    """``corpus_statistics=`` of an analysis of the ``focus`` metrics, only when one is a corpus metric."""
-    chosen = {m: c for m, c in corpus.items() if m in focus}
-    return {"corpus_statistics": chosen} if chosen else {}
-
-
-def _input_resamples(ds, settings) -> int:
-    """BOOT-INPUTS resamples: none with a single input (every resample would be the data itself)."""
-    return settings["n_resamples"] if ds.shape[1] > 1 else 0
-
-
 # -- Delta(l, u) ----------------------------------------------------------------------------------------
-
-def _run_delta(ds, human, focus, settings, corpus):
-    from ..analyses.delta import delta_correlations
-
-    return delta_correlations(ds, list(focus), human, n_resamples=_input_resamples(ds, settings),
-                              rng=settings["seed"], **_corpus(corpus, focus))
-
 
 def _section_delta(result, report) -> Section:
     k = result.upper.shape[1]
@@ -111,13 +97,6 @@ def _headline_delta(result) -> str:
 
 # -- ranking stability ------------------------------------------------------------------------------------
 
-def _run_stability(ds, human, focus, settings, corpus):
-    from ..analyses.stability import ranking_stability
-
-    return ranking_stability(ds, list(focus), human, n_repetitions=settings["repetitions"],
-                             coefficient=settings["coefficient"], rng=settings["seed"], **_corpus(corpus, focus))
-
-
 def _section_stability(result, report) -> Section:
     g_small, g_large = 0, len(result.sizes) - 1
     rows = tuple(
@@ -153,13 +132,6 @@ def _headline_stability(result) -> str:
 
 
 # -- top-k systems --------------------------------------------------------------------------------------------
-
-def _run_topk(ds, human, focus, settings, corpus):
-    from ..analyses.topk import topk_correlations
-
-    return topk_correlations(ds, list(focus), human, coefficient=settings["coefficient"],
-                             n_resamples=_input_resamples(ds, settings), rng=settings["seed"], **_corpus(corpus, focus))
-
 
 def _topk_columns(ks) -> list[int]:
     ks = [int(k) for k in ks]
@@ -200,13 +172,6 @@ def _headline_topk(result) -> str:
 
 # -- system verdicts -------------------------------------------------------------------------------------------
 
-def _run_verdicts(ds, human, focus, settings, corpus):
-    from ..analyses.verdicts import system_verdicts
-
-    return system_verdicts(ds, list(focus), human, n_resamples=settings["n_resamples"], rng=settings["seed"],
-                           **_corpus(corpus, focus))
-
-
 def _section_verdicts(result, report) -> Section:
     parts = figs.verdict_parts(result.confusion)
     rows = tuple(
@@ -243,12 +208,6 @@ def _headline_verdicts(result) -> str:
 
 # -- normality ----------------------------------------------------------------------------------------------------
 
-def _run_normality(ds, human, focus, settings, corpus):  # cell scores: corpus statistics do not apply
-    from ..analyses.normality import normality
-
-    return normality(ds, [human] + [m for m in focus if m != human])
-
-
 def _section_normality(result, report) -> Section:
     rows = tuple(
         (Cell(s + (" (human)" if s in result.humans else ""), s), number_cell(float(result.system_statistic[k])),
@@ -283,19 +242,40 @@ def _headline_normality(result) -> str:
     return (f"{rejected} of {len(result.scorers)} scorers reject normal system scores; inputs rejecting: {spread}")
 
 
-SECTIONS: dict[str, AnalysisSpec] = {
-    "delta": AnalysisSpec("Delta(l, u)", _run_delta, _section_delta, _headline_delta),
-    "stability": AnalysisSpec("ranking stability", _run_stability, _section_stability, _headline_stability,
-                              min_inputs=4, needs="two disjoint samples of at least 2 inputs each"),
-    "topk": AnalysisSpec("top-k systems", _run_topk, _section_topk, _headline_topk),
-    "verdicts": AnalysisSpec("system verdicts", _run_verdicts, _section_verdicts, _headline_verdicts,
-                             min_inputs=2, needs="paired tests over inputs"),
-    "normality": AnalysisSpec("normality", _run_normality, _section_normality, _headline_normality),
+SECTIONS: dict[str, tuple[Callable[..., Section], Callable[[Any], str]]] = {
+    "delta": (_section_delta, _headline_delta),
+    "stability": (_section_stability, _headline_stability),
+    "topk": (_section_topk, _headline_topk),
+    "verdicts": (_section_verdicts, _headline_verdicts),
+    "normality": (_section_normality, _headline_normality),
 }
-"""The report's section of each analysis whose registry entry has ``section=True``."""
+"""The figures and tables (section builder, headline) of the analyses this module draws itself."""
 
-ANALYSES: dict[str, AnalysisSpec] = {entry.name: dataclasses.replace(SECTIONS[entry.name], api=entry.function)
-                                     for entry in registry.ANALYSES if entry.section}
+
+def _declared_section(name: str, declared) -> Callable[..., Section]:
+    """A section of an analysis without figures of its own: its question, paragraphs and frame."""
+    def section(result, report) -> Section:
+        frame = result.to_frame()
+        columns = tuple(declared.columns or frame.columns)
+        rows = tuple(tuple(number_cell(float(v)) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                           else Cell(str(v), str(v)) for v in record)
+                     for record in frame[list(columns)].itertuples(index=False))
+        table = Table(name, declared.title, columns, rows, tuple(frame[c].dtype.kind in "fiu" for c in columns))
+        return Section(name, declared.title[:1].upper() + declared.title[1:], question=declared.question,
+                       paragraphs=declared.paragraphs(result) if declared.paragraphs else (), tables=(table,),
+                       signatures=((declared.title, str(result.signature)),))
+    return section
+
+
+def _spec(entry) -> AnalysisSpec:
+    declared = importlib.import_module(entry.module).REPORT
+    section, headline = SECTIONS.get(entry.name, (_declared_section(entry.name, declared), None))
+    headline = headline or declared.headline or (lambda result, title=declared.title: title)
+    return AnalysisSpec(declared.title, declared.run, section, headline, min_inputs=declared.min_inputs,
+                        needs=declared.needs, api=entry.function)
+
+
+ANALYSES: dict[str, AnalysisSpec] = {entry.name: _spec(entry) for entry in registry.ANALYSES if entry.section}
 """The report's analyses, in the registry's order."""
 
 

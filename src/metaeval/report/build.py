@@ -258,7 +258,7 @@ def build_report(
     summary_comparison = None
     if len(metrics) >= 2 and "summary" in levels:
         with steps("significance matrix (summary level)", None):  # corpus scores exist at system level only
-            summary_comparison = compare_metrics(ds, metrics, human, level="summary", coefficient=coefficient,
+            summary_comparison = compare_metrics(checked, metrics, human, level="summary", coefficient=coefficient,
                                                  test="permutation", method="both", n_resamples=n_resamples,
                                                  correction=correction, family=family, alpha=alpha, rng=seed)
     if focus_metrics is None:

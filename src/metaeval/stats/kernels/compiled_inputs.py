@@ -13,12 +13,12 @@ import math
 
 import numpy as np
 
-from metaeval.stats.kernels.compiled import _jit
+from metaeval.stats.kernels.compiled import jit
 
 __all__ = ["input_counts", "kendall_inputs", "pearson_inputs", "spearman_inputs"]
 
 
-@_jit()
+@jit()
 def input_counts(cols, m, out):
     """``out[j, s]``: how often input ``j`` is drawn in resample ``s`` (``cols`` (b, M) indices)."""
     b = cols.shape[0]
@@ -30,7 +30,7 @@ def input_counts(cols, m, out):
             out[cols[s, t], s] += 1
 
 
-@_jit()
+@jit()
 def _add(total, used, counts, has_counts, skip, j, s, r):
     """Add ``c_js r`` to ``total[0, s]`` (Neumaier's compensated sum, the compensation in ``total[1, s]``: the
     aggregate of many inputs is as exact as numpy's pairwise sum) and ``c_js`` to ``used[s]``."""
@@ -49,7 +49,7 @@ def _add(total, used, counts, has_counts, skip, j, s, r):
         used[s] += c
 
 
-@_jit()
+@jit()
 def _group_weights(wt, ranks, j, groups, wg):
     """``wg[g, s]``: weight of tie group ``g`` of input ``j`` in resample ``s``."""
     n, b = wt.shape
@@ -62,7 +62,7 @@ def _group_weights(wt, ranks, j, groups, wg):
             wg[g, s] += wt[a, s]
 
 
-@_jit()
+@jit()
 def _rank_values(wt, ranks, j, groups, wg, v, tot):
     """``v[g + 1, s] = 2 B_g + W_g`` of input ``j`` (``B_g`` the weight below group ``g``); ``tot[s] = sum_g W_g
     v_g^2``."""
@@ -80,7 +80,7 @@ def _rank_values(wt, ranks, j, groups, wg, v, tot):
             tot[s] += wg[g, s] * value * value
 
 
-@_jit()
+@jit()
 def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, total, used):
     """Spearman's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
@@ -108,7 +108,7 @@ def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx
             _add(total, used, counts, has_counts, skip, j, s, r)
 
 
-@_jit()
+@jit()
 def _tied_squares(wt, ranks, j, groups, wg, out):
     """``out[s] = sum_g W_g^2`` of input ``j``."""
     b = wt.shape[1]
@@ -120,7 +120,7 @@ def _tied_squares(wt, ranks, j, groups, wg, out):
             out[s] += wg[g, s] * wg[g, s]
 
 
-@_jit()
+@jit()
 def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, total, used):
     """Kendall's tau-b of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
@@ -140,7 +140,7 @@ def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip
             _add(total, used, counts, has_counts, skip, j, s, r)
 
 
-@_jit()
+@jit()
 def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
     """``flag[s] |= bit`` where the two or more chosen systems of resample ``s`` lie in one group of ``ranks[k]``."""
     n, b = chosen.shape
@@ -157,7 +157,7 @@ def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
                 flag[s] |= bit
 
 
-@_jit()
+@jit()
 def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz, rz, gz, bz, counts, has_counts, skip,
                    mom, cnt, flag, total, used, cand_j, cand_s, cand_r, cand_f):
     """Pearson's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
