@@ -103,6 +103,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "format": dict(type=click.Choice(OUTPUT_FORMATS), default=defaults.OUTPUT_FORMAT, show_default=True,
                    help="Output format."),
     "output": dict(type=click.Path(dir_okay=False), help="Write to this file (atomically) instead of the terminal."),
+    "plot": dict(type=click.Path(dir_okay=False), help="Also draw the result to this .png or .svg file."),
     "write_scores": dict(type=click.Path(dir_okay=False),
                          help="Write the scores (CSV, TSV, JSONL or Parquet by extension)."),
     # what is computed

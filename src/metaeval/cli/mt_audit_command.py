@@ -6,59 +6,58 @@ import click
 
 from .. import defaults
 from ..errors import ParameterError
-from .common import emit, output_options, output_width, resamples_option, seed_option
+from .common import declare, emit, option, output_options, output_width, reading_options, resamples_option, seed_option
 from .guards import guarded
-from .main import SOURCE_FILE
-from .mt_command import _golds, _language_pairs, _per_language_pair
+from .mt_command import _golds, _language_pairs, _origin, _per_language_pair
 from .mt_command import mt as _mt
 from .progress import progress_bar, progress_option
+from .source import located_by
 
 
 @click.command(name="audit")
-@click.option("--scores", multiple=True, metavar="LP=PATH",
-              help="A score file of one language pair (repeatable), as for `metaeval mt`.")
-@click.option("--dataset", "datasets", multiple=True, metavar="LP=NAME",
-              help="A packaged dataset as (part of) a language pair (repeatable), e.g. en-de=wmt20-mqm-ende.")
-@click.option("--dataset-option", "dataset_options", multiple=True, metavar="KEY=VALUE",
-              help="An option of the packaged datasets (repeatable).")
-@click.option("--human", "humans", multiple=True, metavar="[LP=]NAME",
-              help="The human scorer (the gold), or LP=NAME for one language pair (repeatable).")
-@click.option("--metric", "metrics", multiple=True,
-              help="A real metric (repeatable, at least 2; default: every non-human scorer).")
-@click.option("--task", "tasks", multiple=True, metavar="LEVEL/STATISTIC",
-              help="A task of the grid (repeatable; default: " + ", ".join(defaults.MT_AUDIT_TASKS) + ").")
-@click.option("--base", help="The metric the system-mean and rounded sentinels copy (default: the first metric).")
-@click.option("--levels", type=int, default=defaults.MT_SENTINEL_LEVELS, show_default=True,
-              help="Distinct values of the rounded sentinel.")
-@click.option("--candidates", "candidate_files", multiple=True, metavar="LP=PATH",
-              help="The system outputs of one language pair (JSON Lines, as for `metaeval score`; repeatable):"
-                   " adds the length sentinel.")
-@click.option("--exclude-system", "exclude_systems", multiple=True, metavar="[LP=]SYSTEM",
-              help="Leave this system out (repeatable), as for `metaeval mt`.")
-@click.option("--consistency", "n_consistency", type=int, default=defaults.MT_CONSISTENCY_RESAMPLES,
-              show_default=True, help="Subsamples (half of the segments) of the ranking consistency; 0 skips it.")
-@click.option("--alpha", type=float, default=defaults.ALPHA, show_default=True,
-              help="Significance level of the tests and the discriminative power; intervals at 1 - alpha.")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the audit to this .png or .svg file.")
+@option("scores", metavar="LP=PATH", help="A score file of one language pair (repeatable), as for `metaeval mt`.")
+@option("dataset", multiple=True, metavar="LP=NAME",
+        help="A packaged dataset as (part of) a language pair (repeatable), e.g. en-de=wmt20-mqm-ende.")
+@option("dataset_option", help="An option of the packaged datasets (repeatable).")
+@option("human", multiple=True, metavar="[LP=]NAME",
+        help="The human scorer (the gold), or LP=NAME for one language pair (repeatable).")
+@option("metric", help="A real metric (repeatable, at least 2; default: every non-human scorer).")
+@option("task", multiple=True, metavar="LEVEL/STATISTIC",
+        help="A task of the grid (repeatable; default: " + ", ".join(defaults.MT_AUDIT_TASKS) + ").")
+@declare("base", dict(help="The metric the system-mean and rounded sentinels copy (default: the first metric)."))
+@declare("levels", dict(type=int, default=defaults.MT_SENTINEL_LEVELS, show_default=True,
+                        help="Distinct values of the rounded sentinel."))
+@option("candidates", multiple=True, metavar="LP=PATH",
+        help="The system outputs of one language pair (JSON Lines, as for `metaeval score`; repeatable): adds the"
+             " length sentinel.")
+@option("exclude_system", metavar="[LP=]SYSTEM", help="Leave this system out (repeatable), as for `metaeval mt`.")
+@declare("consistency", dict(type=int, default=defaults.MT_CONSISTENCY_RESAMPLES, show_default=True,
+                             help="Subsamples (half of the segments) of the ranking consistency; 0 skips it."))
+@option("alpha", help="Significance level of the tests and the discriminative power; intervals at 1 - alpha.")
+@option("plot", help="Also draw the audit to this .png or .svg file.")
+@reading_options()
 @resamples_option
 @seed_option
 @progress_option
 @output_options
-def audit(scores, datasets, dataset_options, humans, metrics, tasks, base, levels, candidate_files, exclude_systems,
-          n_consistency, alpha, plot, n_resamples, seed, fmt, output):
+@located_by(lambda params: _origin({**params, "mt_metrics_eval": None}))
+def audit(scores, dataset, dataset_option, human, metric, task, base, levels, candidates, exclude_system, consistency,
+          alpha, plot, reading, n_resamples, seed, format, output):
     """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
     from ..correlation.mt_audit import mt_audit
     from ..report.qarla_figure import check_figure_path
     from ..report.render import frame_table, render_text, signature_footer
     from ..stats.mt.protocol import PROTOCOLS
 
+    datasets, dataset_options, humans, metrics, tasks = dataset, dataset_option, human, metric, task
+    candidate_files, exclude_systems, n_consistency, fmt = candidates, exclude_system, consistency, format
     if plot:
         check_figure_path(plot)
     if not (scores or datasets):
         raise ParameterError("`--scores` or `--dataset` must be given; got neither.")
     human, golds = _golds(humans)
-    data, human = _language_pairs(scores, datasets, dataset_options, golds, human, PROTOCOLS["mean"])
-    SOURCE_FILE.set(", ".join(item.partition("=")[2] or item for item in (*scores, *datasets)))
+    data, human = _language_pairs(scores, human, reading, n_resamples, datasets=datasets,
+                                  dataset_options=dataset_options, golds=golds, protocol=PROTOCOLS["mean"])
     candidates = None
     if candidate_files:
         from ..scoring.inputs import read_candidates

@@ -27,8 +27,7 @@ from .source import load_source
                                          " similarity alone, then all together)."))
 @declare("inputs", dict(type=int, default=None, help="Use the first N inputs of the file (default: all)."))
 @source_options(names=("dataset", "dataset_option", "scores", *READING, "human", "aggregation"))
-@declare("plot", dict(type=click.Path(dir_okay=False),
-                      help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file."))
+@option("plot", help="Also draw KING / JACK per set and QUEEN against the human to this .png or .svg file.")
 @progress_option
 @output_options
 def qarla(texts, similarity, set, inputs, source, plot, format, output):
