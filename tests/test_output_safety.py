@@ -20,7 +20,8 @@ import pytest
 from metaeval.cli.main import main
 from metaeval.errors import InputFileError
 from metaeval.runtime import file_sets
-from metaeval.runtime.files import LOCK_NAME, directory_lock, write_file_set
+from metaeval.runtime.file_sets import write_file_set
+from metaeval.runtime.files import LOCK_NAME, directory_lock
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = ["report", "--dataset", "summeval", "--metric", "rouge-1.recall", "--metric", "rouge-2.recall",

@@ -68,7 +68,8 @@ def test_errors_name_the_output_not_the_temporary_file(tmp_path, monkeypatch, ca
 
 # -- file sets and directory locks (issue 22 item 6) ----------------------------------------------------
 
-from metaeval.runtime.files import LOCK_NAME, directory_lock, write_file_set  # noqa: E402
+from metaeval.runtime.file_sets import write_file_set  # noqa: E402
+from metaeval.runtime.files import LOCK_NAME, directory_lock  # noqa: E402
 
 
 def test_a_file_set_replaces_the_old_set_as_a_whole(tmp_path):

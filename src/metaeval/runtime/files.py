@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 
-__all__ = ["LOCK_NAME", "directory_lock", "write_bytes_atomic", "write_file_set", "write_text_atomic"]
+__all__ = ["LOCK_NAME", "directory_lock", "write_bytes_atomic", "write_text_atomic"]
 
 #: The lock file of a directory being written (present only while a run holds it).
 LOCK_NAME = ".metaeval.lock"
@@ -197,11 +197,3 @@ def _acquire(fcntl, lock: Path, directory: Path) -> int:
             return fd
         os.close(fd)
 
-
-def __getattr__(name: str):
-    """``write_file_set`` lives in :mod:`.file_sets`; importable from here as before."""
-    if name == "write_file_set":
-        from .file_sets import write_file_set
-
-        return write_file_set
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
