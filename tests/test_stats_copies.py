@@ -171,9 +171,10 @@ def test_bootstrap_mean_matches_the_statistic_on_simulated_data(level, coefficie
     assert abs(d.mean()) <= 4 * se + 0.003, (d.mean(), se)
 
 
-# Pearson, Spearman and tau-c are not averages over pairs: their bootstrap distribution shrinks toward 0 by
-# O(1/N) (the plain estimator's own bias), so they are checked where that bias vanishes, at rho = 0.
-_RHO = {"pearson": 0.0, "spearman": 0.0, "kendall-c": 0.0}
+# Pearson, Spearman, tau-c and PDP (a Pearson of pair differences) are not averages over pairs: their
+# bootstrap distribution shrinks toward 0 by O(1/N) (the plain estimator's own bias; for PDP also the zero
+# differences of a system and its copy), so they are checked where that bias vanishes, at rho = 0.
+_RHO = {"pearson": 0.0, "spearman": 0.0, "kendall-c": 0.0, "pdp": 0.0}
 
 
 @pytest.mark.slow
