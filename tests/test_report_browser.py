@@ -106,10 +106,11 @@ def test_every_section_and_figure_is_present(rendered):
     dom, report = rendered["dom"], rendered["report"]
     assert report.omitted == {}  # every analysis ran on the packaged data
     sections = re.findall(r'data-section="([^"]+)"', dom)
-    assert sections == ["dataset", "correlations", "forest", "significance", *ANALYSES, "reproduce"]
+    assert sections == ["dataset", "correlations", "forest", "significance", "significance-summary", *ANALYSES,
+                        "reproduce"]
     figures = re.findall(r'data-figure="([^"]+)"', dom)
     assert figures == [f"forest-{level}" for level in report.table.levels] + [
-        "significance", "delta-curve", "delta-heatmaps", "stability", "topk", "verdicts", "normality"]
+        "significance", "significance", "delta-curve", "delta-heatmaps", "stability", "topk", "verdicts", "normality"]
     svgs = re.findall(r"<svg [^>]*>", dom)
     assert len(svgs) == len(figures)
     for tag in svgs:
