@@ -104,8 +104,8 @@ def _golds(data, human, protocol):
     return out
 
 
-def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
-           segments, system_scores):
+def language_pair_data(data) -> dict:
+    """``data`` (a ScoreSet, or language pair -> ScoreSet) checked, as {language pair: ScoreSet}."""
     if isinstance(data, ScoreSet):
         data = {data.name or "data": data}
     if not isinstance(data, Mapping) or not data:
@@ -114,7 +114,12 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
     for lp, ds in data.items():
         if not isinstance(ds, ScoreSet):
             raise ParameterError(f"`data[{lp!r}]` must be a ScoreSet; got {type(ds).__name__}.")
-    data = {str(lp): ds for lp, ds in data.items()}
+    return {str(lp): ds for lp, ds in data.items()}
+
+
+def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
+           segments, system_scores):
+    data = language_pair_data(data)
     protocol = resolve_protocol(protocol, tasks, significance, human_ties)
     segments = check_choice("segments", segments, MT_SEGMENTS)
     golds = _golds(data, human, protocol)

@@ -125,15 +125,9 @@ class MtAuditResult(ResultMixin):
 
 
 def _data_iv(data):
-    if isinstance(data, ScoreSet):
-        data = {data.name or "data": data}
-    if not isinstance(data, Mapping) or not data:
-        raise ParameterError(f"`data` must be a ScoreSet or a non-empty mapping of language pair -> ScoreSet; "
-                             f"got {type(data).__name__}.")
-    for lp, ds in data.items():
-        if not isinstance(ds, ScoreSet):
-            raise ParameterError(f"`data[{lp!r}]` must be a ScoreSet; got {type(ds).__name__}.")
-    return {str(lp): ds for lp, ds in data.items()}
+    from .mt import language_pair_data
+
+    return language_pair_data(data)
 
 
 def _metrics(first, metrics, human):
