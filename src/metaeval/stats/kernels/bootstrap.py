@@ -9,6 +9,7 @@ from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
     cached_index,
+    near_constant_groups,
     rank_pair_signs,
     tie_ranks,
     upper_pairs,
@@ -23,7 +24,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import BootstrapDraws
-from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
+from metaeval.stats.correlations.ties import is_constant
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
@@ -193,31 +194,12 @@ class _BootSummaryPearson:
         self.n, self.m = n, m
         self.cells = m * (n + 24)
         self.undefined = undefined
-        self.tied = (self._tied_columns(x), self._tied_columns(z))
-
-    @staticmethod
-    def _tied_columns(values):
-        """For the columns of ``values`` where a subset of two or more systems can be constant for Pearson's r
-        (:func:`metaeval.stats.correlations.ties.is_constant`: spread within ``2^-46`` of its largest magnitude, whatever
-        the tie tolerance): the dense ranks ``r`` of their groups of sorted neighbours closer than
-        ``2^-46 max|column|``, and ``r^2``, as float64 (N, 2 M'), their indices ``cols`` and the columns
-        themselves (N, M'). A constant subset lies in one group; a column without such neighbours is
-        constant over the chosen systems only if a single system is chosen."""
-        n = values.shape[0]
-        order = np.argsort(values, axis=0, kind="stable")
-        srt = np.take_along_axis(values, order, axis=0)
-        floor = NOISE_RTOL * np.maximum(np.abs(srt[0]), np.abs(srt[-1]))  # (M,)
-        new = np.ones_like(srt, dtype=bool)
-        new[1:] = srt[1:] - srt[:-1] > floor
-        cols = np.flatnonzero(~new[1:].all(axis=0)) if n > 1 else np.zeros(0, dtype=np.intp)
-        r = np.empty((n, cols.size))
-        np.put_along_axis(r, order[:, cols], np.add.accumulate(new[:, cols], axis=0).astype(np.float64), axis=0)
-        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols, np.ascontiguousarray(values[:, cols])
+        self.tied = (near_constant_groups(x), near_constant_groups(z))
 
     @staticmethod
     def _constant(tied, chosen, count, m):
         """(b, M): the columns whose chosen values are constant for Pearson's r. Candidates: the chosen
-        systems all lie in one group of :meth:`_tied_columns`, i.e. their dense ranks have zero variance,
+        systems all lie in one group of :func:`~metaeval.stats.kernels.ranks.near_constant_groups`, i.e. their dense ranks have zero variance,
         ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems (integers below ``N^4``, exact in float64
         for any summation order); each candidate with two or more systems is then decided by
         :func:`metaeval.stats.correlations.ties.is_constant` of its chosen values (rare: near-copies of one value)."""

@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
+from metaeval.stats.kernels.affine_groups import group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
 from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
@@ -87,7 +87,7 @@ class GroupPairsCompiled:
     """Pair-count coefficients and Spearman of every metric pair at the summary, by-system or global level
     (PERM-BOTH, complete data, no metric ties within a group), from compiled O(n log n) pair terms.
 
-    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.shared.group_affine`
+    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.affine_groups.group_affine`
     with ``n`` the group's cells: the metric has no ties and nothing is copied, so the pairs of a group are
     its ``n (n - 1) / 2`` cell pairs); the offsets cancel in ``X' - Y'``, so
     ``delta = sum_g w_g (D_g + m_g . G_g)`` with ``w_g`` from :func:`group_weights` (the mean over the defined

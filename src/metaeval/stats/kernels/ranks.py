@@ -11,7 +11,7 @@ import numpy as np
 from metaeval.stats.correlations import ties
 from metaeval.stats.correlations.ties import are_tied, tolerance_from_extent
 
-__all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "pair_signs", "rank_pair_signs",
+__all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "near_constant_groups", "pair_signs", "rank_pair_signs",
            "row_pair_signs", "row_ranks", "tie_ranks", "upper_pairs"]
 
 # ----------------------------------------------------------------------------------------------------
@@ -32,6 +32,25 @@ def is_constant_along(values: np.ndarray, axis: int = -1) -> np.ndarray:
     """Where ``values`` is constant along ``axis`` for Pearson's r (:func:`metaeval.stats.correlations.ties.is_constant`:
     ``max v - min v <= 2^-46 max|v|``, independent of the tie tolerance)."""
     return ties.is_constant(values, axis)
+
+
+def near_constant_groups(values: np.ndarray):
+    """For the columns of ``values`` (N, M) where a subset of two or more systems can be constant for Pearson's r
+    (:func:`metaeval.stats.correlations.ties.is_constant`: spread within ``2^-46`` of its largest magnitude, whatever
+    the tie tolerance): the dense ranks ``r`` of their groups of sorted neighbours closer than
+    ``2^-46 max|column|``, and ``r^2``, as float64 (N, 2 M'), their indices ``cols`` and the columns
+    themselves (N, M'). A constant subset lies in one group; a column without such neighbours is
+    constant over the chosen systems only if a single system is chosen."""
+    n = values.shape[0]
+    order = np.argsort(values, axis=0, kind="stable")
+    srt = np.take_along_axis(values, order, axis=0)
+    floor = ties.NOISE_RTOL * np.maximum(np.abs(srt[0]), np.abs(srt[-1]))  # (M,)
+    new = np.ones_like(srt, dtype=bool)
+    new[1:] = srt[1:] - srt[:-1] > floor
+    cols = np.flatnonzero(~new[1:].all(axis=0)) if n > 1 else np.zeros(0, dtype=np.intp)
+    r = np.empty((n, cols.size))
+    np.put_along_axis(r, order[:, cols], np.add.accumulate(new[:, cols], axis=0).astype(np.float64), axis=0)
+    return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols, np.ascontiguousarray(values[:, cols])
 
 _PAIR_INDEX: dict = {}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import TieGroups
+from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
@@ -64,57 +64,6 @@ class GlobalPearsonShared:
         x = [self.total[i + f * p] + s[:, j + f * p] - s[:, i + f * p] for f in range(3)]
         y = [self.total[i + f * p] + self.total[j + f * p] - x[f] for f in range(3)]
         return self._r(*x), self._r(*y)
-
-
-# name -> (scale, offset) of the coefficient of a group as an affine function of S, from its pair counts:
-# P pairs, Tz pairs tied in the human, n cells, k distinct human values, sum of squares of U (Spearman's
-# doubled centred human ranks); the metric has no ties in the group.
-def group_affine(coefficient: str, pairs: float, tz: np.ndarray, n: int, distinct_z: np.ndarray,
-                 uu: np.ndarray | None = None):
-    """``(scale, offset)`` per group: the coefficient of a tie-free metric is ``scale S + offset``; the
-    scale is NaN where the coefficient is undefined (the human constant, or every pair tied in it)."""
-    untied = pairs - tz
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if coefficient == "spearman":  # r = (S / 4) / (sqrt((n^3 - n) / 12) sqrt(sum U^2 / 4))
-            sxx = (float(n) ** 3 - n) / 12.0
-            scale = 0.25 / (np.sqrt(sxx) * np.sqrt(uu / 4.0))
-            return np.where(distinct_z > 1, scale, np.nan), np.zeros(tz.shape)
-        if coefficient == "kendall-b":
-            scale = 1.0 / np.sqrt(pairs * untied)
-            return np.where(untied > 0, scale, np.nan), np.zeros_like(scale)
-        if coefficient == "kendall-a":
-            return np.where(untied > 0, 1.0 / pairs, np.nan), np.zeros(tz.shape)
-        if coefficient == "kendall-c":
-            mm = np.minimum(float(n), distinct_z)
-            return np.where(untied > 0, 2.0 / (n * n * (mm - 1.0) / mm), np.nan), np.zeros(tz.shape)
-        if coefficient == "accuracy":  # C / (C + D), C = (untied + S) / 2
-            return np.where(untied > 0, 0.5 / untied, np.nan), np.where(untied > 0, 0.5, np.nan)
-        if coefficient == "acc-eq":  # (C + Txy) / P with Txy = 0
-            return np.full(tz.shape, 0.5 / pairs), untied / (2.0 * pairs)
-        # tau-eq: (C - D - Tz) / P
-        return np.full(tz.shape, 1.0 / pairs), -tz / pairs
-
-
-COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq", "spearman")
-"""Coefficients that are affine in ``S`` (with its weights ``t``) when the metric has no ties."""
-
-
-def human_weights(zg: np.ndarray, coefficient: str):
-    """The human side of every group (rows of ``zg`` (G, n), complete): integer pair weights and counts.
-
-    Returns ``(key, tz, distinct, uu)``. For Spearman ``key`` is ``U = 2 h - (n + 1)`` (int64), ``h`` the
-    average ranks of metaeval's tie rule, and ``t_cd = U_c - U_d``; otherwise ``key`` holds the dense tie
-    ranks and ``t_cd = sgn(key_c - key_d)``. ``tz`` are the tied human pairs, ``distinct`` the distinct
-    human values and ``uu = sum U^2`` (Spearman; else None).
-    """
-    g, n = zg.shape
-    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n))
-    tz = groups.tied_pairs.astype(np.float64)
-    distinct = groups.distinct.astype(np.float64)
-    if coefficient == "spearman":
-        key = np.rint(2.0 * groups.average_ranks() - (n + 1)).astype(np.int64)
-        return key, tz, distinct, (key * key).sum(axis=1).astype(np.float64)
-    return groups.dense_ranks().astype(np.int64), tz, distinct, None
 
 
 def _pooled(std: np.ndarray, level: str) -> np.ndarray:
@@ -211,19 +160,6 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | Non
     return ~(shared | self_tied[:, None] | self_tied[None, :])
 
 
-def group_weights(scale: np.ndarray, undefined: str, grouped: bool):
-    """Weight of each group's ``S`` in the level's statistic, and whether every resample is NaN.
-
-    Grouped levels average the defined groups (``w = scale / #defined``, or ``/ #groups`` under
-    ``undefined='zero'``); the global level is one group (``w = scale``), NaN when undefined.
-    """
-    defined = np.isfinite(scale)
-    if not grouped:
-        return np.where(defined, scale, 0.0), not bool(defined.all())
-    n_agg = int(defined.sum()) if undefined == "skip" else scale.size
-    return np.where(defined, scale, 0.0) / max(n_agg, 1), not defined.any() and undefined == "skip"
-
-
 class SummaryPairsShared:
     """Summary-level pair-count coefficients and Spearman of every metric pair without metric ties
     (PERM-BOTH), from dense per-input sign tensors (small ``N``).
@@ -237,7 +173,7 @@ class SummaryPairsShared:
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
     Spearman is affine in ``S``: a tie-free metric's ranks are ``R_a = (N + 1) / 2 + (1/2) sum_c sgn(X_a - X_c)``,
     so its numerator ``sum_a (R_a - Rbar) U_a / 2 = S / 4`` and its denominator is constant
-    (:func:`group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
+    (:func:`~metaeval.stats.kernels.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
     ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the defined inputs (``w_b = 1 / #defined``, or
     ``1 / M`` with ``undefined='zero'``). Inputs are grouped by ``scale_b``; the products are exact
     (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the

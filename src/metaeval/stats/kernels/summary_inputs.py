@@ -32,7 +32,7 @@ import numpy as np
 
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
 
 __all__ = ["CHUNK", "MIN_INPUTS", "summary_inputs_kernel"]
 
@@ -138,20 +138,18 @@ class PearsonInputs(_Chunked):
     """Summary-level Pearson (see the module docstring)."""
 
     def __init__(self, x, z, undefined):
-        from metaeval.stats.kernels.bootstrap import _BootSummaryPearson
-
         super().__init__(x, z, undefined)
         self.x, self.z = x, z
         self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
         self.zc = np.ascontiguousarray((z - z.mean(axis=0)).T)
-        self.tx, self.rx, self.gx, self.bx = self._tied(x, _BootSummaryPearson)
-        self.tz, self.rz, self.gz, self.bz = self._tied(z, _BootSummaryPearson)
+        self.tx, self.rx, self.gx, self.bx = self._tied(x)
+        self.tz, self.rz, self.gz, self.bz = self._tied(z)
 
-    def _tied(self, values, kernel):
+    def _tied(self, values):
         """The inputs where a subset of two or more systems can be constant (the near-tie groups of
-        :meth:`_BootSummaryPearson._tied_columns`): per input its row in the group ranks or -1, the dense group
+        :func:`~metaeval.stats.kernels.ranks.near_constant_groups`): per input its row in the group ranks or -1, the dense group
         ranks (k, N), the number of groups of each row and the size of its largest group."""
-        moments, cols, _ = kernel._tied_columns(values)
+        moments, cols, _ = near_constant_groups(values)
         k = cols.size
         row = np.full(self.m, -1, dtype=np.int64)
         row[cols] = np.arange(k)
