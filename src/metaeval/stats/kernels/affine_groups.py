@@ -50,16 +50,16 @@ COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "ta
 """Coefficients that are affine in ``S`` (with its weights ``t``) when the metric has no ties."""
 
 
-def human_weights(zg: np.ndarray, coefficient: str):
+def human_weights(zg: np.ndarray, coefficient: str, rtol: float | None = None):
     """The human side of every group (rows of ``zg`` (G, n), complete): integer pair weights and counts.
 
     Returns ``(key, tz, distinct, uu)``. For Spearman ``key`` is ``U = 2 h - (n + 1)`` (int64), ``h`` the
     average ranks of metaeval's tie rule, and ``t_cd = U_c - U_d``; otherwise ``key`` holds the dense tie
     ranks and ``t_cd = sgn(key_c - key_d)``. ``tz`` are the tied human pairs, ``distinct`` the distinct
-    human values and ``uu = sum U^2`` (Spearman; else None).
+    human values and ``uu = sum U^2`` (Spearman; else None). ``rtol``: the relative tie tolerance.
     """
     g, n = zg.shape
-    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n))
+    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n), rtol)
     tz = groups.tied_pairs.astype(np.float64)
     distinct = groups.distinct.astype(np.float64)
     if coefficient == "spearman":

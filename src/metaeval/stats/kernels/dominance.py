@@ -122,10 +122,10 @@ class GroupPairsCompiled:
         self.cg = cg
         size = zg.shape[1]
         self.spearman = coefficient == "spearman"
-        self.key, tz, distinct, uu = human_weights(zg, coefficient)
+        self.key, tz, distinct, uu = human_weights(zg, coefficient, rtol)
         self.tz, self.distinct, self.uu = tz.astype(np.int64), distinct.astype(np.int64), uu
         # the human's dense ranks per group (the Kendall family's key; Spearman's key is U)
-        self.zr = human_weights(zg, "kendall-b")[0] if self.spearman else self.key
+        self.zr = human_weights(zg, "kendall-b", rtol)[0] if self.spearman else self.key
         scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
         self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
         defined = int(np.isfinite(scale).sum())
@@ -369,6 +369,6 @@ class GroupPairsCompiled:
 
         mask = cache.draws.mask(cache.sl)[rows]
         zb = np.broadcast_to(self.z, mask.shape)
-        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined)
+        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined, rtol=self.rtol)
         return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)

@@ -195,7 +195,7 @@ class SummaryPairsShared:
             from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
             self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
-        key, tz, distinct, uu = human_weights(z.T, coefficient)  # (M, N)
+        key, tz, distinct, uu = human_weights(z.T, coefficient, rtol)  # (M, N)
         if coefficient == "spearman":
             t = key[:, :, None] - key[:, None, :]
         else:

@@ -56,6 +56,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
     tolerance (None: the one in effect, read here once and passed to every kernel built here).
     """
     rtol = current_rtol() if rtol is None else rtol
+    kw = {**kw, "rtol": rtol}
     p, n, m = std.shape
     k = draws.n_resamples
     pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
@@ -63,7 +64,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
     complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
     shared_system = None
     if engine == "auto" and complete and kw["level"] == "system":
-        shared_system = SharedSystemMeans(std, z, draws)
+        shared_system = SharedSystemMeans(std, z, draws, rtol)
     shared = []  # kernels shared by several pairs, each with ``covers``, in order of preference
     if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
             and draws.method != "inputs"):
@@ -97,7 +98,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
             for sl in batch_slices(k, size):
                 for i, j in reference:
                     rx, ry = reference_deltas(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
-                                              kw["undefined"], kw["tie_threshold"])
+                                              kw["undefined"], kw["tie_threshold"], rtol)
                     out[i, j][sl] = rx - ry
                 steps.done(sl.stop - sl.start)
     return out
@@ -176,7 +177,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
         pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
         if not pairs:
             return None
-        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"])
+        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"], rtol=rtol)
     elif numba_available():
         from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
@@ -209,8 +210,8 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared, ker
             xp, yp = shared_system.permuted_means(cache, i, j)
             args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs,
                     shared_system.z_fixed)
-            rx = _kernels.system_correlation(xp, *args)
-            ry = _kernels.system_correlation(yp, *args)
+            rx = _kernels.system_correlation(xp, *args, rtol=kw["rtol"])
+            ry = _kernels.system_correlation(yp, *args, rtol=kw["rtol"])
             out[i, j][sl] = rx - ry
         elif kernel is not None and hasattr(kernel, "deltas"):
             out[i, j][sl] = kernel.deltas(cache, i, j)
@@ -229,12 +230,12 @@ class SharedSystemMeans:
     ``Y' = xbar_i + xbar_j - X'``.
     """
 
-    def __init__(self, std, z, draws):
+    def __init__(self, std, z, draws, rtol=None):
         self.p, self.n, self.m = std.shape
         self.cells = (self.p + 24) * self.n + self.n * (self.n - 1) // 4
         self.means = std.mean(axis=2)  # (P, N)
         self.zbar = z.mean(axis=1)
-        self.z_signs = _kernels.fixed_pair_signs(self.zbar) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
+        self.z_signs = _kernels.fixed_pair_signs(self.zbar, rtol=rtol) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
         self.z_fixed = _kernels.fixed_pearson(self.zbar) if self.n >= 2 else None
         self.method = draws.method
         if draws.method == "both":

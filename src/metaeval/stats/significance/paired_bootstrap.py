@@ -105,6 +105,7 @@ def bootstrap_test(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
+    rtol: float | None = None,
 ) -> BootstrapTestOutcome:
     """Paired bootstrap test of ``H1: rho(X, Z) > rho(Y, Z)`` (Deutsch et al. 2021; Koehn 2004).
 
@@ -149,7 +150,7 @@ def bootstrap_test(
     else:
         cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
         x, y, z = cells.x, cells.y, cells.z
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     rx, ry = (float(r.statistic) for r in _kernels.point_correlations([x, y], z, **kw))
     delta = rx - ry
     draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen)
