@@ -92,11 +92,11 @@ def language_pair(ds, metrics, human, corpus, fixed, cols):
     return LanguagePair(xs, z, score, zscore, corpus)
 
 
-def calibrated(lp, level, stat, permute, draws, gen, k, recalibrate):
+def calibrated(lp, level, stat, permute, draws, gen, k, recalibrate, rtol):
     """acc23 / tau23: ``(observed (P,), draws or None, thresholds (P,))``."""
-    o, r, eps = calibrated_task(lp.xs, lp.z, level, CALIBRATED[stat], lp.w, recalibrate)
+    o, r, eps = calibrated_task(lp.xs, lp.z, level, CALIBRATED[stat], lp.w, recalibrate, rtol)
     if permute and draws:
-        r = pairs_null(lp.xs, lp.z, level, CALIBRATED[stat], eps, gen, k)
+        r = pairs_null(lp.xs, lp.z, level, CALIBRATED[stat], eps, gen, k, rtol)
     return o, r, eps
 
 
@@ -113,29 +113,29 @@ def spa_task(lp, permute, draws, gen, k, spa_permutations, pvalue, metrics):
     return o, r
 
 
-def system_task(lp, stat, permute, draws, gen, k, human_ties):
+def system_task(lp, stat, permute, draws, gen, k, human_ties, rtol):
     xs, z = lp.xs, lp.z
     p = xs.shape[0]
     xbar, zbar = lp.xbar, lp.zbar
     if stat == "accuracy":
-        o = agreement_rate(xbar, zbar, human_ties)
+        o = agreement_rate(xbar, zbar, human_ties, rtol)
     else:
-        o = np.array([correlation_rows(xbar[i][None], zbar[None], stat)[0] for i in range(p)])
+        o = np.array([correlation_rows(xbar[i][None], zbar[None], stat, rtol=rtol)[0] for i in range(p)])
     if not draws:
         return o, None
     if permute and stat == "accuracy":
-        return o, system_accuracy_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), human_ties)
+        return o, system_accuracy_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), human_ties, rtol=rtol)
     if permute and stat == "pearson":
         return o, pearson_null(xbar, zbar, mask_source(gen, xbar.shape[1]), k)
     if permute:
-        return o, system_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), system_statistic(stat, human_ties))
-    return o, bootstrap_system(lp.scorer, p, z, lp.w, stat, human_ties, lp.zscorer)
+        return o, system_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), system_statistic(stat, human_ties, rtol))
+    return o, bootstrap_system(lp.scorer, p, z, lp.w, stat, human_ties, lp.zscorer, rtol)
 
 
-def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold):
+def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol):
     xs, z = lp.xs, lp.z
     p = xs.shape[0]
-    kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold)
+    kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold, rtol=rtol)
     o = resampled_task(xs, z, **kw)
     if not draws:
         return o, None
@@ -151,12 +151,13 @@ def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold):
 
 
 def run_task(lp, level, stat, *, permute, draws, gen, k, recalibrate, spa_permutations, pvalue, human_ties,
-             darr_threshold, metrics):
-    """``(observed (P,), draws or None, thresholds or None)`` of one task on one language pair."""
+             darr_threshold, metrics, rtol):
+    """``(observed (P,), draws or None, thresholds or None)`` of one task on one language pair (``rtol``: the
+    relative tie tolerance of the rank statistics)."""
     if stat in CALIBRATED:
-        return calibrated(lp, level, stat, permute, draws, gen, k, recalibrate)
+        return calibrated(lp, level, stat, permute, draws, gen, k, recalibrate, rtol)
     if stat == "soft-accuracy":
         return (*spa_task(lp, permute, draws, gen, k, spa_permutations, pvalue, metrics), None)
     if level == "system":
-        return (*system_task(lp, stat, permute, draws, gen, k, human_ties), None)
-    return (*segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold), None)
+        return (*system_task(lp, stat, permute, draws, gen, k, human_ties, rtol), None)
+    return (*segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol), None)

@@ -128,20 +128,20 @@ class PairTable(NamedTuple):
     tolerance: float
 
 
-def pair_table(xg, zg, units=None) -> PairTable:
+def pair_table(xg, zg, units=None, *, rtol: float | None = None) -> PairTable:
     """Every pair of valid positions of the rows of ``xg``, ``zg`` (G, n), as a :class:`PairTable`.
 
     A pair's gap is ``|x_a - x_b|`` of the snapped metric scores (the tie groups of
     :mod:`metaeval.stats.correlations.coefficients`, so a pair tied already has gap 0), computed once: that number is
     what ``tie_threshold = eps`` compares (``gap <= eps``) and what the candidate threshold is made of.
     ``units`` (G, n): pairs of two copies of one unit (a resampled system drawn twice) are left out, as
-    in every pair count of metaeval.
+    in every pair count of metaeval. ``rtol``: the relative tie tolerance of the tie groups and gap classes.
     """
     g, n = xg.shape
     valid = np.isfinite(xg) & np.isfinite(zg)
     nv = valid.sum(axis=1)
-    sx = _TieGroups(np.where(valid, xg, np.nan), nv).snapped()
-    sz = _TieGroups(np.where(valid, zg, np.nan), nv).snapped()
+    sx = _TieGroups(np.where(valid, xg, np.nan), nv, rtol).snapped()
+    sz = _TieGroups(np.where(valid, zg, np.nan), nv, rtol).snapped()
     ia, ib = np.triu_indices(n, 1)
     ok = valid[:, ia] & valid[:, ib]
     if units is not None:
@@ -150,7 +150,7 @@ def pair_table(xg, zg, units=None) -> PairTable:
     xa, xb = sx[rows, ia[k]], sx[rows, ib[k]]
     za, zb = sz[rows, ia[k]], sz[rows, ib[k]]
     gap = np.abs(xa - xb)
-    tolerance = current_rtol() * _spread(sx[valid])
+    tolerance = (current_rtol() if rtol is None else rtol) * _spread(sx[valid])
     human_tied = za == zb
     concordant = (np.sign(xa - xb) * np.sign(za - zb)) > 0
     return PairTable(rows, gap_classes(gap, tolerance), concordant, human_tied, np.bincount(rows, minlength=g),
@@ -250,7 +250,7 @@ def calibration_curve(rows, e, concordant, human_tied, per_group, coefficient, g
 
 
 def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
-                   max_pairs: int = defaults.TIE_CALIBRATION_MAX_PAIRS) -> TieCalibration:
+                   max_pairs: int = defaults.TIE_CALIBRATION_MAX_PAIRS, rtol: float | None = None) -> TieCalibration:
     """The metric tie threshold maximising acc-eq or tau-eq at one level, found exactly.
 
     Parameters
@@ -262,6 +262,8 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
     coefficient : {'acc-eq', 'tau-eq'}
     max_pairs : int
         Largest number of pairs enumerated (global level over many cells is quadratic).
+    rtol : float, optional
+        The relative tie tolerance (:mod:`metaeval.stats.correlations.ties`) of the tie groups and gap classes.
 
     Returns
     -------
@@ -308,7 +310,7 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
             f"`level` {level!r} has {pairs} pairs, more than max_pairs={max_pairs} that tie calibration "
             "enumerates; calibrate at an item-grouped level ('summary' or 'by-system') or raise max_pairs."
         )
-    table = pair_table(xg, zg)
+    table = pair_table(xg, zg, rtol=rtol)
     thresholds, stats = calibration_curve(*table[:5], coefficient)
     best = int(np.nanargmax(stats)) if np.isfinite(stats).any() else 0
     return TieCalibration(float(thresholds[best]), float(stats[best]), thresholds, stats, coefficient, level,
