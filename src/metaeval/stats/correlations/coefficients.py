@@ -52,7 +52,7 @@ vectors in large batches); longer ones use the sorting path (O(n log n), or O(n 
 _CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
 
 
-def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0, rtol: float | None = None):
+def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0, rtol: float = TIE_RTOL):
     """Correlation between ``x`` (metric) and ``y`` (human) along ``axis``, batched over the other axes.
 
     Parameters
@@ -152,7 +152,7 @@ def _correlation_iv(x, y, coefficient, axis, tie_threshold):
 
 
 def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0,
-                     units: np.ndarray | None = None, *, rtol: float | None = None) -> np.ndarray:
+                     units: np.ndarray | None = None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Core of :func:`correlation` on validated float arrays of shape ``(B, n)``; returns shape ``(B,)``.
 
     For callers inside ``stats/`` that validated their arguments once (``coefficient`` canonical,
@@ -218,7 +218,7 @@ def _rows(x, y, coefficient, t, units, rtol):
     return r
 
 
-def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None, *, rtol: float | None = None) -> tuple[np.ndarray, ...]:
+def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None, *, rtol: float = TIE_RTOL) -> tuple[np.ndarray, ...]:
     """Exact pair counts of every row of ``x`` and ``y`` (B, n), positions missing in either dropped.
 
     Returns the int arrays ``(n, P, S, Tx_all, Ty_all, Txy, distinct_x, distinct_y)`` of shape (B,): valid
@@ -247,7 +247,7 @@ class TieGroups:
     """Tie groups of each row of ``v`` (B, n) under the relative tie tolerance ``rtol``; invalid positions are
     NaN and sort last."""
 
-    def __init__(self, v: np.ndarray, nv: np.ndarray, rtol: float | None = None):
+    def __init__(self, v: np.ndarray, nv: np.ndarray, rtol: float = TIE_RTOL):
         b, n = v.shape
         self.shape = (b, n)
         order = np.argsort(v, axis=-1)

@@ -31,7 +31,7 @@ from metaeval.stats.correlations.coefficients import (
     pair_count_rows,
 )
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
-from metaeval.stats.correlations.ties import is_constant
+from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 from metaeval.stats.resampling.draws import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
@@ -89,7 +89,7 @@ def level_correlation(
     tie_threshold: float = 0.0,
     row_units=None,
     col_units=None,
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> LevelCorrelation:
     """Correlation between metric scores ``x`` and human scores ``z`` at one level, batched.
 

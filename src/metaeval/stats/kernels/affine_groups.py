@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import TieGroups
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["COEFFICIENTS", "group_affine", "group_weights", "human_weights"]
 
@@ -50,7 +51,7 @@ COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "ta
 """Coefficients that are affine in ``S`` (with its weights ``t``) when the metric has no ties."""
 
 
-def human_weights(zg: np.ndarray, coefficient: str, rtol: float | None = None):
+def human_weights(zg: np.ndarray, coefficient: str, rtol: float = TIE_RTOL):
     """The human side of every group (rows of ``zg`` (G, n), complete): integer pair weights and counts.
 
     Returns ``(key, tz, distinct, uu)``. For Spearman ``key`` is ``U = 2 h - (n + 1)`` (int64), ``h`` the

@@ -24,7 +24,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import BootstrapDraws
-from metaeval.stats.correlations.ties import is_constant
+from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
@@ -303,7 +303,7 @@ class _BootSummarySpearman:
         return weighted_mean_over_inputs(r, cache.col_weights(), self.undefined)
 
 def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
-                     tie_threshold=0.0, full_test_set=False, rtol=None):
+                     tie_threshold=0.0, full_test_set=False, rtol=TIE_RTOL):
     """A fast kernel computing ``r(X*, Z*)`` per bootstrap resample, or None (use the generic path).
 
     Kernels exist for complete data at the system level (every coefficient, also in full-test-set mode),

@@ -39,7 +39,7 @@ from metaeval.stats.correlations.coefficients import coefficient_from_counts, ta
 from metaeval.stats.kernels.affine_groups import group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
+from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
@@ -108,7 +108,7 @@ class GroupPairsCompiled:
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
-                 tied: dict | None = None, *, rtol: float | None = None):
+                 tied: dict | None = None, *, rtol: float = TIE_RTOL):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         cells = np.arange(n * m).reshape(m, n).T  # flat index b N + a of cell (a, b)
@@ -137,7 +137,7 @@ class GroupPairsCompiled:
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
-        self.rtol = current_rtol() if rtol is None else rtol  # the relative tie tolerance of the tied groups
+        self.rtol = rtol  # the relative tie tolerance of the tied groups
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])

@@ -22,6 +22,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import PermutationDraws
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["PearsonSummaryShared", "pearson_terms", "permutation_kernel", "risky_columns"]
 
@@ -212,7 +213,7 @@ class _PermSummaryKendall:
         return rx - ry
 
 
-def risky_columns(x, y, rtol: float | None = None):
+def risky_columns(x, y, rtol: float = TIE_RTOL):
     """Inputs where some mask could make X' constant: every system has X or Y tied with one value.
 
     Ties with the tolerance of the input's column of ``X`` and ``Y`` together, at least the Pearson
@@ -364,7 +365,7 @@ class PearsonSummaryShared:
 
 
 def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
-                       tie_threshold=0.0, rtol=None):
+                       tie_threshold=0.0, rtol=TIE_RTOL):
     """A fast kernel for ``r(X', Z)`` and ``r(Y', Z)`` per permutation, or None (use the generic path).
 
     The kernel's ``deltas(cache)`` gives ``r(X', Z) - r(Y', Z)`` for the resamples of a

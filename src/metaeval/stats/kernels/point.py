@@ -9,13 +9,14 @@ from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.correlations import levels as _levels
 from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.kernels.rows import all_finite
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 # ----------------------------------------------------------------------------------------------------
 # point estimates
 
 
 def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0,
-                      rtol=None):
+                      rtol=TIE_RTOL):
     """:func:`metaeval.stats.correlations.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
 
     See :func:`point_correlations`.
@@ -25,7 +26,7 @@ def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_s
 
 
 def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0,
-                       rtol=None):
+                       rtol=TIE_RTOL):
     """``[level_correlation(x, z) for x in xs]`` for validated 2-D arrays of one shape, bitwise equal.
 
     For complete data, Pearson and Kendall tau-b at the system and summary levels (Kendall: at most
@@ -75,7 +76,7 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     return out
 
 
-def _kendall_b_rows(x: np.ndarray, y: np.ndarray, rtol=None) -> np.ndarray:
+def _kendall_b_rows(x: np.ndarray, y: np.ndarray, rtol=TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of the rows of complete ``x``, ``y`` (B, n), 2 <= n <= PAIRWISE_MAX_N, as
     :func:`coefficients.correlation_rows` computes it (same tie groups, counts and formula)."""
     b, n = x.shape

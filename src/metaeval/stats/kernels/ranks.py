@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations import ties
-from metaeval.stats.correlations.ties import are_tied, tolerance_from_extent
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied, tolerance_from_extent
 
 __all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "near_constant_groups", "pair_signs", "rank_pair_signs",
            "row_pair_signs", "row_ranks", "tie_ranks", "upper_pairs"]
@@ -18,7 +18,7 @@ __all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "near_consta
 # helpers shared with the generic coefficients
 
 
-def pair_signs(u: np.ndarray, v: np.ndarray, *, rtol: float | None = None) -> np.ndarray:
+def pair_signs(u: np.ndarray, v: np.ndarray, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """``sgn(u_a - v_b)`` as int8 of shape ``(..., n, n)``; 0 for ties.
 
     Ties follow :func:`metaeval.stats.correlations.ties.are_tied` with the union of ``u`` and ``v`` as the vector
@@ -90,7 +90,7 @@ def _sorted_rows(v: np.ndarray):
     return flat, v.reshape(-1).take(flat)
 
 
-def tie_ranks(v: np.ndarray, *, rtol: float | None = None):
+def tie_ranks(v: np.ndarray, *, rtol: float = TIE_RTOL):
     """Dense ranks of the tie groups of every row of complete ``v`` (b, n), int8 for n <= 127, and the
     number of tied pairs per row.
 
@@ -126,7 +126,7 @@ def rank_pair_signs(ranks: np.ndarray, first: np.ndarray, second: np.ndarray) ->
     return np.sign(d, out=d).astype(np.int8, copy=False)
 
 
-def row_ranks(v: np.ndarray, *, rtol: float | None = None):
+def row_ranks(v: np.ndarray, *, rtol: float = TIE_RTOL):
     """:func:`tie_ranks` of the rows of complete ``v`` (b, n), computed in full only where a tie is possible.
 
     A row whose sorted neighbours are all further apart than its tie tolerance ``tol(row)``
@@ -147,14 +147,14 @@ def row_ranks(v: np.ndarray, *, rtol: float | None = None):
     return ranks.reshape(b, n), near, tied
 
 
-def row_pair_signs(v: np.ndarray, *, rtol: float | None = None):
+def row_pair_signs(v: np.ndarray, *, rtol: float = TIE_RTOL):
     """Signs of the pairs ``a < b`` of every row of ``v`` (b, n): int8 ``(P, b)`` (tie groups of
     :func:`tie_ranks`), the rows that may have ties and their numbers of tied pairs (see :func:`row_ranks`)."""
     first, second = upper_pairs(v.shape[1])
     ranks, near, tied = row_ranks(v, rtol=rtol)
     return rank_pair_signs(ranks, first, second), near, tied
 
-def fixed_pair_signs(zm: np.ndarray, *, rtol: float | None = None):
+def fixed_pair_signs(zm: np.ndarray, *, rtol: float = TIE_RTOL):
     """Pair signs ``(P, 1)`` and tied pairs of one vector ``zm`` (n,), for :func:`kendall_b_rows`."""
     first, second = upper_pairs(zm.shape[0])
     rz, tz = tie_ranks(zm[None], rtol=rtol)

@@ -12,6 +12,7 @@ from metaeval.stats.kernels.ranks import (
     row_ranks,
     upper_pairs,
 )
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["PAIRWISE_SYSTEMS_MAX", "all_finite", "fixed_pearson", "kendall_b_rows", "kendall_b_weighted",
            "linear_sums", "mean_over_inputs", "pearson_rows", "system_correlation", "tau_b_from_ties",
@@ -49,7 +50,7 @@ def tau_b_from_ties(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) 
 #: Up to this many systems the system-level Kendall tau-b of resampled means uses the pairwise sign kernel.
 PAIRWISE_SYSTEMS_MAX = 64
 
-def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None, *, rtol: float | None = None) -> np.ndarray:
+def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of every row of ``xm`` (b, n) with ``zm`` ((b, n), or (n,) for one fixed vector).
 
     Exact integer pair counts over the tie groups of :mod:`metaeval.stats.correlations.coefficients` (see
@@ -72,7 +73,7 @@ def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None, *, rtol: float 
     return tau_b_from_ties(num, n * (n - 1) / 2.0, tx, tz)
 
 
-def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray, *, rtol: float | None = None) -> np.ndarray:
+def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of bootstrap resamples given as system multiplicities: row ``s`` holds ``w[s, a]``
     copies of system ``a`` with scores ``xm[s, a]`` and ``zm[s, a]`` (b, n each).
 
@@ -99,7 +100,7 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray, *, rtol: f
     return tau_b_from_ties(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
 
 def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
-                       z_signs=None, z_fixed=None, units=None, *, rtol: float | None = None) -> np.ndarray:
+                       z_signs=None, z_fixed=None, units=None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
     Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of

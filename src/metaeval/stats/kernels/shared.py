@@ -26,7 +26,7 @@ from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, gro
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
 
@@ -76,7 +76,7 @@ def _pooled(std: np.ndarray, level: str) -> np.ndarray:
     return std.reshape(1, -1)
 
 
-def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> bool:
+def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> bool:
     """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
     groups are the inputs (summary), the systems (by-system) or all cells (global)."""
     pooled = np.sort(_pooled(std, level), axis=1)
@@ -131,7 +131,7 @@ def _tied_pair_groups(std: np.ndarray, level: str, rtol: float | None):
     return groups, hit
 
 
-def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> dict:
+def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
     :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
     p = std.shape[0]
@@ -145,7 +145,7 @@ def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None =
     return out
 
 
-def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> np.ndarray:
+def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
 
@@ -186,7 +186,7 @@ class SummaryPairsShared:
         return n <= 32 and 8 * (n - 1) ** 2 * n * m < 2**53
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, tied: dict | None = None,
-                 *, rtol: float | None = None):
+                 *, rtol: float = TIE_RTOL):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         self.tied = tied or {}

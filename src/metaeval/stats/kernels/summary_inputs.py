@@ -33,6 +33,7 @@ import numpy as np
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
 from metaeval.stats.kernels.global_pairs import numba_available
 from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["CHUNK", "MIN_INPUTS", "summary_inputs_kernel"]
 
@@ -137,7 +138,7 @@ class KendallInputs(_Chunked):
 class PearsonInputs(_Chunked):
     """Summary-level Pearson (see the module docstring)."""
 
-    def __init__(self, x, z, undefined, rtol=None):  # Pearson does not rank: rtol is not used
+    def __init__(self, x, z, undefined, rtol=TIE_RTOL):  # Pearson does not rank: rtol is not used
         super().__init__(x, z, undefined)
         self.x, self.z = x, z
         self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
@@ -195,7 +196,7 @@ class PearsonInputs(_Chunked):
         np.add.at(used, rows, c * ok if self.skip else c)
 
 
-def summary_inputs_kernel(x, z, coefficient, undefined, rtol=None):
+def summary_inputs_kernel(x, z, coefficient, undefined, rtol=TIE_RTOL):
     """The chunked summary-level kernel of ``coefficient`` for BOOT-SYSTEMS / BOOT-BOTH, or None (few inputs,
     another coefficient, or numba not installed); ``rtol``: the relative tie tolerance."""
     if x.shape[1] < MIN_INPUTS or not numba_available():

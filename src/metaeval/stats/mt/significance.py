@@ -14,6 +14,7 @@ from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
 from metaeval.stats.mt.wmt import pairwise_agreement, resampled_task
 from metaeval.stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
            "pvalue_matrix", "rank", "system_statistic", "task_range"]
@@ -24,20 +25,20 @@ def mask_source(gen, n):
     return lambda b: random_bits(gen, b, n)
 
 
-def agreement_rate(xbar, zbar, human_ties, rtol=None):
+def agreement_rate(xbar, zbar, human_ties, rtol=TIE_RTOL):
     agree, pairs = pairwise_agreement(xbar, zbar, human_ties, rtol)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, agree / pairs, np.nan)
 
 
-def system_statistic(stat, human_ties, rtol=None):
+def system_statistic(stat, human_ties, rtol=TIE_RTOL):
     """``statistic(h (B, N), zbar) -> (B,)`` of a system-level task (``rtol``: the relative tie tolerance)."""
     if stat == "accuracy":
         return lambda h, zbar: agreement_rate(h, zbar, human_ties, rtol)
     return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat, rtol=rtol)
 
 
-def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None, rtol=None):
+def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None, rtol=TIE_RTOL):
     """Resampled system-level statistics (P, k) under segment count weights ``w`` (k, M); ``zscorer(w)`` the
     human's resampled system scores (default: means of ``z``)."""
     xres = np.stack([scorer(i, w) for i in range(p)])  # (P, k, N)
@@ -47,7 +48,7 @@ def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None, rtol=None)
     return np.stack([correlation_rows(xres[i], zres, stat, rtol=rtol) for i in range(p)])
 
 
-def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True, rtol=None):
+def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True, rtol=TIE_RTOL):
     """Pairwise accuracy pooled over language pairs (agreements summed over pairs summed), observed and its
     permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
     ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
@@ -76,7 +77,7 @@ def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True, rtol=Non
     return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes, rtol=rtol)
 
 
-def pairs_null(xs, z, level, coefficient, eps, gen, k, rtol=None):
+def pairs_null(xs, z, level, coefficient, eps, gen, k, rtol=TIE_RTOL):
     """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
     vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i], rtol) for i in range(xs.shape[0])))
     return pair_values_null(np.stack(vals), wts[0], gen, k)
@@ -98,7 +99,7 @@ def pvalue_matrix(statistics, draws, permute, pconv):
     return pv
 
 
-def calibrated_task(xs, z, level, coefficient, w, recalibrate, rtol=None):
+def calibrated_task(xs, z, level, coefficient, w, recalibrate, rtol=TIE_RTOL):
     """acc23 / tau23 of every metric: observed (P,), resampled (P, k) (None without bootstrap weights ``w``),
     thresholds (P,); ``rtol``: the relative tie tolerance."""
     p = xs.shape[0]

@@ -32,7 +32,7 @@ from metaeval.errors import ParameterError
 from metaeval.stats.correlations.coefficients import correlation_rows, pearson_r, rescaled
 from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 from metaeval.stats.mt.spa import system_pvalues
 
 __all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy",
@@ -46,7 +46,7 @@ def _means(x, weights):
     return np.einsum("km,pnm->pkn", weights.astype(np.float64), x) / weights.sum(axis=1)[None, :, None]
 
 
-def pairwise_agreement(xbar, zbar, human_ties="skip", rtol=None):
+def pairwise_agreement(xbar, zbar, human_ties="skip", rtol=TIE_RTOL):
     """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N) - Kocmi et al. (2021).
 
     ``human_ties='skip'``: among the pairs the human does not tie (a metric tie is a disagreement).
@@ -120,7 +120,7 @@ def darr_counts(xs, z, threshold):
 
 
 def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=None, undefined="skip",
-                   darr_threshold=25.0, system_scores=None, rtol=None):
+                   darr_threshold=25.0, system_scores=None, rtol=TIE_RTOL):
     """A task statistic of every metric: ``(P,)`` observed, or ``(P, k)`` under segment weights ``(k, M)``.
 
     Parameters

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["hybrid_null", "pair_pvalues", "pair_values", "pair_values_null", "pearson_null", "random_bits",
            "random_words", "system_accuracy_null", "system_null", "zscore"]
@@ -103,7 +103,7 @@ def pearson_null(xs, z, masks_of, k, batch=100):
     return out
 
 
-def pair_values(x, z, level, coefficient, threshold, rtol=None):
+def pair_values(x, z, level, coefficient, threshold, rtol=TIE_RTOL):
     """Per pair of the level, the value of acc-eq (1 if the metric and the human agree - both tie or both
     order the pair alike -, else 0) or tau-eq (+1 / -1) with the metric's tie ``threshold``, and each pair's
     weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023).
@@ -242,7 +242,7 @@ def pair_pvalues(null, statistics, pvalue="fraction"):
     return out
 
 
-def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch=2000, rtol=None):
+def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch=2000, rtol=TIE_RTOL):
     """Null draws of system-level pairwise accuracy (pooled over language pairs when ``sizes`` gives each
     language pair's number of systems; the scores of all of them standardized together).
 

@@ -41,6 +41,7 @@ from metaeval.stats.resampling.draws import (
     check_batch,
 )
 from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = [
     "INTERVALS",
@@ -167,7 +168,7 @@ def cells_per_resample(x, coefficient):
 
 
 def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip", tie_threshold=0.0,
-                      full_test_set=False, batch=None, engine="auto", rtol=None) -> np.ndarray:
+                      full_test_set=False, batch=None, engine="auto", rtol=TIE_RTOL) -> np.ndarray:
     """Statistic of every resample of ``draws``: ``L(X[I_s][:, J_s], Z[I_s][:, J_s])``, NaN if undefined.
 
     Arrays and options must already be validated (see :func:`bootstrap_interval`). The result does not
@@ -330,7 +331,7 @@ def bootstrap_interval(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> BootstrapOutcome:
     """Bootstrap confidence interval of a level correlation (Deutsch, Dror & Roth 2021).
 

@@ -28,6 +28,7 @@ from metaeval.stats.significance.pair_permutations import ProgressSteps
 from metaeval.stats.significance.pairs import PairwiseOutcome, adjusted_matrix, pairwise_tests, record_bootstrap_pair
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["corpus_pairwise_tests"]
 
@@ -47,7 +48,7 @@ def corpus_pairwise_tests(
     tie_threshold: float = 0.0,
     correction: str | None = None,
     progress: Any = None,
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> PairwiseOutcome:
     """:func:`metaeval.stats.significance.pairs.pairwise_tests` at the system level, for metrics some of which are corpus
     metrics (see the module docstring).

@@ -36,6 +36,7 @@ from metaeval.stats.significance.common import common_cells
 from metaeval.stats.corpus import CorpusScores, common_corpus_columns
 from metaeval.stats.significance.permutation import TOLERANCE_EPS, metric_test_iv
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["BootstrapTestOutcome", "bootstrap_test", "bootstrap_pvalue"]
 
@@ -105,7 +106,7 @@ def bootstrap_test(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> BootstrapTestOutcome:
     """Paired bootstrap test of ``H1: rho(X, Z) > rho(Y, Z)`` (Deutsch et al. 2021; Koehn 2004).
 

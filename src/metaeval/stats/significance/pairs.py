@@ -65,6 +65,7 @@ from metaeval.vocabulary import (
     check_method,
     check_metric_test,
 )
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["TESTS", "PairwiseOutcome", "adjusted_matrix", "pairwise_tests", "record_bootstrap_pair"]
 
@@ -138,7 +139,7 @@ def pairwise_tests(
     correction: str | None = None,
     progress: Any = None,
     engine: str = "auto",
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> PairwiseOutcome:
     """Significance of every ordered pair of metrics, ``H1: rho(X_i, Z) > rho(X_j, Z)``.
 

@@ -56,6 +56,7 @@ from metaeval.stats.resampling.draws import (
 )
 from metaeval.stats.significance.common import common_cells
 from metaeval.vocabulary import ALTERNATIVES, canonical_level, check_alternative, check_method
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = [
     "ALTERNATIVES",
@@ -137,7 +138,7 @@ def monte_carlo_pvalue(null: np.ndarray, observed: float, alternative: str) -> f
 
 
 def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
-                       tie_threshold=0.0, batch=None, engine="auto", rtol=None) -> np.ndarray:
+                       tie_threshold=0.0, batch=None, engine="auto", rtol=TIE_RTOL) -> np.ndarray:
     """``L(X'_s, Z) - L(Y'_s, Z)`` for every mask of ``draws`` (NaN where undefined).
 
     ``xs`` and ``ys`` must already be standardized and validated; ``rtol``: the relative tie tolerance.
@@ -165,7 +166,7 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
     return out
 
 
-def reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold, rtol=None):
+def reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold, rtol=TIE_RTOL):
     mask = np.ascontiguousarray(draws.mask(sl))  # C order: the generic sums then do not depend on the batch
     zb = np.broadcast_to(z, mask.shape)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
@@ -204,7 +205,7 @@ def permutation_test(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
-    rtol: float | None = None,
+    rtol: float = TIE_RTOL,
 ) -> PermutationOutcome:
     """Permutation test of ``H1: rho(X, Z) > rho(Y, Z)`` (Deutsch, Dror & Roth 2021, Algorithm 2).
 

@@ -31,6 +31,7 @@ import numpy as np
 from metaeval.stats.correlations.levels import level_correlation, system_means, system_residuals
 from metaeval.stats.significance.permutation import monte_carlo_pvalue
 from metaeval.stats.resampling.draws import batch_slices, default_batch
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["ANALYTIC_COEFFICIENTS", "ANALYTIC_LEVELS", "PermutationPValue", "analytic_pvalue",
            "permutation_pvalue"]
@@ -57,7 +58,7 @@ def level_vectors(x, z, *, level: str, full_test_set: bool = False):
 
 
 def analytic_pvalue(x, z, *, level: str, coefficient: str, alternative: str = "two-sided",
-                    full_test_set: bool = False, statistic: float | None = None, rtol: float | None = None) -> float:
+                    full_test_set: bool = False, statistic: float | None = None, rtol: float = TIE_RTOL) -> float:
     """scipy's p-value of the correlation of ``x`` and ``z`` at ``level`` (NaN where none applies).
 
     Arrays are validated 2-D (N, M) matrices, NaN = missing; ``level`` and ``coefficient`` canonical.
@@ -123,7 +124,7 @@ def _shuffle_within_rows(x: np.ndarray, valid: np.ndarray, rng: np.random.Genera
 def permutation_pvalue(x, z, *, level: str, coefficient: str, n_resamples: int, rng: np.random.Generator,
                        alternative: str = "two-sided", undefined: str = "skip", full_test_set: bool = False,
                        tie_threshold: float = 0.0, batch: int | None = None,
-                       rtol: float | None = None) -> PermutationPValue:
+                       rtol: float = TIE_RTOL) -> PermutationPValue:
     """The permutation p-value of the level correlation of ``x`` and ``z`` (see the module notes).
 
     Arrays are validated 2-D (N, M) matrices, options canonical, ``rng`` a Generator. The draws are
