@@ -233,7 +233,7 @@ def risky_columns(x, y, rtol: float = TIE_RTOL):
 class _PermSummaryPearson:
     """Summary-level Pearson under PERM-SYSTEMS / PERM-BOTH: every sum is linear in the mask."""
 
-    def __init__(self, x, y, z, undefined):
+    def __init__(self, x, y, z, undefined, rtol=TIE_RTOL):
         n, _ = x.shape
         zc = z - z.mean(axis=0)
         znorm = np.sqrt((zc * zc).sum(axis=0))
@@ -252,7 +252,7 @@ class _PermSummaryPearson:
         self.undefined = undefined
         # inputs where X' can be constant for some mask: all cells take one value of X or Y
         self.x, self.y = x, y
-        self.risky = risky_columns(x, y)
+        self.risky = risky_columns(x, y, rtol)
         self.cells = x.shape[1] * (n // 8 + 24)
 
     _risky_columns = staticmethod(risky_columns)
@@ -393,5 +393,5 @@ def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, 
         if coefficient == "kendall-b":
             return _PermSummaryKendall(x, y, z, undefined, draws.method, rtol)
         if coefficient == "pearson":
-            return _PermSummaryPearson(x, y, z, undefined)
+            return _PermSummaryPearson(x, y, z, undefined, rtol)
     return None
