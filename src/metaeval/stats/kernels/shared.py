@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights
+from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
