@@ -1,4 +1,4 @@
-"""The tie tolerance (issue 10): one rule, exact comparison on request, passed explicitly and recorded."""
+"""The tie tolerance: one rule, exact comparison on request, passed explicitly and recorded."""
 from __future__ import annotations
 
 import json

@@ -11,8 +11,8 @@ import numpy as np
 from metaeval.stats.correlations import ties
 from metaeval.stats.correlations.ties import TIE_RTOL, are_tied, tolerance_from_extent
 
-__all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "near_constant_groups", "pair_signs", "rank_pair_signs",
-           "row_pair_signs", "row_ranks", "tie_ranks", "upper_pairs"]
+__all__ = ["cached_index", "fixed_pair_signs", "is_constant_along", "near_constant_groups", "pair_signs",
+           "rank_pair_signs", "row_pair_signs", "row_ranks", "tie_ranks", "upper_pairs"]
 
 # ----------------------------------------------------------------------------------------------------
 # helpers shared with the generic coefficients
@@ -52,6 +52,7 @@ def near_constant_groups(values: np.ndarray):
     r = np.empty((n, cols.size))
     np.put_along_axis(r, order[:, cols], np.add.accumulate(new[:, cols], axis=0).astype(np.float64), axis=0)
     return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols, np.ascontiguousarray(values[:, cols])
+
 
 _PAIR_INDEX: dict = {}
 
@@ -106,7 +107,7 @@ def tie_ranks(v: np.ndarray, *, rtol: float = TIE_RTOL):
     return ranks.reshape(b, n), tied
 
 
-def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray, rtol: float | None) -> np.ndarray:
+def _group_ranks(srt: np.ndarray, flat: np.ndarray, out: np.ndarray, rtol: float) -> np.ndarray:
     """Write the dense tie-group ranks of sorted rows ``srt`` (b, n) to ``out.flat[flat]``; return the
     number of tied pairs per row (the rule of :func:`tie_ranks`)."""
     b, n = srt.shape

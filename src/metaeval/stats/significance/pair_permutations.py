@@ -148,7 +148,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
     numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
     global levels (numba; without it None, the reference path). ``rtol``: the relative tie tolerance that
-    decides which pairs tie .
+    decides which pairs tie.
     """
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
