@@ -60,9 +60,9 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
 
     datasets, dataset_options, humans, metrics, tasks = dataset, dataset_option, human, metric, task
     candidate_files, exclude_systems, n_consistency, fmt = candidates, exclude_system, consistency, format
-    for path in (plot, delta_plot):
+    for param, path in (("plot", plot), ("delta_plot", delta_plot)):
         if path:
-            check_figure_path(path)
+            check_figure_path(path, param=param)
     if not (scores or datasets):
         raise ParameterError("`--scores` or `--dataset` must be given; got neither.")
     human, golds = _golds(humans)

@@ -285,10 +285,9 @@ def mt_audit(
     metrics = _metrics(first, metrics, human)
     b = iv.check_int("n_consistency", n_consistency, minimum=0)
     if accuracy_targets:
-        from ..vocabulary import check_method
-        from .mt_delta import check_targets
+        from .mt_delta import check_resampling, check_targets
 
-        accuracy_targets, delta_method = check_targets(accuracy_targets), check_method(delta_method, param="delta_method")
+        accuracy_targets, delta_method = check_targets(accuracy_targets), check_resampling(data, delta_method)
     gen, seed = iv.rng_and_seed(rng)
     if candidates is not None and len(data) == 1 and not all(isinstance(v, Mapping) for v in candidates.values()):
         candidates = {next(iter(data)): candidates}

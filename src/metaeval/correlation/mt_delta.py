@@ -128,6 +128,17 @@ def check_targets(targets) -> tuple[float, ...]:
     return out
 
 
+def check_resampling(data: Mapping[str, ScoreSet], method: str) -> str:
+    """``method`` checked, and possible for every language pair of ``data``: 'inputs' needs two segments."""
+    method = check_method(method)
+    if method == "inputs":
+        for lp, ds in data.items():
+            if len(ds.inputs) == 1:
+                raise ParameterError(f"`method` 'inputs' cannot resample language pair {lp!r}: it has 1 segment; "
+                                     f"use 'systems' or 'both'.")
+    return method
+
+
 def _order_interval(samples: np.ndarray, confidence_level: float) -> tuple[float, float]:
     """The ``alpha/2`` and ``1 - alpha/2`` order statistics of the non-NaN ``samples`` (inf kept: a curve
     that never reaches the target); NaN, NaN if there are none."""
@@ -251,8 +262,11 @@ def delta_accuracy(
     Kocmi, T., Federmann, C., Grundkiewicz, R., Junczys-Dowmunt, M., Matsushita, H. and Menezes, A. (2021).
     To Ship or Not to Ship: An Extensive Evaluation of Automatic Metrics for Machine Translation. WMT 2021.
     """
+    from .mt import language_pair_data
+
     targets = check_targets(targets)
-    method = check_method(method)
+    data = language_pair_data(data)
+    method = check_resampling(data, method)
     k = iv.check_n_resamples(n_resamples)
     level = iv.check_confidence_level(confidence_level)
     gen, seed = iv.rng_and_seed(rng)
@@ -264,12 +278,7 @@ def delta_accuracy(
         ds_.append(d)
         ys_.append(y)
         ws_.append(np.broadcast_to(counted, d.shape))
-        lp_method = method
-        if xs.shape[2] == 1 and method != "systems":
-            if method == "inputs":
-                raise ParameterError(f"`method` 'inputs' cannot resample language pair {lp!r}: it has 1 segment; "
-                                     f"use 'systems' or 'both'.")
-            lp_method = "systems"
+        lp_method = "systems" if xs.shape[2] == 1 else method  # 'inputs' there: refused by check_resampling
         methods.add(lp_method)
         d, y, w = _resampled_pairs(xs, z, lp_method, k, gen)
         rd.append(d)
