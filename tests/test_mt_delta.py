@@ -226,7 +226,7 @@ def test_mt_audit_shows_the_curve_and_writes_the_page(tmp_path, capsys):
     page, plot = tmp_path / "audit.html", tmp_path / "delta.png"
     assert main([*argv, "--html", str(page), "--delta-plot", str(plot), "--accuracy-target", "0.85"]) == 0
     captured = capsys.readouterr()
-    assert "delta-to-accuracy: the metric delta" in captured.out and "delta@85%" in captured.out
+    assert "delta-to-accuracy: metric delta for" in captured.out and "delta@85%" in captured.out
     assert f"wrote {page}" in captured.err
     html = page.read_text()
     for key in ('data-table="mt-audit-sentinels"', 'data-table="mt-audit-measures"', 'data-table="mt-delta-accuracy"',

@@ -114,9 +114,9 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
                             f" (1 = above all; * = significantly above one, p < {res.alpha:g})"),
                 frame_table(measures, title="the measures: discriminative power and ranking consistency"),
                 frame_table(res.delta_accuracy.table_frame(),
-                            title=f"delta-to-accuracy: the metric delta at which system pairs agree with the humans"
-                                  f" ({int(res.delta_accuracy.pairs.max(initial=0))} pairs; logistic fit;"
-                                  f" {1 - res.alpha:.0%} bootstrap band; > beyond the data)"),
+                            title=f"delta-to-accuracy: metric delta for X% agreement with the humans"
+                                  f" ({int(res.delta_accuracy.pairs.max(initial=0))} system pairs,"
+                                  f" {1 - res.alpha:.0%} band)"),
                 *signature_footer(res, res.notes)]
 
     emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)

@@ -313,9 +313,9 @@ def delta_accuracy(
         if np.isnan(b0[i]):
             notes.append(f"{metrics[i]}: no logistic fit: the agreement is separated by the delta ({agreeing[i]} of "
                          f"{pairs[i]} pairs agree{'' if agreeing[i] in (0, pairs[i]) else ', all above some delta'})")
-        if dropped[i]:
-            notes.append(f"{metrics[i]}: {dropped[i]} of {k} resamples have separated outcomes and no fit; the band "
-                         f"leaves them out")
+    if dropped.any():
+        notes.append(f"resamples of {k} with separated outcomes (no fit), left out of the bands: "
+                     + ", ".join(f"{m} {n}" for m, n in zip(metrics, dropped) if n))
     if ties.any():
         notes.append(f"system pairs the humans tie, left out: {int(ties[0])}")
     extrapolated = np.isfinite(deltas) & (deltas > max_delta[:, None])

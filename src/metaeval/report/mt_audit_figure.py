@@ -57,7 +57,8 @@ def draw_mt_audit(result, fig, left, right) -> None:
         right.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3, label=label)
     right.set_yticks(y, [])
     right.set_ylim(len(tasks) - 0.5, -0.5)
-    right.set_xlim(-0.05 if min((m["cons_low"] for m in result.measures), default=0) >= 0 else -1.05, 1.05)
+    lows = [m["cons_low"] for m in result.measures if m["cons_low"] == m["cons_low"]]  # NaN: no consistency
+    right.set_xlim(-0.05 if min(lows, default=0) >= 0 else -1.05, 1.05)
     right.legend(fontsize=7, loc="lower left")
     right.set_title("the measures", fontsize=8)
     fig.tight_layout()
