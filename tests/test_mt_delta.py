@@ -4,6 +4,7 @@ and WMT20 data, `metaeval mt audit` with its table, figure and HTML page, and th
 from __future__ import annotations
 
 import itertools
+import re
 import json
 
 import numpy as np
@@ -258,3 +259,27 @@ def test_mt_audit_delta_errors(tmp_path, monkeypatch, capsys, extra, message):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err and err.endswith(message), err
     assert not (tmp_path / "page.html").exists()
+
+
+def test_audit_page_in_a_browser_with_hostile_names(wmt19, tmp_path):
+    """The page of `mt audit --html` in headless Chromium: no console message, both figures as accessible SVG,
+    the three tables, and metric names that look like markup shown as text (also inside the SVG)."""
+    from test_report_browser import HOSTILE_METRIC, MATH_METRIC, chromium, run_chromium
+
+    from metaeval.report.mt_audit_section import write_mt_audit_page
+
+    browser = chromium()
+    renames = {"bleu": HOSTILE_METRIC, "chrf": MATH_METRIC}
+    data = {lp: me.ScoreSet({renames.get(s, s): ds.annotations(s) for s in ds.scorers}, systems=ds.systems,
+                            inputs=ds.inputs, humans=ds.humans, name=lp) for lp, ds in list(wmt19.items())[:3]}
+    res = me.mt_audit(data, [HOSTILE_METRIC, MATH_METRIC, "ter"], tasks=["system/pearson", "system/accuracy"],
+                      n_resamples=50, n_consistency=0, rng=0)
+    page = write_mt_audit_page(tmp_path / "audit.html", res, command="metaeval mt audit")
+    dom, console = run_chromium(browser, page, tmp_path, fragment="#selftest")
+    assert console == [] and 'data-ready="yes"' in dom
+    assert re.findall(r'data-figure="([^"]+)"', dom) == ["mt-audit", "mt-delta-accuracy"]
+    assert re.findall(r'data-table="([^"]+)"', dom) == ["mt-audit-sentinels", "mt-audit-measures", "mt-delta-accuracy"]
+    for tag in re.findall(r"<svg [^>]*>", dom):
+        assert 'role="img"' in tag and 'aria-label="' in tag
+    assert "<img" not in dom and "&lt;img src=x onerror=alert(2)&gt;" in dom
+    assert dom.count("<script") == 1
