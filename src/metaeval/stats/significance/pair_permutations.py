@@ -123,6 +123,18 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
             or std.shape[1] < 3 or not numba_available()):
         return None
     wanted = set(pairs)
+    if kw["coefficient"] == "kendall-b":
+        from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+
+        if KendallBlockPairs.applicable(*std.shape[1:]):  # every tied pair, the tied inputs from block tables
+            tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
+                    if pair in wanted}
+            pairs = [pair for pair in pairs if pair in tied]
+            if not pairs:
+                return None
+            kernel = KendallBlockPairs(std, z, kw["undefined"], tied, rtol=rtol)
+            kernel.prepare(pairs)
+            return kernel
     most = std.shape[2] * TIED_SHARE if kw["coefficient"] == "kendall-b" else std.shape[2]
     tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
             if pair in wanted and len(groups) <= most}
