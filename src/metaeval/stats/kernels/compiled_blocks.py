@@ -65,12 +65,17 @@ def block_indices(bits, block_first, block_size, table_first, table_second, tabl
 
 @jit()
 def _terms(x, y, zr, tol, shift, delta, lam):
-    """``alpha`` (returned), the own terms ``lam[a]`` (``beta`` and ``gamma`` of every pair of system ``a``) and
-    ``delta[a, c]`` (``a < c``) of one pair and input, packed; None-like ``-1`` flag via the second value: a near
-    tie (a nonzero gap within ``tol``) between two values that can meet in one permuted vector."""
+    """The packed terms of one metric pair and input: returns ``(alpha, near)`` and fills ``lam[a]`` (every
+    ``beta`` of system ``a`` as the first of a pair, every ``gamma`` as the second) and ``delta[a, c]`` (``a < c``).
+
+    With ``p_k = t sgn(d_k) + [d_k = 0] 2^(2 shift)`` the contribution to ``S(X')`` and ``T(X')`` for the bits
+    ``k = 2 m_a + m_c`` (``d_k`` the gap of the two values ``X'`` then holds), ``Y'`` holds the other values
+    (``k -> 3 - k``): ``c_k = p_k + p_(3-k) 2^shift``, so ``alpha = c_0``, ``beta = c_2 - c_0``, ``gamma = c_1 - c_0``
+    and ``delta = c_3 - c_2 - c_1 + c_0 = (p_0 - p_1 - p_2 + p_3) (1 + 2^shift)``. ``near``: a gap in ``(0, tol]``
+    between two values that can meet in one permuted vector."""
     n = x.size
-    s2 = 2 * shift
-    s3 = 3 * shift
+    tie = np.int64(1) << (2 * shift)
+    both = np.int64(1) + (np.int64(1) << shift)
     alpha = np.int64(0)
     near = False
     for a in range(n):
@@ -89,23 +94,14 @@ def _terms(x, y, zr, tol, shift, delta, lam):
             d3 = ya - y[c]  # (1, 1)
             near |= ((d0 != 0.0) & (abs(d0) <= tol)) | ((d1 != 0.0) & (abs(d1) <= tol))
             near |= ((d2 != 0.0) & (abs(d2) <= tol)) | ((d3 != 0.0) & (abs(d3) <= tol))
-            s0 = t * (np.int64(d0 > 0.0) - np.int64(d0 < 0.0))
-            s1 = t * (np.int64(d1 > 0.0) - np.int64(d1 < 0.0))
-            s2_ = t * (np.int64(d2 > 0.0) - np.int64(d2 < 0.0))
-            s3_ = t * (np.int64(d3 > 0.0) - np.int64(d3 < 0.0))
-            e0 = np.int64(d0 == 0.0)
-            e1 = np.int64(d1 == 0.0)
-            e2 = np.int64(d2 == 0.0)
-            e3 = np.int64(d3 == 0.0)
-            # Y' holds the other value of both cells: the combination 3 - combo of X'
-            c00 = s0 + (s3_ << shift) + (e0 << s2) + (e3 << s3)
-            c01 = s1 + (s2_ << shift) + (e1 << s2) + (e2 << s3)
-            c10 = s2_ + (s1 << shift) + (e2 << s2) + (e1 << s3)
-            c11 = s3_ + (s0 << shift) + (e3 << s2) + (e0 << s3)
-            alpha += c00
-            own += c10 - c00
-            lam[c] += c01 - c00
-            delta[a, c] = c11 - c10 - c01 + c00
+            p0 = t * (np.int64(d0 > 0.0) - np.int64(d0 < 0.0)) + tie * np.int64(d0 == 0.0)
+            p1 = t * (np.int64(d1 > 0.0) - np.int64(d1 < 0.0)) + tie * np.int64(d1 == 0.0)
+            p2 = t * (np.int64(d2 > 0.0) - np.int64(d2 < 0.0)) + tie * np.int64(d2 == 0.0)
+            p3 = t * (np.int64(d3 > 0.0) - np.int64(d3 < 0.0)) + tie * np.int64(d3 == 0.0)
+            alpha += p0 + (p3 << shift)
+            own += (p2 - p0) + ((p1 - p3) << shift)
+            lam[c] += (p1 - p0) + ((p2 - p3) << shift)
+            delta[a, c] = (p0 - p1 - p2 + p3) * both
         lam[a] += own
     return alpha, near
 
@@ -190,14 +186,19 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
         zeros = np.zeros(1 << widest, dtype=np.int64)
         cols = np.zeros((widest, 1 << widest), dtype=np.int64)
         packed = np.zeros(k, dtype=np.int64)
-        for q in range(task_ptr[task], task_ptr[task + 1]):
-            xs = xt[first[q]]
-            ys = xt[second[q]]
-            out = acc[q]
-            for u in range(ptr[q], ptr[q + 1]):
-                j = groups[u]
-                x = xs[j]
-                y = ys[j]
+        q0 = task_ptr[task]
+        q1 = task_ptr[task + 1]
+        cursor = ptr[q0:q1].copy()  # each pair's next listed input (lists ascending): inputs outermost, so
+        for j in range(zr.shape[0]):  # the table indices of an input are read once for the task's pairs
+            rows = idx[j]
+            sc = scales[j]
+            for q in range(q0, q1):
+                u = cursor[q - q0]
+                if u >= ptr[q + 1] or groups[u] != j:
+                    continue
+                cursor[q - q0] = u + 1
+                x = xt[first[q], j]
+                y = xt[second[q], j]
                 tol = 0.0
                 if rtol > 0.0:
                     tol = _tolerance(max(x.max(), y.max()), min(x.min(), y.min()), rtol, noise)
@@ -213,8 +214,7 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
                     _fill_table(delta, block_first[g], block_size[g], block_first[h], block_size[h],
                                 own[g] if owner[g] == t else zeros, own[h] if owner[h] == t else zeros,
                                 alpha if t == 0 else np.int64(0), cols, table, table_offset[t])
-                rows = idx[j]
-                sc = scales[j]
+                out = acc[q]
                 if n_tables == 3:
                     r0 = rows[0]
                     r1 = rows[1]
