@@ -143,7 +143,7 @@ def test_pairs_with_a_few_tied_inputs_keep_the_products_for_the_others():
     xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5
     xs[2] = np.round(xs[2] * 2) / 2  # metric 2 ties with itself almost everywhere
     _, kernel = _kernel(xs, z)
-    assert kernel.tied[0, 1] == [5] and kernel.lists[kernel.index[0, 1]] == [5]
+    assert kernel.tied[0, 1] == [5] and kernel.lists[kernel.index[0, 1]].tolist() == [5]
     assert kernel.linear is not None and kernel.linear.covers(0, 1) and not kernel.linear.covers(0, 2)
     assert len(kernel.lists[kernel.index[0, 2]]) == m  # every input with a defined human
     _check(xs, z, "skip", n_resamples=25)

@@ -112,11 +112,12 @@ class KendallBlockPairs:
         used = np.flatnonzero(self.defined)
         lists, partial = [], {}
         for pair in self.pairs:
-            inputs = [g for g in self.tied.get(pair, []) if self.defined[g]]
-            if len(inputs) > FULL_SHARE * used.size:
-                inputs = used.tolist()
+            inputs = np.asarray(self.tied.get(pair, []), dtype=np.int64)
+            inputs = inputs[self.defined[inputs]]
+            if inputs.size > FULL_SHARE * used.size:
+                inputs = used
             else:
-                partial[pair] = inputs
+                partial[pair] = inputs.tolist()
             lists.append(inputs)
         self.lists = lists
         self.linear = None
@@ -139,8 +140,7 @@ class KendallBlockPairs:
         k = draws.n_resamples
         lens = np.array([len(v) for v in self.lists], dtype=np.int64)
         ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        groups = (np.concatenate([np.asarray(v, dtype=np.int64) for v in self.lists]) if ptr[-1]
-                  else np.zeros(0, dtype=np.int64))
+        groups = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.asarray(v, dtype=np.int64) for v in self.lists])
         first = np.array([i for i, _ in self.pairs], dtype=np.int64)
         second = np.array([j for _, j in self.pairs], dtype=np.int64)
         n_tasks = max(1, min(len(self.pairs), 8 * numba.get_num_threads()))
