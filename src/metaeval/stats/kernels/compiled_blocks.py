@@ -145,12 +145,13 @@ def _fill_table(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
     for v in range(sh):
         half = 1 << v
         col = cols[v]
+        src = table[offset:offset + half * width]  # the rows without bit v
+        dst = table[offset + half * width:offset + 2 * half * width]  # the same rows with it
         for mh in range(half):
             add = own_h[mh + half] - own_h[mh]
-            src = table[offset + mh * width:offset + (mh + 1) * width]
-            dst = table[offset + (mh + half) * width:offset + (mh + half + 1) * width]
+            at = mh * width
             for mg in range(width):
-                dst[mg] = np.int64(src[mg]) + col[mg] + add
+                dst[at + mg] = np.int64(src[at + mg]) + col[mg] + add
 
 
 @jit(parallel=True)
@@ -158,15 +159,16 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
                      table_first, table_second, table_offset, owner, task_ptr, tables, idx, acc, near):
     """Add ``scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of every listed input ``j`` to ``acc[q, r]``.
 
-    Pair ``q`` (metrics ``first[q]``, ``second[q]`` of ``xt`` (P, M, N)) lists its inputs in
+    Pair ``q`` (metrics ``first[q]``, ``second[q]`` of ``xt`` (P, M, N)) lists its inputs in ascending order in
     ``groups[ptr[q]:ptr[q + 1]]``; ``zr`` (M, N) are the human's dense ranks, ``scales[j, t]`` the weight of
     ``S`` when ``t`` pairs of the permuted metric tie (NaN or 0 where it is constant, as the caller decides),
     ``idx`` (M, L, k) the table entries of every resample (:func:`block_indices`); ``tables`` (tasks, entries) is
     scratch (uint32 for 8-bit fields, int64 for 16). Block ``g``'s own terms are held by table ``owner[g]``. An
     input with a near tie (a gap in ``(0, tol]``, ``tol`` the tie tolerance of the pair's pooled values of that
     input, 0 under ``rtol = 0``) is skipped and flagged in ``near[ptr[q] + u]``. Tasks (``task_ptr``: consecutive
-    pairs of about equal work) run in parallel; each pair's inputs are added in the order listed, so the sums do
-    not depend on the threads or the batch."""
+    pairs of about equal work) run in parallel, each over the inputs in order, its pairs at each input (the
+    table indices of an input are read from cache by all of them); each pair's inputs are added in the order
+    listed, so the sums do not depend on the threads or the batch."""
     n = xt.shape[2]
     k = idx.shape[2]
     n_tables = table_first.size

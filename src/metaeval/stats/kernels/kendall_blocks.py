@@ -112,7 +112,7 @@ class KendallBlockPairs:
         used = np.flatnonzero(self.defined)
         lists, partial = [], {}
         for pair in self.pairs:
-            inputs = np.asarray(self.tied.get(pair, []), dtype=np.int64)
+            inputs = np.unique(np.asarray(self.tied.get(pair, []), dtype=np.int64))  # ascending
             inputs = inputs[self.defined[inputs]]
             if inputs.size > FULL_SHARE * used.size:
                 inputs = used
