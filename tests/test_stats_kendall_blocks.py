@@ -147,3 +147,12 @@ def test_pairs_with_a_few_tied_inputs_keep_the_products_for_the_others():
     assert kernel.linear is not None and kernel.linear.covers(0, 1) and not kernel.linear.covers(0, 2)
     assert len(kernel.lists[kernel.index[0, 2]]) == m  # every input with a defined human
     _check(xs, z, "skip", n_resamples=25)
+
+
+def test_three_blocks_of_five_at_many_resamples():
+    """15 systems and 600 resamples: three blocks of five, the three-table loop of the benchmark's workload."""
+    from metaeval.stats.kernels.kendall_blocks import block_plan
+
+    assert block_plan(15, 600) == ([5, 5, 5], [(0, 1), (0, 2), (1, 2)])
+    xs, z = _tie_heavy(6, n=15, m=6)
+    _check(xs, z, "skip", n_resamples=600, batches=(250,))
