@@ -26,7 +26,7 @@ import numpy as np
 
 from metaeval.stats.correlations.ties import NOISE_RTOL, current_rtol
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.shared import human_weights
+from metaeval.stats.kernels.shared import SummaryPairsShared, human_weights
 
 __all__ = ["CHUNK_BYTES", "FULL_SHARE", "MAX_SYSTEMS", "KendallBlockPairs", "block_plan"]
 
@@ -77,8 +77,9 @@ class KendallBlockPairs:
 
     @staticmethod
     def applicable(n: int, m: int) -> bool:
-        """3 to :data:`MAX_SYSTEMS` systems (one byte per packed count up to 16 systems, two beyond)."""
-        return 3 <= n <= MAX_SYSTEMS
+        """3 to :data:`MAX_SYSTEMS` systems (one byte per packed count up to 16 systems, two beyond), and the
+        integer products of the tie-free inputs exact (:meth:`SummaryPairsShared.applicable`)."""
+        return 3 <= n <= MAX_SYSTEMS and SummaryPairsShared.applicable(n, m)
 
     def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, tied: dict, *, rtol: float | None = None):
         p, n, m = std.shape
@@ -105,8 +106,6 @@ class KendallBlockPairs:
     def prepare(self, pairs) -> None:
         """The inputs each pair counts with the tables (its tied inputs, or every input beyond
         :data:`FULL_SHARE`), and the shared products of the others' tie-free inputs."""
-        from metaeval.stats.kernels.shared import SummaryPairsShared
-
         self.pairs = list(pairs)
         self.index = {pair: q for q, pair in enumerate(self.pairs)}
         used = np.flatnonzero(self.defined)
