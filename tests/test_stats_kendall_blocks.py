@@ -2,13 +2,11 @@
 == the reference path (materialised X', Y' through level_correlation) for the same draws, for any batch."""
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.correlations.ties import tie_tolerance
+from metaeval.stats.correlations.ties import TIE_RTOL
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.resampling.draws import permutation_draws
 from metaeval.stats.significance.pair_permutations import permutation_pairs, shared_pair_kernel, tied_pair_kernel
@@ -16,7 +14,7 @@ from metaeval.stats.significance.permutation import standardize
 
 pytest.importorskip("numba")
 
-RULES = {"default tie rule": contextlib.nullcontext, "exact ties": lambda: tie_tolerance(0.0)}
+RULES = {"default tie rule": TIE_RTOL, "exact ties": 0.0}
 
 
 def _tie_heavy(seed, n=7, m=30):
@@ -32,35 +30,35 @@ def _tie_heavy(seed, n=7, m=30):
     return np.stack([standardize(x) for x in xs]), z.astype(float)
 
 
-def _reference(xs, z, draws, undefined):
+def _reference(xs, z, draws, undefined, rtol=TIE_RTOL):
     mask = draws.mask()
     zb = np.broadcast_to(z, mask.shape)
-    kw = dict(level="summary", coefficient="kendall-b", undefined=undefined)
+    kw = dict(level="summary", coefficient="kendall-b", undefined=undefined, rtol=rtol)
     return {(i, j): (level_correlation(np.where(mask, xs[j], xs[i]), zb, **kw).statistic
                      - level_correlation(np.where(mask, xs[i], xs[j]), zb, **kw).statistic)
             for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])}
 
 
-def _kernel(xs, z, undefined="skip"):
+def _kernel(xs, z, undefined="skip", rtol=TIE_RTOL):
     """The kernel that computes the pairs the shared tie-free kernel leaves (the pairs with metric ties)."""
     kw = dict(level="summary", coefficient="kendall-b", undefined=undefined, tie_threshold=0.0)
     pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
-    shared = shared_pair_kernel(xs, z, pairs, kw)
+    shared = shared_pair_kernel(xs, z, pairs, kw, rtol=rtol)
     left = [pair for pair in pairs if shared is None or not shared.covers(*pair)]
-    return left, tied_pair_kernel(xs, z, left, kw)
+    return left, tied_pair_kernel(xs, z, left, kw, rtol=rtol)
 
 
-def _check(xs, z, undefined, n_resamples=30, batches=(7,)):
+def _check(xs, z, undefined, n_resamples=30, batches=(7,), rtol=TIE_RTOL):
     """The fast pairs equal the reference (1e-12, NaN where it is NaN) and do not depend on the batch."""
     draws = permutation_draws(*z.shape, method="both", n_resamples=n_resamples, rng=3)
     kw = dict(level="summary", coefficient="kendall-b", undefined=undefined, tie_threshold=0.0)
-    fast = permutation_pairs(xs, z, draws, None, "auto", kw)
-    ref = _reference(xs, z, draws, undefined)
+    fast = permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+    ref = _reference(xs, z, draws, undefined, rtol)
     for pair, deltas in ref.items():
         np.testing.assert_array_equal(np.isnan(fast[pair]), np.isnan(deltas))
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
     for batch in batches:
-        again = permutation_pairs(xs, z, draws, batch, "auto", kw)
+        again = permutation_pairs(xs, z, draws, batch, "auto", kw, rtol=rtol)
         for pair in fast:
             np.testing.assert_array_equal(again[pair], fast[pair])
     return fast, ref
@@ -72,11 +70,10 @@ def test_tied_pairs_equal_the_reference_for_the_same_draws(undefined, rule):
     from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
 
     xs, z = _tie_heavy(1)
-    with RULES[rule]():
-        left, kernel = _kernel(xs, z, undefined)
-        assert isinstance(kernel, KendallBlockPairs) and len(left) == 6  # every pair holds a metric tie
-        assert all(kernel.covers(*pair) for pair in left)
-        _check(xs, z, undefined)
+    left, kernel = _kernel(xs, z, undefined, RULES[rule])
+    assert isinstance(kernel, KendallBlockPairs) and len(left) == 6  # every pair holds a metric tie
+    assert all(kernel.covers(*pair) for pair in left)
+    _check(xs, z, undefined, rtol=RULES[rule])
 
 
 @pytest.mark.parametrize("n", [3, 5, 12, 17, 21])
@@ -121,12 +118,11 @@ def test_near_ties_are_decided_per_resample():
     draws = permutation_draws(n, m, method="both", n_resamples=30, rng=1)
     kw = dict(level="summary", coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
     for rtol in (1e-9, 1e-8):
-        with tie_tolerance(rtol):
-            _, kernel = _kernel(xs, z)
-            assert isinstance(kernel, KendallBlockPairs)
-            kernel.deltas(BatchCache(draws, slice(0, 30)), 0, 1)  # counts every pair: the near ties are known
-            fast = permutation_pairs(xs, z, draws, None, "auto", kw)
-            ref = _reference(xs, z, draws, "skip")
+        _, kernel = _kernel(xs, z, rtol=rtol)
+        assert isinstance(kernel, KendallBlockPairs)
+        kernel.deltas(BatchCache(draws, slice(0, 30)), 0, 1)  # counts every pair: the near ties are known
+        fast = permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+        ref = _reference(xs, z, draws, "skip", rtol)
         assert any(kernel.near.values())  # some inputs hold a near tie and take the sweep
         for pair, deltas in ref.items():
             np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
