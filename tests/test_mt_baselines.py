@@ -303,7 +303,7 @@ def test_cli_waves_and_baseline(shared_data, cli_files, capsys):
     np.testing.assert_allclose(np.array(out["statistics"], dtype=float), api.statistics)
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "mqm.wave2 (human)" in text and "metrics significantly above / level with / below the human baseline" in text
+    assert "mqm.wave2 (human)" in text and "metrics above / level with / below human baseline mqm.wave2 (p < 0.05)" in text
     assert main([*argv, "--format", "csv"]) == 0
     frame = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
     assert set(frame.loc[frame.human, "metric"]) == {"mqm.wave2"}

@@ -212,8 +212,8 @@ def _verdict_table(result):
     if one:  # named in the title
         frame = frame.drop(columns="baseline")
     frame = frame.rename(columns={"baseline_statistic": "baseline" if one else "value"})
-    named = f"the human baseline {result.human_baselines[0]}" if one else "each human baseline"
-    return frame_table(frame, title=f"metrics significantly above / level with / below {named} (p < {result.alpha:g})")
+    named = f"human baseline {result.human_baselines[0]}" if one else "each human baseline"
+    return frame_table(frame, title=f"metrics above / level with / below {named} (p < {result.alpha:g})")
 
 
 def _origin(params: dict) -> str:
