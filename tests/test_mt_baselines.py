@@ -334,3 +334,42 @@ def test_cli_waves_of_one_rater_data_are_refused(shared_data, cli_files, capsys)
     assert capsys.readouterr().err.strip().endswith(
         "metaeval: error: language pair 'en-de': `--rater-waves` needs the per-rater scorers 'mqm.<rater>' (MQM ratings"
         " with several raters per segment); got none among the scorers of 'mqm_ted_ende'.")
+
+
+def test_cli_second_annotation_of_an_mt_metrics_eval_directory(tmp_path, capsys):
+    """mt-metrics-eval's layout with two versions of the human scores (WMT25: esa-human1 the gold, esa-human2 a
+    second annotation): the second is scored against the first as a baseline."""
+    rng = np.random.default_rng(1)
+    root = tmp_path / "wmt25"
+    (root / "human-scores").mkdir(parents=True)
+    (root / "metric-scores" / "en-de").mkdir(parents=True)
+    systems = ["sysA", "sysB", "sysC", "sysD", "sysE"]
+    truth = rng.normal(size=(5, 8))
+    files = {root / "human-scores" / "en-de.esa-human1.seg.score": truth + rng.normal(scale=0.3, size=truth.shape),
+             root / "human-scores" / "en-de.esa-human2.seg.score": truth + rng.normal(scale=0.3, size=truth.shape),
+             root / "metric-scores" / "en-de" / "metric-refA.seg.score": truth + rng.normal(size=truth.shape)}
+    for path, values in files.items():
+        path.write_text("".join(f"{s}\t{v!r}\n" for s, row in zip(systems, values) for v in row.tolist()))
+    argv = ["mt", "--mt-metrics-eval", str(root), "--language-pair", "en-de", "--human", "esa-human1",
+            "--human-baseline", "esa-human2", "--task", "global/pearson", "--n-resamples", "50", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metrics"] == ["metric-refA", "esa-human2"] and out["human_baselines"] == ["esa-human2"]
+    t = out["tasks"].index("en-de:global/pearson")
+    h1 = files[root / "human-scores" / "en-de.esa-human1.seg.score"].ravel()
+    h2 = files[root / "human-scores" / "en-de.esa-human2.seg.score"].ravel()
+    assert out["statistics"][t][1] == pytest.approx(scipy.stats.pearsonr(h2, h1)[0])
+    assert {r["metric"] for r in out["baseline_verdicts"]} == {"metric-refA"}
+
+
+def test_a_baseline_inside_the_gold_is_named(waves_data):
+    data = {lp: me.ScoreSet({**{s: ds.matrix(s) for s in ds.scorers},
+                             "mqm": (2 * ds.matrix("mqm.wave1") + ds.matrix("mqm.wave2")) / 3},
+                            systems=ds.systems, inputs=ds.inputs, humans=["mqm", *ds.humans]) for lp, ds in waves_data.items()}
+    with pytest.warns(DataWarning) as caught:
+        me.mt_evaluate(data, ["metric-A"], "mqm", tasks=["system/pearson"], human_baselines=["mqm.wave2"],
+                       n_resamples=20, rng=0)
+    assert [str(w.message) for w in caught] == [
+        "human baseline 'mqm.wave2' is part of the gold 'mqm' (its raters are averaged into it), so it agrees with the"
+        " gold partly by construction; for an independent baseline take a rater wave as the gold and another as the"
+        " baseline."]

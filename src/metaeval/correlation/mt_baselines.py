@@ -12,13 +12,14 @@ average), at level ``alpha``, from the one-sided p-values ``p[m, b]`` ("m beats 
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..data.scoreset import _suggestion
-from ..errors import ParameterError
+from ..errors import DataWarning, ParameterError
 
 __all__ = ["HUMAN_MARK", "VERDICTS", "check_human_baselines", "verdict"]
 
@@ -52,6 +53,11 @@ def check_human_baselines(data: Mapping, golds: Mapping, metrics, baselines: Any
                                      f"{_suggestion(name, tuple(ds.scorers))}.")
         if metrics is not None and name in metrics:
             raise ParameterError(f"`{param}` must not name a metric too; got {name!r} in `{metric_param}` as well.")
+        inside = [gold for gold in dict.fromkeys(golds.values()) if name.startswith(f"{gold}.")]
+        if inside:
+            warnings.warn(f"human baseline {name!r} is part of the gold {inside[0]!r} (its raters are averaged into "
+                          f"it), so it agrees with the gold partly by construction; for an independent baseline take "
+                          f"a rater wave as the gold and another as the baseline.", DataWarning, stacklevel=3)
     return items
 
 
