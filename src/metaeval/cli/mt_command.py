@@ -174,13 +174,14 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 
 
 def _waves(data: dict, waves: int, seed: int) -> dict:
-    """Every language pair with its raters split into ``waves`` waves (one Generator of ``--seed`` for all,
-    in the order of the language pairs)."""
+    """Every language pair with its raters split into ``waves`` waves: one Generator for all, in the order of
+    the language pairs, ``numpy.random.default_rng((seed, 1))`` - a stream of ``--seed`` apart from the tests'
+    draws (``default_rng(seed)``), so that the data never share random numbers with the tests' masks."""
     import numpy as np
 
     from ..human.waves import rater_waves
 
-    gen = np.random.default_rng(seed)
+    gen = np.random.default_rng((seed, 1))
     out = {}
     for lp, ds in data.items():
         try:
