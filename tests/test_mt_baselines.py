@@ -319,6 +319,9 @@ def test_cli_waves_and_baseline(shared_data, cli_files, capsys):
       "--human-baseline", "mqm.wave2"],
      "`--human-baseline` must not name a metric too; got 'mqm.wave2' in `--metric` as well."),
     (["--rater-waves", "1"], "language pair 'en-de': `--rater-waves` must be an integer >= 2; got 1."),
+    (["--rater-waves", "1000000000"],  # bounded by the data: refused before anything is allocated
+     "language pair 'en-de': `--rater-waves` must leave every wave a rater on every system of a segment; got 104 of "
+     "104 segments with fewer than 1000000000 raters on some system they rated (first: '1', '2', '3', ...)."),
     (["--rater-waves", "4", "--human", "mqm.wave1"],
      "language pair 'en-de': `--rater-waves` must leave every wave a rater on every system of a segment; got 104 of "
      "104 segments with fewer than 4 raters on some system they rated (first: '1', '2', '3', ...)."),

@@ -94,8 +94,9 @@ def _waves_iv(scores, waves, human, param):
     waves = check_int(param, waves, minimum=2)
     if not isinstance(human, str) or not human:
         raise ParameterError(f"`human` must be the name of the averaged human scorer; got {human!r}.")
-    names = wave_names(human, waves)
-    taken = [n for n in names if n in scores.scorers]
+    wave = f"{human}.wave"  # the names are built once the data bound the number of waves
+    taken = [s for s in scores.scorers if s.startswith(wave) and s[len(wave):].isdigit()
+             and 1 <= int(s[len(wave):]) <= waves]
     if taken:
         raise ParameterError(f"`{param}`: the scorer {taken[0]!r} exists already in {scores.name or 'the data'!r}; "
                              f"split the ratings once.")
@@ -104,7 +105,7 @@ def _waves_iv(scores, waves, human, param):
     if not raters:
         raise ParameterError(f"`{param}` needs the per-rater scorers '{human}.<rater>' (MQM ratings with several "
                              f"raters per segment); got none among the scorers of {scores.name or 'the data'!r}.")
-    return scores, waves, names, raters
+    return scores, waves, raters
 
 
 def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm", param: str = "waves") -> RaterWaves:
@@ -156,7 +157,7 @@ def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm",
     >>> rater_waves(r, 2, rng=0).counts()                                                                     # doctest: +SKIP
     {'2+1': 104}
     """
-    scores, waves, names, raters = _waves_iv(scores, waves, human, param)
+    scores, waves, raters = _waves_iv(scores, waves, human, param)
     gen, seed = rng_and_seed(rng)
     stack = np.stack([scores.matrix(r) for r in raters])  # (R, N, M)
     rated = np.isfinite(stack)
@@ -181,6 +182,7 @@ def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm",
         raise ParameterError(f"`{param}` must leave every wave a rater on every system of a segment; got {len(bad)} "
                              f"of {int(cell_rated.any(axis=0).sum())} segments with fewer than {waves} raters on "
                              f"some system they rated (first: {shown}).")
+    names = wave_names(human, waves)  # waves <= raters of a segment here
     prefix = len(human) + 1
     sums = np.zeros((waves, *stack.shape[1:]))
     counts = np.zeros((waves, *stack.shape[1:]))
