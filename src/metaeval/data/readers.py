@@ -32,6 +32,7 @@ import pandas as pd
 from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
+from .columnar import TextColumn
 from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
@@ -142,7 +143,7 @@ def read_scores(
                                  " mqm.<rater>).")
         ds = read_mqm_ratings(path, name=name).scores
         return ds if humans is None else ds.with_humans(humans)
-    table = read_table(path, file_format(path, format))
+    table = read_table(path, file_format(path, format), columnar=True)
     layout = table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,
                                           scorer=scorer, names=option_names, shared_mapping=shared_mapping)
@@ -280,7 +281,11 @@ def _label_text(table: RawTable, column: str, position: int, cell: Any, role: st
 def _label_cells(table: RawTable, column: str, role: str) -> np.ndarray:
     cells = table.columns[column]
     if table.format in ("csv", "tsv"):  # every cell is a string
-        labels = np.array([cell.strip() for cell in cells], dtype=object)
+        if isinstance(cells, TextColumn):  # each distinct text stripped once; the cells share the label objects
+            codes, texts = cells.coded()
+            labels = np.array([text.strip() for text in texts], dtype=object)[codes]
+        else:
+            labels = np.array([cell.strip() for cell in cells], dtype=object)
         empty = np.flatnonzero(labels == "")
         if empty.size:
             position = int(empty[0])
