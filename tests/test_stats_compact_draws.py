@@ -54,9 +54,13 @@ def test_many_draws_keep_counts_and_give_the_same_indices(monkeypatch):
     assert k * m >= draws_module._COMPACT_CELLS
     compact = bootstrap_draws(5, m, method="both", n_resamples=k, rng=11)
     assert isinstance(compact.cols, RegeneratedDraws)
+    with monkeypatch.context() as patch:  # the counts are read from memory, never regenerated
+        patch.setattr(RegeneratedDraws, "_rows", lambda self, start, stop: pytest.fail("regenerated"))
+        counts = compact.col_weights(slice(20, 64))
     monkeypatch.setattr(draws_module, "_COMPACT_CELLS", 10**12)
     draws_module._DRAWS_MEMO.clear()
     whole = bootstrap_draws(5, m, method="both", n_resamples=k, rng=11)
+    assert np.array_equal(counts, whole.col_weights(slice(20, 64)))
     assert isinstance(whole.cols, np.ndarray)
     assert np.array_equal(compact.rows, whole.rows)
     assert np.array_equal(compact.col_indices(slice(5, 40)), whole.col_indices(slice(5, 40)))

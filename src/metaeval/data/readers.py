@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
-from .columnar import TextColumn
+from .columnar import TextColumn, release_arrow_memory
 from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
@@ -162,7 +162,11 @@ def read_scores(
             ds = ds.with_humans((*ds.humans, *annotated))
     if human is not None and human not in ds.humans:
         ds = ds.with_humans((*ds.humans, human))
-    note_ignored(table.path, ignored, option_names)
+    read_path, columnar = table.path, any(isinstance(c, TextColumn) for c in table.columns.values())
+    del table
+    if columnar:
+        release_arrow_memory()
+    note_ignored(read_path, ignored, option_names)
     return ds
 
 

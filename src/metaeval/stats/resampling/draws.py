@@ -194,15 +194,14 @@ class BootstrapDraws:
 
     def col_weights(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
         """Multiplicity of every input in resamples ``sl``: int array ``(k, n_inputs)``."""
-        idx = self.col_indices(sl, human=human)
         separate = human and self.n_inputs_human is not None  # full-test-set: humans' own inputs
-        m = self.n_inputs_human if separate else self.n_inputs
-        resampled = self.cols_human is not None if separate else self.cols is not None
-        if not resampled:
-            return np.ones(idx.shape, dtype=np.int64)
         source = self.cols_human if separate else self.cols
         if isinstance(source, RegeneratedDraws):  # many draws: their counts are kept, not their indices
             return source.counts[sl].astype(np.int64)
+        idx = self.col_indices(sl, human=human)
+        m = self.n_inputs_human if separate else self.n_inputs
+        if source is None:  # the inputs are not resampled
+            return np.ones(idx.shape, dtype=np.int64)
         if self.n_resamples * m <= _WEIGHTS_CACHED_CELLS:
             return self._col_weights(separate)[sl]
         return count_weights(idx, m)
