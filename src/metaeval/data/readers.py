@@ -34,6 +34,7 @@ from . import annotator_column
 from .cells import numeric_cells
 from .columnar import TextColumn, release_arrow_memory
 from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
+from .row_keys import check_unique
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -227,10 +228,10 @@ def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None,
         groups, scorer_labels = _long_entries(table, label_columns)
     else:
         groups, scorer_labels = _wide_entries(table, label_columns), None
-    _check_unique(table, systems, inputs, annotators, scorer_labels)
-
     system_labels, system_codes = _codes(systems)
     input_labels, input_codes = _codes(inputs)
+    check_unique(table, systems, inputs, annotators, scorer_labels, (system_codes, input_codes))
+
     shape = (len(system_labels), len(input_labels))
     scores: dict[str, np.ndarray] = {}
     for entries in groups:
@@ -354,28 +355,6 @@ def _long_entries(table: RawTable, label_columns: set[str]) -> tuple[list[_Entri
         own = {k: lists[p] for k, p in enumerate(index) if p in lists}
         groups.append(_Entries(scorer, None, index, values[index], own))
     return groups, scorers
-
-
-def _check_unique(table: RawTable, systems: np.ndarray, inputs: np.ndarray, annotators: np.ndarray | None,
-                  scorers: np.ndarray | None) -> None:
-    names = ["system", "input"] + (["scorer"] if scorers is not None else []) + (["annotator"] if annotators is not None else [])
-    frame = pd.DataFrame({"system": systems, "input": inputs})
-    if scorers is not None:
-        frame["scorer"] = scorers
-    if annotators is not None:
-        frame["annotator"] = np.where(pd.isna(annotators), "\x00none", annotators)
-    duplicated = frame.duplicated(keep="first").to_numpy()
-    if not duplicated.any():
-        return
-    position = int(np.flatnonzero(duplicated)[0])
-    key = tuple(frame.iloc[position])
-    first = int(np.flatnonzero((frame == frame.iloc[position]).all(axis=1).to_numpy())[0])
-    shown = tuple(None if k == "\x00none" else k for k in key)
-    raise InputFileError(
-        table.path,
-        f"({', '.join(names)}) must be unique; got {shown!r} again (first on row {int(table.rows[first])}).",
-        row=int(table.rows[position]),
-    )
 
 
 # -- one scorer's array ---------------------------------------------------------------------------
