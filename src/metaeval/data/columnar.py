@@ -37,7 +37,7 @@ _BLOCK_BYTES = 1 << 24
 
 
 class TextColumn(Sequence):
-    """The cells of one CSV / TSV column as one Arrow string array, read as a sequence of ``str``.
+    """The cells of one CSV / TSV column as an Arrow string array (or chunked array), read as a sequence of ``str``.
 
     Indexing by an integer gives the cell's text (as the row-wise parser's list would); by a slice, an
     integer array or a boolean mask, another :class:`TextColumn`; iteration yields the texts in row order.
@@ -51,7 +51,7 @@ class TextColumn(Sequence):
 
     @property
     def arrow(self) -> Any:
-        """The Arrow string array (no nulls)."""
+        """The Arrow string array or chunked array (no nulls)."""
         return self._array
 
     def __len__(self) -> int:
@@ -85,7 +85,7 @@ class TextColumn(Sequence):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TextColumn):
-            return self._array.equals(other._array)
+            return len(other) == len(self) and self.to_list() == other.to_list()
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and self.to_list() == list(other)
         return NotImplemented
@@ -100,8 +100,9 @@ class TextColumn(Sequence):
         """``(codes, texts)``: the distinct texts in order of first appearance and each cell's position in them."""
         import pyarrow.compute as pc
 
-        encoded = pc.dictionary_encode(self._array)
-        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp), encoded.dictionary.to_pylist()
+        distinct = pc.unique(self._array)
+        codes = pc.index_in(self._array, value_set=distinct)
+        return np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.intp), distinct.to_pylist()
 
     def distinct(self) -> list[str]:
         """The distinct texts in order of first appearance."""
@@ -125,32 +126,32 @@ def delimited_columns(text: str, delimiter: str) -> tuple[list[str], dict[str, T
     limit = csv.field_size_limit()
     if max(len(field) for field in header) >= limit:
         return None
-    body = text[end + 1:].encode("utf-8")
-    table = _arrow_csv(body, delimiter, len(names))
+    data = text.encode("utf-8")
+    start = len(text[:end].encode("utf-8")) + 1  # the body: the bytes after the header line (not copied)
+    table = _arrow_csv(data, start, delimiter, len(names))
     if table is None:
         return None
-    n_rows = body.count(b"\n") + (not body.endswith(b"\n"))
+    n_rows = data.count(b"\n", start) + (not data.endswith(b"\n"))
     if table.num_rows != n_rows:
         return None
     import pyarrow.compute as pc
 
     columns = {}
-    for name, column in zip(names, table.columns):
-        array = column.combine_chunks()
-        if array.null_count or (len(array) and pc.max(pc.utf8_length(array)).as_py() >= limit):
+    for name, column in zip(names, table.columns):  # chunked arrays, as parsed (not concatenated)
+        if column.null_count or pc.max(pc.utf8_length(column)).as_py() >= limit:
             return None
-        columns[name] = TextColumn(array)
+        columns[name] = TextColumn(column)
     return names, columns, np.arange(2, n_rows + 2, dtype=np.int64)
 
 
-def _arrow_csv(body: bytes, delimiter: str, n_columns: int) -> Any:
+def _arrow_csv(data: bytes, start: int, delimiter: str, n_columns: int) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     generated = [f"f{k}" for k in range(n_columns)]
     try:
         return pacsv.read_csv(
-            pa.BufferReader(body),
+            pa.BufferReader(pa.py_buffer(data)[start:]),
             read_options=pacsv.ReadOptions(column_names=generated, block_size=_BLOCK_BYTES),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              escape_char=False, newlines_in_values=False, ignore_empty_lines=False),

@@ -34,7 +34,6 @@ from . import annotator_column
 from .cells import numeric_cells
 from .columnar import TextColumn, release_arrow_memory
 from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
-from .row_keys import check_unique
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -44,6 +43,7 @@ from .formats import (
     file_format,
     read_table,
 )
+from .row_keys import check_unique
 from .scoreset import ScoreSet
 from .sidecar import recorded_humans
 
