@@ -60,9 +60,9 @@ class RawTable:
         One of :data:`FORMATS`.
     columns : dict of str to sequence
         Column name -> one raw cell per data row: ``str`` for CSV/TSV (a list, or a
-        :class:`~metaeval.data.columnar.TextColumn` of the same texts when read column-wise); JSON values (numbers, strings,
-        ``None``, lists) for JSON Lines (``None`` where a line lacks the field); for Parquet a float
-        array (numeric columns) or a list of Python values.
+        :class:`~metaeval.data.columnar.TextColumn` of the same texts when read column-wise); JSON
+        values (numbers, strings, ``None``, lists) for JSON Lines (``None`` where a line lacks the
+        field); for Parquet a float array (numeric columns) or a list of Python values.
     rows : numpy.ndarray of int
         The row number of each data row as an editor shows it (see the module notes).
     header_row : int or None
