@@ -18,7 +18,7 @@ row-wise code, with its own result and its own error message (file, row, column,
 - a column converts column-wise when every cell is either a plain decimal number (``-1.5``, ``3``,
   ``.5e-3``: optional sign, digits, optional point and exponent, nothing around it), exactly as Python's
   ``float`` reads it (both round correctly; ``tests/test_data_columnar.py`` checks the bits), or a
-  missing-score spelling of :data:`~metaeval.data.formats.MISSING_TOKENS` without surrounding blanks in
+  missing-score spelling of :data:`~metaeval.data.missing.MISSING_TOKENS` without surrounding blanks in
   ASCII letters of any case; and no value is infinite (``1e999``).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .formats import MISSING_TOKENS
+from .missing import MISSING_TOKENS
 
 _CHUNK = 65_536
 _NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"

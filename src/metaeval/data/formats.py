@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputFileError, check_choice
+from .missing import MISSING_TOKENS
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
 """Score file formats that :func:`~metaeval.data.readers.read_scores` and ``write_scores`` handle."""
@@ -40,9 +41,6 @@ INPUT_KEYS = ("input", "instance_id")
 ANNOTATOR_KEY = "annotator"
 NESTED_KEYS = ("metrics", "scores")
 """A JSON line whose ``metrics`` (or ``scores``) field is an object holds its scores there."""
-
-MISSING_TOKENS = frozenset({"", "nan", "none", "null", "na", "n/a"})
-"""Cell texts (compared case-insensitively, surrounding blanks ignored) that mean a missing score."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _LABEL_KEYS = frozenset({*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY, "scorer"})
