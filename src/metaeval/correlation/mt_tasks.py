@@ -21,9 +21,10 @@ from ..stats.mt.significance import (
     pairs_null,
     system_statistic,
 )
+from ..stats.mt.segment_null import segment_null
 from ..stats.mt.spa import spa_null
 from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy
-from ..stats.mt.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
+from ..stats.mt.wmt_permutation import pearson_null, random_bits, system_accuracy_null, system_null
 
 __all__ = ["CALIBRATED", "LanguagePair", "calibrated", "language_pair", "run_task", "segment_task", "spa_task",
            "system_task"]
@@ -147,7 +148,7 @@ def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold):
     def generic(h, zz):
         return resampled_task(h, zz, **kw)
 
-    return o, hybrid_null(xs, z, mask_source(gen, z.size), k, generic)
+    return o, segment_null(xs, z, mask_source(gen, z.size), k, level, stat, generic)
 
 
 def run_task(lp, level, stat, *, permute, draws, gen, k, recalibrate, spa_permutations, pvalue, human_ties,
