@@ -52,3 +52,28 @@ def test_shared_null_equals_the_hybrids_scored_one_by_one(level, coefficient):
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
     assert np.nanstd(ref) > 0  # the draws vary: not a vacuous comparison
 
+
+
+@pytest.mark.parametrize("task", ["global/pearson", "global/kendall-b", "summary/kendall-b", "summary/acc23",
+                                  "summary/pdp", "by-system/kendall-b", "by-system/pdp", "system/pearson",
+                                  "system/accuracy", "system/acc23"])
+def test_subset_statistics_at_once_equal_each_subset_on_its_own(task):
+    """The audit's ranking consistency: a task's statistics on segment subsets from 0/1 weights (one call)
+    against the task run on each subset's own language pair."""
+    from metaeval.correlation.mt_tasks import language_pair, run_task, subsample_statistics
+
+    xs, z = _metrics(systems=8, segments=80)
+    names = [f"m{i}" for i in range(xs.shape[0])]
+    ds = me.ScoreSet.from_matrices({**dict(zip(names, xs)), "mqm": z}, humans=["mqm"])
+    level, stat = task.split("/")
+    gen = np.random.default_rng(5)
+    subsets = np.zeros((6, 80), dtype=bool)
+    for row in subsets:
+        row[gen.choice(80, size=40, replace=False)] = True
+    options = dict(human_ties="skip", darr_threshold=25.0, metrics=names)
+    whole = language_pair(ds, names, "mqm", {}, {}, np.ones(80, dtype=bool))
+    at_once = subsample_statistics(whole, level, stat, subsets, **options)
+    one_by_one = [run_task(language_pair(ds, names, "mqm", {}, {}, row), level, stat, permute=True, draws=False,
+                           gen=None, k=0, recalibrate=False, spa_permutations=0, pvalue="randomized", **options)[0]
+                  for row in subsets]
+    np.testing.assert_allclose(at_once, np.array(one_by_one, dtype=float), rtol=0, atol=1e-12)
