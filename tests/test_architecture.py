@@ -139,3 +139,43 @@ def test_cli_help_loads_no_heavy_library(heavy):
     code = ("import sys; sys.argv = ['metaeval', '--help']\nfrom metaeval.cli.main import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass")
     assert heavy not in _fresh_modules(code)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The metaeval modules ``path`` imports anywhere (module level, functions, ``TYPE_CHECKING`` blocks)."""
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            for alias in node.names:
+                target = f"{module}.{alias.name}"
+                out.add(target if target in modules else module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return (out & modules) - {name}
+
+
+def test_no_import_circle():
+    """No module reaches itself through imports, counting the imports inside functions too."""
+    paths = {_module_name(p): p for p in _modules()}
+    graph = {name: _imported_modules(path, set(paths)) for name, path in paths.items()}
+    circles = []
+    for start in sorted(graph):
+        seen, stack = set(), [(start, (start,))]
+        while stack:
+            node, trail = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    circles.append(" -> ".join(trail + (start,)))
+                elif nxt not in seen and nxt > start:  # each circle once, from its smallest module
+                    seen.add(nxt)
+                    stack.append((nxt, trail + (nxt,)))
+    assert not circles, circles

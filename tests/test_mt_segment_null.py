@@ -70,7 +70,7 @@ def test_subset_statistics_at_once_equal_each_subset_on_its_own(task):
     subsets = np.zeros((6, 80), dtype=bool)
     for row in subsets:
         row[gen.choice(80, size=40, replace=False)] = True
-    options = dict(human_ties="skip", darr_threshold=25.0, metrics=names)
+    options = dict(human_ties="skip", darr_threshold=25.0, metrics=names, rtol=me.defaults.TIE_TOLERANCE)
     whole = language_pair(ds, names, "mqm", {}, {}, np.ones(80, dtype=bool))
     at_once = subsample_statistics(whole, level, stat, subsets, **options)
     one_by_one = [run_task(language_pair(ds, names, "mqm", {}, {}, row), level, stat, permute=True, draws=False,

@@ -3,11 +3,9 @@
 Real human scores (WMT20 MQM en-de, averaged over raters: mostly 0 and small negative steps; SummEval's
 averaged expert relevance) against metrics with the ties of real metric scores: rounded to 0.5, LLM-judge
 integers 0-100 in steps of 5, sentence-BLEU-like with 40% exact zeros; with the default tie rule and with
-exact ties (``tie_tolerance(0.0)``).
+exact ties (``rtol=0``).
 """
 from __future__ import annotations
-
-import contextlib
 
 import numpy as np
 import pytest
@@ -17,7 +15,7 @@ import metaeval as me
 from metaeval.stats.resampling.bootstrap import bootstrap_interval, bootstrap_samples
 from metaeval.stats.kernels import bootstrap_kernel
 from metaeval.stats.resampling.draws import BootstrapDraws, bootstrap_draws
-from metaeval.stats.correlations.ties import tie_tolerance
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 KINDS = ("half", "judge", "zeros")
 
@@ -39,7 +37,7 @@ def mqm(shared_data):
 
 
 def rules():
-    return [("default", contextlib.nullcontext), ("exact", lambda: tie_tolerance(0.0))]
+    return [("default", TIE_RTOL), ("exact", 0.0)]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -50,11 +48,10 @@ def test_kernels_equal_reference_on_tie_heavy_mqm(mqm, kind, coefficient, level,
     x = tie_heavy_metric(mqm, kind)
     for method in ("systems", "inputs", "both"):
         draws = bootstrap_draws(*x.shape, method=method, n_resamples=40, rng=3)
-        kw = dict(level=level, coefficient=coefficient, draws=draws)
-        with rule[1]():
-            assert bootstrap_kernel(x, mqm, level=level, coefficient=coefficient, draws=draws) is not None
-            fast = bootstrap_samples(x, mqm, **kw)
-            ref = bootstrap_samples(x, mqm, engine="reference", **kw)
+        kw = dict(level=level, coefficient=coefficient, draws=draws, rtol=rule[1])
+        assert bootstrap_kernel(x, mqm, level=level, coefficient=coefficient, draws=draws, rtol=rule[1]) is not None
+        fast = bootstrap_samples(x, mqm, **kw)
+        ref = bootstrap_samples(x, mqm, engine="reference", **kw)
         np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
         assert np.isfinite(fast).all()
 
@@ -66,9 +63,9 @@ def test_summary_spearman_kernel_on_summeval(rule):
     for metric in [m for m in ds.scorers if m not in ds.humans][:4]:
         x = ds.matrix(metric)
         draws = bootstrap_draws(*x.shape, method="both", n_resamples=30, rng=1)
-        with rule[1]():
-            fast = bootstrap_samples(x, z, level="summary", coefficient="spearman", draws=draws)
-            ref = bootstrap_samples(x, z, level="summary", coefficient="spearman", draws=draws, engine="reference")
+        kw = dict(level="summary", coefficient="spearman", draws=draws, rtol=rule[1])
+        fast = bootstrap_samples(x, z, **kw)
+        ref = bootstrap_samples(x, z, engine="reference", **kw)
         np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
 
 

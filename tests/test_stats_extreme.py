@@ -153,10 +153,9 @@ def test_pearson_constancy_does_not_depend_on_the_tie_tolerance():
     nearly = [1.0, 1.0 + 1e-6, 1.0, 1.0 - 1e-6]  # distinct relative to their spread: not constant
     want = correlation(np.array(nearly) - 1.0, y, "pearson")
     for rtol in (0.0, 1e-9, 1e-3):
-        with ties.tie_tolerance(rtol):
-            assert correlation(nearly, y, "pearson") == pytest.approx(want, abs=1e-9)
-            # two summation orders of one mean: constant for Pearson whatever the tie tolerance
-            assert np.isnan(correlation([2.0, 1.9999999999999998, 2.0, 2.0], y, "pearson"))
+        assert correlation(nearly, y, "pearson", rtol=rtol) == pytest.approx(want, abs=1e-9)
+        # two summation orders of one mean: constant for Pearson whatever the tie tolerance
+        assert np.isnan(correlation([2.0, 1.9999999999999998, 2.0, 2.0], y, "pearson", rtol=rtol))
 
 
 def test_the_tie_rule_is_relative_to_the_spread():
@@ -172,9 +171,8 @@ def test_the_tie_rule_is_relative_to_the_spread():
         for shift in (0.0, 1e3):
             w = np.array([0.0, 0.4e-9, 1.0]) + shift
             assert correlation(w, [1.0, 1.0, 2.0], "kendall-b") == 1.0
-        # exact under tie_tolerance(0)
-        with ties.tie_tolerance(0):
-            assert correlation([1.0, 1.0 + 1e-15, 2.0], [1.0, 2.0, 3.0], "kendall-b") == 1.0
+        # exact under rtol=0
+        assert correlation([1.0, 1.0 + 1e-15, 2.0], [1.0, 2.0, 3.0], "kendall-b", rtol=0.0) == 1.0
 
 
 def test_tie_tolerances_and_the_implicit_rule_agree():

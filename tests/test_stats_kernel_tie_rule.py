@@ -23,9 +23,9 @@ from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
 ULP2 = np.nextafter(2.0, 0.0)  # 1.9999999999999998: 2.0 summed in another order
 
 
-def _same_ranks(v):
-    fast, near, tied = row_ranks(v)
-    full, full_tied = tie_ranks(v)
+def _same_ranks(v, rtol=ties.TIE_RTOL):
+    fast, near, tied = row_ranks(v, rtol=rtol)
+    full, full_tied = tie_ranks(v, rtol=rtol)
     np.testing.assert_array_equal(fast, full)
     np.testing.assert_array_equal(np.isin(np.arange(v.shape[0]), near) | (full_tied == 0), True)
     np.testing.assert_array_equal(full_tied[near], tied)
@@ -41,16 +41,14 @@ def test_row_ranks_finds_near_ties_in_rows_of_both_signs():
 def test_row_ranks_finds_rounding_ties_under_a_tolerance_below_the_floor():
     # a gap of 16 ulps of 1.0 (3.6e-15) is under the floor 2^-46 max|v| (1.4e-14), above 1e-15 * max|v|
     v = np.array([[0.0, 1.0, 1.0 + 16 * 2.0 ** -52, 0.5]])
-    with ties.tie_tolerance(1e-15):
-        _same_ranks(v)
-        assert tie_ranks(v)[1][0] == 1
+    _same_ranks(v, rtol=1e-15)
+    assert tie_ranks(v, rtol=1e-15)[1][0] == 1
 
 
 def test_kernel_pearson_constancy_is_the_rule_of_is_constant():
     v = np.array([[2.0, ULP2, 2.0], [1.0, 2.0, 3.0]])
-    with ties.tie_tolerance(0.0):
-        np.testing.assert_array_equal(_is_constant(v, axis=1), [True, False])
-        np.testing.assert_array_equal(_is_constant(v.T, axis=0), [True, False])
+    np.testing.assert_array_equal(_is_constant(v, axis=1), [True, False])  # whatever the tie tolerance
+    np.testing.assert_array_equal(_is_constant(v.T, axis=0), [True, False])
     np.testing.assert_array_equal(_is_constant(v, axis=1), ties.is_constant(v, axis=1))
 
 
@@ -58,8 +56,7 @@ def test_risky_columns_include_rounding_constants_under_exact_ties():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
     x[:, 1] = [2.0, ULP2, 2.0, ULP2]  # the mask "keep X" makes input 1 constant for Pearson
-    with ties.tie_tolerance(0.0):
-        risky = _PermSummaryPearson._risky_columns(x, y)
+    risky = _PermSummaryPearson._risky_columns(x, y, rtol=0.0)
     assert risky[1] and not risky[0] and not risky[2]
 
 
@@ -71,10 +68,9 @@ def test_permutation_summary_pearson_kernel_equals_reference_under_exact_ties():
     x[:, :4] = np.where(rng.random((n, 4)) < 0.5, 2.0, ULP2) * 10.0
     y[:, :4] = rng.normal(size=(n, 4))
     draws = permutation_draws(n, m, method="both", n_resamples=64, rng=3)
-    kw = dict(level="summary", coefficient="pearson", draws=draws, undefined="skip")
-    with ties.tie_tolerance(0.0):
-        fast = permutation_deltas(x, y, z, engine="auto", **kw)
-        ref = permutation_deltas(x, y, z, engine="reference", **kw)
+    kw = dict(level="summary", coefficient="pearson", draws=draws, undefined="skip", rtol=0.0)
+    fast = permutation_deltas(x, y, z, engine="auto", **kw)
+    ref = permutation_deltas(x, y, z, engine="reference", **kw)
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
 
 
@@ -143,10 +139,9 @@ def test_bootstrap_summary_pearson_constancy_is_the_rule_of_is_constant(rtol, me
     x[:, 1] = [2.0, ULP2, 3.0]
     z[:, 2] = [-1.0, -1.0 + 1e-10, 5.0]
     draws = bootstrap_draws(n, m, method=method, n_resamples=200, rng=1)
-    kw = dict(level="summary", coefficient="pearson", draws=draws)
-    with ties.tie_tolerance(rtol):
-        fast = bootstrap_samples(x, z, engine="auto", **kw)
-        ref = bootstrap_samples(x, z, engine="reference", **kw)
+    kw = dict(level="summary", coefficient="pearson", draws=draws, rtol=rtol)
+    fast = bootstrap_samples(x, z, engine="auto", **kw)
+    ref = bootstrap_samples(x, z, engine="reference", **kw)
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
 
 

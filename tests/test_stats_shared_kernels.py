@@ -21,13 +21,13 @@ def _data(seed, n=7, m=30, p=4):
     return xs, z
 
 
-def _reference(xs, z, draws, level, coefficient, undefined):
+def _reference(xs, z, draws, level, coefficient, undefined, rtol=1e-9):
     mask = draws.mask()
     zb = np.broadcast_to(z, mask.shape)
     out = {}
     for i in range(xs.shape[0]):
         for j in range(i + 1, xs.shape[0]):
-            kw = dict(level=level, coefficient=coefficient, undefined=undefined)
+            kw = dict(level=level, coefficient=coefficient, undefined=undefined, rtol=rtol)
             out[i, j] = (level_correlation(np.where(mask, xs[j], xs[i]), zb, **kw).statistic
                          - level_correlation(np.where(mask, xs[i], xs[j]), zb, **kw).statistic)
     return out
@@ -205,18 +205,15 @@ def _tie_heavy(seed, n=6, m=40):
 @pytest.mark.parametrize("rtol", [1e-9, 0.0])
 def test_kendall_b_with_metric_ties_equals_reference_and_ignores_batch(level, rtol):
     pytest.importorskip("numba")
-    from metaeval.stats.correlations.ties import tie_tolerance
-
     xs, z = _tie_heavy(3)
     draws = permutation_draws(*z.shape, method="both", n_resamples=40, rng=2)
     kw = dict(level=level, coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
     pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
-    with tie_tolerance(rtol):
-        kernel = _shared_pair_kernel(xs, z, pairs, kw)
-        assert all(kernel.covers(*pair) and kernel.tied.get(pair) for pair in pairs)  # every pair has tied groups
-        fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-        again = _permutation_pairs(xs, z, draws, 7, "auto", kw)
-        ref = _reference(xs, z, draws, level, "kendall-b", "skip")
+    kernel = _shared_pair_kernel(xs, z, pairs, kw, rtol)
+    assert all(kernel.covers(*pair) and kernel.tied.get(pair) for pair in pairs)  # every pair has tied groups
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+    again = _permutation_pairs(xs, z, draws, 7, "auto", kw, rtol=rtol)
+    ref = _reference(xs, z, draws, level, "kendall-b", "skip", rtol)
     for pair, deltas in ref.items():
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
         np.testing.assert_array_equal(np.isnan(fast[pair]), np.isnan(deltas))
@@ -228,7 +225,6 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
     """Values closer than the tolerance of their pooled values tie in some permuted vectors and not in others
     (the tolerance follows the spread of each X'): the sweep's per-resample corrections match the reference."""
     pytest.importorskip("numba")
-    from metaeval.stats.correlations.ties import tie_tolerance
     from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
     rng = np.random.default_rng(5)
@@ -240,12 +236,11 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
     draws = permutation_draws(n, m, method="both", n_resamples=30, rng=1)
     kw = dict(level=level, coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
     for rtol in (1e-9, 1e-8):
-        with tie_tolerance(rtol):
-            kernel = _shared_pair_kernel(xs, z, [(0, 1)], kw)
-            _, _, _, _, enew, near = kernel._sweep_inputs(0, 1, np.array(kernel.tied[0, 1]))
-            assert GroupPairsCompiled._sweep_regions(enew, near).shape[1] > 0
-            fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-            ref = _reference(xs, z, draws, level, "kendall-b", "skip")
+        kernel = _shared_pair_kernel(xs, z, [(0, 1)], kw, rtol)
+        _, _, _, _, enew, near = kernel._sweep_inputs(0, 1, np.array(kernel.tied[0, 1]))
+        assert GroupPairsCompiled._sweep_regions(enew, near).shape[1] > 0
+        fast = _permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+        ref = _reference(xs, z, draws, level, "kendall-b", "skip", rtol)
         for pair, deltas in ref.items():
             np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
 
@@ -253,7 +248,6 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
 def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
-    from metaeval.stats.correlations.ties import tie_tolerance
     from metaeval.stats.kernels.compiled_ties import tied_group_counts
     from metaeval.stats.kernels.compiled_ties import tied_sweep_counts
     from metaeval.stats.kernels.dominance import GroupPairsCompiled
@@ -261,21 +255,22 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
 
     xs, z = _tie_heavy(4)
     draws = permutation_draws(*z.shape, method="both", n_resamples=37, rng=0)
-    with tie_tolerance(0.0):  # exact ties: the ordered pass's rule is the generic one
-        for i, j in [(0, 1), (1, 3), (3, 4), (0, 4)]:
-            kernel = GroupPairsCompiled(xs, z, "kendall-b", "skip", "by-system", tied_groups(xs, "by-system"))
-            groups, args = kernel._tied_inputs(i, j)
-            bits = np.ascontiguousarray(draws.cell_bits().reshape(z.size, -1))
-            ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
-            _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
-            assert not near.any()
-            sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))
-            assert sizes.max() >= 8 and (sizes < 8).any()  # both ways of counting a tie group are used
-            for width in (1, 5, 128):
-                for grouped in (2, 8, 10 ** 9):  # tie groups per human rank (from 2 values, 8) or value by value
-                    swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width, grouped)
-                    np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
-                    np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
+    # exact ties (rtol=0): the ordered pass's rule is the generic one
+    for i, j in [(0, 1), (1, 3), (3, 4), (0, 4)]:
+        kernel = GroupPairsCompiled(xs, z, "kendall-b", "skip", "by-system", tied_groups(xs, "by-system", rtol=0.0),
+                                    rtol=0.0)
+        groups, args = kernel._tied_inputs(i, j)
+        bits = np.ascontiguousarray(draws.cell_bits().reshape(z.size, -1))
+        ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
+        _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
+        assert not near.any()
+        sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))
+        assert sizes.max() >= 8 and (sizes < 8).any()  # both ways of counting a tie group are used
+        for width in (1, 5, 128):
+            for grouped in (2, 8, 10 ** 9):  # tie groups per human rank (from 2 values, 8) or value by value
+                swept = tied_sweep_counts(eflat, esrc, ez, enew, int(ez.max()) + 1, bits, width, grouped)
+                np.testing.assert_array_equal(swept[..., :2], ordered[..., :2])  # S, tied pairs
+                np.testing.assert_array_equal(swept[..., 2], ordered[..., 3])  # distinct values
 
 
 def test_sweep_width_gives_every_thread_a_block():
@@ -298,7 +293,6 @@ def test_summary_pairs_with_a_few_tied_inputs_correct_them_per_resample(coeffici
     """A pair whose metrics tie within a few inputs keeps the shared products for its other inputs and counts
     the tied ones per resample: equal to the reference, any batch; the tie-free pairs are unaffected."""
     pytest.importorskip("numba")
-    from metaeval.stats.correlations.ties import tie_tolerance
     from metaeval.stats.significance.pair_permutations import tied_pair_kernel as _tied_pair_kernel
 
     xs, z = _data(8, n=9, m=40, p=4)
@@ -307,15 +301,14 @@ def test_summary_pairs_with_a_few_tied_inputs_correct_them_per_resample(coeffici
     draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=3)
     kw = dict(level="summary", coefficient=coefficient, undefined="skip", tie_threshold=0.0)
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
-    with tie_tolerance(rtol):
-        shared = _shared_pair_kernel(xs, z, pairs, kw)
-        left = [pair for pair in pairs if not shared.covers(*pair)]
-        tied = _tied_pair_kernel(xs, z, left, kw)
-        assert (0, 1) in left and all(tied.covers(*pair) for pair in left)
-        assert tied.tied[0, 1] == [5]
-        fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-        again = _permutation_pairs(xs, z, draws, 4, "auto", kw)
-        ref = _reference(xs, z, draws, "summary", coefficient, "skip")
+    shared = _shared_pair_kernel(xs, z, pairs, kw, rtol)
+    left = [pair for pair in pairs if not shared.covers(*pair)]
+    tied = _tied_pair_kernel(xs, z, left, kw, rtol)
+    assert (0, 1) in left and all(tied.covers(*pair) for pair in left)
+    assert tied.tied[0, 1] == [5]
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+    again = _permutation_pairs(xs, z, draws, 4, "auto", kw, rtol=rtol)
+    ref = _reference(xs, z, draws, "summary", coefficient, "skip", rtol)
     for pair, deltas in ref.items():
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
         np.testing.assert_array_equal(again[pair], fast[pair])

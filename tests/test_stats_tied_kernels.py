@@ -1,12 +1,11 @@
 """All-pairs permutation kernels on tie-heavy metrics (issue 20) == the reference path, for any batch.
 
 Metrics as real ones are: rounded to 0.5, 0-100 judges in steps of 5, 40% zeros (and one continuous), under
-metaeval's default tie rule and with exact ties (``tie_tolerance(0.0)``). The numba loops are cached on disk:
+metaeval's default tie rule and with exact ties (``rtol=0``). The numba loops are cached on disk:
 a second process loads them instead of compiling.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
-from metaeval.stats.correlations.ties import tie_tolerance
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -37,35 +36,35 @@ def _tie_heavy(seed, n=6, m=20):
     return np.stack([standardize(x) for x in xs]), z
 
 
-def _reference(xs, z, draws, level, coefficient, undefined):
+def _reference(xs, z, draws, level, coefficient, undefined, rtol=TIE_RTOL):
     mask = draws.mask()
     zb = np.broadcast_to(z, mask.shape)
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, rtol=rtol)
     return {(i, j): (level_correlation(np.where(mask, xs[j], xs[i]), zb, **kw).statistic
                      - level_correlation(np.where(mask, xs[i], xs[j]), zb, **kw).statistic)
             for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])}
 
 
-def _check(xs, z, level, coefficient, undefined, n_resamples=20):
+def _check(xs, z, level, coefficient, undefined, n_resamples=20, rtol=TIE_RTOL):
     draws = permutation_draws(*z.shape, method="both", n_resamples=n_resamples, rng=4)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=0.0)
     pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
     if numba_available():  # every pair is computed by the kernel shared by the pairs, none by the reference
-        kernel = _shared_pair_kernel(xs, z, pairs, kw)
+        kernel = _shared_pair_kernel(xs, z, pairs, kw, rtol)
         assert kernel is not None
         assert all(kernel.covers(*pair) for pair in pairs if hasattr(kernel, "covers"))
-    fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-    ref = _reference(xs, z, draws, level, coefficient, undefined)
+    fast = _permutation_pairs(xs, z, draws, None, "auto", kw, rtol=rtol)
+    ref = _reference(xs, z, draws, level, coefficient, undefined, rtol)
     for pair, deltas in ref.items():
         np.testing.assert_array_equal(np.isnan(fast[pair]), np.isnan(deltas))
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
     for batch in (3, 7):
-        again = _permutation_pairs(xs, z, draws, batch, "auto", kw)
+        again = _permutation_pairs(xs, z, draws, batch, "auto", kw, rtol=rtol)
         for pair in fast:
             np.testing.assert_array_equal(again[pair], fast[pair])
 
 
-RULES = {"default tie rule": contextlib.nullcontext, "exact ties": lambda: tie_tolerance(0.0)}
+RULES = {"default tie rule": TIE_RTOL, "exact ties": 0.0}
 CASES = ([("summary", "pearson")]
          + [(level, c) for level in ("by-system", "global")
             for c in ("kendall-b", "kendall-c", "accuracy", "tau-eq", "spearman")])
@@ -76,8 +75,7 @@ CASES = ([("summary", "pearson")]
 @pytest.mark.parametrize("undefined", ["skip", "zero"])
 def test_tie_heavy_metrics_equal_the_reference_for_any_batch(level, coefficient, undefined, rule):
     xs, z = _tie_heavy(len(coefficient) + len(level))
-    with RULES[rule]():
-        _check(xs, z, level, coefficient, undefined)
+    _check(xs, z, level, coefficient, undefined, rtol=RULES[rule])
 
 
 @pytest.mark.parametrize("undefined", ["skip", "zero"])
@@ -180,10 +178,9 @@ def test_graded_metrics_counted_from_contingency_tables_equal_the_reference(leve
     z = np.round(q * 2) / 2
     xs = np.stack([standardize(np.round((q + rng.normal(size=(n, m))) * 2) / 2),
                    standardize(np.clip(np.round((50 + 15 * (q + rng.normal(size=(n, m)))) / 5) * 5, 0, 100))])
-    with RULES[rule]():
-        if numba_available():
-            kernel = _shared_pair_kernel(xs, z, [(0, 1)], dict(level=level, coefficient=coefficient,
-                                                               undefined="skip", tie_threshold=0.0))
-            _, args = kernel._tied_inputs(0, 1)
-            assert (args[8] > 0).all()  # every tied group from the tables
-        _check(xs, z, level, coefficient, "skip")
+    if numba_available():
+        kernel = _shared_pair_kernel(xs, z, [(0, 1)], dict(level=level, coefficient=coefficient,
+                                                           undefined="skip", tie_threshold=0.0), RULES[rule])
+        _, args = kernel._tied_inputs(0, 1)
+        assert (args[8] > 0).all()  # every tied group from the tables
+    _check(xs, z, level, coefficient, "skip", rtol=RULES[rule])

@@ -1,4 +1,4 @@
-"""The tie tolerance (issue 10): one scoped rule, exact comparison on request, recorded and inherited."""
+"""The tie tolerance: one rule, exact comparison on request, passed explicitly and recorded."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from metaeval.runtime.tasks import map_tasks
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.correlations.coefficients import correlation
 from metaeval.stats.resampling.draws import bootstrap_draws
-from metaeval.stats.correlations.ties import TIE_RTOL, check_tie_tolerance, current_rtol, tie_tolerance
+from metaeval.stats.correlations.ties import TIE_RTOL, check_tie_tolerance
 
 HUMAN = "expert.relevance"
 # SummEval metrics whose summary-level Kendall tau-b differs from scipy's under the default rule: their
@@ -40,14 +40,12 @@ def test_validation_messages(value, message):
     assert str(info.value) == message
 
 
-def test_default_is_the_relative_rule_and_the_context_restores_it():
-    assert current_rtol() == TIE_RTOL == me.defaults.TIE_TOLERANCE == 1e-9
+def test_default_is_the_relative_rule_and_the_parameter_changes_it():
+    assert TIE_RTOL == me.defaults.TIE_TOLERANCE == 1e-9
     x, y = [1.0, 1.0 + 1e-12, 2.0], [1.0, 2.0, 3.0]
     assert correlation(x, y, "kendall-b") == pytest.approx(0.8164965809277259)  # the first two tie
-    with tie_tolerance(0):
-        assert current_rtol() == 0.0
-        assert correlation(x, y, "kendall-b") == 1.0  # exact comparison: no tie
-    assert current_rtol() == TIE_RTOL
+    assert correlation(x, y, "kendall-b", rtol=0.0) == 1.0  # exact comparison: no tie
+    assert correlation(x, y, "kendall-b") == pytest.approx(0.8164965809277259)  # no state left behind
 
 
 @pytest.mark.parametrize("metric", LAST_BIT_METRICS)
@@ -69,12 +67,13 @@ def test_a_non_default_tolerance_is_in_every_signature_of_the_call(summeval):
     assert "tie_tolerance" not in str(default.signature)
 
 
-def test_nested_calls_inherit_the_tolerance(summeval):
-    with tie_tolerance(0):
-        inherited = me.correlate(summeval, "s3.pyr", HUMAN, level="summary", coefficient="kendall-b")
+def test_nested_calls_receive_the_tolerance(summeval):
+    table = me.correlation_table(summeval, HUMAN, ["s3.pyr"], levels=["summary"], coefficients=["kendall-b"],
+                                 ci="none", rng=None, tie_tolerance=0)
+    nested = table.get("s3.pyr", "summary", "kendall-b")
     explicit = me.correlate(summeval, "s3.pyr", HUMAN, level="summary", coefficient="kendall-b", tie_tolerance=0)
-    assert inherited.statistic == explicit.statistic
-    assert str(inherited.signature) == str(explicit.signature)
+    assert nested.statistic == explicit.statistic
+    assert str(nested.signature) == str(explicit.signature)
 
 
 @pytest.mark.parametrize("method", ["systems", "inputs", "both"])
@@ -85,26 +84,23 @@ def test_kernels_follow_the_tolerance(method, level, rtol):
     z = rng.integers(1, 4, size=(9, 7)) / 3.0
     x = z + rng.integers(0, 2, size=(9, 7)) * 1e-13  # near-ties: ties under 1e-9, distinct when exact
     draws = bootstrap_draws(9, 7, method=method, n_resamples=30, rng=1)
-    kw = dict(level=level, coefficient="kendall-b", draws=draws)
-    with tie_tolerance(rtol):
-        fast = bootstrap_samples(x, z, engine="auto", **kw)
-        ref = bootstrap_samples(x, z, engine="reference", **kw)
-        if rtol == 0 and level == "system" and method != "systems":
-            # exact ties of resampled means depend on how they were summed: the kernel sums exactly
-            # (rounded once), the reference with numpy - the reason for the default tolerance
-            assert np.nanmax(np.abs(fast - ref)) > 0.01
-            return
+    kw = dict(level=level, coefficient="kendall-b", draws=draws, rtol=rtol)
+    fast = bootstrap_samples(x, z, engine="auto", **kw)
+    ref = bootstrap_samples(x, z, engine="reference", **kw)
+    if rtol == 0 and level == "system" and method != "systems":
+        # exact ties of resampled means depend on how they were summed: the kernel sums exactly
+        # (rounded once), the reference with numpy - the reason for the default tolerance
+        assert np.nanmax(np.abs(fast - ref)) > 0.01
+        return
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
 
 
-def _rtol_of_task(_task):
-    return current_rtol()
+def _kendall_of_task(rtol):
+    return float(correlation([1.0, 1.0 + 1e-12, 2.0], [1.0, 2.0, 3.0], "kendall-b", rtol=rtol))
 
 
-def test_worker_processes_inherit_the_tolerance():
-    with tie_tolerance(0):
-        assert map_tasks(_rtol_of_task, [1, 2], workers=2) == [0.0, 0.0]
-    assert map_tasks(_rtol_of_task, [1, 2], workers=2) == [TIE_RTOL, TIE_RTOL]
+def test_worker_processes_receive_the_tolerance_with_their_task():
+    assert map_tasks(_kendall_of_task, [0.0, TIE_RTOL], workers=2) == [1.0, pytest.approx(0.8164965809277259)]
 
 
 def test_cli_option(tmp_path, capsys):

@@ -1,13 +1,10 @@
 """Input validation shared by the public functions: check and canonicalize once, then compute."""
 from __future__ import annotations
 
-import contextlib
-import functools
-import inspect
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +19,6 @@ from .errors import (
     check_int,
     check_probability,
 )
-from .signature import recorded
 from .stats.correlations import ties
 from .stats.correlations.coefficients import rescaled
 from .stats.corpus import CorpusScores
@@ -346,49 +342,17 @@ def full_test_set_columns(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.
 
 
 
-_TIE_TOLERANCE_DOC = """    tie_tolerance : float in [0, 0.001], optional
-        Two scores ``a``, ``b`` are tied in every rank statistic (Kendall's taus, Spearman, pairwise
-        accuracy, acc-eq / tau-eq, the analyses' pair signs) when ``|a - b|`` is at most ``tie_tolerance`` times
-        the spread of their vector (or ``2^-46`` times its largest magnitude; docs/statistics.md, "The tie rule").
-        None (default): the tolerance in effect, 1e-9 (:data:`metaeval.defaults.TIE_TOLERANCE`) unless an
-        enclosing call or ``metaeval.stats.correlations.ties.tie_tolerance`` set another; averages that are equal in exact
-        arithmetic then tie on every code path. 0 compares exactly, as scipy does (needed to reproduce a
-        scipy-based table to the last digit). A non-default value is recorded in every signature.
-"""
+def check_tie_tolerance(tie_tolerance: Any) -> float:
+    """The relative tie tolerance of a public function's ``tie_tolerance`` argument, validated
+    (:func:`metaeval.stats.correlations.ties.check_tie_tolerance`); None is the default,
+    :data:`metaeval.defaults.TIE_TOLERANCE`."""
+    return defaults.TIE_TOLERANCE if tie_tolerance is None else ties.check_tie_tolerance(tie_tolerance)
 
 
-@contextlib.contextmanager
-def tie_rule(tie_tolerance: Any = None) -> Iterator[float]:
-    """Evaluate the block under the tie tolerance ``tie_tolerance`` (None: the one in effect), validated
-    once, with a non-default value recorded in every signature built in the block."""
-    rtol = ties.current_rtol() if tie_tolerance is None else ties.check_tie_tolerance(tie_tolerance)
-    fields = {} if rtol == defaults.TIE_TOLERANCE else {"tie_tolerance": rtol}
-    with ties.tie_tolerance(rtol), recorded(**fields):
-        yield rtol
-
-
-def with_tie_tolerance(func):
-    """Give a public function the keyword-only ``tie_tolerance`` option.
-
-    The value is validated once (:func:`metaeval.stats.correlations.ties.check_tie_tolerance`); the function then runs
-    under :func:`metaeval.stats.correlations.ties.tie_tolerance`, so every rank statistic of the call (kernels, the
-    generic coefficients, worker processes of :func:`metaeval.runtime.tasks.map_tasks`) uses it, and every
-    signature built during the call records a non-default value.
-    """
-    @functools.wraps(func)
-    def wrapper(*args, tie_tolerance=None, **kwargs):
-        with tie_rule(tie_tolerance):
-            return func(*args, **kwargs)
-
-    sig = inspect.signature(func)
-    param = inspect.Parameter("tie_tolerance", inspect.Parameter.KEYWORD_ONLY, default=None)
-    params = list(sig.parameters.values())
-    tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
-    wrapper.__signature__ = sig.replace(parameters=[p for p in params if p not in tail] + [param] + tail)
-    doc = func.__doc__ or ""
-    marker = "\n\n    Returns\n    -------"
-    wrapper.__doc__ = doc.replace(marker, "\n" + _TIE_TOLERANCE_DOC + marker[1:], 1)
-    return wrapper
+def tie_field(rtol: float) -> dict[str, float]:
+    """The signature field of the tie tolerance ``rtol``: ``{"tie_tolerance": rtol}``, or none for the default
+    (signatures name the settings that differ from a default run)."""
+    return {} if rtol == defaults.TIE_TOLERANCE else {"tie_tolerance": rtol}
 
 
 def available_memory() -> int | None:

@@ -6,10 +6,8 @@ structured fields live beside it and the string is never parsed back.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from ._version import __version__
 
@@ -26,27 +24,6 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-_EXTRA: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar("metaeval_signature_extra",
-                                                                                 default=())
-
-
-@contextlib.contextmanager
-def recorded(**fields: Any) -> Iterator[None]:
-    """Every :meth:`Signature.of` inside the block also records ``fields`` (after its own fields).
-
-    For settings that apply to a whole call rather than to one statistic, such as the tie tolerance
-    (:func:`metaeval._validation.with_tie_tolerance`): the results of the call and every result nested in
-    them carry it.
-    """
-    merged = dict(_EXTRA.get())
-    merged.update(fields)
-    token = _EXTRA.set(tuple(merged.items()))
-    try:
-        yield
-    finally:
-        _EXTRA.reset(token)
-
-
 @dataclass(frozen=True)
 class Signature:
     """Settings that reproduce a result: ordered ``fields`` plus the metaeval ``version``."""
@@ -58,10 +35,10 @@ class Signature:
     def of(cls, **fields: Any) -> "Signature":
         """Build a signature from keyword fields, in the order given; ``None`` fields are kept as 'none'.
 
-        Fields recorded for the enclosing call (:func:`recorded`) follow, unless given here.
+        Every field is given by the caller (a setting of the whole call, such as a non-default tie tolerance,
+        is passed along explicitly: :func:`metaeval._validation.tie_field`).
         """
-        extra = tuple((k, v) for k, v in _EXTRA.get() if k not in fields)
-        return cls(tuple(fields.items()) + extra)
+        return cls(tuple(fields.items()))
 
     def with_fields(self, **fields: Any) -> "Signature":
         """A copy with ``fields`` added (or replaced in place)."""

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as iv
+from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import DegenerateWarning, ParameterError, ScoreSetError
 from ..serialization import plain  # noqa: F401 - the one plain(), used as common.plain by the analyses
@@ -227,23 +228,24 @@ def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, 1)
 
 
-def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def pair_signs(values: np.ndarray, i: np.ndarray, j: np.ndarray, rtol: float = defaults.TIE_TOLERANCE) -> np.ndarray:
     """``sgn(v_i - v_j)`` per pair along the last axis (int8), 0 for ties under the tie rule of :mod:`metaeval.stats.correlations.ties`.
 
     The tie rule is that of :mod:`metaeval.stats.correlations.coefficients`, so Kendall tau-b over all pairs equals
-    :func:`metaeval.stats.correlations.coefficients.correlation` with ``'kendall-b'``.
+    :func:`metaeval.stats.correlations.coefficients.correlation` with ``'kendall-b'`` (``rtol``: the relative tie
+    tolerance).
     """
     a = values[..., i]
     b = values[..., j]
     d = a - b
-    out = np.where(are_tied(a, b), 0, np.sign(d))
+    out = np.where(are_tied(a, b, rtol=rtol), 0, np.sign(d))
     return np.where(np.isnan(d), 0, out).astype(np.int8)
 
 
-def pair_gaps(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def pair_gaps(values: np.ndarray, i: np.ndarray, j: np.ndarray, rtol: float = defaults.TIE_TOLERANCE) -> np.ndarray:
     """``|v_i - v_j|`` per pair; exactly 0 for pairs tied under the tie rule of :func:`pair_signs`."""
     gaps = np.abs(values[..., i] - values[..., j])
-    return np.where((pair_signs(values, i, j) == 0) & ~np.isnan(gaps), 0.0, gaps)
+    return np.where((pair_signs(values, i, j, rtol) == 0) & ~np.isnan(gaps), 0.0, gaps)
 
 
 def tau_b_subsets(sx: np.ndarray, sz: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -233,7 +233,6 @@ def _reason(n0: int, ux: int, uz: int, min_pairs: int) -> str:
     return ""
 
 
-@iv.with_tie_tolerance
 def delta_correlations(
     ds: ScoreSet,
     metrics: Any,
@@ -249,6 +248,7 @@ def delta_correlations(
     rng: Any = None,
     progress: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> DeltaCorrelationResult:
     """r_SYS Delta(l, u): system-level Kendall tau-b restricted to pairs with metric gap in ``[l, u]``.
 
@@ -288,6 +288,12 @@ def delta_correlations(
         and in every resample (re-summed with the input counts). Their inputs are those where every
         system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
         ``corpus_level`` in the signature.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -332,13 +338,14 @@ def delta_correlations(
     (ds, metrics, human, fractions, edges, boundary, min_pairs, full_test_set, n_resamples,
      confidence_level, corpus) = _delta_iv(ds, metrics, human, fractions, edges, boundary, min_pairs,
                                            full_test_set, n_resamples, confidence_level, corpus_statistics)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
     i, j = common.pair_index(scores.n_systems)
-    gaps = common.pair_gaps(xbar, i, j)  # (A, P)
-    sx = common.pair_signs(xbar, i, j)
-    sz = common.pair_signs(zbar, i, j)
+    gaps = common.pair_gaps(xbar, i, j, rtol)  # (A, P)
+    sx = common.pair_signs(xbar, i, j, rtol)
+    sz = common.pair_signs(zbar, i, j, rtol)
     n_metrics = len(metrics)
     upper = np.stack([quantile_edges(g, fractions) for g in gaps]) if edges is None else np.tile(edges, (n_metrics, 1))
     k = upper.shape[1]
@@ -364,9 +371,9 @@ def delta_correlations(
         samples = np.empty((n_resamples, n_metrics, k, k))
         draws = scores.draws(n_resamples, generator)
         for sl, xm, zm in scores.resampled(draws):
-            szr = common.pair_signs(zm, i, j)
+            szr = common.pair_signs(zm, i, j, rtol)
             for a in range(n_metrics):
-                counts = cell_counts(common.pair_gaps(xm[a], i, j), common.pair_signs(xm[a], i, j), szr,
+                counts = cell_counts(common.pair_gaps(xm[a], i, j, rtol), common.pair_signs(xm[a], i, j, rtol), szr,
                                      lower[a], upper[a], boundary)
                 samples[sl, a] = _tau(*counts, min_pairs)
             for _ in range(sl.stop - sl.start) if progress is not None else ():
@@ -382,7 +389,7 @@ def delta_correlations(
         **({"fractions": [float(f) for f in fractions]} if edges is None else {"edges": [float(e) for e in edges]}),
         boundary=boundary, min_pairs=min_pairs, full_test_set=full_test_set,
         **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs", resamples=n_resamples,
-        confidence=confidence_level, seed=seed,
+        confidence=confidence_level, seed=seed, **iv.tie_field(rtol),
     )
     return DeltaCorrelationResult(
         metrics=metrics, human=human, systems=ds.systems, fractions=None if edges is not None else fractions,
@@ -402,6 +409,7 @@ def _command(call: Call) -> DeltaCorrelationResult:
         min_pairs=o["min_pairs"], full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
         confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus,
         progress=call.progress("bootstrap resamples", o["n_resamples"]) if o["n_resamples"] else None,
+        tie_tolerance=o["tie_tolerance"],
     )
 
 
@@ -429,5 +437,5 @@ REPORT = SectionSpec(
     "Delta(l, u)",
     lambda ds, human, focus, settings, corpus: delta_correlations(
         ds, list(focus), human, n_resamples=input_resamples(ds, settings), rng=settings["seed"],
-        **focus_corpus(corpus, focus)),
+        tie_tolerance=settings["tie_tolerance"], **focus_corpus(corpus, focus)),
 )

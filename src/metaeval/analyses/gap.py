@@ -169,10 +169,11 @@ def _spread(d, w):
     return hi - lo
 
 
-def _observations(xbar, zbar, i, j):
-    """Gaps and agreement of the pairs: (..., P) gap, agree (0/1), used (0/1)."""
-    sx = common.pair_signs(xbar, i, j)
-    sz = common.pair_signs(zbar, i, j)
+def _observations(xbar, zbar, i, j, rtol):
+    """Gaps and agreement of the pairs: (..., P) gap, agree (0/1), used (0/1); ties under the relative tie
+    tolerance ``rtol``."""
+    sx = common.pair_signs(xbar, i, j, rtol)
+    sz = common.pair_signs(zbar, i, j, rtol)
     used = ((sx != 0) & (sz != 0)).astype(np.float64)
     gap = np.where(used > 0, np.abs(xbar[..., i] - xbar[..., j]), 0.0)
     return gap, (sx == sz).astype(np.float64), used
@@ -227,7 +228,6 @@ def _predict(beta, g):
         return 1.0 / (1.0 + np.exp(-(beta[..., :1] + beta[..., 1:] * g)))
 
 
-@iv.with_tie_tolerance
 def gap_agreement(
     ds: ScoreSet,
     metrics: Any,
@@ -241,6 +241,7 @@ def gap_agreement(
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> GapAgreementResult:
     """Probability that humans confirm the metric's ordering of two systems, as a function of the gap.
 
@@ -268,6 +269,12 @@ def gap_agreement(
         and in every resample (re-summed with the input counts). Their inputs are those where every
         system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
         ``corpus_level`` in the signature.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -313,12 +320,13 @@ def gap_agreement(
     ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level, corpus = _gap_iv(
         ds, metrics, human, deltas, grid_points, n_bins, full_test_set, n_resamples, confidence_level,
         corpus_statistics)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
     i, j = common.pair_index(scores.n_systems)
     n_metrics = len(metrics)
-    gap, agree, used = _observations(xbar, zbar[None], i, j)  # (A, P)
+    gap, agree, used = _observations(xbar, zbar[None], i, j, rtol)  # (A, P)
     max_gap = np.where(used.sum(axis=1) > 0, np.where(used > 0, gap, 0.0).max(axis=1), np.nan)
     scale = np.where(max_gap > 0, max_gap, 1.0)[:, None]
     beta_s = firth_logistic(gap / scale, agree, used)
@@ -338,7 +346,7 @@ def gap_agreement(
         points = np.concatenate([grid, np.broadcast_to(deltas, (n_metrics, deltas.size))], axis=1) / scale
         draws = scores.draws(n_resamples, generator)
         for sl, xm, zm in scores.resampled(draws):
-            g, y, u = _observations(xm, zm[None], i, j)  # (A, b, P)
+            g, y, u = _observations(xm, zm[None], i, j, rtol)  # (A, b, P)
             for a in range(n_metrics):
                 bs = firth_logistic(g[a] / scale[a], y[a], u[a])
                 curves[sl, a] = _predict(bs, points[a][None])
@@ -358,6 +366,7 @@ def gap_agreement(
         **ds.signature_fields(), analysis="gap", metrics=list(metrics), human=human, level="system",
         model="firth-logistic", deltas=[float(d) for d in deltas], full_test_set=full_test_set,
         **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs", resamples=n_resamples, confidence=confidence_level, seed=seed,
+        **iv.tie_field(rtol),
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         agreement = (agree * used).sum(axis=1) / used.sum(axis=1)
@@ -394,7 +403,8 @@ def _command(call: Call) -> GapAgreementResult:
     o = call.options
     return gap_agreement(call.ds, call.metrics, call.human, deltas=o["delta"] or None, grid_points=o["grid_points"],
                          n_bins=o["n_bins"], full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
-                         confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus)
+                         confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus,
+                         tie_tolerance=o["tie_tolerance"])
 
 
 CLI = CommandSpec(

@@ -92,7 +92,7 @@ class SectionSpec:
     """The report's section of an analysis.
 
     ``run(ds, human, focus, settings, corpus)`` computes it on the report's focus metrics with the
-    report's ``settings`` (``seed``, ``n_resamples``, ``repetitions``, ``coefficient``) and corpus
+    report's ``settings`` (``seed``, ``n_resamples``, ``repetitions``, ``coefficient``, ``tie_tolerance``) and corpus
     statistics; ``min_inputs`` / ``needs``: the analysis is left out, with this reason, on fewer inputs;
     ``question`` and ``paragraphs(result)`` introduce the section; ``headline(result)`` is its line of
     the terminal summary (default: the title).

@@ -96,7 +96,7 @@ def _normality_iv(ds, scorers, alpha):
     return ds, scorers, alpha
 
 
-def shapiro(values: np.ndarray) -> tuple[float, float, str]:
+def shapiro(values: np.ndarray, rtol: float = defaults.TIE_TOLERANCE) -> tuple[float, float, str]:
     """Shapiro-Wilk ``(W, p, reason)`` of the finite ``values``; NaN and a reason when untestable.
 
     Untestable: fewer than 3 values, or a constant vector (all tied within the relative tolerance of
@@ -106,7 +106,7 @@ def shapiro(values: np.ndarray) -> tuple[float, float, str]:
     if v.size < MIN_VALUES:
         return float("nan"), float("nan"), f"fewer than {MIN_VALUES} scores"
     i, j = common.pair_index(v.size)
-    if not common.pair_signs(v, i, j).any():
+    if not common.pair_signs(v, i, j, rtol).any():
         return float("nan"), float("nan"), "all scores are tied"
     with warnings.catch_warnings():
         # scipy warns that p may be inaccurate for N > 5000; the p-value is still reported.
@@ -129,7 +129,7 @@ def _swilk():
     return swilk
 
 
-def input_pvalues(x: np.ndarray) -> np.ndarray:
+def input_pvalues(x: np.ndarray, rtol: float = defaults.TIE_TOLERANCE) -> np.ndarray:
     """``shapiro(x[:, j])[1]`` for every input ``j`` of ``x`` (N, M), the same numbers, faster.
 
     The inputs every system scored are decided together: constant ones (every pair tied, under the tie rule)
@@ -149,17 +149,18 @@ def input_pvalues(x: np.ndarray) -> np.ndarray:
     for start in range(0, cols.size, _CHUNK):
         part = cols[start:start + _CHUNK]
         values = np.ascontiguousarray(x[:, part].T)  # (k, N)
-        varies = common.pair_signs(values, i, j).any(axis=1)
+        varies = common.pair_signs(values, i, j, rtol).any(axis=1)
         ordered = np.sort(values, axis=1) - values[:, n // 2 : n // 2 + 1]
         for row in np.flatnonzero(varies):
             half[:] = 0.0
             out[part[row]] = float(swilk(ordered[row], half, 0)[1])
     for col in np.flatnonzero(~complete):
-        out[col] = shapiro(x[:, col])[1]
+        out[col] = shapiro(x[:, col], rtol)[1]
     return out
 
 
-def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPHA) -> NormalityResult:
+def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPHA,
+              tie_tolerance: float = defaults.TIE_TOLERANCE) -> NormalityResult:
     """Shapiro-Wilk tests of system scores and per-input scores, for humans and metrics.
 
     Parameters
@@ -169,6 +170,11 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
         Default: every human scorer, then every metric.
     alpha : float
         Level at which a per-input test counts as rejecting normality (default 0.05).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie (here: which vectors are all tied, hence untestable): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -194,6 +200,7 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
     Biometrika 52, 1965.
     """
     ds, scorers, alpha = _normality_iv(ds, scorers, alpha)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     n_scorers, n_inputs = len(scorers), ds.shape[1]
     w = np.full(n_scorers, np.nan)
     p = np.full(n_scorers, np.nan)
@@ -203,11 +210,11 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
         x = ds.matrix(scorer)
         complete = np.isfinite(x).all(axis=0)
         if complete.any():
-            w[k], p[k], reason = shapiro(x[:, complete].mean(axis=1))
+            w[k], p[k], reason = shapiro(x[:, complete].mean(axis=1), rtol)
             reasons[k] = f"system scores of {scorer!r}: {reason}" if reason else ""
         else:
             reasons[k] = f"system scores of {scorer!r}: no input is scored for every system"
-        input_p[k] = input_pvalues(x)
+        input_p[k] = input_pvalues(x, rtol)
     tested = np.isfinite(input_p)
     n_tested = tested.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -216,7 +223,7 @@ def normality(ds: ScoreSet, scorers: Any = None, *, alpha: float = defaults.ALPH
     has_scores = np.stack([np.isfinite(ds.matrix(s)).any(axis=0) for s in scorers])
     common.warn_reasons("Shapiro-Wilk tests of system scores", reasons)
     signature = Signature.of(**ds.signature_fields(), analysis="normality", scorers=list(scorers),
-                             test="shapiro-wilk", alpha=alpha)
+                             test="shapiro-wilk", alpha=alpha, **iv.tie_field(rtol))
     return NormalityResult(
         scorers=scorers, humans=tuple(s for s in scorers if s in ds.humans), alpha=alpha, system_statistic=w,
         system_pvalue=p, system_reasons=reasons, share_rejected=share, n_inputs_tested=n_tested,
@@ -245,5 +252,6 @@ CLI = CommandSpec(
 )
 
 REPORT = SectionSpec(  # cell scores: corpus statistics do not apply
-    "normality", lambda ds, human, focus, settings, corpus: normality(ds, [human] + [m for m in focus if m != human]),
+    "normality", lambda ds, human, focus, settings, corpus: normality(ds, [human] + [m for m in focus if m != human],
+                                                                   tie_tolerance=settings["tie_tolerance"]),
 )

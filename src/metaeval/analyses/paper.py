@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as iv
+from .. import defaults
 from ..data.scoreset import ScoreSet
 from ..errors import PaperProcedureWarning, ParameterError
 from ..serialization import ResultMixin
@@ -101,7 +102,6 @@ def _paper_summary_level_iv(ds, human, metrics, coefficient, significant_documen
     return ds, z, metrics, coefficient, bool(significant_documents_only), alpha
 
 
-@iv.with_tie_tolerance
 def paper_summary_level(
     ds: ScoreSet,
     human: str,
@@ -110,6 +110,7 @@ def paper_summary_level(
     coefficient: str = "kendall-b",
     significant_documents_only: bool = False,
     alpha: float = PAPER_DOCUMENT_ALPHA,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> PaperSummaryLevelResult:
     """Summary-level correlation, optionally averaged over the significant documents only (REALSumm).
 
@@ -127,6 +128,12 @@ def paper_summary_level(
         ``alpha`` (biased upward; warns).
     alpha : float
         The filter's level (REALSumm: 0.05).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -159,6 +166,7 @@ def paper_summary_level(
     """
     ds, z, metrics, coefficient, filtered, alpha = _paper_summary_level_iv(
         ds, human, metrics, coefficient, significant_documents_only, alpha)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     if filtered:
         warnings.warn("significant_documents_only=True averages only the documents whose correlation is "
                       f"significant (p <= {alpha:g}), as the REALSumm notebook: biased upward; a reproduction "
@@ -173,7 +181,7 @@ def paper_summary_level(
         values = []
         for j in range(m):
             xj, zj = x[:, j:j + 1], z[:, j:j + 1]
-            tau = float(level_correlation(xj, zj, level="summary", coefficient=coefficient).statistic)
+            tau = float(level_correlation(xj, zj, level="summary", coefficient=coefficient, rtol=rtol).statistic)
             if not np.isfinite(tau):
                 undefined[a] += 1
                 continue
@@ -188,7 +196,8 @@ def paper_summary_level(
             statistic[a] = float(np.mean(values))
     fields = dict(ds.signature_fields())
     fields.update(analysis="paper-summary-level", metrics=metrics, human=human, level="summary",
-                  coefficient=coefficient, document_filter=f"p<={alpha:g}" if filtered else "none")
+                  coefficient=coefficient, document_filter=f"p<={alpha:g}" if filtered else "none",
+                  **iv.tie_field(rtol))
     return PaperSummaryLevelResult(metrics=metrics, human=human, coefficient=coefficient, statistic=statistic,
                                    n_used=used, n_undefined=undefined, n_not_significant=dropped,
                                    significant_documents_only=filtered, alpha=alpha,

@@ -202,7 +202,6 @@ def fit_width(sizes: np.ndarray, widths: np.ndarray) -> tuple[float, float]:
     return float(a), float(c)
 
 
-@iv.with_tie_tolerance
 def plan_annotation(
     ds: ScoreSet,
     metric: str,
@@ -223,6 +222,7 @@ def plan_annotation(
     target_width: float | None = None,
     target_power: float = defaults.PLAN_TARGET_POWER,
     rng: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> AnnotationPlanResult:
     """Simulate interval width and power against the numbers of judged inputs and systems, from a pilot.
 
@@ -258,6 +258,12 @@ def plan_annotation(
     target_power : float
         The answer's target power (default 0.8).
     rng : None, int or numpy.random.Generator
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -288,13 +294,14 @@ def plan_annotation(
      n_repetitions, n_resamples, confidence_level, target_width, target_power) = _plan_iv(
         ds, metric, human, metric_b, n_inputs, n_systems, level, coefficient, method, test, alternative, alpha,
         n_repetitions, n_resamples, confidence_level, target_width, target_power)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     scorers = (metric, human) + ((metric_b,) if metric_b else ())
     matrices = _complete(ds, scorers)
     x_all, z_all = matrices[0], matrices[1]
     y_all = matrices[2] if metric_b else None
     big_n, big_m = x_all.shape
-    kw = dict(level=level, coefficient=coefficient)
+    kw = dict(level=level, coefficient=coefficient, rtol=rtol)
     pilot = float(level_correlation(x_all, z_all, **kw).statistic)
     pilot_b = float(level_correlation(y_all, z_all, **kw).statistic) if metric_b else float("nan")
 
@@ -361,6 +368,7 @@ def plan_annotation(
         coefficient=coefficient, ci=f"boot-{method}", test=f"{'perm' if test == 'permutation' else 'boot'}-{method}"
         if metric_b else None, alternative=alternative, alpha=alpha, n_systems=list(n_systems), n_inputs=list(n_inputs),
         repetitions=n_repetitions, resamples=n_resamples, confidence=confidence_level, seed=seed,
+        **iv.tie_field(rtol),
     )
     return AnnotationPlanResult(
         metric=metric, metric_b=metric_b, human=human, level=level, coefficient=coefficient, method=method,
@@ -404,7 +412,7 @@ def _command(call: Call) -> AnnotationPlanResult:
         n_systems=o["n_systems"], level=o["level"], coefficient=o["coefficient"], method=o["method"],
         test=o["test"], alternative=o["alternative"], alpha=o["alpha"], n_repetitions=o["n_repetitions"],
         n_resamples=o["n_resamples"], confidence_level=o["confidence_level"], target_width=o["target_width"],
-        target_power=o["target_power"], rng=o["seed"],
+        target_power=o["target_power"], rng=o["seed"], tie_tolerance=o["tie_tolerance"],
     )
 
 

@@ -233,7 +233,6 @@ def _simulate_power_iv(ds, human, candidates, references, proportions, tests, le
             rouge_variant)
 
 
-@iv.with_tie_tolerance
 def simulate_power(
     ds: ScoreSet,
     human: str,
@@ -254,6 +253,7 @@ def simulate_power(
     workers: int = 1,
     scheduler: Any = None,
     progress: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> PowerResult:
     """Power of PERM-BOTH, BOOT-BOTH and Williams' test to find ROUGE-1 better than ROUGE-1 on p% of tokens.
 
@@ -294,6 +294,12 @@ def simulate_power(
     progress : callable, optional
         Called with no argument after each chunk of trials (for progress bars; the number of chunks is
         :func:`metaeval.runtime.tasks.chunk_sizes` of the trials by ``defaults.SIMULATION_CHUNK_TRIALS``, times the proportions).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -308,6 +314,7 @@ def simulate_power(
      rouge_variant) = _simulate_power_iv(ds, human, candidates, references, proportions, tests, levels, coefficient,
                                          n_trials, n_resamples, alpha, tokenizer, rouge_variant, x_metric, workers,
                                          scheduler)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     n, m = ds.shape
     rouge = DegradedRouge(flat_c, flat_r, tokenizer=tokenizer, variant=rouge_variant)
@@ -321,7 +328,7 @@ def simulate_power(
     seeds = chunk_seeds(generator, seed, proportions.size * len(sizes))
     tasks = [(c, float(p), size, seeds[c * len(sizes) + k])
              for c, p in enumerate(proportions) for k, size in enumerate(sizes)]
-    setup = (rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha)
+    setup = (rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha, rtol)
     for (c, *_), (chunk_rejections, chunk_undefined) in zip(tasks, map_tasks(
             _power_chunk, tasks, workers=workers, scheduler=scheduler, shared=setup, progress=progress)):
         rejections[:, :, c] += chunk_rejections
@@ -333,7 +340,7 @@ def simulate_power(
     fields.update(human=human, coefficient=coefficient, tests=tests, levels=levels,
                   proportions=tuple(float(p) for p in proportions), trials=n_trials, resamples=n_resamples,
                   alpha=alpha, tokenizer=tokenizer, rouge_variant=rouge_variant, x=x_metric or "recomputed",
-                  alternative="greater", seed=seed)
+                  alternative="greater", seed=seed, **iv.tie_field(rtol))
     return PowerResult(human=human, coefficient=coefficient, proportions=proportions, tests=tests, levels=levels,
                        rejections=rejections, n_undefined=undefined, n_trials=n_trials, n_resamples=n_resamples,
                        alpha=alpha, tokenizer=tokenizer, signature=Signature.of(**fields),
@@ -342,7 +349,7 @@ def simulate_power(
 
 def _power_chunk(setup, task):
     """Rejections and undefined p-values (levels, tests) of one chunk: ``task`` is (c, p, trials, SeedSequence)."""
-    rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha = setup
+    rouge, x, xs, z, levels, tests, coefficient, n_resamples, alpha, rtol = setup
     _, p, n_trials, seed_sequence = task
     n, m = x.shape
     generator = np.random.default_rng(seed_sequence)
@@ -350,7 +357,7 @@ def _power_chunk(setup, task):
     undefined = np.zeros_like(rejections)
     with single_blas_thread():
         for y in rouge.scores(p, n_trials, generator).reshape(n_trials, n, m):
-            pvalues = _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator)
+            pvalues = _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator, rtol)
             defined = np.isfinite(pvalues)
             rejections += defined & (pvalues <= alpha)
             undefined += ~defined
@@ -368,8 +375,9 @@ def _swap_bits(n: int, m: int, k: int, generator: np.random.Generator) -> np.nda
     return np.unpackbits(raw, count=size).reshape(m, k, n)
 
 
-def _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator) -> np.ndarray:
-    """p-values (levels, tests) of H1: r(X, Z) > r(Y, Z) for one draw of the degraded metric."""
+def _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator, rtol) -> np.ndarray:
+    """p-values (levels, tests) of H1: r(X, Z) > r(Y, Z) for one draw of the degraded metric (``rtol``: the relative
+    tie tolerance)."""
     n, m = x.shape
     out = np.full((len(levels), len(tests)), np.nan)
     bits = boot = ys = None
@@ -386,7 +394,7 @@ def _trial(x, xs, y, z, levels, tests, coefficient, n_resamples, generator) -> n
         boot = bootstrap_draws(n, m, method="both", n_resamples=n_resamples, rng=generator)
     identical = bool(np.array_equal(x, y))
     for a, level in enumerate(levels):
-        kw = dict(level=level, coefficient=coefficient)
+        kw = dict(level=level, coefficient=coefficient, rtol=rtol)
         rx = float(level_correlation(x, z, **kw).statistic)
         ry = float(level_correlation(y, z, **kw).statistic)
         delta = rx - ry

@@ -156,7 +156,6 @@ def _simulate_coverage_iv(ds, metric, human, levels, coefficients, methods, n_tr
     return ds, x, z, levels, coefficients, methods, n_trials, n_resamples, confidence_level
 
 
-@iv.with_tie_tolerance
 def simulate_coverage(
     ds: ScoreSet,
     metric: str,
@@ -172,6 +171,7 @@ def simulate_coverage(
     workers: int = 1,
     scheduler: Any = None,
     progress: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> CoverageResult:
     """Coverage of Fisher and bootstrap intervals on held-out systems and inputs (Deutsch et al. 2021, Table 1).
 
@@ -200,6 +200,12 @@ def simulate_coverage(
     progress : callable, optional
         Called with no argument after each chunk of trials (for progress bars; the number of chunks is
         :func:`metaeval.runtime.tasks.chunk_sizes` of the trials by ``defaults.SIMULATION_CHUNK_TRIALS``).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -219,6 +225,7 @@ def simulate_coverage(
     ds, x, z, levels, coefficients, methods, n_trials, n_resamples, confidence_level = _simulate_coverage_iv(
         ds, metric, human, levels, coefficients, methods, n_trials, n_resamples, confidence_level, workers,
         scheduler)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     n, m = x.shape
     h_sys, h_inp = n // 2, m // 2
@@ -232,7 +239,7 @@ def simulate_coverage(
         counts[..., 3] = n_trials
     else:
         sizes = chunk_sizes(n_trials, defaults.SIMULATION_CHUNK_TRIALS)
-        setup = (x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level)
+        setup = (x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level, rtol)
         tasks = list(zip(sizes, chunk_seeds(generator, seed, len(sizes))))
         for chunk_counts, chunk_widths in map_tasks(_coverage_chunk, tasks, workers=workers, scheduler=scheduler,
                                                     shared=setup, progress=progress):
@@ -247,7 +254,7 @@ def simulate_coverage(
         mean_width = np.where(defined > 0, widths / np.maximum(defined, 1), np.nan)
     fields = dict(ds.signature_fields())
     fields.update(metric=metric, human=human, levels=levels, coefficients=coefficients, methods=methods,
-                  trials=n_trials, resamples=n_resamples, confidence=confidence_level, seed=seed)
+                  trials=n_trials, resamples=n_resamples, confidence=confidence_level, seed=seed, **iv.tie_field(rtol))
     return CoverageResult(metric=metric, human=human, levels=levels, coefficients=coefficients, methods=methods,
                           counts=counts, mean_width=mean_width, n_trials=n_trials, n_resamples=n_resamples,
                           confidence_level=confidence_level, signature=Signature.of(**fields))
@@ -255,19 +262,19 @@ def simulate_coverage(
 
 def _coverage_chunk(setup, task):
     """Counts and summed widths of one chunk of trials: ``task`` is (trials, SeedSequence)."""
-    x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level = setup
+    x, z, h_sys, h_inp, levels, coefficients, methods, n_resamples, confidence_level, rtol = setup
     n_trials, seed_sequence = task
     shape = (len(levels), len(coefficients), len(methods))
     counts = np.zeros(shape + (len(OUTCOMES),), dtype=np.int64)
     widths = np.zeros(shape)
     with single_blas_thread():
         _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_resamples, confidence_level,
-                    np.random.default_rng(seed_sequence), counts, widths)
+                    np.random.default_rng(seed_sequence), counts, widths, rtol)
     return counts, widths
 
 
 def _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_resamples, confidence_level,
-                generator, counts, widths):
+                generator, counts, widths, rtol):
     n, m = x.shape
     for _ in range(n_trials):
         rows = generator.permutation(n)
@@ -276,13 +283,13 @@ def _run_trials(x, z, h_sys, h_inp, levels, coefficients, methods, n_trials, n_r
         xd, zd = x[np.ix_(rows[h_sys:], cols[h_inp:])], z[np.ix_(rows[h_sys:], cols[h_inp:])]
         draws = {meth: bootstrap_draws(h_sys, h_inp, method=meth[5:], n_resamples=n_resamples, rng=generator)
                  for meth in methods if meth != "fisher"}
-        _one_trial(xa, za, xd, zd, levels, coefficients, methods, draws, confidence_level, counts, widths)
+        _one_trial(xa, za, xd, zd, levels, coefficients, methods, draws, confidence_level, counts, widths, rtol)
 
 
-def _one_trial(xa, za, xd, zd, levels, coefficients, methods, draws, confidence_level, counts, widths):
+def _one_trial(xa, za, xd, zd, levels, coefficients, methods, draws, confidence_level, counts, widths, rtol):
     for a, level in enumerate(levels):
         for b, coefficient in enumerate(coefficients):
-            kw = dict(level=level, coefficient=coefficient)
+            kw = dict(level=level, coefficient=coefficient, rtol=rtol)
             r_a = float(level_correlation(xa, za, **kw).statistic)
             r_d = float(level_correlation(xd, zd, **kw).statistic)
             for c, method in enumerate(methods):

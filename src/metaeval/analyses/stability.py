@@ -128,7 +128,6 @@ def _sample_weights(n_inputs: int, m: int, n_repetitions: int, sampling: str, rn
     return first, second
 
 
-@iv.with_tie_tolerance
 def ranking_stability(
     ds: ScoreSet,
     metrics: Any,
@@ -144,6 +143,7 @@ def ranking_stability(
     scheduler: Any = None,
     progress: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> RankingStabilityResult:
     """Ranking stability: correlation between the system rankings of two random samples of ``m`` inputs.
 
@@ -184,6 +184,12 @@ def ranking_stability(
         ``m`` inputs scores each system by the corpus score of the statistics of those inputs. Their inputs are those where every
         system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
         ``corpus_level`` in the signature.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -209,6 +215,7 @@ def ranking_stability(
     ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, corpus = _stability_iv(
         ds, metrics, human, sizes, n_repetitions, sampling, coefficient, full_test_set, workers, scheduler,
         corpus_statistics)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     matrices = [scores.z, *scores.values]
@@ -228,7 +235,7 @@ def ranking_stability(
     chunks = chunk_sizes(n_repetitions, defaults.STABILITY_CHUNK_REPETITIONS)
     tasks = list(zip(chunks, chunk_seeds(generator, seed, len(chunks))))
     samples = np.concatenate(map_tasks(_stability_chunk, tasks, workers=workers, scheduler=scheduler,
-                                       shared=(matrices, sizes_arr, sampling, coefficient), progress=progress),
+                                       shared=(matrices, sizes_arr, sampling, coefficient, rtol), progress=progress),
                              axis=-1)
     defined = np.isfinite(samples)
     n_defined = defined.sum(axis=-1)
@@ -244,7 +251,7 @@ def ranking_stability(
         **ds.signature_fields(), analysis="stability", scorers=list(scorers), human=human, level="system",
         coefficient=coefficient, sizes=[int(v) for v in sizes_arr], sampling=sampling,
         repetitions=n_repetitions, full_test_set=full_test_set, **iv.corpus_field(corpus, metrics, ("system",)),
-        seed=seed,
+        seed=seed, **iv.tie_field(rtol),
     )
     return RankingStabilityResult(
         scorers=scorers, human=human, sizes=sizes_arr, mean=mean, sd=sd, n_defined=n_defined, n_inputs=n_inputs,
@@ -255,7 +262,7 @@ def ranking_stability(
 
 def _stability_chunk(setup, task) -> np.ndarray:
     """Correlations (scorers, sizes, repetitions) of one chunk: ``task`` is (repetitions, SeedSequence)."""
-    matrices, sizes, sampling, coefficient = setup
+    matrices, sizes, sampling, coefficient, rtol = setup
     n_repetitions, seed_sequence = task
     generator = np.random.default_rng(seed_sequence)
     samples = np.full((len(matrices), len(sizes), n_repetitions), np.nan)
@@ -267,7 +274,7 @@ def _stability_chunk(setup, task) -> np.ndarray:
                 continue
             if total not in weights:
                 weights[total] = _sample_weights(total, int(m), n_repetitions, sampling, generator)
-            samples[s, g] = _correlations(values, *weights[total], int(m), coefficient)
+            samples[s, g] = _correlations(values, *weights[total], int(m), coefficient, rtol)
     return samples
 
 
@@ -284,8 +291,9 @@ def _sample_scores(values, weights: np.ndarray, m: int) -> np.ndarray:
     return (weights @ values.T) / m  # a BLAS product (numpy's einsum does not use BLAS here)
 
 
-def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coefficient: str) -> np.ndarray:
-    """Correlation between the system scores of the two samples of every repetition -> (R,)."""
+def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coefficient: str, rtol: float) -> np.ndarray:
+    """Correlation between the system scores of the two samples of every repetition -> (R,) (``rtol``: the
+    relative tie tolerance)."""
     r = first.shape[0]
     out = np.empty(r)
     size = values.statistics.size if isinstance(values, CorpusScores) else values.size
@@ -293,9 +301,9 @@ def _correlations(values, first: np.ndarray, second: np.ndarray, m: int, coeffic
         a = _sample_scores(values, first[sl].astype(np.float64), m)
         b = _sample_scores(values, second[sl].astype(np.float64), m)
         if coefficient == "kendall-b":
-            out[sl] = system_correlation(a, b, coefficient, 0.0)
+            out[sl] = system_correlation(a, b, coefficient, 0.0, rtol=rtol)
         else:
-            out[sl] = correlation_rows(a, b, coefficient)
+            out[sl] = correlation_rows(a, b, coefficient, rtol=rtol)
     return out
 
 
@@ -305,6 +313,6 @@ REPORT = SectionSpec(
     "ranking stability",
     lambda ds, human, focus, settings, corpus: ranking_stability(
         ds, list(focus), human, n_repetitions=settings["repetitions"], coefficient=settings["coefficient"],
-        rng=settings["seed"], **focus_corpus(corpus, focus)),
+        rng=settings["seed"], tie_tolerance=settings["tie_tolerance"], **focus_corpus(corpus, focus)),
     min_inputs=4, needs="two disjoint samples of at least 2 inputs each",
 )

@@ -103,7 +103,7 @@ def top_indices(human_scores: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(key, axis=-1, kind="stable")[..., :k]
 
 
-def _topk_stat(xm: np.ndarray, zm: np.ndarray, k: int, coefficient: str) -> np.ndarray:
+def _topk_stat(xm: np.ndarray, zm: np.ndarray, k: int, coefficient: str, rtol: float) -> np.ndarray:
     """Correlation over the top ``k`` systems by ``zm``: xm (A, b, N), zm (b, N) -> (A, b)."""
     idx = top_indices(zm, k)  # (b, k)
     zk = np.take_along_axis(zm, idx, axis=-1)
@@ -111,23 +111,22 @@ def _topk_stat(xm: np.ndarray, zm: np.ndarray, k: int, coefficient: str) -> np.n
     a, b = xk.shape[:2]
     flat_z = np.broadcast_to(zk, (a, b, k)).reshape(a * b, k)
     return correlation_rows(np.ascontiguousarray(xk.reshape(a * b, k)), np.ascontiguousarray(flat_z),
-                            coefficient).reshape(a, b)
+                            coefficient, rtol=rtol).reshape(a, b)
 
 
-def _reason(k: int, xk: np.ndarray, zk: np.ndarray, value: float) -> str:
+def _reason(k: int, xk: np.ndarray, zk: np.ndarray, value: float, rtol: float) -> str:
     if k < defaults.TOPK_MIN_SYSTEMS:
         return f"a correlation over {k} systems is not meaningful (at least {defaults.TOPK_MIN_SYSTEMS} needed)"
     if np.isfinite(value):
         return ""
     i, j = common.pair_index(k)
-    if not common.pair_signs(zk, i, j).any():
+    if not common.pair_signs(zk, i, j, rtol).any():
         return f"the human scores of the top {k} systems are all tied"
-    if not common.pair_signs(xk, i, j).any():
+    if not common.pair_signs(xk, i, j, rtol).any():
         return f"the metric scores of the top {k} systems are all tied"
     return "the correlation is undefined"
 
 
-@iv.with_tie_tolerance
 def topk_correlations(
     ds: ScoreSet,
     metrics: Any,
@@ -140,6 +139,7 @@ def topk_correlations(
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> TopKResult:
     """System-level correlation over the ``k`` best systems by human score (REALSumm Exp-II).
 
@@ -166,6 +166,12 @@ def topk_correlations(
         and in every resample (re-summed with the input counts). Their inputs are those where every
         system has statistics (and, in judged-subset mode, every other scorer a score). Recorded as
         ``corpus_level`` in the signature.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -191,6 +197,7 @@ def topk_correlations(
     """
     ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus = _topk_iv(
         ds, metrics, human, ks, coefficient, full_test_set, n_resamples, confidence_level, corpus_statistics)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     scores = common.system_scores(ds, metrics, human, full_test_set=full_test_set, corpus=corpus)
     xbar, zbar = scores.point()
@@ -203,9 +210,9 @@ def topk_correlations(
         idx = top_indices(zbar, int(k))
         top_systems.append(tuple(ds.systems[i] for i in idx))
         if k >= defaults.TOPK_MIN_SYSTEMS:
-            statistic[:, g] = _topk_stat(xbar[:, None], zbar[None], int(k), coefficient)[:, 0]
+            statistic[:, g] = _topk_stat(xbar[:, None], zbar[None], int(k), coefficient, rtol)[:, 0]
         for a in range(len(metrics)):
-            reasons[a, g] = _reason(int(k), xbar[a, idx], zbar[idx], statistic[a, g])
+            reasons[a, g] = _reason(int(k), xbar[a, idx], zbar[idx], statistic[a, g], rtol)
     ci_low = np.full(shape, np.nan)
     ci_high = np.full(shape, np.nan)
     dropped = np.zeros(shape, dtype=np.int64)
@@ -215,7 +222,7 @@ def topk_correlations(
         for sl, xm, zm in scores.resampled(draws):
             for g, k in enumerate(ks_arr):
                 if k >= defaults.TOPK_MIN_SYSTEMS:
-                    samples[sl, :, g] = _topk_stat(xm, zm, int(k), coefficient).T
+                    samples[sl, :, g] = _topk_stat(xm, zm, int(k), coefficient, rtol).T
         ci_low, ci_high, dropped = common.percentile_bounds(samples, confidence_level)
         dropped = np.where(ks_arr[None] >= defaults.TOPK_MIN_SYSTEMS, dropped, 0)
     common.warn_reasons(f"top-k correlations of {', '.join(metrics)}", reasons)
@@ -223,7 +230,7 @@ def topk_correlations(
         **ds.signature_fields(), analysis="topk", metrics=list(metrics), human=human, level="system",
         coefficient=coefficient, ks=[int(k) for k in ks_arr], full_test_set=full_test_set,
         **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs",
-        resamples=n_resamples, confidence=confidence_level, seed=seed,
+        resamples=n_resamples, confidence=confidence_level, seed=seed, **iv.tie_field(rtol),
     )
     return TopKResult(
         metrics=metrics, human=human, ks=ks_arr, statistic=statistic, ci_low=ci_low, ci_high=ci_high,
@@ -239,7 +246,8 @@ def _command(call: Call) -> TopKResult:
     o = call.options
     return topk_correlations(call.ds, call.metrics, call.human, ks=o["ks"], coefficient=o["coefficient"],
                              full_test_set=o["full_test_set"], n_resamples=o["n_resamples"],
-                             confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus)
+                             confidence_level=o["confidence_level"], rng=o["seed"], corpus_statistics=call.corpus,
+                             tie_tolerance=o["tie_tolerance"])
 
 
 CLI = CommandSpec(
@@ -255,5 +263,5 @@ REPORT = SectionSpec(
     "top-k systems",
     lambda ds, human, focus, settings, corpus: topk_correlations(
         ds, list(focus), human, coefficient=settings["coefficient"], n_resamples=input_resamples(ds, settings),
-        rng=settings["seed"], **focus_corpus(corpus, focus)),
+        rng=settings["seed"], tie_tolerance=settings["tie_tolerance"], **focus_corpus(corpus, focus)),
 )

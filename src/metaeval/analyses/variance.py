@@ -147,7 +147,6 @@ def _bootstrap_variance(values: np.ndarray, cols: np.ndarray) -> float:
     return float(means.var(axis=0).mean())
 
 
-@iv.with_tie_tolerance
 def score_variance(
     ds: ScoreSet,
     metrics: Any,
@@ -158,6 +157,7 @@ def score_variance(
     n_resamples: int = defaults.N_RESAMPLES,
     confidence_level: float = defaults.CONFIDENCE_LEVEL,
     rng: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> ScoreVarianceResult:
     """Variance of system scores and correlation interval widths, judged subset vs full test set.
 
@@ -175,6 +175,12 @@ def score_variance(
     n_resamples : int
     confidence_level : float
     rng : None, int or numpy.random.Generator
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -205,6 +211,7 @@ def score_variance(
     """
     ds, metrics, human, methods, coefficient, n_resamples, confidence_level = _variance_iv(
         ds, metrics, human, methods, coefficient, n_resamples, confidence_level)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     z_all = ds.matrix(human)
     judged = np.isfinite(z_all).all(axis=0)
@@ -244,7 +251,7 @@ def score_variance(
     z_jud = z_all[:, judged]
     human_variance = _bootstrap_variance(z_jud, cols(z_jud.shape[1])) if z_jud.shape[1] else float("nan")
 
-    kw = dict(level="system", coefficient=coefficient)
+    kw = dict(level="system", coefficient=coefficient, rtol=rtol)
     for k, method in enumerate(methods):
         draws_cache: dict[tuple[int, int | None], Any] = {}
 
@@ -267,7 +274,7 @@ def score_variance(
     signature = Signature.of(
         **ds.signature_fields(), analysis="variance", metrics=list(metrics), human=human, level="system",
         coefficient=coefficient, methods=[f"boot-{m}" for m in methods], resamples=n_resamples,
-        confidence=confidence_level, seed=seed,
+        confidence=confidence_level, seed=seed, **iv.tie_field(rtol),
     )
     return ScoreVarianceResult(
         metrics=metrics, human=human, n_inputs_judged=n_jud, n_inputs_test=n_test, variance_judged=var_jud,

@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 
-from .. import _validation as iv
 from .. import defaults
 from ..data.scoreset import AGGREGATIONS, DEFAULT_AGGREGATION
 from .help import Context
@@ -319,14 +318,9 @@ def resamples_option(command: Callable) -> Callable:
 
 
 def tie_tolerance_option(command: Callable) -> Callable:
-    """--tie-tolerance: the command runs under this tie rule (every library call inherits it)."""
-
-    @functools.wraps(command)
-    def wrapper(*args, tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
-        with iv.tie_rule(tie_tolerance):
-            return command(*args, **kwargs)
-
-    return option("tie_tolerance")(wrapper)
+    """--tie-tolerance: passed to the command as ``tie_tolerance``, which passes it to every library call
+    whose result it changes."""
+    return option("tie_tolerance")(command)
 
 
 def corpus_options(command: Callable) -> Callable:

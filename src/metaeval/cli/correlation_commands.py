@@ -52,7 +52,7 @@ from .source import chosen_metrics, corpus_statistics_for, load_source
 @progress_option
 @output_options
 def correlate(source, level, coefficient, ci, confidence_level, full_test_set, pvalue_method, alternative,
-              corpus_texts, n_resamples, seed, format, output):
+              corpus_texts, n_resamples, seed, tie_tolerance, format, output):
     """Correlate metrics with the human score, with confidence intervals and p-values."""
     ds, human = load_source(source, n_resamples=n_resamples)
     corpus = corpus_statistics_for(ds, *corpus_texts)
@@ -64,7 +64,7 @@ def correlate(source, level, coefficient, ci, confidence_level, full_test_set, p
             ds, human, chosen, levels=level or None, coefficients=coefficients,
             ci=ci, n_resamples=n_resamples, confidence_level=confidence_level, full_test_set=full_test_set,
             rng=seed, pvalue_method=pvalue_method, alternative=alternative, corpus_statistics=corpus or None,
-            progress=bar.task("correlations", total=cells),
+            progress=bar.task("correlations", total=cells), tie_tolerance=tie_tolerance,
         )
     emit(render_text(table, format, terminal=terminal.correlation_table, width=output_width(output)), output)
 
@@ -87,7 +87,7 @@ def correlate(source, level, coefficient, ci, confidence_level, full_test_set, p
 @progress_option
 @output_options
 def compare(source, level, coefficient, test, method, alternative, correction, family, alpha, corpus_texts,
-            n_resamples, seed, format, output):
+            n_resamples, seed, tie_tolerance, format, output):
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
     ds, human = load_source(source, n_resamples=n_resamples)
     corpus = corpus_statistics_for(ds, *corpus_texts)
@@ -97,5 +97,6 @@ def compare(source, level, coefficient, test, method, alternative, correction, f
             ds, chosen_metrics(ds, human, source.metric), human, level=level, coefficient=coefficient, test=test,
             method=method, alternative=alternative, n_resamples=n_resamples, correction=correction,
             family=family, alpha=alpha, rng=seed, progress=counted, corpus_statistics=corpus or None,
+            tie_tolerance=tie_tolerance,
         )
     emit(render_text(result, format, terminal=terminal.comparison_matrix, width=output_width(output)), output)

@@ -26,7 +26,8 @@ def comparison_options(command: Callable) -> Callable:
     one file the data came from."""
 
     @functools.wraps(command)
-    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators, **kwargs):
+    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators,
+                tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
         from .source import Reading, Source, located
 
         columns = {role: kwargs.pop(f"{role}_column") for role in _ROLES}
@@ -46,7 +47,7 @@ def comparison_options(command: Callable) -> Callable:
                 reading = Reading.of({**reading, "input_column": (columns["input"],) if columns["input"] else (),
                                       "where": where})
                 data = _from_scores(Source(dataset=dataset, scores=source.scores, reading=reading), scorer,
-                                    annotators)
+                                    annotators, tie_tolerance)
             return command(*args, data=data, **kwargs)
 
     decorators = [
@@ -79,7 +80,7 @@ def _from_comparisons(comparisons, columns, where, source, scorers, annotators):
     return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
 
 
-def _from_scores(source, scorers, annotators):
+def _from_scores(source, scorers, annotators, tie_tolerance):
     from ..judges import comparisons_from_scores
     from .source import load_source
 
@@ -88,7 +89,7 @@ def _from_scores(source, scorers, annotators):
     if not scorers:
         raise ParameterError("`--scorer` must name the scorers that judge (repeatable); got none.")
     ds, _ = load_source(source, human_optional=True)
-    return comparisons_from_scores(ds, list(scorers), annotators=annotators)
+    return comparisons_from_scores(ds, list(scorers), annotators=annotators, tie_tolerance=tie_tolerance)
 
 
 @group()

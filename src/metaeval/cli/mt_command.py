@@ -234,7 +234,7 @@ def _origin(params: dict) -> str:
 @located_by(_origin)
 def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, protocol, show_protocol, task,
        segments, significance, human_ties, exclude_system, alpha, recalibrate, darr_threshold, corpus_metric,
-       candidates, references, reading, n_resamples, seed, format, output):
+       candidates, references, reading, n_resamples, seed, tie_tolerance, format, output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
     from ..correlation.mt_protocol import load_protocol
@@ -267,7 +267,7 @@ def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, m
         result = mt_evaluate(data, list(metrics) or None, gold, protocol=protocol, exclude_systems=exclude_systems,
                              n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
                              darr_threshold=darr_threshold, segments=segments, system_scores=system_scores,
-                             rng=seed, corpus_statistics=corpus or None,
+                             rng=seed, corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
                              progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
 
     def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv

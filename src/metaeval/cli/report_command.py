@@ -101,7 +101,7 @@ def _command_line(source: Source, human, settings, output) -> str:
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, seed):
+           repetitions, focus_metric, analysis, corpus_texts, seed, tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -127,7 +127,7 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
                                   correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                                   seed=seed, preset=preset, repetitions=repetitions,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
-                                  command="", corpus_statistics=corpus or None)
+                                  command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
                             corpus_texts=corpus_texts)
             command = _command_line(source, human, settings, output)

@@ -30,11 +30,12 @@ def reproduce() -> None:
 @option("alpha", default=PAPER_DOCUMENT_ALPHA, help="Level of the document filter.")
 @tie_tolerance_option
 @output_options
-def summary_level(source, coefficient, paper_document_filter, alpha, format, output):
+def summary_level(source, coefficient, paper_document_filter, alpha, tie_tolerance, format, output):
     """Summary-level correlation, optionally over the significant documents only (REALSumm Exp-IV)."""
     ds, human = load_source(source)
     result = paper_summary_level(ds, human, chosen_metrics(ds, human, source.metric), coefficient=coefficient,
-                                 significant_documents_only=paper_document_filter, alpha=alpha)
+                                 significant_documents_only=paper_document_filter, alpha=alpha,
+                                 tie_tolerance=tie_tolerance)
     render(result, format, result.to_frame(), _table, output)
 
 

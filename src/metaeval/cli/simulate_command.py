@@ -62,7 +62,7 @@ def simulate() -> None:
 @progress_option
 @output_options
 def coverage(source, level, coefficient, method, confidence_level, n_trials, n_resamples, seed, workers, scheduler,
-             format, output):
+             tie_tolerance, format, output):
     """How often an interval built on one quarter contains the held-out quarter's correlation (Table 1)."""
     ds, human = load_source(source, n_resamples=n_resamples)
     metrics = source.metric
@@ -74,7 +74,7 @@ def coverage(source, level, coefficient, method, confidence_level, n_trials, n_r
                                    coefficients=coefficient or (defaults.COEFFICIENT,),
                                    methods=method or defaults.COVERAGE_METHODS, confidence_level=confidence_level,
                                    n_trials=n_trials, n_resamples=n_resamples, rng=seed, workers=workers,
-                                   scheduler=scheduler, progress=bar.task(
+                                   scheduler=scheduler, tie_tolerance=tie_tolerance, progress=bar.task(
                                        f"trials (chunks of {defaults.SIMULATION_CHUNK_TRIALS})", total=chunks))
     title = (f"coverage of {confidence_level:.0%} intervals for r({metrics[0]}, {human}) on held-out quarters, "
              f"{n_trials} trials")
@@ -107,7 +107,7 @@ def coverage(source, level, coefficient, method, confidence_level, n_trials, n_r
 @progress_option
 @output_options
 def power(source, texts_dir, proportion, test, level, coefficient, alpha, tokenizer, rouge_variant, x_metric,
-          n_trials, n_resamples, seed, workers, scheduler, format, output):
+          n_trials, n_resamples, seed, workers, scheduler, tie_tolerance, format, output):
     """Power of PERM-BOTH, BOOT-BOTH and Williams against ROUGE-1 on p% of tokens (Figure 3)."""
     if source.dataset not in TEXT_FILES:
         raise ParameterError(f"`--dataset` must be one of {', '.join(repr(k) for k in TEXT_FILES)} (their texts "
@@ -122,7 +122,7 @@ def power(source, texts_dir, proportion, test, level, coefficient, alpha, tokeni
                                 levels=level or defaults.SIMULATION_LEVELS, coefficient=coefficient, alpha=alpha,
                                 tokenizer=tokenizer, rouge_variant=rouge_variant, x_metric=x_metric,
                                 n_trials=n_trials, n_resamples=n_resamples, rng=seed,
-                                workers=workers, scheduler=scheduler, progress=bar.task(
+                                workers=workers, scheduler=scheduler, tie_tolerance=tie_tolerance, progress=bar.task(
                                     f"trials (chunks of {defaults.SIMULATION_CHUNK_TRIALS}) x proportions",
                                     total=chunks))
     x = f", X = {result.x_metric}" if result.x_metric else ""

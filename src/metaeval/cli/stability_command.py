@@ -51,7 +51,7 @@ ANALYSES = ("ranking", "variance")
                           " metaeval[dask]).")
 @output_options
 def stability(source, analysis, sizes, n_repetitions, sampling, coefficient, full_test_set, confidence_level,
-              corpus_texts, n_resamples, seed, workers, scheduler, format, output):
+              corpus_texts, n_resamples, seed, tie_tolerance, workers, scheduler, format, output):
     """How stable are system rankings under another sample of inputs?
 
     Deutsch, Dror & Roth (2022), Sec. 3: the agreement of the system rankings of two samples of m inputs.
@@ -67,7 +67,7 @@ def stability(source, analysis, sizes, n_repetitions, sampling, coefficient, ful
             result = ranking_stability(ds, chosen, human, sizes=sizes, n_repetitions=n_repetitions,
                                        sampling=sampling, coefficient=coefficient, full_test_set=full_test_set,
                                        rng=seed, workers=workers, scheduler=scheduler,
-                                       corpus_statistics=corpus or None,
+                                       corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
                                        progress=bar.task("repetitions (chunks of "
                                                          f"{defaults.STABILITY_CHUNK_REPETITIONS})", total=chunks))
         render(result, format, result.to_frame(), _ranking_table, output)
@@ -75,7 +75,7 @@ def stability(source, analysis, sizes, n_repetitions, sampling, coefficient, ful
         with progress_bar() as bar:
             bar.task("score variance")
             result = score_variance(ds, chosen, human, coefficient=coefficient, n_resamples=n_resamples,
-                                    confidence_level=confidence_level, rng=seed)
+                                    confidence_level=confidence_level, rng=seed, tie_tolerance=tie_tolerance)
         render(result, format, result.ci_frame(), _variance_tables, output)
 
 

@@ -79,16 +79,16 @@ def _signature(ds, metric_a, metric_b, human, level, coefficient, undefined, tes
     return Signature.of(**fields)
 
 
-def _pair_statistics(cells, level, coefficient, undefined):
+def _pair_statistics(cells, level, coefficient, undefined, rtol):
     # level_correlation of x and of y on the common cells (bitwise), computed together with fast exact kernels
     return tuple(point_correlations([cells.x, cells.y], cells.z, level=level, coefficient=coefficient,
-                                    undefined=undefined))
+                                    undefined=undefined, rtol=rtol))
 
 
 def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, test, method,
-                      cells, pvalue, ci, n_resamples, n_dropped, distribution, **signature_fields):
+                      cells, pvalue, ci, n_resamples, n_dropped, distribution, rtol, **signature_fields):
     """The ComparisonResult of a permutation or paired bootstrap test on the common ``cells``."""
-    a, b = _pair_statistics(cells, level, coefficient, undefined)
+    a, b = _pair_statistics(cells, level, coefficient, undefined, rtol)
     return ComparisonResult(
         metric_a=metric_a, metric_b=metric_b, human=human, level=level, coefficient=coefficient,
         test=test, method=method, alternative=alternative,
@@ -98,12 +98,12 @@ def _resampled_result(ds, metric_a, metric_b, human, level, coefficient, undefin
         n_used=int(min(a.n_used, b.n_used)), n_skipped=int(max(a.n_skipped, b.n_skipped)),
         n_dropped_a=cells.n_dropped_x, n_dropped_b=cells.n_dropped_y, n_resamples=n_resamples, n_resamples_dropped=int(n_dropped),
         signature=_signature(ds, metric_a, metric_b, human, level, coefficient, undefined,
-                             f"{test[:4]}-{method}", alternative, resamples=n_resamples, **signature_fields),
+                             f"{test[:4]}-{method}", alternative, resamples=n_resamples, **signature_fields,
+                             **iv.tie_field(rtol)),
         null_distribution=np.asarray(distribution),
     )
 
 
-@iv.with_tie_tolerance
 def permutation_test(
     ds: ScoreSet,
     metric_a: str,
@@ -119,6 +119,7 @@ def permutation_test(
     rng: Any = None,
     batch: int | None = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> ComparisonResult:
     """Permutation test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
 
@@ -146,6 +147,12 @@ def permutation_test(
         Resamples computed at once (memory bound only; the result does not depend on it).
 {corpus_doc}        With a corpus metric only PERM-SYSTEMS applies (it swaps whole system scores, standardized
         over the systems); PERM-INPUTS and PERM-BOTH swap cells, which a corpus score has none of.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -169,6 +176,7 @@ def permutation_test(
     )
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     flag = iv.corpus_flag(x, y)
     if flag:
@@ -180,16 +188,15 @@ def permutation_test(
     iv.check_permutable({metric_a: cells.x, metric_b: cells.y})
     out = _permutation.permutation_test(
         cells.x, cells.y, cells.z, level=level, coefficient=coefficient, method=method, alternative=alternative,
-        n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch,
+        n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, rtol=rtol,
     )
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "permutation", method,
-        cells, out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution,
+        cells, out.pvalue, None, n_resamples, out.n_resamples_dropped, out.null_distribution, rtol,
         seed=seed, **flag,
     )
 
 
-@iv.with_tie_tolerance
 def bootstrap_test(
     ds: ScoreSet,
     metric_a: str,
@@ -206,6 +213,7 @@ def bootstrap_test(
     rng: Any = None,
     batch: int | None = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> ComparisonResult:
     """Paired bootstrap test of H1: rho(A, human) > rho(B, human) (or '<', or '!=').
 
@@ -215,6 +223,15 @@ def bootstrap_test(
 
     Other parameters are those of :func:`permutation_test` (a corpus metric's resampled system scores
     re-sum its statistics over the drawn inputs).
+
+    Parameters
+    ----------
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
     """
     ds, x, y, z, level, coefficient, undefined, alternative = _compare_iv(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, corpus_statistics
@@ -222,17 +239,18 @@ def bootstrap_test(
     method = iv.check_method(method)
     n_resamples = iv.check_n_resamples(n_resamples)
     confidence_level = iv.check_confidence_level(confidence_level)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     flag = iv.corpus_flag(x, y)
     cells = _common(*(_system_score_matrices(x, y, z) if flag else (x, y, z)))
     out = _paired_bootstrap.bootstrap_test(
         x, y, z, level=level, coefficient=coefficient, method=method, alternative=alternative,  # its own common cells
         n_resamples=n_resamples, confidence_level=confidence_level, undefined=undefined,
-        rng=generator, batch=batch,
+        rng=generator, batch=batch, rtol=rtol,
     )
     return _resampled_result(
         ds, metric_a, metric_b, human, level, coefficient, undefined, alternative, "bootstrap", method,
-        cells, out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples,
+        cells, out.pvalue, (out.low, out.high), n_resamples, out.n_resamples_dropped, out.samples, rtol,
         confidence=confidence_level, seed=seed, **flag,
     )
 

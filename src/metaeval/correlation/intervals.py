@@ -32,13 +32,15 @@ from .results import CorrelationResult
 
 
 def _correlation_signature(ds: ScoreSet, metric: str, human: str, level: str, coefficient: str,
-                           undefined: str, full_test_set: bool, tie_threshold: float, **more: Any) -> Signature:
+                           undefined: str, full_test_set: bool, tie_threshold: float, rtol: float,
+                           **more: Any) -> Signature:
     fields = dict(ds.signature_fields())
     fields.update(metric=metric, human=human, level=level, coefficient=coefficient, undefined=undefined)
     if tie_threshold:
         fields["tie_threshold"] = tie_threshold
     fields["full_test_set"] = full_test_set
     fields.update(more)
+    fields.update(iv.tie_field(rtol))
     return Signature.of(**fields)
 
 
@@ -64,7 +66,7 @@ def _correlate_iv(ds, metric, human, level, coefficient, undefined, full_test_se
 
 
 def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method, alternative,
-            n_resamples, generator, statistic) -> tuple[float | None, dict[str, Any]]:
+            n_resamples, generator, statistic, rtol) -> tuple[float | None, dict[str, Any]]:
     """The p-value of one correlation (``statistic``, computed by the caller) and the signature fields that
     reproduce it."""
     if pvalue_method == "none":
@@ -72,10 +74,10 @@ def _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, p
     fields: dict[str, Any] = {"pvalue": pvalue_method, "alternative": alternative}
     if pvalue_method == "analytic":
         return analytic_pvalue(x, z, level=level, coefficient=coefficient, alternative=alternative,
-                               full_test_set=full_test_set, statistic=statistic), fields
+                               full_test_set=full_test_set, statistic=statistic, rtol=rtol), fields
     out = permutation_pvalue(x, z, level=level, coefficient=coefficient, n_resamples=n_resamples, rng=generator,
                              alternative=alternative, undefined=undefined, full_test_set=full_test_set,
-                             tie_threshold=tie_threshold)
+                             tie_threshold=tie_threshold, rtol=rtol)
     fields["pvalue_resamples"] = n_resamples
     return out.pvalue, fields
 
@@ -96,7 +98,6 @@ _PVALUE_DOC = """    pvalue_method : {'analytic', 'permutation', 'none'}
 """
 
 
-@iv.with_tie_tolerance
 def correlate(
     ds: ScoreSet,
     metric: str,
@@ -112,6 +113,7 @@ def correlate(
     n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> CorrelationResult:
     """Correlation of ``metric`` with ``human`` at one level, with its p-value.
 
@@ -139,6 +141,12 @@ def correlate(
     rng : None, int or numpy.random.Generator
         Seed of the permutation p-value.
 {corpus_doc}
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
     Returns
     -------
     CorrelationResult
@@ -156,14 +164,15 @@ def correlate(
         ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold, corpus_statistics
     )
     pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     more = iv.corpus_flag(x)
     out = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                            full_test_set=full_test_set, tie_threshold=tie_threshold)
+                            full_test_set=full_test_set, tie_threshold=tie_threshold, rtol=rtol)
     statistic = float(out.statistic)
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
     pvalue, fields = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
-                             alternative, n_resamples, generator, statistic)
+                             alternative, n_resamples, generator, statistic, rtol)
     more.update(fields)
     if pvalue_method == "permutation":
         more["seed"] = seed
@@ -172,11 +181,10 @@ def correlate(
         ci=None, confidence_level=None, pvalue=pvalue, n_used=int(out.n_used), n_skipped=int(out.n_skipped),
         interval_method=None, n_resamples=None, n_resamples_dropped=None,
         signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
-                                         **more),
+                                         rtol, **more),
     )
 
 
-@iv.with_tie_tolerance
 def bootstrap_ci(
     ds: ScoreSet,
     metric: str,
@@ -196,6 +204,7 @@ def bootstrap_ci(
     pvalue_method: str = defaults.PVALUE_METHOD,
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> CorrelationResult:
     """Correlation with a bootstrap confidence interval (Deutsch, Dror & Roth 2021) and a p-value.
 
@@ -217,6 +226,12 @@ def bootstrap_ci(
         Resamples computed at once (bounds memory; the result does not depend on it).
 {pvalue_doc}{corpus_doc}
     Other parameters are those of :func:`correlate`.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -238,6 +253,7 @@ def bootstrap_ci(
     confidence_level = iv.check_confidence_level(confidence_level)
     interval = iv.check_interval(interval)
     pvalue_method, alternative, _ = _pvalue_iv(pvalue_method, alternative, n_resamples)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     # an integer seed whose generator serves the draws only is passed as such: the cells of a table (one seed)
     # then share one set of draws and of resampled sums (the same numbers as a fresh generator gives); a
@@ -247,13 +263,14 @@ def bootstrap_ci(
         x, z, level=level, coefficient=coefficient, method=method, n_resamples=n_resamples,
         confidence_level=confidence_level, interval=interval, undefined=undefined,
         full_test_set=full_test_set, tie_threshold=tie_threshold, rng=seed if shared else generator, batch=batch,
+        rtol=rtol,
     )
     statistic = float(out.statistic)  # the level correlation of x and z, computed once by the stats layer
     iv.warn_if_undefined(statistic, f"the {level}-level {coefficient} correlation of {metric!r}")
     pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, tie_threshold, pvalue_method,
-                           alternative, n_resamples, generator, statistic)  # permutation: after the bootstrap
+                           alternative, n_resamples, generator, statistic, rtol)  # permutation: after the bootstrap
     signature = _correlation_signature(
-        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold,
+        ds, metric, human, level, coefficient, undefined, full_test_set, tie_threshold, rtol,
         ci=f"boot-{method}", interval=interval, resamples=n_resamples,
         confidence=confidence_level, seed=seed, **more, **iv.corpus_flag(x),
     )
@@ -267,7 +284,6 @@ def bootstrap_ci(
     )
 
 
-@iv.with_tie_tolerance
 def fisher_ci(
     ds: ScoreSet,
     metric: str,
@@ -283,6 +299,7 @@ def fisher_ci(
     n_resamples: int = defaults.N_RESAMPLES,
     rng: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> CorrelationResult:
     """Correlation with a Fisher-z confidence interval (Bonett & Wright 2000) and a p-value.
 
@@ -294,15 +311,25 @@ def fisher_ci(
     system means removed (the degrees of freedom of a partial correlation with ``G - 1`` covariates).
     ``pvalue_method``, ``alternative``, ``n_resamples``, ``rng`` and ``corpus_statistics`` are those of
     :func:`correlate`.
+
+    Parameters
+    ----------
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
     """
     ds, x, z, level, coefficient, undefined, full_test_set, _ = _correlate_iv(
         ds, metric, human, level, coefficient, undefined, full_test_set, 0.0, corpus_statistics
     )
     confidence_level = iv.check_confidence_level(confidence_level)
     pvalue_method, alternative, n_resamples = _pvalue_iv(pvalue_method, alternative, n_resamples)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     point = level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                              full_test_set=full_test_set)
+                              full_test_set=full_test_set, rtol=rtol)
     statistic = float(point.statistic)
     n_systems, n_inputs = ds.shape
     if level == "global":
@@ -316,7 +343,7 @@ def fisher_ci(
         n_points = n_systems
     low, high = fisher_interval(statistic, n_points, coefficient=coefficient, confidence_level=confidence_level)
     pvalue, more = _pvalue(x, z, level, coefficient, undefined, full_test_set, 0.0, pvalue_method, alternative,
-                           n_resamples, generator, statistic)
+                           n_resamples, generator, statistic, rtol)
     if pvalue_method == "permutation":
         more["seed"] = seed
     return CorrelationResult(
@@ -324,7 +351,7 @@ def fisher_ci(
         ci=(float(low), float(high)), confidence_level=confidence_level, pvalue=pvalue,
         n_used=int(point.n_used), n_skipped=int(point.n_skipped), interval_method="fisher",
         n_resamples=None, n_resamples_dropped=None,
-        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0,
+        signature=_correlation_signature(ds, metric, human, level, coefficient, undefined, full_test_set, 0.0, rtol,
                                          ci="fisher", n=n_points, confidence=confidence_level, **more,
                                          **iv.corpus_flag(x)),
     )

@@ -48,7 +48,6 @@ def _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method, al
             family, alpha, undefined)
 
 
-@iv.with_tie_tolerance
 def compare_metrics(
     ds: ScoreSet,
     metrics: Sequence[str] | None = None,
@@ -68,6 +67,7 @@ def compare_metrics(
     batch: int | None = None,
     progress: Any = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> MetricComparisonResult:
     """Test every ordered pair of metrics and rank them into significance clusters.
 
@@ -109,6 +109,12 @@ def compare_metrics(
         (:mod:`metaeval.stats.significance.corpus_tests`).
 
     Other parameters are those of :func:`metaeval.permutation_test`.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -119,6 +125,7 @@ def compare_metrics(
     (checked, metrics, level, coefficient, test, method, alternative, n_resamples, correction, family,
      alpha, undefined) = _compare_metrics_iv(ds, metrics, human, level, coefficient, test, method,
                                              alternative, n_resamples, correction, family, alpha, undefined)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     generator, seed = iv.rng_and_seed(rng)
     checked = checked.scored(corpus_statistics)
     ds, corpus = checked.ds, checked.corpus
@@ -129,7 +136,8 @@ def compare_metrics(
     if test == "permutation" and not used:
         iv.check_permutable(dict(zip(metrics, scores)))
     options = dict(test=test, coefficient=coefficient, method=method or "both", alternative=alternative,
-                   n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, progress=progress)
+                   n_resamples=n_resamples, undefined=undefined, rng=generator, batch=batch, progress=progress,
+                   rtol=rtol)
     out = corpus_pairwise_tests(scores, z, **options) if used else pairwise_tests(scores, z, level=level, **options)
     pvalues = np.array(out.pvalues, dtype=float)
     np.fill_diagonal(pvalues, np.nan)
@@ -139,7 +147,8 @@ def compare_metrics(
         adjusted = np.vstack([adjust_pvalues(row, method=correction) for row in pvalues])
     significant = np.nan_to_num(adjusted, nan=1.0) < alpha
     correlations = tuple(
-        correlate(checked, m, human, level=level, coefficient=coefficient, undefined=undefined, corpus_statistics=corpus)
+        correlate(checked, m, human, level=level, coefficient=coefficient, undefined=undefined, corpus_statistics=corpus,
+                  tie_tolerance=rtol)
         for m in metrics
     )
     statistics = np.array([c.statistic for c in correlations])
@@ -149,7 +158,7 @@ def compare_metrics(
     fields.update(human=human, level=level, coefficient=coefficient, undefined=undefined,
                   test=test if method is None else f"{test[:4]}-{method}", alternative=alternative,
                   resamples=None if test == "williams" else n_resamples, correction=correction,
-                  family=family, alpha=alpha, seed=None if test == "williams" else seed, **used)
+                  family=family, alpha=alpha, seed=None if test == "williams" else seed, **used, **iv.tie_field(rtol))
     return MetricComparisonResult(
         metrics=metrics, human=human, level=level, coefficient=coefficient, test=test, method=method,
         alternative=alternative, correction=correction, family=family, alpha=alpha,

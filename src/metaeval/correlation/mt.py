@@ -192,7 +192,6 @@ def _system_scores_iv(data, system_scores, scorers):
     return out
 
 
-@iv.with_tie_tolerance
 def mt_evaluate(
     data: ScoreSet | Mapping[str, ScoreSet],
     metrics: Sequence[str] | None = None,
@@ -213,6 +212,7 @@ def mt_evaluate(
     corpus_statistics: Mapping[str, Mapping[str, Any]] | None = None,
     rng: Any = None,
     progress: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> MtEvaluationResult:
     """WMT-style meta-evaluation of MT metrics over one or several language pairs.
 
@@ -276,6 +276,12 @@ def mt_evaluate(
     rng : None, int or numpy.random.Generator
     progress : callable, optional
         Called with no argument after each task of each language pair (for progress bars).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -312,6 +318,7 @@ def mt_evaluate(
         data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
         segments, system_scores)
     permute = protocol.significance == "permutation"
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     if recalibrate and permute:
         raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
                              "acc23 keeps each metric's calibrated threshold); got True.")
@@ -329,7 +336,7 @@ def mt_evaluate(
     pooled = {i: [] for i in range(p)} if common else {i: [] for i in range(p)}
     dropped, used, lacking, per_metric = {}, {}, {}, {}
     options = dict(permute=permute, gen=gen, k=k, recalibrate=recalibrate, spa_permutations=spa_permutations,
-                   pvalue=protocol.pvalue, human_ties=protocol.human_ties, darr_threshold=darr_threshold)
+                   pvalue=protocol.pvalue, human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
     for lp, ds in data.items():
         human = golds[lp]
         corpus = {m: per_lp[lp] for m, per_lp in corpus_statistics.items()}
@@ -379,10 +386,10 @@ def mt_evaluate(
         name = f"{POOLED}:system/accuracy"
         names.append(name)
         if common:
-            obs[name], draws[name] = pooled_accuracy(pooled[0], p, protocol.human_ties, permute, gen, k)
+            obs[name], draws[name] = pooled_accuracy(pooled[0], p, protocol.human_ties, permute, gen, k, rtol=rtol)
         else:
             obs[name] = np.array([pooled_accuracy([(xb[:1], zb, *rest) for xb, zb, *rest in pooled[i]], 1,
-                                                  protocol.human_ties, permute, gen, k, draws=False)[0][0]
+                                                  protocol.human_ties, permute, gen, k, draws=False, rtol=rtol)[0][0]
                                   for i in range(p)])
     statistics = np.array([obs[n] for n in names], dtype=float)
     task_pvalues, task_ranks = {}, {}
@@ -408,7 +415,7 @@ def mt_evaluate(
     system_level = ",".join(sorted({n for v in fixed.values() for n in v}))
     if system_level:
         fields["system_level"] = system_level
-    signature = Signature.of(**fields, corpus_level=tuple(corpus_statistics) or None, seed=seed)
+    signature = Signature.of(**fields, corpus_level=tuple(corpus_statistics) or None, seed=seed, **iv.tie_field(rtol))
     unjudged = {lp: [s for s, n in systems_dropped[lp].items() if golds[lp] in n] for lp in data}
     return MtEvaluationResult(
         metrics, tuple(data), tuple(names), statistics, thresholds, tuple(data) + (POOLED,), averages, ranks,

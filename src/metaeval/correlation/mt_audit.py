@@ -172,7 +172,7 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
     out = {}
     options = dict(permute=True, draws=False, gen=gen, k=0, recalibrate=False,
                    spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized", human_ties="skip",
-                   darr_threshold=defaults.MT_DARR_THRESHOLD)
+                   darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=defaults.TIE_TOLERANCE)
     for lp, ds in data.items():
         human = res.gold[lp]
         gone = per_lp[lp] | set(res.systems_dropped.get(lp, {}))
@@ -202,7 +202,7 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
             level, stat = name.split(":", 1)[1].split("/")
             at_once = None if stats[name] else subsample_statistics(
                 whole, level, stat, np.stack(subsets), human_ties="skip", darr_threshold=defaults.MT_DARR_THRESHOLD,
-                metrics=metrics)
+                metrics=metrics, rtol=options["rtol"])
             for o in (stats[name] if at_once is None else at_once):
                 o = np.asarray(o, dtype=float)
                 if np.isfinite(o).all():

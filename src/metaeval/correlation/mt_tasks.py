@@ -93,11 +93,11 @@ def language_pair(ds, metrics, human, corpus, fixed, cols):
     return LanguagePair(xs, z, score, zscore, corpus)
 
 
-def calibrated(lp, level, stat, permute, draws, gen, k, recalibrate):
+def calibrated(lp, level, stat, permute, draws, gen, k, recalibrate, rtol):
     """acc23 / tau23: ``(observed (P,), draws or None, thresholds (P,))``."""
-    o, r, eps = calibrated_task(lp.xs, lp.z, level, CALIBRATED[stat], lp.w, recalibrate)
+    o, r, eps = calibrated_task(lp.xs, lp.z, level, CALIBRATED[stat], lp.w, recalibrate, rtol)
     if permute and draws:
-        r = pairs_null(lp.xs, lp.z, level, CALIBRATED[stat], eps, gen, k)
+        r = pairs_null(lp.xs, lp.z, level, CALIBRATED[stat], eps, gen, k, rtol)
     return o, r, eps
 
 
@@ -114,29 +114,29 @@ def spa_task(lp, permute, draws, gen, k, spa_permutations, pvalue, metrics):
     return o, r
 
 
-def system_task(lp, stat, permute, draws, gen, k, human_ties):
+def system_task(lp, stat, permute, draws, gen, k, human_ties, rtol):
     xs, z = lp.xs, lp.z
     p = xs.shape[0]
     xbar, zbar = lp.xbar, lp.zbar
     if stat == "accuracy":
-        o = agreement_rate(xbar, zbar, human_ties)
+        o = agreement_rate(xbar, zbar, human_ties, rtol)
     else:
-        o = np.array([correlation_rows(xbar[i][None], zbar[None], stat)[0] for i in range(p)])
+        o = np.array([correlation_rows(xbar[i][None], zbar[None], stat, rtol=rtol)[0] for i in range(p)])
     if not draws:
         return o, None
     if permute and stat == "accuracy":
-        return o, system_accuracy_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), human_ties)
+        return o, system_accuracy_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), human_ties, rtol=rtol)
     if permute and stat == "pearson":
         return o, pearson_null(xbar, zbar, mask_source(gen, xbar.shape[1]), k)
     if permute:
-        return o, system_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), system_statistic(stat, human_ties))
-    return o, bootstrap_system(lp.scorer, p, z, lp.w, stat, human_ties, lp.zscorer)
+        return o, system_null(xbar, zbar, random_bits(gen, k, xbar.shape[1]), system_statistic(stat, human_ties, rtol))
+    return o, bootstrap_system(lp.scorer, p, z, lp.w, stat, human_ties, lp.zscorer, rtol)
 
 
-def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold):
+def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol):
     xs, z = lp.xs, lp.z
     p = xs.shape[0]
-    kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold)
+    kw = dict(level=level, coefficient=stat, darr_threshold=darr_threshold, rtol=rtol)
     o = resampled_task(xs, z, **kw)
     if not draws:
         return o, None
@@ -148,19 +148,20 @@ def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold):
     def generic(h, zz):
         return resampled_task(h, zz, **kw)
 
-    return o, segment_null(xs, z, mask_source(gen, z.size), k, level, stat, generic)
+    return o, segment_null(xs, z, mask_source(gen, z.size), k, level, stat, generic, rtol=rtol)
 
 
 def run_task(lp, level, stat, *, permute, draws, gen, k, recalibrate, spa_permutations, pvalue, human_ties,
-             darr_threshold, metrics):
-    """``(observed (P,), draws or None, thresholds or None)`` of one task on one language pair."""
+             darr_threshold, metrics, rtol):
+    """``(observed (P,), draws or None, thresholds or None)`` of one task on one language pair (``rtol``: the
+    relative tie tolerance of the rank statistics)."""
     if stat in CALIBRATED:
-        return calibrated(lp, level, stat, permute, draws, gen, k, recalibrate)
+        return calibrated(lp, level, stat, permute, draws, gen, k, recalibrate, rtol)
     if stat == "soft-accuracy":
         return (*spa_task(lp, permute, draws, gen, k, spa_permutations, pvalue, metrics), None)
     if level == "system":
-        return (*system_task(lp, stat, permute, draws, gen, k, human_ties), None)
-    return (*segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold), None)
+        return (*system_task(lp, stat, permute, draws, gen, k, human_ties, rtol), None)
+    return (*segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol), None)
 
 
 def by_subset(level, stat):
@@ -170,15 +171,16 @@ def by_subset(level, stat):
     return stat == "soft-accuracy" or (stat in CALIBRATED and level not in ("summary", "system"))
 
 
-def subsample_statistics(lp, level, stat, subsets, *, human_ties, darr_threshold, metrics):
+def subsample_statistics(lp, level, stat, subsets, *, human_ties, darr_threshold, metrics, rtol):
     """A task's statistics of every metric on each of ``b`` subsets of the segments of ``lp`` (bool (b, M)), as
     ``(b, P)``, computed once for all subsets (the statistics under 0/1 segment weights, as the bootstrap's:
     per-segment statistics computed once and averaged, system means and moments weighted; acc23 / tau23
-    re-calibrated in each subset). None for the tasks of :func:`by_subset`."""
+    re-calibrated in each subset; ``rtol`` the relative tie tolerance). None for the tasks of
+    :func:`by_subset`."""
     if by_subset(level, stat):
         return None
     weighted = LanguagePair(lp.xs, lp.z, lp.scorer, lp.zscorer, lp.corpus, np.asarray(subsets, dtype=np.int64))
     res = run_task(weighted, level, stat, permute=False, draws=True, gen=None, k=weighted.w.shape[0],
                    recalibrate=stat in CALIBRATED, spa_permutations=0, pvalue="randomized", human_ties=human_ties,
-                   darr_threshold=darr_threshold, metrics=metrics)[1]
+                   darr_threshold=darr_threshold, metrics=metrics, rtol=rtol)[1]
     return np.asarray(res, dtype=float).T

@@ -48,7 +48,6 @@ class CorrelationTable(ResultMixin):
         return [r.to_dict() for r in self.results]
 
 
-@iv.with_tie_tolerance
 def correlation_table(
     ds: ScoreSet,
     human: str,
@@ -66,6 +65,7 @@ def correlation_table(
     pvalue_method: str = defaults.PVALUE_METHOD,
     alternative: str = defaults.CORRELATION_ALTERNATIVE,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> CorrelationTable:
     """Correlate every metric with ``human`` at every level and coefficient, with intervals.
 
@@ -99,6 +99,12 @@ def correlation_table(
     corpus_statistics : mapping, optional
         ``{metric: (statistics, aggregate)}``: the system-level cells of these metrics use corpus scores
         (see :func:`metaeval.correlate`).
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -120,6 +126,7 @@ def correlation_table(
     ci = check_ci_method(ci)
     pvalue_method = check_pvalue_method(pvalue_method)
     alternative = iv.check_alternative(alternative)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     checked = checked.scored(corpus_statistics)
     ds, corpus = checked.ds, checked.corpus
     if isinstance(rng, np.random.Generator):
@@ -131,7 +138,7 @@ def correlation_table(
             for coefficient in coefficients:
                 common = dict(level=level, coefficient=coefficient, undefined=undefined,
                               full_test_set=full_test_set, pvalue_method=pvalue_method, alternative=alternative,
-                              corpus_statistics=corpus)
+                              corpus_statistics=corpus, tie_tolerance=rtol)
                 with _cell_context(metric, level, coefficient, raised):
                     if ci.startswith("boot-"):
                         r = bootstrap_ci(checked, metric, human, method=ci[5:], n_resamples=n_resamples,
@@ -151,7 +158,7 @@ def correlation_table(
                   confidence=confidence_level if ci != "none" else None, undefined=undefined,
                   seed=rng if ci.startswith("boot-") or pvalue_method == "permutation" else None,
                   pvalue=pvalue_method, alternative=alternative if pvalue_method != "none" else None,
-                  **iv.corpus_field(corpus, metrics, levels))
+                  **iv.corpus_field(corpus, metrics, levels), **iv.tie_field(rtol))
     return CorrelationTable(human=human, metrics=metrics, levels=levels, coefficients=coefficients,
                             results=tuple(results), signature=Signature.of(**fields))
 

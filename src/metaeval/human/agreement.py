@@ -322,12 +322,21 @@ class AnnotatorCorrelationResult(ResultMixin):
                  "n_cells": int(self.n_cells[a, b])} for a in range(k) for b in range(a + 1, k)]
 
 
-@iv.with_tie_tolerance
-def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pearson") -> AnnotatorCorrelationResult:
+def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pearson",
+                           tie_tolerance: float = defaults.TIE_TOLERANCE) -> AnnotatorCorrelationResult:
     """Pairwise correlations between the annotators of ``scorer`` over all (system, input) cells.
 
     Meaningful when an annotator slot is one person throughout (SummEval's three experts); with crowd
     workers a slot mixes people. Coefficients as in :func:`metaeval.correlate`.
+
+    Parameters
+    ----------
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Warns
     -----
@@ -338,6 +347,7 @@ def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pea
         raise ParameterError(f"`ds` must be a ScoreSet; got {type(ds).__name__}.")
     ds.require(scorer, param="scorer")
     coefficient = canonical_coefficient(coefficient)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     if ds.n_annotators(scorer) < 2:
         raise ParameterError(f"`scorer` must have at least 2 annotators per cell; got {scorer!r} with 1.")
     array = ds.annotations(scorer)
@@ -349,7 +359,7 @@ def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pea
         n_cells[a, a] = int(np.sum(~np.isnan(flat[:, a])))
         for b in range(a + 1, k):
             both = ~np.isnan(flat[:, a]) & ~np.isnan(flat[:, b])
-            value = float(correlation(flat[both, a], flat[both, b], coefficient)) if both.sum() >= 2 else np.nan
+            value = float(correlation(flat[both, a], flat[both, b], coefficient, rtol=rtol)) if both.sum() >= 2 else np.nan
             matrix[a, b] = matrix[b, a] = value
             n_cells[a, b] = n_cells[b, a] = int(both.sum())
     upper = matrix[np.triu_indices(k, 1)]
@@ -359,7 +369,7 @@ def annotator_correlations(ds: ScoreSet, scorer: str, *, coefficient: str = "pea
                       stacklevel=2)
     mean = float(np.nanmean(upper)) if (~np.isnan(upper)).any() else float("nan")
     signature = Signature.of(statistic="annotator-correlation", scorer=scorer, coefficient=coefficient,
-                             **ds.signature_fields())
+                             **ds.signature_fields(), **iv.tie_field(rtol))
     return AnnotatorCorrelationResult(scorer, coefficient, matrix, n_cells, mean, signature)
 
 
@@ -400,14 +410,23 @@ class GroupAgreementResult(ResultMixin):
         return rows
 
 
-@iv.with_tie_tolerance
 def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: str = defaults.COEFFICIENT,
-                    levels: tuple[str, ...] = ("system", "summary", "global")) -> GroupAgreementResult:
+                    levels: tuple[str, ...] = ("system", "summary", "global"),
+                    tie_tolerance: float = defaults.TIE_TOLERANCE) -> GroupAgreementResult:
     """How two annotator groups agree (e.g. SummEval ``turker.relevance`` vs ``expert.relevance``).
 
     Each group's scores are aggregated per cell (the ScoreSet's ``aggregation``), then correlated at each
     level (:func:`metaeval.correlate`, ``scorer_a`` in the metric's place), and Krippendorff's interval
     alpha is computed with the two aggregated scores as two coders of every cell.
+
+    Parameters
+    ----------
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -426,7 +445,9 @@ def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: 
     ds.require(scorer_b, param="scorer_b")
     if isinstance(levels, str) or not levels:
         raise ParameterError(f"`levels` must be a non-empty list of levels; got {levels!r}.")
-    correlations = tuple(correlate(ds, scorer_a, scorer_b, level=level, coefficient=coefficient) for level in levels)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
+    correlations = tuple(correlate(ds, scorer_a, scorer_b, level=level, coefficient=coefficient, tie_tolerance=rtol)
+                         for level in levels)
     data = np.stack([ds.matrix(scorer_a).ravel(), ds.matrix(scorer_b).ravel()])
     alpha, _ = _alpha_or_nan(data, "interval")
     if np.isnan(alpha):
@@ -434,7 +455,7 @@ def group_agreement(ds: ScoreSet, scorer_a: str, scorer_b: str, *, coefficient: 
                       " both, or every score the same).", DegenerateWarning, stacklevel=2)
     signature = Signature.of(statistic="group-agreement", scorers=(scorer_a, scorer_b),
                              coefficient=correlations[0].coefficient, levels=tuple(levels), alpha_level="interval",
-                             **ds.signature_fields())
+                             **ds.signature_fields(), **iv.tie_field(rtol))
     n_cells = int(np.sum(~np.isnan(data).any(axis=0)))
     return GroupAgreementResult(scorer_a, scorer_b, correlations[0].coefficient, correlations, alpha, n_cells,
                                 signature)

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _validation as iv
 from .. import defaults
 from ..errors import DegenerateDataError, ParameterError
-from ..stats.correlations.ties import are_tied, current_rtol, tie_tolerances
+from ..stats.correlations.ties import are_tied, tie_tolerances
 from ..vocabulary import VERDICTS
 from .bradley_terry import pairs_of
 
@@ -154,8 +154,8 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
                        None if opt[2] is None else opt[2].astype(np.float64), source)
 
 
-@iv.with_tie_tolerance
-def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False) -> Comparisons:
+def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
+                            tie_tolerance: float = defaults.TIE_TOLERANCE) -> Comparisons:
     """Every scorer of ``ds`` as a judge of every pair of systems on every input.
 
     Parameters
@@ -166,6 +166,12 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     annotators : bool
         Each annotator of a scorer with several annotators per cell becomes a judge called
         ``'<scorer>/<k>'`` (k from 1); otherwise the scorer's aggregated matrix judges.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -177,6 +183,7 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         tolerance other than the default), and so does every signature computed from the comparisons.
     """
     ds = iv.check_scoreset(ds)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     names = (scorers,) if isinstance(scorers, str) else tuple(scorers)
     if not names:
         raise ParameterError("`scorers` must name at least one scorer; got none.")
@@ -195,10 +202,10 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     i, j = pairs_of(n_sys)
     parts = []
     for code, x in enumerate(matrices):
-        tol = tie_tolerances(x, axis=0)  # (1, M): one vector per input
+        tol = tie_tolerances(x, axis=0, rtol=rtol)  # (1, M): one vector per input
         xi, xj = x[i], x[j]  # (P, M)
         valid = np.isfinite(xi) & np.isfinite(xj)
-        tied = are_tied(xi, xj, np.broadcast_to(tol, xi.shape))
+        tied = are_tied(xi, xj, np.broadcast_to(tol, xi.shape), rtol=rtol)
         verdict = np.where(tied, TIE, np.where(xi > xj, FIRST, SECOND))
         p_idx, m_idx = np.nonzero(valid)
         order = np.lexsort((p_idx, m_idx))  # by input, then pair
@@ -208,8 +215,8 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     if cols[0].size == 0:
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
     label = ",".join(names)
-    if current_rtol() != defaults.TIE_TOLERANCE:
-        label += f";tie-tolerance={current_rtol():g}"
+    if rtol != defaults.TIE_TOLERANCE:
+        label += f";tie-tolerance={rtol:g}"
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
                             second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{label}")
 

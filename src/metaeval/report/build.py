@@ -164,7 +164,6 @@ def _build_report_iv(ds, human, metrics, levels, coefficients, coefficient, corr
             preset, repetitions, focus_metrics, analyses)
 
 
-@iv.with_tie_tolerance
 def build_report(
     ds: ScoreSet,
     human: str,
@@ -185,6 +184,7 @@ def build_report(
     progress: Any = None,
     command: str | None = None,
     corpus_statistics: Any = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
 ) -> Report:
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
@@ -225,6 +225,12 @@ def build_report(
         (BLEU, chrF, TER; see :func:`metaeval.correlate`) in the system-level correlations, the significance
         matrix and the analyses that use system scores. The significance matrix is then a paired
         bootstrap test (BOOT-BOTH): PERM-BOTH swaps cells, which a corpus score does not have.
+    tie_tolerance : float in [0, 0.001], optional
+        Relative tolerance under which two scores tie in every rank statistic (Kendall's taus, Spearman, pairwise
+        accuracy, acc-eq / tau-eq, the pair signs of the analyses): ``|a - b|`` at most ``tie_tolerance`` times
+        the spread of their vector (docs/statistics.md, "The tie rule"). Default
+        :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
+        is recorded in the signature.
 
     Returns
     -------
@@ -234,6 +240,7 @@ def build_report(
      repetitions, focus_metrics, analyses) = _build_report_iv(
         ds, human, metrics, levels, coefficients, coefficient, correction, family, alpha, n_resamples, seed,
         preset, repetitions, focus_metrics, analyses)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
     checked = checked.scored(corpus_statistics)  # unscored systems left out once, for every section
     ds, corpus = checked.ds, checked.corpus
     from .analysis_sections import ANALYSES, run_analysis
@@ -243,7 +250,7 @@ def build_report(
     with steps("correlations", len(metrics) * len(levels) * len(coefficients)) as advance:
         table = correlation_table(checked, human, metrics, levels=levels, coefficients=coefficients,
                                   ci=_table_ci(ds), n_resamples=n_resamples, rng=seed, progress=advance,
-                                  corpus_statistics=corpus or None)
+                                  corpus_statistics=corpus or None, tie_tolerance=rtol)
     omitted: dict[str, str] = {}
     comparison = None
     if len(metrics) >= 2:
@@ -252,7 +259,7 @@ def build_report(
             comparison = compare_metrics(checked, metrics, human, level="system", coefficient=coefficient,
                                          test=test, method="both", n_resamples=n_resamples,
                                          correction=correction, family=family, alpha=alpha, rng=seed,
-                                         corpus_statistics=corpus or None)
+                                         corpus_statistics=corpus or None, tie_tolerance=rtol)
     else:
         omitted["significance"] = "the significance matrix needs at least 2 metrics; the report has 1."
     summary_comparison = None
@@ -260,7 +267,8 @@ def build_report(
         with steps("significance matrix (summary level)", None):  # corpus scores exist at system level only
             summary_comparison = compare_metrics(checked, metrics, human, level="summary", coefficient=coefficient,
                                                  test="permutation", method="both", n_resamples=n_resamples,
-                                                 correction=correction, family=family, alpha=alpha, rng=seed)
+                                                 correction=correction, family=family, alpha=alpha, rng=seed,
+                                                 tie_tolerance=rtol)
     if focus_metrics is None:
         system = "system" if "system" in levels else levels[0]
         key = coefficient if coefficient in coefficients else coefficients[0]
@@ -279,7 +287,7 @@ def build_report(
             omitted[name] = "not requested."
             continue
         with steps(ANALYSES[name].title, None):
-            outcome = run_analysis(name, checked, human, focus_metrics, settings, corpus)
+            outcome = run_analysis(name, checked, human, focus_metrics, {**settings, "tie_tolerance": rtol}, corpus)
         if isinstance(outcome, str):
             omitted[name] = outcome
         else:

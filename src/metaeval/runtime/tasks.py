@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError, check_int
-from ..stats.correlations import ties
 from . import dask as _dask
 from .workers import process_pool
 
@@ -95,9 +94,6 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
     tasks = list(tasks)
     if not tasks:
         return []
-    rtol = ties.current_rtol()
-    if rtol != ties.TIE_RTOL:  # the caller's tie rule, in the workers too (a context variable is per process)
-        fn = _UnderTieTolerance(fn, rtol)
     tick = progress if progress is not None else (lambda: None)
     if scheduler is not None:
         results = _map_dask(fn, tasks, scheduler, shared)
@@ -111,17 +107,6 @@ def map_tasks(fn: Callable, tasks: Iterable[Any], *, workers: int = 1, scheduler
             tick()
         return results
     return _map_pool(fn, tasks, min(workers, len(tasks)), shared, tick)
-
-
-class _UnderTieTolerance:
-    """``fn`` called under :func:`metaeval.stats.correlations.ties.tie_tolerance` (picklable for the pool and Dask)."""
-
-    def __init__(self, fn: Callable, rtol: float):
-        self.fn, self.rtol = fn, rtol
-
-    def __call__(self, *args: Any) -> Any:
-        with ties.tie_tolerance(self.rtol):
-            return self.fn(*args)
 
 
 def _init_pool(key: str | None, payload: bytes | None) -> None:

@@ -52,7 +52,7 @@ vectors in large batches); longer ones use the sorting path (O(n log n), or O(n 
 _CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
 
 
-def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0):
+def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float = 0.0, rtol: float = TIE_RTOL):
     """Correlation between ``x`` (metric) and ``y`` (human) along ``axis``, batched over the other axes.
 
     Parameters
@@ -67,6 +67,9 @@ def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float 
     tie_threshold : float, optional
         For ``'accuracy'``, ``'tau-eq'`` and ``'acc-eq'`` only: two metric scores are also tied when
         their gap ``|a - b|`` is at most ``tie_threshold`` (Deutsch, Foster & Freitag 2023). Default 0.
+    rtol : float, optional
+        The relative tie tolerance of every rank statistic (:mod:`metaeval.stats.correlations.ties`; default
+        :data:`TIE_RTOL`, 0 compares exactly as scipy does).
 
     Returns
     -------
@@ -130,7 +133,7 @@ def correlation(x, y, coefficient: str, *, axis: int = -1, tie_threshold: float 
     out_shape = xm.shape[:-1]
     n = xm.shape[-1]
     rows = int(np.prod(out_shape))
-    r = correlation_rows(xm.reshape(rows, n), ym.reshape(rows, n), coefficient, tie_threshold)
+    r = correlation_rows(xm.reshape(rows, n), ym.reshape(rows, n), coefficient, tie_threshold, rtol=rtol)
     return r.reshape(out_shape)[()]
 
 
@@ -149,11 +152,11 @@ def _correlation_iv(x, y, coefficient, axis, tie_threshold):
 
 
 def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_threshold: float = 0.0,
-                     units: np.ndarray | None = None) -> np.ndarray:
+                     units: np.ndarray | None = None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Core of :func:`correlation` on validated float arrays of shape ``(B, n)``; returns shape ``(B,)``.
 
     For callers inside ``stats/`` that validated their arguments once (``coefficient`` canonical,
-    ``tie_threshold`` checked). Does not modify its inputs.
+    ``tie_threshold`` checked). Does not modify its inputs. ``rtol``: the relative tie tolerance.
 
     ``units`` (int, ``(B, n)``), for resampled vectors: the original unit (system, input or cell) each
     position is a copy of. Pairs of two copies of one unit are not pairs of the data - they are tied in
@@ -168,7 +171,7 @@ def correlation_rows(x: np.ndarray, y: np.ndarray, coefficient: str, tie_thresho
     step = max(1, _CHUNK_ELEMENTS // n)
     for lo in range(0, b, step):
         chunk_units = None if units is None else units[lo:lo + step]
-        out[lo:lo + step] = _rows(x[lo:lo + step], y[lo:lo + step], coefficient, tie_threshold, chunk_units)
+        out[lo:lo + step] = _rows(x[lo:lo + step], y[lo:lo + step], coefficient, tie_threshold, chunk_units, rtol)
     return out
 
 
@@ -197,35 +200,35 @@ def _masked(x, y):
     return x, y, valid, all_valid, valid.sum(axis=-1)
 
 
-def _rows(x, y, coefficient, t, units=None):
+def _rows(x, y, coefficient, t, units, rtol):
     if coefficient == "pdp":  # one vector: Pearson (metaeval.stats.correlations.pdp)
         coefficient = "pearson"
     if coefficient not in ("pearson", "spearman"):
-        return coefficient_from_counts(coefficient, pair_count_rows(x, y, t, units))
+        return coefficient_from_counts(coefficient, pair_count_rows(x, y, t, units, rtol=rtol))
     x, y, valid, all_valid, nv = _masked(x, y)
     if coefficient == "pearson":
         mask = None if all_valid else valid
         r = pearson_of_rows(x, y, mask, constant_rows(x, mask, nv) | constant_rows(y, mask, nv))
     else:
-        gx = TieGroups(x, nv)
-        gy = TieGroups(y, nv)
+        gx = TieGroups(x, nv, rtol)
+        gy = TieGroups(y, nv, rtol)
         const = (gx.distinct <= 1) | (gy.distinct <= 1)
         r = pearson_of_rows(gx.average_ranks(), gy.average_ranks(), None if all_valid else valid, const)
     r[nv < 2] = np.nan
     return r
 
 
-def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None) -> tuple[np.ndarray, ...]:
+def pair_count_rows(x, y, tie_threshold: float = 0.0, units=None, *, rtol: float = TIE_RTOL) -> tuple[np.ndarray, ...]:
     """Exact pair counts of every row of ``x`` and ``y`` (B, n), positions missing in either dropped.
 
     Returns the int arrays ``(n, P, S, Tx_all, Ty_all, Txy, distinct_x, distinct_y)`` of shape (B,): valid
     values, pairs, concordant minus discordant, pairs tied in x (both included), in y, in both, and the
     numbers of distinct values; :func:`coefficient_from_counts` turns them into any pairwise coefficient.
-    ``units`` as in :func:`correlation_rows`. Counts are additive over disjoint sets of pairs.
+    ``units`` and ``rtol`` as in :func:`correlation_rows`. Counts are additive over disjoint sets of pairs.
     """
     x, y, valid, all_valid, nv = _masked(x, y)
-    gx = TieGroups(x, nv)
-    gy = TieGroups(y, nv)
+    gx = TieGroups(x, nv, rtol)
+    gy = TieGroups(y, nv, rtol)
     copies = None if units is None else copy_pairs(units, valid)
     return (*_pair_counts(gx, gy, valid, all_valid, tie_threshold, copies), gx.distinct, gy.distinct)
 
@@ -241,9 +244,10 @@ def coefficient_from_counts(coefficient: str, counts) -> np.ndarray:
 
 
 class TieGroups:
-    """Tie groups of each row of ``v`` (B, n); invalid positions are NaN and sort last."""
+    """Tie groups of each row of ``v`` (B, n) under the relative tie tolerance ``rtol``; invalid positions are
+    NaN and sort last."""
 
-    def __init__(self, v: np.ndarray, nv: np.ndarray):
+    def __init__(self, v: np.ndarray, nv: np.ndarray, rtol: float = TIE_RTOL):
         b, n = v.shape
         self.shape = (b, n)
         order = np.argsort(v, axis=-1)
@@ -252,7 +256,7 @@ class TieGroups:
         new = np.ones((b, n), dtype=bool)
         with np.errstate(invalid="ignore"):
             hi = np.take_along_axis(s, np.maximum(nv - 1, 0)[:, None], axis=-1)  # NaN sort last
-            new[:, 1:] = ~are_tied(s[:, 1:], s[:, :-1], tolerance_from_extent(hi, s[:, :1]))
+            new[:, 1:] = ~are_tied(s[:, 1:], s[:, :-1], tolerance_from_extent(hi, s[:, :1], rtol=rtol), rtol=rtol)
         self.new = new
         self.sorted = s
         self.pos = np.arange(n)

@@ -31,7 +31,7 @@ from metaeval.stats.correlations.coefficients import (
     pair_count_rows,
 )
 from metaeval.stats.corpus import CorpusScores, corpus_system_means
-from metaeval.stats.correlations.ties import is_constant
+from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 from metaeval.stats.resampling.draws import count_weights
 from metaeval.vocabulary import (
     LEVEL_ALIASES,
@@ -89,6 +89,7 @@ def level_correlation(
     tie_threshold: float = 0.0,
     row_units=None,
     col_units=None,
+    rtol: float = TIE_RTOL,
 ) -> LevelCorrelation:
     """Correlation between metric scores ``x`` and human scores ``z`` at one level, batched.
 
@@ -123,6 +124,8 @@ def level_correlation(
         summary level, one input at by-system level, one cell at global level - is not a pair of the
         data, and is left out of the pair counts of the Kendall-type coefficients (see
         :func:`metaeval.stats.correlations.coefficients.correlation_rows`). None: every row / column is its own unit.
+    rtol : float, optional
+        The relative tie tolerance of the rank statistics (:mod:`metaeval.stats.correlations.ties`).
 
     Returns
     -------
@@ -181,15 +184,15 @@ def level_correlation(
         coefficient = "pearson"  # PDP of one vector is Pearson's r (metaeval.stats.correlations.pdp)
     units = _pair_units(level, coefficient, x.shape, row_units, col_units)
     if level == "system":
-        out = _system(x, z, coefficient, full_test_set, tie_threshold, units)
+        out = _system(x, z, coefficient, full_test_set, tie_threshold, units, rtol)
     elif level == "global":
-        out = _global(x, z, coefficient, tie_threshold, units)
+        out = _global(x, z, coefficient, tie_threshold, units, rtol)
     elif level == "partial":
-        out = _partial(x, z, coefficient, tie_threshold, units)
+        out = _partial(x, z, coefficient, tie_threshold, units, rtol)
     else:
         if level == "summary":  # groups are the inputs: correlate columns
             x, z = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
-        out = _grouped(x, z, coefficient, undefined, tie_threshold, units)
+        out = _grouped(x, z, coefficient, undefined, tie_threshold, units, rtol)
     return LevelCorrelation(*(np.reshape(v, batch)[()] for v in out))
 
 
@@ -359,28 +362,28 @@ def system_residuals(x, z):
     return np.where(valid, x - xbar, np.nan), np.where(valid, z - zbar, np.nan)
 
 
-def _system(x, z, coefficient, full_test_set, tie_threshold, units=None):
+def _system(x, z, coefficient, full_test_set, tie_threshold, units, rtol):
     n_systems = x.shape[-2]
     xbar, zbar, dropped = system_means(x, z, full_test_set=full_test_set)
     if coefficient == "pearson":  # shift-invariant: from centred means (constancy: of the means themselves)
         xc, zc = centred_system_means(x, z, full_test_set=full_test_set)
-        r = correlation_rows(_rows(xc), _rows(zc), coefficient, tie_threshold, units)
+        r = correlation_rows(_rows(xc), _rows(zc), coefficient, tie_threshold, units, rtol=rtol)
         r = np.where(pearson_constant(xbar, zbar), np.nan, r)
     else:
-        r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold, units)
+        r = correlation_rows(_rows(xbar), _rows(zbar), coefficient, tie_threshold, units, rtol=rtol)
     n_used = (np.isfinite(xbar) & np.isfinite(zbar)).sum(axis=-1)
     zeros = np.zeros_like(n_used)
     return r, n_used, n_systems - n_used, zeros, dropped
 
 
-def _global(x, z, coefficient, tie_threshold, units=None):
+def _global(x, z, coefficient, tie_threshold, units, rtol):
     batch = x.shape[:-2]
     xv = np.reshape(x, batch + (-1,))
     zv = np.reshape(z, batch + (-1,))
     if units is None:
-        r = correlation_rows(_rows(xv), _rows(zv), coefficient, tie_threshold)
+        r = correlation_rows(_rows(xv), _rows(zv), coefficient, tie_threshold, rtol=rtol)
     else:
-        r = _global_without_copies(x, z, coefficient, tie_threshold, *units)
+        r = _global_without_copies(x, z, coefficient, tie_threshold, *units, rtol)
     fx, fz = np.isfinite(xv), np.isfinite(zv)
     n_used = (fx & fz).sum(axis=-1)
     skipped = (fz & ~fx).sum(axis=-1)
@@ -388,14 +391,14 @@ def _global(x, z, coefficient, tie_threshold, units=None):
     return r, n_used, skipped, zeros, zeros
 
 
-def _partial(x, z, coefficient, tie_threshold, units=None):
+def _partial(x, z, coefficient, tie_threshold, units, rtol):
     """The global level of the within-system residuals; ``n_skipped`` as at global level."""
-    r, n_used, _, zeros, _ = _global(*system_residuals(x, z), coefficient, tie_threshold, units)
+    r, n_used, _, zeros, _ = _global(*system_residuals(x, z), coefficient, tie_threshold, units, rtol)
     skipped = (np.isfinite(z) & ~np.isfinite(x)).sum(axis=(-2, -1))
     return r, n_used, skipped, zeros, zeros
 
 
-def _grouped(x, z, coefficient, undefined, tie_threshold, units=None):
+def _grouped(x, z, coefficient, undefined, tie_threshold, units, rtol):
     """Mean over the groups (rows of the last two axes) of the correlation along the last axis (PDP: the
     groups' pairs pooled, :mod:`metaeval.stats.correlations.pdp`)."""
     groups = x.shape[-2]
@@ -404,7 +407,7 @@ def _grouped(x, z, coefficient, undefined, tie_threshold, units=None):
 
         n_used = (group_sums(x, z)[3] >= 2).sum(axis=-1)
         return pooled(x, z), n_used, groups - n_used, np.zeros_like(n_used), np.zeros_like(n_used)
-    r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold, units).reshape(x.shape[:-1])
+    r = correlation_rows(_rows(x), _rows(z), coefficient, tie_threshold, units, rtol=rtol).reshape(x.shape[:-1])
     defined = ~np.isnan(r)
     n_defined = defined.sum(axis=-1)
     if undefined == "zero":
@@ -424,7 +427,7 @@ def _multiplicities(units: np.ndarray) -> np.ndarray:
     return np.take_along_axis(counts, units, axis=-1)
 
 
-def _global_without_copies(x, z, coefficient, tie_threshold, row_units, col_units):
+def _global_without_copies(x, z, coefficient, tie_threshold, row_units, col_units, rtol):
     """Global level of resampled matrices, without the pairs of two different copies of one system or input.
 
     Cells ``(r, c)`` and ``(r', c')`` of a resample form a pair of the data unless ``r != r'`` are copies of
@@ -437,7 +440,8 @@ def _global_without_copies(x, z, coefficient, tie_threshold, row_units, col_unit
     n, m = x.shape[-2:]
     x3, z3 = np.reshape(x, (-1, n, m)), np.reshape(z, (-1, n, m))
     b = x3.shape[0]
-    counts = np.array(pair_count_rows(x3.reshape(b, n * m), z3.reshape(b, n * m), tie_threshold), dtype=np.float64)
+    counts = np.array(pair_count_rows(x3.reshape(b, n * m), z3.reshape(b, n * m), tie_threshold, rtol=rtol),
+                      dtype=np.float64)
     tied_fields = [1, 3, 4, 5]  # P, Tx_all, Ty_all, Txy: identical cells are pairs tied in both
     share = {}
     for axis, units in ((1, row_units), (2, col_units)):
@@ -445,7 +449,7 @@ def _global_without_copies(x, z, coefficient, tie_threshold, row_units, col_unit
             continue
         xs, zs = (x3, z3) if axis == 1 else (x3.transpose(0, 2, 1), z3.transpose(0, 2, 1))
         k, length = xs.shape[1], xs.shape[2]
-        per = np.array(pair_count_rows(xs.reshape(b * k, length), zs.reshape(b * k, length), tie_threshold),
+        per = np.array(pair_count_rows(xs.reshape(b * k, length), zs.reshape(b * k, length), tie_threshold, rtol=rtol),
                        dtype=np.float64).reshape(8, b, k)
         extra = _multiplicities(units).astype(np.float64) - 1.0  # copies of the same unit besides this one
         share[axis] = extra

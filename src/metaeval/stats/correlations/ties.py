@@ -5,7 +5,7 @@ Two values ``a`` and ``b`` of one vector ``v`` are tied when ``|a - b| <= tol(v)
     ``tol(v) = max(rtol * spread(v), NOISE_RTOL * max|v|)``  (``rtol > 0``; ``tol = 0`` when ``rtol = 0``)
 
 where ``spread(v) = max(v) - min(v)`` and ``max|v|`` are taken over the finite values of the vector,
-``rtol`` is the tie tolerance in effect (:data:`TIE_RTOL` = 1e-9 by default) and :data:`NOISE_RTOL` = 2^-46
+``rtol`` is the relative tie tolerance (:data:`TIE_RTOL` = 1e-9 by default) and :data:`NOISE_RTOL` = 2^-46
 (about 64 units in the last place of the vector's largest value). The first term merges values whose gap is
 negligible *relative to the spread of the scores*: averaged Likert scores and metric scores that are equal in
 exact arithmetic differ in the last bits depending on the summation order (SummEval's ``s3.resp`` holds such
@@ -17,30 +17,27 @@ as long as every gap of distinct values exceeds ``NOISE_RTOL * max|a x + b|`` (d
 rule"). ``rtol = 0`` is exact comparison, as scipy does; reproducing a table computed with scipy to the last
 digit needs it.
 
-The public functions that rank values take ``tie_tolerance=`` and evaluate under
-:func:`tie_tolerance`; everything below them (the generic coefficients of
+The public functions that rank values take ``tie_tolerance=`` (validated by :func:`check_tie_tolerance`) and pass
+it down as the explicit parameter ``rtol`` of everything below them (the generic coefficients of
 :mod:`metaeval.stats.correlations.coefficients`, the kernels' tie ranks of :mod:`metaeval.stats.kernels.ranks`, the
-analyses' pair signs) calls :func:`are_tied` (with the vector's :func:`tie_tolerances`), so one setting
-reaches every code path of one call. The setting is a :mod:`contextvars` variable: it is local to the
-thread (and asyncio task) that set it, and is passed explicitly to worker processes by the functions
-that start them.
+analyses' pair signs), which calls :func:`are_tied` (with the vector's :func:`tie_tolerances`): every code path
+of one call uses the one value it was given, and there is no ambient setting to inherit (worker processes
+receive it with their task).
 
 Pearson's r does not rank: whether a vector is constant for it does not depend on ``rtol``
 (:func:`is_constant`).
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from metaeval import defaults
 from metaeval.errors import ParameterError
 
-__all__ = ["NOISE_RTOL", "TIE_RTOL", "are_tied", "check_tie_tolerance", "current_rtol", "is_constant", "tie_tolerance",
-           "tie_tolerances", "tolerance_formula", "tolerance_from_extent"]
+__all__ = ["NOISE_RTOL", "TIE_RTOL", "are_tied", "check_tie_tolerance", "is_constant", "tie_tolerances",
+           "tolerance_formula", "tolerance_from_extent"]
 
 TIE_RTOL = defaults.TIE_TOLERANCE
 """Default tolerance, relative to the spread of a vector, under which two of its values are tied."""
@@ -48,9 +45,6 @@ TIE_RTOL = defaults.TIE_TOLERANCE
 NOISE_RTOL = 2.0 ** -46
 """Relative rounding level: values closer than this times the largest magnitude of their vector are tied
 (for any ``rtol > 0``), and a vector whose spread is within it is constant for Pearson's r."""
-
-_RTOL: contextvars.ContextVar[float] = contextvars.ContextVar("metaeval_tie_rtol", default=TIE_RTOL)
-
 
 def check_tie_tolerance(value: Any) -> float:
     """The one validator of ``tie_tolerance``: a finite number in [0, 1e-3]."""
@@ -61,24 +55,6 @@ def check_tie_tolerance(value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not 0.0 <= rtol <= 1e-3:
         raise ParameterError(f"`tie_tolerance` must be a number in [0, 0.001] (0 = exact ties); got {value!r}.")
     return rtol
-
-
-def current_rtol() -> float:
-    """The relative tie tolerance in effect (:data:`TIE_RTOL` unless inside :func:`tie_tolerance`)."""
-    return _RTOL.get()
-
-
-@contextlib.contextmanager
-def tie_tolerance(rtol: float) -> Iterator[float]:
-    """Evaluate the enclosed code with the tie rule of relative tolerance ``rtol`` (module docstring).
-
-    ``rtol`` is validated by :func:`check_tie_tolerance`; the previous rule is restored on exit.
-    """
-    token = _RTOL.set(check_tie_tolerance(rtol))
-    try:
-        yield current_rtol()
-    finally:
-        _RTOL.reset(token)
 
 
 def _extent(v, axis, finite_only=True):
@@ -111,40 +87,37 @@ def _tolerance(hi, lo, rtol):
     return np.where(np.isfinite(tol), tol, 0.0)
 
 
-def tolerance_from_extent(hi, lo, *, rtol: float | None = None) -> np.ndarray:
+def tolerance_from_extent(hi, lo, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """``tol`` of vectors with largest finite value ``hi`` and smallest ``lo`` (arrays; NaN: no finite
-    value), with ``rtol`` (None: the one in effect): for callers that know the extent already (sorted rows)."""
-    rtol = _RTOL.get() if rtol is None else rtol
+    value), with the relative tolerance ``rtol``: for callers that know the extent already (sorted rows)."""
     hi = np.asarray(hi, dtype=np.float64)
     if rtol == 0.0:
         return np.zeros_like(hi)
     return _tolerance(hi, np.asarray(lo, dtype=np.float64), rtol)
 
 
-def tie_tolerances(values, axis: int = -1, *, rtol: float | None = None) -> np.ndarray:
+def tie_tolerances(values, axis: int = -1, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """The absolute tie tolerance ``tol(v)`` of every vector of ``values`` along ``axis`` (keepdims).
 
     ``max(rtol * (max v - min v), NOISE_RTOL * max|v|)`` over the finite values of each vector (module
-    docstring), with ``rtol`` (None: the one in effect); 0 under ``rtol = 0`` and for a vector without a finite
+    docstring), with the relative tolerance ``rtol``; 0 under ``rtol = 0`` and for a vector without a finite
     value.
     """
-    rtol = _RTOL.get() if rtol is None else rtol
     hi, lo = _extent(values, axis)
     if rtol == 0.0:
         return np.zeros_like(hi)
     return _tolerance(hi, lo, rtol)
 
 
-def are_tied(a, b, tol=None, *, axis: int = -1, rtol: float | None = None) -> np.ndarray:
+def are_tied(a, b, tol=None, *, axis: int = -1, rtol: float = TIE_RTOL) -> np.ndarray:
     """Elementwise: ``|a - b| <= tol`` (False where either is NaN); exact equality under ``rtol = 0`` (``rtol``:
-    the relative tie tolerance, None for the one in effect).
+    the relative tie tolerance).
 
     ``tol`` is the absolute tolerance of the vector the values belong to (:func:`tie_tolerances`,
     broadcastable to ``a - b``). Without it, the vector is the union of ``a`` and ``b`` along ``axis``:
     right when the two arrays together hold every value of each vector (sorted neighbours
     ``s[..., 1:]`` and ``s[..., :-1]``, all pairs ``v[..., i]`` and ``v[..., j]``, a vector and its maximum).
     """
-    rtol = _RTOL.get() if rtol is None else rtol
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if rtol == 0.0:

@@ -9,6 +9,7 @@ from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
     cached_index,
+    near_constant_groups,
     rank_pair_signs,
     tie_ranks,
     upper_pairs,
@@ -23,7 +24,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import BootstrapDraws
-from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
+from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
@@ -39,8 +40,9 @@ class _BootSystemLevel:
     exact arithmetic are equal here, whatever the summation order.
     """
 
-    def __init__(self, x, z, coefficient, tie_threshold, full_test_set):
+    def __init__(self, x, z, coefficient, tie_threshold, full_test_set, rtol):
         n = x.shape[0]
+        self.rtol = rtol
         # per resample: the column weights and their sums (a few M), means, ranks or moments (a few N),
         # and for Kendall the pair weights and signs
         self.cells = 3 * (x.shape[1] + (z.shape[1] if full_test_set else 0)) + 16 * n
@@ -90,18 +92,19 @@ class _BootSystemLevel:
     def evaluate(self, cache: BatchCache):
         if self.weighted:  # Kendall over the distinct systems, duplicates as multiplicities
             xm, zm = self.means(cache, gather=False)
-            return kendall_b_weighted(xm, zm, cache.row_weights())
+            return kendall_b_weighted(xm, zm, cache.row_weights(), rtol=self.rtol)
         xm, zm = self.means(cache)
         units = None if cache.draws.rows is None else cache.draws.rows[cache.sl]
-        return system_correlation(xm, zm, self.coefficient, self.tie_threshold, units=units)
+        return system_correlation(xm, zm, self.coefficient, self.tie_threshold, units=units, rtol=self.rtol)
 
 
 class _BootSystemCorpus(_BootSystemLevel):
     """System level of a corpus metric (:class:`CorpusScores`): the metric's system scores of a resample
     are ``aggregate(sum_m c_m stats[:, m])`` with its input counts ``c``; the human's means as above."""
 
-    def __init__(self, x: CorpusScores, z, coefficient, tie_threshold, full_test_set):
+    def __init__(self, x: CorpusScores, z, coefficient, tie_threshold, full_test_set, rtol):
         n, mx, s = x.statistics.shape
+        self.rtol = rtol
         self.cells = 3 * z.shape[1] + (s + 16) * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
         self.n, self.mx, self.mz = n, mx, z.shape[1]
         self.x = x
@@ -120,8 +123,8 @@ class _BootSystemCorpus(_BootSystemLevel):
 class _BootSummaryInputs:
     """Summary level under BOOT-INPUTS: count-weighted mean of the per-input correlations."""
 
-    def __init__(self, x, z, coefficient, undefined, tie_threshold):
-        self.r = _coef.correlation(x, z, coefficient, axis=0, tie_threshold=tie_threshold)
+    def __init__(self, x, z, coefficient, undefined, tie_threshold, rtol):
+        self.r = _coef.correlation(x, z, coefficient, axis=0, tie_threshold=tie_threshold, rtol=rtol)
         self.undefined = undefined
         self.cells = 8 * x.shape[1]
 
@@ -140,11 +143,11 @@ class _BootSummaryKendall:
     that have ties, every tie count; it is exact because every operand and partial sum is a small integer.
     """
 
-    def __init__(self, x, z, undefined):
+    def __init__(self, x, z, undefined, rtol):
         n, m = x.shape
         first, second = upper_pairs(n)
-        rx, tx = tie_ranks(np.ascontiguousarray(x.T))  # one row per input
-        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        rx, tx = tie_ranks(np.ascontiguousarray(x.T), rtol=rtol)  # one row per input
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T), rtol=rtol)
         sx, sz = rank_pair_signs(rx, first, second), rank_pair_signs(rz, first, second)  # (P, M)
         self.tied_x = np.flatnonzero(tx)
         self.tied_z = np.flatnonzero(tz)
@@ -193,31 +196,12 @@ class _BootSummaryPearson:
         self.n, self.m = n, m
         self.cells = m * (n + 24)
         self.undefined = undefined
-        self.tied = (self._tied_columns(x), self._tied_columns(z))
-
-    @staticmethod
-    def _tied_columns(values):
-        """For the columns of ``values`` where a subset of two or more systems can be constant for Pearson's r
-        (:func:`metaeval.stats.correlations.ties.is_constant`: spread within ``2^-46`` of its largest magnitude, whatever
-        the tie tolerance): the dense ranks ``r`` of their groups of sorted neighbours closer than
-        ``2^-46 max|column|``, and ``r^2``, as float64 (N, 2 M'), their indices ``cols`` and the columns
-        themselves (N, M'). A constant subset lies in one group; a column without such neighbours is
-        constant over the chosen systems only if a single system is chosen."""
-        n = values.shape[0]
-        order = np.argsort(values, axis=0, kind="stable")
-        srt = np.take_along_axis(values, order, axis=0)
-        floor = NOISE_RTOL * np.maximum(np.abs(srt[0]), np.abs(srt[-1]))  # (M,)
-        new = np.ones_like(srt, dtype=bool)
-        new[1:] = srt[1:] - srt[:-1] > floor
-        cols = np.flatnonzero(~new[1:].all(axis=0)) if n > 1 else np.zeros(0, dtype=np.intp)
-        r = np.empty((n, cols.size))
-        np.put_along_axis(r, order[:, cols], np.add.accumulate(new[:, cols], axis=0).astype(np.float64), axis=0)
-        return np.ascontiguousarray(np.concatenate([r, r * r], axis=1)), cols, np.ascontiguousarray(values[:, cols])
+        self.tied = (near_constant_groups(x), near_constant_groups(z))
 
     @staticmethod
     def _constant(tied, chosen, count, m):
         """(b, M): the columns whose chosen values are constant for Pearson's r. Candidates: the chosen
-        systems all lie in one group of :meth:`_tied_columns`, i.e. their dense ranks have zero variance,
+        systems all lie in one group of :func:`~metaeval.stats.kernels.ranks.near_constant_groups`, i.e. their dense ranks have zero variance,
         ``n_c sum r^2 = (sum r)^2`` over the ``n_c`` chosen systems (integers below ``N^4``, exact in float64
         for any summation order); each candidate with two or more systems is then decided by
         :func:`metaeval.stats.correlations.ties.is_constant` of its chosen values (rare: near-copies of one value)."""
@@ -272,16 +256,16 @@ class _BootSummarySpearman:
     integers, summed exactly. ``r = S_xz / (sqrt(S_xx) sqrt(S_zz))`` is NaN where a resampled vector is
     constant (``S_xx = 0``), as in :func:`metaeval.stats.correlations.coefficients.correlation`, and equals the generic
     path's value bitwise per input (its centred ranks are exact half-integers too). The tie groups are
-    those of :func:`tie_ranks` (the current tie rule), so exact and tolerant ties give the generic ranks.
+    those of :func:`tie_ranks` (under the tolerance ``rtol``), so exact and tolerant ties give the generic ranks.
     """
 
-    def __init__(self, x, z, undefined):
+    def __init__(self, x, z, undefined, rtol):
         n, m = x.shape
         # float32 holds every integer below 2^24: V <= 2 N^2 and sum_a w_a V_a^2 <= 4 N^3 are exact for
         # N <= 160; larger N uses float64 (exact to 2^53)
         self.dtype = np.float32 if 4 * n**3 < 2**24 else np.float64
-        self.hx = self._h(tie_ranks(np.ascontiguousarray(x.T))[0], self.dtype)
-        self.hz = self._h(tie_ranks(np.ascontiguousarray(z.T))[0], self.dtype)
+        self.hx = self._h(tie_ranks(np.ascontiguousarray(x.T), rtol=rtol)[0], self.dtype)
+        self.hz = self._h(tie_ranks(np.ascontiguousarray(z.T), rtol=rtol)[0], self.dtype)
         self.n, self.m = n, m
         self.undefined = undefined
         self.cells = 3 * m * n + 16 * m  # V^x, V^z and their products (float32 or 64), in float64 cells
@@ -319,47 +303,47 @@ class _BootSummarySpearman:
         return weighted_mean_over_inputs(r, cache.col_weights(), self.undefined)
 
 def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip",
-                     tie_threshold=0.0, full_test_set=False):
+                     tie_threshold=0.0, full_test_set=False, rtol=TIE_RTOL):
     """A fast kernel computing ``r(X*, Z*)`` per bootstrap resample, or None (use the generic path).
 
     Kernels exist for complete data at the system level (every coefficient, also in full-test-set mode),
     and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b, Pearson and Spearman under
-    BOOT-SYSTEMS / BOOT-BOTH.
+    BOOT-SYSTEMS / BOOT-BOTH. ``rtol``: the relative tie tolerance of the rank statistics.
     """
     if isinstance(x, CorpusScores):
         if level != "system" or not (x.present.all() and all_finite(z)):
             return None
-        return _BootSystemCorpus(x, z, coefficient, tie_threshold, full_test_set)
+        return _BootSystemCorpus(x, z, coefficient, tie_threshold, full_test_set, rtol)
     if not all_finite(x, z):
         return None
     if level == "system":
         if x.shape != z.shape and not full_test_set:
             return None
-        return _BootSystemLevel(x, z, coefficient, tie_threshold, full_test_set)
+        return _BootSystemLevel(x, z, coefficient, tie_threshold, full_test_set, rtol)
     if x.shape != z.shape or full_test_set:
         return None
     if level == "by-system":
         inner = bootstrap_kernel(x.T, z.T, level="summary", coefficient=coefficient, draws=draws.transposed(),
-                                 undefined=undefined, tie_threshold=tie_threshold)
+                                 undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
         return None if inner is None else Transposed(inner)
     if level == "global":
         from metaeval.stats.kernels.global_pairs import global_pairs_kernel
 
-        return global_pairs_kernel(x, z, coefficient, draws, tie_threshold)
+        return global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol)
     if level == "summary":
         if draws.method == "inputs":
-            return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold)
+            return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold, rtol)
         if tie_threshold:
             return None
         from metaeval.stats.kernels.summary_inputs import summary_inputs_kernel
 
-        many = summary_inputs_kernel(x, z, coefficient, undefined)  # thousands of inputs: chunked, compiled
+        many = summary_inputs_kernel(x, z, coefficient, undefined, rtol)  # thousands of inputs: chunked, compiled
         if many is not None:
             return many
         if coefficient == "kendall-b":
-            return _BootSummaryKendall(x, z, undefined)
+            return _BootSummaryKendall(x, z, undefined, rtol)
         if coefficient == "pearson":
             return _BootSummaryPearson(x, z, undefined)
         if coefficient == "spearman" and x.shape[0] ** 2 * x.shape[1] <= SPEARMAN_KERNEL_MAX:
-            return _BootSummarySpearman(x, z, undefined)
+            return _BootSummarySpearman(x, z, undefined, rtol)
     return None

@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
+from metaeval.stats.kernels.affine_groups import group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.kernels.shared import group_affine, group_weights, human_weights
-from metaeval.stats.correlations.ties import NOISE_RTOL, are_tied, current_rtol
+from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
@@ -87,7 +87,7 @@ class GroupPairsCompiled:
     """Pair-count coefficients and Spearman of every metric pair at the summary, by-system or global level
     (PERM-BOTH, complete data, no metric ties within a group), from compiled O(n log n) pair terms.
 
-    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.shared.group_affine`
+    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.affine_groups.group_affine`
     with ``n`` the group's cells: the metric has no ties and nothing is copied, so the pairs of a group are
     its ``n (n - 1) / 2`` cell pairs); the offsets cancel in ``X' - Y'``, so
     ``delta = sum_g w_g (D_g + m_g . G_g)`` with ``w_g`` from :func:`group_weights` (the mean over the defined
@@ -108,7 +108,7 @@ class GroupPairsCompiled:
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
-                 tied: dict | None = None, *, rtol: float | None = None):
+                 tied: dict | None = None, *, rtol: float = TIE_RTOL):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         cells = np.arange(n * m).reshape(m, n).T  # flat index b N + a of cell (a, b)
@@ -122,10 +122,10 @@ class GroupPairsCompiled:
         self.cg = cg
         size = zg.shape[1]
         self.spearman = coefficient == "spearman"
-        self.key, tz, distinct, uu = human_weights(zg, coefficient)
+        self.key, tz, distinct, uu = human_weights(zg, coefficient, rtol)
         self.tz, self.distinct, self.uu = tz.astype(np.int64), distinct.astype(np.int64), uu
         # the human's dense ranks per group (the Kendall family's key; Spearman's key is U)
-        self.zr = human_weights(zg, "kendall-b")[0] if self.spearman else self.key
+        self.zr = human_weights(zg, "kendall-b", rtol)[0] if self.spearman else self.key
         scale, _ = group_affine(coefficient, size * (size - 1) / 2.0, tz, size, distinct, uu)
         self.weight, self.nan = group_weights(scale, undefined, grouped=level != "global")
         defined = int(np.isfinite(scale).sum())
@@ -137,7 +137,7 @@ class GroupPairsCompiled:
         self.cells = n * m // 4 + 8 * p
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
-        self.rtol = current_rtol() if rtol is None else rtol  # the relative tie tolerance of the tied groups
+        self.rtol = rtol  # the relative tie tolerance of the tied groups
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -369,6 +369,6 @@ class GroupPairsCompiled:
 
         mask = cache.draws.mask(cache.sl)[rows]
         zb = np.broadcast_to(self.z, mask.shape)
-        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined)
+        kw = dict(level=self.level, coefficient=self.coefficient, undefined=self.undefined, rtol=self.rtol)
         return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)

@@ -31,6 +31,7 @@ import numpy as np
 
 from metaeval.stats.correlations.coefficients import TieGroups, coefficient_from_counts
 from metaeval.stats.kernels.batch import BatchCache
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "numba_available"]
 
@@ -51,11 +52,11 @@ def _compiled():
 class GlobalPairsBootstrap:
     """``r(X*, Z*)`` at global level for a pair-count coefficient, per bootstrap resample (complete data)."""
 
-    def __init__(self, x: np.ndarray, z: np.ndarray, coefficient: str):
+    def __init__(self, x: np.ndarray, z: np.ndarray, coefficient: str, *, rtol: float = TIE_RTOL):
         n, m = x.shape
         nv = np.array([n * m])
-        self.rx = TieGroups(x.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
-        self.rz = TieGroups(z.reshape(1, -1), nv).dense_ranks()[0].astype(np.int64)
+        self.rx = TieGroups(x.reshape(1, -1), nv, rtol).dense_ranks()[0].astype(np.int64)
+        self.rz = TieGroups(z.reshape(1, -1), nv, rtol).dense_ranks()[0].astype(np.int64)
         self.nz = int(self.rz.max()) + 1
         key = self.rx * self.nz + self.rz
         self.order = np.argsort(key, kind="stable").astype(np.int64)
@@ -90,10 +91,10 @@ class GlobalPairsBootstrap:
         return coefficient_from_counts(self.coefficient, tuple(k[:, f] for f in range(8)))
 
 
-def global_pairs_kernel(x, z, coefficient, draws, tie_threshold):
+def global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol=TIE_RTOL):
     """The compiled global-level kernel, or None (numba missing, threshold, other coefficient, not both)."""
     if coefficient not in COEFFICIENTS or tie_threshold or draws.method != "both" or not numba_available():
         return None
     if draws.cols_human is not None:
         return None
-    return GlobalPairsBootstrap(x, z, coefficient)
+    return GlobalPairsBootstrap(x, z, coefficient, rtol=rtol)

@@ -22,6 +22,7 @@ from metaeval.stats.kernels.rows import (
     system_correlation,
 )
 from metaeval.stats.resampling.draws import PermutationDraws
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["PearsonSummaryShared", "pearson_terms", "permutation_kernel", "risky_columns"]
 
@@ -36,8 +37,9 @@ class _PermSystemLevel:
     PERM-INPUTS, a selection for PERM-SYSTEMS; then ``Y' = xbar + ybar - X'``.
     """
 
-    def __init__(self, x, y, z, coefficient, tie_threshold, method):
+    def __init__(self, x, y, z, coefficient, tie_threshold, method, rtol):
         n, m = x.shape
+        self.rtol = rtol
         # per resample, for X' and Y' together: table gathers, means and ranks (a few N), int8 pair signs
         self.cells = 16 * n + (n * (n - 1) // 2 if coefficient == "kendall-b" else 0)
         self.xbar = x.mean(axis=1)
@@ -46,7 +48,7 @@ class _PermSystemLevel:
         self.m = x.shape[1]
         self.coefficient = coefficient
         self.tie_threshold = tie_threshold
-        self.z_signs = fixed_pair_signs(self.zbar) if n <= PAIRWISE_SYSTEMS_MAX else None
+        self.z_signs = fixed_pair_signs(self.zbar, rtol=rtol) if n <= PAIRWISE_SYSTEMS_MAX else None
         self.z_fixed = fixed_pearson(self.zbar) if n >= 2 else None
         if method == "both":
             self.tables = byte_tables(y - x)
@@ -68,7 +70,7 @@ class _PermSystemLevel:
         b = xp.shape[0]
         # X' and Y' together: one evaluation of 2b rows (the rows are independent)
         r = system_correlation(np.concatenate([xp, yp]), self.zbar, self.coefficient, self.tie_threshold,
-                               self.z_signs, self.z_fixed)
+                               self.z_signs, self.z_fixed, rtol=self.rtol)
         return r[:b], r[b:]
 
     def deltas(self, cache: BatchCache):
@@ -79,8 +81,8 @@ class _PermSystemLevel:
 class _PermSummaryInputs:
     """Summary level under PERM-INPUTS: each input keeps r(X_b, Z_b) or takes r(Y_b, Z_b)."""
 
-    def __init__(self, x, y, z, coefficient, undefined, tie_threshold):
-        kw = dict(axis=0, tie_threshold=tie_threshold)
+    def __init__(self, x, y, z, coefficient, undefined, tie_threshold, rtol):
+        kw = dict(axis=0, tie_threshold=tie_threshold, rtol=rtol)
         self.rx = _coef.correlation(x, z, coefficient, **kw)
         self.ry = _coef.correlation(y, z, coefficient, **kw)
         self.undefined = undefined
@@ -115,13 +117,13 @@ class _PermSummaryKendall:
     (exact on these small integers).
     """
 
-    def __init__(self, x, y, z, undefined, method):
+    def __init__(self, x, y, z, undefined, method, rtol):
         n, m = x.shape
         off = ~np.eye(n, dtype=bool)
         # signs from the tie ranks of each input: X and Y ranked jointly, Z alone (int8 tensors (M, N, N))
-        pool, _ = tie_ranks(np.ascontiguousarray(np.concatenate([x, y]).T))
+        pool, _ = tie_ranks(np.ascontiguousarray(np.concatenate([x, y]).T), rtol=rtol)
         rx, ry = pool[:, :n], pool[:, n:]
-        rz, tz = tie_ranks(np.ascontiguousarray(z.T))
+        rz, tz = tie_ranks(np.ascontiguousarray(z.T), rtol=rtol)
         sxx, syy = _sign_tensor(rx, rx), _sign_tensor(ry, ry)
         sxy = _sign_tensor(rx, ry)  # sgn(X_a - Y_b)
         syx = -sxy.transpose(0, 2, 1)  # sgn(Y_a - X_b)
@@ -211,7 +213,7 @@ class _PermSummaryKendall:
         return rx - ry
 
 
-def risky_columns(x, y, rtol: float | None = None):
+def risky_columns(x, y, rtol: float = TIE_RTOL):
     """Inputs where some mask could make X' constant: every system has X or Y tied with one value.
 
     Ties with the tolerance of the input's column of ``X`` and ``Y`` together, at least the Pearson
@@ -231,7 +233,7 @@ def risky_columns(x, y, rtol: float | None = None):
 class _PermSummaryPearson:
     """Summary-level Pearson under PERM-SYSTEMS / PERM-BOTH: every sum is linear in the mask."""
 
-    def __init__(self, x, y, z, undefined):
+    def __init__(self, x, y, z, undefined, rtol=TIE_RTOL):
         n, _ = x.shape
         zc = z - z.mean(axis=0)
         znorm = np.sqrt((zc * zc).sum(axis=0))
@@ -250,7 +252,7 @@ class _PermSummaryPearson:
         self.undefined = undefined
         # inputs where X' can be constant for some mask: all cells take one value of X or Y
         self.x, self.y = x, y
-        self.risky = risky_columns(x, y)
+        self.risky = risky_columns(x, y, rtol)
         self.cells = x.shape[1] * (n // 8 + 24)
 
     _risky_columns = staticmethod(risky_columns)
@@ -363,7 +365,7 @@ class PearsonSummaryShared:
 
 
 def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
-                       tie_threshold=0.0):
+                       tie_threshold=0.0, rtol=TIE_RTOL):
     """A fast kernel for ``r(X', Z)`` and ``r(Y', Z)`` per permutation, or None (use the generic path).
 
     The kernel's ``deltas(cache)`` gives ``r(X', Z) - r(Y', Z)`` for the resamples of a
@@ -372,23 +374,24 @@ def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, 
 
     ``x`` and ``y`` must already be standardized. Kernels exist for complete data at the system level
     (every coefficient), and at the summary level for PERM-INPUTS (every coefficient) and for Kendall
-    tau-b and Pearson under PERM-SYSTEMS / PERM-BOTH.
+    tau-b and Pearson under PERM-SYSTEMS / PERM-BOTH. ``rtol``: the relative tie tolerance of the rank statistics.
     """
     if not all_finite(x, y, z) or x.shape != z.shape:
         return None
     if level == "by-system":
         inner = permutation_kernel(x.T, y.T, z.T, level="summary", coefficient=coefficient,
-                                   draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold)
+                                   draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold,
+                                   rtol=rtol)
         return None if inner is None else Transposed(inner)
     if level == "system":
-        return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method)
+        return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method, rtol)
     if level == "summary":
         if draws.method == "inputs":
-            return _PermSummaryInputs(x, y, z, coefficient, undefined, tie_threshold)
+            return _PermSummaryInputs(x, y, z, coefficient, undefined, tie_threshold, rtol)
         if tie_threshold:
             return None
         if coefficient == "kendall-b":
-            return _PermSummaryKendall(x, y, z, undefined, draws.method)
+            return _PermSummaryKendall(x, y, z, undefined, draws.method, rtol)
         if coefficient == "pearson":
-            return _PermSummaryPearson(x, y, z, undefined)
+            return _PermSummaryPearson(x, y, z, undefined, rtol)
     return None

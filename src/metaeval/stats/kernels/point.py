@@ -1,27 +1,32 @@
 """Point estimates of many metrics at once, bitwise equal to :func:`metaeval.stats.correlations.levels.level_correlation`."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.correlations import levels as _levels
 from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.kernels.rows import all_finite
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 # ----------------------------------------------------------------------------------------------------
 # point estimates
 
 
-def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+def point_correlation(x, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0,
+                      rtol=TIE_RTOL):
     """:func:`metaeval.stats.correlations.levels.level_correlation` of validated 2-D ``x`` and ``z``, bitwise equal.
 
     See :func:`point_correlations`.
     """
     return point_correlations([x], z, level=level, coefficient=coefficient, undefined=undefined,
-                              full_test_set=full_test_set, tie_threshold=tie_threshold)[0]
+                              full_test_set=full_test_set, tie_threshold=tie_threshold, rtol=rtol)[0]
 
 
-def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0):
+def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test_set=False, tie_threshold=0.0,
+                       rtol=TIE_RTOL):
     """``[level_correlation(x, z) for x in xs]`` for validated 2-D arrays of one shape, bitwise equal.
 
     For complete data, Pearson and Kendall tau-b at the system and summary levels (Kendall: at most
@@ -29,7 +34,7 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     the same system means, tie groups, sums and formulas as :mod:`metaeval.stats.correlations.levels` and
     :mod:`metaeval.stats.correlations.coefficients`, with Kendall's pairs counted by one comparison of the dense
     ranks of all vectors (the same integers as the coefficients' loop over offsets). Every other case
-    calls ``level_correlation``.
+    calls ``level_correlation``. ``rtol``: the relative tie tolerance.
     """
     n, m = z.shape
     fast = (all(isinstance(x, np.ndarray) for x in xs) and coefficient in ("kendall-b", "pearson") and level in ("system", "summary") and not full_test_set
@@ -37,8 +42,8 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
             and (coefficient == "pearson" or n <= _coef.PAIRWISE_MAX_N))
     if not fast:
         return [_levels.level_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                                          full_test_set=full_test_set, tie_threshold=tie_threshold) for x in xs]
-    rows = _kendall_b_rows if coefficient == "kendall-b" else _pearson_rows
+                                          full_test_set=full_test_set, tie_threshold=tie_threshold, rtol=rtol) for x in xs]
+    rows = functools.partial(_kendall_b_rows, rtol=rtol) if coefficient == "kendall-b" else _pearson_rows
     k = len(xs)
     if level == "system":  # levels._system on complete data
         xbar = np.stack([_levels.system_means(x, z)[0] for x in xs])
@@ -71,13 +76,13 @@ def point_correlations(xs, z, *, level, coefficient, undefined="skip", full_test
     return out
 
 
-def _kendall_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _kendall_b_rows(x: np.ndarray, y: np.ndarray, rtol=TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of the rows of complete ``x``, ``y`` (B, n), 2 <= n <= PAIRWISE_MAX_N, as
     :func:`coefficients.correlation_rows` computes it (same tie groups, counts and formula)."""
     b, n = x.shape
     nv = np.full(b, n, dtype=np.int64)
-    rx, tx = tie_ranks(x)
-    ry, ty = tie_ranks(y)
+    rx, tx = tie_ranks(x, rtol=rtol)
+    ry, ty = tie_ranks(y, rtol=rtol)
     first, second = upper_pairs(n)
     prod = rank_pair_signs(rx, first, second) * rank_pair_signs(ry, first, second)  # (P, B)
     pos = np.count_nonzero(prod > 0, axis=0)

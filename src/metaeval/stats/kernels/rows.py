@@ -12,6 +12,7 @@ from metaeval.stats.kernels.ranks import (
     row_ranks,
     upper_pairs,
 )
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["PAIRWISE_SYSTEMS_MAX", "all_finite", "fixed_pearson", "kendall_b_rows", "kendall_b_weighted",
            "linear_sums", "mean_over_inputs", "pearson_rows", "system_correlation", "tau_b_from_ties",
@@ -49,30 +50,30 @@ def tau_b_from_ties(num: np.ndarray, n0: float, tx: np.ndarray, tz: np.ndarray) 
 #: Up to this many systems the system-level Kendall tau-b of resampled means uses the pairwise sign kernel.
 PAIRWISE_SYSTEMS_MAX = 64
 
-def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None) -> np.ndarray:
+def kendall_b_rows(xm: np.ndarray, zm: np.ndarray, z_signs=None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of every row of ``xm`` (b, n) with ``zm`` ((b, n), or (n,) for one fixed vector).
 
     Exact integer pair counts over the tie groups of :mod:`metaeval.stats.correlations.coefficients` (see
     :func:`row_ranks`): the numbers of :func:`coefficients.correlation`. ``z_signs`` may pass
-    :func:`fixed_pair_signs` of a fixed ``zm`` computed once.
+    :func:`fixed_pair_signs` of a fixed ``zm`` computed once. ``rtol``: the relative tie tolerance.
     """
     b, n = xm.shape
-    sx, near, tied = row_pair_signs(xm)
+    sx, near, tied = row_pair_signs(xm, rtol=rtol)
     tx = np.zeros(b, dtype=np.int64)
     tx[near] = tied
     if z_signs is None and zm.ndim == 1:
-        z_signs = fixed_pair_signs(zm)
+        z_signs = fixed_pair_signs(zm, rtol=rtol)
     if z_signs is not None:
         sz, tz = z_signs
     else:
-        sz, near, tied = row_pair_signs(zm)
+        sz, near, tied = row_pair_signs(zm, rtol=rtol)
         tz = np.zeros(b, dtype=np.int64)
         tz[near] = tied
     num = np.add.reduce(sx * sz, axis=0, dtype=np.int32)
     return tau_b_from_ties(num, n * (n - 1) / 2.0, tx, tz)
 
 
-def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndarray:
+def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Kendall tau-b of bootstrap resamples given as system multiplicities: row ``s`` holds ``w[s, a]``
     copies of system ``a`` with scores ``xm[s, a]`` and ``zm[s, a]`` (b, n each).
 
@@ -83,7 +84,7 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     """
     b, n = xm.shape
     first, second = upper_pairs(n)
-    ranks, near, _ = row_ranks(np.concatenate([xm, zm]))  # x and z ranked in one pass
+    ranks, near, _ = row_ranks(np.concatenate([xm, zm]), rtol=rtol)  # x and z ranked in one pass
     signs = rank_pair_signs(ranks, first, second)  # (P, 2b)
     wt = w.T.astype(np.int8 if w.max() <= 11 else np.int16)  # products ww S_x S_z fit the type
     prod = np.multiply(signs[:, :b], signs[:, b:], dtype=wt.dtype)
@@ -99,22 +100,22 @@ def kendall_b_weighted(xm: np.ndarray, zm: np.ndarray, w: np.ndarray) -> np.ndar
     return tau_b_from_ties(num, n * (n - 1) / 2.0, ties[:b], ties[b:])
 
 def system_correlation(xm: np.ndarray, zm: np.ndarray, coefficient: str, tie_threshold: float,
-                       z_signs=None, z_fixed=None, units=None) -> np.ndarray:
+                       z_signs=None, z_fixed=None, units=None, *, rtol: float = TIE_RTOL) -> np.ndarray:
     """Correlation of each row of resampled system scores ``xm`` (b, N) with ``zm`` ((b, N) or (N,)).
 
     Kendall tau-b for small N from pair signs (:func:`kendall_b_rows`), Pearson with the formula of
     :mod:`metaeval.stats.correlations.coefficients` without its checks for missing values, everything else through
     :func:`coefficients.correlation_rows`. ``units`` (b, N): the drawn system of every position, whose
-    copies' pairs the pair counts leave out (tau-b does not depend on them).
+    copies' pairs the pair counts leave out (tau-b does not depend on them). ``rtol``: the relative tie tolerance.
     """
     n = xm.shape[-1]
     if coefficient == "kendall-b" and not tie_threshold and n <= PAIRWISE_SYSTEMS_MAX:
-        return kendall_b_rows(xm, zm, z_signs)
+        return kendall_b_rows(xm, zm, z_signs, rtol=rtol)
     if coefficient == "pearson" and n >= 2:
         return pearson_rows(xm, zm, z_fixed)
     zb = np.broadcast_to(zm, xm.shape)
     return _coef.correlation_rows(np.ascontiguousarray(xm), np.ascontiguousarray(zb), coefficient, tie_threshold,
-                                  units)
+                                  units, rtol=rtol)
 
 
 def pearson_rows(xm: np.ndarray, zm: np.ndarray, z_fixed=None) -> np.ndarray:

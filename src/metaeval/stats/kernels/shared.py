@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.coefficients import TieGroups
+from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
 
@@ -66,57 +66,6 @@ class GlobalPearsonShared:
         return self._r(*x), self._r(*y)
 
 
-# name -> (scale, offset) of the coefficient of a group as an affine function of S, from its pair counts:
-# P pairs, Tz pairs tied in the human, n cells, k distinct human values, sum of squares of U (Spearman's
-# doubled centred human ranks); the metric has no ties in the group.
-def group_affine(coefficient: str, pairs: float, tz: np.ndarray, n: int, distinct_z: np.ndarray,
-                 uu: np.ndarray | None = None):
-    """``(scale, offset)`` per group: the coefficient of a tie-free metric is ``scale S + offset``; the
-    scale is NaN where the coefficient is undefined (the human constant, or every pair tied in it)."""
-    untied = pairs - tz
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if coefficient == "spearman":  # r = (S / 4) / (sqrt((n^3 - n) / 12) sqrt(sum U^2 / 4))
-            sxx = (float(n) ** 3 - n) / 12.0
-            scale = 0.25 / (np.sqrt(sxx) * np.sqrt(uu / 4.0))
-            return np.where(distinct_z > 1, scale, np.nan), np.zeros(tz.shape)
-        if coefficient == "kendall-b":
-            scale = 1.0 / np.sqrt(pairs * untied)
-            return np.where(untied > 0, scale, np.nan), np.zeros_like(scale)
-        if coefficient == "kendall-a":
-            return np.where(untied > 0, 1.0 / pairs, np.nan), np.zeros(tz.shape)
-        if coefficient == "kendall-c":
-            mm = np.minimum(float(n), distinct_z)
-            return np.where(untied > 0, 2.0 / (n * n * (mm - 1.0) / mm), np.nan), np.zeros(tz.shape)
-        if coefficient == "accuracy":  # C / (C + D), C = (untied + S) / 2
-            return np.where(untied > 0, 0.5 / untied, np.nan), np.where(untied > 0, 0.5, np.nan)
-        if coefficient == "acc-eq":  # (C + Txy) / P with Txy = 0
-            return np.full(tz.shape, 0.5 / pairs), untied / (2.0 * pairs)
-        # tau-eq: (C - D - Tz) / P
-        return np.full(tz.shape, 1.0 / pairs), -tz / pairs
-
-
-COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq", "spearman")
-"""Coefficients that are affine in ``S`` (with its weights ``t``) when the metric has no ties."""
-
-
-def human_weights(zg: np.ndarray, coefficient: str):
-    """The human side of every group (rows of ``zg`` (G, n), complete): integer pair weights and counts.
-
-    Returns ``(key, tz, distinct, uu)``. For Spearman ``key`` is ``U = 2 h - (n + 1)`` (int64), ``h`` the
-    average ranks of metaeval's tie rule, and ``t_cd = U_c - U_d``; otherwise ``key`` holds the dense tie
-    ranks and ``t_cd = sgn(key_c - key_d)``. ``tz`` are the tied human pairs, ``distinct`` the distinct
-    human values and ``uu = sum U^2`` (Spearman; else None).
-    """
-    g, n = zg.shape
-    groups = TieGroups(np.ascontiguousarray(zg), np.full(g, n))
-    tz = groups.tied_pairs.astype(np.float64)
-    distinct = groups.distinct.astype(np.float64)
-    if coefficient == "spearman":
-        key = np.rint(2.0 * groups.average_ranks() - (n + 1)).astype(np.int64)
-        return key, tz, distinct, (key * key).sum(axis=1).astype(np.float64)
-    return groups.dense_ranks().astype(np.int64), tz, distinct, None
-
-
 def _pooled(std: np.ndarray, level: str) -> np.ndarray:
     """The metric values of every group, ``(G, P n)``, metric-major within a group."""
     p, n, m = std.shape
@@ -127,7 +76,7 @@ def _pooled(std: np.ndarray, level: str) -> np.ndarray:
     return std.reshape(1, -1)
 
 
-def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> bool:
+def tie_free(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> bool:
     """True when no two metric values of one group tie, over every metric of ``std`` (P, N, M): the
     groups are the inputs (summary), the systems (by-system) or all cells (global)."""
     pooled = np.sort(_pooled(std, level), axis=1)
@@ -182,7 +131,7 @@ def _tied_pair_groups(std: np.ndarray, level: str, rtol: float | None):
     return groups, hit
 
 
-def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> dict:
+def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
     :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
     p = std.shape[0]
@@ -196,7 +145,7 @@ def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float | None =
     return out
 
 
-def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | None = None) -> np.ndarray:
+def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
 
@@ -209,19 +158,6 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float | Non
     shared = (incidence.T @ incidence) > 0
     self_tied = repeated.any(axis=0)
     return ~(shared | self_tied[:, None] | self_tied[None, :])
-
-
-def group_weights(scale: np.ndarray, undefined: str, grouped: bool):
-    """Weight of each group's ``S`` in the level's statistic, and whether every resample is NaN.
-
-    Grouped levels average the defined groups (``w = scale / #defined``, or ``/ #groups`` under
-    ``undefined='zero'``); the global level is one group (``w = scale``), NaN when undefined.
-    """
-    defined = np.isfinite(scale)
-    if not grouped:
-        return np.where(defined, scale, 0.0), not bool(defined.all())
-    n_agg = int(defined.sum()) if undefined == "skip" else scale.size
-    return np.where(defined, scale, 0.0) / max(n_agg, 1), not defined.any() and undefined == "skip"
 
 
 class SummaryPairsShared:
@@ -237,7 +173,7 @@ class SummaryPairsShared:
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
     Spearman is affine in ``S``: a tie-free metric's ranks are ``R_a = (N + 1) / 2 + (1/2) sum_c sgn(X_a - X_c)``,
     so its numerator ``sum_a (R_a - Rbar) U_a / 2 = S / 4`` and its denominator is constant
-    (:func:`group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
+    (:func:`~metaeval.stats.kernels.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
     ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the defined inputs (``w_b = 1 / #defined``, or
     ``1 / M`` with ``undefined='zero'``). Inputs are grouped by ``scale_b``; the products are exact
     (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
@@ -250,7 +186,7 @@ class SummaryPairsShared:
         return n <= 32 and 8 * (n - 1) ** 2 * n * m < 2**53
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, tied: dict | None = None,
-                 *, rtol: float | None = None):
+                 *, rtol: float = TIE_RTOL):
         p, n, m = std.shape
         self.p, self.n, self.m = p, n, m
         self.tied = tied or {}
@@ -259,7 +195,7 @@ class SummaryPairsShared:
             from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
             self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
-        key, tz, distinct, uu = human_weights(z.T, coefficient)  # (M, N)
+        key, tz, distinct, uu = human_weights(z.T, coefficient, rtol)  # (M, N)
         if coefficient == "spearman":
             t = key[:, :, None] - key[:, None, :]
         else:

@@ -32,7 +32,8 @@ import numpy as np
 
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
 from metaeval.stats.kernels.global_pairs import numba_available
-from metaeval.stats.kernels.ranks import rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["CHUNK", "MIN_INPUTS", "summary_inputs_kernel"]
 
@@ -51,10 +52,10 @@ def _loops():
     return compiled_inputs
 
 
-def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _dense_ranks(values: np.ndarray, rtol) -> tuple[np.ndarray, np.ndarray]:
     """Dense tie-group ranks (M, N) int8/int16 of every input (column of ``values`` (N, M)), by the tie rule of
     :func:`~metaeval.stats.kernels.ranks.tie_ranks`, and the number of groups per input."""
-    ranks, _ = tie_ranks(np.ascontiguousarray(values.T))
+    ranks, _ = tie_ranks(np.ascontiguousarray(values.T), rtol=rtol)
     return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
 
 
@@ -93,10 +94,10 @@ class _Chunked:
 class SpearmanInputs(_Chunked):
     """Summary-level Spearman (see the module docstring)."""
 
-    def __init__(self, x, z, undefined):
+    def __init__(self, x, z, undefined, rtol):
         super().__init__(x, z, undefined)
-        self.rx, self.gx = _dense_ranks(x)
-        self.rz, self.gz = _dense_ranks(z)
+        self.rx, self.gx = _dense_ranks(x, rtol)
+        self.rz, self.gz = _dense_ranks(z, rtol)
 
     def chunk(self, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape
@@ -108,11 +109,11 @@ class SpearmanInputs(_Chunked):
 class KendallInputs(_Chunked):
     """Summary-level Kendall tau-b (see the module docstring)."""
 
-    def __init__(self, x, z, undefined):
+    def __init__(self, x, z, undefined, rtol):
         super().__init__(x, z, undefined)
         n, m = x.shape
-        self.rx, self.gx = _dense_ranks(x)
-        self.rz, self.gz = _dense_ranks(z)
+        self.rx, self.gx = _dense_ranks(x, rtol)
+        self.rz, self.gz = _dense_ranks(z, rtol)
         first, second = upper_pairs(n)
         self.signs = np.empty((first.size, m), dtype=np.float32)  # s^x s^z of every pair and input
         for j0 in range(0, m, CHUNK):
@@ -137,21 +138,19 @@ class KendallInputs(_Chunked):
 class PearsonInputs(_Chunked):
     """Summary-level Pearson (see the module docstring)."""
 
-    def __init__(self, x, z, undefined):
-        from metaeval.stats.kernels.bootstrap import _BootSummaryPearson
-
+    def __init__(self, x, z, undefined, rtol=TIE_RTOL):  # Pearson does not rank: rtol is not used
         super().__init__(x, z, undefined)
         self.x, self.z = x, z
         self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
         self.zc = np.ascontiguousarray((z - z.mean(axis=0)).T)
-        self.tx, self.rx, self.gx, self.bx = self._tied(x, _BootSummaryPearson)
-        self.tz, self.rz, self.gz, self.bz = self._tied(z, _BootSummaryPearson)
+        self.tx, self.rx, self.gx, self.bx = self._tied(x)
+        self.tz, self.rz, self.gz, self.bz = self._tied(z)
 
-    def _tied(self, values, kernel):
+    def _tied(self, values):
         """The inputs where a subset of two or more systems can be constant (the near-tie groups of
-        :meth:`_BootSummaryPearson._tied_columns`): per input its row in the group ranks or -1, the dense group
+        :func:`~metaeval.stats.kernels.ranks.near_constant_groups`): per input its row in the group ranks or -1, the dense group
         ranks (k, N), the number of groups of each row and the size of its largest group."""
-        moments, cols, _ = kernel._tied_columns(values)
+        moments, cols, _ = near_constant_groups(values)
         k = cols.size
         row = np.full(self.m, -1, dtype=np.int64)
         row[cols] = np.arange(k)
@@ -197,10 +196,10 @@ class PearsonInputs(_Chunked):
         np.add.at(used, rows, c * ok if self.skip else c)
 
 
-def summary_inputs_kernel(x, z, coefficient, undefined):
+def summary_inputs_kernel(x, z, coefficient, undefined, rtol=TIE_RTOL):
     """The chunked summary-level kernel of ``coefficient`` for BOOT-SYSTEMS / BOOT-BOTH, or None (few inputs,
-    another coefficient, or numba not installed)."""
+    another coefficient, or numba not installed); ``rtol``: the relative tie tolerance."""
     if x.shape[1] < MIN_INPUTS or not numba_available():
         return None
     kind = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}.get(coefficient)
-    return None if kind is None else kind(x, z, undefined)
+    return None if kind is None else kind(x, z, undefined, rtol)

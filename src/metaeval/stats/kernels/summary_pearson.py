@@ -27,6 +27,7 @@ import numpy as np
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.permutation import pearson_terms, risky_columns
 from metaeval.stats.kernels.ranks import is_constant_along
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["PearsonSummaryCompiled"]
 
@@ -34,7 +35,7 @@ __all__ = ["PearsonSummaryCompiled"]
 class PearsonSummaryCompiled:
     """Deltas of every pair from one compiled call per batch (complete data, any metric ties)."""
 
-    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs, *, rtol: float | None = None):
+    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, pairs, *, rtol: float = TIE_RTOL):
         p, n, m = std.shape
         self.z_const, lin = pearson_terms(std, z)  # (P, N, M, 3)
         self.base = np.ascontiguousarray(lin.sum(axis=1).transpose(1, 2, 0))  # (M, 3, P)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.correlations.ties import TIE_RTOL
 from metaeval.stats.mt.wmt_permutation import hybrid_null, zscore
 
 __all__ = ["SHARED_COEFFICIENTS", "drawn_masks", "pdp_null", "segment_null"]
@@ -47,7 +48,7 @@ def drawn_masks(masks_of, k, cells, batch=REFERENCE_BATCH):
     return out
 
 
-def segment_null(xs, z, masks_of, k, level, coefficient, statistic, engine="auto"):
+def segment_null(xs, z, masks_of, k, level, coefficient, statistic, engine="auto", rtol=TIE_RTOL):
     """Null draws ``stat(h_i) - stat(h_j)`` of every metric pair i < j (``np.triu_indices(P, 1)`` order),
     shape (pairs, k), of a segment-level task (module docstring).
 
@@ -63,6 +64,8 @@ def segment_null(xs, z, masks_of, k, level, coefficient, statistic, engine="auto
         ``statistic(h (B, N, M), z) -> (B,)``, the task's statistic (the reference path).
     engine : {'auto', 'reference'}
         ``'reference'``: :func:`hybrid_null`.
+    rtol : float
+        The relative tie tolerance of the rank statistics (the one ``statistic`` uses).
     """
     p, n, m = xs.shape
     complete = bool(np.isfinite(xs).all() and np.isfinite(z).all())
@@ -78,7 +81,7 @@ def segment_null(xs, z, masks_of, k, level, coefficient, statistic, engine="auto
 
     draws = PermutationDraws("both", n, m, bits=~masks)  # there a True bit swaps: h_i keeps x_i where m
     kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
-    deltas = permutation_pairs(x, np.asarray(z, dtype=np.float64), draws, None, "auto", kw)
+    deltas = permutation_pairs(x, np.asarray(z, dtype=np.float64), draws, None, "auto", kw, rtol=rtol)
     ia, ib = np.triu_indices(p, 1)
     return np.stack([deltas[i, j] for i, j in zip(ia, ib)])
 

@@ -14,6 +14,7 @@ from metaeval.stats.significance.paired_bootstrap import bootstrap_pvalue
 from metaeval.stats.mt.tie_calibration import calibrate_ties, pair_table, recalibrated
 from metaeval.stats.mt.wmt import pairwise_agreement, resampled_task
 from metaeval.stats.mt.wmt_permutation import pair_pvalues, pair_values, pair_values_null, random_bits, system_accuracy_null
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["agreement_rate", "bootstrap_system", "calibrated_task", "mask_source", "pairs_null", "pooled_accuracy",
            "pvalue_matrix", "rank", "system_statistic", "task_range"]
@@ -24,34 +25,34 @@ def mask_source(gen, n):
     return lambda b: random_bits(gen, b, n)
 
 
-def agreement_rate(xbar, zbar, human_ties):
-    agree, pairs = pairwise_agreement(xbar, zbar, human_ties)
+def agreement_rate(xbar, zbar, human_ties, rtol=TIE_RTOL):
+    agree, pairs = pairwise_agreement(xbar, zbar, human_ties, rtol)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, agree / pairs, np.nan)
 
 
-def system_statistic(stat, human_ties):
-    """``statistic(h (B, N), zbar) -> (B,)`` of a system-level task."""
+def system_statistic(stat, human_ties, rtol=TIE_RTOL):
+    """``statistic(h (B, N), zbar) -> (B,)`` of a system-level task (``rtol``: the relative tie tolerance)."""
     if stat == "accuracy":
-        return lambda h, zbar: agreement_rate(h, zbar, human_ties)
-    return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat)
+        return lambda h, zbar: agreement_rate(h, zbar, human_ties, rtol)
+    return lambda h, zbar: correlation_rows(h, np.broadcast_to(zbar, h.shape), stat, rtol=rtol)
 
 
-def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None):
+def bootstrap_system(scorer, p, z, w, stat, human_ties, zscorer=None, rtol=TIE_RTOL):
     """Resampled system-level statistics (P, k) under segment count weights ``w`` (k, M); ``zscorer(w)`` the
     human's resampled system scores (default: means of ``z``)."""
     xres = np.stack([scorer(i, w) for i in range(p)])  # (P, k, N)
     zres = (w @ z.T) / w.sum(axis=1)[:, None] if zscorer is None else zscorer(w)
     if stat == "accuracy":
-        return agreement_rate(xres, zres[None], human_ties)
-    return np.stack([correlation_rows(xres[i], zres, stat) for i in range(p)])
+        return agreement_rate(xres, zres[None], human_ties, rtol)
+    return np.stack([correlation_rows(xres[i], zres, stat, rtol=rtol) for i in range(p)])
 
 
-def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True):
+def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True, rtol=TIE_RTOL):
     """Pairwise accuracy pooled over language pairs (agreements summed over pairs summed), observed and its
     permutation null (system scores of all language pairs standardized together, as mt-metrics-eval's
     ``CompareMetricsWithGlobalAccuracy``) or bootstrap resamples."""
-    counts = [pairwise_agreement(xbar, zbar, human_ties) for xbar, zbar, *_ in pooled]
+    counts = [pairwise_agreement(xbar, zbar, human_ties, rtol) for xbar, zbar, *_ in pooled]
     total = sum(c[1] for c in counts)
     if not np.any(np.asarray(total) > 0):
         warnings.warn("pooled system-level accuracy is undefined (NaN): the human scores tie every pair of systems"
@@ -67,18 +68,18 @@ def pooled_accuracy(pooled, p, human_ties, permute, gen, k, draws=True):
         for xbar, zbar, scorer, z, w, zscorer in pooled:
             xres = np.stack([scorer(i, w) for i in range(p)])
             zres = zscorer(w)
-            a, n = pairwise_agreement(xres, zres[None], human_ties)
+            a, n = pairwise_agreement(xres, zres[None], human_ties, rtol)
             agree, pairs = agree + a, pairs + n
         with np.errstate(invalid="ignore", divide="ignore"):  # a resample that ties every pair: NaN
             return obs, np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
     xcat = np.concatenate([xbar for xbar, *_ in pooled], axis=1)
     zcat = np.concatenate([zbar for _, zbar, *_ in pooled])
-    return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes)
+    return obs, system_accuracy_null(xcat, zcat, random_bits(gen, k, xcat.shape[1]), human_ties, sizes, rtol=rtol)
 
 
-def pairs_null(xs, z, level, coefficient, eps, gen, k):
+def pairs_null(xs, z, level, coefficient, eps, gen, k, rtol=TIE_RTOL):
     """The pairwise permutation test of acc23 / tau23 (each metric with its calibrated threshold)."""
-    vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i]) for i in range(xs.shape[0])))
+    vals, wts = zip(*(pair_values(xs[i], z, level, coefficient, eps[i], rtol) for i in range(xs.shape[0])))
     return pair_values_null(np.stack(vals), wts[0], gen, k)
 
 
@@ -98,31 +99,31 @@ def pvalue_matrix(statistics, draws, permute, pconv):
     return pv
 
 
-def calibrated_task(xs, z, level, coefficient, w, recalibrate):
+def calibrated_task(xs, z, level, coefficient, w, recalibrate, rtol=TIE_RTOL):
     """acc23 / tau23 of every metric: observed (P,), resampled (P, k) (None without bootstrap weights ``w``),
-    thresholds (P,)."""
+    thresholds (P,); ``rtol``: the relative tie tolerance."""
     p = xs.shape[0]
     eps = np.zeros(p)
     obs = np.zeros(p)
     res = None if w is None else np.zeros((p, w.shape[0]))
     for i in range(p):
-        cal = calibrate_ties(xs[i], z, level=level, coefficient=coefficient)
+        cal = calibrate_ties(xs[i], z, level=level, coefficient=coefficient, rtol=rtol)
         eps[i], obs[i] = cal.threshold, cal.statistic
         if w is None:
             continue
         if recalibrate and level == "summary":
-            res[i] = recalibrated(pair_table(xs[i].T, z.T), coefficient, w)[0]
+            res[i] = recalibrated(pair_table(xs[i].T, z.T, rtol=rtol), coefficient, w)[0]
         elif recalibrate and level == "system":
             xbar = (w @ xs[i].T) / w.sum(axis=1)[:, None]
             zbar = (w @ z.T) / w.sum(axis=1)[:, None]
             res[i] = [calibrate_ties(xbar[b][:, None], zbar[b][:, None], level="global",
-                                     coefficient=coefficient).statistic for b in range(w.shape[0])]
+                                     coefficient=coefficient, rtol=rtol).statistic for b in range(w.shape[0])]
         elif recalibrate:
             raise ParameterError(f"`recalibrate` must be False at level {level!r} (it re-optimises at the "
                                  "'summary' and 'system' levels); got True.")
         else:
             res[i] = resampled_task(xs[i:i + 1], z, level=level, coefficient=coefficient, weights=w,
-                                    tie_thresholds=eps[i:i + 1])[0]
+                                    tie_thresholds=eps[i:i + 1], rtol=rtol)[0]
     return obs, res, eps
 
 

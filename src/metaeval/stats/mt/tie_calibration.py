@@ -13,9 +13,9 @@ system means at system level, all cells at global level):
   candidate threshold and what the rule compares, so a reported threshold reproduces its statistic.
 * **Gap classes.** Gaps equal in exact arithmetic may differ in their last bits (``0.3 - 0.1`` vs
   ``0.5 - 0.3``, a scaled or shifted metric). The positive gaps, sorted, are grouped into classes of
-  neighbours at most ``tol = TIE_RTOL * spread`` apart, ``spread`` the range (max - min) of the snapped
-  metric scores of all groups and ``TIE_RTOL`` the tie tolerance in effect (1e-9; 0 under
-  ``tie_tolerance(0)``); each class is one candidate, the **largest gap of the class**
+  neighbours at most ``tol = rtol * spread`` apart, ``spread`` the range (max - min) of the snapped
+  metric scores of all groups and ``rtol`` the relative tie tolerance passed in (:data:`TIE_RTOL` = 1e-9 by
+  default; 0 under ``tie_tolerance=0``); each class is one candidate, the **largest gap of the class**
   (:func:`gap_classes`). ``tol`` scales with the metric and ignores shifts, so the candidates, and
   the statistic, do not change when the metric is scaled or shifted (up to rounding below ``tol``).
   Real gaps of rounded scores (multiples of 0.5, say) are exact and far more than ``tol`` apart: the
@@ -49,7 +49,7 @@ from metaeval import defaults
 from metaeval.errors import ParameterError, check_choice
 from metaeval.stats.correlations.coefficients import _TieGroups
 from metaeval.stats.correlations.levels import system_means
-from metaeval.stats.correlations.ties import current_rtol
+from metaeval.stats.correlations.ties import TIE_RTOL
 from metaeval.vocabulary import canonical_level
 
 __all__ = ["CALIBRATED_COEFFICIENTS", "PairTable", "TieCalibration", "calibrate_ties", "calibration_curve", "gap_classes",
@@ -116,7 +116,7 @@ class PairTable(NamedTuple):
     gap : ndarray of float
         ``|x_a - x_b|`` of the snapped metric scores, the number the tie rule compares with ``epsilon``.
     tolerance : float
-        ``TIE_RTOL * spread``: gaps closer than this are one candidate.
+        ``rtol * spread``: gaps closer than this are one candidate.
     """
 
     rows: np.ndarray
@@ -128,20 +128,20 @@ class PairTable(NamedTuple):
     tolerance: float
 
 
-def pair_table(xg, zg, units=None) -> PairTable:
+def pair_table(xg, zg, units=None, *, rtol: float = TIE_RTOL) -> PairTable:
     """Every pair of valid positions of the rows of ``xg``, ``zg`` (G, n), as a :class:`PairTable`.
 
     A pair's gap is ``|x_a - x_b|`` of the snapped metric scores (the tie groups of
     :mod:`metaeval.stats.correlations.coefficients`, so a pair tied already has gap 0), computed once: that number is
     what ``tie_threshold = eps`` compares (``gap <= eps``) and what the candidate threshold is made of.
     ``units`` (G, n): pairs of two copies of one unit (a resampled system drawn twice) are left out, as
-    in every pair count of metaeval.
+    in every pair count of metaeval. ``rtol``: the relative tie tolerance of the tie groups and gap classes.
     """
     g, n = xg.shape
     valid = np.isfinite(xg) & np.isfinite(zg)
     nv = valid.sum(axis=1)
-    sx = _TieGroups(np.where(valid, xg, np.nan), nv).snapped()
-    sz = _TieGroups(np.where(valid, zg, np.nan), nv).snapped()
+    sx = _TieGroups(np.where(valid, xg, np.nan), nv, rtol).snapped()
+    sz = _TieGroups(np.where(valid, zg, np.nan), nv, rtol).snapped()
     ia, ib = np.triu_indices(n, 1)
     ok = valid[:, ia] & valid[:, ib]
     if units is not None:
@@ -150,7 +150,7 @@ def pair_table(xg, zg, units=None) -> PairTable:
     xa, xb = sx[rows, ia[k]], sx[rows, ib[k]]
     za, zb = sz[rows, ia[k]], sz[rows, ib[k]]
     gap = np.abs(xa - xb)
-    tolerance = current_rtol() * _spread(sx[valid])
+    tolerance = rtol * _spread(sx[valid])
     human_tied = za == zb
     concordant = (np.sign(xa - xb) * np.sign(za - zb)) > 0
     return PairTable(rows, gap_classes(gap, tolerance), concordant, human_tied, np.bincount(rows, minlength=g),
@@ -250,7 +250,7 @@ def calibration_curve(rows, e, concordant, human_tied, per_group, coefficient, g
 
 
 def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
-                   max_pairs: int = defaults.TIE_CALIBRATION_MAX_PAIRS) -> TieCalibration:
+                   max_pairs: int = defaults.TIE_CALIBRATION_MAX_PAIRS, rtol: float = TIE_RTOL) -> TieCalibration:
     """The metric tie threshold maximising acc-eq or tau-eq at one level, found exactly.
 
     Parameters
@@ -262,6 +262,8 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
     coefficient : {'acc-eq', 'tau-eq'}
     max_pairs : int
         Largest number of pairs enumerated (global level over many cells is quadratic).
+    rtol : float, optional
+        The relative tie tolerance (:mod:`metaeval.stats.correlations.ties`) of the tie groups and gap classes.
 
     Returns
     -------
@@ -308,7 +310,7 @@ def calibrate_ties(x, z, *, level: str = "summary", coefficient: str = "acc-eq",
             f"`level` {level!r} has {pairs} pairs, more than max_pairs={max_pairs} that tie calibration "
             "enumerates; calibrate at an item-grouped level ('summary' or 'by-system') or raise max_pairs."
         )
-    table = pair_table(xg, zg)
+    table = pair_table(xg, zg, rtol=rtol)
     thresholds, stats = calibration_curve(*table[:5], coefficient)
     best = int(np.nanargmax(stats)) if np.isfinite(stats).any() else 0
     return TieCalibration(float(thresholds[best]), float(stats[best]), thresholds, stats, coefficient, level,

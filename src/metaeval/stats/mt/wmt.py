@@ -32,7 +32,7 @@ from metaeval.errors import ParameterError
 from metaeval.stats.correlations.coefficients import correlation_rows, pearson_r, rescaled
 from metaeval.stats.corpus import CorpusScores, system_pair_deltas
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 from metaeval.stats.mt.spa import system_pvalues
 
 __all__ = ["corpus_system_pvalues", "darr_counts", "pairwise_agreement", "resampled_task", "soft_pairwise_accuracy",
@@ -46,16 +46,16 @@ def _means(x, weights):
     return np.einsum("km,pnm->pkn", weights.astype(np.float64), x) / weights.sum(axis=1)[None, :, None]
 
 
-def pairwise_agreement(xbar, zbar, human_ties="skip"):
+def pairwise_agreement(xbar, zbar, human_ties="skip", rtol=TIE_RTOL):
     """``(agree, pairs)``: system pairs ordered alike by ``xbar`` and ``zbar`` (..., N) - Kocmi et al. (2021).
 
     ``human_ties='skip'``: among the pairs the human does not tie (a metric tie is a disagreement).
     ``human_ties='count'`` (mt-metrics-eval's ``Agreement``): every pair counts, and agrees when
     ``sign(x_a - x_b) = sign(z_a - z_b)``, so a pair the human ties agrees only if the metric ties it too.
-    Ties are the tie rule of :mod:`metaeval.stats.correlations.ties`."""
+    Ties are the tie rule of :mod:`metaeval.stats.correlations.ties` with the relative tolerance ``rtol``."""
     ia, ib = np.triu_indices(xbar.shape[-1], 1)
-    dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib])
-    dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib])
+    dz = np.sign(zbar[..., ia] - zbar[..., ib]) * ~are_tied(zbar[..., ia], zbar[..., ib], rtol=rtol)
+    dx = np.sign(xbar[..., ia] - xbar[..., ib]) * ~are_tied(xbar[..., ia], xbar[..., ib], rtol=rtol)
     counted = np.ones_like(dz, dtype=bool) if human_ties == "count" else dz != 0
     return ((dx == dz) & counted).sum(axis=-1), np.broadcast_to(counted.sum(axis=-1), dx.shape[:-1])
 
@@ -120,7 +120,7 @@ def darr_counts(xs, z, threshold):
 
 
 def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=None, undefined="skip",
-                   darr_threshold=25.0, system_scores=None):
+                   darr_threshold=25.0, system_scores=None, rtol=TIE_RTOL):
     """A task statistic of every metric: ``(P,)`` observed, or ``(P, k)`` under segment weights ``(k, M)``.
 
     Parameters
@@ -138,6 +138,8 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
     system_scores : callable, optional
         System level: ``(p, weights) -> (N,)`` or ``(k, N)`` system scores of metric ``p`` replacing the
         mean of its segment scores (corpus BLEU / chrF / TER from summed sufficient statistics).
+    rtol : float, optional
+        The relative tie tolerance of the rank statistics (:mod:`metaeval.stats.correlations.ties`).
     """
     p, n, m = xs.shape
     thresholds = np.zeros(p) if tie_thresholds is None else np.asarray(tie_thresholds, dtype=float)
@@ -159,14 +161,15 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
             xbar = _means(xs, weights)
         zbar = _means(z[None], weights)[0]
         if coefficient == "accuracy":
-            agree, pairs = pairwise_agreement(xbar, zbar)
+            agree, pairs = pairwise_agreement(xbar, zbar, rtol=rtol)
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(pairs > 0, agree / pairs, np.nan)
         return np.stack([correlation_rows(xbar[i].reshape(-1, n), np.broadcast_to(zbar, xbar[i].shape)
-                                          .reshape(-1, n), coefficient, thresholds[i]).reshape(xbar.shape[1:-1])
+                                          .reshape(-1, n), coefficient, thresholds[i], rtol=rtol)
+                         .reshape(xbar.shape[1:-1])
                          for i in range(p)])
     if level == "by-system" and weights is not None:
-        return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
+        return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined, rtol)
     if coefficient == "pdp" and level in ("summary", "by-system") and (weights is None or level == "summary"):
         from metaeval.stats.correlations.pdp import pooled
 
@@ -175,7 +178,7 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
     if level in ("summary", "by-system"):
         axis_groups = (lambda a: np.swapaxes(a, -1, -2)) if level == "summary" else (lambda a: a)
         zg = axis_groups(z)
-        r = np.stack([correlation_rows(axis_groups(xs[i]), zg, coefficient, thresholds[i]) for i in range(p)])
+        r = np.stack([correlation_rows(axis_groups(xs[i]), zg, coefficient, thresholds[i], rtol=rtol) for i in range(p)])
         defined = np.isfinite(r)
         if undefined == "zero":
             enough = (np.isfinite(axis_groups(xs)) & np.isfinite(zg)[None]).sum(axis=-1) >= 2
@@ -191,12 +194,13 @@ def resampled_task(xs, z, *, level, coefficient, weights=None, tie_thresholds=No
         return _global_pearson(xs, z, weights)
     if weights is None:
         return np.array([float(level_correlation(xs[i], z, level=level, coefficient=coefficient,
-                                                 undefined=undefined, tie_threshold=thresholds[i]).statistic)
+                                                 undefined=undefined, tie_threshold=thresholds[i],
+                                                 rtol=rtol).statistic)
                          for i in range(p)])
-    return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined)
+    return _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined, rtol)
 
 
-def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined, batch=16):
+def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefined, rtol, batch=16):
     """Any level and coefficient under segment weights: the compiled global pair counts when they apply,
     otherwise the reference path on the resampled matrices (segment indices rebuilt from the weights,
     copies of one segment never a pair)."""
@@ -209,7 +213,7 @@ def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefine
         if coefficient in COEFFICIENTS and numba_available():
             rows = np.ones((k, xs.shape[1]), dtype=np.int64)
             for i in range(p):
-                out[i] = GlobalPairsBootstrap(xs[i], z, coefficient).from_weights(rows, weights)
+                out[i] = GlobalPairsBootstrap(xs[i], z, coefficient, rtol=rtol).from_weights(rows, weights)
             return out
     cols = np.repeat(np.broadcast_to(np.arange(m), (k, m)).ravel(), weights.ravel()).reshape(k, -1)  # equal sums
     for lo in range(0, k, batch):
@@ -218,7 +222,7 @@ def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefine
         for i in range(p):
             out[i, lo:lo + batch] = level_correlation(
                 xs[i][:, c].transpose(1, 0, 2), zs, level=level, coefficient=coefficient, undefined=undefined,
-                tie_threshold=thresholds[i], col_units=c).statistic
+                tie_threshold=thresholds[i], col_units=c, rtol=rtol).statistic
     return out
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.correlations.ties import are_tied
+from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["hybrid_null", "pair_pvalues", "pair_values", "pair_values_null", "pearson_null", "random_bits",
            "random_words", "system_accuracy_null", "system_null", "zscore"]
@@ -103,21 +103,22 @@ def pearson_null(xs, z, masks_of, k, batch=100):
     return out
 
 
-def pair_values(x, z, level, coefficient, threshold):
+def pair_values(x, z, level, coefficient, threshold, rtol=TIE_RTOL):
     """Per pair of the level, the value of acc-eq (1 if the metric and the human agree - both tie or both
     order the pair alike -, else 0) or tau-eq (+1 / -1) with the metric's tie ``threshold``, and each pair's
     weight ``1 / (G P_g)``, so that the statistic is ``sum weight * value`` (Deutsch, Foster & Freitag 2023).
 
     Complete matrices; the metric ties a pair when its gap ``|x_a - x_b| <= threshold`` (mt-metrics-eval's
-    rule) or when the two scores are tied under the tie rule of :mod:`metaeval.stats.correlations.ties`."""
+    rule) or when the two scores are tied under the tie rule of :mod:`metaeval.stats.correlations.ties` (relative
+    tolerance ``rtol``)."""
     from metaeval.stats.mt.tie_calibration import group_vectors
 
     xg, zg = group_vectors(x, z, level)
     g, n = xg.shape
     ia, ib = np.triu_indices(n, 1)
     xa, xb, za, zb = xg[:, ia], xg[:, ib], zg[:, ia], zg[:, ib]
-    metric_tied = are_tied(xa, xb) | (np.abs(xa - xb) <= threshold)
-    human_tied = are_tied(za, zb)
+    metric_tied = are_tied(xa, xb, rtol=rtol) | (np.abs(xa - xb) <= threshold)
+    human_tied = are_tied(za, zb, rtol=rtol)
     concordant = (np.sign(xa - xb) * np.sign(za - zb) > 0) & ~human_tied
     agree = np.where(metric_tied, human_tied, concordant).ravel()
     values = agree.astype(np.float64) if coefficient == "acc-eq" else np.where(agree, 1.0, -1.0)
@@ -241,7 +242,7 @@ def pair_pvalues(null, statistics, pvalue="fraction"):
     return out
 
 
-def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch=2000):
+def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch=2000, rtol=TIE_RTOL):
     """Null draws of system-level pairwise accuracy (pooled over language pairs when ``sizes`` gives each
     language pair's number of systems; the scores of all of them standardized together).
 
@@ -250,7 +251,8 @@ def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch
     pair. A draw's agreement count is then a one-hot product ``onehot(2 m_a + m_b) . table`` (for ``h_j`` the
     complement ``3 - (2 m_a + m_b)``), one matrix product for all metric pairs and draws.
 
-    ``xbar`` (P, N), ``zbar`` (N,), ``masks`` bool (k, N); returns (pairs, k) differences of accuracies."""
+    ``xbar`` (P, N), ``zbar`` (N,), ``masks`` bool (k, N); ``rtol`` the relative tie tolerance; returns (pairs, k)
+    differences of accuracies."""
     std = zscore(xbar, axis=-1)
     p, n = std.shape
     sizes = [n] if sizes is None else list(sizes)
@@ -261,7 +263,7 @@ def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch
         pa.append(a + lo)
         pb.append(b + lo)
     pa, pb = np.concatenate(pa), np.concatenate(pb)
-    dz = np.sign(zbar[pa] - zbar[pb]) * ~are_tied(zbar[pa], zbar[pb])
+    dz = np.sign(zbar[pa] - zbar[pb]) * ~are_tied(zbar[pa], zbar[pb], rtol=rtol)
     counted = np.ones(pa.size, dtype=bool) if human_ties == "count" else dz != 0
     total = counted.sum()
     ia, ib = _pairs(p)
@@ -272,7 +274,7 @@ def system_accuracy_null(xbar, zbar, masks, human_ties="skip", sizes=None, batch
     for c, (ma, mb) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):  # h_i takes metric i where m = 1
         ha = np.where(ma, std[ia][:, pa], std[ib][:, pa])
         hb = np.where(mb, std[ia][:, pb], std[ib][:, pb])
-        dx = np.sign(ha - hb) * ~are_tied(ha, hb)
+        dx = np.sign(ha - hb) * ~are_tied(ha, hb, rtol=rtol)
         table[:, c] = ((dx == dz) & counted).astype(np.float64)
     flat = table.reshape(ia.size, -1).T  # (4 S, pairs)
     out = np.empty((ia.size, k))

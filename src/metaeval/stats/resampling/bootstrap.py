@@ -41,6 +41,7 @@ from metaeval.stats.resampling.draws import (
     check_batch,
 )
 from metaeval.vocabulary import INTERVALS, check_interval, check_method, check_undefined
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = [
     "INTERVALS",
@@ -167,11 +168,12 @@ def cells_per_resample(x, coefficient):
 
 
 def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefined="skip", tie_threshold=0.0,
-                      full_test_set=False, batch=None, engine="auto") -> np.ndarray:
+                      full_test_set=False, batch=None, engine="auto", rtol=TIE_RTOL) -> np.ndarray:
     """Statistic of every resample of ``draws``: ``L(X[I_s][:, J_s], Z[I_s][:, J_s])``, NaN if undefined.
 
     Arrays and options must already be validated (see :func:`bootstrap_interval`). The result does not
-    depend on ``batch`` or ``engine`` beyond rounding (the kernels equal the reference to ~1e-15).
+    depend on ``batch`` or ``engine`` beyond rounding (the kernels equal the reference to ~1e-15). ``rtol``: the
+    relative tie tolerance of the rank statistics.
     """
     (x,), tie_threshold = power_of_two_rescaled((x,), tie_threshold)
     (z,), _ = power_of_two_rescaled((z,), 0.0)
@@ -181,7 +183,7 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
     if engine == "auto" and not pooled_groups:
         kernel = _kernels.bootstrap_kernel(x, z, level=level, coefficient=coefficient, draws=draws,
                                            undefined=undefined, tie_threshold=tie_threshold,
-                                           full_test_set=full_test_set)
+                                           full_test_set=full_test_set, rtol=rtol)
     if kernel is None:
         batch = check_batch(batch, cells_per_resample(x, coefficient))
     else:
@@ -193,11 +195,11 @@ def bootstrap_samples(x, z, *, level, coefficient, draws: BootstrapDraws, undefi
                 out[sl] = kernel.evaluate(_kernels.BatchCache(draws, sl))
             else:
                 out[sl] = _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold,
-                                           full_test_set)
+                                           full_test_set, rtol)
     return out
 
 
-def _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold, full_test_set):
+def _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_threshold, full_test_set, rtol):
     row_units, col_units = draws.row_indices(sl), draws.col_indices(sl)
     rows = row_units[:, :, None]
     xs = x[rows, col_units[:, None, :]]
@@ -205,7 +207,7 @@ def _reference_batch(x, z, draws, sl, level, coefficient, undefined, tie_thresho
     res = _levels.level_correlation(xs, zs, level=level, coefficient=coefficient, undefined=undefined,
                                     full_test_set=full_test_set, tie_threshold=tie_threshold,
                                     row_units=row_units if draws.rows is not None else None,
-                                    col_units=col_units if draws.cols is not None else None)
+                                    col_units=col_units if draws.cols is not None else None, rtol=rtol)
     return np.asarray(res.statistic, dtype=np.float64)
 
 
@@ -272,20 +274,21 @@ def bca_interval(samples: np.ndarray, statistic: float, acceleration: float,
     return (bounds[0], bounds[1])
 
 
-def _jackknife(x, z, level, coefficient, method, undefined, tie_threshold, full_test_set):
+def _jackknife(x, z, level, coefficient, method, undefined, tie_threshold, full_test_set, rtol):
     """Leave-one-out statistics over the resampled units, one array per independent sample."""
 
     if isinstance(x, CorpusScores):
         def one(xs, zs):
             return float(_levels.level_correlation(xs, zs, level=level, coefficient=coefficient,
-                                                   full_test_set=full_test_set, tie_threshold=tie_threshold).statistic)
+                                                   full_test_set=full_test_set, tie_threshold=tie_threshold,
+                                                   rtol=rtol).statistic)
 
         return leave_one_out(x, z, one, systems=method in ("systems", "both"), inputs=method in ("inputs", "both"),
                              full_test_set=full_test_set)
 
     def stat(xs, zs):
         res = _levels.level_correlation(xs, zs, level=level, coefficient=coefficient, undefined=undefined,
-                                        full_test_set=full_test_set, tie_threshold=tie_threshold)
+                                        full_test_set=full_test_set, tie_threshold=tie_threshold, rtol=rtol)
         return np.asarray(res.statistic, dtype=np.float64)
 
     def drop(n):
@@ -328,6 +331,7 @@ def bootstrap_interval(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
+    rtol: float = TIE_RTOL,
 ) -> BootstrapOutcome:
     """Bootstrap confidence interval of a level correlation (Deutsch, Dror & Roth 2021).
 
@@ -362,6 +366,8 @@ def bootstrap_interval(
         Passed to the coefficient (tau-eq / acc-eq).
     engine : {"auto", "reference"}
         "auto" uses a fast exact kernel where one applies (:mod:`metaeval.stats.kernels`).
+    rtol : float, optional
+        The relative tie tolerance of the rank statistics (:mod:`metaeval.stats.correlations.ties`).
 
     Returns
     -------
@@ -401,7 +407,7 @@ def bootstrap_interval(
         x, z = corpus_columns(x, z, full_test_set=full_test_set)
 
     observed = _kernels.point_correlation(x, z, level=level, coefficient=coefficient, undefined=undefined,
-                                          full_test_set=full_test_set, tie_threshold=tie_threshold)
+                                          full_test_set=full_test_set, tie_threshold=tie_threshold, rtol=rtol)
     statistic = float(observed.statistic)
     n_used, n_skipped = int(observed.n_used), int(observed.n_skipped)
 
@@ -410,7 +416,7 @@ def bootstrap_interval(
                             n_inputs_human=z.shape[1] if full_test_set else None)
     samples = bootstrap_samples(x, z, level=level, coefficient=coefficient, draws=draws, undefined=undefined,
                                 tie_threshold=tie_threshold, full_test_set=full_test_set, batch=batch,
-                                engine=engine)
+                                engine=engine, rtol=rtol)
     defined = samples[np.isfinite(samples)]
     dropped = int(k - defined.size)
 
@@ -427,7 +433,7 @@ def bootstrap_interval(
         if interval == "percentile":
             low, high = percentile_interval(defined, confidence_level)
         else:
-            groups = _jackknife(x, z, level, coefficient, method, undefined, tie_threshold, full_test_set)
+            groups = _jackknife(x, z, level, coefficient, method, undefined, tie_threshold, full_test_set, rtol)
             low, high = bca_interval(defined, statistic, _acceleration(groups), confidence_level)
             if not (np.isfinite(low) and np.isfinite(high)):
                 warnings.warn("The BCa interval is undefined (every resample lies on one side of the "

@@ -28,6 +28,7 @@ from metaeval.stats.significance.pair_permutations import ProgressSteps
 from metaeval.stats.significance.pairs import PairwiseOutcome, adjusted_matrix, pairwise_tests, record_bootstrap_pair
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
 from metaeval.vocabulary import check_alternative, check_method, check_metric_test
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["corpus_pairwise_tests"]
 
@@ -47,6 +48,7 @@ def corpus_pairwise_tests(
     tie_threshold: float = 0.0,
     correction: str | None = None,
     progress: Any = None,
+    rtol: float = TIE_RTOL,
 ) -> PairwiseOutcome:
     """:func:`metaeval.stats.significance.pairs.pairwise_tests` at the system level, for metrics some of which are corpus
     metrics (see the module docstring).
@@ -75,14 +77,14 @@ def corpus_pairwise_tests(
     p = len(scores)
     options = dict(test=test, level="system", coefficient=coefficient, method=method, alternative=alternative,
                    n_resamples=n_resamples, rng=rng, batch=batch, undefined=undefined, tie_threshold=tie_threshold,
-                   correction=correction, progress=progress)
+                   correction=correction, progress=progress, rtol=rtol)
     if test == "williams" or method == "systems":
         means = np.stack([system_means(s, z)[0] for s in scores])[:, :, None]
         return pairwise_tests(means, z.mean(axis=1)[:, None], **options)
     if test == "permutation":
         raise ParameterError(f"`method` must be 'systems' for a permutation test with a corpus metric (PERM-INPUTS "
                              f"and PERM-BOTH swap cells, and a corpus score has none); got {method!r}.")
-    kw = dict(level="system", coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level="system", coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     statistics = np.array([float(level_correlation(s, z, **kw).statistic) for s in scores])
     draws = bootstrap_draws(z.shape[0], z.shape[1], method=method, n_resamples=n_resamples, rng=as_generator(rng))
     check_batch(batch, 1)

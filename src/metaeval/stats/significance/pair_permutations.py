@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats import kernels as _kernels
-from metaeval.stats.correlations.ties import current_rtol
+from metaeval.stats.correlations.ties import TIE_RTOL
 from metaeval.stats.resampling.bootstrap import cells_per_resample
 from metaeval.stats.resampling.draws import batch_slices, check_batch
 from metaeval.stats.significance.permutation import reference_deltas
@@ -47,15 +47,15 @@ class ProgressSteps:
             self.progress()
 
 
-def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: float | None = None):
+def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: float = TIE_RTOL):
     """``delta_s`` of every unordered pair ``i < j`` under the shared masks: dict ``(i, j) -> (k,)``.
 
     The pairs a fast kernel computes run in batches sized for the kernels; the pairs left to the reference
     path (materialised resamples) run afterwards in their own, smaller batches, so that a few such pairs
     never shrink the batches of the others (the results do not depend on the batch). ``rtol``: the relative tie
-    tolerance (None: the one in effect, read here once and passed to every kernel built here).
+    tolerance, passed to every kernel built here.
     """
-    rtol = current_rtol() if rtol is None else rtol
+    kw = {**kw, "rtol": rtol}
     p, n, m = std.shape
     k = draws.n_resamples
     pairs = [(i, j) for i in range(p) for j in range(i + 1, p)]
@@ -63,7 +63,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
     complete = bool(np.isfinite(std).all() and np.isfinite(z).all())
     shared_system = None
     if engine == "auto" and complete and kw["level"] == "system":
-        shared_system = SharedSystemMeans(std, z, draws)
+        shared_system = SharedSystemMeans(std, z, draws, rtol)
     shared = []  # kernels shared by several pairs, each with ``covers``, in order of preference
     if (engine == "auto" and complete and kw["level"] == "summary" and kw["coefficient"] == "pearson"
             and draws.method != "inputs"):
@@ -97,7 +97,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
             for sl in batch_slices(k, size):
                 for i, j in reference:
                     rx, ry = reference_deltas(std[i], std[j], z, draws, sl, kw["level"], kw["coefficient"],
-                                              kw["undefined"], kw["tie_threshold"])
+                                              kw["undefined"], kw["tie_threshold"], rtol)
                     out[i, j][sl] = rx - ry
                 steps.done(sl.stop - sl.start)
     return out
@@ -110,12 +110,12 @@ which costs less there than counting each tied input per resample (measured on t
 ``benchmarks/bench_kendall_ties.py``: about 0.13 us per input and resample against 0.3 us per tied input)."""
 
 
-def tied_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
+def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     """A compiled kernel for the summary-level pairs ``pairs`` whose metrics tie within some inputs (PERM-BOTH,
     complete data, a pair-count coefficient or Spearman), or None: each pair's inputs without a tie come
     from exact integer products, its tied inputs are counted per resample
     (:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` with ``tied``), so a pair with one near tie
-    costs about what a tie-free pair does. ``rtol``: the relative tie tolerance (None: the one in effect)."""
+    costs about what a tie-free pair does. ``rtol``: the relative tie tolerance."""
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
 
@@ -139,7 +139,7 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
     return kernel if kernel.products.exact else None
 
 
-def shared_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
+def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     """A kernel shared by the pairs (PERM-BOTH, complete data), or None for the per-pair kernels; a kernel
     with ``covers(i, j)`` handles only the pairs for which it is True.
 
@@ -148,7 +148,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
     Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
     numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
     global levels (numba; without it None, the reference path). ``rtol``: the relative tie tolerance that
-    decides which pairs tie (None: the one in effect).
+    decides which pairs tie.
     """
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
@@ -176,7 +176,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float | None = None):
         pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
         if not pairs:
             return None
-        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"])
+        kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"], rtol=rtol)
     elif numba_available():
         from metaeval.stats.kernels.dominance import GroupPairsCompiled
 
@@ -209,8 +209,8 @@ def _permutation_batch(out, pairs, std, z, draws, sl, shared_system, shared, ker
             xp, yp = shared_system.permuted_means(cache, i, j)
             args = (shared_system.zbar, kw["coefficient"], kw["tie_threshold"], shared_system.z_signs,
                     shared_system.z_fixed)
-            rx = _kernels.system_correlation(xp, *args)
-            ry = _kernels.system_correlation(yp, *args)
+            rx = _kernels.system_correlation(xp, *args, rtol=kw["rtol"])
+            ry = _kernels.system_correlation(yp, *args, rtol=kw["rtol"])
             out[i, j][sl] = rx - ry
         elif kernel is not None and hasattr(kernel, "deltas"):
             out[i, j][sl] = kernel.deltas(cache, i, j)
@@ -229,12 +229,12 @@ class SharedSystemMeans:
     ``Y' = xbar_i + xbar_j - X'``.
     """
 
-    def __init__(self, std, z, draws):
+    def __init__(self, std, z, draws, rtol=TIE_RTOL):
         self.p, self.n, self.m = std.shape
         self.cells = (self.p + 24) * self.n + self.n * (self.n - 1) // 4
         self.means = std.mean(axis=2)  # (P, N)
         self.zbar = z.mean(axis=1)
-        self.z_signs = _kernels.fixed_pair_signs(self.zbar) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
+        self.z_signs = _kernels.fixed_pair_signs(self.zbar, rtol=rtol) if self.n <= _kernels.PAIRWISE_SYSTEMS_MAX else None
         self.z_fixed = _kernels.fixed_pearson(self.zbar) if self.n >= 2 else None
         self.method = draws.method
         if draws.method == "both":

@@ -36,6 +36,7 @@ from metaeval.stats.significance.common import common_cells
 from metaeval.stats.corpus import CorpusScores, common_corpus_columns
 from metaeval.stats.significance.permutation import TOLERANCE_EPS, metric_test_iv
 from metaeval.stats.resampling.draws import as_generator, bootstrap_draws, check_batch
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["BootstrapTestOutcome", "bootstrap_test", "bootstrap_pvalue"]
 
@@ -105,6 +106,7 @@ def bootstrap_test(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
+    rtol: float = TIE_RTOL,
 ) -> BootstrapTestOutcome:
     """Paired bootstrap test of ``H1: rho(X, Z) > rho(Y, Z)`` (Deutsch et al. 2021; Koehn 2004).
 
@@ -149,7 +151,7 @@ def bootstrap_test(
     else:
         cells = common_cells(x, y, z)  # the cells where X, Y and Z are all present, for both statistics
         x, y, z = cells.x, cells.y, cells.z
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     rx, ry = (float(r.statistic) for r in _kernels.point_correlations([x, y], z, **kw))
     delta = rx - ry
     draws = bootstrap_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen)

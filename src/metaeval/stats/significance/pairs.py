@@ -65,6 +65,7 @@ from metaeval.vocabulary import (
     check_method,
     check_metric_test,
 )
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["TESTS", "PairwiseOutcome", "adjusted_matrix", "pairwise_tests", "record_bootstrap_pair"]
 
@@ -138,6 +139,7 @@ def pairwise_tests(
     correction: str | None = None,
     progress: Any = None,
     engine: str = "auto",
+    rtol: float = TIE_RTOL,
 ) -> PairwiseOutcome:
     """Significance of every ordered pair of metrics, ``H1: rho(X_i, Z) > rho(X_j, Z)``.
 
@@ -164,7 +166,8 @@ def pairwise_tests(
     correction : {"holm", "holm-sidak", "bonferroni", "sidak", "benjamini-hochberg", "none"}, optional
         Adjust the off-diagonal p-values as one family.
     engine : {"auto", "reference"}
-
+    rtol : float, optional
+        The relative tie tolerance of the rank statistics (:mod:`metaeval.stats.correlations.ties`).
     progress : callable, optional
         Called with no argument once per resample evaluated, ``n_resamples`` times in all (for progress
         bars; pairs and metrics evaluated one after another share the count); never for Williams.
@@ -178,7 +181,7 @@ def pairwise_tests(
     gen = as_generator(rng)
     check_batch(batch, 1)
     p = scores.shape[0]
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     dropped = np.zeros((p, p), dtype=np.int64)
     pvalues = np.full((p, p), np.nan)
     # The cells of pair (i, j) are those where X_i, X_j and Z are all present. When every metric is present
@@ -199,7 +202,7 @@ def pairwise_tests(
         statistics = np.array([float(r.statistic) for r in _kernels.point_correlations(list(std), z, **kw)])
         draws = permutation_draws(scores.shape[1], scores.shape[2], method=method, n_resamples=k, rng=gen)
         if shared:
-            deltas_s = permutation_pairs(std, z, draws, batch, engine, kw, progress)
+            deltas_s = permutation_pairs(std, z, draws, batch, engine, kw, progress, rtol)
             observed = {pair: statistics[pair[0]] - statistics[pair[1]] for pair in deltas_s}
         else:
             deltas_s, observed = _permutation_own_cells(scores, z, draws, batch, engine, kw, pair_deltas, progress)

@@ -56,6 +56,7 @@ from metaeval.stats.resampling.draws import (
 )
 from metaeval.stats.significance.common import common_cells
 from metaeval.vocabulary import ALTERNATIVES, canonical_level, check_alternative, check_method
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = [
     "ALTERNATIVES",
@@ -137,10 +138,10 @@ def monte_carlo_pvalue(null: np.ndarray, observed: float, alternative: str) -> f
 
 
 def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws, undefined="skip",
-                       tie_threshold=0.0, batch=None, engine="auto") -> np.ndarray:
+                       tie_threshold=0.0, batch=None, engine="auto", rtol=TIE_RTOL) -> np.ndarray:
     """``L(X'_s, Z) - L(Y'_s, Z)`` for every mask of ``draws`` (NaN where undefined).
 
-    ``xs`` and ``ys`` must already be standardized and validated.
+    ``xs`` and ``ys`` must already be standardized and validated; ``rtol``: the relative tie tolerance.
     """
     (xs, ys), tie_threshold = power_of_two_rescaled((xs, ys), tie_threshold)
     (z,), _ = power_of_two_rescaled((z,), 0.0)
@@ -149,7 +150,7 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
     pooled_groups = coefficient == "pdp" and level in ("summary", "by-system")  # the kernels average groups
     if engine == "auto" and not pooled_groups:
         kernel = _kernels.permutation_kernel(xs, ys, z, level=level, coefficient=coefficient, draws=draws,
-                                             undefined=undefined, tie_threshold=tie_threshold)
+                                             undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     if kernel is None:
         batch = check_batch(batch, cells_per_resample(xs, coefficient))
     else:
@@ -160,15 +161,15 @@ def permutation_deltas(xs, ys, z, *, level, coefficient, draws: PermutationDraws
             if kernel is not None:
                 out[sl] = kernel.deltas(_kernels.BatchCache(draws, sl))
             else:
-                rx, ry = reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold)
+                rx, ry = reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold, rtol)
                 out[sl] = rx - ry
     return out
 
 
-def reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold):
+def reference_deltas(xs, ys, z, draws, sl, level, coefficient, undefined, tie_threshold, rtol=TIE_RTOL):
     mask = np.ascontiguousarray(draws.mask(sl))  # C order: the generic sums then do not depend on the batch
     zb = np.broadcast_to(z, mask.shape)
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     rx = _levels.level_correlation(np.where(mask, ys, xs), zb, **kw).statistic
     ry = _levels.level_correlation(np.where(mask, xs, ys), zb, **kw).statistic
     return np.asarray(rx, dtype=np.float64), np.asarray(ry, dtype=np.float64)
@@ -204,6 +205,7 @@ def permutation_test(
     undefined: str = defaults.UNDEFINED,
     tie_threshold: float = 0.0,
     engine: str = "auto",
+    rtol: float = TIE_RTOL,
 ) -> PermutationOutcome:
     """Permutation test of ``H1: rho(X, Z) > rho(Y, Z)`` (Deutsch, Dror & Roth 2021, Algorithm 2).
 
@@ -228,6 +230,8 @@ def permutation_test(
     tie_threshold : float
     engine : {"auto", "reference"}
         "auto" uses a fast exact kernel where one applies.
+    rtol : float, optional
+        The relative tie tolerance of the rank statistics (:mod:`metaeval.stats.correlations.ties`).
 
     Returns
     -------
@@ -270,7 +274,7 @@ def permutation_test(
     x, y, z = cells.x, cells.y, cells.z
     xs = standardize(x, "x")
     ys = standardize(y, "y")
-    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     rx, ry = (float(r.statistic) for r in _kernels.point_correlations([xs, ys], z, **kw))
     delta = rx - ry
     draws = permutation_draws(x.shape[0], x.shape[1], method=method, n_resamples=k, rng=gen)

@@ -31,6 +31,7 @@ import numpy as np
 from metaeval.stats.correlations.levels import level_correlation, system_means, system_residuals
 from metaeval.stats.significance.permutation import monte_carlo_pvalue
 from metaeval.stats.resampling.draws import batch_slices, default_batch
+from metaeval.stats.correlations.ties import TIE_RTOL
 
 __all__ = ["ANALYTIC_COEFFICIENTS", "ANALYTIC_LEVELS", "PermutationPValue", "analytic_pvalue",
            "permutation_pvalue"]
@@ -57,20 +58,21 @@ def level_vectors(x, z, *, level: str, full_test_set: bool = False):
 
 
 def analytic_pvalue(x, z, *, level: str, coefficient: str, alternative: str = "two-sided",
-                    full_test_set: bool = False, statistic: float | None = None) -> float:
+                    full_test_set: bool = False, statistic: float | None = None, rtol: float = TIE_RTOL) -> float:
     """scipy's p-value of the correlation of ``x`` and ``z`` at ``level`` (NaN where none applies).
 
     Arrays are validated 2-D (N, M) matrices, NaN = missing; ``level`` and ``coefficient`` canonical.
     NaN when the level or coefficient has no analytic p-value (see the module notes) or when the
     correlation is undefined (fewer than 3 pairs, or a constant vector). ``statistic``: the level
-    correlation when the caller has it (computed here otherwise); it only decides undefinedness.
+    correlation when the caller has it (computed here otherwise, with the relative tie tolerance ``rtol``); it
+    only decides undefinedness.
     """
     if level not in ANALYTIC_LEVELS or coefficient not in ANALYTIC_COEFFICIENTS:
         return float("nan")
     u, v = level_vectors(x, z, level=level, full_test_set=full_test_set)
     if statistic is None:
         statistic = level_correlation(x, z, level=level, coefficient=coefficient,
-                                      full_test_set=full_test_set).statistic
+                                      full_test_set=full_test_set, rtol=rtol).statistic
     if u.size < 3 or not np.isfinite(statistic):
         return float("nan")
     from scipy import stats
@@ -121,13 +123,14 @@ def _shuffle_within_rows(x: np.ndarray, valid: np.ndarray, rng: np.random.Genera
 
 def permutation_pvalue(x, z, *, level: str, coefficient: str, n_resamples: int, rng: np.random.Generator,
                        alternative: str = "two-sided", undefined: str = "skip", full_test_set: bool = False,
-                       tie_threshold: float = 0.0, batch: int | None = None) -> PermutationPValue:
+                       tie_threshold: float = 0.0, batch: int | None = None,
+                       rtol: float = TIE_RTOL) -> PermutationPValue:
     """The permutation p-value of the level correlation of ``x`` and ``z`` (see the module notes).
 
     Arrays are validated 2-D (N, M) matrices, options canonical, ``rng`` a Generator. The draws are
     generated batch after batch from one stream, so the result does not depend on ``batch``.
     """
-    options = dict(coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold)
+    options = dict(coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
     observed = float(level_correlation(x, z, level=level, full_test_set=full_test_set, **options).statistic)
     if level == "system":  # the system means, as one row: a shuffle among systems
         xbar, zbar, _ = system_means(x, z, full_test_set=full_test_set)
