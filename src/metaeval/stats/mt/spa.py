@@ -29,10 +29,8 @@ while below 2^24, and a pair of such metrics keeps the tolerance ``SPA_RTOL``; a
 continuous scores, whose float32 rounding is typically eps32 / sqrt(M) of the operands, takes
 ``SPA_NULL_RTOL`` = 2^-26 of the operands (the null of such a pair has no exact ties to keep, so this only
 decides permuted sums closer to delta than about 1e-8 of their operands). The counts of the pairs (P^2 / 2 x N^2 / 2 x R
-per draw) run in a compiled loop when numba is installed, else in numpy: per draw and system pair, the
-difference of each metric's masked and unmasked sums is formed once and shared by every metric pair, and a
-pair whose count the bounds of these differences decide (0 or R, common for clearly different systems) skips
-its comparisons; the draws and system pairs run in parallel on every core.
+per draw) run in a compiled loop when numba is installed (the metric pairs in parallel on every core), else
+in numpy.
 
 References
 ----------
@@ -112,11 +110,15 @@ def _numba_available():
     return importlib.util.find_spec("numba") is not None
 
 
-def _pair_counts_numpy(dv, dw, thr, out):
-    """Upper-triangle counts of one hybrid for a batch: ``#{dv + dw >= thr}`` over the draws of the sign
-    flips, ``dv``, ``dw`` (B, pairs, R) and ``thr`` (pairs,) as in
-    :func:`metaeval.stats.mt._compiled.spa_pair_counts`; ``out`` (B, pairs)."""
-    out[:] = (dv + dw >= thr[None, :, None]).sum(axis=-1)
+def _pair_counts_numpy(si, ti, mass, out, rtol=None):
+    """Upper-triangle counts of one hybrid for a batch: ``si`` (B, N, R) sign-flip sums, ``ti`` (B, N)
+    totals; ``mass`` (N,) the tolerance operands; ``out`` (B, pairs)."""
+    n = si.shape[1]
+    ia, ib = np.triu_indices(n, 1)
+    null = si[:, ia] - si[:, ib]
+    delta = (ti[:, ia] - ti[:, ib])[..., None]
+    tol = ((SPA_NULL_RTOL if rtol is None else rtol) * (mass[ia] + mass[ib]))[None, :, None]
+    out[:] = (null >= delta - tol).sum(axis=-1)
 
 
 def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="auto"):
@@ -168,17 +170,13 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
             ci, cj = spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa.astype(np.int64), qb.astype(np.int64),
                                      rtol)
         else:
-            # the masked (V) and unmasked (W) sign-flip sums of the standardized scores, per system pair
-            v = q.astype(np.float64) * scale[None, :, None, None] - shift[None, :, None, None] * ones[:, None]
-            tw = t[None] - u
+            # the masked sign-flip sums of the standardized scores
+            q = q.astype(np.float64) * scale[None, :, None, None] - shift[None, :, None, None] * ones[:, None]
             ci = np.empty((qa.size, b, ia.size))
             cj = np.empty_like(ci)
             for e, (i, j) in enumerate(zip(qa, qb)):
-                thr = -(rtol[e] * (mass[i, ia] + mass[j, ia]) + rtol[e] * (mass[i, ib] + mass[j, ib]))
-                dv = {p_: (v[:, p_, ia] - v[:, p_, ib]) - (u[:, p_, ia] - u[:, p_, ib])[..., None] for p_ in (i, j)}
-                dw = {p_: ((s[p_][None, ia] - v[:, p_, ia]) - (s[p_][None, ib] - v[:, p_, ib]))
-                      - (tw[:, p_, ia] - tw[:, p_, ib])[..., None] for p_ in (i, j)}
-                _pair_counts_numpy(dv[i], dw[j], thr, ci[e])
-                _pair_counts_numpy(dv[j], dw[i], thr, cj[e])
+                both = mass[i] + mass[j]
+                _pair_counts_numpy(s[j][None] + q[:, i] - q[:, j], t[j][None] + u[:, i] - u[:, j], both, ci[e], rtol[e])
+                _pair_counts_numpy(s[i][None] + q[:, j] - q[:, i], t[i][None] + u[:, j] - u[:, i], both, cj[e], rtol[e])
         out[:, lo:lo + b] = spa_from_counts(ci, r, pz, pvalue) - spa_from_counts(cj, r, pz, pvalue)
     return out
