@@ -122,6 +122,13 @@ MT_AUDIT_TASKS = ("global/pearson", "summary/pearson", "summary/kendall-b", "sum
                   "system/pearson", "system/kendall-b", "system/accuracy", "system/soft-accuracy")
 MT_CONSISTENCY_RESAMPLES = 100
 MT_CONSISTENCY_FRACTION = 0.5
+# The delta-to-accuracy curve (Kocmi et al. 2024; docs/mt.md "The delta-to-accuracy curve"): the agreement
+# levels whose metric delta is reported, what the band's bootstrap resamples, the points of the drawn curve and
+# the bins of the empirical agreement drawn beside it.
+DELTA_ACCURACY_TARGETS = (0.8, 0.9, 0.95)
+DELTA_ACCURACY_METHOD = "both"
+DELTA_ACCURACY_GRID = 60
+DELTA_ACCURACY_BINS = 6
 # Nugget F(beta) (TREC 2004 definition questions; Lin & Demner-Fushman 2005): beta, characters allowed per
 # matched nugget, and the automatic matcher's share of a nugget's content terms that must occur in the text.
 NUGGET_BETA = 3.0

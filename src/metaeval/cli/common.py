@@ -82,6 +82,12 @@ OPTIONS: dict[str, dict[str, Any]] = {
                    help="Call the files' scorer OLD NEW, e.g. results.csv=score:COMET (repeatable)." + PER_FILE),
     "human": dict(help="The human scorer (default: the dataset's, or the files' one human scorer)."),
     "metric": dict(multiple=True, help="A metric scorer (repeatable; default: every scorer that is not human)."),
+    "human_baseline": dict(multiple=True, metavar="NAME",
+                           help="A human scorer other than the gold (a second rater or a rater wave) scored as if it"
+                                " were a metric, marked as human (repeatable)."),
+    "rater_waves": dict(type=int, metavar="N",
+                        help="Split each segment's raters (MQM ratings with several raters per segment) at random"
+                             " (--seed) into N waves, each averaged into a human scorer mqm.wave1, ..."),
     "system": dict(multiple=True, help="Keep only these systems (repeatable; default: all)."),
     "exclude_system": dict(multiple=True,
                            help="Leave this system out (repeatable), e.g. a human reference scored as a system."),

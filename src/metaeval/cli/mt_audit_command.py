@@ -6,7 +6,8 @@ import click
 
 from .. import defaults
 from ..errors import ParameterError
-from .common import declare, emit, option, output_options, output_width, reading_options, resamples_option, seed_option
+from .common import (declare, emit, option, output_options, output_width, reading_options, resamples_option, say,
+                     seed_option)
 from .guards import guarded
 from .mt_command import _golds, _language_pairs, _origin, _per_language_pair
 from .mt_command import mt as _mt
@@ -35,6 +36,14 @@ from .source import located_by
                              help="Subsamples (half of the segments) of the ranking consistency; 0 skips it."))
 @option("alpha", help="Significance level of the tests and the discriminative power; intervals at 1 - alpha.")
 @option("plot", help="Also draw the audit to this .png or .svg file.")
+@declare("accuracy_target", dict(type=float, multiple=True, metavar="LEVEL",
+                                 help="An agreement level of the delta-to-accuracy curve (repeatable; default: "
+                                      + ", ".join(f"{t:g}" for t in defaults.DELTA_ACCURACY_TARGETS) + ")."))
+@option("method", default=defaults.DELTA_ACCURACY_METHOD,
+        help="What the bootstrap of the delta-to-accuracy band resamples in each language pair.")
+@declare("delta_plot", dict(type=click.Path(dir_okay=False),
+                            help="Also draw the delta-to-accuracy curves to this .png or .svg file."))
+@option("html", help="Also write an HTML page: the audit's tables and figures, the delta-to-accuracy curves.")
 @reading_options()
 @resamples_option
 @seed_option
@@ -42,7 +51,7 @@ from .source import located_by
 @output_options
 @located_by(lambda params: _origin({**params, "mt_metrics_eval": None}))
 def audit(scores, dataset, dataset_option, human, metric, task, base, levels, candidates, exclude_system, consistency,
-          alpha, plot, reading, n_resamples, seed, format, output):
+          alpha, plot, accuracy_target, method, delta_plot, html, reading, n_resamples, seed, format, output):
     """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
     from ..correlation.mt_audit import mt_audit
     from ..report.qarla_figure import check_figure_path
@@ -51,8 +60,9 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
 
     datasets, dataset_options, humans, metrics, tasks = dataset, dataset_option, human, metric, task
     candidate_files, exclude_systems, n_consistency, fmt = candidates, exclude_system, consistency, format
-    if plot:
-        check_figure_path(plot)
+    for param, path in (("plot", plot), ("delta_plot", delta_plot)):
+        if path:
+            check_figure_path(path, param=param)
     if not (scores or datasets):
         raise ParameterError("`--scores` or `--dataset` must be given; got neither.")
     human, golds = _golds(humans)
@@ -73,11 +83,21 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
     with progress_bar():
         result = mt_audit(data, list(metrics) or None, gold, tasks=list(tasks) or None, base=base, levels=levels,
                           candidates=candidates, exclude_systems=exclude_systems, n_resamples=n_resamples,
-                          n_consistency=n_consistency, alpha=alpha, rng=seed)
+                          n_consistency=n_consistency, alpha=alpha, rng=seed,
+                          accuracy_targets=tuple(accuracy_target) or defaults.DELTA_ACCURACY_TARGETS,
+                          delta_method=method)
     if plot:
         from ..report.mt_audit_figure import save_mt_audit_figure
 
         save_mt_audit_figure(result, plot)
+    if delta_plot:
+        from ..report.mt_delta_figure import save_delta_accuracy_figure
+
+        save_delta_accuracy_figure(result.delta_accuracy, delta_plot)
+    if html:
+        from ..report.mt_audit_section import write_mt_audit_page
+
+        say(f"wrote {write_mt_audit_page(html, result, command='metaeval mt audit')}", err=True)
 
     def terminal(res):
         import pandas as pd
@@ -93,6 +113,10 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
         return [frame_table(res.sentinel_frame(), title=f"sentinel position among the {len(res.metrics)} metrics"
                             f" (1 = above all; * = significantly above one, p < {res.alpha:g})"),
                 frame_table(measures, title="the measures: discriminative power and ranking consistency"),
+                frame_table(res.delta_accuracy.table_frame(),
+                            title=f"delta-to-accuracy: metric delta for X% agreement with the humans"
+                                  f" ({int(res.delta_accuracy.pairs.max(initial=0))} system pairs,"
+                                  f" {1 - res.alpha:.0%} band)"),
                 *signature_footer(res, res.notes)]
 
     emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)

@@ -173,6 +173,50 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
     return {metric: {lp: per_lp[lp][metric] for lp in data} for metric in dict.fromkeys(metrics)}
 
 
+def _waves(data: dict, waves: int, seed: int) -> dict:
+    """Every language pair with its raters split into ``waves`` waves: one Generator for all, in the order of
+    the language pairs, ``numpy.random.default_rng((seed, 1))`` - a stream of ``--seed`` apart from the tests'
+    draws (``default_rng(seed)``), so that the data never share random numbers with the tests' masks."""
+    import numpy as np
+
+    from ..human.waves import rater_waves
+
+    gen = np.random.default_rng((seed, 1))
+    out = {}
+    for lp, ds in data.items():
+        try:
+            out[lp] = rater_waves(ds, waves, rng=gen, param="--rater-waves").scores
+        except ParameterError as err:
+            raise ParameterError(f"language pair {lp!r}: {err}") from None
+    return out
+
+
+def _baselines(data: dict, gold, metrics: tuple[str, ...], items: tuple[str, ...]) -> tuple[str, ...]:
+    """``--human-baseline`` checked against every language pair, naming the flags."""
+    from ..correlation.mt_baselines import check_human_baselines
+
+    golds = gold if isinstance(gold, dict) else {lp: gold for lp in data}
+    return check_human_baselines(data, golds, list(metrics) or None, items, param="--human-baseline",
+                                 metric_param="--metric")
+
+
+def _verdict_table(result):
+    """The terminal table of the verdicts: per scope, task and baseline, the metrics above, level, below."""
+    import pandas as pd
+
+    from ..report.render import frame_table
+
+    frame = pd.DataFrame(result.baseline_verdicts(summary=True))
+    if (frame["untested"] == "-").all():
+        frame = frame.drop(columns="untested")
+    one = len(result.human_baselines) == 1
+    if one:  # named in the title
+        frame = frame.drop(columns="baseline")
+    frame = frame.rename(columns={"baseline_statistic": "baseline" if one else "value"})
+    named = f"human baseline {result.human_baselines[0]}" if one else "each human baseline"
+    return frame_table(frame, title=f"metrics above / level with / below {named} (p < {result.alpha:g})")
+
+
 def _origin(params: dict) -> str:
     """Where the data came from, named in a data error (too few systems, an unknown scorer)."""
     given = (*params["scores"], *params["dataset"])
@@ -196,6 +240,8 @@ def _origin(params: dict) -> str:
         help="The human scorer (the gold; default: the protocol's, else the only human scorer), or LP=NAME for"
              " one language pair (repeatable).")
 @shared("metric", help="A metric (repeatable; default: every non-human scorer).")
+@shared("human_baseline")
+@shared("rater_waves")
 @declare("protocol", dict(default=defaults.MT_PROTOCOL, show_default=True, metavar="NAME|FILE.toml",
                           help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as"
                                " mt-metrics-eval computes them, mean (the plain mean of the task statistics), or a"
@@ -214,6 +260,7 @@ def _origin(params: dict) -> str:
         help="Leave this system out in every language pair, or LP=SYSTEM in language pair LP only (repeatable),"
              " e.g. a human reference.")
 @shared("alpha", help="Significance level of the clusters.")
+@shared("plot", help="Also draw the rankings (human baselines marked) to this .png or .svg file.")
 @declare("recalibrate", dict(is_flag=True, default=defaults.MT_RECALIBRATE,
                              help="acc23 / tau23: re-optimise the tie threshold inside every resample."))
 @declare("darr_threshold", dict(type=float, default=defaults.MT_DARR_THRESHOLD, show_default=True,
@@ -232,9 +279,10 @@ def _origin(params: dict) -> str:
 @progress_option
 @output_options
 @located_by(_origin)
-def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, protocol, show_protocol, task,
-       segments, significance, human_ties, exclude_system, alpha, recalibrate, darr_threshold, corpus_metric,
-       candidates, references, reading, n_resamples, seed, tie_tolerance, format, output):
+def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
+       protocol, show_protocol, task, segments, significance, human_ties, exclude_system, alpha, plot, recalibrate,
+       darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
+       output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
     from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
     from ..correlation.mt_protocol import load_protocol
@@ -253,29 +301,47 @@ def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, m
     if mtme_root and reading.given():
         raise ParameterError(f"`{next(iter(reading.given()))}` must come with `--scores`; got it with"
                              " --mt-metrics-eval (its files have a fixed layout).")
+    if plot:
+        from ..report.qarla_figure import check_figure_path
+
+        check_figure_path(plot)
     human, golds = _golds(human)
     system_scores = None
     if scores or dataset:
-        data, human = _language_pairs(scores, human, reading, n_resamples, datasets=dataset,
-                                      dataset_options=dataset_option, golds=golds, protocol=protocol)
+        waves_first = rater_waves is not None  # the gold may be a wave: read the files' own human first
+        data, found = _language_pairs(scores, None if waves_first else human, reading, n_resamples, datasets=dataset,
+                                      dataset_options=dataset_option, golds={} if waves_first else golds,
+                                      protocol=None if waves_first else protocol)
+        human = human if waves_first else found
     else:
         data, system_scores = _mt_metrics_eval(mtme_root, language_pairs)
         _check_memory(data, n_resamples)
+    if rater_waves is not None:
+        data = _waves(data, rater_waves, seed)
     gold = _chosen(data, human, golds, metrics, exclude_systems, protocol)
+    baselines = _baselines(data, gold, metrics, human_baseline)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
-    with progress_bar() as bar:
+    from ..signature import recorded
+
+    with progress_bar() as bar, recorded(**({"rater_waves": rater_waves} if rater_waves is not None else {})):
         result = mt_evaluate(data, list(metrics) or None, gold, protocol=protocol, exclude_systems=exclude_systems,
-                             n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
+                             human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
                              darr_threshold=darr_threshold, segments=segments, system_scores=system_scores,
                              rng=seed, corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
                              progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
+    if plot:
+        from ..report.mt_figure import save_mt_figure
+
+        save_mt_figure(result, plot)
 
     def terminal(res):  # the rankings; every task's p-values and ranks are in --format json / csv
         # the language pairs' rankings, then the pooled one with its own tasks (no column it lacks)
-        frame = res.ranking_frame()
+        frame = res.ranking_frame(marked=True)
         tables = [frame_table(part.dropna(axis=1, how="all"), title=title)
                   for part, title in ((frame[frame["scope"] != POOLED], "language pairs"),
                                       (frame[frame["scope"] == POOLED], "pooled over the language pairs"))]
+        if res.human_baselines:
+            tables.append(_verdict_table(res))
         return [*tables, *signature_footer(res, res.notes())]
 
     emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)

@@ -27,6 +27,7 @@ from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_r
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
 from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
+from .mt_baselines import check_human_baselines
 from .mt_result import POOLED, MtEvaluationResult
 from .mt_tasks import language_pair, run_task, segments_kept
 
@@ -118,7 +119,7 @@ def language_pair_data(data) -> dict:
 
 
 def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
-           segments, system_scores):
+           segments, system_scores, human_baselines=()):
     data = language_pair_data(data)
     protocol = resolve_protocol(protocol, tasks, significance, human_ties)
     segments = check_choice("segments", segments, MT_SEGMENTS)
@@ -127,12 +128,14 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
     per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
     all_golds = set(golds.values())
     first_lp, first = next(iter(data.items()))
+    baselines = check_human_baselines(data, golds, metrics, human_baselines)
     if metrics is None:
-        metrics = [s for s in first.scorers if s not in first.humans and s not in all_golds]
+        metrics = [s for s in first.scorers if s not in first.humans and s not in all_golds and s not in baselines]
     metrics = iv.check_metrics(first, metrics, golds[first_lp], minimum=1)
     clash = [m for m in metrics if m in all_golds]
     if clash:
         raise ParameterError(f"`metrics` must not hold a gold of some language pair; got {clash[0]!r}.")
+    metrics = [*metrics, *baselines]  # scored as metrics, under the same draws (mt_baselines)
     out, dropped = {}, {}
     for lp, ds in data.items():
         keep = [s for s in ds.systems if s not in per_lp[lp]]
@@ -163,7 +166,7 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
                                      f"{len(ds.inputs)} segment (system-level scores only).")
     fixed = _system_scores_iv(out, system_scores, [*metrics, *all_golds])
     return (out, metrics, golds, protocol, excluded, iv.check_n_resamples(n_resamples), iv.check_alpha(alpha),
-            segments, dropped, fixed)
+            segments, dropped, fixed, baselines)
 
 
 def _system_scores_iv(data, system_scores, scorers):
@@ -202,6 +205,7 @@ def mt_evaluate(
     significance: str | None = None,
     human_ties: str | None = None,
     exclude_systems: Sequence[str] = (),
+    human_baselines: Sequence[str] = (),
     n_resamples: int = defaults.N_RESAMPLES,
     alpha: float = defaults.ALPHA,
     recalibrate: bool = defaults.MT_RECALIBRATE,
@@ -246,6 +250,13 @@ def mt_evaluate(
         Systems left out: ``'SYSTEM'`` in every language pair that has it (e.g. human references ``refA``),
         ``'LP=SYSTEM'`` in language pair ``LP`` only (each pair's own reference); references kept in the
         data are ranked as systems.
+    human_baselines : list of str
+        Human scorers other than the gold (a second rater, a rater wave of
+        :func:`metaeval.human.waves.rater_waves`, a second annotation) scored against the gold as if they were
+        metrics, in every task, scope and cluster, under the same draws, and marked as human
+        (``human_baselines`` in the result; :meth:`MtEvaluationResult.baseline_verdicts` says which metrics
+        are significantly above, level with or below each; Proietti, Perrella & Navigli 2025). A baseline that
+        is a gold or is missing from a language pair is an error.
     n_resamples : int
         Permutation draws per task (or bootstrap resamples of the segments).
     alpha : float
@@ -314,9 +325,9 @@ def mt_evaluate(
     using Resampling Methods. TACL 9.
     Ma, Q. et al. (2018, 2019). Results of the WMT18 / WMT19 Metrics Shared Task.
     """
-    (data, metrics, golds, protocol, excluded, k, alpha, segments, systems_dropped, fixed) = _mt_iv(
+    (data, metrics, golds, protocol, excluded, k, alpha, segments, systems_dropped, fixed, baselines) = _mt_iv(
         data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
-        segments, system_scores)
+        segments, system_scores, human_baselines)
     permute = protocol.significance == "permutation"
     rtol = iv.check_tie_tolerance(tie_tolerance)
     if recalibrate and permute:
@@ -408,6 +419,8 @@ def mt_evaluate(
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
                   protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed), exclude_systems=excluded or None)
+    if baselines:
+        fields["human_baselines"] = baselines
     if not common:
         fields["segments"] = segments
     fields.update(significance=("perm-both" if permute else "boot-inputs") if common else "none", resamples=k,
@@ -421,7 +434,7 @@ def mt_evaluate(
         metrics, tuple(data), tuple(names), statistics, thresholds, tuple(data) + (POOLED,), averages, ranks,
         pvalues, ranked, weights, task_pvalues, task_ranks, dropped, used, unjudged, protocol.name,
         protocol.significance if common else "none", protocol.human_ties, k, alpha, segments, lacking, per_metric,
-        systems_dropped, {lp: tuple(sorted(v)) for lp, v in fixed.items() if v}, golds, signature)
+        systems_dropped, {lp: tuple(sorted(v)) for lp, v in fixed.items() if v}, golds, signature, baselines)
 
 
 def _scopes(data, names, statistics, draws, protocol, common, permute, alpha, p):

@@ -85,6 +85,8 @@ class MtAuditResult(ResultMixin):
     n_resamples, n_consistency : int
     alpha : float
     signature : Signature
+    delta_accuracy : DeltaAccuracyResult or None
+        The delta-to-accuracy curve of every real metric (:func:`metaeval.delta_accuracy`), None when skipped.
     """
 
     metrics: tuple[str, ...]
@@ -98,6 +100,7 @@ class MtAuditResult(ResultMixin):
     n_consistency: int = 0
     alpha: float = defaults.ALPHA
     signature: Signature | None = None
+    delta_accuracy: Any = None
 
     def frame_rows(self) -> list[dict[str, Any]]:
         return list(self.rows)
@@ -231,6 +234,8 @@ def mt_audit(
     alpha: float = defaults.ALPHA,
     rng: Any = None,
     progress: Any = None,
+    accuracy_targets: tuple[float, ...] = defaults.DELTA_ACCURACY_TARGETS,
+    delta_method: str = defaults.DELTA_ACCURACY_METHOD,
 ) -> MtAuditResult:
     """Audit a grid of MT meta-evaluation tasks with sentinel metrics, and judge each task as a measure.
 
@@ -261,6 +266,11 @@ def mt_audit(
         the intervals are at level ``1 - alpha``.
     rng : None, int or numpy.random.Generator
     progress : callable, optional
+    accuracy_targets : tuple of float
+        Agreement levels of the delta-to-accuracy curve (:func:`metaeval.delta_accuracy`, ``n_resamples``
+        bootstrap resamples, band at level ``1 - alpha``); empty skips the curve.
+    delta_method : {'both', 'systems', 'inputs'}
+        What the curve's bootstrap resamples.
 
     Returns
     -------
@@ -288,6 +298,10 @@ def mt_audit(
     first = next(iter(data.values()))
     metrics = _metrics(first, metrics, human)
     b = iv.check_int("n_consistency", n_consistency, minimum=0)
+    if accuracy_targets:
+        from .mt_delta import check_resampling, check_targets
+
+        accuracy_targets, delta_method = check_targets(accuracy_targets), check_resampling(data, delta_method)
     gen, seed = iv.rng_and_seed(rng)
     if candidates is not None and len(data) == 1 and not all(isinstance(v, Mapping) for v in candidates.values()):
         candidates = {next(iter(data)): candidates}
@@ -309,11 +323,20 @@ def mt_audit(
     if b and any(t.startswith(POOLED + ":") for t in res.tasks):
         notes.append("pooled:system/accuracy: no ranking consistency (the subsamples are per language pair)")
     notes += res.notes()
+    curve = None
+    if accuracy_targets:
+        from .mt_delta import delta_accuracy
+
+        curve = delta_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
+                               exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,
+                               rng=gen)
+        notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
     signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
                              tasks=tuple(t.split(":", 1)[1] for t in res.tasks if not t.startswith(POOLED)),
                              significance="perm-both", resamples=res.n_resamples, alpha=alpha,
                              consistency=f"{b} x half" if b else None, base=base or metrics[0], levels=levels,
-                             seed=seed)
+                             delta_accuracy=(",".join(f"{t:g}" for t in accuracy_targets) + f" {delta_method}"
+                                             if accuracy_targets else None), seed=seed)
     return MtAuditResult(tuple(metrics), sentinels, res.tasks, res.statistics, rows, measures, tuple(notes),
-                         res.n_resamples, b, alpha, signature)
+                         res.n_resamples, b, alpha, signature, curve)

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from .. import defaults
-from ..serialization import ResultMixin
+from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.significance.clusters import rank_ranges
+from .mt_baselines import HUMAN_MARK, verdict_rows, verdict_summary
 
 __all__ = ["POOLED", "MtEvaluationResult"]
 
@@ -71,6 +72,9 @@ class MtEvaluationResult(ResultMixin):
     n_resamples : int
     alpha : float
     signature : Signature
+    human_baselines : tuple of str
+        The scorers of ``metrics`` that are human baselines (the last ones), scored like the metrics; the
+        outputs mark them ``(human)`` and :meth:`baseline_verdicts` compares every metric with each.
     """
 
     metrics: tuple[str, ...]
@@ -101,16 +105,46 @@ class MtEvaluationResult(ResultMixin):
     system_level: dict = field(default_factory=dict)
     gold: dict = field(default_factory=dict)
     signature: Signature | None = None
+    human_baselines: tuple = ()
+
+    def label(self, metric: str) -> str:
+        """``metric``'s name as the tables show it: a human baseline marked ``(human)``."""
+        return f"{metric} {HUMAN_MARK}" if metric in self.human_baselines else metric
+
+    def _verdict_items(self):
+        for scope in self.scopes:
+            yield scope, "average", self.averages[scope], self.pvalues[scope]
+        for t, task in enumerate(self.tasks):
+            scope, name = task.split(":", 1)
+            yield scope, name, self.statistics[t], self.task_pvalues[task]
+
+    def baseline_verdicts(self, summary: bool = False) -> list[dict[str, Any]]:
+        """Every metric against every human baseline, per scope's average and per task: ``above`` (the
+        metric significantly beats the baseline, ``p_above < alpha``), ``below`` (``p_below < alpha``),
+        ``level`` or ``untested`` (no p-values), with both statistics. ``summary=True``: one record per
+        (scope, task, baseline) listing the metrics ``above``, ``level``, ``below`` and ``untested``."""
+        rows = verdict_rows(self.metrics, self.human_baselines, self.alpha, self._verdict_items())
+        return verdict_summary(rows) if summary else rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields; with human baselines also ``baseline_verdicts`` (:meth:`baseline_verdicts`)."""
+        out = super().to_dict()
+        if self.human_baselines:
+            out["baseline_verdicts"] = [{k: plain(v) for k, v in r.items()} for r in self.baseline_verdicts()]
+        return out
 
     def frame_rows(self) -> list[dict[str, Any]]:
         """One row per scope or task and metric (long format, the CSV): the statistic (a scope's average),
-        the cluster rank and the p-values ``p_vs_<metric>`` of "this metric beats that one"."""
+        the cluster rank and the p-values ``p_vs_<metric>`` of "this metric beats that one"; with human
+        baselines a column ``human`` (True for a baseline's rows)."""
         rows = []
 
         def add(scope, task, values, ranks, pvalues):
             for i, metric in enumerate(self.metrics):
                 row = {"scope": scope, "task": task, "metric": metric, "statistic": float(values[i]),
                        "rank": int(ranks[i])}
+                if self.human_baselines:
+                    row["human"] = metric in self.human_baselines
                 for j, other in enumerate(self.metrics):
                     row[f"p_vs_{other}"] = float(pvalues[i, j])
                 rows.append(row)
@@ -124,30 +158,33 @@ class MtEvaluationResult(ResultMixin):
 
     def table(self, scope: str = POOLED):
         """The ranking of one scope as a DataFrame (metrics best first): rank, positions, average and the
-        scope's task statistics."""
+        scope's task statistics; with human baselines a column ``human``."""
         import pandas as pd
 
         return pd.DataFrame(self._ranking_rows(scope))
 
-    def _ranking_rows(self, scope):
+    def _ranking_rows(self, scope, marked=False):
         order = np.argsort(-np.nan_to_num(self.averages[scope], nan=-np.inf), kind="stable")
         ranges = rank_ranges(self.ranks[scope][order])
         rows = []
         for pos, i in enumerate(order):
             span = ranges[pos] if "-" in ranges[pos] else f"{ranges[pos]}-{ranges[pos]}"  # text, never a number
-            row = {"scope": scope, "metric": self.metrics[i], "rank": int(self.ranks[scope][i]),
-                   "positions": span, "average": float(self.averages[scope][i])}
+            metric = self.metrics[i]
+            row = {"scope": scope, "metric": self.label(metric) if marked else metric,
+                   **({"human": metric in self.human_baselines} if self.human_baselines and not marked else {}),
+                   "rank": int(self.ranks[scope][i]), "positions": span, "average": float(self.averages[scope][i])}
             for t, task in enumerate(self.tasks):
                 if task.startswith(scope + ":"):
                     row[task.split(":", 1)[1]] = float(self.statistics[t, i])
             rows.append(row)
         return rows
 
-    def ranking_frame(self):
-        """Every scope's ranking (:meth:`table`) in one DataFrame, the terminal table of ``metaeval mt``."""
+    def ranking_frame(self, marked: bool = False):
+        """Every scope's ranking (:meth:`table`) in one DataFrame, the terminal table of ``metaeval mt``;
+        ``marked``: human baselines named ``NAME (human)`` instead of a column ``human``."""
         import pandas as pd
 
-        return pd.DataFrame([r for scope in self.scopes for r in self._ranking_rows(scope)])
+        return pd.DataFrame([r for scope in self.scopes for r in self._ranking_rows(scope, marked)])
 
     def notes(self) -> list[str]:
         """Lines to print under the ranking: systems and segments each language pair left out (naming what

@@ -122,7 +122,8 @@ class MQMRatings:
         ``rater -> (found, missed)`` attention checks.
     counts : dict
         ``rows``, ``error_rows``, ``attention_rows``, ``source_spans``, ``unlocated_errors``,
-        ``trailing_space_cells``: what was read and what was left out of the spans.
+        ``trailing_space_cells``: what was read and what was left out of the spans;
+        ``raters_without_ratings``: raters seen only in attention checks (no scorer; a warning names them).
     weights : MQMWeights
     path : str
     documents : dict
@@ -375,6 +376,12 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     for (rater, system, segment), total in totals.items():
         matrices[rater][si[system], gi[segment]] = -total
     rated = [r for r in rater_list if np.isfinite(matrices[r]).any()]
+    unrated = [r for r in rater_list if r not in rated]  # attention checks only: no scorer, named
+    counts["raters_without_ratings"] = len(unrated)
+    if unrated:
+        shown = ", ".join(map(repr, unrated[:3])) + (f" and {len(unrated) - 3} more" if len(unrated) > 3 else "")
+        warnings.warn(f"{path}: {len(unrated)} rater(s) with no ratings (attention checks only) left out of the "
+                      f"scores: {shown}.", DataWarning, stacklevel=2)
     stack = np.stack([matrices[r] for r in rated])
     with np.errstate(invalid="ignore"):
         n = np.isfinite(stack).sum(axis=0)

@@ -28,6 +28,7 @@ from .retention import (
     weighted_retention,
 )
 from .sampling import SampleResult, sample_documents
+from .waves import RaterWaves, rater_waves
 
 __all__ = [
     "AgreementResult",
@@ -40,6 +41,7 @@ __all__ = [
     "LitePyramidResult",
     "PyramidAnnotations",
     "PyramidMatch",
+    "RaterWaves",
     "RetentionResult",
     "SampleResult",
     "agreement",
@@ -57,6 +59,7 @@ __all__ = [
     "normalize",
     "performance_groups",
     "pyramid_match",
+    "rater_waves",
     "read_coverage",
     "read_judgments",
     "read_realsumm_annotations",

@@ -269,7 +269,7 @@ def _mt_table(result, fmt: str) -> str:
         top_task = {task: best(result.statistics[t], result.task_ranks[task]) for t, task in enumerate(result.tasks)}
         for k, row in enumerate(records):
             i = result.metrics.index(row["metric"])
-            cells = [esc(scope) if k == 0 else "", esc(row["metric"]),
+            cells = [esc(scope) if k == 0 else "", esc(result.label(row["metric"])),
                      bold(number(row["average"]), top_average[row["metric"]]) + f" ({row['rank']})"]
             for name in names:
                 task = f"{scope}:{name}"
@@ -283,13 +283,30 @@ def _mt_table(result, fmt: str) -> str:
     note = (f"average of the tasks ({result.protocol}) with its cluster rank in parentheses; bold: rank 1 "
             f"({result.significance}, alpha {result.alpha:g}) on the average or on that task, and any value equal to"
             " a rank-1 value at the printed precision; --: not a task of "
-            f"the scope" + ("" if result.signature is None else f"; signature: {result.signature}"))
+            f"the scope" + ("; (human): a human baseline scored as a metric" if result.human_baselines else "")
+            + ("" if result.signature is None else f"; signature: {result.signature}"))
     align = "ll" + "r" * (len(header) - 2)
     if latex:
         rows = [row for k, group in enumerate(groups) for row in ([["\\midrule"]] if k else []) + group]
         text = latex_table(header, rows, align=align, note=esc(note))
-        return text.replace("\\midrule \\\\\n", "\\midrule\n")  # a rule between groups is not a row
-    return markdown_table(header, [row for group in groups for row in group], align=align, note=esc(note))
+        text = text.replace("\\midrule \\\\\n", "\\midrule\n")  # a rule between groups is not a row
+    else:
+        text = markdown_table(header, [row for group in groups for row in group], align=align, note=esc(note))
+    return text + _mt_baselines(result, fmt) if result.human_baselines else text
+
+
+def _mt_baselines(result, fmt: str) -> str:
+    """The verdicts of an MT result with human baselines: per scope, task (``average``: the scope's ranking)
+    and baseline, the metrics significantly above it, level with it and below it."""
+    latex = fmt == "latex"
+    esc = latex_escape if latex else markdown_escape
+    rows = [[esc(r["scope"]), esc(r["task"]), esc(f"{r['baseline']} (human)"), number(r["baseline_statistic"]),
+             esc(r["above"]), esc(r["level"]), esc(r["below"])] for r in result.baseline_verdicts(summary=True)]
+    header = ["LP", "Task", "Baseline", "Value", "Above", "Level", "Below"]
+    note = (f"metrics significantly above (p < {result.alpha:g}), level with and below each human baseline "
+            f"({result.significance}); average: the scope's weighted average")
+    table = latex_table if latex else markdown_table
+    return "\n" + table(header, rows, align="lllrlll", note=esc(note))
 
 
 def _frame(frame, fmt: str, note: str | None = None, n_resamples: int | None = None) -> str:

@@ -17,6 +17,21 @@ def save_mt_audit_figure(result, path: str | Path) -> Path:
     ranks above (0: below all of them, 1: above all), marked ``*`` when it significantly beats one. Right:
     each task's discriminative power and ranking consistency with their intervals."""
     path = check_figure_path(path)
+    with new_figure(*figure_size(result), ncols=2, gridspec_kw={"width_ratios": [3, 2]}) as (fig, (left, right)):
+        draw_mt_audit(result, fig, left, right)
+        partial = path.with_name(path.name + ".partial" + path.suffix)
+        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
+        partial.replace(path)
+    return path
+
+
+def figure_size(result) -> tuple[float, float]:
+    """Width and height (inches) of the audit figure."""
+    return 10.0, 0.3 * len(result.tasks) + 2.0
+
+
+def draw_mt_audit(result, fig, left, right) -> None:
+    """Draw the audit on two axes of ``fig`` (see :func:`save_mt_audit_figure`)."""
     tasks, sentinels = list(result.tasks), list(result.sentinels)
     p = len(result.metrics)
     share = np.full((len(tasks), len(sentinels)), np.nan)
@@ -26,28 +41,24 @@ def save_mt_audit_figure(result, path: str | Path) -> Path:
             t, s = tasks.index(r["task"]), sentinels.index(r["scorer"])
             share[t, s] = (p + 1 - r["position"]) / p
             marks[t, s] = f"{r['position']}/{p + 1}" + ("*" if r["beats"] else "")
-    with new_figure(10.0, 0.3 * len(tasks) + 2.0, ncols=2, gridspec_kw={"width_ratios": [3, 2]}) as (fig, (left, right)):
-        image = left.imshow(share, vmin=0, vmax=1, cmap="Reds", aspect="auto")
-        for (t, s), label in marks.items():
-            left.text(s, t, label, ha="center", va="center", fontsize=7)
-        left.set_xticks(np.arange(len(sentinels)), [text(s.replace("sentinel-", "")) for s in sentinels], fontsize=7)
-        left.set_yticks(np.arange(len(tasks)), [text(t) for t in tasks], fontsize=7)
-        left.set_title(f"sentinel position among {p} metrics (* beats one, p < {result.alpha:g})", fontsize=8)
-        fig.colorbar(image, ax=left, fraction=0.04, label="share of metrics below")
-        y = np.arange(len(tasks))
-        for offset, key, low, high, label in ((-0.18, "discriminative_power", "dp_low", "dp_high",
-                                               "discriminative power"),
-                                              (0.18, "consistency", "cons_low", "cons_high", "ranking consistency")):
-            values = np.array([m[key] for m in result.measures], dtype=float)
-            err = np.array([[v - m[low], m[high] - v] for v, m in zip(values, result.measures)], dtype=float).T
-            right.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3, label=label)
-        right.set_yticks(y, [])
-        right.set_ylim(len(tasks) - 0.5, -0.5)
-        right.set_xlim(-0.05 if min((m["cons_low"] for m in result.measures), default=0) >= 0 else -1.05, 1.05)
-        right.legend(fontsize=7, loc="lower left")
-        right.set_title("the measures", fontsize=8)
-        fig.tight_layout()
-        partial = path.with_name(path.name + ".partial" + path.suffix)
-        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
-        partial.replace(path)
-    return path
+    image = left.imshow(share, vmin=0, vmax=1, cmap="Reds", aspect="auto")
+    for (t, s), label in marks.items():
+        left.text(s, t, label, ha="center", va="center", fontsize=7)
+    left.set_xticks(np.arange(len(sentinels)), [text(s.replace("sentinel-", "")) for s in sentinels], fontsize=7)
+    left.set_yticks(np.arange(len(tasks)), [text(t) for t in tasks], fontsize=7)
+    left.set_title(f"sentinel position among {p} metrics (* beats one, p < {result.alpha:g})", fontsize=8)
+    fig.colorbar(image, ax=left, fraction=0.04, label="share of metrics below")
+    y = np.arange(len(tasks))
+    for offset, key, low, high, label in ((-0.18, "discriminative_power", "dp_low", "dp_high",
+                                           "discriminative power"),
+                                          (0.18, "consistency", "cons_low", "cons_high", "ranking consistency")):
+        values = np.array([m[key] for m in result.measures], dtype=float)
+        err = np.array([[v - m[low], m[high] - v] for v, m in zip(values, result.measures)], dtype=float).T
+        right.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3, label=label)
+    right.set_yticks(y, [])
+    right.set_ylim(len(tasks) - 0.5, -0.5)
+    lows = [m["cons_low"] for m in result.measures if m["cons_low"] == m["cons_low"]]  # NaN: no consistency
+    right.set_xlim(-0.05 if min(lows, default=0) >= 0 else -1.05, 1.05)
+    right.legend(fontsize=7, loc="lower left")
+    right.set_title("the measures", fontsize=8)
+    fig.tight_layout()

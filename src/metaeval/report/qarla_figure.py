@@ -19,11 +19,11 @@ __all__ = ["FIGURE_SUFFIXES", "check_figure_path", "save_qarla_figure"]
 FIGURE_SUFFIXES = (".png", ".svg")
 
 
-def check_figure_path(path: str | Path) -> Path:
-    """``path`` as a Path, if it ends in ``.png`` or ``.svg``."""
+def check_figure_path(path: str | Path, *, param: str = "plot") -> Path:
+    """``path`` as a Path, if it ends in ``.png`` or ``.svg`` (``param``: the option named in the error)."""
     path = Path(path)
     if path.suffix.lower() not in FIGURE_SUFFIXES:
-        raise ParameterError(f"`plot` must be a file name ending in {' or '.join(FIGURE_SUFFIXES)}; got {str(path)!r}.")
+        raise ParameterError(f"`{param}` must be a file name ending in {' or '.join(FIGURE_SUFFIXES)}; got {str(path)!r}.")
     return path
 
 

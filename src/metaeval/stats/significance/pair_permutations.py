@@ -8,7 +8,8 @@
 2. a kernel shared by the pairs (:func:`shared_pair_kernel`: global / summary / by-system Pearson, the
    pair-count coefficients and Spearman from exact integer products);
 3. at the summary level, the pairs whose metrics tie within some inputs: the same products for their other
-   inputs, the tied inputs counted per resample (:func:`tied_pair_kernel`);
+   inputs, the tied inputs counted per resample (:func:`tied_pair_kernel`; Kendall tau-b from block tables of
+   the packed counts, :class:`metaeval.stats.kernels.kendall_blocks.KendallBlockPairs`);
 4. a kernel of its own (:func:`metaeval.stats.kernels.permutation_kernel`);
 5. the reference path (materialised resamples, :func:`metaeval.stats.significance.permutation.reference_deltas`),
    in batches of its own, so that a few such pairs never shrink the batches of the others.
@@ -104,7 +105,8 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
 
 
 TIED_SHARE = 0.25
-"""Summary-level Kendall tau-b: a pair whose metrics tie within more than this share of the inputs takes its
+"""Summary-level Kendall tau-b with more systems than the block tables take
+(:data:`metaeval.stats.kernels.kendall_blocks.MAX_SYSTEMS`): a pair whose metrics tie within more than this share of the inputs takes its
 own kernel (:func:`metaeval.stats.kernels.permutation_kernel`, quadratic forms in the mask of every input),
 which costs less there than counting each tied input per resample (measured on the tie-heavy workload of
 ``benchmarks/bench_kendall_ties.py``: about 0.13 us per input and resample against 0.3 us per tied input)."""
@@ -115,7 +117,9 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     complete data, a pair-count coefficient or Spearman), or None: each pair's inputs without a tie come
     from exact integer products, its tied inputs are counted per resample
     (:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` with ``tied``), so a pair with one near tie
-    costs about what a tie-free pair does. ``rtol``: the relative tie tolerance."""
+    costs about what a tie-free pair does. Kendall tau-b with 3 to 32 systems: every such pair, its tied inputs
+    (or all its inputs, when most tie) from block tables
+    (:class:`metaeval.stats.kernels.kendall_blocks.KendallBlockPairs`). ``rtol``: the relative tie tolerance."""
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
 
@@ -123,6 +127,18 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
             or std.shape[1] < 3 or not numba_available()):
         return None
     wanted = set(pairs)
+    if kw["coefficient"] == "kendall-b":
+        from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+
+        if KendallBlockPairs.applicable(*std.shape[1:]):  # every tied pair, the tied inputs from block tables
+            tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
+                    if pair in wanted}
+            pairs = [pair for pair in pairs if pair in tied]
+            if not pairs:
+                return None
+            kernel = KendallBlockPairs(std, z, kw["undefined"], tied, rtol=rtol)
+            kernel.prepare(pairs)
+            return kernel
     most = std.shape[2] * TIED_SHARE if kw["coefficient"] == "kendall-b" else std.shape[2]
     tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
             if pair in wanted and len(groups) <= most}

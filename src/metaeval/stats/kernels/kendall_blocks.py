@@ -1,0 +1,216 @@
+"""Summary-level Kendall tau-b of every metric pair whose metrics tie within inputs (PERM-BOTH): block tables.
+
+For each such pair and input the four counts ``S(X')``, ``S(Y')``, ``T(X')``, ``T(Y')`` (numerators and tied pairs
+of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table reads
+(:mod:`metaeval.stats.kernels.compiled_blocks`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
+``S(X') / sqrt((n0 - T(X')) (n0 - Tz_b)) - S(Y') / sqrt((n0 - T(Y')) (n0 - Tz_b))``, ``n0 = N (N - 1) / 2``, added
+over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
+constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
+of those inputs keeps the exact integer products of
+:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs; the others count every input with
+the tables. The rest is left to the paths the kernels already had:
+
+* an input holding a *near* tie of the pair's values (a nonzero gap within the tie tolerance, whose fate depends
+  on the spread of each ``X'``) is counted per resample by
+  :class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` (the generic tie rule per resample);
+* a resample where a permuted input is constant (its tau-b undefined, so the inputs used change) under
+  ``undefined='skip'`` is computed by the generic path (materialised ``X'``, ``Y'``).
+
+The tables are built once per pair, input and chunk of resamples, so the kernel computes all resamples of the
+draws at its first batch (chunks of at most :data:`CHUNK_BYTES` of table indices) and keeps the deltas,
+``(pairs, k)`` floats; every resample's sum is formed in the same order whatever the batch or the threads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL
+from metaeval.stats.kernels.batch import BatchCache
+from metaeval.stats.kernels.shared import SummaryPairsShared, human_weights
+
+__all__ = ["CHUNK_BYTES", "FULL_SHARE", "MAX_SYSTEMS", "KendallBlockPairs", "block_plan"]
+
+MAX_SYSTEMS = 32
+"""Most systems the tables take (blocks of at most 8 systems, 16-bit packed counts beyond 16 systems)."""
+
+FULL_SHARE = 0.5
+"""A pair whose metrics tie within more than this share of the inputs counts all its inputs with the tables
+(building the integer products of its few tie-free inputs would cost more than counting them)."""
+
+CHUNK_BYTES = 1 << 26
+"""Most bytes of table indices (inputs x tables x resamples) held at once; more resamples are done in chunks."""
+
+# relative costs (measured on one core: about 0.5 ns per entry built, 0.6 ns per table read and resample)
+_ENTRY_COST = 0.8
+_READ_COST = 1.0
+
+
+def block_plan(n: int, resamples: int):
+    """``(sizes, tables)``: the split of ``n`` systems into blocks of consecutive systems (sizes as equal as
+    possible, at most 8) and the table of each pair of blocks ``g < h``, chosen to minimise about
+    ``resamples x tables + 0.8 x entries`` per pair and input (the reads of the resamples against building the
+    ``sum 2^(s_g + s_h)`` entries)."""
+    best = None
+    for count in range(2, n + 1):
+        sizes = [n // count + (1 if g < n % count else 0) for g in range(count)]
+        if max(sizes) > 8:
+            continue
+        tables = [(g, h) for g in range(count) for h in range(g + 1, count)]
+        cost = resamples * len(tables) * _READ_COST + _ENTRY_COST * sum(1 << (sizes[g] + sizes[h])
+                                                                         for g, h in tables)
+        if best is None or cost < best[0]:
+            best = (cost, sizes, tables)
+    return best[1], best[2]
+
+
+class KendallBlockPairs:
+    """Summary-level Kendall tau-b of the metric pairs whose metrics tie within inputs, under PERM-BOTH with
+    complete data and at most :data:`MAX_SYSTEMS` systems (module docstring).
+
+    Parameters
+    ----------
+    std : (P, N, M) standardized metric scores; z : (N, M) human scores
+    undefined : ``"skip"`` or ``"zero"``, as in ``level_correlation``
+    tied : ``{(i, j): inputs}`` where the pair's metrics may tie (:func:`metaeval.stats.kernels.shared.tied_groups`)
+    rtol : the relative tie tolerance
+    """
+
+    @staticmethod
+    def applicable(n: int, m: int) -> bool:
+        """3 to :data:`MAX_SYSTEMS` systems (one byte per packed count up to 16 systems, two beyond), and the
+        integer products of the tie-free inputs exact (:meth:`SummaryPairsShared.applicable`)."""
+        return 3 <= n <= MAX_SYSTEMS and SummaryPairsShared.applicable(n, m)
+
+    def __init__(self, std: np.ndarray, z: np.ndarray, undefined: str, tied: dict, *, rtol: float = TIE_RTOL):
+        p, n, m = std.shape
+        self.std, self.z, self.undefined = std, z, undefined
+        self.p, self.n, self.m = p, n, m
+        self.rtol = rtol
+        key, tz, _, _ = human_weights(z.T, "kendall-b")
+        self.zr = np.ascontiguousarray(key, dtype=np.int64)  # (M, N) the human's dense ranks
+        n0 = n * (n - 1) // 2
+        self.defined = tz < n0  # the human orders some pair of the input
+        self.n_agg = int(self.defined.sum()) if undefined == "skip" else m
+        self.nan = undefined == "skip" and self.n_agg == 0
+        t = np.arange(n0 + 1, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scales = 1.0 / np.sqrt((n0 - t)[None, :] * (n0 - tz)[:, None]) / max(self.n_agg, 1)
+        scales[:, n0] = np.nan if undefined == "skip" else 0.0  # a constant permuted input
+        scales[~self.defined] = 0.0
+        self.scales = np.ascontiguousarray(scales)
+        self.tied = dict(tied)
+        self.shift = 8 if n <= 16 else 16
+        self.cells = n * m // 4 + 8 * p  # the batch of the other kernels is unchanged (see the module doc)
+        self._draws = None
+
+    def prepare(self, pairs) -> None:
+        """The inputs each pair counts with the tables (its tied inputs, or every input beyond
+        :data:`FULL_SHARE`), and the shared products of the others' tie-free inputs."""
+        self.pairs = list(pairs)
+        self.index = {pair: q for q, pair in enumerate(self.pairs)}
+        used = np.flatnonzero(self.defined)
+        lists, partial = [], {}
+        for pair in self.pairs:
+            inputs = np.unique(np.asarray(self.tied.get(pair, []), dtype=np.int64))  # ascending
+            inputs = inputs[self.defined[inputs]]
+            if inputs.size > FULL_SHARE * used.size:
+                inputs = used
+            else:
+                partial[pair] = inputs.tolist()
+            lists.append(inputs)
+        self.lists = lists
+        self.linear = None
+        if partial:
+            self.linear = SummaryPairsShared(self.std, self.z, "kendall-b", self.undefined)
+            self.linear.tied = partial  # its products leave these inputs out (counted here)
+            self.linear.prepare(list(partial))
+        self.products = self.linear.products if self.linear is not None else _Exact()
+
+    def covers(self, i: int, j: int) -> bool:
+        """Whether pair ``(i, j)`` was prepared."""
+        return (i, j) in self.index
+
+    def _compute(self, draws) -> None:
+        """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair."""
+        import numba
+
+        from metaeval.stats.kernels.compiled_blocks import block_indices, block_tau_b_sums
+
+        k = draws.n_resamples
+        lens = np.array([len(v) for v in self.lists], dtype=np.int64)
+        ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        groups = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.asarray(v, dtype=np.int64) for v in self.lists])
+        first = np.array([i for i, _ in self.pairs], dtype=np.int64)
+        second = np.array([j for _, j in self.pairs], dtype=np.int64)
+        n_tasks = max(1, min(len(self.pairs), 8 * numba.get_num_threads()))
+        cuts = np.searchsorted(np.cumsum(lens), np.linspace(0, max(int(ptr[-1]), 1), n_tasks + 1)[1:-1])
+        task_ptr = np.unique(np.concatenate([[0], cuts, [len(self.pairs)]])).astype(np.int64)
+        xt = np.ascontiguousarray(self.std.transpose(0, 2, 1))  # (P, M, N)
+        self.acc = np.zeros((len(self.pairs), k))
+        near = np.zeros(groups.size, dtype=np.uint8)
+        plan_tables = len(block_plan(self.n, k)[1])
+        chunk = max(64, CHUNK_BYTES // (4 * self.m * plan_tables))
+        for lo in range(0, k, chunk):
+            hi = min(k, lo + chunk)
+            sizes, pairs = block_plan(self.n, hi - lo)
+            first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+            size = np.array(sizes, dtype=np.int64)
+            tf = np.array([g for g, _ in pairs], dtype=np.int64)
+            ts = np.array([h for _, h in pairs], dtype=np.int64)
+            entries = np.array([1 << (sizes[g] + sizes[h]) for g, h in pairs], dtype=np.int64)
+            offset = np.concatenate([[0], np.cumsum(entries)[:-1]]).astype(np.int64)
+            owner = np.array([next(t for t, (g, h) in enumerate(pairs) if b in (g, h)) for b in range(len(sizes))],
+                             dtype=np.int64)
+            bits = draws.cell_bits(slice(lo, hi))  # (M, N, b)
+            idx = np.empty((self.m, len(pairs), hi - lo), dtype=np.uint16 if entries.sum() <= 1 << 16 else np.uint32)
+            block_indices(bits, first_sys, size, tf, ts, offset, idx)
+            del bits
+            tables = np.zeros((task_ptr.size - 1, int(entries.sum())), dtype=np.uint32 if self.shift == 8 else np.int64)
+            acc = np.zeros((len(self.pairs), hi - lo))
+            block_tau_b_sums(xt, first, second, ptr, groups, self.zr, self.scales, float(self.rtol), NOISE_RTOL,
+                             self.shift, first_sys, size, tf, ts, offset, owner, task_ptr, tables, idx, acc, near)
+            self.acc[:, lo:hi] = acc
+        self.near = {}
+        for q, pair in enumerate(self.pairs):
+            flagged = np.flatnonzero(near[ptr[q]:ptr[q + 1]])
+            if flagged.size:
+                self.near[pair] = [int(groups[ptr[q] + u]) for u in flagged]
+        self.fallback = None
+        if self.near:
+            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+
+            self.fallback = GroupPairsCompiled(self.std, self.z, "kendall-b", self.undefined, "summary", self.near,
+                                               rtol=self.rtol)
+        self._draws = draws
+
+    def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
+        sl = cache.sl
+        if self.nan:
+            return np.full(len(range(*sl.indices(cache.draws.n_resamples))), np.nan)
+        if self._draws is not cache.draws:
+            self._compute(cache.draws)
+        out = self.acc[self.index[i, j], sl].copy()
+        if self.linear is not None and self.linear.covers(i, j):
+            out = self.linear.deltas(cache, i, j) + out
+        if self.fallback is not None and (i, j) in self.near:
+            out = self.fallback.tied_deltas(cache, i, j, out)
+        rare = np.flatnonzero(np.isnan(out))
+        if rare.size and self.undefined == "skip":  # a permuted input is constant: it leaves the mean
+            out[rare] = self._generic(cache, i, j, rare)
+        return out
+
+    def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:
+        """``delta`` of the resamples ``rows`` of the batch by the generic path (materialised ``X'``, ``Y'``)."""
+        from metaeval.stats.correlations.levels import level_correlation
+
+        mask = cache.draws.mask(cache.sl)[rows]
+        zb = np.broadcast_to(self.z, mask.shape)
+        kw = dict(level="summary", coefficient="kendall-b", undefined=self.undefined)
+        return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
+                - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
+
+
+class _Exact:
+    """``products.exact`` of a kernel without integer products (every count here is an exact integer)."""
+
+    exact = True
