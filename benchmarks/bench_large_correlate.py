@@ -8,7 +8,7 @@ With ``--baseline SRC`` (the ``src`` directory of another checkout, e.g. a workt
 change) the same commands run on it too, in the same run, for the sizes of ``--baseline-inputs``, and the
 ratios are printed.
 
-Workload: N systems x M inputs x 2 metrics, one long CSV row per (system, input): a latent quality per
+Workload: N systems x M inputs x 2 metrics, one wide CSV row per (system, input): a latent quality per
 system and input; the human is a mean of three 1-5 Likert ratings (steps of 1/3, tie-heavy, like
 SummEval); metric `m_cont` = quality + noise (continuous, 6 significant digits as metric files print them);
 metric `m_grid` = quality + noise on a coarse grid (steps of 0.05, so a third of its cells tie with

@@ -1,6 +1,7 @@
 """`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -321,14 +322,14 @@ def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, m
     gold = _chosen(data, human, golds, metrics, exclude_systems, protocol)
     baselines = _baselines(data, gold, metrics, human_baseline)
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
-    from ..signature import recorded
-
-    with progress_bar() as bar, recorded(**({"rater_waves": rater_waves} if rater_waves is not None else {})):
+    with progress_bar() as bar:
         result = mt_evaluate(data, list(metrics) or None, gold, protocol=protocol, exclude_systems=exclude_systems,
                              human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
                              darr_threshold=darr_threshold, segments=segments, system_scores=system_scores,
                              rng=seed, corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
                              progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
+    if rater_waves is not None:
+        result = dataclasses.replace(result, signature=result.signature.with_fields(rater_waves=rater_waves))
     if plot:
         from ..report.mt_figure import save_mt_figure
 

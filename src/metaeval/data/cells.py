@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputFileError
+from .columnar import TextColumn, plain_floats
 from .formats import MISSING_TOKENS, RawTable
 
 def non_numeric(table: RawTable, column: str, position: int, cell: Any) -> InputFileError:
@@ -32,6 +33,9 @@ def numeric_cells(table: RawTable, column: str, cells: Any, index: np.ndarray) -
         if bad.size:
             raise _infinite(table, column, int(bad[0]), float(values[bad[0]]))
         return values, {}
+    if isinstance(cells, TextColumn):  # a column read column-wise: converted in one call when it can be exactly
+        floats = plain_floats(cells)
+        return (floats, {}) if floats is not None else (_numeric_texts(table, column, cells.to_list()), {})
     if table.format in ("csv", "tsv") or all(isinstance(c, str) for c in cells):
         return _numeric_texts(table, column, cells), {}
     values = np.full(len(cells), np.nan)

@@ -25,11 +25,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataWarning, InputFileError, ParameterError
+from .columnar import TextColumn
 from .formats import ANNOTATOR_KEY, INPUT_KEYS, MISSING_TOKENS, SYSTEM_KEYS, RawTable
 
 ROLES = ("system", "input", "annotator", "human")
@@ -222,14 +224,20 @@ def _filtered(table: RawTable, where: dict[str, tuple[str, ...]], name: str, str
                           DataWarning, stacklevel=4)
             continue
         accepted = set(values)
-        mask &= np.array([_text(cell) in accepted for cell in table.columns[column]], dtype=bool)
+        cells = table.columns[column]
+        if isinstance(cells, TextColumn):  # each distinct text compared once
+            codes, texts = cells.coded()
+            mask &= np.array([_text(text) in accepted for text in texts], dtype=bool)[codes]
+        else:
+            mask &= np.array([_text(cell) in accepted for cell in cells], dtype=bool)
     if not mask.any():
         shown = ", ".join(f"{c}={'|'.join(v)}" for c, v in where.items())
         raise InputFileError(table.path, f"`{name}` must keep at least one row; got none matching {shown}.")
     if mask.all():
         return table
     index = np.flatnonzero(mask)
-    cols = {c: (v[index] if isinstance(v, np.ndarray) else [v[i] for i in index]) for c, v in table.columns.items()}
+    cols = {c: (v[index] if isinstance(v, (np.ndarray, TextColumn)) else [v[i] for i in index])
+            for c, v in table.columns.items()}
     return replace(table, columns=cols, rows=table.rows[index])
 
 
@@ -259,6 +267,10 @@ def _is_score_cell(cell: Any) -> bool | None:
 def _is_text_column(cells: Any) -> bool:
     if isinstance(cells, np.ndarray) and cells.dtype.kind in "fiu":
         return False
+    if isinstance(cells, TextColumn):  # a score among the first cells decides; otherwise the distinct texts do
+        if any(_is_score_cell(cell) is True for cell in islice(cells, 1000)):
+            return False
+        cells = cells.distinct()
     seen_score = seen_text = False
     for cell in cells:
         kind = _is_score_cell(cell)

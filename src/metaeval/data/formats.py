@@ -59,9 +59,10 @@ class RawTable:
     format : str
         One of :data:`FORMATS`.
     columns : dict of str to sequence
-        Column name -> one raw cell per data row: ``str`` for CSV/TSV; JSON values (numbers, strings,
-        ``None``, lists) for JSON Lines (``None`` where a line lacks the field); for Parquet a float
-        array (numeric columns) or a list of Python values.
+        Column name -> one raw cell per data row: ``str`` for CSV/TSV (a list, or a
+        :class:`~metaeval.data.columnar.TextColumn` of the same texts when read column-wise); JSON
+        values (numbers, strings, ``None``, lists) for JSON Lines (``None`` where a line lacks the
+        field); for Parquet a float array (numeric columns) or a list of Python values.
     rows : numpy.ndarray of int
         The row number of each data row as an editor shows it (see the module notes).
     header_row : int or None
@@ -107,8 +108,13 @@ def file_format(path: str | Path, format: str | None = None) -> str:
     return EXTENSIONS[extension]
 
 
-def read_table(path: str | Path, format: str) -> RawTable:
-    """Parse ``path`` in ``format`` (see :data:`FORMATS`) into a :class:`RawTable`."""
+def read_table(path: str | Path, format: str, *, columnar: bool = False) -> RawTable:
+    """Parse ``path`` in ``format`` (see :data:`FORMATS`) into a :class:`RawTable`.
+
+    ``columnar``: read a CSV / TSV file column-wise when it can be read so exactly
+    (:mod:`metaeval.data.columnar`): its columns are then :class:`~metaeval.data.columnar.TextColumn`
+    sequences of the same texts instead of lists; any other file is read row by row, as without it.
+    """
     if format == "parquet":
         return _parquet_table(path)
     text = read_text(path)
@@ -116,7 +122,15 @@ def read_table(path: str | Path, format: str) -> RawTable:
         return json_array_table(path, text) if is_json_array(text) else _jsonl_table(path, text)
     if format == "tsv" and _whitespace_layout(text):
         return _whitespace_table(path, text)
-    return _delimited_table(path, text, "," if format == "csv" else "\t", format)
+    delimiter = "," if format == "csv" else "\t"
+    if columnar:
+        from .columnar import delimited_columns
+
+        read = delimited_columns(text, delimiter)
+        if read is not None:
+            _, columns, rows = read
+            return RawTable(str(path), format, columns, rows, 1)
+    return _delimited_table(path, text, delimiter, format)
 
 
 def check_regular_file(path: str | Path) -> None:

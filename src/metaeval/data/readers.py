@@ -32,6 +32,7 @@ import pandas as pd
 from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
+from .columnar import TextColumn, release_arrow_memory
 from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
@@ -42,6 +43,7 @@ from .formats import (
     file_format,
     read_table,
 )
+from .row_keys import check_unique
 from .scoreset import ScoreSet
 from .sidecar import recorded_humans
 
@@ -142,7 +144,7 @@ def read_scores(
                                  " mqm.<rater>).")
         ds = read_mqm_ratings(path, name=name).scores
         return ds if humans is None else ds.with_humans(humans)
-    table = read_table(path, file_format(path, format))
+    table = read_table(path, file_format(path, format), columnar=True)
     layout = table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,
                                           scorer=scorer, names=option_names, shared_mapping=shared_mapping)
@@ -161,7 +163,11 @@ def read_scores(
             ds = ds.with_humans((*ds.humans, *annotated))
     if human is not None and human not in ds.humans:
         ds = ds.with_humans((*ds.humans, human))
-    note_ignored(table.path, ignored, option_names)
+    read_path, columnar = table.path, any(isinstance(c, TextColumn) for c in table.columns.values())
+    del table
+    if columnar:
+        release_arrow_memory()
+    note_ignored(read_path, ignored, option_names)
     return ds
 
 
@@ -222,10 +228,10 @@ def scoreset_from_table(table: RawTable, *, humans: Iterable[str] | None = None,
         groups, scorer_labels = _long_entries(table, label_columns)
     else:
         groups, scorer_labels = _wide_entries(table, label_columns), None
-    _check_unique(table, systems, inputs, annotators, scorer_labels)
-
     system_labels, system_codes = _codes(systems)
     input_labels, input_codes = _codes(inputs)
+    check_unique(table, systems, inputs, annotators, scorer_labels, (system_codes, input_codes))
+
     shape = (len(system_labels), len(input_labels))
     scores: dict[str, np.ndarray] = {}
     for entries in groups:
@@ -280,7 +286,11 @@ def _label_text(table: RawTable, column: str, position: int, cell: Any, role: st
 def _label_cells(table: RawTable, column: str, role: str) -> np.ndarray:
     cells = table.columns[column]
     if table.format in ("csv", "tsv"):  # every cell is a string
-        labels = np.array([cell.strip() for cell in cells], dtype=object)
+        if isinstance(cells, TextColumn):  # each distinct text stripped once; the cells share the label objects
+            codes, texts = cells.coded()
+            labels = np.array([text.strip() for text in texts], dtype=object)[codes]
+        else:
+            labels = np.array([cell.strip() for cell in cells], dtype=object)
         empty = np.flatnonzero(labels == "")
         if empty.size:
             position = int(empty[0])
@@ -345,28 +355,6 @@ def _long_entries(table: RawTable, label_columns: set[str]) -> tuple[list[_Entri
         own = {k: lists[p] for k, p in enumerate(index) if p in lists}
         groups.append(_Entries(scorer, None, index, values[index], own))
     return groups, scorers
-
-
-def _check_unique(table: RawTable, systems: np.ndarray, inputs: np.ndarray, annotators: np.ndarray | None,
-                  scorers: np.ndarray | None) -> None:
-    names = ["system", "input"] + (["scorer"] if scorers is not None else []) + (["annotator"] if annotators is not None else [])
-    frame = pd.DataFrame({"system": systems, "input": inputs})
-    if scorers is not None:
-        frame["scorer"] = scorers
-    if annotators is not None:
-        frame["annotator"] = np.where(pd.isna(annotators), "\x00none", annotators)
-    duplicated = frame.duplicated(keep="first").to_numpy()
-    if not duplicated.any():
-        return
-    position = int(np.flatnonzero(duplicated)[0])
-    key = tuple(frame.iloc[position])
-    first = int(np.flatnonzero((frame == frame.iloc[position]).all(axis=1).to_numpy())[0])
-    shown = tuple(None if k == "\x00none" else k for k in key)
-    raise InputFileError(
-        table.path,
-        f"({', '.join(names)}) must be unique; got {shown!r} again (first on row {int(table.rows[first])}).",
-        row=int(table.rows[position]),
-    )
 
 
 # -- one scorer's array ---------------------------------------------------------------------------

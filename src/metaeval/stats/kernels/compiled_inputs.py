@@ -15,19 +15,7 @@ import numpy as np
 
 from metaeval.stats.kernels.compiled import jit
 
-__all__ = ["input_counts", "kendall_inputs", "pearson_inputs", "spearman_inputs"]
-
-
-@jit()
-def input_counts(cols, m, out):
-    """``out[j, s]``: how often input ``j`` is drawn in resample ``s`` (``cols`` (b, M) indices)."""
-    b = cols.shape[0]
-    for j in range(m):
-        for s in range(b):
-            out[j, s] = 0
-    for s in range(b):
-        for t in range(cols.shape[1]):
-            out[cols[s, t], s] += 1
+__all__ = ["kendall_inputs", "pearson_inputs", "spearman_inputs"]
 
 
 @jit()

@@ -76,9 +76,9 @@ class _Chunked:
         b = w.shape[0]
         wt = np.ascontiguousarray(w.T, dtype=np.float64)  # (N, b): resamples innermost
         has_counts = cache.draws.cols is not None
-        counts = np.zeros((self.m if has_counts else 1, b), dtype=np.int32)
-        if has_counts:
-            self.loops.input_counts(np.ascontiguousarray(cache.draws.col_indices(cache.sl)), self.m, counts)
+        counts = np.zeros((1, b), dtype=np.int32)
+        if has_counts:  # (M, b): resamples innermost
+            counts = np.ascontiguousarray(cache.col_weights().T, dtype=np.int32)
         total = np.zeros((2, b))  # the sums and their compensations
         used = np.zeros(b)
         self.start(wt)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from metaeval.errors import DegenerateWarning, ParameterError, check_int
+from metaeval.stats.resampling.compact_draws import RegeneratedDraws
 from metaeval.vocabulary import RESAMPLING_METHODS, check_method
 
 __all__ = [
@@ -193,11 +194,13 @@ class BootstrapDraws:
 
     def col_weights(self, sl: slice = slice(None), *, human: bool = False) -> np.ndarray:
         """Multiplicity of every input in resamples ``sl``: int array ``(k, n_inputs)``."""
-        idx = self.col_indices(sl, human=human)
         separate = human and self.n_inputs_human is not None  # full-test-set: humans' own inputs
+        source = self.cols_human if separate else self.cols
+        if isinstance(source, RegeneratedDraws):  # many draws: their counts are kept, not their indices
+            return source.counts[sl].astype(np.int64)
+        idx = self.col_indices(sl, human=human)
         m = self.n_inputs_human if separate else self.n_inputs
-        resampled = self.cols_human is not None if separate else self.cols is not None
-        if not resampled:
+        if source is None:  # the inputs are not resampled
             return np.ones(idx.shape, dtype=np.int64)
         if self.n_resamples * m <= _WEIGHTS_CACHED_CELLS:
             return self._col_weights(separate)[sl]
@@ -304,17 +307,14 @@ _DRAWS_MEMO: dict = {}
 _COMPACT_CELLS = 1 << 22
 
 
-def _column_draws(gen: np.random.Generator, m: int, k: int) -> np.ndarray:
+def _column_draws(gen: np.random.Generator, m: int, k: int) -> np.ndarray | RegeneratedDraws:
     """``gen.integers(0, m, size=(k, m))``: the same numbers (successive calls continue one stream), generated
-    in blocks and kept as int32 when they are many (1000 resamples of 100,000 inputs: 400 MB, not 800)."""
+    in blocks and, when they are many, kept as their input counts with the indices regenerated on demand
+    (:class:`~metaeval.stats.resampling.compact_draws.RegeneratedDraws`; 1000 resamples of 100,000 inputs:
+    100 MB instead of 800)."""
     if k * m < _COMPACT_CELLS or m > np.iinfo(np.int32).max:
         return gen.integers(0, m, size=(k, m))
-    out = np.empty((k, m), dtype=np.int32)
-    block = max(1, _COMPACT_CELLS // m)
-    for start in range(0, k, block):
-        stop = min(k, start + block)
-        out[start:stop] = gen.integers(0, m, size=(stop - start, m))
-    return out
+    return RegeneratedDraws(gen, m, k, max(1, _COMPACT_CELLS // m))
 
 
 class PermutationDraws:
