@@ -26,7 +26,7 @@ from ..stats.correlations.coefficients import correlation_rows
 from ..stats.mt.protocol import GROUPING
 from .mt import exclusions, mt_evaluate
 from .mt_result import POOLED
-from .mt_tasks import language_pair, run_task, segments_kept
+from .mt_tasks import by_subset, language_pair, run_task, segments_kept, subsample_statistics
 from .sentinels import add_sentinels
 
 __all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
@@ -185,17 +185,31 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
         size = max(2, int(round(fraction * cols.size)))
         taus = {name: [] for name in res.tasks if name.startswith(lp + ":")}
         full = {name: res.statistics[res.tasks.index(name), :len(metrics)] for name in taus}
-        for _ in range(b):
+        kept = np.zeros(len(ds.inputs), dtype=bool)
+        kept[cols] = True
+        whole = language_pair(ds, metrics, human, {}, {}, kept)
+        subsets, stats = [], {name: [] for name in taus}
+        for _ in range(b):  # the subsets and each subset's own draws (SPA's signs) in the order of the stream
             mask = np.zeros(len(ds.inputs), dtype=bool)
             mask[gen.choice(cols, size=size, replace=False)] = True
-            lpd = language_pair(ds, metrics, human, {}, {}, mask)
+            subsets.append(mask[kept])
+            lpd = None
             for name in taus:
                 level, stat = name.split(":", 1)[1].split("/")
-                o = np.asarray(run_task(lpd, level, stat, metrics=metrics, **options)[0], dtype=float)
-                if np.isfinite(o).all():
-                    taus[name].append(correlation_rows(full[name][None], o[None], "kendall-b")[0])
+                if by_subset(level, stat):
+                    lpd = lpd or language_pair(ds, metrics, human, {}, {}, mask)
+                    stats[name].append(run_task(lpd, level, stat, metrics=metrics, **options)[0])
             if progress is not None:
                 progress()
+        for name in taus:
+            level, stat = name.split(":", 1)[1].split("/")
+            at_once = None if stats[name] else subsample_statistics(
+                whole, level, stat, np.stack(subsets), human_ties="skip", darr_threshold=defaults.MT_DARR_THRESHOLD,
+                metrics=metrics, rtol=options["rtol"])
+            for o in (stats[name] if at_once is None else at_once):
+                o = np.asarray(o, dtype=float)
+                if np.isfinite(o).all():
+                    taus[name].append(correlation_rows(full[name][None], o[None], "kendall-b")[0])
         for name, values in taus.items():
             v = np.asarray(values, dtype=float)
             v = v[np.isfinite(v)]

@@ -21,12 +21,13 @@ from ..stats.mt.significance import (
     pairs_null,
     system_statistic,
 )
+from ..stats.mt.segment_null import segment_null
 from ..stats.mt.spa import spa_null
 from ..stats.mt.wmt import resampled_task, soft_pairwise_accuracy
-from ..stats.mt.wmt_permutation import hybrid_null, pearson_null, random_bits, system_accuracy_null, system_null
+from ..stats.mt.wmt_permutation import pearson_null, random_bits, system_accuracy_null, system_null
 
-__all__ = ["CALIBRATED", "LanguagePair", "calibrated", "language_pair", "run_task", "segment_task", "spa_task",
-           "system_task"]
+__all__ = ["CALIBRATED", "LanguagePair", "by_subset", "calibrated", "language_pair", "run_task", "segment_task",
+           "spa_task", "subsample_statistics", "system_task"]
 
 CALIBRATED = {"acc23": "acc-eq", "tau23": "tau-eq"}
 
@@ -147,7 +148,7 @@ def segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol):
     def generic(h, zz):
         return resampled_task(h, zz, **kw)
 
-    return o, hybrid_null(xs, z, mask_source(gen, z.size), k, generic)
+    return o, segment_null(xs, z, mask_source(gen, z.size), k, level, stat, generic, rtol=rtol)
 
 
 def run_task(lp, level, stat, *, permute, draws, gen, k, recalibrate, spa_permutations, pvalue, human_ties,
@@ -161,3 +162,25 @@ def run_task(lp, level, stat, *, permute, draws, gen, k, recalibrate, spa_permut
     if level == "system":
         return (*system_task(lp, stat, permute, draws, gen, k, human_ties, rtol), None)
     return (*segment_task(lp, level, stat, permute, draws, gen, k, darr_threshold, rtol), None)
+
+
+def by_subset(level, stat):
+    """Whether :func:`subsample_statistics` leaves a task to be computed subset by subset: soft pairwise accuracy
+    (its p-values draw their own sign flips per subset) and acc23 / tau23 at the no-grouping and
+    system-grouped levels (no re-calibration under weights there)."""
+    return stat == "soft-accuracy" or (stat in CALIBRATED and level not in ("summary", "system"))
+
+
+def subsample_statistics(lp, level, stat, subsets, *, human_ties, darr_threshold, metrics, rtol):
+    """A task's statistics of every metric on each of ``b`` subsets of the segments of ``lp`` (bool (b, M)), as
+    ``(b, P)``, computed once for all subsets (the statistics under 0/1 segment weights, as the bootstrap's:
+    per-segment statistics computed once and averaged, system means and moments weighted; acc23 / tau23
+    re-calibrated in each subset; ``rtol`` the relative tie tolerance). None for the tasks of
+    :func:`by_subset`."""
+    if by_subset(level, stat):
+        return None
+    weighted = LanguagePair(lp.xs, lp.z, lp.scorer, lp.zscorer, lp.corpus, np.asarray(subsets, dtype=np.int64))
+    res = run_task(weighted, level, stat, permute=False, draws=True, gen=None, k=weighted.w.shape[0],
+                   recalibrate=stat in CALIBRATED, spa_permutations=0, pvalue="randomized", human_ties=human_ties,
+                   darr_threshold=darr_threshold, metrics=metrics, rtol=rtol)[1]
+    return np.asarray(res, dtype=float).T

@@ -13,9 +13,9 @@ __all__ = ["spa_pair_counts"]
 
 def _jit(fn):
     try:
-        return numba.njit(cache=True, nogil=True, fastmath={"contract", "arcp"})(fn)
+        return numba.njit(cache=True, nogil=True, parallel=True, fastmath={"contract", "arcp"})(fn)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, nogil=True)(fn)
+        return numba.njit(cache=False, nogil=True, parallel=True)(fn)
 
 
 @_jit
@@ -26,7 +26,8 @@ def spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa, qb, rtol):
     the centred scores standardized); ``tol_ab = rtol[e] (mass_i + mass_j)[a] + ...[b]``.
 
     ``s`` (P, N, R), ``t`` (P, N), ``q`` (B, P, N, R) float32, ``ones`` (B, N, R) float32, ``scale`` and
-    ``shift`` (P,), ``u`` (B, P, N), ``mass`` (P, N). Returns two float arrays (pairs, B, N (N - 1) / 2)."""
+    ``shift`` (P,), ``u`` (B, P, N), ``mass`` (P, N). Returns two float arrays (pairs, B, N (N - 1) / 2). The
+    metric pairs run in parallel (``numba.prange``)."""
     n_pairs = qa.size
     b_size, _, n, r = q.shape
     sys_pairs = n * (n - 1) // 2

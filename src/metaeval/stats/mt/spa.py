@@ -147,6 +147,7 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
     pz = system_pvalues(z, signs64, pvalue)[ia, ib]
     s = np.einsum("rm,pnm->pnr", signs64, x)  # (P, N, R) sign-flip sums of each metric
     t = x.sum(axis=-1)  # (P, N)
+    xt = np.ascontiguousarray(x.transpose(1, 2, 0))  # (N, M, P)
     mass = np.abs(x).sum(axis=-1)  # (P, N): the operands of a hybrid of i and j are bounded by mass_i + mass_j
     qa, qb = np.triu_indices(p, 1)
     rtol = np.where(exact[qa] & exact[qb], SPA_RTOL, SPA_NULL_RTOL)  # per metric pair
@@ -164,7 +165,7 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
         y = m32[:, None] * xc[None]  # (B, P, N, M): the masked cells of every metric, centred
         q = (y.reshape(-1, m) @ signs32).reshape(b, p, n, r)
         ones = (m32.reshape(-1, m) @ signs32).reshape(b, n, r)  # exact integers
-        u = np.einsum("bnm,pnm->bpn", mk.astype(np.float64), x)  # (B, P, N)
+        u = np.matmul(mk.astype(np.float64).transpose(1, 0, 2), xt).transpose(1, 2, 0)  # (B, P, N) masked totals
         if engine == "numba":
             ci, cj = spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa.astype(np.int64), qb.astype(np.int64),
                                      rtol)

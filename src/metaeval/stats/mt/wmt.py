@@ -215,7 +215,7 @@ def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefine
             for i in range(p):
                 out[i] = GlobalPairsBootstrap(xs[i], z, coefficient, rtol=rtol).from_weights(rows, weights)
             return out
-    cols = np.repeat(np.broadcast_to(np.arange(m), (k, m)).ravel(), weights.ravel()).reshape(k, m)
+    cols = np.repeat(np.broadcast_to(np.arange(m), (k, m)).ravel(), weights.ravel()).reshape(k, -1)  # equal sums
     for lo in range(0, k, batch):
         c = cols[lo:lo + batch]
         zs = z[:, c].transpose(1, 0, 2)
