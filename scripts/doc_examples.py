@@ -131,6 +131,25 @@ def normalise(text: str, sandbox: str | None = None) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
+def unwrapped(text: str) -> str:
+    """``text`` with each line holding a ``<time>`` joined to the more-indented lines that follow it, blanks
+    collapsed: how such a line wraps depends on how long the timing it replaced was."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        j = i + 1
+        if "<time>" in line:
+            indent = len(line) - len(line.lstrip())
+            while j < len(lines) and lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) > indent:
+                j += 1
+            line = " " * indent + " ".join(" ".join(part.split()) for part in lines[i:j])
+        out.append(line)
+        i = j
+    return "\n".join(out)
+
+
 # -- running ------------------------------------------------------------------------------------------
 
 #: The links of the repository that make ``docs/examples`` a working directory (name -> where it points,
@@ -220,7 +239,7 @@ def run_console(example: Example, cwd: Path) -> Outcome:
                 problems.append(f"$ {command}\nexit code {code}\n{got}")
             continue
         want = normalise("\n".join(expected))
-        if got != want:
+        if unwrapped(got) != unwrapped(want):
             problems.append(f"$ {command}\n--- documented\n{want}\n--- now prints\n{got}")
     if "exit-code" in example.marks:
         body = example.lines

@@ -54,6 +54,16 @@ def test_normalise_removes_timings_and_the_sandbox():
     assert doc_examples.normalise(text, "/tmp/x/work") == "scored 10 pairs in <time>: done\nwrote out.csv\n<time> elapsed"
 
 
+def test_a_timed_line_compares_whatever_its_wrapping():
+    """A line with a timing wraps where the timing's length puts it: the comparison joins it with its
+    more-indented continuation lines, and nothing else."""
+    short = "scored 9 in <time>: 4638 computed,\n  0 from the cache\n  rouge: a|b\nwrote x"
+    long = "scored 9 in <time>: 4638\n  computed, 0 from the cache\n  rouge: a|b\nwrote x"
+    assert doc_examples.unwrapped(short) == doc_examples.unwrapped(long)
+    assert doc_examples.unwrapped(short) != doc_examples.unwrapped(short.replace("4638", "4639"))
+    assert doc_examples.unwrapped("a\n  b") == "a\n  b"
+
+
 def test_no_console_example_documents_a_usage_error():
     """A command written with '...' in the docs runs and prints click's usage error; regenerating the docs
     then documents the error instead of the result (it happened in analyses.md)."""
