@@ -54,8 +54,10 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
     The pairs a fast kernel computes run in batches sized for the kernels; the pairs left to the reference
     path (materialised resamples) run afterwards in their own, smaller batches, so that a few such pairs
     never shrink the batches of the others (the results do not depend on the batch). ``rtol``: the relative tie
-    tolerance, passed to every kernel built here.
+    tolerance, passed to every kernel built here (a different ``kw["rtol"]`` is refused, never overridden).
     """
+    if kw.get("rtol", rtol) != rtol:
+        raise ValueError(f"permutation_pairs: kw['rtol'] = {kw['rtol']!r} differs from rtol = {rtol!r}.")
     kw = {**kw, "rtol": rtol}
     p, n, m = std.shape
     k = draws.n_resamples
