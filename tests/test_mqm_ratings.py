@@ -122,8 +122,36 @@ def test_open_marker_is_closed_at_the_end_with_a_named_warning():
 def test_read_scores_detects_ratings_by_header_and_public_name():
     assert is_mqm_ratings_file(WMT23) and not is_mqm_ratings_file(RELEASE / "mqm_ted_ende.avg_seg_scores.tsv.gz")
     ds = read_scores(WMT23)
-    assert ds.humans == ("mqm",) and "mqm.rater3" in ds.scorers
+    assert ds.humans[0] == "mqm" and "mqm.rater3" in ds.humans and set(ds.humans) == set(ds.scorers)
+    assert ds.default_human == "mqm" and ds.metrics == ()  # no rater enters a default list of metrics
     assert metaeval.read_mqm_ratings is read_mqm_ratings
+
+
+def test_default_human_is_the_one_human_or_the_whole_of_its_parts():
+    from metaeval import ScoreSet
+
+    m = np.zeros((2, 2))
+    make = lambda humans: ScoreSet.from_matrices({h: m for h in ("a", "a.x", "a.y", "b")}, systems=["s", "t"],  # noqa
+                                                 inputs=["i", "j"], humans=humans)
+    assert make(["b"]).default_human == "b"
+    assert make(["a", "a.x", "a.y"]).default_human == "a"
+    assert make(["a", "b"]).default_human is None and make([]).default_human is None
+    assert make(["a.x", "a.y"]).default_human is None
+
+
+@needs_data
+def test_cli_correlate_on_ratings_and_a_metric_takes_mqm_as_gold_and_no_rater_as_metric(tmp_path, capsys):
+    from metaeval.cli.main import main
+
+    ds = read_scores(WMT23)
+    rng = np.random.default_rng(0)
+    rows = ["system,input,LEN"] + [f"{s},{i},{rng.random():.6f}" for s in ds.systems for i in ds.inputs]
+    (tmp_path / "len.csv").write_text("\n".join(rows) + "\n")
+    code = main(["correlate", "--scores", str(WMT23), "--scores", str(tmp_path / "len.csv"), "--level", "system",
+                 "--ci", "none", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert {tuple(line.split(",")[:2]) for line in out.splitlines()[1:]} == {("LEN", "mqm")}
 
 
 @needs_data

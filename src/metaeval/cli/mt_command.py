@@ -126,12 +126,12 @@ def _chosen(data: dict, human: str | None, golds: dict, metrics: tuple[str, ...]
     for lp, ds in data.items():
         gold = golds.get(lp) or human or protocol.gold_for(lp)
         if gold is None:
-            if len(ds.humans) != 1:
+            gold = ds.default_human
+            if gold is None:
                 raise ParameterError(
                     "`--human` must name the human scorer; got none, and the data marks "
                     + (f"{len(ds.humans)} scorers as human ({', '.join(map(repr, ds.humans))})."
                        if ds.humans else "no scorer as human."))
-            gold = ds.humans[0]
         where = "--human" if golds.get(lp) or human else f"--human (the protocol's gold of {lp})"
         ds.require(gold, param=where)
         for metric in metrics:

@@ -201,8 +201,8 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
         read = read_scores(path, columns=columns, where=where, layout=layouts.get(path, layout_all or "auto"),
                            rename=parse_renames((*rename_all, *rename_own.get(path, ()))) or None, scorer=name,
                            option_names=CLI_NAMES, shared_mapping=len(files) > 1)
-        if files_human is None and len(read.humans) == 1:
-            files_human = read.humans[0]
+        if files_human is None:
+            files_human = read.default_human
         ds = read if ds is None else ds.merge(read, allow_unmatched=reading.allow_unmatched)
     return ds, shared_columns.get("human"), files_human, tuple(dict.fromkeys(human_columns))
 

@@ -110,8 +110,8 @@ class MQMRatings:
     Attributes
     ----------
     scores : ScoreSet
-        ``mqm`` (the mean over each cell's raters; the human) and ``mqm.<rater>`` per rater (see
-        ``per_rater``), systems x segments.
+        ``mqm`` (the mean over each cell's raters; the gold) and ``mqm.<rater>`` per rater (see
+        ``per_rater``), systems x segments; all of them marked human.
     targets : dict
         ``(system, segment) -> unmarked target`` of every rated cell.
     spans : dict
@@ -235,7 +235,9 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     per_rater : bool, optional
         Add a scorer ``mqm.<rater>`` per rater. Default (None): only when some segment has two or more
         raters - with one rater per segment (WMT21 TED) a rater's scores are ``mqm`` itself on the segments it
-        rated, and correlating them with ``mqm`` would only show 1.
+        rated, and correlating them with ``mqm`` would only show 1. Every ``mqm.<rater>`` is marked human, as
+        ``mqm`` is: it never enters a default list of metrics; name it as a metric (``metrics=``, ``--metric``)
+        or as a human baseline (``human_baselines=``, ``--human-baseline``) to score it against the gold.
     open_spans : {"close-at-end", "error"}
         A ``<v>`` never closed: the span runs to the end of the text, and a :class:`~metaeval.errors.DataWarning`
         names the count and the first row (default; the WMT21 TED files have one such row each), or the
@@ -395,7 +397,7 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     scores = {HUMAN_NAME: mean, **({f"{HUMAN_NAME}.{r}": matrices[r] for r in rated} if per_rater_scorers else {})}
     if name is None:
         name = Path(str(path)).name.split(".")[0]
-    ds = ScoreSet(scores, systems=sys_list, inputs=seg_list, humans=(HUMAN_NAME,), name=name,
+    ds = ScoreSet(scores, systems=sys_list, inputs=seg_list, humans=tuple(scores), name=name,
                   description=f"MQM ratings, weights {weights.describe()}")
     span_sets = {r: {cell: tuple(sorted(v)) for cell, v in cells.items()} for r, cells in spans.items()}
     counts["trailing_space_cells"] = len(trailing)

@@ -176,6 +176,16 @@ class ScoreSet:
         return self._humans
 
     @property
+    def default_human(self) -> str | None:
+        """The human scorer a command uses when none is named: the only human, or the one human ``H`` of which
+        every other human is a part ``H.<name>`` (an averaged gold and its raters, as
+        :func:`~metaeval.data.mqm_ratings.read_mqm_ratings` reads them); else None."""
+        if len(self._humans) == 1:
+            return self._humans[0]
+        whole = [h for h in self._humans if all(o == h or o.startswith(h + ".") for o in self._humans)]
+        return whole[0] if len(whole) == 1 else None
+
+    @property
     def metrics(self) -> tuple[str, ...]:
         """Scorers that are not human judgments."""
         return tuple(s for s in self._scores if s not in self._humans)
