@@ -145,6 +145,10 @@ def test_mt_metrics_eval_messages_name_the_flags(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "metaeval: error: `--input-column` must come with `--scores`; got it with --mt-metrics-eval (its files have"
         " a fixed layout).")
+    assert main([*base, "--human", "mqm", "--allow-unmatched"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "metaeval: error: `--allow-unmatched` must come with `--scores`; got it with --mt-metrics-eval (every file of"
+        " a language pair has its one list of segments: nothing is joined).")
 
 
 def test_mt_refuses_resamples_beyond_memory(wmt_files, tmp_path, capsys, monkeypatch):

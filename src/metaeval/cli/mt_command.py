@@ -302,6 +302,9 @@ def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, m
     if mtme_root and reading.given():
         raise ParameterError(f"`{next(iter(reading.given()))}` must come with `--scores`; got it with"
                              " --mt-metrics-eval (its files have a fixed layout).")
+    if mtme_root and reading.allow_unmatched:
+        raise ParameterError("`--allow-unmatched` must come with `--scores`; got it with --mt-metrics-eval (every"
+                             " file of a language pair has its one list of segments: nothing is joined).")
     if plot:
         from ..report.qarla_figure import check_figure_path
 
