@@ -128,3 +128,25 @@ def test_cli_binary_document_folds(_cli):
                "--task", "critical", "--no-compare")
     assert out.returncode == 0, out.stderr
     assert "critical detection (5-fold cross-validation by document)" in out.stdout
+
+
+@pytest.mark.skipif(not WMT23.exists(), reason="shared data not found")
+def test_cli_binary_metric_file_names_what_it_leaves_out(tmp_path, _cli):
+    """A metric file's system without gold ratings is left out by name, and the reader's own warnings (here a
+    text column it ignores) reach the user instead of being silenced."""
+    from metaeval import read_mqm_ratings
+
+    ds = read_mqm_ratings(WMT23).scores
+    rng = np.random.default_rng(0)
+    human = ds.matrix("mqm")
+    rows = ["system,seg_id,note,COMET"] + [f"{s},{i},ok,{float(human[a, b] + rng.normal())!r}"
+                                           for a, s in enumerate(ds.systems) for b, i in enumerate(ds.inputs)]
+    rows += [f"extra-sys,{i},ok,0.5" for i in ds.inputs]
+    (tmp_path / "comet.csv").write_text("\n".join(rows) + "\n")
+    out = _cli("spans", "binary", "--gold", str(WMT23), "--scores", str(tmp_path / "comet.csv"), "--input-column",
+               "seg_id", "--metric", "COMET", "--n-resamples", "20", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert f"{tmp_path / 'comet.csv'}: 1 system(s) with no gold rating left out: 'extra-sys'." in out.stderr
+    assert "ignored 1 column(s) without scores: 'note'" in out.stderr
+    names = [r["predictor"] for r in json.loads(out.stdout)["rows"]]
+    assert names == ["COMET", "baseline:all-error-free", "baseline:length"]

@@ -5,7 +5,7 @@ import warnings
 
 import click
 
-from ..errors import ParameterError
+from ..errors import DataWarning, ParameterError
 from .analysis_output import footer, frame_table, output_options, render
 from .common import group, option, options, reading_options, resamples_option, seed_option
 
@@ -201,9 +201,13 @@ def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores,
     ds = ratings.scores
     files = tuple(scores_argument(a)[1] for a in score_files)
     for path in score_files:
-        with warnings.catch_warnings(), located(scores_argument(path)[1]):
-            warnings.simplefilter("ignore")
+        with located(scores_argument(path)[1]):
             other = read_files((path,), reading, other_files=files)[0]
+        unrated = [s for s in other.systems if s not in ds.systems]
+        if unrated:
+            shown = ", ".join(map(repr, unrated[:5])) + (f" and {len(unrated) - 5} more" if len(unrated) > 5 else "")
+            warnings.warn(f"{scores_argument(path)[1]}: {len(unrated)} system(s) with no gold rating left out: "
+                          f"{shown}.", DataWarning, stacklevel=1)
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]),
                       allow_unmatched=reading.allow_unmatched)
     detectors = _read_detectors(detector, gold)
