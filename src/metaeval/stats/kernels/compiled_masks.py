@@ -29,7 +29,7 @@ def _sign(v):
 
 @jit(parallel=True)
 def mask_table_counts(cls, zr, n_class):
-    """``(S, Tx, Txz, distinct)`` of ``X'`` under every mask of every group, ``(G, 2^n, 4)`` int64.
+    """``(S, Tx, Txz, distinct)`` of ``X'`` under every mask of every group, ``(4, G, 2^n)`` int64.
 
     ``cls`` (G, 2, n): the tie class of cell ``c``'s value of ``X_i`` (``cls[g, 0, c]``) and of ``X_j``
     (``cls[g, 1, c]``), ordered as the values, below ``n_class[g]``; ``zr`` (G, n) the human's dense ranks.
@@ -39,13 +39,19 @@ def mask_table_counts(cls, zr, n_class):
     ``ctz(t)`` flipped: the counts change by that cell's pairs only."""
     g_count, _, n = cls.shape
     size = 1 << n
-    out = np.empty((g_count, size, 4), dtype=np.int64)
+    out = np.empty((4, g_count, size), dtype=np.int64)
     width = 1
     for g in range(g_count):
         width = max(width, n_class[g])
     for g in numba.prange(g_count):
         a = cls[g, 0].copy()
         z = zr[g]
+        zs = np.empty((n, n), dtype=np.int64)  # sgn(z_c - z_d)
+        zt = np.empty((n, n), dtype=np.int64)  # 1 where z_c = z_d (c != d)
+        for c in range(n):
+            for d in range(n):
+                zs[c, d] = _sign(z[c] - z[d])
+                zt[c, d] = np.int64(z[c] == z[d]) if c != d else 0
         cnt = np.zeros(width, dtype=np.int64)
         s = 0
         tx = 0
@@ -56,15 +62,14 @@ def mask_table_counts(cls, zr, n_class):
                 distinct += 1
             cnt[a[c]] += 1
             for d in range(c + 1, n):
-                s += _sign(a[c] - a[d]) * _sign(z[c] - z[d])
-                if a[c] == a[d]:
-                    tx += 1
-                    if z[c] == z[d]:
-                        txz += 1
-        out[g, 0, 0] = s
-        out[g, 0, 1] = tx
-        out[g, 0, 2] = txz
-        out[g, 0, 3] = distinct
+                s += _sign(a[c] - a[d]) * zs[c, d]
+                same = np.int64(a[c] == a[d])
+                tx += same
+                txz += same * zt[c, d]
+        out[0, g, 0] = s
+        out[1, g, 0] = tx
+        out[2, g, 0] = txz
+        out[3, g, 0] = distinct
         mask = 0
         for t in range(1, size):
             c = 0
@@ -74,26 +79,29 @@ def mask_table_counts(cls, zr, n_class):
             new = cls[g, (mask >> c) & 1, c]
             old = a[c]
             if new != old:
+                a[c] = new  # its own term below: sgn(0) - sgn(0) and (1 - 1), zt[c, c] = 0
+                ds = 0
+                dt = 0
+                dtz = 0
                 for d in range(n):
-                    if d == c:
-                        continue
-                    zs = _sign(z[c] - z[d])
-                    s += zs * (_sign(new - a[d]) - _sign(old - a[d]))
-                    moved = np.int64(new == a[d]) - np.int64(old == a[d])
-                    tx += moved
-                    if z[c] == z[d]:
-                        txz += moved
+                    ad = a[d]
+                    ds += zs[c, d] * (_sign(new - ad) - _sign(old - ad))
+                    moved = np.int64(new == ad) - np.int64(old == ad)
+                    dt += moved
+                    dtz += moved * zt[c, d]
+                s += ds
+                tx += dt - 1  # d = c counted (new == new) - (old == new) = 1
+                txz += dtz
                 cnt[old] -= 1
                 if cnt[old] == 0:
                     distinct -= 1
                 if cnt[new] == 0:
                     distinct += 1
                 cnt[new] += 1
-                a[c] = new
-            out[g, mask, 0] = s
-            out[g, mask, 1] = tx
-            out[g, mask, 2] = txz
-            out[g, mask, 3] = distinct
+            out[0, g, mask] = s
+            out[1, g, mask] = tx
+            out[2, g, mask] = txz
+            out[3, g, mask] = distinct
     return out
 
 

@@ -41,11 +41,17 @@ from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
+__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
 SWEEP_WIDTH = 128
 """Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
+
+
+SWEEP_CACHE_BYTES = 1 << 26
+"""The merged inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` kept across batches, in
+bytes (64 MiB; 27 bytes per pooled value: 0.8 MiB for a pair of 10 rows of 1,418 segments); beyond it a pair's
+are merged again for each batch (the same inputs)."""
 
 
 SPLIT_WIDTH = 64
@@ -139,6 +145,7 @@ class GroupPairsCompiled:
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
         self.rtol = rtol  # the relative tie tolerance of the tied groups
         self._tables = None  # the mask tables of small tied groups (mask_tables.py), made on first use
+        self._swept, self._swept_bytes = {}, 0  # the sweep's merged inputs of each pair, kept across batches
         self.defined_groups = np.flatnonzero(self.weight != 0.0)
 
     def _human(self, g: int):
@@ -250,7 +257,8 @@ class GroupPairsCompiled:
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
         """The inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for the groups ``groups`` of
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; nothing is held per pair)."""
+        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; kept per pair by
+        :meth:`_swept_tau_b` within :data:`SWEEP_CACHE_BYTES`)."""
         from metaeval.stats.kernels.compiled_ties import tied_sweep_inputs
 
         if self._sorted is None:
@@ -302,9 +310,18 @@ class GroupPairsCompiled:
         ties resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`)."""
         from metaeval.stats.kernels.compiled_ties import tied_sweep_corrections, tied_sweep_counts
 
-        mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
-        regions = self._sweep_regions(enew, near)
-        nz = int(ez.max()) + 1
+        key = (i, j, groups.tobytes())
+        if key in self._swept:
+            mval, eflat, esrc, ez, enew, regions, nz = self._swept[key]
+        else:
+            mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
+            regions = self._sweep_regions(enew, near)
+            nz = int(ez.max()) + 1
+            kept = (mval, eflat, esrc, ez, enew, regions, nz)
+            nbytes = sum(a.nbytes for a in kept[:6])
+            if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch
+                self._swept[key] = kept
+                self._swept_bytes += nbytes
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
         counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size),

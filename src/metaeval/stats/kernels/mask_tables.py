@@ -80,11 +80,11 @@ class MaskTables:
         from metaeval.stats.kernels.compiled_masks import mask_table_counts
 
         counts = mask_table_counts(cls, np.ascontiguousarray(self.zr[groups], dtype=np.int64), n_class)
-        shape = counts.shape[:2]
+        shape = counts.shape[1:]
         full = lambda v: np.broadcast_to(np.asarray(v, dtype=np.int64), shape).ravel()  # noqa: E731
         size = self.size
-        k = (full(size), full(size * (size - 1) // 2), counts[..., 0].ravel(), counts[..., 1].ravel(),
-             full(self.tz[groups][:, None]), counts[..., 2].ravel(), counts[..., 3].ravel(),
+        k = (full(size), full(size * (size - 1) // 2), counts[0].ravel(), counts[1].ravel(),
+             full(self.tz[groups][:, None]), counts[2].ravel(), counts[3].ravel(),
              full(self.distinct[groups][:, None]))
         return coefficient_from_counts(self.coefficient, k).reshape(shape)
 
@@ -103,5 +103,9 @@ class MaskTables:
     def look_up(table: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
         """``(b, G', 2)``: each resample's entry (``index`` (b, G') its masks) for ``X'``, and the complement's
         for ``Y'``."""
-        rows = np.arange(table.shape[0])[None, :]
-        return np.stack([table[rows, index], table[rows, index ^ ((1 << size) - 1)]], axis=2)
+        flat = table.ravel()
+        at = index + (np.arange(table.shape[0], dtype=np.int64) << size)[None, :]
+        out = np.empty(index.shape + (2,))
+        out[..., 0] = np.take(flat, at)
+        out[..., 1] = np.take(flat, at ^ ((1 << size) - 1))  # the complement within the group's row
+        return out
