@@ -109,8 +109,12 @@ class GroupPairsCompiled:
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
     :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts`, one pass per pair vectorised over blocks of
-    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
-    undefined, so the groups used change) is computed by the generic path.
+    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule); the
+    other coefficients read small groups (``n <= 12``) from tables over every swap mask
+    (:mod:`metaeval.stats.kernels.mask_tables`; the same values). A permuted group that is constant (its
+    coefficient undefined) is counted here (:meth:`tied_deltas`), except at the global level (one group: the
+    statistic is undefined) and, under ``undefined='skip'``, for a pair that also has groups without a tie:
+    those resamples take the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
