@@ -41,11 +41,17 @@ from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
+__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
 SWEEP_WIDTH = 128
 """Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
+
+
+SWEEP_CACHE_BYTES = 1 << 26
+"""The merged inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` kept across batches, in
+bytes (64 MiB; 27 bytes per pooled value: 0.8 MiB for a pair of 10 rows of 1,418 segments); beyond it a pair's
+are merged again for each batch (the same inputs)."""
 
 
 SPLIT_WIDTH = 64
@@ -103,8 +109,12 @@ class GroupPairsCompiled:
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
     :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts`, one pass per pair vectorised over blocks of
-    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule). A resample where a permuted group is constant (its coefficient
-    undefined, so the groups used change) is computed by the generic path.
+    resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule); the
+    other coefficients read small groups (``n <= 12``) from tables over every swap mask
+    (:mod:`metaeval.stats.kernels.mask_tables`; the same values). A permuted group that is constant (its
+    coefficient undefined) is counted here (:meth:`tied_deltas`), except at the global level (one group: the
+    statistic is undefined) and, under ``undefined='skip'``, for a pair that also has groups without a tie:
+    those resamples take the generic path.
     """
 
     def __init__(self, std: np.ndarray, z: np.ndarray, coefficient: str, undefined: str, level: str,
@@ -138,6 +148,9 @@ class GroupPairsCompiled:
         self.std, self.z, self.level, self.undefined = std, z, level, undefined
         self._sorted = None  # each metric's values of each group sorted (Kendall tau-b's tied groups)
         self.rtol = rtol  # the relative tie tolerance of the tied groups
+        self._tables = None  # the mask tables of small tied groups (mask_tables.py), made on first use
+        self._swept, self._swept_bytes = {}, 0  # the sweep's merged inputs of each pair, kept across batches
+        self.defined_groups = np.flatnonzero(self.weight != 0.0)
 
     def _human(self, g: int):
         key = np.ascontiguousarray(self.key[g])
@@ -206,14 +219,15 @@ class GroupPairsCompiled:
         """Whether pair ``(i, j)`` was prepared (its metrics have no tie within a group)."""
         return (i, j) in self.index
 
-    def _tied_inputs(self, i: int, j: int):
-        """The compiled loop's inputs for the groups of pair ``(i, j)`` with metric ties (rebuilt per batch:
-        an argsort per group, small beside the counting, and no memory held per pair).
+    def _tied_inputs(self, i: int, j: int, groups=None):
+        """The compiled loop's inputs for the groups of pair ``(i, j)`` with metric ties (or the groups
+        ``groups`` of them; rebuilt per batch: an argsort per group, small beside the counting, and no memory
+        held per pair).
 
         A group whose pooled values form few tie groups (rounded scores, judges' grades: ``groups x distinct
         human values <= 8 n``), each tied within (not a chain of near-ties longer than the tolerance), is
         counted from contingency tables; the others by the ordered pass."""
-        groups = np.array(self.tied[i, j], dtype=np.intp)
+        groups = np.array(self.tied[i, j] if groups is None else groups, dtype=np.intp)
         pooled = np.concatenate([self.xg[i, groups], self.xg[j, groups]], axis=1)  # (G, 2 n)
         order = np.argsort(pooled, axis=1, kind="stable")
         size = self.xg.shape[2]
@@ -247,7 +261,8 @@ class GroupPairsCompiled:
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
         """The inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for the groups ``groups`` of
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; nothing is held per pair)."""
+        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; kept per pair by
+        :meth:`_swept_tau_b` within :data:`SWEEP_CACHE_BYTES`)."""
         from metaeval.stats.kernels.compiled_ties import tied_sweep_inputs
 
         if self._sorted is None:
@@ -299,9 +314,18 @@ class GroupPairsCompiled:
         ties resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`)."""
         from metaeval.stats.kernels.compiled_ties import tied_sweep_corrections, tied_sweep_counts
 
-        mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
-        regions = self._sweep_regions(enew, near)
-        nz = int(ez.max()) + 1
+        key = (i, j, groups.tobytes())
+        if key in self._swept:
+            mval, eflat, esrc, ez, enew, regions, nz = self._swept[key]
+        else:
+            mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
+            regions = self._sweep_regions(enew, near)
+            nz = int(ez.max()) + 1
+            kept = (mval, eflat, esrc, ez, enew, regions, nz)
+            nbytes = sum(a.nbytes for a in kept[:6])
+            if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch
+                self._swept[key] = kept
+                self._swept_bytes += nbytes
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
         counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size),
@@ -341,27 +365,85 @@ class GroupPairsCompiled:
     def tied_deltas(self, cache: BatchCache, i: int, j: int, out: np.ndarray) -> np.ndarray:
         """``out`` (the pair's products over its groups without a metric tie) plus ``r(X'_g) - r(Y'_g)`` of
         each of its tied groups ``g`` per resample, with weight ``1 / #groups used``, added in the order of
-        the groups; resamples where a permuted group is constant come from the generic path."""
+        the groups. A resample where a permuted group is constant (its coefficient undefined): under
+        ``undefined='zero'`` the group adds 0, as in the generic path; under ``'skip'`` it leaves the mean,
+        counted here when every group of the pair is a tied one (each group's coefficient of ``X'`` and
+        ``Y'`` is known: the mean over the defined groups), else by the generic path."""
         if not self.tied.get((i, j)):
             return out
-        from metaeval.stats.kernels.compiled_ties import tied_group_counts
-
+        groups = np.array(self.tied[i, j], dtype=np.intp)
         if self.coefficient == "kendall-b":
-            groups = np.array(self.tied[i, j], dtype=np.intp)
             r = self._swept_tau_b(cache, i, j, groups)
         else:
-            groups, args = self._tied_inputs(i, j)
-            bits = cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
-                cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
-            counts = tied_group_counts(*args, bits, self.rtol, self.spearman)
-            r = self._tied_coefficients(counts, groups)
+            r = self._counted(cache, i, j, groups)
+        rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
+        grouped = self.level != "global"  # the global level is one group: undefined is NaN
+        if rare.size and grouped and self.undefined == "zero":  # an undefined group adds 0, stays in the count
+            r = np.where(np.isnan(r), 0.0, r)
+            rare = rare[:0]
         # the groups in order: a running (sequential) sum, the same for any batch
         terms = np.concatenate([out[:, None], (r[:, :, 0] - r[:, :, 1]) / self.n_agg], axis=1)
         out = np.cumsum(terms, axis=1)[:, -1]
-        rare = np.flatnonzero(np.isnan(r).any(axis=(1, 2)))
-        if rare.size:  # a permuted group is constant: it leaves the mean, as in the generic path
-            out[rare] = self._generic(cache, i, j, rare)
+        if rare.size:
+            if grouped and groups.size == self.defined_groups.size:
+                out[rare] = self._skip_means(r[rare], groups)
+            else:  # the groups without a tie are not counted per resample: the generic path
+                out[rare] = self._generic(cache, i, j, rare)
         return out
+
+    def _skip_means(self, r: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """``mean(X') - mean(Y')`` over each one's defined groups, from every group's coefficients ``r``
+        (rows, G', 2), summed as the generic path sums (all groups in order, the undefined ones as 0)."""
+        full = np.full((r.shape[0], 2, self.weight.size), np.nan)
+        full[:, :, groups] = r.transpose(0, 2, 1)
+        defined = ~np.isnan(full)
+        n_used = defined.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stat = np.where(n_used > 0, np.where(defined, full, 0.0).sum(axis=-1) / n_used, np.nan)
+        return stat[:, 0] - stat[:, 1]
+
+    def _counted(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
+        """The coefficients of ``X'`` and ``Y'`` of the pair's tied groups per resample, ``(b, G, 2)``: small
+        groups from their mask tables (:mod:`metaeval.stats.kernels.mask_tables`), the others counted per
+        resample (:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`)."""
+        from metaeval.stats.kernels.mask_tables import MaskTables
+
+        size = self.xg.shape[2]
+        if not MaskTables.applicable(self.coefficient, size, cache.draws.n_resamples):
+            return self._loop(cache, i, j, groups)
+        if self._tables is None:
+            self._tables = MaskTables(self.coefficient, size, self.tz, self.distinct, self.zr, self.rtol)
+
+        def make():
+            tabulated, cls, n_class = self._tables.classes(self._tied_inputs(i, j)[1])
+            return tabulated, self._tables.build(groups[tabulated], cls, n_class)
+
+        tabulated, table = self._tables.get((i, j), make)
+        index = self._mask_index(cache)[:, groups[tabulated]]
+        r = np.empty((index.shape[0], groups.size, 2))
+        r[:, tabulated] = MaskTables.look_up(table, index, size)
+        if not tabulated.all():
+            r[:, ~tabulated] = self._loop(cache, i, j, groups[~tabulated])
+        return r
+
+    def _mask_index(self, cache: BatchCache) -> np.ndarray:
+        """Each resample's swap mask of each group, ``(b, G)`` (bit ``c``: the group's cell ``c``)."""
+        from metaeval.stats.kernels.compiled_masks import mask_index
+
+        return cache.get(f"mask-index-{self.level}", lambda: mask_index(
+            self._bits_by_resample(cache), np.ascontiguousarray(self.cg, dtype=np.int64)))
+
+    def _bits_by_resample(self, cache: BatchCache) -> np.ndarray:
+        return cache.get("cell-bits-by-resample", lambda: np.ascontiguousarray(
+            cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1).T))  # (b, N M)
+
+    def _loop(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
+        """The coefficients of the groups ``groups`` counted per resample by the compiled loop."""
+        from metaeval.stats.kernels.compiled_ties import tied_group_counts
+
+        groups, args = self._tied_inputs(i, j, groups)
+        counts = tied_group_counts(*args, self._bits_by_resample(cache), self.rtol, self.spearman)
+        return self._tied_coefficients(counts, groups)
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:
         """``delta`` of the resamples ``rows`` of the batch by the generic path (materialised ``X'``, ``Y'``)."""
