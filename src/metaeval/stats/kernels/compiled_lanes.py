@@ -137,42 +137,34 @@ def _lane_own(delta, lam, first, size, out):
 @jit()
 def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
     """Table of blocks ``g < h`` of every lane at ``table[offset + (mh << sg) + mg, q]``
-    (``compiled_blocks._fill_table``)."""
+    (``compiled_blocks._fill_table``: the rows with bit ``v`` of ``mh`` set are those without it plus the column
+    sums of system ``oh + v`` and the change of ``own_h``)."""
     lanes = table.shape[1]
     width = 1 << sg
     for v in range(sh):
         col = cols[v]
-        c0 = col[0]
         for q in range(lanes):
-            c0[q] = 0
+            col[0, q] = 0
         for u in range(sg):
             half = 1 << u
             step = delta[og + u, oh + v]
             for m in range(half):
-                src = col[m]
-                dst = col[m + half]
                 for q in range(lanes):
-                    dst[q] = src[q] + step[q]
-    h0 = own_h[0]
+                    col[m + half, q] = col[m, q] + step[q]
+    block = table[offset:offset + width]
     for mg in range(width):
-        row = table[offset + mg]
-        gm = own_g[mg]
         for q in range(lanes):
-            row[q] = base[q] + h0[q] + gm[q]
+            block[mg, q] = base[q] + own_h[0, q] + own_g[mg, q]
     for v in range(sh):
         half = 1 << v
         col = cols[v]
         for mh in range(half):
-            h1 = own_h[mh + half]
-            h0 = own_h[mh]
-            at = offset + mh * width
-            to = offset + (mh + half) * width
+            src = table[offset + mh * width:offset + (mh + 1) * width]
+            dst = table[offset + (mh + half) * width:offset + (mh + half + 1) * width]
+            add = own_h[mh + half] - own_h[mh]
             for mg in range(width):
-                src = table[at + mg]
-                dst = table[to + mg]
-                cm = col[mg]
                 for q in range(lanes):
-                    dst[q] = src[q] + cm[q] + (h1[q] - h0[q])
+                    dst[mg, q] = src[mg, q] + col[mg, q] + add[q]
 
 
 @jit(parallel=True)
@@ -213,6 +205,7 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
         cols = np.zeros((widest, 1 << widest, lanes), dtype=kind.dtype)
         table = np.zeros((entries, lanes), dtype=kind.dtype)
         packed = np.zeros(lanes, dtype=kind.dtype)
+        word = np.zeros(lanes, dtype=np.uint32)
         tz = np.zeros((n, n), dtype=np.int64)
         tol = np.zeros(lanes)
         is_near = np.zeros(lanes, dtype=np.bool_)
@@ -286,15 +279,15 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
                 r1 = rows[1]
                 r2 = rows[2]
                 for r in range(k):
-                    e0 = table[r0[r]]
-                    e1 = table[r1[r]]
-                    e2 = table[r2[r]]
-                    o = out[r]
+                    i0 = r0[r]
+                    i1 = r1[r]
+                    i2 = r2[r]
                     for q in range(lanes):
-                        v = np.int64(np.uint32(e0[q] + e1[q] + e2[q] + bias))
-                        s_x = (v & fmask) - half
-                        s_y = ((v >> shift) & fmask) - half
-                        o[q] += s_x * sc[(v >> (2 * shift)) & fmask] - s_y * sc[(v >> (3 * shift)) & fmask]
+                        word[q] = np.uint32(table[i0, q] + table[i1, q] + table[i2, q] + bias)
+                    for q in range(lanes):
+                        v = np.int64(word[q])
+                        out[r, q] += (((v & fmask) - half) * sc[(v >> (2 * shift)) & fmask]
+                                      - (((v >> shift) & fmask) - half) * sc[(v >> (3 * shift)) & fmask])
                 continue
             for r in range(k):
                 for q in range(lanes):

@@ -111,7 +111,9 @@ class KendallBlockPairs:
         used = np.flatnonzero(self.defined)
         lists, partial = [], {}
         for pair in self.pairs:
-            inputs = np.unique(np.asarray(self.tied.get(pair, []), dtype=np.int64))  # ascending
+            inputs = np.asarray(self.tied.get(pair, []), dtype=np.int64)
+            if inputs.size > 1 and not (inputs[1:] > inputs[:-1]).all():
+                inputs = np.unique(inputs)  # ascending, once each
             inputs = inputs[self.defined[inputs]]
             if inputs.size > FULL_SHARE * used.size:
                 inputs = used
