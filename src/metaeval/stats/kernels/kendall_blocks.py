@@ -7,14 +7,21 @@ of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table rea
 over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
 constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
 of those inputs keeps the exact integer products of
-:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs; the others count every input with
-the tables. The rest is left to the paths the kernels already had:
+:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs and counts its tied inputs with the
+tables one pair at a time (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`); the others count
+every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.compiled_lanes`: vector loops
+over the pairs, the same sums bit for bit). Under ``undefined='skip'`` an input where a permuted metric is
+constant (its tau-b undefined) leaves that metric's mean, so the divisor changes per resample: for a pair that
+counts every input with the tables and can be constant somewhere, the kernel keeps the sums of ``X'`` and ``Y'``
+and the number of constant inputs of each (``T = n0``), and ``delta`` is ``sum_x / (n - u_x) - sum_y / (n - u_y)``
+over the inputs used (NaN when none is left), as the generic path computes it. The rest is left to the paths the
+kernels already had:
 
 * an input holding a *near* tie of the pair's values (a nonzero gap within the tie tolerance, whose fate depends
   on the spread of each ``X'``) is counted per resample by
   :class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` (the generic tie rule per resample);
-* a resample where a permuted input is constant (its tau-b undefined, so the inputs used change) under
-  ``undefined='skip'`` is computed by the generic path (materialised ``X'``, ``Y'``).
+* a resample where a permuted input is constant under ``undefined='skip'`` in a pair counted one at a time, or
+  in a pair with a near tie, is computed by the generic path (materialised ``X'``, ``Y'``).
 
 The tables are built once per pair, input and chunk of resamples, so the kernel computes all resamples of the
 draws at its first batch (chunks of at most :data:`CHUNK_BYTES` of table indices) and keeps the deltas,
