@@ -152,3 +152,56 @@ def test_three_blocks_of_five_at_many_resamples():
     assert block_plan(15, 600) == ([5, 5, 5], [(0, 1), (0, 2), (1, 2)])
     xs, z = _tie_heavy(6, n=15, m=6)
     _check(xs, z, "skip", n_resamples=600, batches=(250,))
+
+
+def _sometimes_constant(n, m, seed):
+    """Metrics 2 and 3 hold 0 in most systems and {0, 1} in two (input 0: every system 0 in both, X' and Y'
+    constant under every mask; elsewhere constant when the two systems take 0 (or 1), a quarter of the masks);
+    metrics 0 and 1 continuous and rounded. The human varies within every input."""
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(n, m))
+    z = np.round(q * 2) / 2
+    z[0] = z.max(axis=0) + 1.0  # never constant
+    x2 = np.zeros((n, m))
+    x3 = np.zeros((n, m))
+    x2[1], x3[1] = 1.0, 0.0
+    x2[2], x3[2] = 0.0, 1.0
+    x2[:, 0] = x3[:, 0] = 0.0
+    return np.stack([q + rng.normal(size=(n, m)), np.round(q + rng.normal(size=(n, m))), x2, x3]), z
+
+
+@pytest.mark.parametrize("n", [4, 9, 17])
+def test_constant_permuted_inputs_are_counted_in_the_kernel(n, monkeypatch):
+    """Under skip an input where X' (or Y') is constant leaves that mean, so the divisor changes per resample:
+    counted in the kernel (the sums and the number of constant inputs of each side), never recomputed by the
+    generic path; equal to the reference to 1e-12 with NaN in the same places, for any batch (8-bit and 16-bit
+    packed counts)."""
+    from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+
+    def no_generic(self, cache, i, j, rows):
+        raise AssertionError(f"pair {(i, j)} took the generic path for {rows.size} resamples")
+
+    xs, z = _sometimes_constant(n, 6, n)
+    left, kernel = _kernel(xs, z, "skip", rtol=0.0)
+    kernel.deltas(BatchCache(permutation_draws(*z.shape, method="both", n_resamples=5, rng=3), slice(0, 5)), 2, 3)
+    assert kernel.tracked[kernel.index[2, 3]]
+    monkeypatch.setattr(KendallBlockPairs, "_generic", no_generic)
+    fast, ref = _check(xs, z, "skip", n_resamples=80, batches=(9,), rtol=0.0)
+    deltas = ref[2, 3]
+    assert np.isfinite(deltas).any()  # some resamples keep inputs of both sides ...
+    mask = permutation_draws(*z.shape, method="both", n_resamples=80, rng=3).mask()
+    xp = np.where(mask, xs[3], xs[2])
+    gone = (xp == xp[:, :1]).all(axis=1).sum(axis=1)  # constant inputs of X' per resample
+    assert (gone > 1).any() and (gone < 6).any() and len(set(gone.tolist())) > 2  # ... the divisor varies
+
+
+def test_every_input_constant_gives_nan_as_the_reference():
+    """Three systems, two inputs, metrics {0, 1} in every system: X' is constant in both inputs under a quarter of
+    the masks at each input; where every input of X' or Y' is constant the statistic is undefined (NaN)."""
+    z = np.array([[0.0, 2.0], [1.0, 0.0], [2.0, 1.0]])
+    xs = np.stack([standardize(x) for x in (np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]),
+                                            np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]))])
+    fast, ref = _check(xs, z, "skip", n_resamples=200, batches=(7,), rtol=0.0)
+    assert np.isnan(ref[0, 1]).any() and np.isfinite(ref[0, 1]).any()
+    fast_zero, _ = _check(xs, z, "zero", n_resamples=200, batches=(7,), rtol=0.0)
+    assert np.isfinite(fast_zero[0, 1]).all()

@@ -335,3 +335,41 @@ def test_reference_pairs_do_not_set_the_batch_of_the_others(monkeypatch):
     for pair, deltas in ref.items():
         np.testing.assert_allclose(fast[pair], deltas, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(fast[0, 2], expected[0, 2])  # a pair with neither changed metric
+
+
+@pytest.mark.parametrize("level", ["summary", "by-system", "global"])
+def test_tied_groups_are_the_groups_whose_chains_join_the_pair(level):
+    """By hand: in each group, sort the pooled values of every metric, cut the sorted list where two
+    neighbours do not tie; a pair may tie in the group when one run holds values of both metrics, or two
+    values of one of them."""
+    from metaeval.stats.correlations.ties import are_tied
+    from metaeval.stats.kernels.shared import tied_groups
+
+    rng = np.random.default_rng(7)
+    std = np.round(rng.normal(size=(5, 6, 9)) * 1.5) / 2
+    std[3] = rng.normal(size=(6, 9))  # a continuous metric: ties only through the chains of others
+    p, n, m = std.shape
+    cells = {"summary": [(slice(None), j) for j in range(m)], "by-system": [(i, slice(None)) for i in range(n)],
+             "global": [(slice(None), slice(None))]}[level]
+    expected: dict = {}
+    for g, (rows, cols) in enumerate(cells):
+        values = sorted((float(v), k) for k in range(p) for v in np.ravel(std[k][rows, cols]))
+        runs, run = [], [values[0]]
+        for prev, cur in zip(values, values[1:]):
+            if are_tied(np.array(cur[0]), np.array(prev[0])):
+                run.append(cur)
+            else:
+                runs.append(run)
+                run = [cur]
+        runs.append(run)
+        for run in runs:
+            if len(run) < 2:
+                continue
+            owners = [k for _, k in run]
+            for a in range(p):
+                for b in range(a + 1, p):
+                    if (a in owners and b in owners) or owners.count(a) > 1 or owners.count(b) > 1:
+                        expected.setdefault((a, b), set()).add(g)
+    got = tied_groups(std, level)
+    assert {pair: sorted(groups) for pair, groups in expected.items()} == got
+    assert all(isinstance(g, int) for groups in got.values() for g in groups)

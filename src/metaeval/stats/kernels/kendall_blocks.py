@@ -7,14 +7,21 @@ of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table rea
 over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
 constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
 of those inputs keeps the exact integer products of
-:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs; the others count every input with
-the tables. The rest is left to the paths the kernels already had:
+:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs and counts its tied inputs with the
+tables one pair at a time (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`); the others count
+every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.compiled_lanes`: vector loops
+over the pairs, the same sums bit for bit). Under ``undefined='skip'`` an input where a permuted metric is
+constant (its tau-b undefined) leaves that metric's mean, so the divisor changes per resample: for a pair that
+counts every input with the tables and can be constant somewhere, the kernel keeps the sums of ``X'`` and ``Y'``
+and the number of constant inputs of each (``T = n0``), and ``delta`` is ``sum_x / (n - u_x) - sum_y / (n - u_y)``
+over the inputs used (NaN when none is left), as the generic path computes it. The rest is left to the paths the
+kernels already had:
 
 * an input holding a *near* tie of the pair's values (a nonzero gap within the tie tolerance, whose fate depends
   on the spread of each ``X'``) is counted per resample by
   :class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` (the generic tie rule per resample);
-* a resample where a permuted input is constant (its tau-b undefined, so the inputs used change) under
-  ``undefined='skip'`` is computed by the generic path (materialised ``X'``, ``Y'``).
+* a resample where a permuted input is constant under ``undefined='skip'`` in a pair counted one at a time, or
+  in a pair with a near tie, is computed by the generic path (materialised ``X'``, ``Y'``).
 
 The tables are built once per pair, input and chunk of resamples, so the kernel computes all resamples of the
 draws at its first batch (chunks of at most :data:`CHUNK_BYTES` of table indices) and keeps the deltas,
@@ -111,7 +118,9 @@ class KendallBlockPairs:
         used = np.flatnonzero(self.defined)
         lists, partial = [], {}
         for pair in self.pairs:
-            inputs = np.unique(np.asarray(self.tied.get(pair, []), dtype=np.int64))  # ascending
+            inputs = np.asarray(self.tied.get(pair, []), dtype=np.int64)
+            if inputs.size > 1 and not (inputs[1:] > inputs[:-1]).all():
+                inputs = np.unique(inputs)  # ascending, once each
             inputs = inputs[self.defined[inputs]]
             if inputs.size > FULL_SHARE * used.size:
                 inputs = used
@@ -119,6 +128,7 @@ class KendallBlockPairs:
                 partial[pair] = inputs.tolist()
             lists.append(inputs)
         self.lists = lists
+        self.partial = partial
         self.linear = None
         if partial:
             self.linear = SummaryPairsShared(self.std, self.z, "kendall-b", self.undefined)
@@ -131,23 +141,56 @@ class KendallBlockPairs:
         return (i, j) in self.index
 
     def _compute(self, draws) -> None:
-        """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair."""
+        """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair: the pairs that
+        count every input in lanes (:mod:`metaeval.stats.kernels.compiled_lanes`), the others one by one
+        (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`)."""
         import numba
 
         from metaeval.stats.kernels.compiled_blocks import block_indices, block_tau_b_sums
+        from metaeval.stats.kernels.compiled_lanes import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
+        n0 = self.n * (self.n - 1) // 2
         lens = np.array([len(v) for v in self.lists], dtype=np.int64)
         ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         groups = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.asarray(v, dtype=np.int64) for v in self.lists])
         first = np.array([i for i, _ in self.pairs], dtype=np.int64)
         second = np.array([j for _, j in self.pairs], dtype=np.int64)
-        n_tasks = max(1, min(len(self.pairs), 8 * numba.get_num_threads()))
-        cuts = np.searchsorted(np.cumsum(lens), np.linspace(0, max(int(ptr[-1]), 1), n_tasks + 1)[1:-1])
-        task_ptr = np.unique(np.concatenate([[0], cuts, [len(self.pairs)]])).astype(np.int64)
         xt = np.ascontiguousarray(self.std.transpose(0, 2, 1))  # (P, M, N)
+        lane = np.array([self.pairs[q] not in self.partial for q in range(len(self.pairs))], dtype=bool)
+        # the pairs that count every input: in lanes, those whose permuted input can be constant (under skip)
+        # tracked, in batches of their own
+        tracked = np.zeros(len(self.pairs), dtype=bool)
+        if self.undefined == "skip" and lane.any():
+            can = np.zeros((len(self.pairs), self.m), dtype=np.bool_)
+            constant_possible(xt, first, second, can)
+            tracked = lane & can[:, self.defined].any(axis=1)
+        order = np.concatenate([np.flatnonzero(lane & ~tracked), np.flatnonzero(tracked)])
+        cut = int((lane & ~tracked).sum())
+        batches = [order[lo:min(lo + LANES, cut if lo < cut else order.size)]
+                   for lo in list(range(0, cut, LANES)) + list(range(cut, order.size, LANES))]
+        lane_pair = np.full((len(batches), LANES), -1, dtype=np.int64)
+        for b, members in enumerate(batches):
+            lane_pair[b, :members.size] = members
+        lane_first = np.where(lane_pair >= 0, first[np.maximum(lane_pair, 0)], 0)
+        lane_second = np.where(lane_pair >= 0, second[np.maximum(lane_pair, 0)], 0)
+        track = np.array([bool(tracked[members].any()) for members in batches], dtype=np.bool_)
+        one = np.flatnonzero(~lane)  # the pairs counted one by one (their own lists)
+        one_ptr = np.concatenate([[0], np.cumsum(lens[one])]).astype(np.int64)
+        one_groups = np.concatenate([np.zeros(0, dtype=np.int64)] + [self.lists[q] for q in one])
+        n_tasks = max(1, min(one.size, 8 * numba.get_num_threads()))
+        cuts = np.searchsorted(np.cumsum(lens[one]), np.linspace(0, max(int(lens[one].sum()), 1), n_tasks + 1)[1:-1])
+        task_ptr = np.unique(np.concatenate([[0], cuts, [one.size]])).astype(np.int64)
+        lane_scales = self.scales.copy()
+        lane_scales[:, n0] = 0.0  # a constant permuted input: counted (tracked) or impossible
         self.acc = np.zeros((len(self.pairs), k))
+        width = k if track.any() else 0
+        self.acc_x, self.acc_y = np.zeros((len(self.pairs), width)), np.zeros((len(self.pairs), width))
+        self.und_x = np.zeros((len(self.pairs), width), dtype=np.int32)
+        self.und_y = np.zeros((len(self.pairs), width), dtype=np.int32)
+        self.tracked = tracked
         near = np.zeros(groups.size, dtype=np.uint8)
+        kind = np.zeros(1, dtype=np.int32 if self.shift == 8 else np.int64)
         plan_tables = len(block_plan(self.n, k)[1])
         chunk = max(64, CHUNK_BYTES // (4 * self.m * plan_tables))
         for lo in range(0, k, chunk):
@@ -165,10 +208,26 @@ class KendallBlockPairs:
             idx = np.empty((self.m, len(pairs), hi - lo), dtype=np.uint16 if entries.sum() <= 1 << 16 else np.uint32)
             block_indices(bits, first_sys, size, tf, ts, offset, idx)
             del bits
-            tables = np.zeros((task_ptr.size - 1, int(entries.sum())), dtype=np.uint32 if self.shift == 8 else np.int64)
             acc = np.zeros((len(self.pairs), hi - lo))
-            block_tau_b_sums(xt, first, second, ptr, groups, self.zr, self.scales, float(self.rtol), NOISE_RTOL,
-                             self.shift, first_sys, size, tf, ts, offset, owner, task_ptr, tables, idx, acc, near)
+            if len(batches):
+                sub = (lambda a: a[:, lo:hi]) if width else (lambda a: a)
+                parts = [np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
+                         for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
+                lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, self.zr, lane_scales,
+                                float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner, idx,
+                                track, n0, acc, *parts, near, kind)
+                for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts):
+                    sub(whole)[...] = part
+            if one.size:
+                tables = np.zeros((task_ptr.size - 1, int(entries.sum())),
+                                  dtype=np.uint32 if self.shift == 8 else np.int64)
+                acc_one, near_one = np.zeros((one.size, hi - lo)), np.zeros(one_groups.size, dtype=np.uint8)
+                block_tau_b_sums(xt, first[one], second[one], one_ptr, one_groups, self.zr, self.scales,
+                                 float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner,
+                                 task_ptr, tables, idx, acc_one, near_one)
+                acc[one] = acc_one
+                for u, q in enumerate(one):
+                    near[ptr[q]:ptr[q + 1]] |= near_one[one_ptr[u]:one_ptr[u + 1]]
             self.acc[:, lo:hi] = acc
         self.near = {}
         for q, pair in enumerate(self.pairs):
@@ -189,13 +248,27 @@ class KendallBlockPairs:
             return np.full(len(range(*sl.indices(cache.draws.n_resamples))), np.nan)
         if self._draws is not cache.draws:
             self._compute(cache.draws)
-        out = self.acc[self.index[i, j], sl].copy()
+        q = self.index[i, j]
+        out = self.acc[q, sl].copy()
+        decided = np.zeros(out.size, dtype=bool)
+        if self.tracked[q]:  # inputs where X' or Y' is constant leave their mean (under skip)
+            gone_x, gone_y = self.und_x[q, sl], self.und_y[q, sl]
+            rows = np.flatnonzero((gone_x > 0) | (gone_y > 0))
+            if rows.size and (i, j) in self.near:
+                out[rows] = np.nan  # with the near-tie inputs: the generic path below
+            elif rows.size:
+                left_x, left_y = self.n_agg - gone_x[rows], self.n_agg - gone_y[rows]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    r_x = np.where(left_x > 0, self.acc_x[q, sl][rows] * self.n_agg / left_x, np.nan)
+                    r_y = np.where(left_y > 0, self.acc_y[q, sl][rows] * self.n_agg / left_y, np.nan)
+                out[rows] = r_x - r_y
+                decided[rows] = True  # NaN there: every input of X' or Y' constant, as the generic path says
         if self.linear is not None and self.linear.covers(i, j):
             out = self.linear.deltas(cache, i, j) + out
         if self.fallback is not None and (i, j) in self.near:
             out = self.fallback.tied_deltas(cache, i, j, out)
-        rare = np.flatnonzero(np.isnan(out))
-        if rare.size and self.undefined == "skip":  # a permuted input is constant: it leaves the mean
+        rare = np.flatnonzero(np.isnan(out) & ~decided)
+        if rare.size and self.undefined == "skip":  # a permuted input constant where the counts cannot tell
             out[rare] = self._generic(cache, i, j, rare)
         return out
 

@@ -112,36 +112,19 @@ def _tie_chains(std: np.ndarray, level: str, rtol: float | None):
     return group, counts > 0, counts > 1
 
 
-def _tied_pair_groups(std: np.ndarray, level: str, rtol: float | None):
-    """``(groups, hit)``: the groups holding a chain, and ``hit`` ``(groups, P, P)`` True where metrics ``u``
-    and ``v`` share a chain or one of them ties with itself in that group."""
-    p = std.shape[0]
-    group, present, repeated = _tie_chains(std, level, rtol)
-    groups, first = np.unique(group, return_index=True)
-    hit = np.zeros((groups.size, p, p), dtype=bool)
-    step = max(1, (1 << 22) // (p * p))  # chains per block of outer products (a few MiB)
-    for lo in range(0, group.size, step):
-        hi = min(group.size, lo + step)
-        outer = present[lo:hi, :, None] & present[lo:hi, None, :]
-        rows = np.searchsorted(groups, group[lo:hi])
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        hit[rows[starts]] |= np.logical_or.reduceat(outer, starts, axis=0)
-    self_tied = np.logical_or.reduceat(repeated, first, axis=0) if group.size else repeated
-    hit |= self_tied[:, :, None] | self_tied[:, None, :]
-    return groups, hit
-
-
 def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
-    :func:`tie_free_pairs`, conservative), the sorted indices of those groups."""
+    :func:`tie_free_pairs`, conservative), the sorted indices of those groups: the groups holding a chain
+    with values of both metrics, or with two values of one of them."""
     p = std.shape[0]
-    groups, hit = _tied_pair_groups(std, level, rtol)
+    group, present, repeated = _tie_chains(std, level, rtol)  # chains in ascending group order
+    present, repeated = np.asfortranarray(present), np.asfortranarray(repeated)  # a metric's column contiguous
     out: dict = {}
     for i in range(p):
         for j in range(i + 1, p):
-            rows = np.flatnonzero(hit[:, i, j])
+            rows = group[(present[:, i] & present[:, j]) | repeated[:, i] | repeated[:, j]]
             if rows.size:
-                out[i, j] = [int(v) for v in groups[rows]]
+                out[i, j] = rows[np.r_[True, rows[1:] != rows[:-1]]].tolist()
     return out
 
 

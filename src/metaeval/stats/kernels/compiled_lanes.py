@@ -1,0 +1,332 @@
+"""The block tables of :mod:`metaeval.stats.kernels.compiled_blocks` for many metric pairs at once (lanes).
+
+The same packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
+pairs in its last axis (``D[a, c, q]``, ``table[entry, q]``), so that one table entry of all the lanes is one
+contiguous row and the loops over the lanes are vector instructions (the loops over system pairs, table
+entries and resamples are shared by the lanes). A lane whose pair does not list the input holds NaN values
+(every comparison false: no term) and adds exactly ``+0.0`` to its sums; a lane with a *near* tie is flagged
+and emptied the same way. The sums of each pair are formed in the same order as
+:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending, the same expression), so
+both loops give the same bits.
+
+Under ``undefined='skip'`` a lane whose permuted input can be constant (:func:`constant_possible`: some value
+``v`` with ``x_a = v`` or ``y_a = v`` for every system) is *tracked*: besides the difference it keeps the two
+sums ``sum S(X') w[T(X')]`` and ``sum S(Y') w[T(Y')]`` and the number of inputs where ``X'`` and ``Y'`` are
+constant (``T = n0``, whose weight is 0 here), from which the caller forms the mean over the defined inputs.
+Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from metaeval.stats.correlations.ties import tolerance_formula
+from metaeval.stats.kernels.compiled import jit
+
+__all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
+_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
+
+LANES = 16
+"""Metric pairs held side by side (16 int32 counts are one 512-bit vector)."""
+
+
+@jit(parallel=True)
+def constant_possible(xt, first, second, out):
+    """``out[q, j]``: whether some mask makes the values of pair ``q`` (metrics ``first[q]``, ``second[q]`` of
+    ``xt`` (P, M, N)) constant at input ``j``: ``v = x_0`` or ``v = y_0`` with ``x_a = v`` or ``y_a = v`` for all
+    ``a`` (then ``X'`` or ``Y'``, the other choice, can be constant)."""
+    n = xt.shape[2]
+    for q in numba.prange(first.size):
+        for j in range(xt.shape[1]):
+            x = xt[first[q], j]
+            y = xt[second[q], j]
+            ok_x = True
+            ok_y = True
+            for a in range(n):
+                ok_x &= (x[a] == x[0]) | (y[a] == x[0])
+                ok_y &= (x[a] == y[0]) | (y[a] == y[0])
+            out[q, j] = ok_x | ok_y
+
+
+@jit()
+def _lane_near(xv, yv, tol, near):
+    """``near[q]``: a gap in ``(0, tol[q]]`` between two values of lane ``q`` that can meet in one ``X'``."""
+    n, lanes = xv.shape
+    for q in range(lanes):
+        near[q] = False
+    for a in range(n):
+        xa = xv[a]
+        ya = yv[a]
+        for c in range(a + 1, n):
+            xc = xv[c]
+            yc = yv[c]
+            for q in range(lanes):
+                tq = tol[q]
+                d0 = abs(xa[q] - xc[q])
+                d1 = abs(xa[q] - yc[q])
+                d2 = abs(ya[q] - xc[q])
+                d3 = abs(ya[q] - yc[q])
+                near[q] |= (((d0 != 0.0) & (d0 <= tq)) | ((d1 != 0.0) & (d1 <= tq))
+                            | ((d2 != 0.0) & (d2 <= tq)) | ((d3 != 0.0) & (d3 <= tq)))
+
+
+@jit()
+def _lane_terms(xv, yv, tz, shift, delta, lam, alpha):
+    """The packed terms of every lane (``compiled_blocks._terms``, the same formulas): ``alpha[q]``, ``lam[a, q]``
+    and ``delta[a, c, q] = delta[c, a, q]``; ``tz[a, c]`` the human's signs."""
+    n, lanes = xv.shape
+    tie = np.int64(1) << (2 * shift)
+    both = np.int64(1) + (np.int64(1) << shift)
+    for a in range(n):
+        la = lam[a]
+        for q in range(lanes):
+            la[q] = 0
+    for q in range(lanes):
+        alpha[q] = 0
+    for a in range(n):
+        xa = xv[a]
+        ya = yv[a]
+        la = lam[a]
+        for c in range(a + 1, n):
+            t = tz[a, c]
+            xc = xv[c]
+            yc = yv[c]
+            lc = lam[c]
+            dac = delta[a, c]
+            dca = delta[c, a]
+            for q in range(lanes):
+                d0 = xa[q] - xc[q]
+                d1 = xa[q] - yc[q]
+                d2 = ya[q] - xc[q]
+                d3 = ya[q] - yc[q]
+                p0 = t * (np.int64(d0 > 0.0) - np.int64(d0 < 0.0)) + tie * np.int64(d0 == 0.0)
+                p1 = t * (np.int64(d1 > 0.0) - np.int64(d1 < 0.0)) + tie * np.int64(d1 == 0.0)
+                p2 = t * (np.int64(d2 > 0.0) - np.int64(d2 < 0.0)) + tie * np.int64(d2 == 0.0)
+                p3 = t * (np.int64(d3 > 0.0) - np.int64(d3 < 0.0)) + tie * np.int64(d3 == 0.0)
+                alpha[q] += p0 + (p3 << shift)
+                la[q] += (p2 - p0) + ((p1 - p3) << shift)
+                lc[q] += (p1 - p0) + ((p2 - p3) << shift)
+                dd = (p0 - p1 - p2 + p3) * both
+                dac[q] = dd
+                dca[q] = dd
+
+
+@jit()
+def _lane_own(delta, lam, first, size, out):
+    """``out[m, q]``: the own terms of one block under its bits ``m`` (``compiled_blocks._own_terms``)."""
+    lanes = out.shape[1]
+    o0 = out[0]
+    for q in range(lanes):
+        o0[q] = 0
+    for u in range(size):
+        a = first + u
+        half = 1 << u
+        la = lam[a]
+        for m in range(half):
+            src = out[m]
+            dst = out[m + half]
+            for q in range(lanes):
+                dst[q] = src[q] + la[q]
+            for v in range(u):
+                if (m >> v) & 1:
+                    dv = delta[first + v, a]
+                    for q in range(lanes):
+                        dst[q] += dv[q]
+
+
+@jit()
+def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
+    """Table of blocks ``g < h`` of every lane at ``table[offset + (mh << sg) + mg, q]``
+    (``compiled_blocks._fill_table``: the rows with bit ``v`` of ``mh`` set are those without it plus the column
+    sums of system ``oh + v`` and the change of ``own_h``)."""
+    lanes = table.shape[1]
+    width = 1 << sg
+    for v in range(sh):
+        col = cols[v]
+        for q in range(lanes):
+            col[0, q] = 0
+        for u in range(sg):
+            half = 1 << u
+            step = delta[og + u, oh + v]
+            for m in range(half):
+                for q in range(lanes):
+                    col[m + half, q] = col[m, q] + step[q]
+    block = table[offset:offset + width]
+    for mg in range(width):
+        for q in range(lanes):
+            block[mg, q] = base[q] + own_h[0, q] + own_g[mg, q]
+    for v in range(sh):
+        half = 1 << v
+        col = cols[v]
+        for mh in range(half):
+            src = table[offset + mh * width:offset + (mh + 1) * width]
+            dst = table[offset + (mh + half) * width:offset + (mh + half + 1) * width]
+            add = own_h[mh + half] - own_h[mh]
+            for mg in range(width):
+                for q in range(lanes):
+                    dst[mg, q] = src[mg, q] + col[mg, q] + add[q]
+
+
+@jit(parallel=True)
+def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, scales, rtol, noise, shift,
+                    block_first, block_size, table_first, table_second, table_offset, owner, idx, track, n0,
+                    acc, acc_x, acc_y, und_x, und_y, near, kind):
+    """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
+    inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
+    (``lane_pair[b, q]``, -1 for an empty lane; metrics ``lane_first``, ``lane_second`` of ``xt`` (P, M, N)).
+    ``idx`` (M, L, k): the table entries of every resample (``compiled_blocks.block_indices``); ``kind``: an
+    array of the packed type (int32 for 8-bit fields, int64 for 16). A lane with a near tie at an input is
+    flagged in ``near[u]`` (``u`` its place in ``groups``) and skipped there. Batches with ``track[b]`` also
+    fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``, ``und_y`` (inputs where ``T = n0``), rows by pair."""
+    n = xt.shape[2]
+    k = idx.shape[2]
+    lanes = lane_pair.shape[1]
+    n_tables = table_first.size
+    n_blocks = block_first.size
+    half = np.int64(1) << (shift - 1)
+    fmask = (np.int64(1) << shift) - 1
+    full = (np.int64(1) << (4 * shift)) - 1 if shift < 16 else np.int64(-1)
+    bias = half + (half << shift)  # the two signed fields (S) made nonnegative
+    widest = 0
+    entries = 0
+    for g in range(n_blocks):
+        widest = max(widest, block_size[g])
+    for t in range(n_tables):
+        entries = max(entries, table_offset[t] + (1 << (block_size[table_first[t]] + block_size[table_second[t]])))
+    for b in numba.prange(lane_pair.shape[0]):
+        xv = np.empty((n, lanes))
+        yv = np.empty((n, lanes))
+        delta = np.zeros((n, n, lanes), dtype=kind.dtype)
+        lam = np.zeros((n, lanes), dtype=kind.dtype)
+        alpha = np.zeros(lanes, dtype=kind.dtype)
+        nothing = np.zeros(lanes, dtype=kind.dtype)
+        own = np.zeros((n_blocks, 1 << widest, lanes), dtype=kind.dtype)
+        zeros = np.zeros((1 << widest, lanes), dtype=kind.dtype)
+        cols = np.zeros((widest, 1 << widest, lanes), dtype=kind.dtype)
+        table = np.zeros((entries, lanes), dtype=kind.dtype)
+        packed = np.zeros(lanes, dtype=kind.dtype)
+        word = np.zeros(lanes, dtype=np.uint32)
+        tz = np.zeros((n, n), dtype=np.int64)
+        tol = np.zeros(lanes)
+        is_near = np.zeros(lanes, dtype=np.bool_)
+        at = np.full(lanes, -1, dtype=np.int64)
+        cursor = np.zeros(lanes, dtype=np.int64)
+        out = np.zeros((k, lanes))
+        kt = k if track[b] else 0
+        out_x = np.zeros((kt, lanes))
+        out_y = np.zeros((kt, lanes))
+        cnt_x = np.zeros((kt, lanes), dtype=np.int32)
+        cnt_y = np.zeros((kt, lanes), dtype=np.int32)
+        for q in range(lanes):
+            if lane_pair[b, q] >= 0:
+                cursor[q] = ptr[lane_pair[b, q]]
+        for j in range(zr.shape[0]):
+            active = False
+            for q in range(lanes):
+                p = lane_pair[b, q]
+                at[q] = -1
+                if p >= 0 and cursor[q] < ptr[p + 1] and groups[cursor[q]] == j:
+                    at[q] = cursor[q]
+                    cursor[q] += 1
+                    active = True
+            if not active:
+                continue
+            for q in range(lanes):
+                tol[q] = 0.0
+                if at[q] < 0:
+                    for a in range(n):
+                        xv[a, q] = np.nan
+                        yv[a, q] = np.nan
+                    continue
+                x = xt[lane_first[b, q], j]
+                y = xt[lane_second[b, q], j]
+                for a in range(n):
+                    xv[a, q] = x[a]
+                    yv[a, q] = y[a]
+                if rtol > 0.0:
+                    tol[q] = _tolerance(max(x.max(), y.max()), min(x.min(), y.min()), rtol, noise)
+            if rtol > 0.0:
+                _lane_near(xv, yv, tol, is_near)
+                for q in range(lanes):
+                    if at[q] >= 0 and is_near[q]:
+                        near[at[q]] = 1
+                        at[q] = -1
+                        for a in range(n):
+                            xv[a, q] = np.nan
+                            yv[a, q] = np.nan
+                active = False
+                for q in range(lanes):
+                    active |= at[q] >= 0
+                if not active:
+                    continue
+            zj = zr[j]
+            for a in range(n):
+                for c in range(a + 1, n):
+                    tz[a, c] = np.int64(zj[a] > zj[c]) - np.int64(zj[a] < zj[c])
+            _lane_terms(xv, yv, tz, shift, delta, lam, alpha)
+            for g in range(n_blocks):
+                _lane_own(delta, lam, block_first[g], block_size[g], own[g])
+            for t in range(n_tables):
+                g = table_first[t]
+                h = table_second[t]
+                _lane_fill(delta, block_first[g], block_size[g], block_first[h], block_size[h],
+                           own[g] if owner[g] == t else zeros, own[h] if owner[h] == t else zeros,
+                           alpha if t == 0 else nothing, cols, table, table_offset[t])
+            sc = scales[j]
+            rows = idx[j]
+            if n_tables == 3 and kt == 0 and shift == 8:  # the usual plan (32-bit counts), its three reads fused
+                r0 = rows[0]
+                r1 = rows[1]
+                r2 = rows[2]
+                for r in range(k):
+                    i0 = r0[r]
+                    i1 = r1[r]
+                    i2 = r2[r]
+                    for q in range(lanes):
+                        word[q] = np.uint32(table[i0, q] + table[i1, q] + table[i2, q] + bias)
+                    for q in range(lanes):
+                        v = np.int64(word[q])
+                        out[r, q] += (((v & fmask) - half) * sc[(v >> (2 * shift)) & fmask]
+                                      - (((v >> shift) & fmask) - half) * sc[(v >> (3 * shift)) & fmask])
+                continue
+            for r in range(k):
+                for q in range(lanes):
+                    packed[q] = bias
+                for t in range(n_tables):
+                    entry = table[rows[t, r]]
+                    for q in range(lanes):
+                        packed[q] += entry[q]
+                o = out[r]
+                if kt == 0:
+                    for q in range(lanes):
+                        v = np.int64(packed[q]) & full
+                        s_x = (v & fmask) - half
+                        s_y = ((v >> shift) & fmask) - half
+                        o[q] += s_x * sc[(v >> (2 * shift)) & fmask] - s_y * sc[(v >> (3 * shift)) & fmask]
+                    continue
+                ox = out_x[r]
+                oy = out_y[r]
+                cx = cnt_x[r]
+                cy = cnt_y[r]
+                for q in range(lanes):
+                    v = np.int64(packed[q]) & full
+                    t_x = (v >> (2 * shift)) & fmask
+                    t_y = (v >> (3 * shift)) & fmask
+                    u_x = ((v & fmask) - half) * sc[t_x]
+                    u_y = (((v >> shift) & fmask) - half) * sc[t_y]
+                    o[q] += u_x - u_y
+                    ox[q] += u_x
+                    oy[q] += u_y
+                    cx[q] += np.int32(t_x == n0)
+                    cy[q] += np.int32(t_y == n0)
+        for q in range(lanes):
+            p = lane_pair[b, q]
+            if p < 0:
+                continue
+            for r in range(k):
+                acc[p, r] = out[r, q]
+            for r in range(kt):
+                acc_x[p, r] = out_x[r, q]
+                acc_y[p, r] = out_y[r, q]
+                und_x[p, r] = cnt_x[r, q]
+                und_y[p, r] = cnt_y[r, q]
