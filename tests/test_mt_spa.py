@@ -92,3 +92,66 @@ def test_spa_null_equals_hybrids_scored_one_by_one(seed):
     qa, qb = np.triu_indices(xs.shape[0], 1)
     np.testing.assert_allclose(ones[0, 0], obs[0] - obs[1], rtol=0, atol=1e-12)  # two grid metrics: exact
     assert np.abs(ones[:, 0] - (obs[qa] - obs[qb])).max() <= one_count + 1e-12
+
+
+def test_spa_null_does_not_depend_on_the_workers_or_the_engine():
+    """The batches run in threads, one BLAS thread each: the draws are the same whatever the thread count
+    (the masks are drawn in order, each draw's float32 sums do not depend on the rows of its product)."""
+    pytest.importorskip("numba")
+    xs, z, signs = _metrics(3, p=5, n=7, m=60)
+    n, m = z.shape
+
+    def masks():
+        g = np.random.default_rng(11)
+        return lambda b: random_bits(g, b, n * m)
+
+    one = spa_null(xs, z, signs, masks(), 37, "randomized", batch=8, engine="numba", workers=1)
+    for workers in (2, 3):
+        np.testing.assert_array_equal(spa_null(xs, z, signs, masks(), 37, "randomized", batch=8, engine="numba",
+                                               workers=workers), one)
+    np.testing.assert_array_equal(spa_null(xs, z, signs, masks(), 37, "randomized", batch=8, engine="numpy"), one)
+    strided = np.asfortranarray(xs)  # score matrices as the command's selection of segments leaves them
+    np.testing.assert_array_equal(spa_null(strided, z, signs, masks(), 37, "randomized", batch=8, engine="numba"), one)
+
+
+def test_compiled_pair_counts_equal_numpy_counts_with_ties():
+    pytest.importorskip("numba")
+    from metaeval.stats.mt._compiled import pair_counts
+
+    rng = np.random.default_rng(4)
+    for n, r in ((2, 1), (5, 13), (6, 64), (7, 101)):
+        h = np.round(rng.normal(size=(n, r)) * 2) / 2  # many differences equal d exactly
+        ia, ib = np.triu_indices(n, 1)
+        d = np.round(rng.normal(size=ia.size)) / 2
+        out = np.full(ia.size, -1.0)
+        pair_counts(h, d, out)
+        np.testing.assert_array_equal(out, ((h[ia] - h[ib]) >= d[:, None]).sum(axis=1))
+
+
+def test_compiled_hybrid_sums_round_the_standardized_sums_once():
+    """``Q_p = scale_p q_p - shift_p o`` with one rounding after the product ``shift_p o`` (an fma), checked
+    against exact rational arithmetic; the hybrids add and subtract their difference as written."""
+    pytest.importorskip("numba")
+    from fractions import Fraction
+
+    from metaeval.stats.mt._compiled import fma, hybrid_sums
+
+    rng = np.random.default_rng(5)
+    for a, b, c in rng.normal(size=(200, 3)) * [1, 1e3, 1e-3]:
+        assert fma(a, b, c) == float(Fraction(a) * Fraction(b) + Fraction(c))
+    p, n, r = 3, 4, 9
+    q = rng.normal(size=(2, p + 1, n, r)).astype(np.float32)
+    q[:, p] = rng.integers(-5, 6, size=(2, n, r))
+    s = rng.normal(size=(p, n, r))
+    scale, shift = rng.uniform(0.3, 3, size=p), rng.normal(size=p)
+    hi, hj = np.empty((n, r)), np.empty((n, r))
+    hybrid_sums(s, q, scale, shift, 0, 2, 1, hi, hj)
+
+    def standardized(k, a, x):
+        o = float(q[1, p, a, x])
+        return float(Fraction(scale[k]) * Fraction(float(q[1, k, a, x])) - Fraction(shift[k] * o))
+
+    for a in range(n):
+        for x in range(r):
+            dq = standardized(0, a, x) - standardized(2, a, x)
+            assert hi[a, x] == s[2, a, x] + dq and hj[a, x] == s[0, a, x] - dq

@@ -1,44 +1,120 @@
 """The compiled (numba) count loop of the SPA null (:func:`metaeval.stats.mt.spa.spa_null`).
 
 Imported on first use only (``import metaeval`` never imports numba) and cached on disk by numba
-(``cache=True``; the rules of :mod:`metaeval.stats.kernels.compiled`).
+(``cache=True``; the rules of :mod:`metaeval.stats.kernels.compiled`). The loops are serial: the caller runs
+one batch of draws per core in its own thread (the loops release the GIL), so no phase waits on another.
+
+Rounding: every operation is an IEEE operation in the order written (no ``fastmath``); the standardized
+masked sums are ``fma(scale, q, -(shift * ones))``, rounded once (:func:`fma`), as the loop compiled with
+contraction computed them before.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
-__all__ = ["spa_pair_counts"]
+__all__ = ["fma", "hybrid_sums", "pair_counts", "spa_pair_counts"]
 
 
 def _jit(fn):
     try:
-        return numba.njit(cache=True, nogil=True, parallel=True, fastmath={"contract", "arcp"})(fn)
+        return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, nogil=True, parallel=True)(fn)
+        return numba.njit(cache=False, nogil=True)(fn)
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``llvm.fma.f64``)."""
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d, d, d]),
+                                                           "llvm.fma.f64"), args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
 
 
 @_jit
-def spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa, qb, rtol):
+def fma(a, b, c):
+    """``a * b + c`` with one rounding (for the tests: the loops call the intrinsic inline)."""
+    return _fma(a, b, c)
+
+
+@_jit
+def hybrid_sums(s, q, scale, shift, i, j, bb, hi, hj):
+    """The sign-flip sums of both hybrids of metrics ``i``, ``j`` in draw ``bb``: ``hi[a, x] = s[j, a, x] + dq``
+    and ``hj[a, x] = s[i, a, x] - dq``, ``dq = Q_i - Q_j``, ``Q_p = fma(scale_p, q[bb, p], -(shift_p * o))``
+    with ``o = q[bb, P]`` (the masked sums of ones)."""
+    n, r = hi.shape
+    last = q.shape[1] - 1
+    si, sj, ci, cj = scale[i], scale[j], shift[i], shift[j]
+    for a in range(n):
+        qi, qj, qo = q[bb, i, a], q[bb, j, a], q[bb, last, a]
+        sa, sb, ha, ga = s[j, a], s[i, a], hi[a], hj[a]
+        for x in range(r):
+            o = np.float64(qo[x])
+            dq = _fma(si, np.float64(qi[x]), -(ci * o)) - _fma(sj, np.float64(qj[x]), -(cj * o))
+            ha[x] = sa[x] + dq
+            ga[x] = sb[x] - dq
+
+
+@_jit
+def pair_counts(h, d, out):
+    """``out[w] = #{x: h[a, x] - h[b, x] >= d[w]}`` over the system pairs ``a < b`` (``w`` their index in
+    ``np.triu_indices(n, 1)`` order); two pairs of one row ``a`` per pass over its sums."""
+    n, r = h.shape
+    w = 0
+    for a in range(n):
+        ha = h[a]
+        b = a + 1
+        while b + 1 < n:
+            h1, h2 = h[b], h[b + 1]
+            d1, d2 = d[w], d[w + 1]
+            c1 = 0
+            c2 = 0
+            for x in range(r):
+                v = ha[x]
+                c1 += v - h1[x] >= d1
+                c2 += v - h2[x] >= d2
+            out[w] = c1
+            out[w + 1] = c2
+            b += 2
+            w += 2
+        if b < n:
+            h1, d1 = h[b], d[w]
+            c1 = 0
+            for x in range(r):
+                c1 += ha[x] - h1[x] >= d1
+            out[w] = c1
+            w += 1
+
+
+@_jit
+def spa_pair_counts(s, t, q, scale, shift, u, mass, qa, qb, rtol):
     """Upper-triangle counts ``#{H[a, r] - H[b, r] >= T[a] - T[b] - tol_ab}`` of both hybrids of every metric
     pair (qa[e], qb[e]) and draw: ``H_i = s[j] + Q_i - Q_j``, ``T_i = t[j] + u[:, i] - u[:, j]`` and
-    ``H_j``, ``T_j`` with i and j exchanged, where ``Q_p = scale_p q[:, p] - shift_p ones`` (the float32 sums of
-    the centred scores standardized); ``tol_ab = rtol[e] (mass_i + mass_j)[a] + ...[b]``.
+    ``H_j``, ``T_j`` with i and j exchanged (:func:`hybrid_sums`); ``tol_ab = tol_a + tol_b``, ``tol_a =
+    rtol[e] (mass_i + mass_j)[a]``.
 
-    ``s`` (P, N, R), ``t`` (P, N), ``q`` (B, P, N, R) float32, ``ones`` (B, N, R) float32, ``scale`` and
-    ``shift`` (P,), ``u`` (B, P, N), ``mass`` (P, N). Returns two float arrays (pairs, B, N (N - 1) / 2). The
-    metric pairs run in parallel (``numba.prange``)."""
+    ``s`` (P, N, R), ``t`` (P, N), ``q`` (B, P + 1, N, R) float32 (the last metric: the masked sums of ones),
+    ``scale`` and ``shift`` (P,), ``u`` (B, P, N), ``mass`` (P, N). Returns two float arrays (pairs, B,
+    N (N - 1) / 2)."""
     n_pairs = qa.size
     b_size, _, n, r = q.shape
     sys_pairs = n * (n - 1) // 2
     ci = np.zeros((n_pairs, b_size, sys_pairs))
     cj = np.zeros((n_pairs, b_size, sys_pairs))
-    for e in numba.prange(n_pairs):
-        hi = np.empty((n, r))
-        hj = np.empty((n, r))
-        ti = np.empty(n)
-        tj = np.empty(n)
-        tol = np.empty(n)
+    hi = np.empty((n, r))
+    hj = np.empty((n, r))
+    ti = np.empty(n)
+    tj = np.empty(n)
+    tol = np.empty(n)
+    di = np.empty(sys_pairs)
+    dj = np.empty(sys_pairs)
+    for e in range(n_pairs):
         i, j = qa[e], qb[e]
         for a in range(n):
             tol[a] = rtol[e] * (mass[i, a] + mass[j, a])
@@ -46,26 +122,14 @@ def spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa, qb, rtol):
             for a in range(n):
                 ti[a] = t[j, a] + u[bb, i, a] - u[bb, j, a]
                 tj[a] = t[i, a] + u[bb, j, a] - u[bb, i, a]
-                for x in range(r):
-                    o = np.float64(ones[bb, a, x])
-                    dq = (scale[i] * np.float64(q[bb, i, a, x]) - shift[i] * o) - (
-                        scale[j] * np.float64(q[bb, j, a, x]) - shift[j] * o)
-                    hi[a, x] = s[j, a, x] + dq
-                    hj[a, x] = s[i, a, x] - dq
             w = 0
             for a in range(n):
                 for b in range(a + 1, n):
                     tab = tol[a] + tol[b]
-                    di = ti[a] - ti[b] - tab
-                    dj = tj[a] - tj[b] - tab
-                    c1 = 0
-                    c2 = 0
-                    hia, hib, hja, hjb = hi[a], hi[b], hj[a], hj[b]
-                    for x in range(r):
-                        c1 += hia[x] - hib[x] >= di
-                    for x in range(r):
-                        c2 += hja[x] - hjb[x] >= dj
-                    ci[e, bb, w] = c1
-                    cj[e, bb, w] = c2
+                    di[w] = ti[a] - ti[b] - tab
+                    dj[w] = tj[a] - tj[b] - tab
                     w += 1
+            hybrid_sums(s, q, scale, shift, i, j, bb, hi, hj)
+            pair_counts(hi, di, ci[e, bb])
+            pair_counts(hj, dj, cj[e, bb])
     return ci, cj

@@ -29,8 +29,9 @@ while below 2^24, and a pair of such metrics keeps the tolerance ``SPA_RTOL``; a
 continuous scores, whose float32 rounding is typically eps32 / sqrt(M) of the operands, takes
 ``SPA_NULL_RTOL`` = 2^-26 of the operands (the null of such a pair has no exact ties to keep, so this only
 decides permuted sums closer to delta than about 1e-8 of their operands). The counts of the pairs (P^2 / 2 x N^2 / 2 x R
-per draw) run in a compiled loop when numba is installed (the metric pairs in parallel on every core), else
-in numpy.
+per draw) run in a compiled loop when numba is installed, else in numpy; with the compiled loop the batches of
+draws run one per core, each in its own thread with its product on one BLAS thread, so that both phases keep
+every core busy and no thread pool waits on the other.
 
 References
 ----------
@@ -42,10 +43,14 @@ Resampling Methods. TACL 9.
 from __future__ import annotations
 
 import importlib.util
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from metaeval.defaults import MT_SPA_RTOL
+from metaeval.stats._runtime import single_blas_thread
 
 __all__ = ["SPA_NULL_RTOL", "SPA_RTOL", "spa_from_counts", "spa_null", "sum_pvalues", "system_pvalues"]
 
@@ -121,13 +126,24 @@ def _pair_counts_numpy(si, ti, mass, out, rtol=None):
     out[:] = (null >= delta - tol).sum(axis=-1)
 
 
-def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="auto"):
+def _workers():
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="auto", workers=None):
     """Null draws ``SPA(h_i) - SPA(h_j)`` of every metric pair i < j (``np.triu_indices(P, 1)`` order),
     shape (pairs, k): PERM-BOTH over the N M cells (module docstring), the same ``signs`` (R, M) as the
     observed SPA, ``masks_of(b)`` -> bool (b, N * M) the next ``b`` masks.
 
     ``engine``: ``'numba'`` (the compiled count loop), ``'numpy'`` or ``'auto'`` (numba when installed).
-    Both give the same counts (the masks are drawn ``batch`` draws at a time)."""
+    Both give the same counts (the masks are drawn ``batch`` draws at a time, in order). ``workers``
+    (default: the cores available) batches run at once under the compiled loop, each in its own thread with
+    one BLAS thread (the product and the counts of a batch run on one core, the batches on every core); the
+    result does not depend on it (each draw's sums and counts are computed alike in any batch)."""
     xs = np.asarray(xs, dtype=np.float64)
     p, n, m = xs.shape
     mu = xs.reshape(p, -1).mean(axis=1)
@@ -145,7 +161,8 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
     r = signs64.shape[0]
     ia, ib = np.triu_indices(n, 1)
     pz = system_pvalues(z, signs64, pvalue)[ia, ib]
-    s = np.einsum("rm,pnm->pnr", signs64, x)  # (P, N, R) sign-flip sums of each metric
+    # (P, N, R) sign-flip sums of each metric, C-contiguous whatever the layout of xs (the compiled loop reads rows)
+    s = np.ascontiguousarray(np.einsum("rm,pnm->pnr", signs64, x))
     t = x.sum(axis=-1)  # (P, N)
     xt = np.ascontiguousarray(x.transpose(1, 2, 0))  # (N, M, P)
     mass = np.abs(x).sum(axis=-1)  # (P, N): the operands of a hybrid of i and j are bounded by mass_i + mass_j
@@ -158,25 +175,52 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
         engine = "numba" if _numba_available() else "numpy"
     if engine == "numba":
         from metaeval.stats.mt._compiled import spa_pair_counts
-    for lo in range(0, k, batch):
-        mk = masks_of(min(batch, k - lo)).reshape(-1, n, m)  # (B, N, M)
+    starts = list(range(0, k, batch))
+    lock = threading.Lock()
+    drawn = iter(starts)
+
+    def run_batch(buffers):
+        with lock:  # the masks in the order of the stream, whichever thread takes them
+            lo = next(drawn, None)
+            if lo is None:
+                return False
+            mk = masks_of(min(batch, k - lo)).reshape(-1, n, m)  # (B, N, M)
         b = mk.shape[0]
         m32 = mk.astype(np.float32)
-        y = m32[:, None] * xc[None]  # (B, P, N, M): the masked cells of every metric, centred
-        q = (y.reshape(-1, m) @ signs32).reshape(b, p, n, r)
-        ones = (m32.reshape(-1, m) @ signs32).reshape(b, n, r)  # exact integers
+        y = buffers[0][:b]  # (B, P + 1, N, M): the masked cells of every metric, centred, and the mask itself
+        np.multiply(m32[:, None], xc[None], out=y[:, :p])
+        y[:, p] = m32
+        q = buffers[1][:b]  # (B, P + 1, N, R); q[:, P], the masked sums of ones, are exact integers
+        np.matmul(y.reshape(-1, m), signs32, out=q.reshape(-1, r))
         u = np.matmul(mk.astype(np.float64).transpose(1, 0, 2), xt).transpose(1, 2, 0)  # (B, P, N) masked totals
         if engine == "numba":
-            ci, cj = spa_pair_counts(s, t, q, ones, scale, shift, u, mass, qa.astype(np.int64), qb.astype(np.int64),
-                                     rtol)
+            ci, cj = spa_pair_counts(s, t, q, scale, shift, u, mass, qa.astype(np.int64), qb.astype(np.int64), rtol)
         else:
+            ones = q[:, p]
             # the masked sign-flip sums of the standardized scores
-            q = q.astype(np.float64) * scale[None, :, None, None] - shift[None, :, None, None] * ones[:, None]
+            qs = q[:, :p].astype(np.float64) * scale[None, :, None, None] - shift[None, :, None, None] * ones[:, None]
             ci = np.empty((qa.size, b, ia.size))
             cj = np.empty_like(ci)
             for e, (i, j) in enumerate(zip(qa, qb)):
                 both = mass[i] + mass[j]
-                _pair_counts_numpy(s[j][None] + q[:, i] - q[:, j], t[j][None] + u[:, i] - u[:, j], both, ci[e], rtol[e])
-                _pair_counts_numpy(s[i][None] + q[:, j] - q[:, i], t[i][None] + u[:, j] - u[:, i], both, cj[e], rtol[e])
+                _pair_counts_numpy(s[j][None] + qs[:, i] - qs[:, j], t[j][None] + u[:, i] - u[:, j], both, ci[e],
+                                   rtol[e])
+                _pair_counts_numpy(s[i][None] + qs[:, j] - qs[:, i], t[i][None] + u[:, j] - u[:, i], both, cj[e],
+                                   rtol[e])
         out[:, lo:lo + b] = spa_from_counts(ci, r, pz, pvalue) - spa_from_counts(cj, r, pz, pvalue)
+        return True
+
+    def worker():
+        rows = min(batch, k)
+        buffers = (np.empty((rows, p + 1, n, m), dtype=np.float32), np.empty((rows, p + 1, n, r), dtype=np.float32))
+        while run_batch(buffers):
+            pass
+
+    threads = 1 if engine != "numba" else min(_workers() if workers is None else int(workers), len(starts))
+    if threads <= 1:
+        worker()
+        return out
+    with single_blas_thread(), ThreadPoolExecutor(threads) as pool:
+        for f in [pool.submit(worker) for _ in range(threads)]:
+            f.result()
     return out
