@@ -195,3 +195,65 @@ def test_pairwise_tests_at_extreme_magnitudes(summeval, test, scale):
         warnings.simplefilter("error")
         got = pairwise_tests(scores * scale, z * scale, **kw)
     np.testing.assert_allclose(np.asarray(got.pvalues), np.asarray(base.pvalues), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("undefined", ["skip", "zero"])
+def test_compiled_risky_inputs_of_summary_pearson_equal_numpy_to_the_bit(undefined):
+    """The risky inputs of a pair (a rounded metric: a mask can make the permuted input constant) are
+    computed by a compiled loop; its sums, constancy and r equal the numpy rows' bit for bit, and the deltas
+    equal the reference path's."""
+    pytest.importorskip("numba")
+    from metaeval.stats.kernels.batch import BatchCache
+    from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
+    from metaeval.stats.significance.permutation import standardize
+
+    rng = np.random.default_rng(5)
+    n, m = 7, 300
+    z = np.round(rng.normal(size=(n, m)) * 2)
+    rounded = np.round(rng.normal(size=(n, m)) * 1.2)  # five or so levels: constant permuted inputs happen
+    rounded[:, :20] = 3.0  # constant in x: constant whenever every system keeps it
+    near = rounded.copy()
+    near[:, 20:40] = np.where(rng.random((n, 20)) < 0.5, 2.0, ULP2)  # constant for Pearson, not tied exactly
+    cont = rng.normal(size=(n, m))
+    cont[:, 40:60] = rounded[:, 40:60]  # equal values in both metrics
+    std = np.stack([standardize(v) for v in (rounded, near, cont)])
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    kernel = PearsonSummaryCompiled(std, z, undefined, pairs)
+    assert set(kernel.risky) == set(pairs)
+    draws = permutation_draws(n, m, method="both", n_resamples=300, rng=4)
+    constant = []
+    for sl in (slice(0, 300), slice(0, 7), slice(7, 300)):
+        cache = BatchCache(draws, sl)
+        for pair in pairs:
+            for (r1, c1), (r2, c2) in zip(kernel._risky_sums(cache, *pair), kernel._risky_sums_numpy(cache, *pair)):
+                assert r1.tobytes() == r2.tobytes() and c1.tolist() == c2.tolist()
+                constant.append(bool((c1 < kernel.risky[pair][0].size).any()))
+    assert any(constant) and not all(constant)  # some resamples make a permuted input constant, not all
+    for i, j in pairs:
+        kw = dict(level="summary", coefficient="pearson", draws=draws, undefined=undefined)
+        fast = kernel.deltas(BatchCache(draws, slice(0, 300)), i, j)
+        ref = permutation_deltas(std[i], std[j], z, engine="reference", **kw)
+        np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
+
+
+def test_compiled_permuted_constancy_is_the_rule_of_is_constant():
+    """The compiled constancy of permuted inputs equals :func:`is_constant` on the materialised inputs,
+    also for values constant only for Pearson (2.0 and its neighbour below) and tied with a tolerance only."""
+    pytest.importorskip("numba")
+    from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
+    from metaeval.stats.kernels.compiled import permuted_constant
+
+    rng = np.random.default_rng(8)
+    n, c, b = 6, 40, 200
+    x = np.round(rng.normal(size=(n, c)))
+    y = np.round(rng.normal(size=(n, c)))
+    x[:, :10] = np.where(rng.random((n, 10)) < 0.5, 2.0, ULP2)
+    y[:, :10] = 2.0
+    x[:, 10:15] = 1.0 + np.where(rng.random((n, 5)) < 0.5, 0.0, 1e-12)  # tied, not constant for Pearson
+    y[:, 10:15] = 1.0
+    mask = rng.random((b, n, c)) < 0.5
+    mask[:, :, 20:25] = False
+    got = np.zeros((b, c), dtype=bool)
+    permuted_constant(mask, x, y, NOISE_RTOL, got)
+    want = is_constant(np.where(mask, y, x), axis=1)
+    assert got.tolist() == want.tolist() and want.any() and not want.all()

@@ -34,6 +34,8 @@ __all__ = [
     "pair_terms",
     "pearson_accumulate",
     "pearson_accumulate_skip",
+    "permuted_constant",
+    "risky_pearson_rows",
     "signed_sums",
     "summary_pearson_sums",
 ]
@@ -320,3 +322,71 @@ def integer_curve_maxima(rs, v0, dv, last, lead, counts, value, index):
                 at += 1
         value[b] = best
         index[b] = best_at
+
+
+@jit(parallel=True, error_model="numpy")
+def risky_pearson_rows(mask, keep, take, vkeep, vtake, n, noise, r, bad):
+    """Pearson's r and Pearson's constancy of the permuted inputs of one pair, per resample and input:
+    ``mask`` (b, N, c) bool, ``keep``/``take`` (N, c, 3) the terms of the kept and swapped-in metric, ``vkeep``/
+    ``vtake`` (N, c) their values; writes ``r`` (b, c) (0 where constant) and ``bad`` (b, c). The sums run over
+    the systems in order, as numpy's reduction along that axis; the rest is numpy's element-wise arithmetic
+    (``clip``; ``max - min > noise max(|max|, |min|)``), so the values equal the numpy path's to the bit."""
+    b, ns, c = mask.shape
+    for s in numba.prange(b):
+        for col in range(c):
+            m0 = mask[s, 0, col]
+            t = take if m0 else keep
+            s0, s1, s2 = t[0, col, 0], t[0, col, 1], t[0, col, 2]
+            v = vtake[0, col] if m0 else vkeep[0, col]
+            hi = v
+            lo = v
+            for a in range(1, ns):
+                if mask[s, a, col]:
+                    s0 += take[a, col, 0]
+                    s1 += take[a, col, 1]
+                    s2 += take[a, col, 2]
+                    v = vtake[a, col]
+                else:
+                    s0 += keep[a, col, 0]
+                    s1 += keep[a, col, 1]
+                    s2 += keep[a, col, 2]
+                    v = vkeep[a, col]
+                if v > hi:
+                    hi = v
+                if v < lo:
+                    lo = v
+            constant = not (hi - lo > noise * max(abs(hi), abs(lo)))
+            bad[s, col] = constant
+            if constant:
+                r[s, col] = 0.0
+            else:
+                q = s2 / np.sqrt(s1 - s0 * s0 / n)
+                r[s, col] = q if q != q else (-1.0 if q < -1.0 else (1.0 if q > 1.0 else q))
+
+
+@jit(parallel=True)
+def permuted_constant(mask, vkeep, vtake, noise, out):
+    """``out[s, c] |=`` whether the permuted input ``c`` of resample ``s`` (``vtake`` where ``mask`` (b, N, c),
+    else ``vkeep``, both (N, c)) is constant for Pearson's r: ``max - min <= noise max(|max|, |min|)``, the
+    rule of :func:`metaeval.stats.correlations.ties.is_constant` on complete data. A spread above twice the
+    bound stays above the bound whatever values follow (widening ``[min, max]`` by ``v`` adds at least
+    ``noise |v|`` of spread for each unit of magnitude it adds), so the scan of an input stops there."""
+    b, ns, c = mask.shape
+    for s in numba.prange(b):
+        for col in range(c):
+            hi = vtake[0, col] if mask[s, 0, col] else vkeep[0, col]
+            lo = hi
+            wide = False
+            for a in range(1, ns):
+                v = vtake[a, col] if mask[s, a, col] else vkeep[a, col]
+                if v > hi:
+                    hi = v
+                elif v < lo:
+                    lo = v
+                else:
+                    continue
+                if hi - lo > 2.0 * noise * max(abs(hi), abs(lo)):
+                    wide = True
+                    break
+            if not wide and not (hi - lo > noise * max(abs(hi), abs(lo))):
+                out[s, col] = True

@@ -6,6 +6,7 @@ import numpy as np
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
+from metaeval.stats.kernels.global_pairs import numba_available
 from metaeval.stats.correlations import ties
 from metaeval.stats.kernels.ranks import (
     is_constant_along,
@@ -253,6 +254,9 @@ class _PermSummaryPearson:
         # inputs where X' can be constant for some mask: all cells take one value of X or Y
         self.x, self.y = x, y
         self.risky = risky_columns(x, y, rtol)
+        cols = np.flatnonzero(self.risky)
+        self.xr, self.yr = np.ascontiguousarray(x[:, cols]), np.ascontiguousarray(y[:, cols])
+        self.complete = bool(np.isfinite(self.xr).all() and np.isfinite(self.yr).all())
         self.cells = x.shape[1] * (n // 8 + 24)
 
     _risky_columns = staticmethod(risky_columns)
@@ -281,10 +285,20 @@ class _PermSummaryPearson:
         if self.risky.any():
             cols = np.flatnonzero(self.risky)
             m = draws.mask(cache.sl)[:, :, cols]
-            xp = np.where(m, self.y[:, cols], self.x[:, cols])
-            yp = np.where(m, self.x[:, cols], self.y[:, cols])
-            bad_x[:, cols] |= is_constant_along(xp, axis=1)
-            bad_y[:, cols] |= is_constant_along(yp, axis=1)
+            if self.complete and numba_available():
+                from metaeval.stats.kernels.compiled import permuted_constant
+
+                m = np.ascontiguousarray(m)
+                cx, cy = np.zeros(m.shape[::2], dtype=np.bool_), np.zeros(m.shape[::2], dtype=np.bool_)
+                permuted_constant(m, self.xr, self.yr, ties.NOISE_RTOL, cx)
+                permuted_constant(m, self.yr, self.xr, ties.NOISE_RTOL, cy)
+                bad_x[:, cols] |= cx
+                bad_y[:, cols] |= cy
+            else:
+                xp = np.where(m, self.y[:, cols], self.x[:, cols])
+                yp = np.where(m, self.x[:, cols], self.y[:, cols])
+                bad_x[:, cols] |= is_constant_along(xp, axis=1)
+                bad_y[:, cols] |= is_constant_along(yp, axis=1)
         rx = np.where(bad_x, np.nan, np.clip(rx, -1.0, 1.0))
         ry = np.where(bad_y, np.nan, np.clip(ry, -1.0, 1.0))
         return mean_over_inputs(rx, self.undefined), mean_over_inputs(ry, self.undefined)

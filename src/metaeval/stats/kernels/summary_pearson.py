@@ -27,7 +27,7 @@ import numpy as np
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.permutation import pearson_terms, risky_columns
 from metaeval.stats.kernels.ranks import is_constant_along
-from metaeval.stats.correlations.ties import TIE_RTOL
+from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL
 
 __all__ = ["PearsonSummaryCompiled"]
 
@@ -68,6 +68,21 @@ class PearsonSummaryCompiled:
 
     def _risky_sums(self, cache: BatchCache, i: int, j: int):
         """Sum and number of the defined r over the risky inputs of pair ``(i, j)``, for ``X'`` and ``Y'``."""
+        from metaeval.stats.kernels.compiled import risky_pearson_rows
+
+        cols, li, lj, xi, xj = self.risky[i, j]
+        mask = np.ascontiguousarray(cache.mask()[:, :, cols])  # (b, N, c)
+        out = []
+        for keep, take, vk, vt in ((li, lj, xi, xj), (lj, li, xj, xi)):
+            r = np.empty((mask.shape[0], cols.size))
+            bad = np.empty((mask.shape[0], cols.size), dtype=np.bool_)
+            # the numpy rule, compiled: r of the systems' sums in order; 0 where the permuted input is constant
+            risky_pearson_rows(mask, keep, take, vk, vt, self.n, NOISE_RTOL, r, bad)
+            out.append((r.sum(axis=1), (~bad).sum(axis=1)))
+        return out
+
+    def _risky_sums_numpy(self, cache: BatchCache, i: int, j: int):
+        """:meth:`_risky_sums` in numpy (the reference of the compiled rows)."""
         cols, li, lj, xi, xj = self.risky[i, j]
         mask = cache.mask()[:, :, cols]  # (b, N, c)
         out = []
