@@ -43,6 +43,8 @@ CHUNK = 4096
 BATCH = 64
 #: From this many inputs on the summary level of BOOT-SYSTEMS / BOOT-BOTH uses these kernels.
 MIN_INPUTS = 4096
+#: Threads a batch is split over (None: numba's thread count, see :func:`threads`); the values do not depend on it.
+THREADS = None
 
 
 def _loops():
@@ -59,36 +61,100 @@ def _dense_ranks(values: np.ndarray, rtol) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
 
 
-class _Chunked:
-    """Shared walk: a batch of resamples, the inputs chunk by chunk, the aggregate summed in the compiled loops."""
+def threads() -> int:
+    """Threads a batch is split over: :data:`THREADS` if set, else numba's thread count (``NUMBA_NUM_THREADS``,
+    by default the number of cores)."""
+    if THREADS is not None:
+        return max(1, int(THREADS))
+    import numba
 
-    #: Cells per resample as the batch size sees them, so that a batch is :data:`BATCH` resamples (the input
-    #: counts of a batch, ``M x BATCH`` int32, are its largest array; the loops' temporaries are ``N x BATCH``).
-    cells = KERNEL_BATCH_CELLS // BATCH
+    return max(1, int(numba.get_num_threads()))
+
+
+_POOL: dict = {}
+
+
+def _pool(workers: int):
+    """A process-wide pool of ``workers`` threads (created on first use; kept, like numba's own threads)."""
+    if _POOL.get("workers") != workers:
+        from concurrent.futures import ThreadPoolExecutor
+
+        old = _POOL.get("pool")
+        _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metaeval-inputs"),
+                     workers=workers)
+        if old is not None:
+            old.shutdown(wait=False)
+    return _POOL["pool"]
+
+
+def _counts_of(cache: BatchCache):
+    """The input counts of the batch, (b, M) (the one-byte counts themselves when the draws keep them), or None
+    when the inputs are not resampled."""
+    draws = cache.draws
+    if draws.cols is None:
+        return None
+    kept = getattr(draws.cols, "counts", None)  # RegeneratedDraws: uint8 (int32 past 255) counts, no copy
+    return kept[cache.sl] if kept is not None else cache.col_weights()
+
+
+class _Chunked:
+    """Shared walk: a batch of resamples, the inputs chunk by chunk, the aggregate summed in the compiled loops.
+
+    A batch is split into :func:`threads` parts of at most :data:`BATCH` resamples (columns), each walked over
+    all inputs in its own thread with its own state (the compiled loops release the GIL). Every resample is
+    computed by the same operations in the same order whatever the part it falls in (the per-part decisions,
+    such as Pearson's ``fewest``, only skip work that cannot change a result), so the values do not depend on
+    the thread count or the batch.
+    """
 
     def __init__(self, x, z, undefined: str):
         self.n, self.m = x.shape
         self.skip = undefined == "skip"
         self.loops = _loops()
+        self.threads = threads()
+        #: Cells per resample as the batch size sees them, so that a batch is :data:`BATCH` resamples per thread
+        #: (the input counts of a part, ``M x BATCH``, are its largest array; the loops' temporaries are
+        #: ``N x BATCH``).
+        self.cells = max(1, KERNEL_BATCH_CELLS // (BATCH * self.threads))
 
     def evaluate(self, cache: BatchCache) -> np.ndarray:
         w = cache.row_weights()
+        counts = _counts_of(cache)
+        b = w.shape[0]
+        parts = max(1, min(self.threads, -(-b // 8)))  # at least 8 resamples a part
+        bounds = [b * i // parts for i in range(parts + 1)]
+        out = np.empty(b)
+        if parts == 1:
+            out[:] = self._part(w, counts)
+            return out
+        import contextvars
+
+        pool = _pool(parts - 1)
+        futures = [pool.submit(contextvars.copy_context().run, self._part, w[lo:hi],
+                               None if counts is None else counts[lo:hi])
+                   for lo, hi in zip(bounds[1:-1], bounds[2:])]
+        out[: bounds[1]] = self._part(w[: bounds[1]], None if counts is None else counts[: bounds[1]])
+        for (lo, hi), future in zip(zip(bounds[1:-1], bounds[2:]), futures):
+            out[lo:hi] = future.result()
+        return out
+
+    def _part(self, w, counts) -> np.ndarray:
+        """The statistic of the resamples of ``w`` (b, N) with input counts ``counts`` (b, M) or None."""
         b = w.shape[0]
         wt = np.ascontiguousarray(w.T, dtype=np.float64)  # (N, b): resamples innermost
-        has_counts = cache.draws.cols is not None
-        counts = np.zeros((1, b), dtype=np.int32)
-        if has_counts:  # (M, b): resamples innermost
-            counts = np.ascontiguousarray(cache.col_weights().T, dtype=np.int32)
+        has_counts = counts is not None
+        cnt = np.ascontiguousarray(counts.T) if has_counts else np.zeros((1, b), dtype=np.uint8)  # (M, b)
         total = np.zeros((2, b))  # the sums and their compensations
         used = np.zeros(b)
-        self.start(wt)
+        state = self.start(wt)
         for j0 in range(0, self.m, CHUNK):
-            self.chunk(wt, min(self.m, j0 + CHUNK), j0, counts, has_counts, total, used)
+            self.chunk(state, wt, min(self.m, j0 + CHUNK), j0, cnt, has_counts, total, used)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used > 0, (total[0] + total[1]) / np.maximum(used, 1), np.nan)
 
     def start(self, wt):
-        """Per-batch preparation (none by default)."""
+        """Per-part preparation: the state passed to every chunk of the part (none by default)."""
+        return None
 
 
 class SpearmanInputs(_Chunked):
@@ -99,7 +165,7 @@ class SpearmanInputs(_Chunked):
         self.rx, self.gx = _dense_ranks(x, rtol)
         self.rz, self.gz = _dense_ranks(z, rtol)
 
-    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+    def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape
         work = [np.empty((n + 1, b)) for _ in range(3)] + [np.empty(b) for _ in range(3)]
         self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
@@ -125,11 +191,11 @@ class KendallInputs(_Chunked):
         self.n0 = n * (n - 1) / 2.0
 
     def start(self, wt):
-        self.ww = np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
+        return np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
 
-    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+    def chunk(self, ww, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape
-        num = self.signs[:, j0:j1].T @ self.ww  # (chunk, b): exact small integers in float32
+        num = self.signs[:, j0:j1].T @ ww  # (chunk, b): exact small integers in float32
         work = (np.empty((n, b)), np.empty(b), np.empty(b))
         self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
                                   self.skip, *work, total, used)
@@ -162,27 +228,28 @@ class PearsonInputs(_Chunked):
         return row, ranks, groups, largest
 
     def start(self, wt):
-        self.chosen = (wt > 0).astype(np.float64)
-        self.count = self.chosen.sum(axis=0)
+        chosen = (wt > 0).astype(np.float64)
+        return chosen, chosen.sum(axis=0)
 
-    def chunk(self, wt, j1, j0, counts, has_counts, total, used):
+    def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
+        chosen, count = state
         n, b = wt.shape
         size = (j1 - j0) * b
         cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
-        fewest = max(2, int(self.count.min()))  # one chosen system is undefined anyway
-        k = self.loops.pearson_inputs(wt, self.chosen, self.count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
+        fewest = max(2, int(count.min()))  # one chosen system is undefined anyway
+        k = self.loops.pearson_inputs(wt, chosen, count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
                                       self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
                                       self.skip, np.empty((5, b)),
                                       np.empty((n, b)), np.empty(b, dtype=np.int64), total, used, *cand)
         if k:
-            self._decide(*(c[:k] for c in cand), counts, has_counts, total, used)
+            self._decide(chosen, *(c[:k] for c in cand), counts, has_counts, total, used)
 
-    def _decide(self, cols, rows, r, flags, counts, has_counts, total, used):
+    def _decide(self, chosen, cols, rows, r, flags, counts, has_counts, total, used):
         """Resamples whose chosen systems lie in one group of near-equal values: undefined where those values
         are constant (:func:`metaeval.stats.correlations.ties.is_constant`), else ``r``; added to the aggregate."""
         from metaeval.stats.correlations.ties import is_constant
 
-        chosen = self.chosen[:, rows].T > 0  # (K, N)
+        chosen = chosen[:, rows].T > 0  # (K, N)
         bad = np.zeros(cols.size, dtype=bool)
         for bit, values in ((1, self.x), (2, self.z)):
             which = np.flatnonzero(flags & bit)
