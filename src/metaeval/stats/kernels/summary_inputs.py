@@ -169,7 +169,7 @@ class SpearmanInputs(_Chunked):
         n, b = wt.shape
         work = [np.empty((n + 1, b)) for _ in range(3)] + [np.empty(b) for _ in range(3)]
         self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
-                                   *work, total, used)
+                                   *work, np.zeros(b, dtype=np.int64), total, used)
 
 
 class KendallInputs(_Chunked):
@@ -196,7 +196,7 @@ class KendallInputs(_Chunked):
     def chunk(self, ww, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape
         num = self.signs[:, j0:j1].T @ ww  # (chunk, b): exact small integers in float32
-        work = (np.empty((n, b)), np.empty(b), np.empty(b))
+        work = (np.empty((n, b)), np.empty(b), np.empty(b), np.zeros(b, dtype=np.int64))
         self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
                                   self.skip, *work, total, used)
 
@@ -240,7 +240,7 @@ class PearsonInputs(_Chunked):
         k = self.loops.pearson_inputs(wt, chosen, count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
                                       self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
                                       self.skip, np.empty((5, b)),
-                                      np.empty((n, b)), np.empty(b, dtype=np.int64), total, used, *cand)
+                                      np.empty((n, b)), np.empty(b, dtype=np.int64), np.empty(b), total, used, *cand)
         if k:
             self._decide(chosen, *(c[:k] for c in cand), counts, has_counts, total, used)
 
