@@ -70,14 +70,15 @@ def _rank_values(wt, ranks, j, groups, wg, v, tot):
     for g in range(groups):
         for s in range(b):
             below = v[0, s]
-            value = 2.0 * below + wg[g, s]
+            value = below + below + wg[g, s]  # 2 B_g + W_g in the arrays' type (exact integers)
             v[0, s] = below + wg[g, s]
             v[g + 1, s] = value
             tot[s] += wg[g, s] * value * value
 
 
 @jit(error_model="numpy")
-def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, left, total, used):
+def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, rr, left, total,
+                    used):
     """Spearman's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``) in exact integers; ``r`` is
@@ -98,8 +99,8 @@ def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx
             xx = sxx[s] - cube
             zz = szz[s] - cube
             r = ((sxz[s] - cube) / 4.0) / (math.sqrt(xx / 4.0) * math.sqrt(zz / 4.0))
-            sxz[s] = min(max(r, -1.0), 1.0) if xx > 0 and zz > 0 else np.nan
-        _add(total, used, counts, has_counts, skip, j, sxz, left)
+            rr[s] = min(max(r, -1.0), 1.0) if xx > 0 and zz > 0 else np.nan
+        _add(total, used, counts, has_counts, skip, j, rr, left)
 
 
 @jit(error_model="numpy")
@@ -115,7 +116,7 @@ def _tied_squares(wt, ranks, j, groups, wg, out):
 
 
 @jit(error_model="numpy")
-def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, left, total, used):
+def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, rr, left, total, used):
     """Kendall's tau-b of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``num[j - j0, s]`` is the weighted numerator (exact); the pairs tied in x are ``(sum_g W_g^2 - N) / 2``;
@@ -128,8 +129,8 @@ def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip
             ux = n0 - (tx[s] - n) / 2.0
             uz = n0 - (tz[s] - n) / 2.0
             r = np.float64(num[j - j0, s]) / math.sqrt(ux * uz)
-            tx[s] = min(max(r, -1.0), 1.0) if ux > 0 and uz > 0 else np.nan
-        _add(total, used, counts, has_counts, skip, j, tx, left)
+            rr[s] = min(max(r, -1.0), 1.0) if ux > 0 and uz > 0 else np.nan
+        _add(total, used, counts, has_counts, skip, j, rr, left)
 
 
 @jit(error_model="numpy")

@@ -45,6 +45,7 @@ BATCH = 64
 MIN_INPUTS = 4096
 #: Threads a batch is split over (None: numba's thread count, see :func:`threads`); the values do not depend on it.
 THREADS = None
+EXACT32 = True
 
 
 def _loops():
@@ -160,6 +161,9 @@ class _Chunked:
 class SpearmanInputs(_Chunked):
     """Summary-level Spearman (see the module docstring)."""
 
+    def start(self, wt):
+        return wt.astype(np.float32) if EXACT32 and 4 * self.n ** 3 < 2 ** 24 else wt
+
     def __init__(self, x, z, undefined, rtol):
         super().__init__(x, z, undefined)
         self.rx, self.gx = _dense_ranks(x, rtol)
@@ -167,9 +171,10 @@ class SpearmanInputs(_Chunked):
 
     def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape
-        work = [np.empty((n + 1, b)) for _ in range(3)] + [np.empty(b) for _ in range(3)]
+        wt = state
+        work = [np.empty((n + 1, b), wt.dtype) for _ in range(3)] + [np.empty(b, wt.dtype) for _ in range(3)]
         self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
-                                   *work, np.zeros(b, dtype=np.int64), total, used)
+                                   *work, np.empty(b), np.zeros(b, dtype=np.int64), total, used)
 
 
 class KendallInputs(_Chunked):
@@ -191,12 +196,15 @@ class KendallInputs(_Chunked):
         self.n0 = n * (n - 1) / 2.0
 
     def start(self, wt):
-        return np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
+        ww = np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
+        return ww, (wt.astype(np.float32) if EXACT32 and self.n ** 2 < 2 ** 24 else wt)
 
-    def chunk(self, ww, wt, j1, j0, counts, has_counts, total, used):
+    def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
+        ww, wt = state
         n, b = wt.shape
         num = self.signs[:, j0:j1].T @ ww  # (chunk, b): exact small integers in float32
-        work = (np.empty((n, b)), np.empty(b), np.empty(b), np.zeros(b, dtype=np.int64))
+        work = (np.empty((n, b), wt.dtype), np.empty(b, wt.dtype), np.empty(b, wt.dtype), np.empty(b),
+                np.zeros(b, dtype=np.int64))
         self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
                                   self.skip, *work, total, used)
 
