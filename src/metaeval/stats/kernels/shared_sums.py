@@ -6,7 +6,9 @@ for every metric. With many inputs they are the costly part (``k x M x N`` multi
 :data:`~metaeval.stats.kernels.summary_inputs.MIN_INPUTS` inputs on the system-level kernel asks
 :func:`resampled_sums` for them: exact column-weighted sums (:class:`~metaeval.stats.kernels.exact_sums.ExactWeightedSums`,
 so sums equal in exact arithmetic are equal), computed for every resample of the draws on first use and kept
-for that matrix object while the same draws object is in use (a new draws object clears them). Only read-only
+for that matrix object while the same draws object is in use (a new draws object clears them). The blocks of
+resamples are summed on :func:`~metaeval.stats.kernels.parts.threads` threads (the sums are exact, so the
+values do not depend on it). Only read-only
 arrays that own their memory, or views of such, are kept (those of a :class:`~metaeval.data.scoreset.ScoreSet`,
 which a table's cells share): an array its caller may still change is summed afresh on every call.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 
 __all__ = ["resampled_sums"]
@@ -33,13 +36,25 @@ def _frozen(values: np.ndarray) -> bool:
     return values is None
 
 
+def _weights(draws, sl: slice) -> np.ndarray:
+    """The input counts of resamples ``sl`` as float64 (from the one-byte counts when the draws keep them)."""
+    kept = getattr(draws.cols, "counts", None)  # RegeneratedDraws
+    return (kept[sl] if kept is not None else draws.col_weights(sl)).astype(np.float64)
+
+
 def _sums(values: np.ndarray, draws) -> np.ndarray:
     k, m = draws.n_resamples, values.shape[1]
     sums = ExactWeightedSums(values, m)
     out = np.empty((k, values.shape[0]))
-    for start in range(0, k, BLOCK):
-        sl = slice(start, min(k, start + BLOCK))
-        out[sl] = sums(draws.col_weights(sl))
+    starts = range(0, k, BLOCK)
+    n_parts = max(1, min(parts.threads(), len(starts)))
+
+    def part(mine):
+        for start in mine:
+            sl = slice(start, min(k, start + BLOCK))
+            out[sl] = sums(_weights(draws, sl))
+
+    parts.run_parts(part, [(starts[i::n_parts],) for i in range(n_parts)])  # exact sums: any thread, any order
     out.setflags(write=False)
     return out
 

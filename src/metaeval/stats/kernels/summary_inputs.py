@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
 from metaeval.stats.kernels.global_pairs import numba_available
 from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
@@ -43,8 +44,7 @@ CHUNK = 4096
 BATCH = 64
 #: From this many inputs on the summary level of BOOT-SYSTEMS / BOOT-BOTH uses these kernels.
 MIN_INPUTS = 4096
-#: Threads a batch is split over (None: numba's thread count, see :func:`threads`); the values do not depend on it.
-THREADS = None
+#: Rank sums in float32 where they are exact (False: float64 throughout; the same values either way).
 EXACT32 = True
 
 
@@ -62,32 +62,6 @@ def _dense_ranks(values: np.ndarray, rtol) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
 
 
-def threads() -> int:
-    """Threads a batch is split over: :data:`THREADS` if set, else numba's thread count (``NUMBA_NUM_THREADS``,
-    by default the number of cores)."""
-    if THREADS is not None:
-        return max(1, int(THREADS))
-    import numba
-
-    return max(1, int(numba.get_num_threads()))
-
-
-_POOL: dict = {}
-
-
-def _pool(workers: int):
-    """A process-wide pool of ``workers`` threads (created on first use; kept, like numba's own threads)."""
-    if _POOL.get("workers") != workers:
-        from concurrent.futures import ThreadPoolExecutor
-
-        old = _POOL.get("pool")
-        _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metaeval-inputs"),
-                     workers=workers)
-        if old is not None:
-            old.shutdown(wait=False)
-    return _POOL["pool"]
-
-
 def _counts_of(cache: BatchCache):
     """The input counts of the batch, (b, M) (the one-byte counts themselves when the draws keep them), or None
     when the inputs are not resampled."""
@@ -101,7 +75,7 @@ def _counts_of(cache: BatchCache):
 class _Chunked:
     """Shared walk: a batch of resamples, the inputs chunk by chunk, the aggregate summed in the compiled loops.
 
-    A batch is split into :func:`threads` parts of at most :data:`BATCH` resamples (columns), each walked over
+    A batch is split into :func:`~metaeval.stats.kernels.parts.threads` parts of at most :data:`BATCH` resamples (columns), each walked over
     all inputs in its own thread with its own state (the compiled loops release the GIL). Every resample is
     computed by the same operations in the same order whatever the part it falls in (the per-part decisions,
     such as Pearson's ``fewest``, only skip work that cannot change a result), so the values do not depend on
@@ -112,7 +86,7 @@ class _Chunked:
         self.n, self.m = x.shape
         self.skip = undefined == "skip"
         self.loops = _loops()
-        self.threads = threads()
+        self.threads = parts.threads()
         #: Cells per resample as the batch size sees them, so that a batch is :data:`BATCH` resamples per thread
         #: (the input counts of a part, ``M x BATCH``, are its largest array; the loops' temporaries are
         #: ``N x BATCH``).
@@ -122,22 +96,10 @@ class _Chunked:
         w = cache.row_weights()
         counts = _counts_of(cache)
         b = w.shape[0]
-        parts = max(1, min(self.threads, -(-b // 8)))  # at least 8 resamples a part
-        bounds = [b * i // parts for i in range(parts + 1)]
-        out = np.empty(b)
-        if parts == 1:
-            out[:] = self._part(w, counts)
-            return out
-        import contextvars
-
-        pool = _pool(parts - 1)
-        futures = [pool.submit(contextvars.copy_context().run, self._part, w[lo:hi],
-                               None if counts is None else counts[lo:hi])
-                   for lo, hi in zip(bounds[1:-1], bounds[2:])]
-        out[: bounds[1]] = self._part(w[: bounds[1]], None if counts is None else counts[: bounds[1]])
-        for (lo, hi), future in zip(zip(bounds[1:-1], bounds[2:]), futures):
-            out[lo:hi] = future.result()
-        return out
+        n_parts = max(1, min(self.threads, -(-b // 8)))  # at least 8 resamples a part
+        bounds = [b * i // n_parts for i in range(n_parts + 1)]
+        pieces = [(w[lo:hi], None if counts is None else counts[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return np.concatenate(parts.run_parts(self._part, pieces))
 
     def _part(self, w, counts) -> np.ndarray:
         """The statistic of the resamples of ``w`` (b, N) with input counts ``counts`` (b, M) or None."""
@@ -161,13 +123,13 @@ class _Chunked:
 class SpearmanInputs(_Chunked):
     """Summary-level Spearman (see the module docstring)."""
 
-    def start(self, wt):
-        return wt.astype(np.float32) if EXACT32 and 4 * self.n ** 3 < 2 ** 24 else wt
-
     def __init__(self, x, z, undefined, rtol):
         super().__init__(x, z, undefined)
         self.rx, self.gx = _dense_ranks(x, rtol)
         self.rz, self.gz = _dense_ranks(z, rtol)
+
+    def start(self, wt):
+        return wt.astype(np.float32) if EXACT32 and 4 * self.n ** 3 < 2 ** 24 else wt
 
     def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
         n, b = wt.shape

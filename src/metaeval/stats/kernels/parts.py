@@ -1,0 +1,60 @@
+"""Independent parts of one computation run on several threads (the compiled loops and numpy release the GIL).
+
+Used where the parts write disjoint results and every value is computed by the same operations whatever the
+thread that computes it (the summary-level bootstrap over many inputs, the shared resampled system sums, the
+input counts of the compact draws), so that the thread count never changes a result. The thread count is
+:data:`THREADS` when set (tests pin 1 against 2), else numba's (``NUMBA_NUM_THREADS``, by default the number
+of cores), else the cores this process may use.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["THREADS", "run_parts", "threads"]
+
+#: Threads of a split computation (None: numba's thread count, see :func:`threads`); values never depend on it.
+THREADS: int | None = None
+
+_POOL: dict = {}
+
+
+def threads() -> int:
+    """The number of threads a computation is split over (at least 1)."""
+    if THREADS is not None:
+        return max(1, int(THREADS))
+    try:
+        import numba
+    except ImportError:
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    return max(1, int(numba.get_num_threads()))
+
+
+def _pool(workers: int):
+    """A process-wide pool of ``workers`` threads (created on first use and kept, like numba's own threads)."""
+    if _POOL.get("workers") != workers:
+        from concurrent.futures import ThreadPoolExecutor
+
+        old = _POOL.get("pool")
+        _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metaeval-part"), workers=workers)
+        if old is not None:
+            old.shutdown(wait=False)
+    return _POOL["pool"]
+
+
+def run_parts(fn: Callable[..., Any], parts: Sequence[tuple]) -> list:
+    """``[fn(*p) for p in parts]``, the first part in this thread and the others in the pool, each in a copy of
+    this thread's context (numpy's error state goes with it); an exception of any part is raised here."""
+    nested = threading.current_thread().name.startswith("metaeval-part")  # a part's own parts: in its thread
+    if len(parts) <= 1 or nested:
+        return [fn(*p) for p in parts]
+    pool = _pool(len(parts) - 1)
+    futures = [pool.submit(contextvars.copy_context().run, fn, *p) for p in parts[1:]]
+    try:
+        first = fn(*parts[0])
+    finally:
+        rest = [f.result() for f in futures]  # waits for every part even when this one failed
+    return [first, *rest]
