@@ -33,9 +33,10 @@ def threads() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
-def _pool(workers: int):
-    """A process-wide pool of ``workers`` threads (created on first use and kept, like numba's own threads)."""
-    if _POOL.get("workers") != workers:
+def pool(workers: int):
+    """A process-wide pool of at least ``workers`` threads (created on first use and kept, like numba's own
+    threads; a larger one replaces it when more are asked for)."""
+    if _POOL.get("workers", 0) < workers:
         from concurrent.futures import ThreadPoolExecutor
 
         old = _POOL.get("pool")
@@ -51,8 +52,8 @@ def run_parts(fn: Callable[..., Any], parts: Sequence[tuple]) -> list:
     nested = threading.current_thread().name.startswith("metaeval-part")  # a part's own parts: in its thread
     if len(parts) <= 1 or nested:
         return [fn(*p) for p in parts]
-    pool = _pool(len(parts) - 1)
-    futures = [pool.submit(contextvars.copy_context().run, fn, *p) for p in parts[1:]]
+    workers = pool(len(parts) - 1)
+    futures = [workers.submit(contextvars.copy_context().run, fn, *p) for p in parts[1:]]
     try:
         first = fn(*parts[0])
     finally:
