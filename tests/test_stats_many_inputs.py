@@ -159,3 +159,31 @@ def test_parts_run_in_the_pool_and_raise_their_errors(monkeypatch):
     with np.errstate(divide="raise"):  # the caller's numpy error state holds in every part
         with pytest.raises(FloatingPointError):
             parts.run_parts(lambda v: np.float64(v) / 0.0, [(1.0,), (2.0,)])
+
+
+@pytest.mark.filterwarnings("ignore::metaeval.errors.DegenerateWarning")  # 6 systems
+def test_a_table_computes_the_human_s_tie_groups_once(monkeypatch):
+    """The cells of a table share the per-input tie groups of its (read-only) matrices: the human's once for
+    every metric and coefficient, a metric's once for Spearman and Kendall; the values are those computed afresh."""
+    import metaeval as me
+    from metaeval.stats.kernels import ranks
+
+    metrics, z = _data(m=500)
+    ds = me.ScoreSet({**metrics, "human": z}, systems=[f"s{i}" for i in range(6)],
+                     inputs=[f"d{j}" for j in range(500)], humans=["human"])
+    monkeypatch.setattr(summary_inputs, "MIN_INPUTS", 1)
+    summary_inputs._MEMO.clear()
+    calls = []
+    tie_ranks, near = summary_inputs.tie_ranks, summary_inputs.near_constant_groups
+    monkeypatch.setattr(summary_inputs, "tie_ranks", lambda *a, **k: calls.append("ranks") or tie_ranks(*a, **k))
+    monkeypatch.setattr(summary_inputs, "near_constant_groups", lambda *a, **k: calls.append("near") or near(*a, **k))
+    kept = me.correlation_table(ds, "human", levels=["summary"], n_resamples=30)
+    assert sorted(calls) == ["near"] * 4 + ["ranks"] * 4  # 3 metrics + the human, each once
+    monkeypatch.setattr(summary_inputs, "_MEMO_ENTRIES", 0)  # nothing kept: every cell computes its own
+    calls.clear()
+    fresh = me.correlation_table(ds, "human", levels=["summary"], n_resamples=30)
+    assert len(calls) == 3 * 6
+    for a, b in zip(kept.results, fresh.results):
+        assert a.bootstrap_distribution is not None and a.ci == b.ci
+        assert np.array_equal(a.bootstrap_distribution, b.bootstrap_distribution, equal_nan=True)
+    assert ranks.tie_ranks is tie_ranks

@@ -27,7 +27,7 @@ BLOCK = 32
 _MEMO: dict = {}
 
 
-def _frozen(values: np.ndarray) -> bool:
+def frozen(values: np.ndarray) -> bool:
     """Whether neither ``values`` nor any array it views can be written."""
     while isinstance(values, np.ndarray):
         if values.flags.writeable:
@@ -61,7 +61,7 @@ def _sums(values: np.ndarray, draws) -> np.ndarray:
 
 def resampled_sums(values: np.ndarray, draws) -> np.ndarray:
     """``sum_j c_sj values[:, j]`` for every resample ``s`` of ``draws`` (its input counts ``c``): (k, N), read-only."""
-    if not _frozen(values):
+    if not frozen(values):
         return _sums(values, draws)
     if _MEMO.get("draws") is not draws:
         _MEMO.clear()

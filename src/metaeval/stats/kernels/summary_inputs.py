@@ -28,6 +28,8 @@ by rounding only, and does not depend on the batch. Compiled with numba (importe
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from metaeval.stats.kernels import parts
@@ -55,11 +57,42 @@ def _loops():
     return compiled_inputs
 
 
+_MEMO: dict = {}
+#: Per-input tie groups kept (a table's human and metrics, for its rank coefficients and Pearson).
+_MEMO_ENTRIES = 8
+
+
+def _kept(kind: str, values: np.ndarray, rtol, make):
+    """``make()``, kept for ``values`` when nobody can change that array (a :class:`~metaeval.data.scoreset.ScoreSet`'s,
+    as :mod:`~metaeval.stats.kernels.shared_sums` keeps its sums): the cells of a table share the human's tie groups,
+    and Spearman and Kendall a metric's. The array is referred to weakly; the results are read-only."""
+    from metaeval.stats.kernels.shared_sums import frozen
+
+    if not frozen(values) or _MEMO_ENTRIES <= 0:
+        return make()
+    key = (kind, id(values), rtol)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0]() is values:  # a weak reference: a new array with a dead one's id is not it
+        return hit[1]
+    if len(_MEMO) >= _MEMO_ENTRIES:
+        _MEMO.clear()
+    result = make()
+    for part in result:
+        if isinstance(part, np.ndarray):
+            part.setflags(write=False)
+    _MEMO[key] = (weakref.ref(values), result)
+    return result
+
+
 def _dense_ranks(values: np.ndarray, rtol) -> tuple[np.ndarray, np.ndarray]:
     """Dense tie-group ranks (M, N) int8/int16 of every input (column of ``values`` (N, M)), by the tie rule of
-    :func:`~metaeval.stats.kernels.ranks.tie_ranks`, and the number of groups per input."""
-    ranks, _ = tie_ranks(np.ascontiguousarray(values.T), rtol=rtol)
-    return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
+    :func:`~metaeval.stats.kernels.ranks.tie_ranks`, and the number of groups per input (kept, see :func:`_kept`)."""
+
+    def make():
+        ranks, _ = tie_ranks(np.ascontiguousarray(values.T), rtol=rtol)
+        return np.ascontiguousarray(ranks), (ranks.max(axis=1).astype(np.int64) + 1)
+
+    return _kept("ranks", values, rtol, make)
 
 
 def _counts_of(cache: BatchCache):
@@ -179,8 +212,8 @@ class PearsonInputs(_Chunked):
         self.x, self.z = x, z
         self.xc = np.ascontiguousarray((x - x.mean(axis=0)).T)  # (M, N)
         self.zc = np.ascontiguousarray((z - z.mean(axis=0)).T)
-        self.tx, self.rx, self.gx, self.bx = self._tied(x)
-        self.tz, self.rz, self.gz, self.bz = self._tied(z)
+        self.tx, self.rx, self.gx, self.bx = _kept("near", x, None, lambda: self._tied(x))
+        self.tz, self.rz, self.gz, self.bz = _kept("near", z, None, lambda: self._tied(z))
 
     def _tied(self, values):
         """The inputs where a subset of two or more systems can be constant (the near-tie groups of
