@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["THREADS", "run_parts", "threads"]
+__all__ = ["THREADS", "pool", "release_freed", "run_parts", "threads"]
 
 #: Threads of a split computation (None: numba's thread count, see :func:`threads`); values never depend on it.
 THREADS: int | None = None
@@ -59,3 +59,22 @@ def run_parts(fn: Callable[..., Any], parts: Sequence[tuple]) -> list:
     finally:
         rest = [f.result() for f in futures]  # waits for every part even when this one failed
     return [first, *rest]
+
+
+def release_freed() -> None:
+    """Give the memory freed in the pool's threads back to the system (glibc's ``malloc_trim``; best effort, a
+    no-op elsewhere). glibc keeps each thread's freed blocks in that thread's arena, where the main thread's
+    later arrays cannot reuse them: call this after a part allocated large temporaries in the pool."""
+    trim = _POOL.get("trim")
+    if trim is None:
+        trim = False
+        try:
+            import ctypes
+
+            trim = ctypes.CDLL(None).malloc_trim
+            trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
+        except (OSError, AttributeError):
+            trim = False
+        _POOL["trim"] = trim
+    if trim:
+        trim(0)

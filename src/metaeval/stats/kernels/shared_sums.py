@@ -36,10 +36,13 @@ def frozen(values: np.ndarray) -> bool:
     return values is None
 
 
-def _weights(draws, sl: slice) -> np.ndarray:
-    """The input counts of resamples ``sl`` as float64 (from the one-byte counts when the draws keep them)."""
+def _weights(draws, sl: slice, out: np.ndarray) -> np.ndarray:
+    """The input counts of resamples ``sl`` as float64, written to the leading rows of ``out`` (from the one-byte
+    counts when the draws keep them)."""
     kept = getattr(draws.cols, "counts", None)  # RegeneratedDraws
-    return (kept[sl] if kept is not None else draws.col_weights(sl)).astype(np.float64)
+    rows = out[: sl.stop - sl.start]
+    np.copyto(rows, kept[sl] if kept is not None else draws.col_weights(sl))
+    return rows
 
 
 def _sums(values: np.ndarray, draws) -> np.ndarray:
@@ -49,12 +52,13 @@ def _sums(values: np.ndarray, draws) -> np.ndarray:
     starts = range(0, k, BLOCK)
     n_parts = max(1, min(parts.threads(), len(starts)))
 
-    def part(mine):
+    def part(mine, buffer):
         for start in mine:
             sl = slice(start, min(k, start + BLOCK))
-            out[sl] = sums(_weights(draws, sl))
+            out[sl] = sums(_weights(draws, sl, buffer))
 
-    parts.run_parts(part, [(starts[i::n_parts],) for i in range(n_parts)])  # exact sums: any thread, any order
+    # exact sums: any thread, any order; each part's weights allocated here (see summary_inputs._Chunked.buffers)
+    parts.run_parts(part, [(starts[i::n_parts], np.empty((BLOCK, m))) for i in range(n_parts)])
     out.setflags(write=False)
     return out
 

@@ -15,8 +15,8 @@ Per input ``j`` and resample with system multiplicities ``w`` (``N = sum_a w_a``
   ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx = sum_g W_g V_g^2 - N^3``): the sums of
   :class:`~metaeval.stats.kernels.bootstrap._BootSummarySpearman`, by another order of exact integer additions.
 - Kendall tau-b: the numerator ``sum_{a<b} w_a w_b s^x_ab s^z_ab`` is one float32 product per chunk (exact small
-  integers, as in :class:`~metaeval.stats.kernels.bootstrap._BootSummaryKendall`); the pairs tied in x are
-  ``(sum_g W_g^2 - N) / 2`` (copies of a system included).
+  integers, as in :class:`~metaeval.stats.kernels.bootstrap._BootSummaryKendall`; the signs are kept as one byte
+  per input and pair); the pairs tied in x are ``(sum_g W_g^2 - N) / 2`` (copies of a system included).
 - Pearson: the weighted centred moments ``sum_a w_a (x, z, x^2, z^2, x z)_a`` in float64, then the formula of
   :class:`~metaeval.stats.kernels.bootstrap._BootSummaryPearson`; an input is undefined where the chosen systems
   are one group of near-equal values (decided by :func:`metaeval.stats.correlations.ties.is_constant`).
@@ -131,24 +131,34 @@ class _Chunked:
         b = w.shape[0]
         n_parts = max(1, min(self.threads, -(-b // 8)))  # at least 8 resamples a part
         bounds = [b * i // n_parts for i in range(n_parts + 1)]
-        pieces = [(w[lo:hi], None if counts is None else counts[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        pieces = [(w[lo:hi], None if counts is None else counts[lo:hi], self.buffers(hi - lo, counts))
+                  for lo, hi in zip(bounds[:-1], bounds[1:])]
         return np.concatenate(parts.run_parts(self._part, pieces))
 
-    def _part(self, w, counts) -> np.ndarray:
+    def buffers(self, b: int, counts) -> dict:
+        """The larger arrays of a part of ``b`` resamples, allocated by the thread that splits the batch: glibc
+        keeps a thread's freed memory in that thread's own arena, so arrays allocated in the pool's threads would
+        add to the peak memory instead of reusing the main thread's."""
+        return {"counts": None if counts is None else np.empty((self.m, b), dtype=counts.dtype)}
+
+    def _part(self, w, counts, buffers) -> np.ndarray:
         """The statistic of the resamples of ``w`` (b, N) with input counts ``counts`` (b, M) or None."""
         b = w.shape[0]
         wt = np.ascontiguousarray(w.T, dtype=np.float64)  # (N, b): resamples innermost
         has_counts = counts is not None
-        cnt = np.ascontiguousarray(counts.T) if has_counts else np.zeros((1, b), dtype=np.uint8)  # (M, b)
+        cnt = np.zeros((1, b), dtype=np.uint8)
+        if has_counts:  # (M, b): resamples innermost
+            cnt = buffers["counts"]
+            np.copyto(cnt, counts.T)
         total = np.zeros((2, b))  # the sums and their compensations
         used = np.zeros(b)
-        state = self.start(wt)
+        state = self.start(wt, buffers)
         for j0 in range(0, self.m, CHUNK):
             self.chunk(state, wt, min(self.m, j0 + CHUNK), j0, cnt, has_counts, total, used)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used > 0, (total[0] + total[1]) / np.maximum(used, 1), np.nan)
 
-    def start(self, wt):
+    def start(self, wt, buffers):
         """Per-part preparation: the state passed to every chunk of the part (none by default)."""
         return None
 
@@ -161,7 +171,7 @@ class SpearmanInputs(_Chunked):
         self.rx, self.gx = _dense_ranks(x, rtol)
         self.rz, self.gz = _dense_ranks(z, rtol)
 
-    def start(self, wt):
+    def start(self, wt, buffers):
         return wt.astype(np.float32) if EXACT32 and 4 * self.n ** 3 < 2 ** 24 else wt
 
     def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
@@ -181,23 +191,29 @@ class KendallInputs(_Chunked):
         self.rx, self.gx = _dense_ranks(x, rtol)
         self.rz, self.gz = _dense_ranks(z, rtol)
         first, second = upper_pairs(n)
-        self.signs = np.empty((first.size, m), dtype=np.float32)  # s^x s^z of every pair and input
+        self.signs = np.empty((m, first.size), dtype=np.int8)  # s^x s^z of every input and pair, one byte each
         for j0 in range(0, m, CHUNK):
             j1 = min(m, j0 + CHUNK)
             sx = rank_pair_signs(self.rx[j0:j1], first, second)
             sz = rank_pair_signs(self.rz[j0:j1], first, second)
-            np.multiply(sx, sz, out=self.signs[:, j0:j1], dtype=np.float32)
+            np.multiply(sx, sz, out=self.signs[j0:j1].T)
         self.first, self.second = first, second
         self.n0 = n * (n - 1) / 2.0
 
-    def start(self, wt):
+    def buffers(self, b, counts):
+        return {**super().buffers(b, counts), "signs": np.empty((CHUNK, self.first.size), dtype=np.float32),
+                "num": np.empty((CHUNK, b), dtype=np.float32)}
+
+    def start(self, wt, buffers):
         ww = np.ascontiguousarray((wt[self.first] * wt[self.second]), dtype=np.float32)  # (P, b), exact
-        return ww, (wt.astype(np.float32) if EXACT32 and self.n ** 2 < 2 ** 24 else wt)
+        return ww, (wt.astype(np.float32) if EXACT32 and self.n ** 2 < 2 ** 24 else wt), buffers
 
     def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
-        ww, wt = state
+        ww, wt, buffers = state
         n, b = wt.shape
-        num = self.signs[:, j0:j1].T @ ww  # (chunk, b): exact small integers in float32
+        signs = buffers["signs"][: j1 - j0]
+        np.copyto(signs, self.signs[j0:j1])
+        num = np.matmul(signs, ww, out=buffers["num"][: j1 - j0])  # (chunk, b): exact small integers in float32
         work = (np.empty((n, b), wt.dtype), np.empty(b, wt.dtype), np.empty(b, wt.dtype), np.empty(b),
                 np.zeros(b, dtype=np.int64))
         self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
@@ -223,22 +239,26 @@ class PearsonInputs(_Chunked):
         k = cols.size
         row = np.full(self.m, -1, dtype=np.int64)
         row[cols] = np.arange(k)
-        ranks = np.ascontiguousarray(moments[:, :k].T.astype(np.int64) - 1)  # dense ranks from 1 -> from 0
-        groups = ranks.max(axis=1) + 1 if k else np.zeros(0, dtype=np.int64)
+        small = np.int8 if self.n <= 127 else np.int64  # one byte a cell where the ranks fit
+        ranks = np.ascontiguousarray(moments[:, :k].T.astype(np.int64) - 1, dtype=small)  # dense ranks from 0
+        groups = ranks.max(axis=1).astype(np.int64) + 1 if k else np.zeros(0, dtype=np.int64)
         largest = np.zeros(k, dtype=np.int64)
         for g in range(int(groups.max()) if k else 0):
             largest = np.maximum(largest, (ranks == g).sum(axis=1))
         return row, ranks, groups, largest
 
-    def start(self, wt):
+    def buffers(self, b, counts):
+        size = CHUNK * b
+        cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
+        return {**super().buffers(b, counts), "candidates": cand}
+
+    def start(self, wt, buffers):
         chosen = (wt > 0).astype(np.float64)
-        return chosen, chosen.sum(axis=0)
+        return chosen, chosen.sum(axis=0), buffers["candidates"]
 
     def chunk(self, state, wt, j1, j0, counts, has_counts, total, used):
-        chosen, count = state
+        chosen, count, cand = state
         n, b = wt.shape
-        size = (j1 - j0) * b
-        cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
         fewest = max(2, int(count.min()))  # one chosen system is undefined anyway
         k = self.loops.pearson_inputs(wt, chosen, count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
                                       self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,

@@ -70,6 +70,10 @@ class RegeneratedDraws:
             pending = _background(_counts, indices, m, start)
         if pending is not None:
             counts = self._store(counts, *pending.result())
+            if not isinstance(pending, _Done):  # the blocks were counted in the pool: return its freed memory
+                from metaeval.stats.kernels import parts
+
+                parts.release_freed()
         counts.setflags(write=False)
         self.counts = counts
 
