@@ -5,7 +5,10 @@ Every loop keeps the resamples innermost (``wt`` is (N, b): the system multiplic
 contiguous), so each statement is one vectorised pass over the batch. Each per-input correlation ``r`` of a
 resample ``s`` is added to the aggregate at once: ``total[s] += c_js r`` and ``used[s] += c_js`` for a defined
 ``r`` (and ``used[s] += c_js`` for an undefined one when ``skip`` is False), ``c_js`` the count of input ``j`` in
-the resample (1 when the inputs are not resampled).
+the resample (1 when the inputs are not resampled). The correlations of an input are first written to a row
+(``rr``) and then added in one branch-free loop (:func:`_add`), so both loops vectorise: the loops use numpy's
+error model (a division by zero in a lane that is then discarded raises nothing). The rank loops take float32
+or float64 weights (the caller chooses float32 where every sum is an exact integer below 2^24).
 """
 from __future__ import annotations
 

@@ -21,6 +21,14 @@ Per input ``j`` and resample with system multiplicities ``w`` (``N = sum_a w_a``
   :class:`~metaeval.stats.kernels.bootstrap._BootSummaryPearson`; an input is undefined where the chosen systems
   are one group of near-equal values (decided by :func:`metaeval.stats.correlations.ties.is_constant`).
 
+The Spearman and Kendall sums are exact integers, kept in float32 (16 lanes a vector instead of 8) while every
+one stays below 2^24 (``4 N^3`` and ``N^2``: up to 161 systems for Spearman), else in float64: the same values.
+A batch is split into parts of resamples run on :func:`~metaeval.stats.kernels.parts.threads` threads (the loops
+release the GIL); each resample is computed by the same operations in the same order in any part, so neither the
+thread count nor the batch changes a value. The per-input tie groups of a read-only matrix (a
+:class:`~metaeval.data.scoreset.ScoreSet`'s) are kept for the next cell (a table's human, a metric's for Spearman
+and Kendall).
+
 Per-input values are those of the kernels (bitwise for the rank coefficients; Pearson's moments are summed in
 another order, within rounding); the aggregate adds chunk sums, so it differs from a single sum over all inputs
 by rounding only, and does not depend on the batch. Compiled with numba (imported on first use); without numba
