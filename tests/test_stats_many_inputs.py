@@ -187,3 +187,31 @@ def test_a_table_computes_the_human_s_tie_groups_once(monkeypatch):
         assert a.bootstrap_distribution is not None and a.ci == b.ci
         assert np.array_equal(a.bootstrap_distribution, b.bootstrap_distribution, equal_nan=True)
     assert ranks.tie_ranks is tie_ranks
+
+
+def _parts_in_child(queue):
+    from metaeval.stats.kernels import parts
+
+    queue.put(parts.run_parts(lambda i: i * 2, [(1,), (2,)]))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork")
+def test_parts_run_in_a_forked_child(monkeypatch):
+    """A child forked after the pool started has none of its threads: it makes its own (no hang)."""
+    import multiprocessing
+
+    from metaeval.stats.kernels import parts
+
+    monkeypatch.setattr(parts, "THREADS", 2)
+    assert parts.run_parts(lambda i: i, [(1,), (2,)]) == [1, 2]  # the parent's pool exists
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_parts_in_child, args=(queue,))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == [2, 4]
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()

@@ -2,14 +2,15 @@
 
 Used where the parts write disjoint results and every value is computed by the same operations whatever the
 thread that computes it (the summary-level bootstrap over many inputs, the shared resampled system sums, the
-input counts of the compact draws), so that the thread count never changes a result. The thread count is
-:data:`THREADS` when set (tests pin 1 against 2), else numba's (``NUMBA_NUM_THREADS``, by default the number
-of cores), else the cores this process may use.
+input counts of the compact draws), so that the thread count never changes a result. The thread count
+(:func:`threads`) follows numba's (``NUMBA_NUM_THREADS``, by default the number of cores); :data:`THREADS`
+overrides it (tests pin 1 against 2).
 """
 from __future__ import annotations
 
 import contextvars
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,24 +24,32 @@ _POOL: dict = {}
 
 
 def threads() -> int:
-    """The number of threads a computation is split over (at least 1)."""
+    """The number of threads a computation is split over (at least 1): :data:`THREADS` when set, else numba's
+    thread count when numba is loaded, else ``NUMBA_NUM_THREADS``, else the cores this process may use (numba's
+    default; numba is not imported for this)."""
     if THREADS is not None:
         return max(1, int(THREADS))
-    try:
-        import numba
-    except ImportError:
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-    return max(1, int(numba.get_num_threads()))
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        return max(1, int(numba.get_num_threads()))
+    setting = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if setting.isdigit() and int(setting) > 0:
+        return int(setting)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def pool(workers: int):
     """A process-wide pool of at least ``workers`` threads (created on first use and kept, like numba's own
-    threads; a larger one replaces it when more are asked for)."""
+    threads; a larger one replaces it when more are asked for, a new one in a forked child, which has none of
+    its parent's threads)."""
+    if _POOL.get("pid") != os.getpid():
+        _POOL.clear()
     if _POOL.get("workers", 0) < workers:
         from concurrent.futures import ThreadPoolExecutor
 
         old = _POOL.get("pool")
-        _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metaeval-part"), workers=workers)
+        _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metaeval-part"), workers=workers,
+                     pid=os.getpid())
         if old is not None:
             old.shutdown(wait=False)
     return _POOL["pool"]
