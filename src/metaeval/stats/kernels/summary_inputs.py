@@ -79,11 +79,12 @@ def _kept(kind: str, values: np.ndarray, rtol, make):
     if not frozen(values) or _MEMO_ENTRIES <= 0:
         return make()
     key = (kind, id(values), rtol)
-    hit = _MEMO.get(key)
+    hit = _MEMO.pop(key, None)
     if hit is not None and hit[0]() is values:  # a weak reference: a new array with a dead one's id is not it
+        _MEMO[key] = hit  # the most recently used last
         return hit[1]
-    if len(_MEMO) >= _MEMO_ENTRIES:
-        _MEMO.clear()
+    while len(_MEMO) >= _MEMO_ENTRIES:
+        _MEMO.pop(next(iter(_MEMO)))  # the least recently used
     result = make()
     for part in result:
         if isinstance(part, np.ndarray):
@@ -116,11 +117,11 @@ def _counts_of(cache: BatchCache):
 class _Chunked:
     """Shared walk: a batch of resamples, the inputs chunk by chunk, the aggregate summed in the compiled loops.
 
-    A batch is split into :func:`~metaeval.stats.kernels.parts.threads` parts of at most :data:`BATCH` resamples (columns), each walked over
-    all inputs in its own thread with its own state (the compiled loops release the GIL). Every resample is
-    computed by the same operations in the same order whatever the part it falls in (the per-part decisions,
-    such as Pearson's ``fewest``, only skip work that cannot change a result), so the values do not depend on
-    the thread count or the batch.
+    A batch is split into :func:`~metaeval.stats.kernels.parts.threads` parts of at most :data:`BATCH` resamples
+    (columns), each walked over all inputs in its own thread with its own state (the loops release the GIL).
+    Every resample is computed by the same operations in the same order whatever the part it falls in (the
+    per-part decisions, such as Pearson's ``fewest``, only skip work that cannot change a result), so the
+    values do not depend on the thread count or the batch.
     """
 
     def __init__(self, x, z, undefined: str):
@@ -257,7 +258,8 @@ class PearsonInputs(_Chunked):
 
     def buffers(self, b, counts):
         size = CHUNK * b
-        cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, np.int64))
+        cand = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size),
+                np.empty(size, dtype=np.int64))
         return {**super().buffers(b, counts), "candidates": cand}
 
     def start(self, wt, buffers):
