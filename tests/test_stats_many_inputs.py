@@ -148,6 +148,8 @@ def test_parts_run_in_the_pool_and_raise_their_errors(monkeypatch):
     names = parts.run_parts(lambda i: (i, threading.current_thread().name), [(0,), (1,), (2,)])
     assert [i for i, _ in names] == [0, 1, 2]
     assert names[0][1] == threading.current_thread().name and names[1][1].startswith("metaeval-part")
+    # parts of a part run in its thread: the one pool thread never waits for work queued behind itself
+    assert parts.run_parts(lambda i: parts.run_parts(lambda j: i + j, [(1,), (2,)]), [(10,), (20,)]) == [[11, 12], [21, 22]]
 
     def fail(i):
         if i == 1:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["THREADS", "pool", "release_freed", "run_parts", "threads"]
+__all__ = ["THREADS", "in_pool", "pool", "release_freed", "run_parts", "threads"]
 
 #: Threads of a split computation (None: numba's thread count, see :func:`threads`); values never depend on it.
 THREADS: int | None = None
@@ -55,11 +55,15 @@ def pool(workers: int):
     return _POOL["pool"]
 
 
+def in_pool() -> bool:
+    """Whether this thread is one of the pool's (work it submits could wait behind itself)."""
+    return threading.current_thread().name.startswith("metaeval-part")
+
+
 def run_parts(fn: Callable[..., Any], parts: Sequence[tuple]) -> list:
     """``[fn(*p) for p in parts]``, the first part in this thread and the others in the pool, each in a copy of
     this thread's context (numpy's error state goes with it); an exception of any part is raised here."""
-    nested = threading.current_thread().name.startswith("metaeval-part")  # a part's own parts: in its thread
-    if len(parts) <= 1 or nested:
+    if len(parts) <= 1 or in_pool():  # a part's own parts run in its thread (the pool could be all busy)
         return [fn(*p) for p in parts]
     workers = pool(len(parts) - 1)
     futures = [workers.submit(contextvars.copy_context().run, fn, *p) for p in parts[1:]]

@@ -38,7 +38,7 @@ def _background(fn, *args):
     next block is drawn meanwhile: the generator releases the GIL), else at once; an object with ``result()``."""
     from metaeval.stats.kernels import parts
 
-    if parts.threads() > 1:
+    if parts.threads() > 1 and not parts.in_pool():
         import contextvars
 
         return parts.pool(1).submit(contextvars.copy_context().run, fn, *args)
