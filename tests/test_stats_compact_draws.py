@@ -12,7 +12,16 @@ from metaeval.stats.resampling.compact_draws import RegeneratedDraws
 from metaeval.stats.resampling.draws import bootstrap_draws, count_weights
 
 
-def test_regenerated_draws_are_the_generator_s_numbers():
+@pytest.fixture(params=[1, 2], ids=["1 thread", "2 threads"])
+def threads(request, monkeypatch):
+    """Each block counted at once (1 thread) or in the pool while the next is drawn (2): the same draws."""
+    from metaeval.stats.kernels import parts
+
+    monkeypatch.setattr(parts, "THREADS", request.param)
+    return request.param
+
+
+def test_regenerated_draws_are_the_generator_s_numbers(threads):
     whole = np.random.default_rng(7).integers(0, 300, size=(50, 300))
     gen = np.random.default_rng(7)
     lazy = RegeneratedDraws(gen, 300, 50, block=7)
@@ -29,7 +38,7 @@ def test_regenerated_draws_are_the_generator_s_numbers():
         lazy.setflags(write=True)
 
 
-def test_the_generator_continues_as_after_drawing_everything():
+def test_the_generator_continues_as_after_drawing_everything(threads):
     gen = np.random.default_rng(3)
     RegeneratedDraws(gen, 100, 20, block=3)
     reference = np.random.default_rng(3)
@@ -37,7 +46,7 @@ def test_the_generator_continues_as_after_drawing_everything():
     assert np.array_equal(gen.integers(0, 10**6, size=5), reference.integers(0, 10**6, size=5))
 
 
-def test_counts_above_255_are_kept_whole():
+def test_counts_above_255_are_kept_whole(threads):
     class Repeating:  # draws input 0 every time: its count is m
         bit_generator = np.random.PCG64(0)
 
@@ -46,6 +55,16 @@ def test_counts_above_255_are_kept_whole():
 
     lazy = RegeneratedDraws(Repeating(), 300, 5, block=2)
     assert lazy.counts.dtype == np.int32 and (lazy.counts[:, 0] == 300).all() and lazy.counts[:, 1:].sum() == 0
+
+    class Late(Repeating):  # counts below 256 in the first blocks, one of 300 from the third block on
+        calls = 0
+
+        def integers(self, low, high, size):
+            self.calls += 1
+            return np.zeros(size, dtype=np.int64) if self.calls >= 3 else np.tile(np.arange(high), (size[0], 1))
+
+    late = RegeneratedDraws(Late(), 300, 7, block=2)
+    assert late.counts.dtype == np.int32 and (late.counts[:4] == 1).all() and (late.counts[4:, 0] == 300).all()
     assert RegeneratedDraws(np.random.default_rng(0), 300, 5, block=2).counts.dtype == np.uint8
 
 

@@ -5,7 +5,10 @@ Every loop keeps the resamples innermost (``wt`` is (N, b): the system multiplic
 contiguous), so each statement is one vectorised pass over the batch. Each per-input correlation ``r`` of a
 resample ``s`` is added to the aggregate at once: ``total[s] += c_js r`` and ``used[s] += c_js`` for a defined
 ``r`` (and ``used[s] += c_js`` for an undefined one when ``skip`` is False), ``c_js`` the count of input ``j`` in
-the resample (1 when the inputs are not resampled).
+the resample (1 when the inputs are not resampled). The correlations of an input are first written to a row
+(``rr``) and then added in one branch-free loop (:func:`_add`), so both loops vectorise: the loops use numpy's
+error model (a division by zero in a lane that is then discarded raises nothing). The rank loops take float32
+or float64 weights (the caller chooses float32 where every sum is an exact integer below 2^24).
 """
 from __future__ import annotations
 
@@ -18,26 +21,34 @@ from metaeval.stats.kernels.compiled import jit
 __all__ = ["kendall_inputs", "pearson_inputs", "spearman_inputs"]
 
 
-@jit()
-def _add(total, used, counts, has_counts, skip, j, s, r):
-    """Add ``c_js r`` to ``total[0, s]`` (Neumaier's compensated sum, the compensation in ``total[1, s]``: the
-    aggregate of many inputs is as exact as numpy's pairwise sum) and ``c_js`` to ``used[s]``."""
-    c = np.float64(counts[j, s]) if has_counts else 1.0
-    if math.isnan(r):
-        if not skip:
-            used[s] += c
-    else:
-        v = c * r
-        t = total[0, s] + v
-        if abs(total[0, s]) >= abs(v):
-            total[1, s] += (total[0, s] - t) + v
-        else:
-            total[1, s] += (v - t) + total[0, s]
+@jit(error_model="numpy")
+def _add(total, used, counts, has_counts, skip, j, r, left):
+    """Add ``c_js r[s]`` to ``total[0, s]`` for every resample ``s`` of the batch (Neumaier's compensated sum,
+    the compensation in ``total[1, s]``: the aggregate of many inputs is as exact as numpy's pairwise sum) and
+    ``c_js`` to ``used[s]``; an undefined ``r[s]`` (NaN) adds nothing to the sums, and ``c_js`` to ``used[s]``
+    unless ``skip``; a resample with ``left[s] != 0`` adds nothing (its caller decides it).
+
+    Written without branches so that it vectorises over the resamples: an undefined value adds an exact 0 to
+    both sums (neither is ever -0.0, so adding +0.0 leaves them unchanged), and the compensation takes the
+    larger and smaller operand by selection, as Neumaier's branches do."""
+    b = r.shape[0]
+    for s in range(b):
+        c = np.float64(counts[j, s]) if has_counts else 1.0
+        c = c if left[s] == 0 else 0.0
+        x = r[s]
+        ok = x == x
+        v = c * x if ok else 0.0
+        t0 = total[0, s]
+        t = t0 + v
+        first = abs(t0) >= abs(v)
+        big = t0 if first else v
+        small = v if first else t0
+        total[1, s] += (big - t) + small
         total[0, s] = t
-        used[s] += c
+        used[s] += c if (ok or not skip) else 0.0
 
 
-@jit()
+@jit(error_model="numpy")
 def _group_weights(wt, ranks, j, groups, wg):
     """``wg[g, s]``: weight of tie group ``g`` of input ``j`` in resample ``s``."""
     n, b = wt.shape
@@ -50,7 +61,7 @@ def _group_weights(wt, ranks, j, groups, wg):
             wg[g, s] += wt[a, s]
 
 
-@jit()
+@jit(error_model="numpy")
 def _rank_values(wt, ranks, j, groups, wg, v, tot):
     """``v[g + 1, s] = 2 B_g + W_g`` of input ``j`` (``B_g`` the weight below group ``g``); ``tot[s] = sum_g W_g
     v_g^2``."""
@@ -62,14 +73,15 @@ def _rank_values(wt, ranks, j, groups, wg, v, tot):
     for g in range(groups):
         for s in range(b):
             below = v[0, s]
-            value = 2.0 * below + wg[g, s]
+            value = below + below + wg[g, s]  # 2 B_g + W_g in the arrays' type (exact integers)
             v[0, s] = below + wg[g, s]
             v[g + 1, s] = value
             tot[s] += wg[g, s] * value * value
 
 
-@jit()
-def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, total, used):
+@jit(error_model="numpy")
+def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, rr, left, total,
+                    used):
     """Spearman's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``) in exact integers; ``r`` is
@@ -89,14 +101,12 @@ def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx
         for s in range(b):
             xx = sxx[s] - cube
             zz = szz[s] - cube
-            r = np.nan
-            if xx > 0 and zz > 0:
-                r = ((sxz[s] - cube) / 4.0) / (math.sqrt(xx / 4.0) * math.sqrt(zz / 4.0))
-                r = min(max(r, -1.0), 1.0)
-            _add(total, used, counts, has_counts, skip, j, s, r)
+            r = ((sxz[s] - cube) / 4.0) / (math.sqrt(xx / 4.0) * math.sqrt(zz / 4.0))
+            rr[s] = min(max(r, -1.0), 1.0) if xx > 0 and zz > 0 else np.nan
+        _add(total, used, counts, has_counts, skip, j, rr, left)
 
 
-@jit()
+@jit(error_model="numpy")
 def _tied_squares(wt, ranks, j, groups, wg, out):
     """``out[s] = sum_g W_g^2`` of input ``j``."""
     b = wt.shape[1]
@@ -108,8 +118,8 @@ def _tied_squares(wt, ranks, j, groups, wg, out):
             out[s] += wg[g, s] * wg[g, s]
 
 
-@jit()
-def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, total, used):
+@jit(error_model="numpy")
+def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, rr, left, total, used):
     """Kendall's tau-b of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``num[j - j0, s]`` is the weighted numerator (exact); the pairs tied in x are ``(sum_g W_g^2 - N) / 2``;
@@ -121,14 +131,12 @@ def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip
         for s in range(b):
             ux = n0 - (tx[s] - n) / 2.0
             uz = n0 - (tz[s] - n) / 2.0
-            r = np.nan
-            if ux > 0 and uz > 0:
-                r = np.float64(num[j - j0, s]) / math.sqrt(ux * uz)
-                r = min(max(r, -1.0), 1.0)
-            _add(total, used, counts, has_counts, skip, j, s, r)
+            r = np.float64(num[j - j0, s]) / math.sqrt(ux * uz)
+            rr[s] = min(max(r, -1.0), 1.0) if ux > 0 and uz > 0 else np.nan
+        _add(total, used, counts, has_counts, skip, j, rr, left)
 
 
-@jit()
+@jit(error_model="numpy")
 def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
     """``flag[s] |= bit`` where the two or more chosen systems of resample ``s`` lie in one group of ``ranks[k]``."""
     n, b = chosen.shape
@@ -145,9 +153,9 @@ def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
                 flag[s] |= bit
 
 
-@jit()
+@jit(error_model="numpy")
 def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz, rz, gz, bz, counts, has_counts, skip,
-                   mom, cnt, flag, total, used, cand_j, cand_s, cand_r, cand_f):
+                   mom, cnt, flag, rr, total, used, cand_j, cand_s, cand_r, cand_f):
     """Pearson's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     The weighted moments ``sum_a w_a (x, z, x^2, z^2, x z)`` of the centred scores, then ``r`` by the formula of
@@ -175,12 +183,15 @@ def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz
                 mom[2, s] += w * xx
                 mom[3, s] += w * zz
                 mom[4, s] += w * xz
+        any_flag = False
         for s in range(b):
             flag[s] = 0
         if tx[j] >= 0 and bx[tx[j]] >= fewest:
             _one_group(chosen, rx, tx[j], gx[tx[j]], count, cnt, flag, 1)
+            any_flag = True
         if tz[j] >= 0 and bz[tz[j]] >= fewest:
             _one_group(chosen, rz, tz[j], gz[tz[j]], count, cnt, flag, 2)
+            any_flag = True
         for s in range(b):
             sx = mom[0, s]
             sz = mom[1, s]
@@ -188,19 +199,17 @@ def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz
             vz = mom[3, s] - sz * sz / n
             cov = mom[4, s] - sx * sz / n
             p = vx * vz  # numpy's cov / sqrt(p), clipped: +-1 for p == 0 < |cov|, NaN for 0 / 0 and p < 0
-            r = np.nan
-            if p > 0:
-                r = min(max(cov / math.sqrt(p), -1.0), 1.0)
-            elif p == 0 and cov != 0:
-                r = 1.0 if cov > 0 else -1.0
-            if count[s] == 1:
-                r = np.nan
-            if flag[s]:
-                cand_j[k] = j
-                cand_s[k] = s
-                cand_r[k] = r
-                cand_f[k] = flag[s]
-                k += 1
-            else:
-                _add(total, used, counts, has_counts, skip, j, s, r)
+            q = min(max(cov / math.sqrt(p), -1.0), 1.0)
+            one = 1.0 if cov > 0 else -1.0
+            r = q if p > 0 else (one if p == 0 and cov != 0 else np.nan)
+            rr[s] = r if count[s] != 1 else np.nan
+        if any_flag:
+            for s in range(b):
+                if flag[s]:
+                    cand_j[k] = j
+                    cand_s[k] = s
+                    cand_r[k] = rr[s]
+                    cand_f[k] = flag[s]
+                    k += 1
+        _add(total, used, counts, has_counts, skip, j, rr, flag)
     return k

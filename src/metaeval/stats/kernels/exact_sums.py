@@ -42,7 +42,7 @@ class ExactWeightedSums:
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         """Weighted sums ``(b, N)`` for integer weights ``(b, M)``."""
-        out = np.matmul(weights.astype(np.float64), self.rhs).reshape(weights.shape[0], self.n_parts, self.n)
+        out = np.matmul(weights.astype(np.float64, copy=False), self.rhs).reshape(weights.shape[0], self.n_parts, self.n)
         total = out[:, -1]
         for r in range(self.n_parts - 2, -1, -1):
             total = out[:, r] + total

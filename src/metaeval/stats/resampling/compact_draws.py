@@ -19,10 +19,30 @@ import numpy as np
 __all__ = ["RegeneratedDraws"]
 
 
-def _counts(indices: np.ndarray, size: int) -> np.ndarray:
+def _counts(indices: np.ndarray, size: int, start: int) -> tuple[int, np.ndarray]:
     k = indices.shape[0]
     flat = indices + (np.arange(k) * size)[:, None]
-    return np.bincount(flat.ravel(), minlength=k * size).reshape(k, size)
+    return start, np.bincount(flat.ravel(), minlength=k * size).reshape(k, size)
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _background(fn, *args):
+    """``fn(*args)`` in the thread pool of :mod:`metaeval.stats.kernels.parts` when it has more than one thread (the
+    next block is drawn meanwhile: the generator releases the GIL), else at once; an object with ``result()``."""
+    from metaeval.stats.kernels import parts
+
+    if parts.threads() > 1 and not parts.in_pool():
+        import contextvars
+
+        return parts.pool(1).submit(contextvars.copy_context().run, fn, *args)
+    return _Done(fn(*args))
 
 
 class RegeneratedDraws:
@@ -40,15 +60,30 @@ class RegeneratedDraws:
         self._kind = type(gen.bit_generator)
         self._states = []
         counts = np.empty((k, m), dtype=np.uint8)
+        pending = None  # the counting of the previous block, in the pool while this block is drawn
         for start in range(0, k, block):
             stop = min(k, start + block)
             self._states.append(copy.deepcopy(gen.bit_generator.state))
-            c = _counts(gen.integers(0, m, size=(stop - start, m)), m)
-            if counts.dtype == np.uint8 and c.max() > np.iinfo(np.uint8).max:
-                counts = counts.astype(np.int32)
-            counts[start:stop] = c
+            indices = gen.integers(0, m, size=(stop - start, m))
+            if pending is not None:
+                counts = self._store(counts, *pending.result())
+            pending = _background(_counts, indices, m, start)
+        if pending is not None:
+            counts = self._store(counts, *pending.result())
+            if not isinstance(pending, _Done):  # the blocks were counted in the pool: return its freed memory
+                from metaeval.stats.kernels import parts
+
+                parts.release_freed()
         counts.setflags(write=False)
         self.counts = counts
+
+    @staticmethod
+    def _store(counts: np.ndarray, start: int, c: np.ndarray) -> np.ndarray:
+        """``counts`` with the block of resamples from ``start`` set to ``c`` (widened to int32 past 255)."""
+        if counts.dtype == np.uint8 and c.max() > np.iinfo(np.uint8).max:
+            counts = counts.astype(np.int32)
+        counts[start:start + c.shape[0]] = c
+        return counts
 
     def __len__(self) -> int:
         return self.shape[0]
