@@ -112,12 +112,28 @@ def _tie_chains(std: np.ndarray, level: str, rtol: float | None):
     return group, counts > 0, counts > 1
 
 
-def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> dict:
+class TieChains:
+    """The tie chains of ``std`` per level, computed once for :func:`tied_groups` and :func:`tie_free_pairs`
+    (one call of :func:`metaeval.stats.significance.pair_permutations.permutation_pairs` asks for both)."""
+
+    def __init__(self, std: np.ndarray, rtol: float = TIE_RTOL):
+        self.std, self.rtol, self._levels = std, rtol, {}
+
+    def of(self, level: str):
+        if level not in self._levels:
+            self._levels[level] = _tie_chains(self.std, level, self.rtol)
+        return self._levels[level]
+
+
+def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL,
+                chains: TieChains | None = None) -> dict:
     """``{(i, j): groups}``: for every metric pair ``i < j`` that may tie within a group (as in
     :func:`tie_free_pairs`, conservative), the sorted indices of those groups: the groups holding a chain
-    with values of both metrics, or with two values of one of them."""
+    with values of both metrics, or with two values of one of them. ``chains``: those of ``std`` at
+    ``rtol``, when already made."""
     p = std.shape[0]
-    group, present, repeated = _tie_chains(std, level, rtol)  # chains in ascending group order
+    group, present, repeated = (_tie_chains(std, level, rtol) if chains is None  # ascending group order
+                                else chains.of(level))
     present, repeated = np.asfortranarray(present), np.asfortranarray(repeated)  # a metric's column contiguous
     out: dict = {}
     for i in range(p):
@@ -128,7 +144,8 @@ def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RT
     return out
 
 
-def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL) -> np.ndarray:
+def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RTOL,
+                   chains: TieChains | None = None) -> np.ndarray:
     """``(P, P)`` bool: True where no two values of metrics ``i`` and ``j`` (including two of one metric)
     tie within any group (conservative: False whenever both metrics hold values of one tie chain).
 
@@ -136,7 +153,7 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE
     of tied sorted neighbours in the pool of all metrics; so pairs that share no chain have no tie, and
     neither has any ``X'`` made of their values (a subset of the pair's values).
     """
-    _, present, repeated = _tie_chains(std, level, rtol)
+    _, present, repeated = _tie_chains(std, level, rtol) if chains is None else chains.of(level)
     incidence = present.astype(np.float64)  # BLAS; counts of chains, exact in float64
     shared = (incidence.T @ incidence) > 0
     self_tied = repeated.any(axis=0)

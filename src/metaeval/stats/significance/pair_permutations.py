@@ -72,11 +72,14 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
             and draws.method != "inputs"):
         shared.append(_kernels.PearsonSummaryShared(std, z, kw["undefined"]))
     if engine == "auto" and complete and draws.method == "both":
-        shared_pair = shared_pair_kernel(std, z, pairs, kw, rtol)
+        from metaeval.stats.kernels.shared import TieChains
+
+        chains = TieChains(std, rtol)  # both kernels ask which pairs tie where
+        shared_pair = shared_pair_kernel(std, z, pairs, kw, rtol, chains)
         if shared_pair is not None:
             shared = [shared_pair]
         left = [pair for pair in pairs if not any(_covers(kern, pair) for kern in shared)]
-        tied_pair = tied_pair_kernel(std, z, left, kw, rtol) if left else None
+        tied_pair = tied_pair_kernel(std, z, left, kw, rtol, chains) if left else None
         if tied_pair is not None:
             shared.append(tied_pair)
     kernels = {}
@@ -114,14 +117,15 @@ which costs less there than counting each tied input per resample (measured on t
 ``benchmarks/bench_kendall_ties.py``: about 0.13 us per input and resample against 0.3 us per tied input)."""
 
 
-def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
+def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
     """A compiled kernel for the summary-level pairs ``pairs`` whose metrics tie within some inputs (PERM-BOTH,
     complete data, a pair-count coefficient or Spearman), or None: each pair's inputs without a tie come
     from exact integer products, its tied inputs are counted per resample
     (:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` with ``tied``), so a pair with one near tie
     costs about what a tie-free pair does. Kendall tau-b with 3 to 32 systems: every such pair, its tied inputs
     (or all its inputs, when most tie) from block tables
-    (:class:`metaeval.stats.kernels.kendall_blocks.KendallBlockPairs`). ``rtol``: the relative tie tolerance."""
+    (:class:`metaeval.stats.kernels.kendall_blocks.KendallBlockPairs`). ``rtol``: the relative tie tolerance;
+    ``chains``: the :class:`~metaeval.stats.kernels.shared.TieChains` of ``std``, when already made."""
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
 
@@ -133,8 +137,8 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
         from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
 
         if KendallBlockPairs.applicable(*std.shape[1:]):  # every tied pair, the tied inputs from block tables
-            tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
-                    if pair in wanted}
+            tied = {pair: groups for pair, groups in
+                    shared.tied_groups(std, "summary", rtol=rtol, chains=chains).items() if pair in wanted}
             pairs = [pair for pair in pairs if pair in tied]
             if not pairs:
                 return None
@@ -142,7 +146,7 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
             kernel.prepare(pairs)
             return kernel
     most = std.shape[2] * TIED_SHARE if kw["coefficient"] == "kendall-b" else std.shape[2]
-    tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol).items()
+    tied = {pair: groups for pair, groups in shared.tied_groups(std, "summary", rtol=rtol, chains=chains).items()
             if pair in wanted and len(groups) <= most}
     pairs = [pair for pair in pairs if pair in tied]
     if not pairs:
@@ -157,7 +161,7 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     return kernel if kernel.products.exact else None
 
 
-def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
+def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
     """A kernel shared by the pairs (PERM-BOTH, complete data), or None for the per-pair kernels; a kernel
     with ``covers(i, j)`` handles only the pairs for which it is True.
 
@@ -166,7 +170,8 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     Spearman without metric ties within a group (:data:`metaeval.stats.kernels.shared.COEFFICIENTS`): dense
     numpy terms at summary level for ``N <= 32``, compiled dominance counts otherwise and at the by-system and
     global levels (numba; without it None, the reference path). ``rtol``: the relative tie tolerance that
-    decides which pairs tie.
+    decides which pairs tie; ``chains``: the :class:`~metaeval.stats.kernels.shared.TieChains` of ``std``,
+    when already made.
     """
     from metaeval.stats.kernels import shared
     from metaeval.stats.kernels.global_pairs import numba_available
@@ -183,13 +188,13 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
     if level == "by-system" and coefficient == "pearson":
         from metaeval.stats.kernels.by_system_pearson import BySystemPearsonShared
 
-        ok = shared.tie_free_pairs(std, level, rtol=rtol)
+        ok = shared.tie_free_pairs(std, level, rtol=rtol, chains=chains)
         return BySystemPearsonShared(std, z, kw["undefined"], ok) if any(ok[pair] for pair in pairs) else None
     if coefficient not in shared.COEFFICIENTS or kw["tie_threshold"] != 0:
         return None
     if level not in ("summary", "by-system", "global"):
         return None
-    ok = shared.tie_free_pairs(std, level, rtol=rtol)
+    ok = shared.tie_free_pairs(std, level, rtol=rtol, chains=chains)
     if level == "summary" and shared.SummaryPairsShared.applicable(*std.shape[1:]):
         pairs = [pair for pair in pairs if ok[pair]]  # the others: per-pair kernels or the reference path
         if not pairs:
@@ -200,7 +205,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL):
 
         # by-system and global: a pair's groups with a metric tie are counted per resample (compiled)
         size = {"by-system": std.shape[2], "global": std.shape[1] * std.shape[2]}.get(level, 0)
-        tied = shared.tied_groups(std, level, rtol=rtol) if size > 2 else {}
+        tied = shared.tied_groups(std, level, rtol=rtol, chains=chains) if size > 2 else {}
         pairs = [pair for pair in pairs if ok[pair] or pair in tied]
         if not pairs:
             return None
