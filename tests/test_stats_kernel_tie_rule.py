@@ -197,6 +197,24 @@ def test_pairwise_tests_at_extreme_magnitudes(summeval, test, scale):
     np.testing.assert_allclose(np.asarray(got.pvalues), np.asarray(base.pvalues), rtol=0, atol=1e-12)
 
 
+def _risky_sums_numpy(kernel, cache, i, j):
+    """The risky inputs' sums of :class:`PearsonSummaryCompiled` in numpy, as the kernel computed them before
+    its compiled loop: the sums over the systems in order, numpy's clip, :func:`is_constant_along`."""
+    from metaeval.stats.kernels.ranks import is_constant_along
+
+    cols, li, lj, xi, xj = kernel.risky[i, j]
+    mask = cache.mask()[:, :, cols]  # (b, N, c)
+    out = []
+    for keep, take, vk, vt in ((li, lj, xi, xj), (lj, li, xj, xi)):
+        s = np.where(mask[..., None], take, keep).sum(axis=1)  # (b, c, 3), systems in order
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.clip(s[..., 2] / np.sqrt(s[..., 1] - s[..., 0] * s[..., 0] / kernel.n), -1.0, 1.0)
+        bad = is_constant_along(np.where(mask, vt, vk), axis=1)  # (b, c)
+        r = np.ascontiguousarray(np.where(bad, 0.0, r))
+        out.append((r.sum(axis=1), (~bad).sum(axis=1)))
+    return out
+
+
 @pytest.mark.parametrize("undefined", ["skip", "zero"])
 def test_compiled_risky_inputs_of_summary_pearson_equal_numpy_to_the_bit(undefined):
     """The risky inputs of a pair (a rounded metric: a mask can make the permuted input constant) are
@@ -225,7 +243,7 @@ def test_compiled_risky_inputs_of_summary_pearson_equal_numpy_to_the_bit(undefin
     for sl in (slice(0, 300), slice(0, 7), slice(7, 300)):
         cache = BatchCache(draws, sl)
         for pair in pairs:
-            for (r1, c1), (r2, c2) in zip(kernel._risky_sums(cache, *pair), kernel._risky_sums_numpy(cache, *pair)):
+            for (r1, c1), (r2, c2) in zip(kernel._risky_sums(cache, *pair), _risky_sums_numpy(kernel, cache, *pair)):
                 assert r1.tobytes() == r2.tobytes() and c1.tolist() == c2.tolist()
                 constant.append(bool((c1 < kernel.risky[pair][0].size).any()))
     assert any(constant) and not all(constant)  # some resamples make a permuted input constant, not all

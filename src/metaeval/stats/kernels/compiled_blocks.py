@@ -32,7 +32,7 @@ import numpy as np
 from metaeval.stats.correlations.ties import tolerance_formula
 from metaeval.stats.kernels.compiled import jit
 
-__all__ = ["block_indices", "block_tau_b_sums"]
+__all__ = ["block_indices", "block_tau_b_sums", "packing"]
 _tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 
@@ -154,6 +154,16 @@ def _fill_table(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
                 dst[at + mg] = np.int64(src[at + mg]) + col[mg] + add
 
 
+@jit()
+def packing(shift):
+    """The constants of the four counts packed ``shift`` bits each: ``(half, field mask, all four fields,
+    bias)``, the bias adding ``half`` to the two signed fields (the ``S``) so that every field is nonnegative."""
+    half = np.int64(1) << (shift - 1)
+    fmask = (np.int64(1) << shift) - 1
+    full = (np.int64(1) << (4 * shift)) - 1 if shift < 16 else np.int64(-1)
+    return half, fmask, full, half + (half << shift)
+
+
 @jit(parallel=True)
 def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, shift, block_first, block_size,
                      table_first, table_second, table_offset, owner, task_ptr, tables, idx, acc, near):
@@ -173,13 +183,8 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
     k = idx.shape[2]
     n_tables = table_first.size
     n_blocks = block_first.size
-    half = np.int64(1) << (shift - 1)
-    fmask = (np.int64(1) << shift) - 1
-    full = (np.int64(1) << (4 * shift)) - 1 if shift < 16 else np.int64(-1)
-    bias = half + (half << shift)  # the two signed fields (S) made nonnegative
-    widest = 0
-    for g in range(n_blocks):
-        widest = max(widest, block_size[g])
+    half, fmask, full, bias = packing(shift)
+    widest = block_size.max()
     for task in numba.prange(task_ptr.size - 1):
         table = tables[task]
         delta = np.zeros((n, n), dtype=np.int64)

@@ -22,6 +22,7 @@ import numpy as np
 
 from metaeval.stats.correlations.ties import tolerance_formula
 from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiled_blocks import packing
 
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
 _tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
@@ -183,14 +184,9 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
     lanes = lane_pair.shape[1]
     n_tables = table_first.size
     n_blocks = block_first.size
-    half = np.int64(1) << (shift - 1)
-    fmask = (np.int64(1) << shift) - 1
-    full = (np.int64(1) << (4 * shift)) - 1 if shift < 16 else np.int64(-1)
-    bias = half + (half << shift)  # the two signed fields (S) made nonnegative
-    widest = 0
+    half, fmask, full, bias = packing(shift)
+    widest = block_size.max()
     entries = 0
-    for g in range(n_blocks):
-        widest = max(widest, block_size[g])
     for t in range(n_tables):
         entries = max(entries, table_offset[t] + (1 << (block_size[table_first[t]] + block_size[table_second[t]])))
     for b in numba.prange(lane_pair.shape[0]):

@@ -26,7 +26,6 @@ import numpy as np
 
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.permutation import pearson_terms, risky_columns
-from metaeval.stats.kernels.ranks import is_constant_along
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL
 
 __all__ = ["PearsonSummaryCompiled"]
@@ -78,20 +77,6 @@ class PearsonSummaryCompiled:
             bad = np.empty((mask.shape[0], cols.size), dtype=np.bool_)
             # the numpy rule, compiled: r of the systems' sums in order; 0 where the permuted input is constant
             risky_pearson_rows(mask, keep, take, vk, vt, self.n, NOISE_RTOL, r, bad)
-            out.append((r.sum(axis=1), (~bad).sum(axis=1)))
-        return out
-
-    def _risky_sums_numpy(self, cache: BatchCache, i: int, j: int):
-        """:meth:`_risky_sums` in numpy (the reference of the compiled rows)."""
-        cols, li, lj, xi, xj = self.risky[i, j]
-        mask = cache.mask()[:, :, cols]  # (b, N, c)
-        out = []
-        for keep, take, vk, vt in ((li, lj, xi, xj), (lj, li, xj, xi)):
-            s = np.where(mask[..., None], take, keep).sum(axis=1)  # (b, c, 3), systems in order
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = np.clip(s[..., 2] / np.sqrt(s[..., 1] - s[..., 0] * s[..., 0] / self.n), -1.0, 1.0)
-            bad = is_constant_along(np.where(mask, vt, vk), axis=1)  # (b, c)
-            r = np.ascontiguousarray(np.where(bad, 0.0, r))
             out.append((r.sum(axis=1), (~bad).sum(axis=1)))
         return out
 
