@@ -146,10 +146,12 @@ def test_pairs_with_a_few_tied_inputs_keep_the_products_for_the_others():
 
 
 def test_three_blocks_of_five_at_many_resamples():
-    """15 systems and 600 resamples: three blocks of five, the three-table loop of the benchmark's workload."""
+    """15 systems and 600 resamples: three blocks of five for the pairs counted one at a time, five blocks of three
+    for the lanes (the benchmark's workload)."""
     from metaeval.stats.kernels.kendall_blocks import block_plan
 
     assert block_plan(15, 600) == ([5, 5, 5], [(0, 1), (0, 2), (1, 2)])
+    assert block_plan(15, 600, 9.0)[0] == [3, 3, 3, 3, 3]
     xs, z = _tie_heavy(6, n=15, m=6)
     _check(xs, z, "skip", n_resamples=600, batches=(250,))
 

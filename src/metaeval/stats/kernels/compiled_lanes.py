@@ -2,10 +2,12 @@
 
 The same packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
 pairs in its last axis (``D[a, c, q]``, ``table[entry, q]``), so that one table entry of all the lanes is one
-contiguous row and the loops over the lanes are vector instructions (the loops over system pairs, table
-entries and resamples are shared by the lanes). A lane whose pair does not list the input holds NaN values
-(every comparison false: no term) and adds exactly ``+0.0`` to its sums; a lane with a *near* tie is flagged
-and emptied the same way. The sums of each pair are formed in the same order as
+contiguous row and the loops over system pairs, table entries and resamples are shared by the lanes. A
+resample's reads are vector code (:mod:`metaeval.stats.kernels.lane_vectors`: one vector add per table), so the
+caller gives the lanes a plan of more, smaller tables than one pair at a time would take
+(:data:`metaeval.stats.kernels.kendall_blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
+A lane whose pair does not list the input holds NaN values (every comparison false: no term) and adds exactly
+``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are formed in the same order as
 :func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending, the same expression), so
 both loops give the same bits.
 
@@ -23,12 +25,10 @@ import numpy as np
 from metaeval.stats.correlations.ties import tolerance_formula
 from metaeval.stats.kernels.compiled import jit
 from metaeval.stats.kernels.compiled_blocks import packing
+from metaeval.stats.kernels.lane_vectors import LANES, lane_weighted_sum, lane_word
 
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
 _tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
-
-LANES = 16
-"""Metric pairs held side by side (16 int32 counts are one 512-bit vector)."""
 
 
 @jit(parallel=True)
@@ -136,10 +136,10 @@ def _lane_own(delta, lam, first, size, out):
 
 
 @jit()
-def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
+def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offset):
     """Table of blocks ``g < h`` of every lane at ``table[offset + (mh << sg) + mg, q]``
     (``compiled_blocks._fill_table``: the rows with bit ``v`` of ``mh`` set are those without it plus the column
-    sums of system ``oh + v`` and the change of ``own_h``)."""
+    sums of system ``oh + v`` and the change of ``own_h``; ``add`` scratch of one row)."""
     lanes = table.shape[1]
     width = 1 << sg
     for v in range(sh):
@@ -162,7 +162,8 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, table, offset):
         for mh in range(half):
             src = table[offset + mh * width:offset + (mh + 1) * width]
             dst = table[offset + (mh + half) * width:offset + (mh + half + 1) * width]
-            add = own_h[mh + half] - own_h[mh]
+            for q in range(lanes):
+                add[q] = own_h[mh + half, q] - own_h[mh, q]
             for mg in range(width):
                 for q in range(lanes):
                     dst[mg, q] = src[mg, q] + col[mg, q] + add[q]
@@ -201,7 +202,7 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
         cols = np.zeros((widest, 1 << widest, lanes), dtype=kind.dtype)
         table = np.zeros((entries, lanes), dtype=kind.dtype)
         packed = np.zeros(lanes, dtype=kind.dtype)
-        word = np.zeros(lanes, dtype=np.uint32)
+        add = np.zeros(lanes, dtype=kind.dtype)
         tz = np.zeros((n, n), dtype=np.int64)
         tol = np.zeros(lanes)
         is_near = np.zeros(lanes, dtype=np.bool_)
@@ -267,31 +268,15 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
                 h = table_second[t]
                 _lane_fill(delta, block_first[g], block_size[g], block_first[h], block_size[h],
                            own[g] if owner[g] == t else zeros, own[h] if owner[h] == t else zeros,
-                           alpha if t == 0 else nothing, cols, table, table_offset[t])
+                           alpha if t == 0 else nothing, cols, add, table, table_offset[t])
             sc = scales[j]
             rows = idx[j]
-            if n_tables == 3 and kt == 0 and shift == 8:  # the usual plan (32-bit counts), its three reads fused
-                r0 = rows[0]
-                r1 = rows[1]
-                r2 = rows[2]
+            if kt == 0 and shift == 8:  # 32-bit counts, untracked: the whole read as vector code
                 for r in range(k):
-                    i0 = r0[r]
-                    i1 = r1[r]
-                    i2 = r2[r]
-                    for q in range(lanes):
-                        word[q] = np.uint32(table[i0, q] + table[i1, q] + table[i2, q] + bias)
-                    for q in range(lanes):
-                        v = np.int64(word[q])
-                        out[r, q] += (((v & fmask) - half) * sc[(v >> (2 * shift)) & fmask]
-                                      - (((v >> shift) & fmask) - half) * sc[(v >> (3 * shift)) & fmask])
+                    lane_weighted_sum(table, rows, r, bias, sc, out)
                 continue
             for r in range(k):
-                for q in range(lanes):
-                    packed[q] = bias
-                for t in range(n_tables):
-                    entry = table[rows[t, r]]
-                    for q in range(lanes):
-                        packed[q] += entry[q]
+                lane_word(table, rows, r, bias, packed)
                 o = out[r]
                 if kt == 0:
                     for q in range(lanes):

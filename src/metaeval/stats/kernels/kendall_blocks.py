@@ -47,24 +47,26 @@ FULL_SHARE = 0.5
 CHUNK_BYTES = 1 << 26
 """Most bytes of table indices (inputs x tables x resamples) held at once; more resamples are done in chunks."""
 
-# relative costs (measured on one core: about 0.5 ns per entry built, 0.6 ns per table read and resample)
+# the cost of building one table entry relative to one table read per resample, measured on one core: one pair
+# at a time about 0.5 ns per entry and 0.6 ns per read; 16 pairs in lanes about 4.4 ns per entry (16 counts) and
+# 0.5 ns per read (one vector load and add, lane_vectors.py; each resample's unpacking and weights, about 20 ns,
+# do not depend on the plan)
 _ENTRY_COST = 0.8
-_READ_COST = 1.0
+_LANE_ENTRY_COST = 9.0
 
 
-def block_plan(n: int, resamples: int):
+def block_plan(n: int, resamples: int, entry_cost: float = _ENTRY_COST):
     """``(sizes, tables)``: the split of ``n`` systems into blocks of consecutive systems (sizes as equal as
     possible, at most 8) and the table of each pair of blocks ``g < h``, chosen to minimise about
-    ``resamples x tables + 0.8 x entries`` per pair and input (the reads of the resamples against building the
-    ``sum 2^(s_g + s_h)`` entries)."""
+    ``resamples x tables + entry_cost x entries`` per pair and input (the reads of the resamples against building
+    the ``sum 2^(s_g + s_h)`` entries; one pair at a time by default, 16 in lanes with ``_LANE_ENTRY_COST``)."""
     best = None
     for count in range(2, n + 1):
         sizes = [n // count + (1 if g < n % count else 0) for g in range(count)]
         if max(sizes) > 8:
             continue
         tables = [(g, h) for g in range(count) for h in range(g + 1, count)]
-        cost = resamples * len(tables) * _READ_COST + _ENTRY_COST * sum(1 << (sizes[g] + sizes[h])
-                                                                         for g, h in tables)
+        cost = resamples * len(tables) + entry_cost * sum(1 << (sizes[g] + sizes[h]) for g, h in tables)
         if best is None or cost < best[0]:
             best = (cost, sizes, tables)
     return best[1], best[2]
@@ -146,7 +148,7 @@ class KendallBlockPairs:
         (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`)."""
         import numba
 
-        from metaeval.stats.kernels.compiled_blocks import block_indices, block_tau_b_sums
+        from metaeval.stats.kernels.compiled_blocks import block_tau_b_sums
         from metaeval.stats.kernels.compiled_lanes import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
@@ -191,22 +193,16 @@ class KendallBlockPairs:
         self.tracked = tracked
         near = np.zeros(groups.size, dtype=np.uint8)
         kind = np.zeros(1, dtype=np.int32 if self.shift == 8 else np.int64)
-        plan_tables = len(block_plan(self.n, k)[1])
-        chunk = max(64, CHUNK_BYTES // (4 * self.m * plan_tables))
+        costs = ([_LANE_ENTRY_COST] if len(batches) else []) + ([_ENTRY_COST] if one.size else [])
+        chunk = max(64, CHUNK_BYTES // (self.m * sum(_index_bytes(*block_plan(self.n, k, c)) for c in costs)))
         for lo in range(0, k, chunk):
             hi = min(k, lo + chunk)
-            sizes, pairs = block_plan(self.n, hi - lo)
-            first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
-            size = np.array(sizes, dtype=np.int64)
-            tf = np.array([g for g, _ in pairs], dtype=np.int64)
-            ts = np.array([h for _, h in pairs], dtype=np.int64)
-            entries = np.array([1 << (sizes[g] + sizes[h]) for g, h in pairs], dtype=np.int64)
-            offset = np.concatenate([[0], np.cumsum(entries)[:-1]]).astype(np.int64)
-            owner = np.array([next(t for t, (g, h) in enumerate(pairs) if b in (g, h)) for b in range(len(sizes))],
-                             dtype=np.int64)
             bits = draws.cell_bits(slice(lo, hi))  # (M, N, b)
-            idx = np.empty((self.m, len(pairs), hi - lo), dtype=np.uint16 if entries.sum() <= 1 << 16 else np.uint32)
-            block_indices(bits, first_sys, size, tf, ts, offset, idx)
+            lane_plan = one_plan = None
+            if len(batches):
+                lane_plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo, _LANE_ENTRY_COST))
+            if one.size:
+                one_plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo))
             del bits
             acc = np.zeros((len(self.pairs), hi - lo))
             if len(batches):
@@ -214,14 +210,15 @@ class KendallBlockPairs:
                 parts = [np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
                          for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
                 lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, self.zr, lane_scales,
-                                float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner, idx,
-                                track, n0, acc, *parts, near, kind)
+                                float(self.rtol), NOISE_RTOL, self.shift, *lane_plan.arrays, track, n0, acc, *parts,
+                                near, kind)
                 for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts):
                     sub(whole)[...] = part
             if one.size:
-                tables = np.zeros((task_ptr.size - 1, int(entries.sum())),
+                tables = np.zeros((task_ptr.size - 1, one_plan.entries),
                                   dtype=np.uint32 if self.shift == 8 else np.int64)
                 acc_one, near_one = np.zeros((one.size, hi - lo)), np.zeros(one_groups.size, dtype=np.uint8)
+                first_sys, size, tf, ts, offset, owner, idx = one_plan.arrays
                 block_tau_b_sums(xt, first[one], second[one], one_ptr, one_groups, self.zr, self.scales,
                                  float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner,
                                  task_ptr, tables, idx, acc_one, near_one)
@@ -281,6 +278,33 @@ class KendallBlockPairs:
         kw = dict(level="summary", coefficient="kendall-b", undefined=self.undefined)
         return (level_correlation(np.where(mask, self.std[j], self.std[i]), zb, **kw).statistic
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
+
+
+def _index_bytes(sizes: list, tables: list) -> int:
+    """Bytes of the table indices of one input and resample under a block plan (uint16 entries where they fit)."""
+    return len(tables) * (2 if sum(1 << (sizes[g] + sizes[h]) for g, h in tables) <= 1 << 16 else 4)
+
+
+class _Layout:
+    """The arrays the compiled loops take for one block plan and chunk of resamples: ``arrays`` = (first system and
+    size of each block, the two blocks and first entry of each table, the table that owns each block's terms, the
+    table entries every resample reads at every input (:func:`compiled_blocks.block_indices`)); ``entries`` in all."""
+
+    def __init__(self, m: int, bits: np.ndarray, sizes: list, tables: list):
+        from metaeval.stats.kernels.compiled_blocks import block_indices
+
+        first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+        size = np.array(sizes, dtype=np.int64)
+        tf = np.array([g for g, _ in tables], dtype=np.int64)
+        ts = np.array([h for _, h in tables], dtype=np.int64)
+        entries = np.array([1 << (sizes[g] + sizes[h]) for g, h in tables], dtype=np.int64)
+        offset = np.concatenate([[0], np.cumsum(entries)[:-1]]).astype(np.int64)
+        owner = np.array([next(t for t, (g, h) in enumerate(tables) if b in (g, h)) for b in range(len(sizes))],
+                         dtype=np.int64)
+        self.entries = int(entries.sum())
+        idx = np.empty((m, len(tables), bits.shape[2]), dtype=np.uint16 if self.entries <= 1 << 16 else np.uint32)
+        block_indices(bits, first_sys, size, tf, ts, offset, idx)
+        self.arrays = (first_sys, size, tf, ts, offset, owner, idx)
 
 
 class _Exact:
