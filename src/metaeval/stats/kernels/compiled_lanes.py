@@ -7,9 +7,9 @@ resample's reads are vector code (:mod:`metaeval.stats.kernels.lane_vectors`: on
 caller gives the lanes a plan of more, smaller tables than one pair at a time would take
 (:data:`metaeval.stats.kernels.kendall_blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
 A lane whose pair does not list the input holds NaN values (every comparison false: no term) and adds exactly
-``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are formed in the same order as
-:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending, the same expression), so
-both loops give the same bits.
+``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are
+formed in the same order as :func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending,
+the same expression), so both loops give the same bits.
 
 Under ``undefined='skip'`` a lane whose permuted input can be constant (:func:`constant_possible`: some value
 ``v`` with ``x_a = v`` or ``y_a = v`` for every system) is *tracked*: besides the difference it keeps the two
