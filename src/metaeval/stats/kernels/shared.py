@@ -134,13 +134,25 @@ def tied_groups(std: np.ndarray, level: str = "summary", *, rtol: float = TIE_RT
     p = std.shape[0]
     group, present, repeated = (_tie_chains(std, level, rtol) if chains is None  # ascending group order
                                 else chains.of(level))
-    present, repeated = np.asfortranarray(present), np.asfortranarray(repeated)  # a metric's column contiguous
+    groups, at = np.unique(group, return_inverse=True)
+    alone = np.zeros((groups.size, p), dtype=bool)  # a tie within metric i in the group: every pair with i
+    rows, cols = np.nonzero(repeated)
+    alone[at[rows], cols] = True
+    joint: dict = {}  # chains holding values of two or more metrics (few): the pairs they join
+    for c in np.flatnonzero(present.sum(axis=1) > 1):
+        members = np.flatnonzero(present[c])
+        for u, i in enumerate(members):
+            for j in members[u + 1:]:
+                joint.setdefault((int(i), int(j)), []).append(at[c])
+    alone = np.asfortranarray(alone)  # a metric's column contiguous
     out: dict = {}
     for i in range(p):
         for j in range(i + 1, p):
-            rows = group[(present[:, i] & present[:, j]) | repeated[:, i] | repeated[:, j]]
-            if rows.size:
-                out[i, j] = rows[np.r_[True, rows[1:] != rows[:-1]]].tolist()
+            hit = alone[:, i] | alone[:, j]
+            if (i, j) in joint:
+                hit[joint[i, j]] = True
+            if hit.any():
+                out[i, j] = groups[hit].tolist()
     return out
 
 
