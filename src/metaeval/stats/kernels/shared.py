@@ -172,6 +172,11 @@ def tie_free_pairs(std: np.ndarray, level: str = "summary", *, rtol: float = TIE
     return ~(shared | self_tied[:, None] | self_tied[None, :])
 
 
+def _signs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``sgn(a - b)`` as int8 (broadcast), from two comparisons."""
+    return (a > b).view(np.int8) - (a < b).view(np.int8)
+
+
 class SummaryPairsShared:
     """Summary-level pair-count coefficients and Spearman of every metric pair without metric ties
     (PERM-BOTH), from dense per-input sign tensors (small ``N``).
@@ -218,23 +223,31 @@ class SummaryPairsShared:
         # affine offsets cancel in X' - Y'; the human's zero inputs add 0 - 0
         xt = np.ascontiguousarray(std.transpose(0, 2, 1))  # (P, M, N)
         self.xt = xt
-        self.a_sign = [np.sign(xt[q][:, :, None] - xt[q][:, None, :]).astype(np.int8) for q in range(p)]
-        self.t_upper = self.t * np.triu(np.ones((n, n), dtype=np.int8), 1)[None]
+        self._own: dict = {}
         # groups of inputs with one weight, in increasing order of weight (a fixed order)
         levels, inverse = np.unique(self.weight, return_inverse=True)
         self.groups = [(float(levels[g]), np.flatnonzero(inverse == g)) for g in range(levels.size)
                        if levels[g] != 0.0]
         self.cells = n * m // 4 + 8 * p
 
+    def _own_terms(self, q: int):
+        """``(sum_{a<c} t_ac A_ac (M,), sum_c t_ac A_ac (M, N))`` of metric ``q`` (``A`` its signs), once each; ``t A``
+        is symmetric (both antisymmetric), so the first is half the sum of the second."""
+        if q not in self._own:
+            x = self.xt[q]
+            rows = np.einsum("mac->ma", self.t * _signs(x[:, :, None], x[:, None, :])).astype(np.int64)
+            self._own[q] = rows.sum(axis=1) // 2, rows
+        return self._own[q]
+
     def _pair_terms(self, i: int, j: int):
-        """``(D (M,), G (M, N))`` of pair ``(i, j)`` as integers."""
-        xi, xj = self.xt[i], self.xt[j]
-        ae = self.a_sign[i] - self.a_sign[j]  # (M, N, N) int8 in [-2, 2]
-        b = np.sign(xj[:, :, None] - xi[:, None, :]).astype(np.int8)  # sgn(X_j a - X_i c)
-        c = -b.transpose(0, 2, 1)  # sgn(X_i a - X_j c) = -sgn(X_j c - X_i a)
-        d = (self.t_upper * ae).sum(axis=(1, 2), dtype=np.int64)
-        g = (self.t * ((b - c) - ae)).sum(axis=2, dtype=np.int64)
-        return d, g
+        """``(D (M,), G (M, N))`` of pair ``(i, j)`` as integers: the terms of ``A`` and ``E`` are the metrics' own
+        (:meth:`_own_terms`), and with ``b_ac = sgn(X_j a - X_i c)`` (``B = b``, ``C_ac = -b_ca``) and ``t``
+        antisymmetric, ``sum_c t_ac (B - C)_ac = sum_c t_ac b_ac - sum_c t_ca b_ca``."""
+        (k_i, l_i), (k_j, l_j) = self._own_terms(i), self._own_terms(j)
+        tb = self.t * _signs(self.xt[j][:, :, None], self.xt[i][:, None, :])
+        # sums of N <= 32 terms of |t| <= 1 (Kendall, int8) or 2 (N - 1) (Spearman, int16): exact in t's type
+        rows, cols = np.einsum("mac->ma", tb), np.einsum("mac->mc", tb)
+        return k_i - k_j, rows.astype(np.int64) - cols - l_i + l_j
 
     def _untied_terms(self, i: int, j: int):
         """:meth:`_pair_terms` with the inputs where the pair's metrics tie set to 0 (counted per resample)."""
