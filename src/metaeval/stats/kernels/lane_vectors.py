@@ -8,7 +8,9 @@ written as LLVM vector instructions through numba's ``intrinsic``: one vector lo
 The arithmetic and its order are those of the scalar loops they replace (integer adds that wrap like the packed
 counts; ``out += S(X') w[T(X')] - S(Y') w[T(Y')]`` in float64, no fused multiply-add), so the results are the same
 bits. Every array is C-contiguous with :data:`LANES` values in its last axis; no bounds are checked (the caller's
-indices are table entries and counts of at most ``n (n - 1) / 2``, as in the loops).
+indices are table entries and counts of at most ``n (n - 1) / 2``, as in the loops). numba's disk cache of the
+caller is keyed by the caller's file only: a change here must come with a change of ``compiled_lanes.py`` (an
+installation writes both, so users never meet a stale entry).
 """
 from __future__ import annotations
 
