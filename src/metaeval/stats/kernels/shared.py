@@ -224,6 +224,7 @@ class SummaryPairsShared:
         xt = np.ascontiguousarray(std.transpose(0, 2, 1))  # (P, M, N)
         self.xt = xt
         self._own: dict = {}
+        self._by_input = None
         # groups of inputs with one weight, in increasing order of weight (a fixed order)
         levels, inverse = np.unique(self.weight, return_inverse=True)
         self.groups = [(float(levels[g]), np.flatnonzero(inverse == g)) for g in range(levels.size)
@@ -239,23 +240,41 @@ class SummaryPairsShared:
             self._own[q] = rows.sum(axis=1) // 2, rows
         return self._own[q]
 
-    def _pair_terms(self, i: int, j: int):
-        """``(D (M,), G (M, N))`` of pair ``(i, j)`` as integers: the terms of ``A`` and ``E`` are the metrics' own
-        (:meth:`_own_terms`), and with ``b_ac = sgn(X_j a - X_i c)`` (``B = b``, ``C_ac = -b_ca``) and ``t``
-        antisymmetric, ``sum_c t_ac (B - C)_ac = sum_c t_ac b_ac - sum_c t_ca b_ca``."""
-        (k_i, l_i), (k_j, l_j) = self._own_terms(i), self._own_terms(j)
+    def _cross_terms(self, i: int, j: int) -> np.ndarray:
+        """``sum_c t_ac (B - C)_ac`` (M, N) of pair ``(i, j)``: with ``b_ac = sgn(X_j a - X_i c)`` (``B = b``,
+        ``C_ac = -b_ca``) and ``t`` antisymmetric, ``sum_c t_ac b_ac - sum_c t_ca b_ca`` (numpy; with numba,
+        :func:`metaeval.stats.kernels.compiled.cross_sign_sums` for a chunk of pairs)."""
         tb = self.t * _signs(self.xt[j][:, :, None], self.xt[i][:, None, :])
         # sums of N <= 32 terms of |t| <= 1 (Kendall, int8) or 2 (N - 1) (Spearman, int16): exact in t's type
-        rows, cols = np.einsum("mac->ma", tb), np.einsum("mac->mc", tb)
-        return k_i - k_j, rows.astype(np.int64) - cols - l_i + l_j
+        return np.einsum("mac->ma", tb).astype(np.int64) - np.einsum("mac->mc", tb)
 
-    def _untied_terms(self, i: int, j: int):
-        """:meth:`_pair_terms` with the inputs where the pair's metrics tie set to 0 (counted per resample)."""
-        d, g = self._pair_terms(i, j)
-        tied = self.tied.get((i, j))
-        if tied:
-            d[tied] = 0
-            g[tied] = 0
+    def _chunk_terms(self, pairs: list):
+        """``(D (M, q), G (q, M, N))`` of the pairs as integers, ``D = sum_{a<c} t_ac (A - E)_ac`` and
+        ``G_ab = sum_c t_ac ((B - C) - (A - E))_ac``, the terms of ``A`` and ``E`` the metrics' own
+        (:meth:`_own_terms`); the inputs where a pair's metrics tie set to 0 (counted per resample)."""
+        from metaeval.stats.kernels.global_pairs import numba_available
+
+        if numba_available():
+            from metaeval.stats.kernels.compiled import cross_sign_sums
+
+            if self._by_input is None:  # inputs in the last axis (the compiled loop's vector axis)
+                self._by_input = (np.ascontiguousarray(self.xt.transpose(0, 2, 1)),
+                                  np.ascontiguousarray(self.t.transpose(1, 2, 0)))
+            g = np.empty((len(pairs), self.n, self.m), dtype=np.int64)
+            cross_sign_sums(*self._by_input, np.array([i for i, _ in pairs], dtype=np.int64),
+                            np.array([j for _, j in pairs], dtype=np.int64), g)
+            g = g.transpose(0, 2, 1)
+        else:
+            g = np.stack([self._cross_terms(i, j) for i, j in pairs])
+        d = np.empty((self.m, len(pairs)), dtype=np.int64)
+        for q, (i, j) in enumerate(pairs):
+            (k_i, l_i), (k_j, l_j) = self._own_terms(i), self._own_terms(j)
+            g[q] += l_j - l_i
+            d[:, q] = k_i - k_j
+            tied = self.tied.get((i, j))
+            if tied:
+                d[tied, q] = 0
+                g[q, tied] = 0
         return d, g
 
     def prepare(self, pairs):
@@ -266,8 +285,7 @@ class SummaryPairsShared:
         cells = np.arange(self.n * self.m).reshape(self.m, self.n)
         chunks = []
         for lo in range(0, q, PAIR_CHUNK):
-            terms = [self._untied_terms(i, j) for i, j in self.pairs[lo:lo + PAIR_CHUNK]]
-            chunks.append((np.stack([d for d, _ in terms], axis=1), np.stack([g for _, g in terms])))
+            chunks.append(self._chunk_terms(self.pairs[lo:lo + PAIR_CHUNK]))
         for w, cols in self.groups:  # fixed order
             const = np.concatenate([d[cols].sum(axis=0) for d, _ in chunks])
             group = self.products.add_group(w, cells[cols].reshape(-1), const)
