@@ -53,9 +53,9 @@ def chunk_sizes(total: int, size: int) -> list[int]:
 def chunk_seeds(generator: np.random.Generator, seed: Any, n: int) -> list[np.random.SeedSequence]:
     """``n`` independent seeds, ``np.random.SeedSequence(seed).spawn(n)`` for an int ``seed``.
 
-    ``seed`` is what :func:`metaeval._validation.rng_and_seed` records: for a Generator (or None, fresh
-    entropy) the root entropy is drawn once from ``generator``, so the run is reproducible from that
-    Generator's state but not from the signature.
+    ``seed`` is what :func:`metaeval._validation.rng_and_seed` records: an int (also for ``rng=None``, which
+    draws one), or ``'generator'`` for a Generator, whose root entropy is then drawn once from
+    ``generator``, so the run is reproducible from that Generator's state but not from the signature.
     """
     if isinstance(seed, int) and not isinstance(seed, bool):
         root = np.random.SeedSequence(seed)

@@ -52,6 +52,7 @@ __all__ = [
     "permutation_draws",
     "as_generator",
     "check_rng",
+    "fresh_seed",
     "count_weights",
     "batch_slices",
     "default_batch",
@@ -64,14 +65,41 @@ METHODS = RESAMPLING_METHODS
 BATCH_CELLS = 4_000_000
 
 
+#: A seed drawn for ``rng=None`` is a uniform integer in ``[0, 2**63)`` (an int64, exact in every output format).
+FRESH_SEED_BITS = 63
+
+
+def fresh_seed() -> int:
+    """A concrete non-negative integer seed drawn from fresh operating-system entropy.
+
+    ``numpy.random.SeedSequence()`` gathers 128 bits of entropy; its top :data:`FRESH_SEED_BITS` bits
+    are the seed, so two fresh runs share a seed with probability about ``2**-63``.
+    """
+    return int(np.random.SeedSequence().entropy) >> (128 - FRESH_SEED_BITS)
+
+
 def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
     """The one validator of ``rng``: a Generator for it, and what a signature records as its seed.
 
-    A non-negative int seed is recorded as itself; a Generator as 'generator' (not reproducible from
-    the signature alone); None as 'none' (fresh entropy).
+    The library-wide seed rule: ``rng=None`` (the default everywhere) means fresh entropy, but a concrete
+    non-negative integer seed is drawn (:func:`fresh_seed`) and returned, so the signature records
+    ``seed:<int>`` and passing that int as ``rng`` gives the same numbers. A non-negative int seed is
+    recorded as itself; a Generator as ``'generator'`` (its state is not in the signature, so the number
+    cannot be rebuilt from the signature alone).
+
+    Returns
+    -------
+    (numpy.random.Generator, int or 'generator')
+        ``default_rng(seed)`` for None or an int, the Generator itself otherwise; and the recorded seed.
+
+    Raises
+    ------
+    ParameterError
+        ``rng`` is not None, a non-negative integer or a Generator.
     """
     if rng is None:
-        return np.random.default_rng(), "none"
+        seed = fresh_seed()
+        return np.random.default_rng(seed), seed
     if isinstance(rng, np.random.Generator):
         return rng, "generator"
     if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
