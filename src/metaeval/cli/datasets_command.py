@@ -152,4 +152,7 @@ def export(name: str, output: str, dataset_option: tuple[str, ...]) -> None:
     """Write a dataset's scores in the generic format that `--scores` reads."""
     ds = load_dataset(name, **parse_dataset_options(dataset_option))
     write_scores(ds, output)
+    from ..runtime.output_sets import commit_pending
+
+    commit_pending()  # written now: the line below says so
     say(f"wrote {output}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {len(ds.scorers)} scorers")

@@ -11,6 +11,8 @@
   link) is a user error, and so is an output that would replace an existing file inside a directory named
   as an input (``--mt-metrics-eval D --output D/human-scores/x.tsv``: a reader of a directory reads files
   it does not name on the command line). A new file inside an input directory is allowed.
+- **Two outputs never share a path.** ``--html x --output x``, ``--plot`` = ``--output`` or ``--plot`` =
+  ``--delta-plot`` (same path, or the same file through a link) would silently lose one of them.
 - **No output replaces a directory.** The report's page and data files and ``score``'s file and sidecar
   must not be directories (the report's set would otherwise swap them away with their files).
 
@@ -20,6 +22,11 @@
   for memory).
 
 All exit with code 2 and one line, before anything is read or written.
+
+Then the command runs inside :func:`metaeval.runtime.output_sets.output_set`: its output files are written
+together, as one set, when it returns (none if it fails), and a set a killed run left half-renamed in an
+output's folder is restored first (:func:`~metaeval.runtime.output_sets.recover_outputs`), before the
+command reads its input.
 """
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ import click
 from .. import defaults
 from ..errors import ParameterError
 
-OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot", "html": "--html"}
+OUTPUT_OPTIONS = {"output": "--output", "write_scores": "--write-scores", "plot": "--plot", "html": "--html",
+                  "delta_plot": "--delta-plot"}
 """Parameter name -> flag of every option naming a file (or directory) a command writes."""
 
 SIZE_FACTOR = 1000
@@ -167,6 +175,39 @@ def overwritten_input(command: str, params: dict, flags: dict[str, str] | None =
     return None
 
 
+def output_paths(command: str, params: dict) -> list[Path]:
+    """Every file the command will write for its output options (``params``: parameter name -> value)."""
+    return [written for name, value in params.items() if name in OUTPUT_OPTIONS and isinstance(value, str) and value
+            for written in _written(command, name, value)]
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    if os.path.realpath(a.parent) == os.path.realpath(b.parent) and a.name == b.name:
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def shared_output(command: str, params: dict, flags: dict[str, str] | None = None) -> str | None:
+    """The message for two outputs of one command at one path (one would be lost), or None."""
+    flags = flags or {}
+    seen: list[tuple[str, str, Path]] = []
+    for name, value in params.items():
+        if name not in OUTPUT_OPTIONS or not isinstance(value, str) or not value:
+            continue
+        flag = flags.get(name, OUTPUT_OPTIONS[name])
+        for written in _written(command, name, value):
+            for other_flag, other_value, other in seen:
+                if other_flag != flag and _same_path(written, other):
+                    what = "is" if written == Path(value) else f"would write {str(written)!r},"
+                    return (f"{flag} {value!r} {what} the same file as {other_flag} {other_value!r}; one of the two"
+                            " outputs would be lost: give each output its own path")
+            seen.append((flag, value, written))
+    return None
+
+
 def repeated_option(command: click.Command, args: list[str]) -> str | None:
     """The message for the first option taking one value that ``args`` give more than once, or None."""
     takes: dict[str, tuple[click.Option, int]] = {}
@@ -228,10 +269,15 @@ def guarded(command: click.Command, name: str) -> click.Command:
 
     @functools.wraps(callback)
     def checked(*args, **kwargs):
-        message = oversized(kwargs, flags, command_defaults) or overwritten_input(name, kwargs, flags)
+        message = (oversized(kwargs, flags, command_defaults) or shared_output(name, kwargs, flags)
+                   or overwritten_input(name, kwargs, flags))
         if message is not None:
             raise ParameterError(message)
-        return callback(*args, **kwargs)
+        from ..runtime.output_sets import output_set, recover_outputs
+
+        recover_outputs(output_paths(name, kwargs))  # a set a killed run left: restored before any input is read
+        with output_set():
+            return callback(*args, **kwargs)
 
     checked._guarded = True
     command.callback = checked

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from .. import defaults
 from ..errors import ParameterError
+from ..runtime.output_sets import when_written
 from ..vocabulary import TIE_MODELS
 from .analysis_output import footer, interval, number, output_options, render
 from .common import group, option, options, resamples_option, say, seed_option, tie_tolerance_option
@@ -130,7 +131,8 @@ def rank(data, judge, ties, resampling, regularization, html, confidence_level, 
 
         audit = judge_audit(data, judges or None, n_resamples=n_resamples, confidence_level=confidence_level,
                             rng=seed)
-        say(f"wrote {write_judges_page(html, result, audit)}", err=True)
+        page = write_judges_page(html, result, audit)
+        when_written(lambda: say(f"wrote {page}", err=True))  # once the output set is written
 
 
 def _rank_table(result):
@@ -189,7 +191,8 @@ def agree(data, judge, human, ties, n_permutations, correction, html, confidence
                                confidence_level=confidence_level, rng=seed)
         audit = judge_audit(data, list(result.table["judge"]), n_resamples=n_resamples,
                             confidence_level=confidence_level, rng=seed)
-        say(f"wrote {write_judges_page(html, ranking, audit, result)}", err=True)
+        page = write_judges_page(html, ranking, audit, result)
+        when_written(lambda: say(f"wrote {page}", err=True))  # once the output set is written
 
 
 def _agree_table(result):

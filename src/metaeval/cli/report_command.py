@@ -15,6 +15,7 @@ from ..report.analysis_sections import ANALYSES
 from ..report.build import PRESETS, build_report, report_paths, write_report
 from ..report.escape import console as safe_console
 from ..runtime.files import directory_lock
+from ..runtime.output_sets import commit_pending
 from .common import (
     corpus_options,
     declare,
@@ -133,6 +134,7 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
             command = _command_line(source, human, settings, output)
             result = dataclasses.replace(result, command=command)
             paths = write_report(result, Path(output), progress=progress)
+        commit_pending()  # under the lock, and before the summary says the report is there
     console.print(terminal.report_summary(result, paths))
     page = report_paths(output)[1].resolve()
     console.print(f"open {page.as_uri()}", style="bold")

@@ -17,6 +17,7 @@ from ..data.writers import encode_scores
 from ..errors import InputFileError, ParameterError
 from ..report.render import SignatureLines
 from ..runtime.file_sets import write_file_set
+from ..runtime.output_sets import commit_pending
 from .common import declare, option, output_width, say
 
 
@@ -130,6 +131,7 @@ def score(candidates, references, metric, metric_option, mt_preprocessing, model
     # the score file and its sidecar are one set: a failure writing either leaves the old pair
     write_file_set(Path(output).parent, {side.name: (json.dumps(metadata, indent=2) + "\n").encode("utf-8"),
                                          Path(output).name: data})
+    commit_pending()  # written now: the summary below says so
     run = ds.run
     width = output_width()
     summary = (f"scored {run.cells} candidates ({run.pairs} distinct pairs) with {len(run.metrics)}"

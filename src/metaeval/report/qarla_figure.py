@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError
-from .svg import new_figure
+from .svg import new_figure, save_figure
 
 __all__ = ["FIGURE_SUFFIXES", "check_figure_path", "save_qarla_figure"]
 
@@ -56,7 +56,5 @@ def save_qarla_figure(result, path: str | Path) -> Path:
             right.set_title(f"QUEEN of {sets[best]} (best KING)", fontsize=8)
         right.set_ylabel("QUEEN (mean over inputs)")
         fig.tight_layout()
-        partial = path.with_name(path.name + ".partial" + path.suffix)
-        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
-        partial.replace(path)
+        save_figure(fig, path)
     return path

@@ -78,6 +78,20 @@ def new_figure(width: float, height: float, **subplots: Any) -> Iterator[tuple[A
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
+def save_figure(fig: Any, path: Any, *, dpi: int = 110) -> Any:
+    """Write ``fig`` to ``path`` (PNG or SVG by its suffix) through the one atomic writer: rendered in memory,
+    so no partial file is ever left beside it, and inside a command it joins the command's output set
+    (:mod:`metaeval.runtime.output_sets`)."""
+    from pathlib import Path
+
+    from ..runtime.files import write_bytes_atomic
+
+    path = Path(path)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=dpi, format=path.suffix[1:].lower())
+    return write_bytes_atomic(path, buffer.getvalue())
+
+
 def figure_svg(fig: Any, *, key: str, alt: str) -> str:
     """The SVG markup of ``fig`` for inlining: accessible name ``alt``, ids prefixed by ``key``."""
     import matplotlib

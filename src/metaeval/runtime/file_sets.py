@@ -35,7 +35,7 @@ from ..errors import InputFileError
 from . import files as _files
 from .files import LOCK_NAME, directory_lock
 
-__all__ = ["JOURNAL_NAME", "STAGING_PREFIX", "write_file_set"]
+__all__ = ["JOURNAL_NAME", "STAGING_PREFIX", "recover", "write_file_set", "write_file_sets"]
 
 #: Prefix of the staging folders (inside the directory, or ``.<directory name>`` + it beside it).
 STAGING_PREFIX = ".metaeval-staging."
@@ -110,6 +110,10 @@ def write_file_set(directory: str | os.PathLike, files: Mapping[str, bytes], *, 
     directory = Path(directory)
     names = list(files)
     members = set(names) | set(owned)
+    pending = _files.PENDING_SET.get()
+    if pending is not None:  # a CLI command: the set joins the command's outputs, written when it ends
+        pending.add_set(directory, files, owned=owned)
+        return [directory / name for name in names]
     with directory_lock(directory):
         try:
             recover(directory)
@@ -213,6 +217,14 @@ def _back_up(source: Path, target: Path) -> None:
 
 
 def _commit_in_place(staging: Path, directory: Path, names: list[str], stale: set[str]) -> None:
+    journal = _prepare(staging, directory, names, stale)
+    _move(staging, directory, journal)
+    (staging / JOURNAL_NAME).unlink()
+
+
+def _prepare(staging: Path, directory: Path, names: list[str], stale: set[str], peers: list[str] = ()) -> dict:
+    """Back up the old members into ``staging`` and write the fsynced journal (``peers``: the staging folders
+    of the other directories of one multi-directory set). Nothing in ``directory`` has moved yet."""
     current = directory
     try:
         backup = staging / _BACKUP
@@ -222,17 +234,25 @@ def _commit_in_place(staging: Path, directory: Path, names: list[str], stale: se
             if os.path.lexists(current):
                 _back_up(current, backup / name)
         journal = {"names": names, "stale": sorted(stale)}
+        if peers:
+            journal["peers"] = list(peers)
         current = directory
         _files._write_fsync(staging / JOURNAL_NAME, json.dumps(journal).encode("utf-8"), 0o600)
         _fsync_directory(backup)
         _fsync_directory(staging)
     except OSError as error:  # nothing has moved yet
         raise _files._named(error, current) from None
+    return journal
+
+
+def _move(staging: Path, directory: Path, journal: dict) -> None:
+    """The renames of one directory; any error or interrupt restores its old set before it is raised."""
+    current = directory
     try:
-        for name in sorted(stale):
+        for name in journal["stale"]:
             current = directory / name
             current.unlink(missing_ok=True)
-        for name in names:
+        for name in journal["names"]:
             current = directory / name
             os.replace(staging / name, current)
         _fsync_directory(directory)
@@ -241,7 +261,63 @@ def _commit_in_place(staging: Path, directory: Path, names: list[str], stale: se
         if isinstance(error, OSError):
             raise _files._named(error, current) from None
         raise
-    (staging / JOURNAL_NAME).unlink()
+
+
+# -- several directories, one set ---------------------------------------------------------------------------
+
+def write_file_sets(sets: Mapping[str | os.PathLike, tuple[Mapping[str, bytes], Iterable[str]]]) -> list[Path]:
+    """Write files into several directories as one set: ``sets`` maps a directory to ``(files, stale)``
+    (``files``: name -> content; ``stale``: names of the set to remove there).
+
+    Every directory is locked (in a fixed order) and recovered first; the new files and a backup of the old
+    ones are staged and a journal naming every directory's staging folder is fsynced in each, before any
+    rename. An error or an interrupt during the renames restores every directory's old files; after a kill
+    the next run that takes any one of the locks restores them all, unless every rename had happened (then
+    the new set stays). A single directory is committed by :func:`write_file_set`'s journal (never swapped
+    whole). Returns the paths written.
+    """
+    plan = [(Path(d), dict(files), set(stale) - set(files)) for d, (files, stale) in sets.items()]
+    plan.sort(key=lambda item: str(item[0].resolve()))
+    written = [d / name for d, files, _ in plan for name in files]
+    with contextlib.ExitStack() as stack:
+        stagings: list[tuple[Path, Path, dict, set]] = []
+        try:
+            for directory, files, stale in plan:
+                stack.enter_context(directory_lock(directory, wait=LOCK_WAIT))
+                try:
+                    recover(directory)
+                    _check_members(directory, set(files) | stale)
+                except OSError as error:
+                    raise _files._named(error, directory) from None
+            for directory, files, stale in plan:
+                try:
+                    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=directory))
+                except OSError as error:
+                    raise _files._named(error, directory) from None
+                stagings.append((staging, directory, files, stale))
+                _stage(staging, directory, files)
+            peers = [str(staging.resolve()) for staging, *_ in stagings]
+            journals = [(staging, directory, _prepare(staging, directory, list(files), stale, peers))
+                        for staging, directory, files, stale in stagings]
+            done: list[tuple[Path, Path, dict]] = []
+            try:
+                for staging, directory, journal in journals:
+                    _move(staging, directory, journal)  # restores its own directory on failure
+                    done.append((staging, directory, journal))
+            except BaseException:
+                for staging, directory, journal in done:
+                    _roll_back(staging, directory, journal)
+                raise
+            for staging, _, _ in journals:
+                (staging / JOURNAL_NAME).unlink()
+        finally:
+            for staging, *_ in stagings:
+                shutil.rmtree(staging, ignore_errors=True)
+    return written
+
+
+#: Seconds a set's commit waits for a directory another run is committing to (a commit takes milliseconds).
+LOCK_WAIT = 5.0
 
 
 def _roll_back(staging: Path, directory: Path, journal: dict) -> None:
@@ -260,19 +336,39 @@ def _roll_back(staging: Path, directory: Path, journal: dict) -> None:
 def recover(directory: str | os.PathLike) -> None:
     """Finish what a killed in-place commit left in ``directory`` (the caller holds its lock): the old set
     is restored from the backup, unless every new file had moved in (then the new set stays); staging
-    folders without a journal are removed."""
+    folders without a journal are removed. The journal of a set spanning several directories names the
+    other directories' staging folders: the set is restored in all of them (each under its lock), or kept
+    in all of them."""
     directory = Path(directory)
     if not directory.is_dir():
         return
     for entry in directory.iterdir():
         if not (entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink()):
             continue
-        journal_path = entry / JOURNAL_NAME
-        if journal_path.exists():
-            journal = json.loads(journal_path.read_text(encoding="utf-8"))
-            if any(os.path.lexists(entry / name) for name in journal["names"]):
+        journal = _journal(entry)
+        if journal is not None:
+            peers = [Path(p) for p in journal.get("peers", ()) if Path(p) != entry.resolve()]
+            peer_journals = [(peer, peer_journal) for peer in peers if (peer_journal := _journal(peer)) is not None]
+            pending = [(entry, journal), *peer_journals]
+            if any(os.path.lexists(staging / name) for staging, j in pending for name in j["names"]):
                 _roll_back(entry, directory, journal)
+                for peer, peer_journal in peer_journals:
+                    with contextlib.suppress(InputFileError, OSError), directory_lock(peer.parent):
+                        if (peer / JOURNAL_NAME).exists():
+                            _roll_back(peer, peer.parent, peer_journal)
+            for peer, _ in peer_journals:
+                with contextlib.suppress(InputFileError, OSError), directory_lock(peer.parent):
+                    shutil.rmtree(peer, ignore_errors=True)
         shutil.rmtree(entry, ignore_errors=True)
+
+
+def _journal(staging: Path) -> dict | None:
+    """The journal in ``staging``, or None (absent, or not one metaeval wrote)."""
+    try:
+        journal = json.loads((staging / JOURNAL_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return journal if isinstance(journal, dict) and isinstance(journal.get("names"), list) else None
 
 
 def _remove_stale(parent: Path, prefix: str) -> None:

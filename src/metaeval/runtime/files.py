@@ -14,10 +14,12 @@ symbolic link, and a file at its name that is not metaeval's lock is refused, ne
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +30,8 @@ __all__ = ["LOCK_NAME", "directory_lock", "write_bytes_atomic", "write_text_atom
 #: The lock file of a directory being written (present only while a run holds it).
 LOCK_NAME = ".metaeval.lock"
 _HELD: dict[Path, int] = {}  # directory -> lock descriptor held by this process
+#: The output set being collected (:func:`metaeval.runtime.output_sets.output_set`), or None: write at once.
+PENDING_SET: contextvars.ContextVar = contextvars.ContextVar("metaeval_pending_output_set", default=None)
 
 
 def _umask() -> int:
@@ -52,8 +56,16 @@ def _write_fsync(target: Path, data: bytes, mode: int) -> None:
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (see the module docstring); create missing parent folders."""
+    """Write ``data`` to ``path`` atomically (see the module docstring); create missing parent folders.
+
+    Inside :func:`metaeval.runtime.output_sets.output_set` (every CLI command) the file joins the command's
+    output set instead and is written, with the set's other files, when the command ends.
+    """
     path = Path(path)
+    pending = PENDING_SET.get()
+    if pending is not None:
+        pending.add(path, data)
+        return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
@@ -92,13 +104,14 @@ def _holder(lock: Path) -> str:
 
 
 @contextlib.contextmanager
-def directory_lock(directory: str | os.PathLike) -> Iterator[Path]:
+def directory_lock(directory: str | os.PathLike, *, wait: float = 0.0) -> Iterator[Path]:
     """Hold ``directory``'s lock (``fcntl.flock`` on ``directory/.metaeval.lock``, created with the
     directory if absent) for the duration of the block.
 
     A second holder, in any process, fails at once with a one-line
     :class:`~metaeval.errors.InputFileError` naming the directory. Re-entrant within one process. Where
-    ``fcntl`` is unavailable (Windows) the block runs unlocked. The lock file is removed when the block
+    ``fcntl`` is unavailable (Windows) the block runs unlocked. With ``wait`` > 0 a lock another run holds is
+    retried for up to ``wait`` seconds first (an output set's commit holds it for milliseconds). The lock file is removed when the block
     ends, and a directory this call created is removed again if the block leaves it empty (a failed run
     leaves no empty directory behind).
     """
@@ -116,7 +129,7 @@ def directory_lock(directory: str | os.PathLike) -> Iterator[Path]:
     lock = directory / LOCK_NAME
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd = _acquire(fcntl, lock, directory)
+        fd = _acquire(fcntl, lock, directory, wait)
     except OSError as error:
         raise _named(error, directory) from None
     try:
@@ -175,9 +188,10 @@ def _stamp(fd: int, lock: Path) -> None:
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
 
-def _acquire(fcntl, lock: Path, directory: Path) -> int:
+def _acquire(fcntl, lock: Path, directory: Path, wait: float = 0.0) -> int:
     """A descriptor of ``lock`` holding an exclusive flock; the file may be unlinked by a holder that
     finishes, so the lock counts only if the path still names the locked file."""
+    deadline = time.monotonic() + wait
     while True:
         fd = _open_lock(lock)
         try:
@@ -185,6 +199,9 @@ def _acquire(fcntl, lock: Path, directory: Path) -> int:
         except OSError as error:
             os.close(fd)
             if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
                 raise InputFileError(directory, "must be a directory that no other metaeval run is writing; got"
                                                 f" one locked by another run{_holder(lock)}: wait for it to finish"
                                                 " or choose another output.") from None
