@@ -93,3 +93,27 @@ def test_pdp_in_correlate_compare_and_mt(tmp_path, capsys):
     assert np.isfinite(res.task_pvalues["d:summary/pdp"][~np.eye(2, dtype=bool)]).all()
     boot = me.mt_evaluate({"d": ds}, tasks=["summary/pdp"], n_resamples=50, rng=0, significance="bootstrap")
     assert boot.statistics[0, i] == pytest.approx(_oracle(x, z, 1), abs=1e-12)
+
+
+@pytest.mark.parametrize("level, axis", [("summary", 1), ("by-system", 0)])
+def test_pdp_of_a_metric_constant_within_every_group_is_undefined(level, axis):
+    """Regression (issue 41 item 6): each group was centred on its rounded mean (0.1 three times has mean
+    0.10000000000000002) before the spread test, so a metric constant within every group got PDP +-1e-16 and
+    `mt audit` ranked such a sentinel; the oracle's differences are all exactly 0 (no spread: undefined)."""
+    rng = np.random.default_rng(0)
+    values = rng.random(50)  # 50 groups of 7: several means round away from the value
+    x = np.repeat(values[:, None], 7, axis=1) if axis == 0 else np.repeat(values[None, :], 7, axis=0)
+    z = rng.normal(size=x.shape)
+    xg = x if axis == 0 else x.T
+    assert not np.concatenate([(g[None, :] - g[:, None]).ravel() for g in xg]).any()  # no difference at all
+    assert (np.array([g.sum() / g.size for g in xg]) != values).any()  # the rounded means of the old centring
+    assert np.isnan(level_correlation(x, z, level=level, coefficient="pdp").statistic)
+    assert np.isnan(level_correlation(z, x, level=level, coefficient="pdp").statistic)  # the human side too
+    # groups with a spread still count, the constant ones add no pair: the same as the oracle
+    x2 = x.copy()
+    if axis == 0:
+        x2[0] = rng.normal(size=x.shape[1])
+    else:
+        x2[:, 0] = rng.normal(size=x.shape[0])
+    assert level_correlation(x2, z, level=level, coefficient="pdp").statistic == pytest.approx(
+        _oracle(x2, z, axis), abs=1e-12)

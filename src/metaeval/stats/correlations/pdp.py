@@ -28,17 +28,26 @@ def _scaled(a):
     return a if top == 0.0 else np.ldexp(a, -int(np.frexp(top)[1]))
 
 
+def _spread(a: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per group (last axis), whether the valid values are not all exactly equal."""
+    return np.where(valid, a, np.inf).min(axis=-1) < np.where(valid, a, -np.inf).max(axis=-1)
+
+
 def group_sums(xg: np.ndarray, zg: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per group (rows of the last axis; NaN missing), ``(n Sxz, n Sxx, n Szz, n)`` over the positions where
-    both are present."""
+    both are present. A group whose values of one side are all equal contributes exactly 0 to that side's
+    sums (and to ``n Sxz``): constancy is tested exactly before the group is centred."""
     valid = np.isfinite(xg) & np.isfinite(zg)
     n = valid.sum(axis=-1)
     xg, zg = _scaled(np.where(valid, xg, np.nan)), _scaled(np.where(valid, zg, np.nan))
     with np.errstate(invalid="ignore", divide="ignore"):
         xm = np.where(valid, xg, 0.0).sum(axis=-1) / n
         zm = np.where(valid, zg, 0.0).sum(axis=-1) / n
-    dx = np.where(valid, xg - xm[..., None], 0.0)
-    dz = np.where(valid, zg - zm[..., None], 0.0)
+    # a group whose values are all equal has no pair with a difference: its deviations are exactly 0, not
+    # the rounding of value - mean (0.1 three times has mean 0.10000000000000002), so a metric constant
+    # within every group has no spread and its PDP is undefined, never +-1e-16
+    dx = np.where(valid & _spread(xg, valid)[..., None], xg - xm[..., None], 0.0)
+    dz = np.where(valid & _spread(zg, valid)[..., None], zg - zm[..., None], 0.0)
     return n * (dx * dz).sum(axis=-1), n * (dx * dx).sum(axis=-1), n * (dz * dz).sum(axis=-1), n
 
 
