@@ -53,7 +53,7 @@ from .source import located_by
 def audit(scores, dataset, dataset_option, human, metric, task, base, levels, candidates, exclude_system, consistency,
           alpha, plot, accuracy_target, method, delta_plot, html, reading, n_resamples, seed, format, output):
     """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
-    from ..correlation.mt_audit import mt_audit
+    from ..mt.audit import mt_audit
     from ..report.qarla_figure import check_figure_path
     from ..report.render import frame_table, render_text, signature_footer
     from ..stats.mt.protocol import PROTOCOLS

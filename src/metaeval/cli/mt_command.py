@@ -86,7 +86,7 @@ def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
     """({lp: segment ScoreSet}, {lp: system ScoreSet}) of an mt-metrics-eval directory; the system scores of a
     language pair only when it has ``*.sys.score`` files."""
-    from ..data.wmt import has_level, read_mt_metrics_eval
+    from ..mt.readers import has_level, read_mt_metrics_eval
 
     if not language_pairs:
         raise ParameterError("`--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
@@ -116,7 +116,7 @@ def _chosen(data: dict, human: str | None, golds: dict, metrics: tuple[str, ...]
             protocol) -> str | dict | None:
     """Check the golds, the metrics and the excluded systems against every language pair, naming the flags
     (``mt_evaluate``'s own messages name its parameters), and return the gold(s)."""
-    from ..correlation.mt import exclusions
+    from ..mt.evaluate import exclusions
 
     unknown = [lp for lp in golds if lp not in data]
     if unknown:
@@ -194,7 +194,7 @@ def _waves(data: dict, waves: int, seed: int) -> dict:
 
 def _baselines(data: dict, gold, metrics: tuple[str, ...], items: tuple[str, ...]) -> tuple[str, ...]:
     """``--human-baseline`` checked against every language pair, naming the flags."""
-    from ..correlation.mt_baselines import check_human_baselines
+    from ..mt.baselines import check_human_baselines
 
     golds = gold if isinstance(gold, dict) else {lp: gold for lp in data}
     return check_human_baselines(data, golds, list(metrics) or None, items, param="--human-baseline",
@@ -285,8 +285,8 @@ def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, m
        darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
        output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
-    from ..correlation.mt_protocol import load_protocol
+    from ..mt.evaluate import POOLED, mt_evaluate, resolve_protocol
+    from ..mt.protocol import load_protocol
     from ..report.render import frame_table, render_text, signature_footer
 
     mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system

@@ -4,7 +4,7 @@ MT system scores are corpus scores: BLEU, chrF and TER sum their sufficient stat
 totals, character n-gram statistics, edits and reference lengths) over the segments and score the sums,
 never the mean of sentence scores. :func:`corpus_statistics` computes those statistics for every cell of a
 ScoreSet from the candidates and references files of :mod:`metaeval.scoring.inputs`, so that
-:func:`metaeval.correlation.mt.mt_evaluate` (``corpus_statistics=``, ``metaeval mt --corpus-metric``) can
+:func:`metaeval.mt.evaluate.mt_evaluate` (``corpus_statistics=``, ``metaeval mt --corpus-metric``) can
 rebuild corpus system scores from any subset or resample of the segments.
 """
 from __future__ import annotations
