@@ -1,4 +1,5 @@
-"""`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
+"""`metaeval mt [evaluate]`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md); the
+default command of the `metaeval mt` group (:mod:`.mt_group`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,8 +9,7 @@ from pathlib import Path
 import click
 
 from .. import defaults
-from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
-from ..scoring.corpus import CORPUS_METRICS
+from ..vocabulary import CORPUS_METRICS, MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
 from ..errors import ParameterError
 from .common import (
     declare,
@@ -224,7 +224,7 @@ def _origin(params: dict) -> str:
     return ", ".join(item.partition("=")[2] or item for item in given) if given else str(params["mt_metrics_eval"])
 
 
-@click.command()
+@click.command(name="evaluate")
 @shared("scores", metavar="LP=PATH",
         help="A score file of one language pair (repeatable; several files of one language pair are joined on"
              " (system, input)): CSV, TSV, JSONL or Parquet. LP=PATH when PATH exists and LP=PATH does not;"
@@ -280,7 +280,7 @@ def _origin(params: dict) -> str:
 @progress_option
 @output_options
 @located_by(_origin)
-def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
+def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
        protocol, show_protocol, task, segments, significance, human_ties, exclude_system, alpha, plot, recalibrate,
        darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
        output):

@@ -16,13 +16,13 @@ import numpy as np
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, ScoreSetError
 from ..metrics.registry import get_scorer
+from ..vocabulary import CORPUS_METRICS
 from .inputs import CANDIDATES_SOURCE, _source, load_inputs
 
 __all__ = ["CORPUS_METRICS", "corpus_statistics"]
 
 #: Registry metrics whose scores are computed from summed per-item statistics: sacrebleu's, NIST's, and
 #: Liu & Gildea's syntactic metrics (clipped matches and totals per depth; docs/syntactic.md).
-CORPUS_METRICS = ("bleu", "chrf", "ter", "nist", "stm", "hwcm", "dstm")
 
 
 def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: str,
