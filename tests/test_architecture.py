@@ -35,9 +35,10 @@ ALLOWED = {
     "analyses": LABELLED | {"correlation", "metrics", "runtime", "human"},
     "judges": LABELLED | {"correlation", "metrics", "runtime", "human"},  # beside analyses
     "spans": LABELLED | {"runtime"},
-    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges", "spans"},
+    "mt": LABELLED,  # the WMT wing, beside correlation; its numerics are stats/mt
+    "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges", "spans", "mt"},
     "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "judges",
-                       "spans"},
+                       "spans", "mt"},
 }
 
 

@@ -101,7 +101,8 @@ def test_every_option_has_help():
     assert missing == []
 
 
-LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score", "simulate coverage", "mt",
+LONG_COMMANDS = ("correlate", "compare", "stability", "delta", "report", "score", "simulate coverage", "mt evaluate",
+                 "mt audit",
                  "simulate power")
 
 

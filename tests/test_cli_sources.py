@@ -149,7 +149,7 @@ def test_every_command_that_reads_score_files_takes_the_same_column_options():
             missing = {"system_column", "input_column", "annotator_column", "where", "layout", "rename"} - names
             assert not missing, (path, missing)
     assert {"metaeval human agreement", "metaeval human normalize", "metaeval human sample", "metaeval qarla",
-            "metaeval mt", "metaeval correlate", "metaeval topk"} <= set(readers)
+            "metaeval mt evaluate", "metaeval mt audit", "metaeval correlate", "metaeval topk"} <= set(readers)
 
 
 def test_human_commands_map_the_users_columns(tmp_path, capsys):

@@ -104,7 +104,7 @@ def test_json_output_has_no_infinity():
 
 
 def test_mt_metrics_eval_file_with_a_missing_line_is_named_with_its_system(tmp_path):
-    from metaeval.data.wmt import read_mt_metrics_eval
+    from metaeval.mt.readers import read_mt_metrics_eval
 
     (tmp_path / "human-scores").mkdir()
     (tmp_path / "metric-scores" / "en-de").mkdir(parents=True)

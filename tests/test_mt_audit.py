@@ -11,8 +11,8 @@ import scipy.stats
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.correlation.mt_audit import discriminative_power, mt_audit, wilson_interval
-from metaeval.correlation.sentinels import add_sentinels, sentinel_matrices
+from metaeval.mt.audit import discriminative_power, mt_audit, wilson_interval
+from metaeval.mt.sentinels import add_sentinels, sentinel_matrices
 from metaeval.errors import ParameterError
 
 

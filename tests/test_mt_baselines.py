@@ -14,7 +14,7 @@ import scipy.stats
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.correlation.mt_baselines import verdict
+from metaeval.mt.baselines import verdict
 from metaeval.errors import DataWarning, ParameterError
 from metaeval.human.waves import rater_waves
 from metaeval.report.formats import to_paper

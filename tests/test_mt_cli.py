@@ -9,7 +9,7 @@ import scipy.stats
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.correlation.mt import MtEvaluationResult
+from metaeval.mt.result import MtEvaluationResult
 from metaeval.report.formats import to_paper
 
 LPS = {"en-de": "ende", "zh-en": "zhen"}

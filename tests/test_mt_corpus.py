@@ -9,7 +9,7 @@ from scipy import stats
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.correlation.mt import mt_evaluate
+from metaeval.mt.evaluate import mt_evaluate
 from metaeval.errors import ParameterError, ScoreSetError
 from metaeval.scoring.corpus import corpus_statistics
 

@@ -14,7 +14,7 @@ import scipy.optimize
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.correlation.mt_delta import delta_accuracy
+from metaeval.mt.delta import delta_accuracy
 from metaeval.errors import ParameterError
 from metaeval.stats.mt.delta_accuracy import (agreement_pairs, delta_for_accuracy, fit_logistic, logistic_curve,
                                               separated)

@@ -60,7 +60,7 @@ def test_shared_null_equals_the_hybrids_scored_one_by_one(level, coefficient):
 def test_subset_statistics_at_once_equal_each_subset_on_its_own(task):
     """The audit's ranking consistency: a task's statistics on segment subsets from 0/1 weights (one call)
     against the task run on each subset's own language pair."""
-    from metaeval.correlation.mt_tasks import language_pair, run_task, subsample_statistics
+    from metaeval.mt.tasks import language_pair, run_task, subsample_statistics
 
     xs, z = _metrics(systems=8, segments=80)
     names = [f"m{i}" for i in range(xs.shape[0])]

@@ -20,6 +20,7 @@ __all__ = [
     "COEFFICIENTS",
     "COEFFICIENT_ALIASES",
     "COEFFICIENT_CHOICES",
+    "CORPUS_METRICS",
     "CORRECTIONS",
     "FAMILIES",
     "FAMILYWISE_CORRECTIONS",
@@ -154,6 +155,9 @@ for an average from the tasks' permutation draws) or a paired bootstrap over seg
 MT_HUMAN_TIES = ("count", "skip")
 """System-level pairwise accuracy and system pairs the human ties: count them (a metric that separates
 them is wrong, mt-metrics-eval) or leave them out (Kocmi et al. 2021's 'pairs the human orders')."""
+
+CORPUS_METRICS = ("bleu", "chrf", "ter", "nist", "stm", "hwcm", "dstm")
+"""Metrics with corpus scores from summed sufficient statistics (``metaeval.scoring.corpus``; ``--corpus-metric``)."""
 
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""

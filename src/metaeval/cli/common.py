@@ -331,7 +331,7 @@ def tie_tolerance_option(command: Callable) -> Callable:
 
 def corpus_options(command: Callable) -> Callable:
     """--corpus-metric / --candidates / --references, passed to the command as ``corpus_texts``."""
-    from ..scoring.corpus import CORPUS_METRICS
+    from ..vocabulary import CORPUS_METRICS
 
     @functools.wraps(command)
     def wrapper(*args, corpus_metric=(), candidates=None, references=None, **kwargs):

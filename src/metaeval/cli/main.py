@@ -40,7 +40,7 @@ COMMANDS = {
                    "Family-wise error of k comparisons; the Sidak level for a target."),
     "human": ("human_command", "human", "Build human scores from raw annotations and say how reliable they are."),
     "judge": ("judge_command", "judge", "Rank systems from pairwise comparisons; judges against humans, audits, alt-test."),
-    "mt": ("mt_audit_command", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
+    "mt": ("mt_group", "mt", "WMT-style tasks per language pair and pooled, ranked into significance clusters."),
     "report": ("report_command", "report", "The meta-evaluation report as one self-contained HTML page."),
     "score": ("score_command", "score", "Score system outputs against references with one or more metrics."),
     "spans": ("spans_command", "spans", "Error-span detectors and binary segment decisions against MQM ratings."),

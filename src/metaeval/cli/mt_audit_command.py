@@ -1,5 +1,5 @@
 """`metaeval mt audit`: sentinel metrics across a grid of tasks and the measures judged (docs/mt.md,
-"Auditing the protocol"). :data:`mt` is `metaeval mt` with `audit` as its first argument routed here."""
+"Auditing the protocol"); a command of the `metaeval mt` group (:mod:`.mt_group`)."""
 from __future__ import annotations
 
 import click
@@ -8,9 +8,7 @@ from .. import defaults
 from ..errors import ParameterError
 from .common import (declare, emit, option, output_options, output_width, reading_options, resamples_option, say,
                      seed_option)
-from .guards import guarded
 from .mt_command import _golds, _language_pairs, _origin, _per_language_pair
-from .mt_command import mt as _mt
 from .progress import progress_bar, progress_option
 from .source import located_by
 
@@ -53,7 +51,7 @@ from .source import located_by
 def audit(scores, dataset, dataset_option, human, metric, task, base, levels, candidates, exclude_system, consistency,
           alpha, plot, accuracy_target, method, delta_plot, html, reading, n_resamples, seed, format, output):
     """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
-    from ..correlation.mt_audit import mt_audit
+    from ..mt.audit import mt_audit
     from ..report.qarla_figure import check_figure_path
     from ..report.render import frame_table, render_text, signature_footer
     from ..stats.mt.protocol import PROTOCOLS
@@ -120,18 +118,3 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
                 *signature_footer(res, res.notes)]
 
     emit(render_text(result, fmt, terminal=terminal, width=output_width(output)), output)
-
-
-class _MtWithAudit(click.Command):
-    """`metaeval mt` as it is, except that a first argument `audit` runs :func:`audit`."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        if args and args[0] == "audit":
-            return _audit.make_context(f"{info_name} audit", list(args[1:]), parent=parent, **extra)
-        return super().make_context(info_name, args, parent=parent, **extra)
-
-
-_audit = guarded(audit, "mt audit")
-mt = _MtWithAudit(name=_mt.name, params=_mt.params, callback=_mt.callback, context_settings=_mt.context_settings,
-                  help=_mt.help + "\n\n`metaeval mt audit --help`: the protocol audit (sentinel metrics, measures).",
-                  epilog=_mt.epilog, short_help=_mt.short_help)

@@ -1,4 +1,5 @@
-"""`metaeval mt`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md)."""
+"""`metaeval mt [evaluate]`: WMT-style meta-evaluation over one or several language pairs (docs/mt.md); the
+default command of the `metaeval mt` group (:mod:`.mt_group`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,8 +9,7 @@ from pathlib import Path
 import click
 
 from .. import defaults
-from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
-from ..scoring.corpus import CORPUS_METRICS
+from ..vocabulary import CORPUS_METRICS, MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
 from ..errors import ParameterError
 from .common import (
     declare,
@@ -86,7 +86,7 @@ def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
     """({lp: segment ScoreSet}, {lp: system ScoreSet}) of an mt-metrics-eval directory; the system scores of a
     language pair only when it has ``*.sys.score`` files."""
-    from ..data.wmt import has_level, read_mt_metrics_eval
+    from ..mt.readers import has_level, read_mt_metrics_eval
 
     if not language_pairs:
         raise ParameterError("`--language-pair` must be given at least once with `--mt-metrics-eval`; got none.")
@@ -116,7 +116,7 @@ def _chosen(data: dict, human: str | None, golds: dict, metrics: tuple[str, ...]
             protocol) -> str | dict | None:
     """Check the golds, the metrics and the excluded systems against every language pair, naming the flags
     (``mt_evaluate``'s own messages name its parameters), and return the gold(s)."""
-    from ..correlation.mt import exclusions
+    from ..mt.evaluate import exclusions
 
     unknown = [lp for lp in golds if lp not in data]
     if unknown:
@@ -194,7 +194,7 @@ def _waves(data: dict, waves: int, seed: int) -> dict:
 
 def _baselines(data: dict, gold, metrics: tuple[str, ...], items: tuple[str, ...]) -> tuple[str, ...]:
     """``--human-baseline`` checked against every language pair, naming the flags."""
-    from ..correlation.mt_baselines import check_human_baselines
+    from ..mt.baselines import check_human_baselines
 
     golds = gold if isinstance(gold, dict) else {lp: gold for lp in data}
     return check_human_baselines(data, golds, list(metrics) or None, items, param="--human-baseline",
@@ -224,7 +224,7 @@ def _origin(params: dict) -> str:
     return ", ".join(item.partition("=")[2] or item for item in given) if given else str(params["mt_metrics_eval"])
 
 
-@click.command()
+@click.command(name="evaluate")
 @shared("scores", metavar="LP=PATH",
         help="A score file of one language pair (repeatable; several files of one language pair are joined on"
              " (system, input)): CSV, TSV, JSONL or Parquet. LP=PATH when PATH exists and LP=PATH does not;"
@@ -280,13 +280,13 @@ def _origin(params: dict) -> str:
 @progress_option
 @output_options
 @located_by(_origin)
-def mt(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
+def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
        protocol, show_protocol, task, segments, significance, human_ties, exclude_system, alpha, plot, recalibrate,
        darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
        output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..correlation.mt import POOLED, mt_evaluate, resolve_protocol
-    from ..correlation.mt_protocol import load_protocol
+    from ..mt.evaluate import POOLED, mt_evaluate, resolve_protocol
+    from ..mt.protocol import load_protocol
     from ..report.render import frame_table, render_text, signature_footer
 
     mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system

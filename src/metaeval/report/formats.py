@@ -329,7 +329,7 @@ def to_paper(obj: Any, fmt: str, frame=None) -> str:
     other result (or a DataFrame ``frame``) one row per record of its
     ``to_frame()``.
     """
-    from ..correlation.mt import MtEvaluationResult
+    from ..mt.result import MtEvaluationResult
     from ..correlation.results import MetricComparisonResult
     from ..correlation.table import CorrelationTable
     from ..errors import check_choice

@@ -4,7 +4,7 @@ MT system scores are corpus scores: BLEU, chrF and TER sum their sufficient stat
 totals, character n-gram statistics, edits and reference lengths) over the segments and score the sums,
 never the mean of sentence scores. :func:`corpus_statistics` computes those statistics for every cell of a
 ScoreSet from the candidates and references files of :mod:`metaeval.scoring.inputs`, so that
-:func:`metaeval.correlation.mt.mt_evaluate` (``corpus_statistics=``, ``metaeval mt --corpus-metric``) can
+:func:`metaeval.mt.evaluate.mt_evaluate` (``corpus_statistics=``, ``metaeval mt --corpus-metric``) can
 rebuild corpus system scores from any subset or resample of the segments.
 """
 from __future__ import annotations
@@ -16,13 +16,13 @@ import numpy as np
 from ..data.scoreset import ScoreSet
 from ..errors import ParameterError, ScoreSetError
 from ..metrics.registry import get_scorer
+from ..vocabulary import CORPUS_METRICS
 from .inputs import CANDIDATES_SOURCE, _source, load_inputs
 
 __all__ = ["CORPUS_METRICS", "corpus_statistics"]
 
 #: Registry metrics whose scores are computed from summed per-item statistics: sacrebleu's, NIST's, and
 #: Liu & Gildea's syntactic metrics (clipped matches and totals per depth; docs/syntactic.md).
-CORPUS_METRICS = ("bleu", "chrf", "ter", "nist", "stm", "hwcm", "dstm")
 
 
 def corpus_statistics(ds: ScoreSet, candidates: Any, references: Any, metric: str,

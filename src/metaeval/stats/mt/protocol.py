@@ -1,6 +1,6 @@
 """A meta-evaluation protocol of the WMT metrics task as data: :class:`Protocol` and its presets.
 
-A protocol fixes what :func:`metaeval.correlation.mt.mt_evaluate` computes and how it ranks: the tasks (a
+A protocol fixes what :func:`metaeval.mt.evaluate.mt_evaluate` computes and how it ranks: the tasks (a
 level, a statistic and a weight each; the level fixes the grouping, the statistic the tie rule), the
 rescaling of the statistics before averaging, the test between metrics, the rule for system pairs the human
 ties, the p-value convention and the gold (human) scorer, per language pair where it differs. ``wmt23``,

@@ -1,4 +1,4 @@
-"""The significance machinery of the WMT protocols (:func:`metaeval.correlation.mt.mt_evaluate`): the null
+"""The significance machinery of the WMT protocols (:func:`metaeval.mt.evaluate.mt_evaluate`): the null
 draws or bootstrap resamples of every task, their p-values, and a scope's weighted average with its p-values
 and clusters (docs/mt.md, "Significance and the ranking"). Pure numpy."""
 from __future__ import annotations

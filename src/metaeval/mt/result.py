@@ -1,4 +1,4 @@
-"""The result of :func:`metaeval.correlation.mt.mt_evaluate`: statistics, averages, p-values and clusters
+"""The result of :func:`metaeval.mt.evaluate.mt_evaluate`: statistics, averages, p-values and clusters
 per language pair and pooled, with what was left out."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .. import defaults
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.significance.clusters import rank_ranges
-from .mt_baselines import HUMAN_MARK, verdict_rows, verdict_summary
+from .baselines import HUMAN_MARK, verdict_rows, verdict_summary
 
 __all__ = ["POOLED", "MtEvaluationResult"]
 

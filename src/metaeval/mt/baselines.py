@@ -1,4 +1,4 @@
-"""Human baselines of :func:`metaeval.correlation.mt.mt_evaluate`: a human scorer other than the gold (a second
+"""Human baselines of :func:`metaeval.mt.evaluate.mt_evaluate`: a human scorer other than the gold (a second
 rater, a rater wave, a second annotation such as mt-metrics-eval's ``human2`` score versions) scored against
 the gold as if it were a metric (Proietti, Perrella & Navigli 2025), and the verdicts that say which metrics
 are significantly above, level with or below it (docs/mt.md, "Human baselines").

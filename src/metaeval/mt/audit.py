@@ -1,8 +1,8 @@
 """The protocol audit: sentinel metrics across a grid of tasks, and the measures judged (:func:`mt_audit`).
 
 Every task of a grid (groupings none / item / system, and system scores, x statistics) is computed by
-:func:`metaeval.correlation.mt.mt_evaluate` for the real metrics and the sentinels of
-:mod:`metaeval.correlation.sentinels` together, with its permutation tests and significance clusters. For
+:func:`metaeval.mt.evaluate.mt_evaluate` for the real metrics and the sentinels of
+:mod:`metaeval.mt.sentinels` together, with its permutation tests and significance clusters. For
 each task the audit reports where each sentinel ranks among the real metrics (Perrella et al. 2024) and
 judges the task as a measure (Gao et al. 2025): its discriminative power (the share of real-metric pairs
 significantly different) and its ranking consistency (Kendall tau-b between the ranking of the real metrics on
@@ -24,10 +24,10 @@ from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation_rows
 from ..stats.mt.protocol import GROUPING
-from .mt import exclusions, mt_evaluate
-from .mt_result import POOLED
-from .mt_tasks import by_subset, language_pair, run_task, segments_kept, subsample_statistics
+from .evaluate import exclusions, mt_evaluate
+from .result import POOLED
 from .sentinels import add_sentinels
+from .tasks import by_subset, language_pair, run_task, segments_kept, subsample_statistics
 
 __all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
 
@@ -128,7 +128,7 @@ class MtAuditResult(ResultMixin):
 
 
 def _data_iv(data):
-    from .mt import language_pair_data
+    from .evaluate import language_pair_data
 
     return language_pair_data(data)
 
@@ -299,7 +299,7 @@ def mt_audit(
     metrics = _metrics(first, metrics, human)
     b = iv.check_int("n_consistency", n_consistency, minimum=0)
     if accuracy_targets:
-        from .mt_delta import check_resampling, check_targets
+        from .delta import check_resampling, check_targets
 
         accuracy_targets, delta_method = check_targets(accuracy_targets), check_resampling(data, delta_method)
     gen, seed = iv.rng_and_seed(rng)
@@ -325,7 +325,7 @@ def mt_audit(
     notes += res.notes()
     curve = None
     if accuracy_targets:
-        from .mt_delta import delta_accuracy
+        from .delta import delta_accuracy
 
         curve = delta_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
                                exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.formats import read_text
+from ..data.native import _score, read_wmt_mqm
+from ..data.scoreset import ScoreSet
 from ..errors import InputFileError, ParameterError, check_choice
-from .formats import read_text
-from .native import _score, read_wmt_mqm
-from .scoreset import ScoreSet
 
 __all__ = ["MT_LEVELS", "has_level", "read_mt_metrics_eval", "read_wmt_mqm"]
 

@@ -5,7 +5,7 @@ mt-metrics-eval reader returns, or one ScoreSet), computes every task ``level/st
 (:class:`metaeval.stats.mt.protocol.Protocol`) for every metric in every language pair, and ranks the metrics
 per language pair and pooled over all of them by a weighted average of their task statistics, with
 significance clusters. The default protocol reproduces the WMT23 metrics task as mt-metrics-eval computes it
-(Freitag et al. 2023). The tasks by kind are in :mod:`metaeval.correlation.mt_tasks`, the numerics in
+(Freitag et al. 2023). The tasks by kind are in :mod:`metaeval.mt.tasks`, the numerics in
 :mod:`metaeval.stats.mt`. See docs/mt.md for the formulas and decisions.
 """
 from __future__ import annotations
@@ -27,9 +27,9 @@ from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_r
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
 from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
-from .mt_baselines import check_human_baselines
-from .mt_result import POOLED, MtEvaluationResult
-from .mt_tasks import language_pair, run_task, segments_kept
+from .baselines import check_human_baselines
+from .result import POOLED, MtEvaluationResult
+from .tasks import language_pair, run_task, segments_kept
 
 __all__ = ["MtEvaluationResult", "exclusions", "mt_evaluate", "resolve_protocol"]
 
@@ -63,7 +63,7 @@ def exclusions(items, systems, param):
 def resolve_protocol(protocol, tasks=None, significance=None, human_ties=None) -> Protocol:
     """The :class:`Protocol` of a name or an instance, with the options given explicitly replacing its own."""
     if not isinstance(protocol, Protocol):
-        from .mt_protocol import load_protocol
+        from .protocol import load_protocol
 
         protocol = load_protocol(protocol)
     if tasks is not None:

@@ -1,4 +1,4 @@
-"""The tasks of :func:`metaeval.correlation.mt.mt_evaluate`, by kind, on one language pair.
+"""The tasks of :func:`metaeval.mt.evaluate.mt_evaluate`, by kind, on one language pair.
 
 :func:`language_pair` prepares a language pair (systems and segments kept, system scores: the metrics' own
 system scores where given, corpus scores, or the mean of the segments); each ``*_task`` function computes one
