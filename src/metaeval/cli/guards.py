@@ -55,6 +55,7 @@ SIZE_OPTIONS: dict[str, int | None] = {
     "grid_points": defaults.GAP_GRID_POINTS, "n_bins": defaults.GAP_BINS, "mean_bins": defaults.SAMPLE_MEAN_BINS,
     "std_bins": defaults.SAMPLE_STD_BINS, "batch_size": defaults.SCORING_BATCH_SIZE, "n_inputs": None,
     "workers": None, "n_permutations": defaults.N_RESAMPLES, "n_folds": 5,
+    "consistency": defaults.MT_CONSISTENCY_RESAMPLES, "levels": defaults.MT_SENTINEL_LEVELS,
 }
 """Parameter name -> the default its limit is a multiple of (when the command's own default is not an
 integer); None: a limit of its own (:func:`size_limit`). ``n_resamples`` has its memory check

@@ -95,7 +95,10 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
     if html:
         from ..report.mt_audit_section import write_mt_audit_page
 
-        say(f"wrote {write_mt_audit_page(html, result, command='metaeval mt audit')}", err=True)
+        from ..runtime.output_sets import when_written
+
+        page = write_mt_audit_page(html, result, command='metaeval mt audit')
+        when_written(lambda: say(f"wrote {page}", err=True))  # once the command's output set is written
 
     def terminal(res):
         import pandas as pd

@@ -19,6 +19,7 @@ from .common import (
     output_width,
     reading_options,
     resamples_option,
+    say,
     seed_option,
     tie_tolerance_option,
 )
@@ -293,7 +294,7 @@ def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, hu
     corpus_metrics, candidate_files, reference_files, fmt = corpus_metric, candidates, references, format
 
     if show_protocol:
-        click.echo("\n".join(load_protocol(show_protocol).lines()))
+        say("\n".join(load_protocol(show_protocol).lines()))  # a file's description may hold control characters
         return
     protocol = resolve_protocol(load_protocol(protocol), tasks or None, significance, human_ties)
     if bool(scores or dataset) == bool(mtme_root):

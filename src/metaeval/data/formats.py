@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputFileError, check_choice
+from ..errors import InputFileError, ParameterError, check_choice
 from .missing import MISSING_TOKENS
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
@@ -133,7 +133,11 @@ def read_table(path: str | Path, format: str, *, columnar: bool = False) -> RawT
 
 def check_regular_file(path: str | Path) -> None:
     """Refuse what is not a regular file (a device such as /dev/zero would be read forever, a FIFO blocks);
-    a missing path or a directory is left to the caller's own message."""
+    a missing path or a directory is left to the caller's own message. ``path`` must be a str or
+    ``os.PathLike``: an int would be taken as an open file descriptor (``read_mqm_ratings(5)`` read
+    descriptor 5) and None failed inside ``os.stat``."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"`path` must be a file path (a str or os.PathLike); got {path!r}.")
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):

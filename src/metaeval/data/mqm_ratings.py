@@ -270,6 +270,11 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     if not lines or not lines[0].strip():
         raise InputFileError(path, "the file must hold a header and at least one rating; got an empty file.")
     header = [c.strip() for c in lines[0].rstrip("\r").split("\t")]
+    twice = next((c for c in dict.fromkeys(header) if c and header.count(c) > 1), None)
+    if twice is not None:  # the last of two `target` columns was read silently
+        raise InputFileError(path, f"the header must name each column once; got {twice!r} {header.count(twice)} times"
+                                   f" (columns {', '.join(str(i + 1) for i, c in enumerate(header) if c == twice)}).",
+                             row=1)
     index = {c: i for i, c in enumerate(header)}
     for col in REQUIRED:
         if col not in index:

@@ -22,7 +22,7 @@ from .. import defaults
 from ..data.scoreset import ScoreSet, _suggestion
 from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
 from ..signature import Signature
-from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol
+from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol, normalized_weights
 from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
@@ -330,6 +330,7 @@ def mt_evaluate(
         segments, system_scores, human_baselines)
     permute = protocol.significance == "permutation"
     rtol = iv.check_tie_tolerance(tie_tolerance)
+    darr_threshold = _darr_threshold_iv(darr_threshold)
     if recalibrate and permute:
         raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
                              "acc23 keeps each metric's calibrated threshold); got True.")
@@ -437,6 +438,15 @@ def mt_evaluate(
         systems_dropped, {lp: tuple(sorted(v)) for lp, v in fixed.items() if v}, golds, signature, baselines)
 
 
+def _darr_threshold_iv(darr_threshold) -> float:
+    """A DARR pair's minimum human difference: a finite number >= 0 (NaN compared False with every
+    difference and silently left no pair)."""
+    if (isinstance(darr_threshold, bool) or not isinstance(darr_threshold, (int, float, np.integer, np.floating))
+            or not np.isfinite(darr_threshold) or darr_threshold < 0):
+        raise ParameterError(f"`darr_threshold` must be a finite number >= 0; got {darr_threshold!r}.")
+    return float(darr_threshold)
+
+
 def _scopes(data, names, statistics, draws, protocol, common, permute, alpha, p):
     """Every scope's weighted average, its p-values and cluster ranks, and what was averaged."""
     weight_of = {f"{lp}:{t.name}": t.weight for lp in data for t in protocol.tasks}
@@ -452,7 +462,7 @@ def _scopes(data, names, statistics, draws, protocol, common, permute, alpha, p)
             use = [t for t, n in enumerate(names) if n.startswith(scope + ":")]
         use = [t for t in use if np.isfinite(statistics[t]).all() and (not common or draws[names[t]] is not None)]
         raw = np.array([pooled_weight if names[t].startswith(POOLED + ":") else weight_of[names[t]] for t in use])
-        wts = raw / raw.sum() if use else raw
+        wts = normalized_weights(raw)  # overflow-free: weights of 1.7e308 are shares, not inf / inf
         ranked[scope], weights[scope] = tuple(names[t] for t in use), tuple(float(v) for v in wts)
         ranges = [task_range(names[t].rsplit("/", 1)[1]) if protocol.rescaling == "wmt" else (0.0, 1.0) for t in use]
         averages[scope], ranks[scope], pvalues[scope] = rank(

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .qarla_figure import check_figure_path
-from .svg import new_figure, text
+from .svg import new_figure, save_figure, text
 
 
 def save_mt_audit_figure(result, path: str | Path) -> Path:
@@ -19,9 +19,7 @@ def save_mt_audit_figure(result, path: str | Path) -> Path:
     path = check_figure_path(path)
     with new_figure(*figure_size(result), ncols=2, gridspec_kw={"width_ratios": [3, 2]}) as (fig, (left, right)):
         draw_mt_audit(result, fig, left, right)
-        partial = path.with_name(path.name + ".partial" + path.suffix)
-        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
-        partial.replace(path)
+        save_figure(fig, path)  # in memory, then the atomic writer: no partial file
     return path
 
 

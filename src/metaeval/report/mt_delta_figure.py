@@ -10,7 +10,7 @@ import numpy as np
 
 from .figures import Figure
 from .qarla_figure import check_figure_path
-from .svg import colour_of, figure_svg, new_figure, text
+from .svg import colour_of, figure_svg, new_figure, save_figure, text
 
 COLUMNS = 4
 """Panels per row."""
@@ -66,9 +66,7 @@ def save_delta_accuracy_figure(result, path: str | Path) -> Path:
     path = check_figure_path(path)
     with new_figure(*figure_size(result), **_panels(result)) as (fig, axes):
         draw_delta_accuracy(result, fig, axes)
-        partial = path.with_name(path.name + ".partial" + path.suffix)
-        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
-        partial.replace(path)
+        save_figure(fig, path)  # in memory, then the atomic writer: no partial file
     return path
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .qarla_figure import check_figure_path
-from .svg import HUMAN_COLOUR, PALETTE, new_figure, text
+from .svg import HUMAN_COLOUR, PALETTE, new_figure, save_figure, text
 
 #: Colour of a metric by its verdict against the first human baseline.
 VERDICT_COLOURS = {"above": "#009E73", "level": "#999999", "below": "#D55E00", "untested": "#0072B2"}
@@ -56,7 +56,5 @@ def save_mt_figure(result, path: str | Path) -> Path:
                 f"colour: significance cluster ({result.significance}, p < {result.alpha:g})")
         fig.suptitle(text(f"{result.protocol}: {note}"), fontsize=8)
         fig.tight_layout()
-        partial = path.with_name(path.name + ".partial" + path.suffix)
-        fig.savefig(partial, dpi=110, format=path.suffix[1:].lower())
-        partial.replace(path)
+        save_figure(fig, path)  # in memory, then the atomic writer: no partial file
     return path

@@ -20,7 +20,7 @@ from metaeval.errors import ParameterError
 from metaeval.vocabulary import LEVEL_CHOICES, MT_HUMAN_TIES, MT_SIGNIFICANCE, MT_STATISTICS, check_mt_task
 
 __all__ = ["GROUPING", "LANGUAGE_PAIRS", "PROTOCOLS", "PVALUE_CONVENTIONS", "Protocol", "RESCALING", "TaskSpec",
-           "protocol_from_mapping"]
+           "normalized_weights", "protocol_from_mapping"]
 
 GROUPING = {"system": "system scores", "summary": "item", "global": "none", "by-system": "system"}
 """The grouping each level implies (mt-metrics-eval's ``level`` and ``avg_by``)."""
@@ -36,6 +36,20 @@ LANGUAGE_PAIRS = "language-pairs"
 """The pooled system accuracy's weight: the number of language pairs (WMT23)."""
 
 _CALIBRATED = ("acc23", "tau23")
+
+
+def normalized_weights(weights) -> "np.ndarray":
+    """Positive finite ``weights`` divided by their sum, without overflow or underflow: they are first scaled
+    by the power of two that brings the largest near 1 (exact), so weights of 1.7e308 (whose sum is inf)
+    or of 1e-320 (subnormal) give the same shares as 1.7 or 1e-5 would, and ordinary weights the same
+    numbers as ``w / w.sum()``."""
+    import numpy as np
+
+    w = np.asarray(weights, dtype=np.float64)
+    if w.size == 0:
+        return w
+    w = np.ldexp(w, -int(np.frexp(w.max())[1]))
+    return w / w.sum()
 
 
 @dataclass(frozen=True)
@@ -113,11 +127,11 @@ class Protocol:
 
         out = [f"protocol {self.name}"]
         out += textwrap.wrap(self.description, 96, initial_indent="  ", subsequent_indent="  ")
-        total = sum(t.weight for t in self.tasks)
+        shares = normalized_weights([t.weight for t in self.tasks])
         out.append("tasks (per language pair; weights normalised to sum 1 in each scope):")
-        for t in self.tasks:
+        for t, share in zip(self.tasks, shares):
             out.append(f"  {t.name:<22} grouping {t.grouping}; ties: {t.tie_rule}; weight {t.weight:g}"
-                       f" ({t.weight / total:.3g})")
+                       f" ({share:.3g})")
         if any(t.level == "system" and t.statistic == "accuracy" for t in self.tasks):
             weight = ("number of language pairs" if self.pooled_weight == LANGUAGE_PAIRS
                       else f"{self.pooled_weight:g}")
@@ -218,7 +232,11 @@ def protocol_from_mapping(table: Mapping, where: str = "") -> Protocol:
         specs.append(TaskSpec(level, statistic, _weight(at, "weight", task.get("weight", 1.0))))
     names = [s.name for s in specs]
     if len(set(names)) < len(names):
-        raise ParameterError(f"{where}`task` must list each task once; got {names!r}.")
+        from collections import Counter
+
+        repeated, times = next((n, c) for n, c in Counter(names).items() if c > 1)
+        raise ParameterError(f"{where}`task` must list each task once; got {repeated!r} {times:,} times"
+                             f" ({len(names):,} tasks).")
     pooled = table.get("pooled_weight", LANGUAGE_PAIRS)
     if pooled != LANGUAGE_PAIRS:
         pooled = _weight(where, "pooled_weight", pooled)
