@@ -145,7 +145,7 @@ def test_parameter_errors(tmp_path):
     path = _write(tmp_path, "s.csv", "system,input,r\nA,d1,1\n")
     with pytest.raises(ParameterError) as info:
         read_scores(path, format="xls")
-    assert str(info.value) == "`format` must be one of 'csv', 'tsv', 'jsonl', 'parquet'; got 'xls'."
+    assert str(info.value) == "`format` must be one of 'csv', 'tsv', 'jsonl', 'parquet', 'wmt-seg'; got 'xls'."
     with pytest.raises(ParameterError) as info:
         read_scores(path, humans=["h"])
     assert str(info.value) == "`humans` must name scorers of the file ('r'); got 'h'."

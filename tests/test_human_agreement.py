@@ -45,8 +45,9 @@ def test_agreement_validation():
     with pytest.raises(ParameterError, match=r"^`scorer` must name a scorer with annotators when `source` is a"
                                              r" ScoreSet; got None\.$"):
         agreement(ds)
-    with pytest.raises(ParameterError, match=r"^`scorer` must have at least 2 annotators per cell; got"
-                                             r" 'rouge-1.f1' with 1\.$"):
+    with pytest.raises(ParameterError, match=r"^`scorer` must have at least 2 annotators per cell \(an annotator"
+                                             r" axis, or per-rater human scorers rouge-1\.f1\.<rater> as MQM"
+                                             r" ratings give\); got 'rouge-1.f1' with 1\.$"):
         agreement(ds, "rouge-1.f1")
     with pytest.raises(ParameterError, match=r"^`by` must be one of 'dataset', 'document', 'system'; got 'summary'\.$"):
         agreement(ds, "expert.relevance", by="summary")

@@ -45,5 +45,6 @@ def test_user_errors_exit_2(capsys):
     assert capsys.readouterr().err == ("metaeval: error: exactly one of `--realsumm` and `--scus` must be given;"
                                        " got neither.\n")
     assert main(["human", "agreement", "--dataset", "summeval", "--scorer", "rouge-1.f1"]) == 2
-    assert capsys.readouterr().err == ("metaeval: error: `scorer` must have at least 2 annotators per cell; got"
-                                       " 'rouge-1.f1' with 1.\n")
+    assert capsys.readouterr().err == ("metaeval: error: `scorer` must have at least 2 annotators per cell (an"
+                                       " annotator axis, or per-rater human scorers rouge-1.f1.<rater> as MQM ratings"
+                                       " give); got 'rouge-1.f1' with 1.\n")

@@ -74,6 +74,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "layout": dict(multiple=True, metavar="[FILE=]auto|wide|long",
                    help="wide: a column per scorer; long: columns scorer and score; auto (default): long when the"
                         " header has both scorer and score." + PER_FILE),
+    "file_format": dict(multiple=True, metavar="[FILE=]FORMAT",
+                        help="A score file's format when its name does not tell it: csv, tsv, jsonl, parquet or"
+                             " wmt-seg (a WMT metrics-task *.seg.score submission: 7 tab-separated fields, no"
+                             " header; a name ending in .seg.score is read so without it)." + PER_FILE),
     "allow_unmatched": dict(is_flag=True,
                             help="Join score files whose systems or inputs are unmatched on both sides, or whose"
                                  " integer ids look shifted by one (by default an error: see docs/data.md, Joining"
@@ -266,8 +270,8 @@ def group(**kwargs: Any) -> Callable:
 
 # -- groups of options ---------------------------------------------------------------------------------
 
-READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "rename",
-           "allow_unmatched")
+READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "file_format",
+           "rename", "allow_unmatched")
 """The options saying how score files are read (each for every file or, ``FILE=VALUE``, for one)."""
 SOURCE = ("dataset", "dataset_option", "scores", *READING, "human", "metric", "system", "exclude_system",
           "aggregation")

@@ -1,4 +1,4 @@
-"""`metaeval human pyramid|agreement|normalize|retention|sample|jackknife|cross`: tools for human judgments
+"""`metaeval human pyramid|agreement|normalize|raters|retention|sample|jackknife|cross`: tools for human judgments
 and human summaries (jackknifed scores, cross-comprehension)."""
 from __future__ import annotations
 
@@ -208,6 +208,28 @@ def normalize_(judgments, dataset, dataset_option, scores, reading, scorer, meth
         write_score_file(result.scoreset, write_scores)
         lines.append(f"wrote {write_scores}")
     emit(_render(result, result.details, format, lines, output), output)
+
+
+@human.command()
+@declare("ratings", dict(required=True, type=click.Path(dir_okay=False),
+                         help="An MQM ratings file (TSV: system, doc, seg_id, rater, source, target, category,"
+                              " severity; gzipped or not)."))
+@option("write_scores", help="Write mqm and every rater's own scores mqm.<rater> (CSV, TSV, JSONL or Parquet by"
+                             " extension).")
+@output_options
+def raters(ratings, write_scores, format, output):
+    """Per rater of MQM ratings: cells rated, mean score, errors per cell, attention checks found."""
+    from ..data.mqm_ratings import read_mqm_ratings
+    from ..human import mqm_raters
+
+    read = read_mqm_ratings(ratings, per_rater=True)
+    result = mqm_raters(read)
+    lines = [f"{len(result.raters)} raters over {result.n_cells} cells ({result.raters_per_cell:.2f} raters per"
+             f" cell); attention checks: {read.counts['attention_rows']} rows"]
+    if write_scores:
+        write_score_file(read.scores, write_scores)
+        lines.append(f"wrote {write_scores} ({', '.join(read.scores.scorers)})")
+    emit(_render(result, result.raters, format, lines, output), output)
 
 
 @human.command()

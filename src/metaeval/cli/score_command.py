@@ -110,7 +110,7 @@ def score(candidates, references, metric, metric_option, mt_preprocessing, model
     from ..metrics.registry import get_scorer
     from ..scoring import score as score_corpus
 
-    file_format(output, None)  # an unknown extension fails now, not after the scoring
+    file_format(output, None, writing=True)  # an unknown extension fails now, not after the scoring
     if not Path(output).resolve().parent.is_dir():
         raise InputFileError(output, "must be in an existing directory; got a directory that does not exist.")
     metrics = metric

@@ -37,6 +37,7 @@ class Reading:
     human_column: tuple[str, ...] = ()
     where: tuple[str, ...] = ()
     layout: tuple[str, ...] = ()
+    file_format: tuple[str, ...] = ()
     rename: tuple[str, ...] = ()
     allow_unmatched: bool = False
     aggregation: str = DEFAULT_AGGREGATION
@@ -47,7 +48,8 @@ class Reading:
 
     def given(self) -> dict[str, tuple[str, ...]]:
         """``{flag: values}`` of the reading options given (aggregation aside)."""
-        names = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "rename")
+        names = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout",
+                 "file_format", "rename")
         return {"--" + n.replace("_", "-"): getattr(self, n) for n in names if getattr(self, n)}
 
 
@@ -172,6 +174,7 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
     ``--human-column`` for every file; the first file's one human scorer; every human column) read as
     ``reading`` says. ``other_files``: files of the same command read by other calls; a ``FILE=VALUE``
     option of one of them is not this call's."""
+    from ..data.formats import READ_FORMATS
     from ..data.readers import LAYOUTS, read_scores
 
     named = [scores_argument(a) for a in arguments]
@@ -190,21 +193,49 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
     for value in (layout_all, *layouts.values()):
         if value is not None and value not in LAYOUTS:
             raise ParameterError(f"`--layout` must be one of {', '.join(map(repr, LAYOUTS))}; got {value!r}.")
+    format_all, formats = file_options("--file-format", own(reading.file_format), files)
+    for value in (format_all, *formats.values()):
+        if value is not None and value not in READ_FORMATS:
+            raise ParameterError(f"`--file-format` must be one of {', '.join(map(repr, READ_FORMATS))}; got {value!r}.")
     where_all, where_own = _each_file(own(reading.where, pair=True), files, pair=True)
     rename_all, rename_own = _each_file(own(reading.rename), files, pair=False)
     files_human, human_columns = None, []
     for (name, path) in named:
+        _not_for_ratings(path, files, {f"--{role}-column": value for role, value in shared_columns.items()},
+                         where_all, layout_all)
         columns = {**shared_columns, **{role: own[path] for role, (_, own) in mapped.items() if path in own}}
         if columns.get("human"):
             human_columns.append(columns["human"])
         where = parse_where((*where_all, *where_own.get(path, ())), CLI_NAMES)
         read = read_scores(path, columns=columns, where=where, layout=layouts.get(path, layout_all or "auto"),
                            rename=parse_renames((*rename_all, *rename_own.get(path, ()))) or None, scorer=name,
-                           option_names=CLI_NAMES, shared_mapping=len(files) > 1)
+                           option_names=CLI_NAMES, shared_mapping=len(files) > 1,
+                           format=formats.get(path, format_all),
+                           required_where=tuple(parse_where(where_own.get(path, ()), CLI_NAMES)))
         if files_human is None:
             files_human = read.default_human
         ds = read if ds is None else ds.merge(read, allow_unmatched=reading.allow_unmatched)
     return ds, shared_columns.get("human"), files_human, tuple(dict.fromkeys(human_columns))
+
+
+def _not_for_ratings(path: str, files: tuple[str, ...], columns: dict[str, str], where: tuple[str, ...],
+                     layout: str | None) -> None:
+    """Refuse an option given for every file (no ``FILE=``) when ``path`` is an MQM ratings file: its columns
+    are fixed, and the option would make it a plain table (``--input-column seg_id`` meant for a metric file
+    turned the ratings into a CSV read that failed at row 5059)."""
+    from ..data.mqm_ratings import is_mqm_ratings_file
+
+    given = [(flag, value) for flag, value in columns.items()] + [("--where", w) for w in where]
+    if layout is not None:
+        given.append(("--layout", layout))
+    if not given or not is_mqm_ratings_file(path):
+        return
+    flag, value = given[0]
+    others = [f for f in files if f != path]
+    hint = (f"give it for the metric file alone as {flag} {others[0]}={value}" if others
+            else "drop it (an MQM ratings file is read with its own columns)")
+    raise ParameterError(f"`{flag}` {value!r} applies to every --scores file, and {path} is an MQM ratings file"
+                         f" (read with its own columns: system, seg_id, rater, ...): {hint}.")
 
 
 def load_source(source: Source, *, other_files: tuple[str, ...] = (),

@@ -122,7 +122,8 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
                   where: Mapping[str, Any] | None = None, strict_where: bool = True, layout: str = "wide",
                   rename: Mapping[str, str] | None = None, scorer: str | None = None,
                   names: OptionNames = API_NAMES,
-                  shared_mapping: bool = False) -> tuple[RawTable, str | None, tuple[str, ...]]:
+                  shared_mapping: bool = False,
+                  required_where: Iterable[str] = ()) -> tuple[RawTable, str | None, tuple[str, ...]]:
     """Map, filter and set aside text columns (see the module notes).
 
     Returns the table, the mapped human column (or None) and the text columns set aside (to be named
@@ -135,7 +136,8 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     name of the file's one scorer. ``names``: how errors name these options. ``shared_mapping``: one
     mapping serves several files (several score files of one command line): a file without the ``human``
     column is read without it, and a file without a ``where`` column is left unfiltered with a
-    :class:`DataWarning`; the system and input mappings apply to every file.
+    :class:`DataWarning`; the system and input mappings apply to every file. ``required_where``: ``where``
+    columns given for this file alone (``--where FILE=COLUMN=VALUE``): the file must have them, shared or not.
     """
     columns = check_columns(columns)
     where = check_where(where)
@@ -157,6 +159,11 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
         renamed[column] = role
     if renamed:
         table = replace(table, columns={renamed.get(c, c): v for c, v in table.columns.items()})
+    own = set(required_where)
+    missing = next((c for c in where if c in own and c not in table.columns), None)
+    if missing is not None:  # a filter meant for this file alone is never skipped
+        raise InputFileError(table.path, f"`{names['where']}` for this file must name a column of it"
+                                         f" ({_present(table)}); got {missing!r}.", row=table.header_row)
     table = _filtered(table, where, names["where"], strict_where and not shared)
     human = columns.get("human")
     keep = {human} if human else set()

@@ -32,6 +32,11 @@ from .missing import MISSING_TOKENS
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
 """Score file formats that :func:`~metaeval.data.readers.read_scores` and ``write_scores`` handle."""
 
+READ_FORMATS = (*FORMATS, "wmt-seg")
+"""What :func:`~metaeval.data.readers.read_scores` reads: :data:`FORMATS` and ``'wmt-seg'``, a WMT metrics-task
+segment-level submission (``*.seg.score``: seven tab-separated fields, no header; read by
+:mod:`metaeval.data.wmt_submission`)."""
+
 EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
               ".parquet": "parquet"}
 """File extension -> format; ``.gz`` may follow the extension of a text format."""
@@ -78,23 +83,26 @@ class RawTable:
         return len(self.rows)
 
 
-def file_format(path: str | Path, format: str | None = None) -> str:
-    """The format of ``path``: ``format`` if given, otherwise from the extension (``.gz`` skipped).
+def file_format(path: str | Path, format: str | None = None, *, writing: bool = False) -> str:
+    """The format of ``path``: ``format`` if given, otherwise from the extension (``.gz`` skipped; a name ending
+    in ``.seg.score`` is ``'wmt-seg'``). ``writing``: a format to write (:data:`FORMATS` only).
 
     Raises
     ------
     InputFileError
         If ``format`` is None and the extension names no known format.
     ParameterError
-        If ``format`` is not one of :data:`FORMATS`.
+        If ``format`` is not one of :data:`READ_FORMATS` (:data:`FORMATS` when ``writing``).
     """
     if format is not None:
-        return check_choice("format", format, FORMATS)
+        return check_choice("format", format, FORMATS if writing else READ_FORMATS)
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
         if suffixes and EXTENSIONS.get(suffixes[-1]) == "parquet":
             raise InputFileError(path, "a Parquet file must not be gzipped (Parquet compresses itself); got '.parquet.gz'.")
+    if not writing and suffixes[-2:] == [".seg", ".score"]:
+        return "wmt-seg"  # a WMT metrics-task submission, x.seg.score
     extension = suffixes[-1] if suffixes else ""
     if extension not in EXTENSIONS:
         listed = ", ".join(repr(e) for e in EXTENSIONS)

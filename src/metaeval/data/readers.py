@@ -33,7 +33,7 @@ from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
 from .columnar import TextColumn, release_arrow_memory
-from .columns import API_NAMES, OptionNames, note_ignored, prepare_table
+from .columns import API_NAMES, OptionNames, check_where, note_ignored, prepare_table
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -66,6 +66,7 @@ def read_scores(
     scorer: str | None = None,
     option_names: OptionNames = API_NAMES,
     shared_mapping: bool = False,
+    required_where: Iterable[str] = (),
 ) -> ScoreSet:
     """Read a score file in the generic wide, long, JSON Lines or JSON array format.
 
@@ -74,8 +75,12 @@ def read_scores(
     path : str or path-like
         A ``.csv``, ``.tsv``, ``.jsonl`` (or ``.json`` / ``.ndjson`` holding JSON Lines) or
         ``.parquet`` file; text formats may be gzipped (``.csv.gz``, ...).
-    format : {'csv', 'tsv', 'jsonl', 'parquet'}, optional
-        Overrides the format told by the extension.
+    format : {'csv', 'tsv', 'jsonl', 'parquet', 'wmt-seg'}, optional
+        Overrides the format told by the extension. ``'wmt-seg'`` (also told by a name ending in
+        ``.seg.score``): a WMT metrics-task segment-level submission, seven tab-separated fields per line and
+        no header (metric name, language pair, test set, reference, system, segment id, score), read as one
+        scorer per metric name (``<metric>-<reference>`` when the file holds several references); the file
+        (after ``where``) must hold one language pair and one test set.
     humans : iterable of str, optional
         The scorers that are human judgments. By default, the scorers with several annotators per
         cell (an ``annotator`` column, or JSON lists) are the human judgments.
@@ -99,9 +104,9 @@ def read_scores(
         ``mqm.<rater>``).
     rename, scorer : optional
         New scorer names, old -> new (``{"score": "COMET"}``); ``scorer``: the name of the file's one scorer.
-    option_names, shared_mapping : optional
-        How errors name these options (a command line passes its flags); the mapping serves several files
-        (see :func:`metaeval.data.columns.prepare_table`).
+    option_names, shared_mapping, required_where : optional
+        How errors name these options (a command line passes its flags); the mapping serves several files;
+        the ``where`` columns given for this file alone (see :func:`metaeval.data.columns.prepare_table`).
 
     Returns
     -------
@@ -144,10 +149,19 @@ def read_scores(
                                  " mqm.<rater>).")
         ds = read_mqm_ratings(path, name=name).scores
         return ds if humans is None else ds.with_humans(humans)
-    table = read_table(path, file_format(path, format), columnar=True)
+    fmt = file_format(path, format)
+    if fmt == "wmt-seg":
+        from .wmt_submission import one_wmt_task, read_wmt_seg
+
+        table = one_wmt_task(read_wmt_seg(path), check_where(where), option_names)
+    else:
+        table = read_table(path, fmt, columnar=True)
     layout = table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,
-                                          scorer=scorer, names=option_names, shared_mapping=shared_mapping)
+                                          scorer=scorer, names=option_names, shared_mapping=shared_mapping,
+                                          required_where=required_where)
+    if table.format == "wmt-seg":
+        ignored = tuple(c for c in ignored if c not in ("lp", "testset", "reference"))  # checked: one of each
     if human is not None and humans is not None and not isinstance(humans, str):
         humans = tuple(dict.fromkeys((*humans, human)))
     recorded = recorded_humans(path) if humans is None else None

@@ -29,18 +29,20 @@ def sidecar_path(path: str | Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def file_digest(path: str | Path) -> dict[str, str]:
-    """``{"name": ..., "sha256": ...}`` of a written score file."""
+def file_digest(path: str | Path, data: bytes | None = None) -> dict[str, str]:
+    """``{"name": ..., "sha256": ...}`` of a written score file (of its content ``data`` when given: a file of
+    a command's output set is not on disk until the set is committed)."""
     path = Path(path)
-    return {"name": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return {"name": path.name, "sha256": hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()}
 
 
-def write_sidecar(path: str | Path, fields: dict[str, Any]) -> Path:
+def write_sidecar(path: str | Path, fields: dict[str, Any], *, data: bytes | None = None) -> Path:
     """Write (atomically) the sidecar of the score file ``path`` with ``fields``, keeping the other fields of
-    a sidecar already there for this file name, and the file's current digest."""
+    a sidecar already there for this file name, and the file's digest (of ``data``, its new content, when
+    given; else of the file on disk)."""
     side = sidecar_path(path)
     kept = _load(side) or {}
-    data = {**kept, **fields, "scores_file": file_digest(path)}
+    data = {**kept, **fields, "scores_file": file_digest(path, data)}
     return write_text_atomic(side, json.dumps(data, indent=2) + "\n")
 
 

@@ -30,7 +30,7 @@ _RESERVED = (*SYSTEM_KEYS, *INPUT_KEYS, ANNOTATOR_KEY)
 
 def encode_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = None) -> bytes:
     """The bytes :func:`write_scores` writes to ``path`` (for a caller that commits them with other files)."""
-    fmt = file_format(path, format)
+    fmt = file_format(path, format, writing=True)
     names, columns = _wide_columns(scoreset)
     gzipped = fmt != "parquet" and Path(path).name.lower().endswith(".gz")
     if fmt == "parquet":
@@ -70,10 +70,11 @@ def write_scores(scoreset: ScoreSet, path: str | Path, *, format: str | None = N
     Text outputs are gzipped with a zero timestamp, so equal scores give equal bytes.
     """
     path = Path(path)
-    write_bytes_atomic(path, encode_scores(scoreset, path, format=format))
+    data = encode_scores(scoreset, path, format=format)
+    write_bytes_atomic(path, data)
     unmarked = [h for h in scoreset.humans if scoreset.annotations(h).ndim == 2]
     if unmarked or sidecar_path(path).exists():
-        write_sidecar(path, {"humans": list(scoreset.humans)})
+        write_sidecar(path, {"humans": list(scoreset.humans)}, data=data)
 
 
 def _wide_columns(scoreset: ScoreSet) -> tuple[list[str], dict[str, np.ndarray]]:

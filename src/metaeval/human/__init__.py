@@ -19,6 +19,7 @@ from .cross import (
 from .jackknife import JackknifeResult, jackknife_scores, read_summary_texts
 from .normalize import HumanScoresResult, combine_criteria, normalize, read_judgments
 from .pyramid import LitePyramidResult, PyramidMatch, filter_workers, litepyramid, pyramid_match
+from .raters import MQMRatersResult, mqm_raters
 from .realsumm import check_realsumm_texts, read_realsumm_annotations, read_selected_documents
 from .retention import (
     RetentionResult,
@@ -39,6 +40,7 @@ __all__ = [
     "HumanScoresResult",
     "JackknifeResult",
     "LitePyramidResult",
+    "MQMRatersResult",
     "PyramidAnnotations",
     "PyramidMatch",
     "RaterWaves",
@@ -56,6 +58,7 @@ __all__ = [
     "jackknife_scores",
     "krippendorff_alpha",
     "litepyramid",
+    "mqm_raters",
     "normalize",
     "performance_groups",
     "pyramid_match",

@@ -202,12 +202,22 @@ def _agreement_iv(source, scorer, level, by, worker_filter):
             raise ParameterError("`scorer` must name a scorer with annotators when `source` is a ScoreSet; got None.")
         if not checked:
             source.require(scorer, param="scorer")
-        if source.n_annotators(scorer) < 2:
-            raise ParameterError(f"`scorer` must have at least 2 annotators per cell; got {scorer!r} with 1.")
+        if source.n_annotators(scorer) < 2 and len(rater_scorers(source, scorer)) < 2:
+            raise ParameterError(f"`scorer` must have at least 2 annotators per cell (an annotator axis, or per-rater"
+                                 f" human scorers {scorer}.<rater> as MQM ratings give); got {scorer!r} with 1.")
         level = check_choice("level", "interval" if level is None else level, LEVELS)
         by = check_choice("by", by, SCORE_GROUPS)
         return source, scorer, level, by, None
     raise ParameterError(f"`source` must be PyramidAnnotations or a ScoreSet; got {type(source).__name__}.")
+
+
+def rater_scorers(ds: ScoreSet, scorer: str) -> tuple[str, ...]:
+    """The per-rater human scorers ``<scorer>.<rater>`` of ``ds`` (MQM ratings: ``mqm.rater1``, ...): each a
+    rater's own scores, NaN on the cells it did not rate; rater waves (``<scorer>.wave<k>``) are not raters."""
+    import re
+
+    wave = re.compile(re.escape(scorer) + r"\.wave\d+$")
+    return tuple(s for s in ds.scorers if s.startswith(scorer + ".") and s in ds.humans and not wave.match(s))
 
 
 def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, *, level: str | None = None,
@@ -220,7 +230,9 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
         Pyramid votes: a unit is (document, system, non-BLANK SCU), its values the votes (1/0). A
         ScoreSet: a unit is a (system, input) cell of ``scorer``, its values the annotators' scores.
     scorer : str, optional
-        The ScoreSet's scorer with an annotator axis.
+        The ScoreSet's scorer with an annotator axis; or a scorer with per-rater human scorers
+        ``<scorer>.<rater>`` (MQM ratings read with several raters per segment: ``mqm`` and ``mqm.rater1``,
+        ...), whose raters are then the annotators (a rater who did not rate a cell: a missing value).
     level : {'nominal', 'ordinal', 'interval', 'ratio'}, optional
         Default 'nominal' for votes, 'interval' for scores.
     by : {'dataset', 'document', 'system', 'summary'}
@@ -246,7 +258,7 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
     votes after filtering: 0.66 overall, 0.57 extractive, 0.72 abstractive).
     """
     source, scorer, level, by, worker_filter = _agreement_iv(source, scorer, level, by, worker_filter)
-    before = None
+    before, raters = None, ()
     if isinstance(source, PyramidAnnotations):
         data, keys = votes_reliability_data(source)
         if worker_filter == "drop-noisiest":
@@ -259,7 +271,8 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
             labels = keys[by]
         name = "votes"
     else:
-        array = source.annotations(scorer)
+        raters = rater_scorers(source, scorer) if source.n_annotators(scorer) < 2 else ()
+        array = (np.stack([source.matrix(r) for r in raters], axis=2) if raters else source.annotations(scorer))
         n, m, a = array.shape
         data = array.reshape(n * m, a).T
         keys = pd.DataFrame({"system": np.repeat(source.systems, m), "document": np.tile(source.inputs, n)})
@@ -290,7 +303,9 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
                       " value the same, or no unit with two values); they are left out of the mean.",
                       DegenerateWarning, stacklevel=2)
     counts = np.sum(~np.isnan(data), axis=0)
-    signature = Signature.of(statistic="krippendorff-alpha", source=name, level=level, by=by,
+    signature = Signature.of(statistic="krippendorff-alpha", source=name,
+                             **({"annotators": f"raters:{'+'.join(raters)}"} if not isinstance(
+                                 source, PyramidAnnotations) and raters else {}), level=level, by=by,
                              worker_filter=worker_filter, units=int(data.shape[1]),
                              **({} if isinstance(source, PyramidAnnotations) else source.signature_fields()))
     return AgreementResult(alpha, before, mean_alpha, by, level, groups, int(defined.sum()) if by != "dataset" else 1,
