@@ -24,10 +24,11 @@ from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation_rows
 from ..stats.mt.protocol import GROUPING
-from .evaluate import exclusions, mt_evaluate
+from .checks import exclusions
+from .evaluate import mt_evaluate
 from .result import POOLED
 from .sentinels import add_sentinels
-from .tasks import by_subset, language_pair, run_task, segments_kept, subsample_statistics
+from .tasks import Draws, TaskSettings, by_subset, language_pair, make_task, segments_kept, subsample_statistics
 
 __all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
 
@@ -128,7 +129,7 @@ class MtAuditResult(ResultMixin):
 
 
 def _data_iv(data):
-    from .evaluate import language_pair_data
+    from .checks import language_pair_data
 
     return language_pair_data(data)
 
@@ -173,9 +174,9 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
     and their ranking on ``b`` subsamples of a ``fraction`` of the segments (without replacement)."""
     per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
     out = {}
-    options = dict(permute=True, draws=False, gen=gen, k=0, recalibrate=False,
-                   spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized", human_ties="skip",
-                   darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=defaults.TIE_TOLERANCE)
+    settings = TaskSettings(recalibrate=False, spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized",
+                            human_ties="skip", darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=defaults.TIE_TOLERANCE)
+    observed_only = Draws(permute=True, k=0, gen=gen, keep=False)
     for lp, ds in data.items():
         human = res.gold[lp]
         gone = per_lp[lp] | set(res.systems_dropped.get(lp, {}))
@@ -198,14 +199,14 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
                 level, stat = name.split(":", 1)[1].split("/")
                 if by_subset(level, stat):
                     lpd = lpd or language_pair(ds, metrics, human, {}, {}, mask)
-                    stats[name].append(run_task(lpd, level, stat, metrics=metrics, **options)[0])
+                    stats[name].append(make_task(level, stat, settings).run(lpd, observed_only).observed)
             if progress is not None:
                 progress()
         for name in taus:
             level, stat = name.split(":", 1)[1].split("/")
             at_once = None if stats[name] else subsample_statistics(
                 whole, level, stat, np.stack(subsets), human_ties="skip", darr_threshold=defaults.MT_DARR_THRESHOLD,
-                metrics=metrics, rtol=options["rtol"])
+                rtol=settings.rtol)
             for o in (stats[name] if at_once is None else at_once):
                 o = np.asarray(o, dtype=float)
                 if np.isfinite(o).all():
