@@ -113,3 +113,56 @@ def test_importing_the_mt_command_loads_no_scoring_module():
             "'metaeval.stats', 'metaeval.mt', 'pandas', 'scipy', 'matplotlib'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.replace("'", '"')) == []
+
+
+# --- mt audit audits the protocol the user runs (issue 41 item 3) ----------------------------------------------
+
+def _three(seed):
+    ds = _lp(seed, systems=6, segments=40)
+    rng = np.random.default_rng(seed + 10)
+    mats = {s: ds.matrix(s) for s in ds.scorers}
+    mats["mid"] = mats["mqm"] + rng.normal(scale=1.5, size=ds.shape)
+    mats["rater2"] = mats["mqm"] + rng.normal(scale=1.0, size=ds.shape)
+    return me.ScoreSet.from_matrices(mats, humans=["mqm", "rater2"], name=ds.name)
+
+
+def test_audit_runs_the_protocol_given_and_records_it():
+    data = {"en-de": _three(1), "zh-en": _three(2)}
+    res = me.mt_audit(data, ["good", "noisy", "mid"], "mqm", protocol="wmt24", n_resamples=20, n_consistency=2,
+                      accuracy_targets=(), rng=0)
+    assert res.tasks == ("en-de:system/soft-accuracy", "en-de:summary/acc23", "zh-en:system/soft-accuracy",
+                         "zh-en:summary/acc23")
+    assert "|protocol:wmt24|" in str(res.signature)
+    plain = me.mt_audit(data, ["good", "noisy", "mid"], "mqm", tasks=["system/pearson"], n_resamples=20,
+                        n_consistency=0, accuracy_targets=(), rng=0)
+    assert "protocol:" not in str(plain.signature)  # the default grid under the plain mean, as before
+
+
+def test_audit_ranks_human_baselines_and_records_the_tie_tolerance():
+    data = {"en-de": _three(1), "zh-en": _three(2)}
+    res = me.mt_audit(data, ["good", "noisy", "mid"], "mqm", tasks=["system/pearson", "summary/kendall-b"],
+                      human_baselines=["rater2"], tie_tolerance=1e-6, n_resamples=20, n_consistency=2,
+                      accuracy_targets=(), rng=0)
+    kinds = {r["scorer"]: r["kind"] for r in res.rows}
+    assert kinds["rater2"] == "baseline" and kinds["good"] == "metric" and kinds["sentinel-random"] == "sentinel"
+    assert "rater2 (human)" in res.sentinel_frame().columns
+    assert "|human_baselines:rater2|" in str(res.signature) and "tie_tolerance" in str(res.signature)
+
+
+def test_audit_with_candidates_for_one_language_pair_names_what_it_left_out(tmp_path, capsys):
+    data = {"en-de": _three(1), "zh-en": _three(2)}
+    for lp, ds in data.items():
+        me.write_scores(ds, tmp_path / f"{lp}.csv")
+    ds = data["en-de"]
+    lines = [json.dumps({"system": s, "input": i, "candidate": "w " * (1 + (a * 7 + b) % 9)})
+             for a, s in enumerate(ds.systems) for b, i in enumerate(ds.inputs)]
+    (tmp_path / "out.jsonl").write_text("\n".join(lines) + "\n")
+    argv = ["mt", "audit", "--scores", f"en-de={tmp_path / 'en-de.csv'}", "--scores", f"zh-en={tmp_path / 'zh-en.csv'}",
+            "--human", "mqm", "--metric", "good", "--metric", "noisy", "--metric", "mid", "--task", "system/pearson",
+            "--n-resamples", "20", "--consistency", "0", "--accuracy-target", "0.8", "--format", "json",
+            "--candidates", f"en-de={tmp_path / 'out.jsonl'}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["notes"][0] == ("sentinel-length left out: no candidate texts for 'zh-en' (the sentinels are ranked"
+                               " in every language pair; give the candidates of each)")
+    assert "sentinel-length" not in out["sentinels"]
