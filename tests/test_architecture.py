@@ -35,7 +35,7 @@ ALLOWED = {
     "analyses": LABELLED | {"correlation", "metrics", "runtime", "human"},
     "judges": LABELLED | {"correlation", "metrics", "runtime", "human"},  # beside analyses
     "spans": LABELLED | {"runtime"},
-    "mt": LABELLED,  # the WMT wing, beside correlation; its numerics are stats/mt
+    "mt": LABELLED | {"human"},  # the WMT wing (rater waves from human/); its numerics are stats/mt
     "report": LABELLED | {"correlation", "analyses", "human", "metrics", "runtime", "judges", "spans", "mt"},
     "cli": LABELLED | {"correlation", "analyses", "human", "metrics", "scoring", "report", "runtime", "judges",
                        "spans", "mt"},

@@ -144,7 +144,7 @@ def test_mt_audit_cli(wmt_ende, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--metric", "metric-0"], "`metrics` must hold at least 2 real metrics to rank the sentinels among; got 1"
+    (["--metric", "metric-0"], "`--metric` must hold at least 2 real metrics to rank the sentinels among; got 1"
      " ('metric-0')."),
     (["--plot", "audit.txt"], "`plot` must be a file name ending in .png or .svg; got 'audit.txt'."),
     (["--candidates", "xx=out.jsonl"], "`--candidates` must name language pairs of the data ('en-de'); got 'xx'."),

@@ -305,8 +305,8 @@ def test_messages_and_single_metric(wmt20):
                                     systems=ende.systems, inputs=ende.inputs, humans=["mqm", "psqm"], name="x")
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(two)
-    assert str(err.value) == ("`human` must be given when the data has several human scorers; choose one of "
-                              "'mqm', 'psqm'; got None.")
+    assert str(err.value) == ("`human` must name the human scorer; got none, and the data marks 2 scorers as human "
+                              "('mqm', 'psqm').")
     one = me.mt_evaluate(data, human="mqm", metrics=["A"], n_resamples=20, rng=0)
     assert one.ranks["pooled"].tolist() == [1] and one.pvalues["pooled"].shape == (1, 1)
 

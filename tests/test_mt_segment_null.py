@@ -60,7 +60,7 @@ def test_shared_null_equals_the_hybrids_scored_one_by_one(level, coefficient):
 def test_subset_statistics_at_once_equal_each_subset_on_its_own(task):
     """The audit's ranking consistency: a task's statistics on segment subsets from 0/1 weights (one call)
     against the task run on each subset's own language pair."""
-    from metaeval.mt.tasks import language_pair, run_task, subsample_statistics
+    from metaeval.mt.tasks import Draws, TaskSettings, language_pair, make_task, subsample_statistics
 
     xs, z = _metrics(systems=8, segments=80)
     names = [f"m{i}" for i in range(xs.shape[0])]
@@ -70,10 +70,11 @@ def test_subset_statistics_at_once_equal_each_subset_on_its_own(task):
     subsets = np.zeros((6, 80), dtype=bool)
     for row in subsets:
         row[gen.choice(80, size=40, replace=False)] = True
-    options = dict(human_ties="skip", darr_threshold=25.0, metrics=names, rtol=me.defaults.TIE_TOLERANCE)
+    options = dict(human_ties="skip", darr_threshold=25.0, rtol=me.defaults.TIE_TOLERANCE)
     whole = language_pair(ds, names, "mqm", {}, {}, np.ones(80, dtype=bool))
     at_once = subsample_statistics(whole, level, stat, subsets, **options)
-    one_by_one = [run_task(language_pair(ds, names, "mqm", {}, {}, row), level, stat, permute=True, draws=False,
-                           gen=None, k=0, recalibrate=False, spa_permutations=0, pvalue="randomized", **options)[0]
+    task = make_task(level, stat, TaskSettings(recalibrate=False, spa_permutations=0, pvalue="randomized", **options))
+    one_by_one = [task.run(language_pair(ds, names, "mqm", {}, {}, row), Draws(permute=True, k=0, gen=None,
+                                                                                keep=False)).observed
                   for row in subsets]
     np.testing.assert_allclose(at_once, np.array(one_by_one, dtype=float), rtol=0, atol=1e-12)

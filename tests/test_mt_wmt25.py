@@ -83,8 +83,8 @@ def test_wmt25_gold_missing_for_a_language_pair(wmt25_data):
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(no_esa, protocol="wmt25", n_resamples=20)
     assert str(err.value) == ("`human`: the gold of language pair 'cs-uk_UA' must be one of its scorers; got "
-                              "'esa-human1' (its human scorers: 'mqm'; name one with human={'cs-uk_UA': NAME} or "
-                              "--human cs-uk_UA=NAME).")
+                              "'esa-human1' (the protocol 'wmt25' chose it) (its human scorers: 'mqm'; name one with"
+                              " human={'cs-uk_UA': NAME} or --human cs-uk_UA=NAME).")
 
 
 def test_protocol_from_toml(wmt25_data, tmp_path, capsys):

@@ -165,11 +165,13 @@ def check_tie_threshold(tie_threshold: Any) -> float:
 rng_and_seed = check_rng  # the one rng validator, in metaeval.stats.resampling.draws
 
 
-def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -> tuple[str, ...]:
+def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1,
+                  param: str = "metrics") -> tuple[str, ...]:
     """The one validator of a metric list: ``metrics`` as a tuple of distinct scorers of ``ds``.
 
     None means every scorer of ``ds`` but ``human``; a single string is one metric (never iterated
-    letter by letter); every name must be a scorer of ``ds`` other than ``human``; at least ``minimum``.
+    letter by letter); every name must be a scorer of ``ds`` other than ``human``; at least ``minimum``. Errors
+    name ``param``.
     """
     if metrics is None:
         metrics = [m for m in ds.metrics if m != human]
@@ -178,17 +180,17 @@ def check_metrics(ds: ScoreSet, metrics: Any, human: str, *, minimum: int = 1) -
     try:
         metrics = tuple(metrics)
     except TypeError:
-        raise ParameterError(f"`metrics` must be a scorer name or a list of scorer names; got {metrics!r}.") from None
+        raise ParameterError(f"`{param}` must be a scorer name or a list of scorer names; got {metrics!r}.") from None
     if not metrics:
-        raise ParameterError("`metrics` must name at least one scorer; got an empty list.")
+        raise ParameterError(f"`{param}` must name at least one scorer; got an empty list.")
     for metric in metrics:
-        ds.require(metric, param="metrics")
+        ds.require(metric, param=param)
         if metric == human:
-            raise ParameterError(f"`metrics` must not contain the human scorer; got {metric!r}.")
+            raise ParameterError(f"`{param}` must not contain the human scorer; got {metric!r}.")
     if len(set(metrics)) != len(metrics):
-        raise ParameterError(f"`metrics` must not repeat a scorer; got {list(metrics)!r}.")
+        raise ParameterError(f"`{param}` must not repeat a scorer; got {list(metrics)!r}.")
     if len(metrics) < minimum:
-        raise ParameterError(f"`metrics` must name at least {minimum} scorers; got {list(metrics)!r}.")
+        raise ParameterError(f"`{param}` must name at least {minimum} scorers; got {list(metrics)!r}.")
     return metrics
 
 

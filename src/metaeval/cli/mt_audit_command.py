@@ -7,8 +7,8 @@ import click
 from .. import defaults
 from ..errors import ParameterError
 from .common import (declare, emit, option, output_options, output_width, reading_options, resamples_option, say,
-                     seed_option)
-from .mt_command import _golds, _language_pairs, _origin, _per_language_pair
+                     seed_option, tie_tolerance_option)
+from .mt_command import FLAGS, _golds, _language_pairs, _origin, _per_language_pair
 from .progress import progress_bar, progress_option
 from .source import located_by
 
@@ -42,16 +42,25 @@ from .source import located_by
 @declare("delta_plot", dict(type=click.Path(dir_okay=False),
                             help="Also draw the delta-to-accuracy curves to this .png or .svg file."))
 @option("html", help="Also write an HTML page: the audit's tables and figures, the delta-to-accuracy curves.")
+@declare("protocol", dict(metavar="NAME|FILE.toml",
+                          help="The protocol audited (wmt23, wmt24, wmt25, mean or a TOML file, as for `metaeval mt`):"
+                               " its tasks unless --task is given, its test and gold (default: the grid of --task"
+                               " under the plain mean protocol)."))
+@option("human_baseline")
+@option("rater_waves")
 @reading_options()
 @resamples_option
 @seed_option
+@tie_tolerance_option
 @progress_option
 @output_options
 @located_by(lambda params: _origin({**params, "mt_metrics_eval": None}))
 def audit(scores, dataset, dataset_option, human, metric, task, base, levels, candidates, exclude_system, consistency,
-          alpha, plot, accuracy_target, method, delta_plot, html, reading, n_resamples, seed, format, output):
+          alpha, plot, accuracy_target, method, delta_plot, html, protocol, human_baseline, rater_waves, reading,
+          n_resamples, seed, tie_tolerance, format, output):
     """Sentinel metrics across a grid of tasks; each task's discriminative power and ranking consistency."""
     from ..mt.audit import mt_audit
+    from ..mt.protocol import load_protocol
     from ..report.qarla_figure import check_figure_path
     from ..report.render import frame_table, render_text, signature_footer
     from ..stats.mt.protocol import PROTOCOLS
@@ -64,8 +73,12 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
     if not (scores or datasets):
         raise ParameterError("`--scores` or `--dataset` must be given; got neither.")
     human, golds = _golds(humans)
-    data, human = _language_pairs(scores, human, reading, n_resamples, datasets=datasets,
-                                  dataset_options=dataset_options, golds=golds, protocol=PROTOCOLS["mean"])
+    audited = None if protocol is None else load_protocol(protocol)
+    waves_first = rater_waves is not None  # the gold may be a wave: read the files' own human first
+    data, found = _language_pairs(scores, None if waves_first else human, reading, n_resamples, datasets=datasets,
+                                  dataset_options=dataset_options, golds={} if waves_first else golds,
+                                  protocol=None if waves_first else audited or PROTOCOLS["mean"])
+    human = human if waves_first else found
     candidates = None
     if candidate_files:
         from ..scoring.inputs import read_candidates
@@ -77,13 +90,14 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
                                  f" got {unknown[0]!r}.")
         candidates = {lp: {(r.system, r.input): r.candidate if isinstance(r.candidate, str) else " ".join(r.candidate)
                            for r in read_candidates(path)} for lp, path in files.items()}
-    gold = dict(golds) if golds else human
+    gold = {**({lp: human for lp in data} if human else {}), **golds} if golds else human
     with progress_bar():
         result = mt_audit(data, list(metrics) or None, gold, tasks=list(tasks) or None, base=base, levels=levels,
                           candidates=candidates, exclude_systems=exclude_systems, n_resamples=n_resamples,
                           n_consistency=n_consistency, alpha=alpha, rng=seed,
                           accuracy_targets=tuple(accuracy_target) or defaults.DELTA_ACCURACY_TARGETS,
-                          delta_method=method)
+                          delta_method=method, protocol=audited, human_baselines=human_baseline,
+                          rater_waves=rater_waves, tie_tolerance=tie_tolerance, params=FLAGS)
     if plot:
         from ..report.mt_audit_figure import save_mt_audit_figure
 

@@ -2,7 +2,6 @@
 default command of the `metaeval mt` group (:mod:`.mt_group`)."""
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -97,6 +96,11 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, 
     return seg, sys
 
 
+FLAGS = {"human": "--human", "metrics": "--metric", "exclude_systems": "--exclude-system",
+         "human_baselines": "--human-baseline", "n_resamples": "--n-resamples", "rater_waves": "--rater-waves"}
+"""The flags :func:`metaeval.mt_evaluate`'s errors name (``params=``): the library validates, the CLI parses."""
+
+
 def _golds(humans: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
     """``--human NAME`` (every language pair) and ``--human LP=NAME`` (one) -> (name or None, {lp: name})."""
     shared, per_lp = None, {}
@@ -111,42 +115,6 @@ def _golds(humans: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
         else:
             raise ParameterError(f"`--human` must look like NAME (once) or LP=NAME; got {item!r}.")
     return shared, per_lp
-
-
-def _chosen(data: dict, human: str | None, golds: dict, metrics: tuple[str, ...], exclude_systems: tuple[str, ...],
-            protocol) -> str | dict | None:
-    """Check the golds, the metrics and the excluded systems against every language pair, naming the flags
-    (``mt_evaluate``'s own messages name its parameters), and return the gold(s)."""
-    from ..mt.evaluate import exclusions
-
-    unknown = [lp for lp in golds if lp not in data]
-    if unknown:
-        raise ParameterError(f"`--human` must name language pairs of the data ({', '.join(map(repr, data))}) in"
-                             f" LP=NAME; got {unknown[0]!r}.")
-    resolved = {}
-    for lp, ds in data.items():
-        gold = golds.get(lp) or human or protocol.gold_for(lp)
-        if gold is None:
-            gold = ds.default_human
-            if gold is None:
-                raise ParameterError(
-                    "`--human` must name the human scorer; got none, and the data marks "
-                    + (f"{len(ds.humans)} scorers as human ({', '.join(map(repr, ds.humans))})."
-                       if ds.humans else "no scorer as human."))
-        where = "--human" if golds.get(lp) or human else f"--human (the protocol's gold of {lp})"
-        ds.require(gold, param=where)
-        for metric in metrics:
-            ds.require(metric, param="--metric")
-        resolved[lp] = gold
-    exclusions(exclude_systems, {lp: ds.systems for lp, ds in data.items()}, "--exclude-system")
-    return next(iter(resolved.values())) if len(set(resolved.values())) == 1 else resolved
-
-
-def _check_memory(data: dict, n_resamples: int) -> None:
-    from .._validation import check_resample_memory
-
-    for ds in data.values():
-        check_resample_memory(n_resamples, *ds.shape, param="--n-resamples")
 
 
 def _per_language_pair(option: str, items: tuple[str, ...]) -> dict[str, str]:
@@ -173,33 +141,6 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
     per_lp = {lp: corpus_statistics_for(ds, metrics, candidates[lp], references[lp], where=f"language pair {lp!r}")
               for lp, ds in data.items()}
     return {metric: {lp: per_lp[lp][metric] for lp in data} for metric in dict.fromkeys(metrics)}
-
-
-def _waves(data: dict, waves: int, seed: int) -> dict:
-    """Every language pair with its raters split into ``waves`` waves: one Generator for all, in the order of
-    the language pairs, ``numpy.random.default_rng((seed, 1))`` - a stream of ``--seed`` apart from the tests'
-    draws (``default_rng(seed)``), so that the data never share random numbers with the tests' masks."""
-    import numpy as np
-
-    from ..human.waves import rater_waves
-
-    gen = np.random.default_rng((seed, 1))
-    out = {}
-    for lp, ds in data.items():
-        try:
-            out[lp] = rater_waves(ds, waves, rng=gen, param="--rater-waves").scores
-        except ParameterError as err:
-            raise ParameterError(f"language pair {lp!r}: {err}") from None
-    return out
-
-
-def _baselines(data: dict, gold, metrics: tuple[str, ...], items: tuple[str, ...]) -> tuple[str, ...]:
-    """``--human-baseline`` checked against every language pair, naming the flags."""
-    from ..mt.baselines import check_human_baselines
-
-    golds = gold if isinstance(gold, dict) else {lp: gold for lp in data}
-    return check_human_baselines(data, golds, list(metrics) or None, items, param="--human-baseline",
-                                 metric_param="--metric")
 
 
 def _verdict_table(result):
@@ -286,8 +227,10 @@ def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, hu
        darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
        output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
-    from ..mt.evaluate import POOLED, mt_evaluate, resolve_protocol
+    from ..mt.checks import resolve_protocol
+    from ..mt.evaluate import mt_evaluate
     from ..mt.protocol import load_protocol
+    from ..mt.result import POOLED
     from ..report.render import frame_table, render_text, signature_footer
 
     mtme_root, language_pairs, metrics, tasks, exclude_systems = mt_metrics_eval, language_pair, metric, task, exclude_system
@@ -320,20 +263,15 @@ def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, hu
         human = human if waves_first else found
     else:
         data, system_scores = _mt_metrics_eval(mtme_root, language_pairs)
-        _check_memory(data, n_resamples)
-    if rater_waves is not None:
-        data = _waves(data, rater_waves, seed)
-    gold = _chosen(data, human, golds, metrics, exclude_systems, protocol)
-    baselines = _baselines(data, gold, metrics, human_baseline)
+    gold = {**({lp: human for lp in data} if human else {}), **golds} if golds else human
     corpus = _corpus_statistics(data, corpus_metrics, candidate_files, reference_files)
     with progress_bar() as bar:
         result = mt_evaluate(data, list(metrics) or None, gold, protocol=protocol, exclude_systems=exclude_systems,
-                             human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, recalibrate=recalibrate,
-                             darr_threshold=darr_threshold, segments=segments, system_scores=system_scores,
-                             rng=seed, corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
+                             human_baselines=human_baseline, n_resamples=n_resamples, alpha=alpha,
+                             recalibrate=recalibrate, darr_threshold=darr_threshold, segments=segments,
+                             system_scores=system_scores, rng=seed, corpus_statistics=corpus or None,
+                             tie_tolerance=tie_tolerance, rater_waves=rater_waves, params=FLAGS,
                              progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
-    if rater_waves is not None:
-        result = dataclasses.replace(result, signature=result.signature.with_fields(rater_waves=rater_waves))
     if plot:
         from ..report.mt_figure import save_mt_figure
 

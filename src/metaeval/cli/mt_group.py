@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from .common import Group, summary
 from .mt_audit_command import audit
 from .mt_command import evaluate
 
 DEFAULT_COMMAND = "evaluate"
 
 
-class DefaultCommandGroup(click.Group):
+class DefaultCommandGroup(Group):
     """A group that runs ``default_command`` when the first argument names none of its commands (an option,
     or nothing): `metaeval mt --scores x` is `metaeval mt evaluate --scores x`; `--help` alone is the
     group's."""
@@ -25,8 +26,8 @@ class DefaultCommandGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name + (" (default)" if name == self.default_command else ""),
-                 self.commands[name].get_short_help_str(limit=200)) for name in self.list_commands(ctx)]
+        rows = [(name + (" (default)" if name == self.default_command else ""), summary(self.commands[name]))
+                for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -24,10 +24,11 @@ from ..serialization import ResultMixin
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation_rows
 from ..stats.mt.protocol import GROUPING
-from .evaluate import exclusions, mt_evaluate
+from .checks import _waves, exclusions
+from .evaluate import mt_evaluate
 from .result import POOLED
 from .sentinels import add_sentinels
-from .tasks import by_subset, language_pair, run_task, segments_kept, subsample_statistics
+from .tasks import Draws, TaskSettings, by_subset, language_pair, make_task, segments_kept, subsample_statistics
 
 __all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
 
@@ -120,32 +121,56 @@ class MtAuditResult(ResultMixin):
         for task in self.tasks:
             row = {"task": task}
             for r in self.rows:
-                if r["task"] == task and r["kind"] == "sentinel":
-                    row[r["scorer"]] = (f"{r['position']}/{len(self.metrics) + 1}" + ("*" if r["beats"] else "")
+                if r["task"] == task and r["kind"] in ("sentinel", "baseline"):
+                    row[r["scorer"] + (" (human)" if r["kind"] == "baseline" else "")] = (f"{r['position']}/{len(self.metrics) + 1}" + ("*" if r["beats"] else "")
                                         if r["position"] > 0 else "undefined")
             out.append(row)
         return pd.DataFrame(out)
 
 
 def _data_iv(data):
-    from .evaluate import language_pair_data
+    from .checks import language_pair_data
 
     return language_pair_data(data)
 
 
-def _metrics(first, metrics, human):
+def _audit_fields(protocol, baselines, rater_waves, rtol):
+    """The signature fields of a non-default audit: the protocol (name and content hash), human baselines, rater
+    waves, the tie tolerance."""
+    out = {}
+    if protocol.name != "mean" or protocol != _mean_protocol(protocol):
+        out["protocol"] = protocol.name
+    if baselines:
+        out["human_baselines"] = baselines
+    if rater_waves is not None:
+        out["rater_waves"] = rater_waves
+    out.update(iv.tie_field(rtol))
+    return out
+
+
+def _mean_protocol(protocol):
+    """The ``'mean'`` preset with ``protocol``'s tasks (the audit's default, whatever its grid)."""
+    from ..stats.mt.protocol import PROTOCOLS
+
+    return PROTOCOLS["mean"].replace_tasks(tuple(t.name for t in protocol.tasks))
+
+
+def _metrics(first, metrics, human, baselines=(), param="metrics"):
     golds = set(human.values()) if isinstance(human, Mapping) else {human}
     if metrics is None:
-        metrics = [s for s in first.scorers if s not in first.humans and s not in golds]
+        metrics = [s for s in first.scorers if s not in first.humans and s not in golds and s not in baselines]
     metrics = list(metrics)
     if len(metrics) < 2:
-        raise ParameterError(f"`metrics` must hold at least 2 real metrics to rank the sentinels among; got "
+        raise ParameterError(f"`{param}` must hold at least 2 real metrics to rank the sentinels among; got "
                              f"{len(metrics)}" + (f" ({', '.join(map(repr, metrics))})." if metrics else "."))
     return metrics
 
 
-def _sentinel_rows(res, metrics, sentinels, alpha):
+def _sentinel_rows(res, metrics, sentinels, alpha, n_sentinels=None):
+    """Rows per task and scorer, and the measures per task; ``sentinels`` may end with human baselines (rows of
+    kind ``'baseline'``: the scorers after the first ``n_sentinels``)."""
     p = len(metrics)
+    n_sentinels = len(sentinels) if n_sentinels is None else n_sentinels
     rows, measures = [], []
     for t, task in enumerate(res.tasks):
         stats, pv, ranks = res.statistics[t], res.task_pvalues[task], res.task_ranks[task]
@@ -155,7 +180,8 @@ def _sentinel_rows(res, metrics, sentinels, alpha):
             real = [j for j in range(p) if j != i]
             undefined = not np.isfinite(stats[i])
             rows.append({"task": task, "grouping": GROUPING[level], "statistic_name": stat, "scorer": name,
-                         "kind": "metric" if i < p else "sentinel", "statistic": float(stats[i]),
+                         "kind": "metric" if i < p else "sentinel" if i < p + n_sentinels else "baseline",
+                         "statistic": float(stats[i]),
                          "position": 0 if undefined else 1 + int(sum(stats[j] > stats[i] for j in real)),
                          "cluster": int(ranks[i]),
                          "beats": int(sum(pv[i, j] < alpha for j in real)),
@@ -168,14 +194,15 @@ def _sentinel_rows(res, metrics, sentinels, alpha):
     return rows, measures
 
 
-def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress):
+def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress, human_ties="skip",
+                 rtol=defaults.TIE_TOLERANCE):
     """Per task of a language pair: (mean tau-b, low, high) between the full-data ranking of the real metrics
     and their ranking on ``b`` subsamples of a ``fraction`` of the segments (without replacement)."""
     per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
     out = {}
-    options = dict(permute=True, draws=False, gen=gen, k=0, recalibrate=False,
-                   spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized", human_ties="skip",
-                   darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=defaults.TIE_TOLERANCE)
+    settings = TaskSettings(recalibrate=False, spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized",
+                            human_ties=human_ties, darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=rtol)
+    observed_only = Draws(permute=True, k=0, gen=gen, keep=False)
     for lp, ds in data.items():
         human = res.gold[lp]
         gone = per_lp[lp] | set(res.systems_dropped.get(lp, {}))
@@ -198,14 +225,14 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
                 level, stat = name.split(":", 1)[1].split("/")
                 if by_subset(level, stat):
                     lpd = lpd or language_pair(ds, metrics, human, {}, {}, mask)
-                    stats[name].append(run_task(lpd, level, stat, metrics=metrics, **options)[0])
+                    stats[name].append(make_task(level, stat, settings).run(lpd, observed_only).observed)
             if progress is not None:
                 progress()
         for name in taus:
             level, stat = name.split(":", 1)[1].split("/")
             at_once = None if stats[name] else subsample_statistics(
-                whole, level, stat, np.stack(subsets), human_ties="skip", darr_threshold=defaults.MT_DARR_THRESHOLD,
-                metrics=metrics, rtol=options["rtol"])
+                whole, level, stat, np.stack(subsets), human_ties=human_ties,
+                darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=settings.rtol)
             for o in (stats[name] if at_once is None else at_once):
                 o = np.asarray(o, dtype=float)
                 if np.isfinite(o).all():
@@ -236,6 +263,11 @@ def mt_audit(
     progress: Any = None,
     accuracy_targets: tuple[float, ...] = defaults.DELTA_ACCURACY_TARGETS,
     delta_method: str = defaults.DELTA_ACCURACY_METHOD,
+    protocol: Any = None,
+    human_baselines: tuple[str, ...] = (),
+    rater_waves: int | None = None,
+    tie_tolerance: float = defaults.TIE_TOLERANCE,
+    params: Mapping[str, str] | None = None,
 ) -> MtAuditResult:
     """Audit a grid of MT meta-evaluation tasks with sentinel metrics, and judge each task as a measure.
 
@@ -271,6 +303,20 @@ def mt_audit(
         bootstrap resamples, band at level ``1 - alpha``); empty skips the curve.
     delta_method : {'both', 'systems', 'inputs'}
         What the curve's bootstrap resamples.
+    protocol : str or Protocol, optional
+        The protocol audited (a preset name, a TOML file or a :class:`~metaeval.stats.mt.protocol.Protocol`):
+        its tasks (unless ``tasks`` is given), test, human-tie rule, p-values and gold. Default: the grid
+        :data:`metaeval.defaults.MT_AUDIT_TASKS` under the plain ``'mean'`` protocol.
+    human_baselines : list of str
+        Human scorers other than the gold ranked with the metrics and sentinels (rows of kind ``'baseline'``;
+        as for :func:`metaeval.mt_evaluate`).
+    rater_waves : int, optional
+        Split each segment's raters into waves first, as :func:`metaeval.mt_evaluate` does (needs an integer
+        ``rng``); a wave can then be the gold or a baseline.
+    tie_tolerance : float
+        The relative tie tolerance of every rank statistic, as for :func:`metaeval.mt_evaluate`.
+    params : mapping of str to str, optional
+        The names errors give to the parameters, as for :func:`metaeval.mt_evaluate`.
 
     Returns
     -------
@@ -294,29 +340,47 @@ def mt_audit(
     Gao, M., Hu, X., Lin, L. and Wan, X. (2025). Analyzing and Evaluating Correlation Measures in NLG
     Meta-Evaluation. NAACL 2025.
     """
+    from .checks import _names, resolve_protocol
+
+    names = _names(params)
     data = _data_iv(data)
+    gen, seed = iv.rng_and_seed(rng)
+    if rater_waves is not None:
+        if not isinstance(seed, int):
+            raise ParameterError(f"`rng` must be an integer seed with `{names['rater_waves']}` (the waves are drawn"
+                                 f" from its own stream); got {rng!r}.")
+        data = _waves(data, rater_waves, seed, names["rater_waves"])
+    baselines = (human_baselines,) if isinstance(human_baselines, str) else tuple(human_baselines)
     first = next(iter(data.values()))
-    metrics = _metrics(first, metrics, human)
+    metrics = _metrics(first, metrics, human, baselines, names["metrics"])
     b = iv.check_int("n_consistency", n_consistency, minimum=0)
+    rtol = iv.check_tie_tolerance(tie_tolerance)
+    if protocol is None:
+        protocol, tasks = "mean", list(tasks or defaults.MT_AUDIT_TASKS)
+    protocol = resolve_protocol(protocol, tasks)
     if accuracy_targets:
         from .delta import check_resampling, check_targets
 
         accuracy_targets, delta_method = check_targets(accuracy_targets), check_resampling(data, delta_method)
-    gen, seed = iv.rng_and_seed(rng)
     if candidates is not None and len(data) == 1 and not all(isinstance(v, Mapping) for v in candidates.values()):
         candidates = {next(iter(data)): candidates}
     augmented, notes = {}, []
+    without = [lp for lp in data if candidates is not None and candidates.get(lp) is None]
+    if candidates is not None and without:  # the length sentinel needs the texts of every language pair
+        notes.append(f"sentinel-length left out: no candidate texts for {', '.join(map(repr, without))} (the"
+                     " sentinels are ranked in every language pair; give the candidates of each)")
+        candidates = {}
     for lp, ds in data.items():
         texts = None if candidates is None else candidates.get(lp)
         augmented[lp], lp_notes = add_sentinels(ds, metrics, base=base, levels=levels, candidates=texts, rng=gen)
-        notes += [f"{lp}: {n}" for n in lp_notes]
+        notes += [f"{lp}: {n}" for n in lp_notes if not (without and n.startswith("sentinel-length"))]
     sentinels = tuple(s for s in augmented[next(iter(augmented))].scorers if s.startswith("sentinel-"))
-    res = mt_evaluate(augmented, [*metrics, *sentinels], human, protocol="mean",
-                      tasks=list(tasks or defaults.MT_AUDIT_TASKS), exclude_systems=exclude_systems,
-                      n_resamples=n_resamples, alpha=alpha, rng=gen, progress=progress)
-    rows, measures = _sentinel_rows(res, metrics, sentinels, alpha)
+    res = mt_evaluate(augmented, [*metrics, *sentinels], human, protocol=protocol, exclude_systems=exclude_systems,
+                      human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, rng=gen, progress=progress,
+                      tie_tolerance=rtol, params=params)
+    rows, measures = _sentinel_rows(res, metrics, (*sentinels, *baselines), alpha, len(sentinels))
     consistency = _consistency(data, res, metrics, exclude_systems, b, defaults.MT_CONSISTENCY_FRACTION, gen,
-                               alpha, None) if b else {}
+                               alpha, None, protocol.human_ties, rtol) if b else {}
     for m in measures:
         mean, low, high, used = consistency.get(m["task"], (float("nan"),) * 3 + (0,))
         m.update(consistency=mean, cons_low=low, cons_high=high, subsamples=used)
@@ -337,6 +401,7 @@ def mt_audit(
                              significance="perm-both", resamples=res.n_resamples, alpha=alpha,
                              consistency=f"{b} x half" if b else None, base=base or metrics[0], levels=levels,
                              delta_accuracy=(",".join(f"{t:g}" for t in accuracy_targets) + f" {delta_method}"
-                                             if accuracy_targets else None), seed=seed)
+                                             if accuracy_targets else None), seed=seed,
+                             **_audit_fields(protocol, baselines, rater_waves, rtol))
     return MtAuditResult(tuple(metrics), sentinels, res.tasks, res.statistics, rows, measures, tuple(notes),
                          res.n_resamples, b, alpha, signature, curve)

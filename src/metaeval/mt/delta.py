@@ -154,7 +154,7 @@ def _prepare(data, metrics, human, exclude_systems):
     """Per language pair: (kept system names, metric matrices (P, N, M), human matrix (N, M)) on the segments
     every kept system has every metric's and the human's score; and the gold of each language pair."""
     from ..stats.mt.protocol import PROTOCOLS
-    from .evaluate import _golds, exclusions, language_pair_data
+    from .checks import _golds, exclusions, language_pair_data
     from .tasks import segments_kept
 
     data = language_pair_data(data)
@@ -262,7 +262,7 @@ def delta_accuracy(
     Kocmi, T., Federmann, C., Grundkiewicz, R., Junczys-Dowmunt, M., Matsushita, H. and Menezes, A. (2021).
     To Ship or Not to Ship: An Extensive Evaluation of Automatic Metrics for Machine Translation. WMT 2021.
     """
-    from .evaluate import language_pair_data
+    from .checks import language_pair_data
 
     targets = check_targets(targets)
     data = language_pair_data(data)

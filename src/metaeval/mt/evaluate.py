@@ -10,189 +10,25 @@ significance clusters. The default protocol reproduces the WMT23 metrics task as
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as iv
 from .. import defaults
-from ..data.scoreset import ScoreSet, _suggestion
-from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
+from ..data.scoreset import ScoreSet
+from ..errors import ParameterError
 from ..signature import Signature
 from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol, normalized_weights
-from ..stats.mt.significance import pooled_accuracy, pvalue_matrix, rank, task_range
+from ..stats.mt.significance import pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
-from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
-from .baselines import check_human_baselines
+from .checks import _corpus_iv, _mt_iv, _names, _waves, language_pair_data
 from .result import POOLED, MtEvaluationResult
-from .tasks import language_pair, run_task, segments_kept
+from .tasks import Draws, PooledAccuracyTask, TaskSettings, language_pair, make_task, segments_kept
 
-__all__ = ["MtEvaluationResult", "exclusions", "mt_evaluate", "resolve_protocol"]
-
-
-def exclusions(items, systems, param):
-    """``{lp: set of systems}`` to leave out: ``'SYSTEM'`` in every language pair that has it, ``'LP=SYSTEM'``
-    in language pair ``LP`` only. ``systems`` maps each language pair to its systems; an unknown language pair
-    or system is a one-line error naming ``param`` (with the closest name)."""
-    out = {lp: set() for lp in systems}
-    known = tuple(dict.fromkeys(s for names in systems.values() for s in names))
-    for item in items:
-        if not isinstance(item, str):
-            raise ParameterError(f"`{param}` must hold system names or 'LP=SYSTEM'; got {item!r}.")
-        lp, sep, name = item.partition("=")
-        if sep and lp in systems and item not in known:
-            if name not in systems[lp]:
-                raise ParameterError(f"`{param}` must name a system of language pair {lp!r}; got {name!r}"
-                                     f"{_suggestion(name, tuple(systems[lp]))}.")
-            out[lp].add(name)
-            continue
-        if item not in known:
-            hint = (f" (language pairs: {', '.join(map(repr, systems))})" if sep
-                    else _suggestion(item, known))
-            raise ParameterError(f"`{param}` must name a system of the data or 'LP=SYSTEM'; got {item!r}{hint}.")
-        for lp, names in systems.items():
-            if item in names:
-                out[lp].add(item)
-    return out
-
-
-def resolve_protocol(protocol, tasks=None, significance=None, human_ties=None) -> Protocol:
-    """The :class:`Protocol` of a name or an instance, with the options given explicitly replacing its own."""
-    if not isinstance(protocol, Protocol):
-        from .protocol import load_protocol
-
-        protocol = load_protocol(protocol)
-    if tasks is not None:
-        tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)
-        if not tasks:
-            raise ParameterError("`tasks` must name at least one task; got an empty list.")
-        protocol = protocol.replace_tasks(tasks)
-    if significance is not None:
-        protocol = replace(protocol, significance=check_choice("significance", significance, MT_SIGNIFICANCE))
-    if human_ties is not None:
-        protocol = replace(protocol, human_ties=check_choice("human_ties", human_ties, MT_HUMAN_TIES))
-    return protocol
-
-
-def _golds(data, human, protocol):
-    """``{lp: gold scorer}``: ``human`` (a name, or a mapping per language pair) over the protocol's gold over
-    the data's only human scorer; every gold must be a scorer of its language pair."""
-    per_lp = dict(human) if isinstance(human, Mapping) else {}
-    unknown = [lp for lp in per_lp if lp not in data]
-    if unknown:
-        raise ParameterError(f"`human` must map language pairs of the data ({', '.join(map(repr, data))}) to "
-                             f"scorers; got {unknown[0]!r}.")
-    out = {}
-    for lp, ds in data.items():
-        gold = per_lp.get(lp) or (human if isinstance(human, str) else None) or protocol.gold_for(lp)
-        if gold is None:
-            if len(ds.humans) > 1:
-                raise ParameterError(f"`human` must be given when the data has several human scorers; choose one of "
-                                     f"{', '.join(map(repr, ds.humans))}; got None.")
-            gold = ds.humans[0] if ds.humans else None
-        if gold is None:
-            raise ParameterError("`human` must name a human scorer; got None and the data has none.")
-        if gold not in ds.scorers:
-            humans = ", ".join(map(repr, ds.humans)) or "none"
-            raise ParameterError(f"`human`: the gold of language pair {lp!r} must be one of its scorers; got {gold!r}"
-                                 f" (its human scorers: {humans}; name one with human={{{lp!r}: NAME}} or"
-                                 f" --human {lp}=NAME).")
-        out[lp] = gold
-    return out
-
-
-def language_pair_data(data) -> dict:
-    """``data`` (a ScoreSet, or language pair -> ScoreSet) checked, as {language pair: ScoreSet}."""
-    if isinstance(data, ScoreSet):
-        data = {data.name or "data": data}
-    if not isinstance(data, Mapping) or not data:
-        raise ParameterError(f"`data` must be a ScoreSet or a non-empty mapping of language pair -> ScoreSet; "
-                             f"got {type(data).__name__}.")
-    for lp, ds in data.items():
-        if not isinstance(ds, ScoreSet):
-            raise ParameterError(f"`data[{lp!r}]` must be a ScoreSet; got {type(ds).__name__}.")
-    return {str(lp): ds for lp, ds in data.items()}
-
-
-def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
-           segments, system_scores, human_baselines=()):
-    data = language_pair_data(data)
-    protocol = resolve_protocol(protocol, tasks, significance, human_ties)
-    segments = check_choice("segments", segments, MT_SEGMENTS)
-    golds = _golds(data, human, protocol)
-    excluded = (exclude_systems,) if isinstance(exclude_systems, str) else tuple(exclude_systems)
-    per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
-    all_golds = set(golds.values())
-    first_lp, first = next(iter(data.items()))
-    baselines = check_human_baselines(data, golds, metrics, human_baselines)
-    if metrics is None:
-        metrics = [s for s in first.scorers if s not in first.humans and s not in all_golds and s not in baselines]
-    metrics = iv.check_metrics(first, metrics, golds[first_lp], minimum=1)
-    clash = [m for m in metrics if m in all_golds]
-    if clash:
-        raise ParameterError(f"`metrics` must not hold a gold of some language pair; got {clash[0]!r}.")
-    metrics = [*metrics, *baselines]  # scored as metrics, under the same draws (mt_baselines)
-    out, dropped = {}, {}
-    for lp, ds in data.items():
-        keep = [s for s in ds.systems if s not in per_lp[lp]]
-        ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
-        ds.require(golds[lp], param="human")
-        iv.check_metrics(ds, metrics, golds[lp], minimum=1)
-        dropped[lp] = {s: [n for n in (golds[lp], *metrics) if not np.isfinite(ds.matrix(n)[ds.systems.index(s)]).any()]
-                       for s in ds.systems}
-        dropped[lp] = {s: names for s, names in dropped[lp].items() if names}
-        if dropped[lp]:
-            items = list(dropped[lp].items())
-            shown = "; ".join(f"{s!r} (no score of {', '.join(map(repr, n))})" for s, n in items[:3])
-            shown += f" and {len(items) - 3} more" if len(items) > 3 else ""
-            left = len(ds.systems) - len(items)
-            if left < iv.MIN_SYSTEMS:
-                raise ScoreSetError(f"language pair {lp!r} must keep at least {iv.MIN_SYSTEMS} systems scored by the"
-                                     f" human and every metric; got {left} (left out {len(items)} without any score:"
-                                     f" {shown}).")
-            warnings.warn(f"language pair {lp!r}: left out {len(items)} system(s) without any score: {shown}.",
-                          DataWarning, stacklevel=3)
-            ds = ds.subset(systems=[s for s in ds.systems if s not in dropped[lp]])
-        iv.check_level_design(ds, "system")
-        out[lp] = ds
-    for level, stat in ((t.level, t.statistic) for t in protocol.tasks):
-        for lp, ds in out.items():
-            if level != "system" and len(ds.inputs) < 2 or stat == "soft-accuracy" and len(ds.inputs) < 2:
-                raise ParameterError(f"task '{level}/{stat}' needs segment scores; language pair {lp!r} has "
-                                     f"{len(ds.inputs)} segment (system-level scores only).")
-    fixed = _system_scores_iv(out, system_scores, [*metrics, *all_golds])
-    return (out, metrics, golds, protocol, excluded, iv.check_n_resamples(n_resamples), iv.check_alpha(alpha),
-            segments, dropped, fixed, baselines)
-
-
-def _system_scores_iv(data, system_scores, scorers):
-    """``{lp: {scorer: (N,) system scores}}`` for the scorers with a finite system score for every kept system."""
-    if system_scores is None:
-        return {lp: {} for lp in data}
-    if not isinstance(system_scores, Mapping):
-        raise ParameterError(f"`system_scores` must map language pairs to ScoreSets of system scores; got "
-                             f"{type(system_scores).__name__}.")
-    out = {}
-    for lp, ds in data.items():
-        sys_ds = system_scores.get(lp)
-        out[lp] = {}
-        if sys_ds is None:
-            continue
-        if not isinstance(sys_ds, ScoreSet) or len(sys_ds.inputs) != 1:
-            raise ParameterError(f"`system_scores[{lp!r}]` must be a ScoreSet with one input (system scores); got "
-                                 f"{type(sys_ds).__name__}.")
-        rows = [sys_ds.systems.index(s) if s in sys_ds.systems else -1 for s in ds.systems]
-        for scorer in scorers:
-            if scorer not in sys_ds.scorers or min(rows) < 0:
-                continue
-            values = sys_ds.matrix(scorer)[rows, 0]
-            if np.isfinite(values).all():
-                out[lp][scorer] = values.astype(np.float64)
-    return out
+__all__ = ["MtEvaluationResult", "mt_evaluate"]
 
 
 def mt_evaluate(
@@ -217,6 +53,8 @@ def mt_evaluate(
     rng: Any = None,
     progress: Any = None,
     tie_tolerance: float = defaults.TIE_TOLERANCE,
+    rater_waves: int | None = None,
+    params: Mapping[str, str] | None = None,
 ) -> MtEvaluationResult:
     """WMT-style meta-evaluation of MT metrics over one or several language pairs.
 
@@ -293,6 +131,15 @@ def mt_evaluate(
         the spread of their vector (docs/statistics.md, "The tie rule"). Default
         :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
         is recorded in the signature.
+    rater_waves : int, optional
+        Split each segment's raters at random into this many waves before anything else
+        (:func:`metaeval.human.waves.rater_waves`, ``<human>.wave1`` ...; the data must hold per-rater scores,
+        e.g. from :func:`metaeval.read_mqm_ratings`), from the stream ``numpy.random.default_rng((seed, 1))``
+        of an integer ``rng``; a wave can then be the gold (``human``) or a baseline (``human_baselines``).
+        Recorded in the signature (``rater_waves``).
+    params : mapping of str to str, optional
+        The names errors give to ``human``, ``metrics``, ``exclude_systems``, ``human_baselines``,
+        ``n_resamples`` and ``rater_waves`` (the CLI passes its flags, e.g. ``{'human': '--human'}``).
 
     Returns
     -------
@@ -325,16 +172,24 @@ def mt_evaluate(
     using Resampling Methods. TACL 9.
     Ma, Q. et al. (2018, 2019). Results of the WMT18 / WMT19 Metrics Shared Task.
     """
-    (data, metrics, golds, protocol, excluded, k, alpha, segments, systems_dropped, fixed, baselines) = _mt_iv(
-        data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
-        segments, system_scores, human_baselines)
+    names = _names(params)
+    permute_given = significance
+    gen, seed = iv.rng_and_seed(rng)
+    if rater_waves is not None:
+        if not isinstance(seed, int):
+            raise ParameterError(f"`rng` must be an integer seed with `{names['rater_waves']}` (the waves are drawn"
+                                 f" from its own stream); got {rng!r}.")
+        data = _waves(language_pair_data(data), rater_waves, seed, names["rater_waves"])
+    checked = _mt_iv(data, metrics, human, protocol, tasks, permute_given, human_ties, exclude_systems, n_resamples,
+                     alpha, segments, system_scores, human_baselines, names)
+    data, metrics, golds, protocol = checked.data, checked.metrics, checked.golds, checked.protocol
+    k, alpha, segments, fixed = checked.n_resamples, checked.alpha, checked.segments, checked.system_scores
     permute = protocol.significance == "permutation"
     rtol = iv.check_tie_tolerance(tie_tolerance)
     darr_threshold = _darr_threshold_iv(darr_threshold)
     if recalibrate and permute:
         raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
                              "acc23 keeps each metric's calibrated threshold); got True.")
-    gen, seed = iv.rng_and_seed(rng)
     corpus_statistics = _corpus_iv(data, corpus_statistics)
     parsed = tuple((t.level, t.statistic) for t in protocol.tasks)
     if permute and corpus_statistics and any(stat == "soft-accuracy" for _, stat in parsed):
@@ -342,13 +197,15 @@ def mt_evaluate(
                              "(their segment cells cannot be exchanged); got 'permutation'.")
     common = segments == "common"
     p = len(metrics)
-    names = [f"{lp}:{level}/{stat}" for lp in data for level, stat in parsed]
-    obs = {name: np.full(p, np.nan) for name in names}
+    settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
+                            human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
+    tasks_ = [make_task(level, stat, settings) for level, stat in parsed]
+    draws_of = Draws(permute=permute, k=k, gen=gen, keep=common)
+    names_ = [f"{lp}:{task.name}" for lp in data for task in tasks_]
+    obs = {name: np.full(p, np.nan) for name in names_}
     draws, thresholds = {}, {}
-    pooled = {i: [] for i in range(p)} if common else {i: [] for i in range(p)}
+    pooled = {i: [] for i in range(p)}  # metric -> the language pairs of the pooled accuracy (common: all in 0)
     dropped, used, lacking, per_metric = {}, {}, {}, {}
-    options = dict(permute=permute, gen=gen, k=k, recalibrate=recalibrate, spa_permutations=spa_permutations,
-                   pvalue=protocol.pvalue, human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
     for lp, ds in data.items():
         human = golds[lp]
         corpus = {m: per_lp[lp] for m, per_lp in corpus_statistics.items()}
@@ -379,33 +236,32 @@ def mt_evaluate(
                                                       rng=gen).col_indices(), n_cols)
             for i in idx:
                 per_metric[lp][metrics[i]] = n_cols
-            for level, stat in parsed:
-                name = f"{lp}:{level}/{stat}"
-                o, r, eps = run_task(lpd, level, stat, draws=common, metrics=names_i, **options)
-                obs[name][idx] = np.asarray(o, dtype=float)
+            for task in tasks_:
+                name = f"{lp}:{task.name}"
+                outcome = task.run(lpd, draws_of)
+                obs[name][idx] = np.asarray(outcome.observed, dtype=float)
                 if common:
-                    draws[name] = r
-                if eps is not None:
-                    thresholds.setdefault(name, np.full(p, np.nan))[idx] = eps
-                if level == "system" and stat == "accuracy":
-                    for i in idx:
-                        pooled[i].append((lpd.xbar, lpd.zbar, lpd.scorer, lpd.z, lpd.w, lpd.zscorer))
+                    draws[name] = outcome.draws
+                if outcome.thresholds is not None:
+                    thresholds.setdefault(name, np.full(p, np.nan))[idx] = outcome.thresholds
+                if task.name == "system/accuracy":
+                    pooled[idx[0]].append(lpd)
                 if progress is not None and (common or idx[0] == p - 1):
                     progress()
         used[lp] = int(any_used.sum())
         dropped[lp] = int((scored & ~any_used).sum())
-    if any(pooled.values()):
+    if any(pooled.values()):  # the pooled accuracy: a task over every language pair
         name = f"{POOLED}:system/accuracy"
-        names.append(name)
+        names_.append(name)
+        pooled_task = PooledAccuracyTask(settings)
         if common:
-            obs[name], draws[name] = pooled_accuracy(pooled[0], p, protocol.human_ties, permute, gen, k, rtol=rtol)
+            outcome = pooled_task.run(pooled[0], draws_of)
+            obs[name], draws[name] = outcome.observed, outcome.draws
         else:
-            obs[name] = np.array([pooled_accuracy([(xb[:1], zb, *rest) for xb, zb, *rest in pooled[i]], 1,
-                                                  protocol.human_ties, permute, gen, k, draws=False, rtol=rtol)[0][0]
-                                  for i in range(p)])
-    statistics = np.array([obs[n] for n in names], dtype=float)
+            obs[name] = np.array([pooled_task.run(pooled[i], draws_of).observed[0] for i in range(p)])
+    statistics = np.array([obs[n] for n in names_], dtype=float)
     task_pvalues, task_ranks = {}, {}
-    for t, name in enumerate(names):
+    for t, name in enumerate(names_):
         if common:
             pv = pvalue_matrix(statistics[t], draws[name], permute, protocol.pvalue)
             task_ranks[name] = significance_clusters(statistics[t], pv, alpha=alpha)
@@ -414,28 +270,45 @@ def mt_evaluate(
             task_ranks[name] = rank(statistics, None, [t], [1.0], [(0.0, 1.0)], permute, protocol.pvalue, alpha, p,
                                     test=False)[1]
         task_pvalues[name] = pv
-    averages, ranks, pvalues, ranked, weights = _scopes(data, names, statistics, draws, protocol, common, permute,
+    averages, ranks, pvalues, ranked, weights = _scopes(data, names_, statistics, draws, protocol, common, permute,
                                                         alpha, p)
-    fields = dict(language_pairs=tuple(data), metrics=len(metrics),
+    signature = _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, corpus_statistics, seed,
+                           rtol, rater_waves)
+    unjudged = {lp: [s for s, n in checked.systems_dropped[lp].items() if golds[lp] in n] for lp in data}
+    return MtEvaluationResult(
+        metrics=metrics, language_pairs=tuple(data), tasks=tuple(names_), statistics=statistics,
+        tie_thresholds=thresholds, scopes=tuple(data) + (POOLED,), averages=averages, ranks=ranks, pvalues=pvalues,
+        ranked_tasks=ranked, weights=weights, task_pvalues=task_pvalues, task_ranks=task_ranks,
+        n_segments_dropped=dropped, n_segments=used, systems_without_human=unjudged, protocol=protocol.name,
+        significance=protocol.significance if common else "none", human_ties=protocol.human_ties, n_resamples=k,
+        alpha=alpha, segments=segments, segments_lacking=lacking, metric_segments=per_metric,
+        systems_dropped=checked.systems_dropped, system_level={lp: tuple(sorted(v)) for lp, v in fixed.items() if v},
+        gold=golds, signature=signature, human_baselines=checked.baselines)
+
+
+def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, corpus_statistics, seed, rtol,
+               rater_waves):
+    """The signature of :func:`mt_evaluate`, complete when the result is built."""
+    golds, protocol = checked.golds, checked.protocol
+    fields = dict(language_pairs=tuple(checked.data), metrics=len(checked.metrics),
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
-                  protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed), exclude_systems=excluded or None)
-    if baselines:
-        fields["human_baselines"] = baselines
+                  protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed),
+                  exclude_systems=checked.excluded or None)
+    if checked.baselines:
+        fields["human_baselines"] = checked.baselines
     if not common:
-        fields["segments"] = segments
+        fields["segments"] = checked.segments
     fields.update(significance=("perm-both" if permute else "boot-inputs") if common else "none", resamples=k,
                   alpha=alpha, human_ties=protocol.human_ties, recalibrate=bool(recalibrate))
     system_level = ",".join(sorted({n for v in fixed.values() for n in v}))
     if system_level:
         fields["system_level"] = system_level
-    signature = Signature.of(**fields, corpus_level=tuple(corpus_statistics) or None, seed=seed, **iv.tie_field(rtol))
-    unjudged = {lp: [s for s, n in systems_dropped[lp].items() if golds[lp] in n] for lp in data}
-    return MtEvaluationResult(
-        metrics, tuple(data), tuple(names), statistics, thresholds, tuple(data) + (POOLED,), averages, ranks,
-        pvalues, ranked, weights, task_pvalues, task_ranks, dropped, used, unjudged, protocol.name,
-        protocol.significance if common else "none", protocol.human_ties, k, alpha, segments, lacking, per_metric,
-        systems_dropped, {lp: tuple(sorted(v)) for lp, v in fixed.items() if v}, golds, signature, baselines)
+    fields.update(corpus_level=tuple(corpus_statistics) or None, seed=seed, **iv.tie_field(rtol))
+    if rater_waves is not None:
+        fields["rater_waves"] = rater_waves
+    return Signature.of(**fields)
+
 
 
 def _darr_threshold_iv(darr_threshold) -> float:
@@ -469,23 +342,3 @@ def _scopes(data, names, statistics, draws, protocol, common, permute, alpha, p)
             statistics, [draws.get(n) for n in names] if common else None, use, wts, ranges, permute,
             protocol.pvalue, alpha, p, test=common)
     return averages, ranks, pvalues, ranked, weights
-
-
-def _corpus_iv(data, corpus_statistics):
-    """``{metric: {lp: CorpusScores}}`` validated against every language pair's data."""
-    if corpus_statistics is None:
-        return {}
-    if not isinstance(corpus_statistics, Mapping):
-        raise ParameterError(f"`corpus_statistics` must be a mapping of metric -> {{language pair: corpus "
-                             f"statistics}}; got {type(corpus_statistics).__name__}.")
-    out = {m: {} for m in corpus_statistics}
-    for lp, ds in data.items():
-        given = {}
-        for metric, per_lp in corpus_statistics.items():
-            if not isinstance(per_lp, Mapping) or lp not in per_lp:
-                raise ParameterError(f"`corpus_statistics[{metric!r}]` must map every language pair to its corpus "
-                                     f"statistics; got none for {lp!r}.")
-            given[metric] = per_lp[lp]
-        for metric, scores in iv.check_corpus_statistics(ds, given).items():
-            out[metric][lp] = scores
-    return out
