@@ -90,8 +90,9 @@ def test_mt_terminal_table_fits_80_columns_without_na(wmt_files, capsys, monkeyp
 
 @pytest.mark.parametrize("argv, message", [
     (["--task", "system/pearson", "--human", "mqm_avg"],
-     "`--human` must name a scorer of this ScoreSet ('good', 'noisy', 'mqm_avg_score'); got 'mqm_avg' (did you mean"
-     " 'mqm_avg_score'?)."),
+     "`--human`: the gold of language pair 'en-de' must be one of its scorers; got 'mqm_avg' (did you mean"
+     " 'mqm_avg_score'?) (its human scorers: none; its scorers: 'good', 'noisy', 'mqm_avg_score'; name one with"
+     " --human en-de=NAME or --human NAME)."),
     (["--human", "mqm_avg_score", "--metric", "God"],
      "metrics.csv, en-de.tsv: `--metric` must name a scorer of this ScoreSet ('good', 'noisy', 'mqm_avg_score'); got 'God' (did you mean"
      " 'good'?)."),

@@ -490,7 +490,7 @@ def test_a_p_value_of_zero_prints_at_the_resolution_of_the_test(capsys):
     from types import SimpleNamespace
 
     markdown = to_paper(SimpleNamespace(n_resamples=50, signature=None), "markdown", frame=frame)  # a result's frame
-    assert "| &lt; 0.02 |" in markdown and "| 0.000 |" not in markdown and "| 0.0 |" not in markdown  # < escaped
+    assert "| < 0.02 |" in markdown and "| 0.000 |" not in markdown and "| 0.0 |" not in markdown  # < as written
 
 
 # -- corpus metrics: the options of the scores, one set of NIST weights, BLEU within its range ----------------

@@ -37,7 +37,9 @@ def test_latex_escape(raw, latex):
     ("rouge-2.recall", "rouge-2.recall"),
     ("a|b", "a\\|b"),
     ("*x* _y_ `z` [l](u)", "\\*x\\* \\_y\\_ \\`z\\` \\[l\\](u)"),
-    ("<script>alert(1)</script> & co", "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co"),
+    ("<script>alert(1)</script> & co", "&lt;script&gt;alert(1)&lt;/script&gt; & co"),
+    ("p < 0.05, p > 0.01, &amp;", "p < 0.05, p > 0.01, &amp;amp;"),  # only what could make markup (issue 41)
+    ("<!-- x --> <a:b> &#60;", "&lt;!-- x --&gt; &lt;a:b&gt; &amp;#60;"),
 ])
 def test_markdown_escape(raw, markdown):
     assert formats.markdown_escape(raw) == markdown

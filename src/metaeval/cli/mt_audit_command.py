@@ -125,8 +125,12 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
                                   "pairs": m["pairs"],
                                   "ranking consistency": interval(m, "consistency", "cons_low", "cons_high")}
                                  for m in res.measures])
-        return [frame_table(res.sentinel_frame(), title=f"sentinel position among the {len(res.metrics)} metrics"
-                            f" (1 = above all; * = significantly above one, p < {res.alpha:g})"),
+        # the columns without their common prefix "sentinel-": four sentinels and the task fit 100 columns
+        # (the length sentinel's header was cut to "sentin...")
+        sentinels = res.sentinel_frame().rename(columns=lambda c: c.removeprefix("sentinel-"))
+        return [frame_table(sentinels, title=f"sentinel position among the {len(res.metrics)} metrics"
+                            f" (1 = above all; * = significantly above one, p < {res.alpha:g}); columns: the"
+                            " sentinels"),
                 frame_table(measures, title="the measures: discriminative power and ranking consistency"),
                 frame_table(res.delta_accuracy.table_frame(),
                             title=f"delta-to-accuracy: metric delta for X% agreement with the humans"

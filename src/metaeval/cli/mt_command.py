@@ -76,11 +76,30 @@ def _language_pairs(scores: tuple[str, ...], human: str | None, reading: Reading
                 options = (*options, f"language_pair={lp}")
         gold = golds.get(lp) or human or protocol_gold(lp)
         source = Source(dataset=name, dataset_option=options if name is not None else (),
-                        scores=tuple(files.get(lp, ())), human=gold, reading=reading)
-        data[lp], found = load_source(source, other_files=every, n_resamples=n_resamples)
+                        scores=tuple(files.get(lp, ())), human=None, reading=reading)
+        data[lp], found = load_source(source, other_files=every, n_resamples=n_resamples,
+                                      human_optional=gold is not None)
+        if gold is not None:
+            data[lp] = _with_gold(data[lp], lp, gold, None if golds.get(lp) or human else protocol)
         if human is None and lp not in golds and protocol_gold(lp) is None:
             human = found  # the first language pair's human (its --human-column or its only human) for all
     return data, human
+
+
+def _with_gold(ds, lp: str, gold: str, protocol=None):
+    """``ds`` with ``gold`` marked human; a gold it lacks is an error naming the language pair, and the protocol
+    when the protocol chose it (``protocol`` None: the user named it with --human)."""
+    if gold not in ds.scorers:
+        shown = ds.scorers[:8]
+        humans = ", ".join(map(repr, ds.humans)) or ("none; its scorers: " + ", ".join(map(repr, shown))
+                                                     + (f" and {len(ds.scorers) - 8} more" if len(ds.scorers) > 8 else ""))
+        chosen = "" if protocol is None else f" (the protocol {protocol.name!r} chose it)"
+        from ..data.scoreset import _suggestion
+
+        raise ParameterError(f"`--human`: the gold of language pair {lp!r} must be one of its scorers; got {gold!r}"
+                             f"{chosen}{hint if (hint := _suggestion(gold, ds.scorers)).startswith(' (did you mean') else ''} (its human scorers: {humans}; name one with"
+                             f" --human {lp}=NAME or --human NAME).")
+    return ds if gold in ds.humans else ds.with_humans((*ds.humans, gold))
 
 
 def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, dict]:
@@ -112,6 +131,9 @@ def _golds(humans: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
             per_lp[lp] = name
         elif not sep and shared is None:
             shared = item
+        elif not sep:
+            raise ParameterError(f"`--human` without LP= names the gold of every language pair and must be given once;"
+                                 f" got {shared!r} and {item!r} (write LP=NAME for one language pair's gold).")
         else:
             raise ParameterError(f"`--human` must look like NAME (once) or LP=NAME; got {item!r}.")
     return shared, per_lp

@@ -52,6 +52,9 @@ def _check_magnitude(scorer, array: np.ndarray) -> None:
         )
 
 
+UNMATCHED_ALLOWED = "join:unmatched-allowed"
+"""What a join with ``allow_unmatched=True`` adds to the description (and so to every signature)."""
+
 class ScoreSet:
     """Named score matrices (systems x inputs, NaN = missing) of one dataset.
 
@@ -327,7 +330,8 @@ class ScoreSet:
         :class:`~metaeval.errors.DataWarning` per kind and side with counts and first examples. A scorer of
         both sides with different values, or a join matching no cell, is a :class:`ScoreSetError`; so are
         integer labels that match better shifted by one (0-based against 1-based ids) and systems or inputs
-        unmatched on both sides, unless ``allow_unmatched=True`` says the mismatch is intended.
+        unmatched on both sides, unless ``allow_unmatched=True`` says the mismatch is intended; the joined
+        set's description (the signature's ``subset``) then ends in :data:`UNMATCHED_ALLOWED`.
 
         Examples
         --------
@@ -345,6 +349,8 @@ class ScoreSet:
         for line in report.lines():
             warnings.warn(line, DataWarning, stacklevel=2)
         parts = [p for p in (self.description, other.description) if p]
+        if allow_unmatched:  # a setting of the join: the signature says it was allowed
+            parts = [p for p in parts if p != UNMATCHED_ALLOWED] + [UNMATCHED_ALLOWED]
         return self._replace(scores=scores, systems=systems, inputs=inputs, name=f"{lname}+{rname}",
                              humans=tuple(dict.fromkeys((*self.humans, *other.humans))),
                              description="; ".join(parts) or None)

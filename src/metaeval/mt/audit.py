@@ -397,7 +397,8 @@ def mt_audit(
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
     signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
-                             tasks=tuple(t.split(":", 1)[1] for t in res.tasks if not t.startswith(POOLED)),
+                             tasks=tuple(dict.fromkeys(t.split(":", 1)[1] for t in res.tasks  # once, not per pair
+                                                       if not t.startswith(POOLED))),
                              significance="perm-both", resamples=res.n_resamples, alpha=alpha,
                              consistency=f"{b} x half" if b else None, base=base or metrics[0], levels=levels,
                              delta_accuracy=(",".join(f"{t:g}" for t in accuracy_targets) + f" {delta_method}"

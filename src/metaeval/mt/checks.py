@@ -71,6 +71,14 @@ def _golds(data, human, protocol, param="human"):
     if unknown:
         raise ParameterError(f"`{param}` must name language pairs of the data ({', '.join(map(repr, data))}) in"
                              f" LP=NAME; got {unknown[0]!r}.")
+    from ..stats.mt.protocol import PROTOCOLS
+
+    preset = PROTOCOLS.get(protocol.name)
+    if preset is None or protocol.gold != preset.gold:  # a user's [gold] table: a typo is refused, as in LP=NAME
+        stray = [lp for lp, _ in protocol.gold if lp not in data]
+        if stray:
+            raise ParameterError(f"the protocol {protocol.name!r}: its [gold] must name language pairs of the data"
+                                 f" ({', '.join(map(repr, data))}); got {stray[0]!r}.")
     out = {}
     for lp, ds in data.items():
         given = per_lp.get(lp) or (human if isinstance(human, str) else None)
@@ -165,6 +173,10 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
                                       metric_param=names["metrics"])
     if metrics is None:
         metrics = [s for s in first.scorers if s not in first.humans and s not in all_golds and s not in baselines]
+        if not metrics:
+            raise ParameterError(f"`{names['metrics']}`: language pair {first_lp!r} holds human scores only"
+                                 f" ({', '.join(map(repr, first.scorers))}); add a metric's scores (a metric file"
+                                 " with --scores LP=PATH, or metrics= in the data).")
     metrics = iv.check_metrics(first, metrics, golds[first_lp], minimum=1, param=names["metrics"])
     clash = [m for m in metrics if m in all_golds]
     if clash:

@@ -24,8 +24,12 @@ _LATEX_SPECIAL = {
 }
 _MARKDOWN_SPECIAL = {
     "\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]",
-    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": "\\n", "\r": "\\r",
+    "\n": "\\n", "\r": "\\r",
 }
+_MARKDOWN_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|(?<=[A-Za-z0-9\"'/-])>|&(?=#|[A-Za-z0-9]+;)")
+"""``<``, ``>`` and ``&`` where they can make markup: ``<`` opening a tag or an autolink, ``>`` closing one,
+``&`` starting an entity; elsewhere (``p < 0.05``, ``p > 0.05``, ``A & B``) they stay as they are."""
+_MARKUP_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 def to_json(payload: Any) -> str:
@@ -123,8 +127,11 @@ def latex_escape(value: Any) -> str:
 
 def markdown_escape(value: Any) -> str:
     """``value`` as Markdown table text: no column break, emphasis, code span, link or raw HTML; a line
-    break in a name is shown as ``\\n`` (a real one would end the table row)."""
-    return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(value))
+    break in a name is shown as ``\\n`` (a real one would end the table row). ``<``, ``>`` and ``&`` become
+    entities only where they could make markup (a tag, an autolink, an entity), so ``p < 0.05`` reads as
+    written (it printed ``p &lt; 0.05``)."""
+    text = _MARKDOWN_MARKUP.sub(lambda m: _MARKUP_ENTITIES[m.group()], str(value))
+    return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in text)
 
 
 def number(value: Any, digits: int = 3) -> str:
