@@ -24,6 +24,32 @@ def test_all_is_sorted_and_complete():
         assert hasattr(me, name), name
 
 
+def test_the_public_api_is_declared_one_way():
+    """Issue 38 item 6: one sorted literal table (name -> module) and the same names in ``__all__``; the analyses'
+    registry and the judges no longer add names of their own, they are checked against it."""
+    import ast
+    import inspect
+
+    from metaeval.analyses import registry
+
+    assert list(me._EXPORTS) == sorted(me._EXPORTS)
+    assert set(me.__all__) == set(me._EXPORTS) | {"__version__"}
+    assert registry.exports().items() <= me._EXPORTS.items()
+    tree = ast.parse(inspect.getsource(me))
+    updates = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "update"]
+    assert not updates  # no _EXPORTS.update(...) bolted on
+
+
+@pytest.mark.parametrize("old, new", [("pairwise_comparisons", "n_pairwise_comparisons"), ("nugget_f", None)])
+def test_renamed_names_warn_for_one_release(old, new):
+    with pytest.warns(DeprecationWarning) as caught:
+        value = getattr(me, old)
+    assert str(caught[0].message).startswith(f"metaeval.{old} is deprecated and goes in metaeval 0.2; use ")
+    if new is not None:
+        assert value is getattr(me, new) and value(15) == 105
+    assert old not in me.__all__
+
+
 # -- validation: every message pinned -----------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -12,7 +12,7 @@ import metaeval as me
 from metaeval.cli.main import cli, main
 from metaeval.errors import ParameterError
 from metaeval.stats.significance.corrections import adjust_pvalues, significance_floor
-from metaeval.stats.significance.familywise import familywise_error, pairwise_comparisons, per_comparison_level
+from metaeval.stats.significance.familywise import familywise_error, n_pairwise_comparisons, per_comparison_level
 
 P4 = [0.01, 0.04, 0.03, 0.005]
 
@@ -31,7 +31,7 @@ P4 = [0.01, 0.04, 0.03, 0.005]
     (lambda: per_comparison_level(1, 3), "`alpha` must be a number in (0, 1); got 1."),
     (lambda: per_comparison_level(0.05, 3, method="holm"),
      "`method` must be one of 'sidak', 'bonferroni'; got 'holm'."),
-    (lambda: pairwise_comparisons(1), "`n_systems` must be an integer >= 2; got 1."),
+    (lambda: n_pairwise_comparisons(1), "`n_systems` must be an integer >= 2; got 1."),
 ])
 def test_messages(call, message):
     with pytest.raises(ParameterError) as info:
@@ -44,7 +44,7 @@ def test_messages(call, message):
 
 def test_riezler_maxwell_worked_numbers():
     # "in benchmark testing of 15 systems, 15(15-1)/2 = 105 pairwise comparisons ... p_e = .9954"
-    assert pairwise_comparisons(15) == 105
+    assert n_pairwise_comparisons(15) == 105
     assert round(familywise_error(0.05, 105), 4) == 0.9954
     # "a per-comparison error rate p_c = .015 was sufficient to achieve an experimentwise error rate p_e ~ .07"
     assert round(familywise_error(0.015, 5), 2) == 0.07

@@ -12,7 +12,7 @@ from ..errors import ParameterError
 from ..report.render import SignatureLines, render_text
 from ..serialization import ResultMixin
 from ..signature import Signature
-from ..stats.significance.familywise import familywise_error, pairwise_comparisons, per_comparison_level
+from ..stats.significance.familywise import familywise_error, n_pairwise_comparisons, per_comparison_level
 from .common import declare, emit, option, output_options, output_width
 
 
@@ -42,7 +42,7 @@ def familywise(comparisons, systems, per_comparison, alpha, format, output):
     if (comparisons is None) == (systems is None):
         raise ParameterError("exactly one of `--comparisons` and `--systems` must be given; got "
                              + ("both." if comparisons is not None else "neither."))
-    k = pairwise_comparisons(systems) if systems is not None else comparisons
+    k = n_pairwise_comparisons(systems) if systems is not None else comparisons
     rows = [{"level": "given", "per_comparison": float(p), "comparisons": k,
              "familywise_error": familywise_error(p, k)} for p in per_comparison]
     for method in ("sidak", "bonferroni"):

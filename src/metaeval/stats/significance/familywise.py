@@ -23,7 +23,7 @@ import numpy as np
 
 from metaeval.errors import ParameterError, check_choice, check_int
 
-__all__ = ["LEVEL_METHODS", "familywise_error", "pairwise_comparisons", "per_comparison_level"]
+__all__ = ["LEVEL_METHODS", "familywise_error", "n_pairwise_comparisons", "per_comparison_level"]
 
 LEVEL_METHODS = ("sidak", "bonferroni")
 """Per-comparison levels of :func:`per_comparison_level`."""
@@ -77,7 +77,7 @@ def familywise_error(per_comparison, comparisons):
         ``p_c``: the probability that one comparison rejects a true null hypothesis (its level).
     comparisons : int or array_like of int >= 1
         ``k``: the number of comparisons (``n (n - 1) / 2`` for all pairs of ``n`` systems, see
-        :func:`pairwise_comparisons`). Broadcast against ``per_comparison``.
+        :func:`n_pairwise_comparisons`). Broadcast against ``per_comparison``.
 
     Returns
     -------
@@ -160,7 +160,7 @@ def per_comparison_level(alpha, comparisons, *, method: str = "sidak"):
     return _out(-np.expm1(np.log1p(-a) / k))
 
 
-def pairwise_comparisons(n_systems: int) -> int:
+def n_pairwise_comparisons(n_systems: int) -> int:
     """``n (n - 1) / 2``: the comparisons of every pair of ``n`` systems (105 for 15 systems).
 
     Raises
