@@ -142,3 +142,27 @@ def test_per_rater_scores_and_attention_checks_from_the_cli(shared_data, tmp_pat
     written = me.read_scores(out_file)
     assert written.scorers == ratings.scores.scorers
     np.testing.assert_array_equal(written.matrix("mqm.rater4"), ratings.scores.matrix("mqm.rater4"))
+
+
+# -- a system rename map ------------------------------------------------------------------------------------------------
+
+def test_misspelt_systems_are_renamed_before_the_join_and_signed(submission, capsys):
+    folder, _ = submission
+    (folder / "human2.csv").write_text((folder / "human.csv").read_text().replace("sys0,", "Sys-0,"))
+    base = ["correlate", "--scores", "mine.seg.score", "--scores", "human2.csv", "--human", "human", "--level",
+            "system", "--coefficient", "pearson", "--ci", "none", "--format", "json"]
+    code, out, err = _cli(base, capsys)
+    assert code == 2 and "unmatched on both sides" in err
+    code, out, err = _cli(base + ["--rename-system", "human2.csv=Sys-0:sys0"], capsys)
+    assert code == 0, err
+    row = json.loads(out)["results"][0]
+    assert "|subset:systems renamed: Sys-0->sys0|" in row["signature"]
+    expected = me.correlate(me.read_scores("mine.seg.score").merge(me.read_scores("human.csv", humans=["human"])),
+                            row["metric"], "human", level="system", coefficient="pearson").statistic
+    assert row["statistic"] == pytest.approx(expected, abs=1e-15)
+    code, out, err = _cli(base + ["--rename-system", "Sys-O:sys0"], capsys)
+    assert (code, err) == (2, "metaeval: error: `--rename-system` must rename a system of the --scores files; got"
+                              " 'Sys-O' (did you mean 'Sys-0'?).\n")
+    code, out, err = _cli(base + ["--rename-system", "human2.csv=Sys-0:sys1"], capsys)
+    assert (code, err) == (2, "metaeval: error: human2.csv: `--rename-system` must leave every system its own name;"
+                              " got 'sys1' for 'Sys-0', 'sys1'.\n")

@@ -101,3 +101,17 @@ def test_the_audit_shows_every_sentinel_header_and_signs_each_task_once(ende, ca
     header = next(line for line in out.splitlines() if "┃ task" in line)
     assert [c.strip() for c in header.strip("┃").split("┃")] == ["task", "random", "system-mean", "rounded", "length"]
     assert "|tasks:system/pearson,summary/pearson|" in out.replace("\n  ", "")
+
+
+def test_a_rater_of_the_gold_named_as_a_metric_is_marked_part_of_the_gold(shared_data):
+    ratings = me.read_mqm_ratings(shared_data / "wmt" / "mqm_ratings" / "sxs_mqm_generalMT2023_ende.3ratings.tsv.gz")
+    ds = ratings.scores
+    noise = np.random.default_rng(0).normal(size=ds.shape)
+    metric = me.ScoreSet.from_matrices({"metric": np.nan_to_num(ds.matrix("mqm")) + noise}, systems=ds.systems,
+                                       inputs=ds.inputs, name="metric")
+    data = {"en-de": ds.merge(metric)}
+    with pytest.warns(me.errors.DataWarning, match=r"^metric 'mqm\.rater3' is part of the gold 'mqm' \(its raters are"
+                                                   r" averaged into it\)"):
+        res = me.mt_evaluate(data, human="mqm", metrics=["metric", "mqm.rater3"], tasks=["system/pearson"],
+                             n_resamples=20, rng=0)
+    assert res.label("mqm.rater3") == "mqm.rater3 (human)" and res.label("metric") == "metric"

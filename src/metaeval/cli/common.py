@@ -78,6 +78,9 @@ OPTIONS: dict[str, dict[str, Any]] = {
                         help="A score file's format when its name does not tell it: csv, tsv, jsonl, parquet or"
                              " wmt-seg (a WMT metrics-task *.seg.score submission: 7 tab-separated fields, no"
                              " header; a name ending in .seg.score is read so without it)." + PER_FILE),
+    "rename_system": dict(multiple=True, metavar="[FILE=]OLD:NEW",
+                          help="Call a file's system OLD NEW before the files are joined, e.g. metric.csv=Onl-B:Online-B"
+                               " (repeatable; recorded in the signature)." + PER_FILE),
     "allow_unmatched": dict(is_flag=True,
                             help="Join score files whose systems or inputs are unmatched on both sides, or whose"
                                  " integer ids look shifted by one (by default an error: see docs/data.md, Joining"
@@ -271,7 +274,7 @@ def group(**kwargs: Any) -> Callable:
 # -- groups of options ---------------------------------------------------------------------------------
 
 READING = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout", "file_format",
-           "rename", "allow_unmatched")
+           "rename", "rename_system", "allow_unmatched")
 """The options saying how score files are read (each for every file or, ``FILE=VALUE``, for one)."""
 SOURCE = ("dataset", "dataset_option", "scores", *READING, "human", "metric", "system", "exclude_system",
           "aggregation")

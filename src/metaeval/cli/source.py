@@ -39,6 +39,7 @@ class Reading:
     layout: tuple[str, ...] = ()
     file_format: tuple[str, ...] = ()
     rename: tuple[str, ...] = ()
+    rename_system: tuple[str, ...] = ()
     allow_unmatched: bool = False
     aggregation: str = DEFAULT_AGGREGATION
 
@@ -49,7 +50,7 @@ class Reading:
     def given(self) -> dict[str, tuple[str, ...]]:
         """``{flag: values}`` of the reading options given (aggregation aside)."""
         names = ("system_column", "input_column", "annotator_column", "human_column", "where", "layout",
-                 "file_format", "rename")
+                 "file_format", "rename", "rename_system")
         return {"--" + n.replace("_", "-"): getattr(self, n) for n in names if getattr(self, n)}
 
 
@@ -158,6 +159,27 @@ def parse_renames(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _check_system_renames(values: tuple[str, ...], renamed: set[str], known: tuple[str, ...]) -> None:
+    """A ``--rename-system OLD:NEW`` for every file whose OLD names no system of any file is a typo: refused."""
+    unmatched = [o for o in _system_renames(values) if o not in renamed]
+    if unmatched:
+        from ..data.scoreset import _suggestion
+
+        raise ParameterError(f"`--rename-system` must rename a system of the --scores files; got {unmatched[0]!r}"
+                             f"{_suggestion(unmatched[0], tuple(dict.fromkeys(known)))}.")
+
+
+def _system_renames(values: tuple[str, ...]) -> dict[str, str]:
+    """``("Onl-B:Online-B",)`` -> ``{"Onl-B": "Online-B"}`` (the last ``:`` splits, as for --rename)."""
+    out = {}
+    for value in values:
+        old, sep, new = value.rpartition(":")
+        if not sep or not old or not new:
+            raise ParameterError(f"`--rename-system` must look like [FILE=]OLD:NEW; got {value!r}.")
+        out[old] = new
+    return out
+
+
 def parse_dataset_options(pairs: tuple[str, ...]) -> dict[str, str]:
     parsed = {}
     for pair in pairs:
@@ -199,7 +221,9 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
             raise ParameterError(f"`--file-format` must be one of {', '.join(map(repr, READ_FORMATS))}; got {value!r}.")
     where_all, where_own = _each_file(own(reading.where, pair=True), files, pair=True)
     rename_all, rename_own = _each_file(own(reading.rename), files, pair=False)
+    systems_all, systems_own = _each_file(own(reading.rename_system), files, pair=False)
     files_human, human_columns = None, []
+    renamed_somewhere: set[str] = set()
     for (name, path) in named:
         _not_for_ratings(path, files, {f"--{role}-column": value for role, value in shared_columns.items()},
                          where_all, layout_all)
@@ -212,9 +236,22 @@ def read_files(arguments: tuple[str, ...], reading: Reading, *, other_files: tup
                            option_names=CLI_NAMES, shared_mapping=len(files) > 1,
                            format=formats.get(path, format_all),
                            required_where=tuple(parse_where(where_own.get(path, ()), CLI_NAMES)))
+        every, mine = _system_renames(systems_all), _system_renames(systems_own.get(path, ()))
+        if every or mine:  # a file's own renames must name its systems; one for every file, some file's
+            applied = {**{o: n for o, n in every.items() if o in read.systems}, **mine}
+            renamed_somewhere.update(o for o in every if o in read.systems)
+            try:
+                read = read.with_system_names(applied, param="--rename-system")
+            except ParameterError as error:  # name the file whose systems these are
+                raise InputFileError(path, str(error)) from None
         if files_human is None:
             files_human = read.default_human
-        ds = read if ds is None else ds.merge(read, allow_unmatched=reading.allow_unmatched)
+        try:
+            ds = read if ds is None else ds.merge(read, allow_unmatched=reading.allow_unmatched)
+        except ScoreSetError:
+            _check_system_renames(systems_all, renamed_somewhere, (*ds.systems, *read.systems))
+            raise
+    _check_system_renames(systems_all, renamed_somewhere, tuple(ds.systems) if ds is not None else ())
     return ds, shared_columns.get("human"), files_human, tuple(dict.fromkeys(human_columns))
 
 

@@ -270,6 +270,32 @@ class ScoreSet:
         """A copy that aggregates annotators with ``aggregation`` ('mean', 'median' or 'z-mean')."""
         return self._replace(aggregation=check_choice("aggregation", aggregation, AGGREGATIONS))
 
+    def with_system_names(self, names: Mapping[str, str], *, param: str = "names") -> "ScoreSet":
+        """A copy with systems renamed, old -> new (a file's misspelt or differently written system names, so
+        that a join pairs them); the renaming is recorded in the description (the signature's ``subset``).
+
+        Raises
+        ------
+        ParameterError
+            An old name that is not a system (with the closest one), or two systems given one name.
+        """
+        if not isinstance(names, Mapping):
+            raise ParameterError(f"`{param}` must map old system names to new ones; got {type(names).__name__}.")
+        for old in names:
+            if old not in self._systems:
+                raise ParameterError(f"`{param}` must rename systems of this ScoreSet; got {old!r}"
+                                     f"{_suggestion(str(old), tuple(self._systems))}.")
+        renamed = [str(names.get(s, s)) for s in self._systems]
+        twice = next((n for n in dict.fromkeys(renamed) if renamed.count(n) > 1), None)
+        if twice is not None:
+            raise ParameterError(f"`{param}` must leave every system its own name; got {twice!r} for"
+                                 f" {', '.join(repr(s) for s, n in zip(self._systems, renamed) if n == twice)}.")
+        changed = [f"{old}->{names[old]}" for old in self._systems if old in names and names[old] != old]
+        if not changed:
+            return self
+        note = "systems renamed: " + ",".join(changed)
+        return self._replace(systems=renamed, description="; ".join(p for p in (self._description, note) if p))
+
     def with_humans(self, humans: Iterable[str]) -> "ScoreSet":
         """A copy in which exactly ``humans`` are the human scorers."""
         return self._replace(humans=tuple(humans))

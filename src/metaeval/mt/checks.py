@@ -181,6 +181,13 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
     clash = [m for m in metrics if m in all_golds]
     if clash:
         raise ParameterError(f"`{names['metrics']}` must not hold a gold of some language pair; got {clash[0]!r}.")
+    for metric in metrics:  # a rater of the gold named as a metric: part of the gold, said as for a baseline
+        inside = [gold for gold in dict.fromkeys(golds.values()) if metric.startswith(f"{gold}.")]
+        if inside:
+            warnings.warn(f"metric {metric!r} is part of the gold {inside[0]!r} (its raters are averaged into it), so it"
+                          " agrees with the gold partly by construction; it is marked (human): name it with"
+                          f" {names['human_baselines']} for a human baseline's verdicts, or take a rater wave as the"
+                          " gold and another as the metric.", DataWarning, stacklevel=3)
     metrics = [*metrics, *baselines]  # scored as metrics, under the same draws (mt_baselines)
     out, dropped = {}, {}
     for lp, ds in data.items():

@@ -108,8 +108,10 @@ class MtEvaluationResult(ResultMixin):
     human_baselines: tuple = ()
 
     def label(self, metric: str) -> str:
-        """``metric``'s name as the tables show it: a human baseline marked ``(human)``."""
-        return f"{metric} {HUMAN_MARK}" if metric in self.human_baselines else metric
+        """``metric``'s name as the tables show it: a human baseline, or a rater of the gold scored as a metric
+        (``mqm.rater1`` beside the gold ``mqm``: part of the gold), marked ``(human)``."""
+        rater = any(metric.startswith(f"{gold}.") for gold in set(self.gold.values()))
+        return f"{metric} {HUMAN_MARK}" if metric in self.human_baselines or rater else metric
 
     def _verdict_items(self):
         for scope in self.scopes:
