@@ -140,7 +140,9 @@ def _audit_fields(protocol, baselines, rater_waves, rtol):
     waves, the tie tolerance."""
     out = {}
     if protocol.name != "mean" or protocol != _mean_protocol(protocol):
-        out["protocol"] = protocol.name
+        from .protocol import protocol_hash
+
+        out.update(protocol=protocol.name, protocol_hash=protocol_hash(protocol))
     if baselines:
         out["human_baselines"] = baselines
     if rater_waves is not None:

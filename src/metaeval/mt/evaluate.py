@@ -25,6 +25,7 @@ from ..stats.mt.significance import pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
 from .checks import _corpus_iv, _mt_iv, _names, _waves, language_pair_data
+from .protocol import protocol_hash
 from .result import POOLED, MtEvaluationResult
 from .streams import root_seed, stream
 from .tasks import Draws, PooledAccuracyTask, TaskSettings, language_pair, make_task, segments_kept
@@ -290,10 +291,15 @@ def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, c
     fields = dict(language_pairs=tuple(checked.data), metrics=len(checked.metrics),
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
-                  protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed),
+                  protocol=protocol.name, protocol_hash=protocol_hash(protocol),
+                  tasks=tuple(f"{a}/{b}" for a, b in parsed),
                   exclude_systems=checked.excluded or None)
     if checked.baselines:
         fields["human_baselines"] = checked.baselines
+    subsets = dict.fromkeys(d for d in checked.descriptions.values() if d)
+    if subsets:  # what the data are, e.g. an MQM ratings file's error weights (as ``subset:`` in correlate)
+        fields["subset"] = (next(iter(subsets)) if len(subsets) == 1 and all(checked.descriptions.values())
+                            else ";".join(f"{lp}={d}" for lp, d in checked.descriptions.items() if d))
     if not common:
         fields["segments"] = checked.segments
     fields.update(significance=("perm-both" if permute else "boot-inputs") if common else "none", resamples=k,
