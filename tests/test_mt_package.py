@@ -219,3 +219,15 @@ def test_the_audits_delta_band_does_not_move_with_an_unrelated_task(three):
         a = next(m for m in one.measures if m["task"] == name)
         b = next(m for m in two.measures if m["task"] == name)
         assert json.dumps(a) == json.dumps(b)  # NaN written alike
+
+
+def test_audit_consistency_on_system_level_data_is_a_note_not_a_crash(capsys):
+    """System-level scores (one input per language pair) have no random halves: the audit said so only after an
+    internal error (numpy's 'Cannot take a larger sample than population') before."""
+    argv = ["mt", "audit", "--dataset", "de-en=wmt19-da-sys", "--metric", "sacrebleu-bleu", "--metric",
+            "sacrebleu-chrf", "--metric", "ter", "--task", "system/accuracy", "--consistency", "3", "--n-resamples",
+            "20", "--accuracy-target", "0.9", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "de-en: no ranking consistency (fewer than 4 segments: no random halves to draw)" in out["notes"]
+    assert all(m["subsamples"] == 0 for m in out["measures"])

@@ -216,6 +216,10 @@ def _consistency(data, res, metrics, excluded, b, fraction, seed, alpha, progres
         cols = np.flatnonzero(segments_kept(ds, metrics, human, {}, np.ones(len(keep), dtype=bool)))
         size = max(2, int(round(fraction * cols.size)))
         taus = {name: [] for name in res.tasks if name.startswith(lp + ":")}
+        if cols.size < 4:  # no half of the segments to draw (system-level scores: one input per language pair)
+            out.update({name: (float("nan"),) * 3 + (0,) for name in taus})
+            out["short"] = (*out.get("short", ()), lp)
+            continue
         full = {name: res.statistics[res.tasks.index(name), :len(metrics)] for name in taus}
         kept = np.zeros(len(ds.inputs), dtype=bool)
         kept[cols] = True
@@ -391,6 +395,9 @@ def mt_audit(
         m.update(consistency=mean, cons_low=low, cons_high=high, subsamples=used)
     if b and any(t.startswith(POOLED + ":") for t in res.tasks):
         notes.append("pooled:system/accuracy: no ranking consistency (the subsamples are per language pair)")
+    short = consistency.pop("short", ())
+    if short:
+        notes.append(f"{', '.join(short)}: no ranking consistency (fewer than 4 segments: no random halves to draw)")
     notes += res.notes()
     curve = None
     if accuracy_targets:
