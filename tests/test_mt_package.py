@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import metaeval as me
@@ -77,7 +78,7 @@ def test_errors_name_the_callers_words(data):
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, ["good"], "mqm", params={"seed": "--seed"})
     assert str(err.value) == ("`params` must map some of 'human', 'metrics', 'exclude_systems', 'human_baselines', "
-                              "'n_resamples', 'rater_waves' to names; got {'seed': '--seed'}.")
+                              "'n_resamples', 'rater_waves', 'aggregation' to names; got {'seed': '--seed'}.")
 
 
 def test_rater_waves_in_the_library_and_the_signature(shared_data):
@@ -92,9 +93,13 @@ def test_rater_waves_in_the_library_and_the_signature(shared_data):
                          exclude_systems=["refA"])
     assert str(res.signature).split("|")[-2] == "rater_waves:2"
     assert res.human_baselines == ("mqm.wave2",)
-    with pytest.raises(ParameterError) as err:
-        me.mt_evaluate({"en-de": noisy}, ["metric-A"], "mqm.wave1", rater_waves=2, rng=np.random.default_rng(1))
-    assert str(err.value).startswith("`rng` must be an integer seed with `rater_waves`")
+    drawn = me.mt_evaluate({"en-de": noisy}, ["metric-A"], "mqm.wave1", protocol="mean", tasks=["system/pearson"],
+                           rater_waves=2, n_resamples=20, rng=np.random.default_rng(1), exclude_systems=["refA"])
+    seed = int(drawn.signature.as_dict()["seed"])  # a Generator: the seed drawn from it is recorded
+    again = me.mt_evaluate({"en-de": noisy}, ["metric-A"], "mqm.wave1", protocol="mean", tasks=["system/pearson"],
+                           rater_waves=2, n_resamples=20, rng=seed, exclude_systems=["refA"])
+    assert str(again.signature) == str(drawn.signature)
+    np.testing.assert_array_equal(again.statistics, drawn.statistics)
 
 
 def test_mt_is_a_group_whose_default_command_is_evaluate(capsys):
@@ -166,3 +171,63 @@ def test_audit_with_candidates_for_one_language_pair_names_what_it_left_out(tmp_
     assert out["notes"][0] == ("sentinel-length left out: no candidate texts for 'zh-en' (the sentinels are ranked"
                                " in every language pair; give the candidates of each)")
     assert "sentinel-length" not in out["sentinels"]
+
+
+# --- random streams keyed by what they serve (issue 41 item 1) -------------------------------------------------
+
+TASKS = ["system/pearson", "system/accuracy", "system/kendall-b", "summary/kendall-b", "summary/acc23",
+         "system/soft-accuracy", "global/pearson", "by-system/kendall-b"]
+METRICS = ["good", "noisy", "mid"]
+
+
+@pytest.fixture(scope="module")
+def three():
+    data = {"en-de": _three(1), "zh-en": _three(2), "de-en": _three(3)}
+    full = me.mt_evaluate(data, METRICS, "mqm", protocol="mean", tasks=TASKS, n_resamples=40, spa_permutations=40,
+                          rng=11)
+    return data, full
+
+
+@pytest.mark.parametrize("draw", range(5))
+def test_a_result_never_depends_on_the_other_tasks_metrics_or_language_pairs(three, draw):
+    """For random subsets of tasks, metrics and language pairs, every task's statistics and p-values equal those
+    of the call with everything (the metric pairs of a task still share its draws)."""
+    data, full = three
+    r = np.random.default_rng(draw)
+    tasks = [str(t) for t in r.choice(TASKS, size=int(r.integers(1, 4)), replace=False)]
+    metrics = [str(m) for m in r.choice(METRICS, size=int(r.integers(2, 4)), replace=False)]
+    lps = [str(lp) for lp in r.choice(list(data), size=int(r.integers(1, 4)), replace=False)]
+    sub = me.mt_evaluate({lp: data[lp] for lp in lps}, metrics, "mqm", protocol="mean", tasks=tasks, n_resamples=40,
+                         spa_permutations=40, rng=11)
+    idx = [METRICS.index(m) for m in metrics]
+    for t, name in enumerate(sub.tasks):
+        if name.startswith("pooled:"):
+            continue  # pooled over the language pairs of the call
+        f = full.tasks.index(name)
+        np.testing.assert_array_equal(sub.statistics[t], full.statistics[f][idx])
+        np.testing.assert_array_equal(sub.task_pvalues[name], full.task_pvalues[name][np.ix_(idx, idx)])
+
+
+def test_the_audits_delta_band_does_not_move_with_an_unrelated_task(three):
+    data = {lp: three[0][lp] for lp in ("en-de", "zh-en")}
+    kw = dict(n_resamples=30, n_consistency=3, accuracy_targets=(0.8,), rng=5)
+    one = me.mt_audit(data, METRICS, "mqm", tasks=["system/accuracy"], **kw)
+    two = me.mt_audit(data, METRICS, "mqm", tasks=["system/accuracy", "global/pearson"], **kw)
+    pd.testing.assert_frame_equal(one.delta_accuracy.to_frame(), two.delta_accuracy.to_frame())
+    assert one.delta_accuracy.to_frame()["delta_high"].notna().any()
+    for name in ("en-de:system/accuracy", "zh-en:system/accuracy"):
+        a = next(m for m in one.measures if m["task"] == name)
+        b = next(m for m in two.measures if m["task"] == name)
+        assert json.dumps(a) == json.dumps(b)  # NaN written alike
+
+
+def test_audit_consistency_on_system_level_data_is_a_note_not_a_crash(capsys):
+    """System-level scores (one input per language pair) have no random halves: the audit said so only after an
+    internal error (numpy's 'Cannot take a larger sample than population') before."""
+    argv = ["mt", "audit", "--dataset", "de-en=wmt19-da-sys", "--metric", "sacrebleu-bleu", "--metric",
+            "sacrebleu-chrf", "--metric", "ter", "--task", "system/accuracy", "--consistency", "3", "--n-resamples",
+            "20", "--accuracy-target", "0.9", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "de-en: no ranking consistency (fewer than 4 segments: no random halves to draw)" in out["notes"]
+    assert all(m["subsamples"] == 0 for m in out["measures"])

@@ -92,6 +92,9 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "human_baseline": dict(multiple=True, metavar="NAME",
                            help="A human scorer other than the gold (a second rater or a rater wave) scored as if it"
                                 " were a metric, marked as human (repeatable)."),
+    "protocol": dict(metavar="NAME|FILE.toml",
+                     help="The MT protocol: wmt23, wmt24, wmt25 as mt-metrics-eval computes them, mean (the plain mean"
+                          " of the task statistics), or a TOML file (docs/mt.md)."),
     "rater_waves": dict(type=int, metavar="N",
                         help="Split each segment's raters (MQM ratings with several raters per segment) at random"
                              " (--seed) into N waves, each averaged into a human scorer mqm.wave1, ..."),

@@ -2,6 +2,8 @@
 "Auditing the protocol"); a command of the `metaeval mt` group (:mod:`.mt_group`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .. import defaults
@@ -42,10 +44,10 @@ from .source import located_by
 @declare("delta_plot", dict(type=click.Path(dir_okay=False),
                             help="Also draw the delta-to-accuracy curves to this .png or .svg file."))
 @option("html", help="Also write an HTML page: the audit's tables and figures, the delta-to-accuracy curves.")
-@declare("protocol", dict(metavar="NAME|FILE.toml",
-                          help="The protocol audited (wmt23, wmt24, wmt25, mean or a TOML file, as for `metaeval mt`):"
+@option("protocol",
+        help="The protocol audited (wmt23, wmt24, wmt25, mean or a TOML file, as for `metaeval mt`):"
                                " its tasks unless --task is given, its test and gold (default: the grid of --task"
-                               " under the plain mean protocol)."))
+                               " under the plain mean protocol).")
 @option("human_baseline")
 @option("rater_waves")
 @reading_options()
@@ -111,8 +113,11 @@ def audit(scores, dataset, dataset_option, human, metric, task, base, levels, ca
 
         from ..runtime.output_sets import when_written
 
-        page = write_mt_audit_page(html, result, command='metaeval mt audit')
-        when_written(lambda: say(f"wrote {page}", err=True))  # once the command's output set is written
+        page = Path(html).resolve()
+        beside = tuple(Path(p).name for p in (output, plot, delta_plot)
+                       if p and Path(p).resolve().parent == page.parent)
+        written = write_mt_audit_page(html, result, command='metaeval mt audit', beside=beside)
+        when_written(lambda: say(f"wrote {written}", err=True))  # once the command's output set is written
 
     def terminal(res):
         import pandas as pd

@@ -116,7 +116,8 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, 
 
 
 FLAGS = {"human": "--human", "metrics": "--metric", "exclude_systems": "--exclude-system",
-         "human_baselines": "--human-baseline", "n_resamples": "--n-resamples", "rater_waves": "--rater-waves"}
+         "human_baselines": "--human-baseline", "n_resamples": "--n-resamples", "rater_waves": "--rater-waves",
+         "aggregation": "--aggregation"}
 """The flags :func:`metaeval.mt_evaluate`'s errors name (``params=``): the library validates, the CLI parses."""
 
 
@@ -207,10 +208,9 @@ def _origin(params: dict) -> str:
 @shared("metric", help="A metric (repeatable; default: every non-human scorer).")
 @shared("human_baseline")
 @shared("rater_waves")
-@declare("protocol", dict(default=defaults.MT_PROTOCOL, show_default=True, metavar="NAME|FILE.toml",
-                          help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as"
-                               " mt-metrics-eval computes them, mean (the plain mean of the task statistics), or a"
-                               " TOML file (docs/mt.md)."))
+@shared("protocol", default=defaults.MT_PROTOCOL, show_default=True,
+        help="Tasks, averaging, test, human-tie rule, p-values and gold: wmt23, wmt24, wmt25 as mt-metrics-eval"
+             " computes them, mean (the plain mean of the task statistics), or a TOML file (docs/mt.md).")
 @declare("show_protocol", dict(metavar="NAME|FILE.toml", help="Print a protocol's tasks and weights and exit."))
 @shared("task", multiple=True, metavar="LEVEL/STATISTIC", help="A task (repeatable; default: the protocol's).")
 @declare("segments", dict(type=click.Choice(MT_SEGMENTS), default=defaults.MT_SEGMENTS, show_default=True,

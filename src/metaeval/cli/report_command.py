@@ -67,8 +67,32 @@ def _command_line(source: Source, human, settings, output) -> str:
         words += ["--corpus-metric", metric]
     if corpus_metrics:
         words += ["--candidates", candidates, "--references", references]
+    mt_scores, mt_protocol = settings.get("mt", ((), None))
+    for item in mt_scores:
+        words += ["--mt-scores", item]
+    if mt_protocol:
+        words += ["--mt-protocol", mt_protocol]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def _mt_audit(mt_scores, mt_protocol, n_resamples, seed, tie_tolerance):
+    """The audit of the MT run of ``--mt-scores`` (None without it), as `metaeval mt audit` computes it."""
+    if not mt_scores:
+        if mt_protocol:
+            raise ParameterError(f"`--mt-protocol` must come with `--mt-scores`; got {mt_protocol!r} alone.")
+        return None
+    from ..mt.audit import mt_audit
+    from ..mt.protocol import load_protocol
+    from ..stats.mt.protocol import PROTOCOLS
+    from .mt_command import FLAGS, _language_pairs
+    from .source import Reading
+
+    audited = None if mt_protocol is None else load_protocol(mt_protocol)
+    k = defaults.N_RESAMPLES if n_resamples is None else n_resamples
+    data, human = _language_pairs(mt_scores, None, Reading(), k, protocol=audited or PROTOCOLS["mean"])
+    return mt_audit(data, None, human, protocol=audited, n_resamples=k, rng=seed, tie_tolerance=tie_tolerance,
+                    params={**FLAGS, "metrics": "--metric"})
 
 
 @click.command()
@@ -98,11 +122,18 @@ def _command_line(source: Source, human, settings, output) -> str:
 @option("analysis", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
         help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @corpus_options
+@declare("mt_scores", dict(multiple=True, metavar="LP=PATH",
+                           help="Also audit an MT protocol run: a score file of one of its language pairs"
+                                " (repeatable, as `metaeval mt audit --scores`); the audit (sentinels, measures,"
+                                " delta-to-accuracy) becomes a section of the page."))
+@declare("mt_protocol", dict(metavar="NAME|FILE.toml",
+                             help="With --mt-scores: the protocol audited (default: the audit's grid under the"
+                                  " plain mean protocol)."))
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, seed, tie_tolerance):
+           repetitions, focus_metric, analysis, corpus_texts, mt_scores, mt_protocol, seed, tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -122,15 +153,17 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
         console = safe_console(width=output_width())
         preset = "quick" if quick else "full" if full else "default"
         wanted = () if analyses == ("none",) else (tuple(analyses) or None)
+        audit = _mt_audit(mt_scores, mt_protocol, n_resamples, seed, tie_tolerance)
         with progress_bar() as bar:
             progress = bar.callback
             result = build_report(ds, human, chosen, levels=level or None, coefficient=coefficient,
                                   correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                                   seed=seed, preset=preset, repetitions=repetitions,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
-                                  command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance)
+                                  command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
+                                  mt_audit=audit)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
-                            corpus_texts=corpus_texts)
+                            corpus_texts=corpus_texts, mt=(mt_scores, mt_protocol))
             command = _command_line(source, human, settings, output)
             result = dataclasses.replace(result, command=command)
             paths = write_report(result, Path(output), progress=progress)

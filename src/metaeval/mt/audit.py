@@ -28,6 +28,7 @@ from .checks import _waves, exclusions
 from .evaluate import mt_evaluate
 from .result import POOLED
 from .sentinels import add_sentinels
+from .streams import root_seed, stream
 from .tasks import Draws, TaskSettings, by_subset, language_pair, make_task, segments_kept, subsample_statistics
 
 __all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
@@ -139,7 +140,9 @@ def _audit_fields(protocol, baselines, rater_waves, rtol):
     waves, the tie tolerance."""
     out = {}
     if protocol.name != "mean" or protocol != _mean_protocol(protocol):
-        out["protocol"] = protocol.name
+        from .protocol import protocol_hash
+
+        out.update(protocol=protocol.name, protocol_hash=protocol_hash(protocol))
     if baselines:
         out["human_baselines"] = baselines
     if rater_waves is not None:
@@ -194,15 +197,17 @@ def _sentinel_rows(res, metrics, sentinels, alpha, n_sentinels=None):
     return rows, measures
 
 
-def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress, human_ties="skip",
+def _consistency(data, res, metrics, excluded, b, fraction, seed, alpha, progress, human_ties="skip",
                  rtol=defaults.TIE_TOLERANCE):
     """Per task of a language pair: (mean tau-b, low, high) between the full-data ranking of the real metrics
-    and their ranking on ``b`` subsamples of a ``fraction`` of the segments (without replacement)."""
+    and their ranking on ``b`` subsamples of a ``fraction`` of the segments (without replacement): the subsets
+    from the stream ``('audit', lp, 'consistency')``, a task's own draws (SPA's signs) from
+    ``('audit', lp, 'consistency', task)``."""
     per_lp = exclusions(excluded, {lp: ds.systems for lp, ds in data.items()}, "exclude_systems")
     out = {}
     settings = TaskSettings(recalibrate=False, spa_permutations=defaults.MT_SPA_PERMUTATIONS, pvalue="randomized",
                             human_ties=human_ties, darr_threshold=defaults.MT_DARR_THRESHOLD, rtol=rtol)
-    observed_only = Draws(permute=True, k=0, gen=gen, keep=False)
+    observed_only = Draws(permute=True, k=0, gen=None, keep=False, root=seed)
     for lp, ds in data.items():
         human = res.gold[lp]
         gone = per_lp[lp] | set(res.systems_dropped.get(lp, {}))
@@ -211,12 +216,18 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
         cols = np.flatnonzero(segments_kept(ds, metrics, human, {}, np.ones(len(keep), dtype=bool)))
         size = max(2, int(round(fraction * cols.size)))
         taus = {name: [] for name in res.tasks if name.startswith(lp + ":")}
+        if cols.size < 4:  # no half of the segments to draw (system-level scores: one input per language pair)
+            out.update({name: (float("nan"),) * 3 + (0,) for name in taus})
+            out["short"] = (*out.get("short", ()), lp)
+            continue
         full = {name: res.statistics[res.tasks.index(name), :len(metrics)] for name in taus}
         kept = np.zeros(len(ds.inputs), dtype=bool)
         kept[cols] = True
         whole = language_pair(ds, metrics, human, {}, {}, kept)
         subsets, stats = [], {name: [] for name in taus}
-        for _ in range(b):  # the subsets and each subset's own draws (SPA's signs) in the order of the stream
+        gen = stream(seed, "audit", lp, "consistency")
+        own = {name: observed_only.keyed("audit", lp, "consistency", name.split(":", 1)[1]) for name in taus}
+        for _ in range(b):  # the subsets; each task's own draws (SPA's signs) from its stream, subset by subset
             mask = np.zeros(len(ds.inputs), dtype=bool)
             mask[gen.choice(cols, size=size, replace=False)] = True
             subsets.append(mask[kept])
@@ -225,7 +236,7 @@ def _consistency(data, res, metrics, excluded, b, fraction, gen, alpha, progress
                 level, stat = name.split(":", 1)[1].split("/")
                 if by_subset(level, stat):
                     lpd = lpd or language_pair(ds, metrics, human, {}, {}, mask)
-                    stats[name].append(make_task(level, stat, settings).run(lpd, observed_only).observed)
+                    stats[name].append(make_task(level, stat, settings).run(lpd, own[name]).observed)
             if progress is not None:
                 progress()
         for name in taus:
@@ -344,11 +355,8 @@ def mt_audit(
 
     names = _names(params)
     data = _data_iv(data)
-    gen, seed = iv.rng_and_seed(rng)
+    seed = root_seed(rng)  # every stream keyed by what it serves (metaeval.mt.streams)
     if rater_waves is not None:
-        if not isinstance(seed, int):
-            raise ParameterError(f"`rng` must be an integer seed with `{names['rater_waves']}` (the waves are drawn"
-                                 f" from its own stream); got {rng!r}.")
         data = _waves(data, rater_waves, seed, names["rater_waves"])
     baselines = (human_baselines,) if isinstance(human_baselines, str) else tuple(human_baselines)
     first = next(iter(data.values()))
@@ -372,20 +380,24 @@ def mt_audit(
         candidates = {}
     for lp, ds in data.items():
         texts = None if candidates is None else candidates.get(lp)
-        augmented[lp], lp_notes = add_sentinels(ds, metrics, base=base, levels=levels, candidates=texts, rng=gen)
+        augmented[lp], lp_notes = add_sentinels(ds, metrics, base=base, levels=levels, candidates=texts,
+                                                rng=stream(seed, "audit", lp, "sentinels"))
         notes += [f"{lp}: {n}" for n in lp_notes if not (without and n.startswith("sentinel-length"))]
     sentinels = tuple(s for s in augmented[next(iter(augmented))].scorers if s.startswith("sentinel-"))
     res = mt_evaluate(augmented, [*metrics, *sentinels], human, protocol=protocol, exclude_systems=exclude_systems,
-                      human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, rng=gen, progress=progress,
+                      human_baselines=baselines, n_resamples=n_resamples, alpha=alpha, rng=seed, progress=progress,
                       tie_tolerance=rtol, params=params)
     rows, measures = _sentinel_rows(res, metrics, (*sentinels, *baselines), alpha, len(sentinels))
-    consistency = _consistency(data, res, metrics, exclude_systems, b, defaults.MT_CONSISTENCY_FRACTION, gen,
+    consistency = _consistency(data, res, metrics, exclude_systems, b, defaults.MT_CONSISTENCY_FRACTION, seed,
                                alpha, None, protocol.human_ties, rtol) if b else {}
     for m in measures:
         mean, low, high, used = consistency.get(m["task"], (float("nan"),) * 3 + (0,))
         m.update(consistency=mean, cons_low=low, cons_high=high, subsamples=used)
     if b and any(t.startswith(POOLED + ":") for t in res.tasks):
         notes.append("pooled:system/accuracy: no ranking consistency (the subsamples are per language pair)")
+    short = consistency.pop("short", ())
+    if short:
+        notes.append(f"{', '.join(short)}: no ranking consistency (fewer than 4 segments: no random halves to draw)")
     notes += res.notes()
     curve = None
     if accuracy_targets:
@@ -393,7 +405,7 @@ def mt_audit(
 
         curve = delta_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
                                exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,
-                               rng=gen)
+                               rng=seed)
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
     signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import _validation as iv
-from ..data.scoreset import ScoreSet, _suggestion
+from ..data.scoreset import DEFAULT_AGGREGATION, ScoreSet, _suggestion
 from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
 from ..stats.mt.protocol import Protocol
 from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
@@ -113,7 +113,7 @@ def language_pair_data(data) -> dict:
     return {str(lp): ds for lp, ds in data.items()}
 
 
-PARAMS = ("human", "metrics", "exclude_systems", "human_baselines", "n_resamples", "rater_waves")
+PARAMS = ("human", "metrics", "exclude_systems", "human_baselines", "n_resamples", "rater_waves", "aggregation")
 """The parameters whose name an error may give as the caller's (``params=``: e.g. the CLI's flags)."""
 
 
@@ -132,6 +132,7 @@ class _Checked:
     systems_dropped: dict
     system_scores: dict
     baselines: tuple
+    descriptions: dict
 
 
 def _names(params):
@@ -162,6 +163,7 @@ def _waves(data, waves, seed, name):
 def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples, alpha,
            segments, system_scores, human_baselines, names):
     data = language_pair_data(data)
+    descriptions = {lp: ds.description for lp, ds in data.items()}
     protocol = resolve_protocol(protocol, tasks, significance, human_ties)
     segments = check_choice("segments", segments, MT_SEGMENTS)
     golds = _golds(data, human, protocol, names["human"])
@@ -194,6 +196,13 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
         keep = [s for s in ds.systems if s not in per_lp[lp]]
         ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
         ds.require(golds[lp], param=names["human"])
+        if ds.aggregation != DEFAULT_AGGREGATION and ds.n_annotators(golds[lp]) == 1:
+            raise ParameterError(
+                f"`{names['aggregation']}` must be {DEFAULT_AGGREGATION!r} when the gold has one score per cell"
+                f" (language pair {lp!r}: {golds[lp]!r}"
+                + (", the mean of its raters as an MQM ratings file gives it" if ds.description and
+                   ds.description.startswith("MQM ratings") else "")
+                + f"; nothing to aggregate); got {ds.aggregation!r}.")
         iv.check_metrics(ds, metrics, golds[lp], minimum=1, param=names["metrics"])
         dropped[lp] = {s: [n for n in (golds[lp], *metrics) if not np.isfinite(ds.matrix(n)[ds.systems.index(s)]).any()]
                        for s in ds.systems}
@@ -223,7 +232,7 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
         iv.check_resample_memory(k, *ds.shape, param=names["n_resamples"])
     return _Checked(data=out, metrics=metrics, golds=golds, protocol=protocol, excluded=excluded, n_resamples=k,
                     alpha=iv.check_alpha(alpha), segments=segments, systems_dropped=dropped, system_scores=fixed,
-                    baselines=baselines)
+                    baselines=baselines, descriptions=descriptions)
 
 
 def _system_scores_iv(data, system_scores, scorers):

@@ -23,6 +23,7 @@ from ..signature import Signature
 from ..stats.mt.delta_accuracy import agreement_pairs, delta_for_accuracy, fit_logistic, logistic_curve
 from ..stats.resampling.draws import bootstrap_draws
 from ..vocabulary import check_method
+from .streams import root_seed, stream
 
 __all__ = ["DeltaAccuracyResult", "delta_accuracy"]
 
@@ -269,7 +270,7 @@ def delta_accuracy(
     method = check_resampling(data, method)
     k = iv.check_n_resamples(n_resamples)
     level = iv.check_confidence_level(confidence_level)
-    gen, seed = iv.rng_and_seed(rng)
+    seed = root_seed(rng)  # one stream per language pair (metaeval.mt.streams)
     metrics, golds, prepared, notes = _prepare(data, metrics, human, exclude_systems)
     p = len(metrics)
     ds_, ys_, ws_, rd, ry, rw, methods = [], [], [], [], [], [], set()
@@ -280,7 +281,7 @@ def delta_accuracy(
         ws_.append(np.broadcast_to(counted, d.shape))
         lp_method = "systems" if xs.shape[2] == 1 else method  # 'inputs' there: refused by check_resampling
         methods.add(lp_method)
-        d, y, w = _resampled_pairs(xs, z, lp_method, k, gen)
+        d, y, w = _resampled_pairs(xs, z, lp_method, k, stream(seed, "delta-accuracy", lp))
         rd.append(d)
         ry.append(y)
         rw.append(w)

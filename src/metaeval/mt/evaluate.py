@@ -25,7 +25,9 @@ from ..stats.mt.significance import pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
 from .checks import _corpus_iv, _mt_iv, _names, _waves, language_pair_data
+from .protocol import protocol_hash
 from .result import POOLED, MtEvaluationResult
+from .streams import root_seed, stream
 from .tasks import Draws, PooledAccuracyTask, TaskSettings, language_pair, make_task, segments_kept
 
 __all__ = ["MtEvaluationResult", "mt_evaluate"]
@@ -174,11 +176,8 @@ def mt_evaluate(
     """
     names = _names(params)
     permute_given = significance
-    gen, seed = iv.rng_and_seed(rng)
+    seed = root_seed(rng)  # every stream is keyed by what it serves (metaeval.mt.streams)
     if rater_waves is not None:
-        if not isinstance(seed, int):
-            raise ParameterError(f"`rng` must be an integer seed with `{names['rater_waves']}` (the waves are drawn"
-                                 f" from its own stream); got {rng!r}.")
         data = _waves(language_pair_data(data), rater_waves, seed, names["rater_waves"])
     checked = _mt_iv(data, metrics, human, protocol, tasks, permute_given, human_ties, exclude_systems, n_resamples,
                      alpha, segments, system_scores, human_baselines, names)
@@ -200,7 +199,7 @@ def mt_evaluate(
     settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
                             human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
     tasks_ = [make_task(level, stat, settings) for level, stat in parsed]
-    draws_of = Draws(permute=permute, k=k, gen=gen, keep=common)
+    draws_of = Draws(permute=permute, k=k, gen=None, keep=common, root=seed)
     names_ = [f"{lp}:{task.name}" for lp in data for task in tasks_]
     obs = {name: np.full(p, np.nan) for name in names_}
     draws, thresholds = {}, {}
@@ -233,12 +232,12 @@ def mt_evaluate(
                                 {n: v for n, v in fixed[lp].items() if n in names_i or n == human}, cols)
             if not permute and common:
                 lpd.w = count_weights(bootstrap_draws(lpd.z.shape[0], n_cols, method="inputs", n_resamples=k,
-                                                      rng=gen).col_indices(), n_cols)
+                                                      rng=stream(seed, "mt", lp, "segments")).col_indices(), n_cols)
             for i in idx:
                 per_metric[lp][metrics[i]] = n_cols
             for task in tasks_:
                 name = f"{lp}:{task.name}"
-                outcome = task.run(lpd, draws_of)
+                outcome = task.run(lpd, draws_of.keyed("mt", lp, task.name))
                 obs[name][idx] = np.asarray(outcome.observed, dtype=float)
                 if common:
                     draws[name] = outcome.draws
@@ -255,7 +254,7 @@ def mt_evaluate(
         names_.append(name)
         pooled_task = PooledAccuracyTask(settings)
         if common:
-            outcome = pooled_task.run(pooled[0], draws_of)
+            outcome = pooled_task.run(pooled[0], draws_of.keyed("mt", POOLED, pooled_task.name))
             obs[name], draws[name] = outcome.observed, outcome.draws
         else:
             obs[name] = np.array([pooled_task.run(pooled[i], draws_of).observed[0] for i in range(p)])
@@ -293,10 +292,15 @@ def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, c
     fields = dict(language_pairs=tuple(checked.data), metrics=len(checked.metrics),
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
-                  protocol=protocol.name, tasks=tuple(f"{a}/{b}" for a, b in parsed),
+                  protocol=protocol.name, protocol_hash=protocol_hash(protocol),
+                  tasks=tuple(f"{a}/{b}" for a, b in parsed),
                   exclude_systems=checked.excluded or None)
     if checked.baselines:
         fields["human_baselines"] = checked.baselines
+    subsets = dict.fromkeys(d for d in checked.descriptions.values() if d)
+    if subsets:  # what the data are, e.g. an MQM ratings file's error weights (as ``subset:`` in correlate)
+        fields["subset"] = (next(iter(subsets)) if len(subsets) == 1 and all(checked.descriptions.values())
+                            else ";".join(f"{lp}={d}" for lp, d in checked.descriptions.items() if d))
     if not common:
         fields["segments"] = checked.segments
     fields.update(significance=("perm-both" if permute else "boot-inputs") if common else "none", resamples=k,

@@ -1,6 +1,8 @@
 """A user's protocol from a TOML file (docs/mt.md, "Your own protocol"): :func:`load_protocol`."""
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from ..errors import InputFileError, ParameterError
@@ -80,3 +82,14 @@ def load_protocol(source: str | Path | Protocol) -> Protocol:
         return protocol_from_mapping(table)
     except ParameterError as err:
         raise InputFileError(path, str(err)) from None
+
+
+def protocol_hash(protocol: Protocol) -> str:
+    """The first 12 hexadecimal digits of the SHA-256 of a protocol's content: everything that moves a number
+    (tasks and weights, rescaling, pooled weight, test, human-tie rule, p-values, golds), not its name or
+    description. Two protocols with one name and different weights sign differently (``protocol_hash:``)."""
+    content = {"tasks": [[t.level, t.statistic, repr(float(t.weight))] for t in protocol.tasks],
+               "rescaling": protocol.rescaling, "pooled_weight": repr(protocol.pooled_weight),
+               "significance": protocol.significance, "human_ties": protocol.human_ties, "pvalue": protocol.pvalue,
+               "human": protocol.human, "gold": [list(g) for g in protocol.gold]}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()[:12]

@@ -66,12 +66,20 @@ class LanguagePair:
 class Draws:
     """How the tasks draw: permutation nulls (``permute``) or bootstrap resamples (the weights ``w`` of the
     language pair), ``k`` of them from ``gen``; ``keep=False`` computes the observed statistics only (no test,
-    e.g. each metric on its own segments)."""
+    e.g. each metric on its own segments). :meth:`keyed` gives the draws of one stream of the seed ``root``
+    (:func:`metaeval.mt.streams.stream`)."""
 
     permute: bool
     k: int
     gen: Any
     keep: bool = True
+    root: Any = None
+
+    def keyed(self, *key) -> "Draws":
+        """These draws from the stream ``key`` of ``root`` (every metric pair of a task shares it)."""
+        from .streams import stream
+
+        return replace(self, gen=stream(self.root, *key))
 
 
 @dataclass(frozen=True)

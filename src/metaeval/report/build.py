@@ -60,6 +60,9 @@ class Report:
     summary_comparison : MetricComparisonResult or None
         The summary-level significance matrix (None with fewer than 2 metrics, or without the summary level
         among the report's levels).
+    mt_audit : MtAuditResult or None
+        The audit of an MT protocol run (:func:`metaeval.mt_audit`), shown as a section of the page and in
+        results.json under ``mt_audit``; None when the report has none.
     analyses : dict
         Analysis name -> its result object (see :data:`metaeval.report.analysis_sections.ANALYSES`).
     omitted : dict
@@ -84,6 +87,7 @@ class Report:
     warnings: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     summary_comparison: MetricComparisonResult | None = None
+    mt_audit: Any = None
 
     @property
     def human(self) -> str:
@@ -101,6 +105,7 @@ class Report:
             "warnings": list(self.warnings),
             "command": self.command,
             "version": __version__,
+            **({"mt_audit": self.mt_audit.to_dict()} if self.mt_audit is not None else {}),
         }
 
 
@@ -185,6 +190,7 @@ def build_report(
     command: str | None = None,
     corpus_statistics: Any = None,
     tie_tolerance: float = defaults.TIE_TOLERANCE,
+    mt_audit: Any = None,
 ) -> Report:
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
@@ -231,6 +237,9 @@ def build_report(
         the spread of their vector (docs/statistics.md, "The tie rule"). Default
         :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
         is recorded in the signature.
+
+    mt_audit : MtAuditResult, optional
+        The audit of an MT protocol run (:func:`metaeval.mt_audit`) to show as a section of the page.
 
     Returns
     -------
@@ -303,7 +312,7 @@ def build_report(
         warnings.warn(text, category, stacklevel=2)
     return Report(dataset=dataset, table=table, comparison=comparison, analyses=results, omitted=omitted,
                   settings=settings, command=command, warnings=tuple(steps.categories), timings=timings,
-                  summary_comparison=summary_comparison)
+                  summary_comparison=summary_comparison, mt_audit=mt_audit)
 
 
 def comparison_frame(report: Report):
@@ -403,7 +412,7 @@ def write_report(report: Report, output: str | Path, *, html: bool = True, progr
 
         progress = as_progress(progress)
         advance = progress_step(progress, "figures and page", section_count(report))
-        files[page.name] = render_report(report, advance).encode("utf-8")  # last: it refers to the others
+        files[page.name] = render_report(report, advance, beside=tuple(files)).encode("utf-8")  # names the others
         progress_finish(progress, "figures and page")
     written = write_file_set(directory, files, owned=(page.name, *DATA_FILES))
     order = [page.name, *DATA_FILES]

@@ -65,8 +65,9 @@ def number_cell(value: Any, digits: int = 3, *, sub: str = "", css: str = "") ->
     return Cell(text, repr(float(value)), sub, css)
 
 
-def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:
-    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined."""
+def render_html(*, title: str, subtitle: str, sections: list[Section], beside: tuple[str, ...] = ()) -> str:
+    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined; the footer names the files
+    ``beside`` (written next to the page by the same run), or says that there are none."""
     import jinja2
     from markupsafe import Markup
 
@@ -79,4 +80,4 @@ def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:
         figures = tuple(Figure(f.key, Markup(f.svg), f.alt, f.caption) for f in section.figures)
         safe_sections.append(Section(**{**section.__dict__, "figures": figures}))
     return template.render(title=title, subtitle=subtitle, sections=safe_sections, version=__version__,
-                           css=Markup(CSS), script=Markup(SCRIPT))
+                           css=Markup(CSS), script=Markup(SCRIPT), beside=tuple(beside))

@@ -52,7 +52,8 @@ def draw_mt_audit(result, fig, left, right) -> None:
                                           (0.18, "consistency", "cons_low", "cons_high", "ranking consistency")):
         values = np.array([m[key] for m in result.measures], dtype=float)
         err = np.array([[v - m[low], m[high] - v] for v, m in zip(values, result.measures)], dtype=float).T
-        right.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3, label=label)
+        # a mean can lie outside its own percentile interval (e.g. 98 of 100 subsamples at tau 1): no bar then
+        right.errorbar(values, y + offset, xerr=np.clip(np.nan_to_num(err), 0.0, None), fmt="o", ms=3, label=label)
     right.set_yticks(y, [])
     right.set_ylim(len(tasks) - 0.5, -0.5)
     lows = [m["cons_low"] for m in result.measures if m["cons_low"] == m["cons_low"]]  # NaN: no consistency

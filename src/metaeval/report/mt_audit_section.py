@@ -122,10 +122,11 @@ def mt_audit_section(result, *, command: str = "") -> Section:
         signatures=tuple(signatures), command=command)
 
 
-def write_mt_audit_page(path: str | Path, result, *, command: str = "") -> Path:
-    """Write :func:`mt_audit_section` as one self-contained HTML page, atomically; returns the path."""
+def write_mt_audit_page(path: str | Path, result, *, command: str = "", beside: tuple[str, ...] = ()) -> Path:
+    """Write :func:`mt_audit_section` as one self-contained HTML page, atomically; returns the path. ``beside``:
+    the names of the other files the run writes next to the page (its footer names exactly these)."""
     from ..runtime.files import write_text_atomic
 
     page = render_html(title="metaeval: MT protocol audit", subtitle=str(result.signature),
-                       sections=[mt_audit_section(result, command=command)])
+                       sections=[mt_audit_section(result, command=command)], beside=beside)
     return write_text_atomic(Path(path), page)
