@@ -137,7 +137,7 @@ def prepare_table(table: RawTable, *, columns: Mapping[str, str] | None = None,
     mapping serves several files (several score files of one command line): a file without the ``human``
     column is read without it, and a file without a ``where`` column is left unfiltered with a
     :class:`DataWarning`; the system and input mappings apply to every file. ``required_where``: ``where``
-    columns given for this file alone (``--where FILE=COLUMN=VALUE``): the file must have them, shared or not.
+    columns given for this file alone (a command line's per-file filter): the file must have them, shared or not.
     """
     columns = check_columns(columns)
     where = check_where(where)
