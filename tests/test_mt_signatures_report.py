@@ -130,3 +130,46 @@ def test_the_audit_is_a_section_of_the_report_and_footers_name_the_files(tmp_pat
     assert main(["report", "--scores", str(tmp_path / "main.csv"), "--human", "mqm", "--mt-protocol", "wmt24",
                  "--output", str(tmp_path / "rep2")]) == 2
     assert capsys.readouterr().err.strip().endswith("`--mt-protocol` must come with `--mt-scores`; got 'wmt24' alone.")
+
+
+def _call_from_signature(text):
+    """The keyword arguments of :func:`metaeval.mt_evaluate` read back from its printed signature alone."""
+    from metaeval.mt.checks import resolve_protocol
+
+    fields = dict(part.split(":", 1) for part in text.split("|"))
+    listed = lambda key: () if fields.get(key, "none") == "none" else tuple(fields[key].split(","))  # noqa: E731
+    kw = dict(protocol=fields["protocol"], tasks=list(listed("tasks")), exclude_systems=listed("exclude_systems"),
+              human_baselines=listed("human_baselines"), human=fields["human"],
+              significance={"perm-both": "permutation", "boot-inputs": "bootstrap"}.get(fields["significance"]),
+              human_ties=fields["human_ties"], recalibrate=fields["recalibrate"] == "yes",
+              n_resamples=int(fields["resamples"]), alpha=float(fields["alpha"]), rng=int(fields["seed"]),
+              segments=fields.get("segments", "common"))
+    if "tie_tolerance" in fields:
+        kw["tie_tolerance"] = float(fields["tie_tolerance"])
+    # the protocol's own tasks (with their weights) or the tasks named (weight 1 each): the hash says which ran
+    # (each metric on its own segments prints no test: the hash says which the protocol held)
+    tests = (kw["significance"],) if kw["significance"] else (None, "permutation", "bootstrap")
+    ran = [(tasks, test) for tasks in (None, kw["tasks"]) for test in tests if protocol_hash(resolve_protocol(
+        kw["protocol"], tasks, test, kw["human_ties"])) == fields["protocol_hash"]]
+    assert ran, fields["protocol_hash"]
+    kw["tasks"], kw["significance"] = ran[0]
+    return kw
+
+
+@pytest.mark.parametrize("options", [
+    dict(protocol="wmt23", tasks=["system/accuracy", "summary/acc23"], rng=None),
+    dict(protocol="wmt24", n_resamples=30, rng=np.random.default_rng(3), exclude_systems=["0"]),
+    dict(protocol="mean", tasks=["system/pearson", "global/kendall-b"], significance="bootstrap", rng=7,
+         tie_tolerance=1e-6, alpha=0.1),
+    dict(protocol="mean", tasks=["summary/kendall-b"], segments="per-metric", human_ties="count", rng=None),
+])
+def test_a_result_is_rebuilt_from_its_printed_signature_alone(options):
+    data = {"en-de": _lp(1), "zh-en": _lp(2)}
+    metrics = ["good", "noisy", "mid"]
+    first = me.mt_evaluate(data, metrics, "mqm", **{"n_resamples": 40, **options})
+    again = me.mt_evaluate(data, metrics, **_call_from_signature(str(first.signature)))
+    assert str(again.signature) == str(first.signature)
+    np.testing.assert_array_equal(again.statistics, first.statistics)
+    for scope in first.scopes:
+        np.testing.assert_array_equal(again.pvalues[scope], first.pvalues[scope])
+        np.testing.assert_array_equal(again.averages[scope], first.averages[scope])

@@ -123,8 +123,9 @@ class MtAuditResult(ResultMixin):
             row = {"task": task}
             for r in self.rows:
                 if r["task"] == task and r["kind"] in ("sentinel", "baseline"):
-                    row[r["scorer"] + (" (human)" if r["kind"] == "baseline" else "")] = (f"{r['position']}/{len(self.metrics) + 1}" + ("*" if r["beats"] else "")
-                                        if r["position"] > 0 else "undefined")
+                    name = r["scorer"] + (" (human)" if r["kind"] == "baseline" else "")
+                    row[name] = (f"{r['position']}/{len(self.metrics) + 1}" + ("*" if r["beats"] else "")
+                                 if r["position"] > 0 else "undefined")
             out.append(row)
         return pd.DataFrame(out)
 

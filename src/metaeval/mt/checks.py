@@ -279,3 +279,13 @@ def _corpus_iv(data, corpus_statistics):
         for metric, scores in iv.check_corpus_statistics(ds, given).items():
             out[metric][lp] = scores
     return out
+
+
+def _options_iv(permute, recalibrate, corpus_statistics, parsed):
+    """The options that exclude each other: re-calibration and SPA with corpus metrics under the permutation test."""
+    if recalibrate and permute:
+        raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
+                             "acc23 keeps each metric's calibrated threshold); got True.")
+    if permute and corpus_statistics and any(stat == "soft-accuracy" for _, stat in parsed):
+        raise ParameterError("`significance` must be 'bootstrap' for soft pairwise accuracy with corpus metrics "
+                             "(their segment cells cannot be exchanged); got 'permutation'.")

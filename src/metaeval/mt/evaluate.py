@@ -24,7 +24,7 @@ from ..stats.mt.protocol import LANGUAGE_PAIRS, Protocol, normalized_weights
 from ..stats.mt.significance import pvalue_matrix, rank, task_range
 from ..stats.resampling.draws import bootstrap_draws, count_weights
 from ..stats.significance.clusters import significance_clusters
-from .checks import _corpus_iv, _mt_iv, _names, _waves, language_pair_data
+from .checks import _corpus_iv, _mt_iv, _names, _options_iv, _waves, language_pair_data
 from .protocol import protocol_hash
 from .result import POOLED, MtEvaluationResult
 from .streams import root_seed, stream
@@ -175,33 +175,27 @@ def mt_evaluate(
     Ma, Q. et al. (2018, 2019). Results of the WMT18 / WMT19 Metrics Shared Task.
     """
     names = _names(params)
-    permute_given = significance
     seed = root_seed(rng)  # every stream is keyed by what it serves (metaeval.mt.streams)
     if rater_waves is not None:
         data = _waves(language_pair_data(data), rater_waves, seed, names["rater_waves"])
-    checked = _mt_iv(data, metrics, human, protocol, tasks, permute_given, human_ties, exclude_systems, n_resamples,
+    checked = _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, exclude_systems, n_resamples,
                      alpha, segments, system_scores, human_baselines, names)
     data, metrics, golds, protocol = checked.data, checked.metrics, checked.golds, checked.protocol
     k, alpha, segments, fixed = checked.n_resamples, checked.alpha, checked.segments, checked.system_scores
     permute = protocol.significance == "permutation"
     rtol = iv.check_tie_tolerance(tie_tolerance)
     darr_threshold = _darr_threshold_iv(darr_threshold)
-    if recalibrate and permute:
-        raise ParameterError("`recalibrate` must be False with significance='permutation' (the pairs test of "
-                             "acc23 keeps each metric's calibrated threshold); got True.")
     corpus_statistics = _corpus_iv(data, corpus_statistics)
     parsed = tuple((t.level, t.statistic) for t in protocol.tasks)
-    if permute and corpus_statistics and any(stat == "soft-accuracy" for _, stat in parsed):
-        raise ParameterError("`significance` must be 'bootstrap' for soft pairwise accuracy with corpus metrics "
-                             "(their segment cells cannot be exchanged); got 'permutation'.")
+    _options_iv(permute, recalibrate, corpus_statistics, parsed)
     common = segments == "common"
     p = len(metrics)
     settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
                             human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
-    tasks_ = [make_task(level, stat, settings) for level, stat in parsed]
+    runs = [make_task(level, stat, settings) for level, stat in parsed]
     draws_of = Draws(permute=permute, k=k, gen=None, keep=common, root=seed)
-    names_ = [f"{lp}:{task.name}" for lp in data for task in tasks_]
-    obs = {name: np.full(p, np.nan) for name in names_}
+    task_names = [f"{lp}:{task.name}" for lp in data for task in runs]
+    obs = {name: np.full(p, np.nan) for name in task_names}
     draws, thresholds = {}, {}
     pooled = {i: [] for i in range(p)}  # metric -> the language pairs of the pooled accuracy (common: all in 0)
     dropped, used, lacking, per_metric = {}, {}, {}, {}
@@ -235,7 +229,7 @@ def mt_evaluate(
                                                       rng=stream(seed, "mt", lp, "segments")).col_indices(), n_cols)
             for i in idx:
                 per_metric[lp][metrics[i]] = n_cols
-            for task in tasks_:
+            for task in runs:
                 name = f"{lp}:{task.name}"
                 outcome = task.run(lpd, draws_of.keyed("mt", lp, task.name))
                 obs[name][idx] = np.asarray(outcome.observed, dtype=float)
@@ -251,16 +245,16 @@ def mt_evaluate(
         dropped[lp] = int((scored & ~any_used).sum())
     if any(pooled.values()):  # the pooled accuracy: a task over every language pair
         name = f"{POOLED}:system/accuracy"
-        names_.append(name)
+        task_names.append(name)
         pooled_task = PooledAccuracyTask(settings)
         if common:
             outcome = pooled_task.run(pooled[0], draws_of.keyed("mt", POOLED, pooled_task.name))
             obs[name], draws[name] = outcome.observed, outcome.draws
         else:
             obs[name] = np.array([pooled_task.run(pooled[i], draws_of).observed[0] for i in range(p)])
-    statistics = np.array([obs[n] for n in names_], dtype=float)
+    statistics = np.array([obs[n] for n in task_names], dtype=float)
     task_pvalues, task_ranks = {}, {}
-    for t, name in enumerate(names_):
+    for t, name in enumerate(task_names):
         if common:
             pv = pvalue_matrix(statistics[t], draws[name], permute, protocol.pvalue)
             task_ranks[name] = significance_clusters(statistics[t], pv, alpha=alpha)
@@ -269,13 +263,13 @@ def mt_evaluate(
             task_ranks[name] = rank(statistics, None, [t], [1.0], [(0.0, 1.0)], permute, protocol.pvalue, alpha, p,
                                     test=False)[1]
         task_pvalues[name] = pv
-    averages, ranks, pvalues, ranked, weights = _scopes(data, names_, statistics, draws, protocol, common, permute,
+    averages, ranks, pvalues, ranked, weights = _scopes(data, task_names, statistics, draws, protocol, common, permute,
                                                         alpha, p)
     signature = _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, corpus_statistics, seed,
                            rtol, rater_waves)
     unjudged = {lp: [s for s, n in checked.systems_dropped[lp].items() if golds[lp] in n] for lp in data}
     return MtEvaluationResult(
-        metrics=metrics, language_pairs=tuple(data), tasks=tuple(names_), statistics=statistics,
+        metrics=metrics, language_pairs=tuple(data), tasks=tuple(task_names), statistics=statistics,
         tie_thresholds=thresholds, scopes=tuple(data) + (POOLED,), averages=averages, ranks=ranks, pvalues=pvalues,
         ranked_tasks=ranked, weights=weights, task_pvalues=task_pvalues, task_ranks=task_ranks,
         n_segments_dropped=dropped, n_segments=used, systems_without_human=unjudged, protocol=protocol.name,
