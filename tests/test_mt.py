@@ -298,7 +298,7 @@ def test_mt_evaluate_on_the_shared_mt_metrics_eval_fixture():
 
 
 def test_recalibration_compiled_and_numpy_paths_agree(monkeypatch):
-    from metaeval.stats.kernels import calibration
+    from metaeval.stats.kernels.kendall import calibration
     from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 
     rng = np.random.default_rng(3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.resampling import draws as draws_module
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.resampling.compact_draws import RegeneratedDraws

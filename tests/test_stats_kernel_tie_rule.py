@@ -150,7 +150,7 @@ def test_fused_power_kernels_use_the_constancy_rule_of_is_constant(level):
     # inputs 0-1 vary by 1e-9 relative (not constant: the old (1e-7 max|v|)^2 rule made them undefined);
     # input 2 holds near-copies of 2.0 (constant), input 3 a Likert-like human with ties
     from metaeval.analyses.power import _swap_bits
-    from metaeval.stats.kernels.power import boot_pearson, perm_pearson
+    from metaeval.stats.kernels.pearson.power import boot_pearson, perm_pearson
     from metaeval.stats.significance.permutation import reference_deltas as _reference_batch
     from metaeval.stats.resampling.draws import PermutationDraws
 
@@ -222,7 +222,7 @@ def test_compiled_risky_inputs_of_summary_pearson_equal_numpy_to_the_bit(undefin
     equal the reference path's."""
     pytest.importorskip("numba")
     from metaeval.stats.kernels.batch import BatchCache
-    from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
+    from metaeval.stats.kernels.pearson.summary_pairs import PearsonSummaryCompiled
     from metaeval.stats.significance.permutation import standardize
 
     rng = np.random.default_rng(5)

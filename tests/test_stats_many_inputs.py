@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels import shared_sums, summary_inputs
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.many_inputs import summary_bootstrap as summary_inputs
+from metaeval.stats.kernels.many_inputs import system_sums as shared_sums
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.resampling.draws import bootstrap_draws
 

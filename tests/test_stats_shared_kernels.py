@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
@@ -61,7 +61,7 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
 @pytest.mark.parametrize("level", ["by-system", "global"])
 @pytest.mark.parametrize("coefficient", ["kendall-b", "spearman", "acc-eq"])
 def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coefficient, monkeypatch):
-    from metaeval.stats.kernels import global_pairs
+    from metaeval.stats.kernels.kendall import global_bootstrap as global_pairs
 
     xs, z = _data(11)
     draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=2)
@@ -80,8 +80,8 @@ def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coef
 @pytest.mark.parametrize("coefficient", ["kendall-b", "kendall-c", "accuracy", "spearman"])
 def test_compiled_summary_terms_equal_the_dense_numpy_terms(coefficient):
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
-    from metaeval.stats.kernels.shared import SummaryPairsShared
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared
 
     xs, z = _data(5, n=9, m=25)
     pairs = [(0, 1), (0, 3), (2, 1), (3, 2)]
@@ -103,8 +103,8 @@ def test_compiled_cross_sums_equal_the_numpy_terms(coefficient, monkeypatch):
     numpy terms of the same formula: 8-bit (Kendall) and 16-bit (Spearman) human weights, 32 systems, a tied
     input set to 0 for the pairs that list it."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels import global_pairs
-    from metaeval.stats.kernels.shared import SummaryPairsShared
+    from metaeval.stats.kernels.kendall import global_bootstrap as global_pairs
+    from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared
 
     xs, z = _data(6, n=32, m=40, p=5)
     pairs = [(0, 1), (0, 3), (2, 1), (3, 4), (4, 0)]
@@ -132,7 +132,7 @@ def test_global_level_with_a_constant_human_is_nan():
 @pytest.mark.parametrize("level", ["summary", "by-system", "global"])
 @pytest.mark.parametrize("coefficient", ["kendall-b", "spearman"])
 def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_kernel(level, coefficient):
-    from metaeval.stats.kernels.shared import tie_free_pairs
+    from metaeval.stats.kernels.kendall.summary_pairs import tie_free_pairs
 
     xs, z = _data(3)
     xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5, row 0 (and globally)
@@ -164,7 +164,7 @@ def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_ker
 
 
 def test_metric_ties_fall_back_to_the_pair_kernels():
-    from metaeval.stats.kernels.shared import tie_free
+    from metaeval.stats.kernels.kendall.summary_pairs import tie_free
 
     xs, z = _data(3)
     assert tie_free(xs)
@@ -182,7 +182,7 @@ def test_metric_ties_fall_back_to_the_pair_kernels():
 def test_compiled_global_bootstrap_equals_numpy_reference(coefficient):
     pytest.importorskip("numba")
     from metaeval.stats.resampling.bootstrap import bootstrap_samples
-    from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+    from metaeval.stats.kernels.kendall.global_bootstrap import global_pairs_kernel
     from metaeval.stats.resampling.draws import bootstrap_draws
 
     rng = np.random.default_rng(7)
@@ -202,7 +202,7 @@ def test_import_does_not_load_numba():
     import subprocess
     import sys
 
-    code = "import metaeval.stats.kernels.global_pairs, sys; print('numba' in sys.modules)"
+    code = "import metaeval.stats.kernels.kendall.global_bootstrap, sys; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -247,7 +247,7 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
     """Values closer than the tolerance of their pooled values tie in some permuted vectors and not in others
     (the tolerance follows the spread of each X'): the sweep's per-resample corrections match the reference."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
     rng = np.random.default_rng(5)
     n, m = 5, 40
@@ -270,10 +270,10 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
 def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.compiled_ties import tied_group_counts
-    from metaeval.stats.kernels.compiled_ties import tied_sweep_counts
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
-    from metaeval.stats.kernels.shared import tied_groups
+    from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+    from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_counts
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.summary_pairs import tied_groups
 
     xs, z = _tie_heavy(4)
     draws = permutation_draws(*z.shape, method="both", n_resamples=37, rng=0)
@@ -299,7 +299,7 @@ def test_sweep_width_gives_every_thread_a_block():
     """One group (global level) is split into blocks of at least SPLIT_WIDTH resamples for the threads;
     enough groups keep SWEEP_WIDTH (the counts do not depend on the width: the sweep test above)."""
     numba = pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
+    from metaeval.stats.kernels.kendall.group_pairs import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
 
     threads = numba.get_num_threads()
     assert sweep_width(128, 15) == SWEEP_WIDTH if threads <= 15 else True
@@ -365,7 +365,7 @@ def test_tied_groups_are_the_groups_whose_chains_join_the_pair(level):
     neighbours do not tie; a pair may tie in the group when one run holds values of both metrics, or two
     values of one of them."""
     from metaeval.stats.correlations.ties import are_tied
-    from metaeval.stats.kernels.shared import tied_groups
+    from metaeval.stats.kernels.kendall.summary_pairs import tied_groups
 
     rng = np.random.default_rng(7)
     std = np.round(rng.normal(size=(5, 6, 9)) * 1.5) / 2

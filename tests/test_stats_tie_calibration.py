@@ -315,7 +315,7 @@ def test_invariant_to_shifting_the_metric(level, coefficient):
 
 @pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq"])
 def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient):
-    from metaeval.stats.kernels import calibration
+    from metaeval.stats.kernels.kendall import calibration
     from metaeval.stats.resampling.draws import bootstrap_draws, count_weights
     from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
@@ -116,7 +116,7 @@ _CALL = """
 import numpy as np
 {patch}
 from metaeval.stats.kernels import compiled
-from metaeval.stats.kernels.calibration import best_integer_curves
+from metaeval.stats.kernels.kendall.calibration import best_integer_curves
 v, i = best_integer_curves(np.array([0, 1, 0]), np.array([1, 0, 2]), np.array([1, -1, 2]),
                            np.array([True, False, True]), True, np.ones((4, 2), dtype=np.int64))
 stats = compiled.integer_curve_maxima.stats

@@ -48,7 +48,7 @@ from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats._runtime import single_blas_thread
 from ..stats.resampling.bootstrap import bootstrap_samples
-from ..stats.kernels.power import boot_pearson, perm_pearson
+from ..stats.kernels.pearson.power import boot_pearson, perm_pearson
 from ..stats.correlations.levels import level_correlation
 from ..stats.significance.paired_bootstrap import bootstrap_pvalue
 from ..stats.significance.permutation import monte_carlo_pvalue, permutation_deltas, standardize

@@ -69,7 +69,7 @@ class _BootSystemLevel:
             return (self.sums[0](cache.col_weights()) / self.mx,
                     self.sums[1](cache.col_weights(human=True)) / self.mz)
         if self.shared is not None:
-            from metaeval.stats.kernels.shared_sums import resampled_sums
+            from metaeval.stats.kernels.many_inputs.system_sums import resampled_sums
 
             return tuple(resampled_sums(v, cache.draws)[cache.sl] / self.mx for v in self.shared)
         both = self.sums(cache.col_weights()) / self.mx
@@ -327,7 +327,7 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
                                  undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
         return None if inner is None else Transposed(inner)
     if level == "global":
-        from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+        from metaeval.stats.kernels.kendall.global_bootstrap import global_pairs_kernel
 
         return global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol)
     if level == "summary":
@@ -335,7 +335,7 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
             return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold, rtol)
         if tie_threshold:
             return None
-        from metaeval.stats.kernels.summary_inputs import summary_inputs_kernel
+        from metaeval.stats.kernels.many_inputs.summary_bootstrap import summary_inputs_kernel
 
         many = summary_inputs_kernel(x, z, coefficient, undefined, rtol)  # thousands of inputs: chunked, compiled
         if many is not None:

@@ -6,7 +6,7 @@ import numpy as np
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, Transposed
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.correlations import ties
 from metaeval.stats.kernels.ranks import (
     is_constant_along,

@@ -343,7 +343,7 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     stats, best_t = np.full(k, np.nan), np.zeros(k)
     pairs = _uniform_pairs(per_group)
     if pairs is not None and np.array_equal(cw, np.round(cw)):
-        from metaeval.stats.kernels.calibration import best_integer_curves
+        from metaeval.stats.kernels.kendall.calibration import best_integer_curves
 
         v0, dv = _integer_values(coefficient, concordant[order], human_tied[order])
         counts = (cw * has).astype(np.int64)

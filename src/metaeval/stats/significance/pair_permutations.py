@@ -72,7 +72,7 @@ def permutation_pairs(std, z, draws, batch, engine, kw, progress=None, rtol: flo
             and draws.method != "inputs"):
         shared.append(_kernels.PearsonSummaryShared(std, z, kw["undefined"]))
     if engine == "auto" and complete and draws.method == "both":
-        from metaeval.stats.kernels.shared import TieChains
+        from metaeval.stats.kernels.kendall.summary_pairs import TieChains
 
         chains = TieChains(std, rtol)  # both kernels ask which pairs tie where
         shared_pair = shared_pair_kernel(std, z, pairs, kw, rtol, chains)
@@ -126,15 +126,15 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
     (or all its inputs, when most tie) from block tables
     (:class:`metaeval.stats.kernels.kendall_blocks.KendallBlockPairs`). ``rtol``: the relative tie tolerance;
     ``chains``: the :class:`~metaeval.stats.kernels.shared.TieChains` of ``std``, when already made."""
-    from metaeval.stats.kernels import shared
-    from metaeval.stats.kernels.global_pairs import numba_available
+    from metaeval.stats.kernels.kendall import summary_pairs as shared
+    from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 
     if (kw["level"] != "summary" or kw["coefficient"] not in shared.COEFFICIENTS or kw["tie_threshold"] != 0
             or std.shape[1] < 3 or not numba_available()):
         return None
     wanted = set(pairs)
     if kw["coefficient"] == "kendall-b":
-        from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+        from metaeval.stats.kernels.kendall.blocks import KendallBlockPairs
 
         if KendallBlockPairs.applicable(*std.shape[1:]):  # every tied pair, the tied inputs from block tables
             tied = {pair: groups for pair, groups in
@@ -154,7 +154,7 @@ def tied_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
     if shared.SummaryPairsShared.applicable(*std.shape[1:]):
         kernel = shared.SummaryPairsShared(std, z, kw["coefficient"], kw["undefined"], tied, rtol=rtol)
     else:
-        from metaeval.stats.kernels.dominance import GroupPairsCompiled
+        from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
         kernel = GroupPairsCompiled(std, z, kw["coefficient"], kw["undefined"], "summary", tied, rtol=rtol)
     kernel.prepare(pairs)
@@ -173,20 +173,20 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
     decides which pairs tie; ``chains``: the :class:`~metaeval.stats.kernels.shared.TieChains` of ``std``,
     when already made.
     """
-    from metaeval.stats.kernels import shared
-    from metaeval.stats.kernels.global_pairs import numba_available
+    from metaeval.stats.kernels.kendall import summary_pairs as shared
+    from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 
     level, coefficient = kw["level"], kw["coefficient"]
     if level == "global" and coefficient == "pearson":
         return shared.GlobalPearsonShared(std, z)
     if level == "summary" and coefficient == "pearson":
         if numba_available():  # any metric ties (their risky inputs per pair, see the kernel)
-            from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
+            from metaeval.stats.kernels.pearson.summary_pairs import PearsonSummaryCompiled
 
             return PearsonSummaryCompiled(std, z, kw["undefined"], pairs, rtol=rtol)
         return None
     if level == "by-system" and coefficient == "pearson":
-        from metaeval.stats.kernels.by_system_pearson import BySystemPearsonShared
+        from metaeval.stats.kernels.pearson.by_system_pairs import BySystemPearsonShared
 
         ok = shared.tie_free_pairs(std, level, rtol=rtol, chains=chains)
         return BySystemPearsonShared(std, z, kw["undefined"], ok) if any(ok[pair] for pair in pairs) else None
@@ -201,7 +201,7 @@ def shared_pair_kernel(std, z, pairs, kw, rtol: float = TIE_RTOL, chains=None):
             return None
         kernel = shared.SummaryPairsShared(std, z, coefficient, kw["undefined"], rtol=rtol)
     elif numba_available():
-        from metaeval.stats.kernels.dominance import GroupPairsCompiled
+        from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
         # by-system and global: a pair's groups with a metric tie are counted per resample (compiled)
         size = {"by-system": std.shape[2], "global": std.shape[1] * std.shape[2]}.get(level, 0)

@@ -77,7 +77,7 @@ class MaskTables:
 
     def build(self, groups: np.ndarray, cls: np.ndarray, n_class: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` under every mask of each group ``groups``, ``(G', 2^n)``."""
-        from metaeval.stats.kernels.compiled_masks import mask_table_counts
+        from metaeval.stats.kernels.kendall.mask_tables_compiled import mask_table_counts
 
         counts = mask_table_counts(cls, np.ascontiguousarray(self.zr[groups], dtype=np.int64), n_class)
         shape = counts.shape[1:]

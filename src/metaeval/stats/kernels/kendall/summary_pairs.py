@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
+from metaeval.stats.kernels.kendall.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
-from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
+from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
@@ -209,7 +209,7 @@ class SummaryPairsShared:
         self.tied = tied or {}
         self.correction = None
         if self.tied:  # the inputs where a pair's metrics tie: counted per resample (compiled)
-            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+            from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
             self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
         key, tz, distinct, uu = human_weights(z.T, coefficient, rtol)  # (M, N)
@@ -252,7 +252,7 @@ class SummaryPairsShared:
         """``(D (M, q), G (q, M, N))`` of the pairs as integers, ``D = sum_{a<c} t_ac (A - E)_ac`` and
         ``G_ab = sum_c t_ac ((B - C) - (A - E))_ac``, the terms of ``A`` and ``E`` the metrics' own
         (:meth:`_own_terms`); the inputs where a pair's metrics tie set to 0 (counted per resample)."""
-        from metaeval.stats.kernels.global_pairs import numba_available
+        from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 
         if numba_available():
             from metaeval.stats.kernels.compiled import cross_sign_sums

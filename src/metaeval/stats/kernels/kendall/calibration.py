@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 
 __all__ = ["best_integer_curves"]
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.shared import SummaryPairsShared, human_weights
+from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared, human_weights
 
 __all__ = ["CHUNK_BYTES", "FULL_SHARE", "MAX_SYSTEMS", "KendallBlockPairs", "block_plan"]
 
@@ -148,8 +148,8 @@ class KendallBlockPairs:
         (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`)."""
         import numba
 
-        from metaeval.stats.kernels.compiled_blocks import block_tau_b_sums
-        from metaeval.stats.kernels.compiled_lanes import LANES, constant_possible, lane_tau_b_sums
+        from metaeval.stats.kernels.kendall.blocks_compiled import block_tau_b_sums
+        from metaeval.stats.kernels.kendall.lanes_compiled import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
         n0 = self.n * (self.n - 1) // 2
@@ -233,7 +233,7 @@ class KendallBlockPairs:
                 self.near[pair] = [int(groups[ptr[q] + u]) for u in flagged]
         self.fallback = None
         if self.near:
-            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+            from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
             self.fallback = GroupPairsCompiled(self.std, self.z, "kendall-b", self.undefined, "summary", self.near,
                                                rtol=self.rtol)
@@ -291,7 +291,7 @@ class _Layout:
     table entries every resample reads at every input (:func:`compiled_blocks.block_indices`)); ``entries`` in all."""
 
     def __init__(self, m: int, bits: np.ndarray, sizes: list, tables: list):
-        from metaeval.stats.kernels.compiled_blocks import block_indices
+        from metaeval.stats.kernels.kendall.blocks_compiled import block_indices
 
         first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
         size = np.array(sizes, dtype=np.int64)

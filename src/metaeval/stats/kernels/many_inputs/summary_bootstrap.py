@@ -42,7 +42,7 @@ import numpy as np
 
 from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
 from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.correlations.ties import TIE_RTOL
 
@@ -60,7 +60,7 @@ EXACT32 = True
 
 def _loops():
     """The compiled loops (:mod:`metaeval.stats.kernels.compiled_inputs`, imported on first use)."""
-    from metaeval.stats.kernels import compiled_inputs
+    from metaeval.stats.kernels.many_inputs import summary_bootstrap_compiled as compiled_inputs
 
     return compiled_inputs
 
@@ -74,7 +74,7 @@ def _kept(kind: str, values: np.ndarray, rtol, make):
     """``make()``, kept for ``values`` when nobody can change that array (a :class:`~metaeval.data.scoreset.ScoreSet`'s,
     as :mod:`~metaeval.stats.kernels.shared_sums` keeps its sums): the cells of a table share the human's tie groups,
     and Spearman and Kendall a metric's. The array is referred to weakly; the results are read-only."""
-    from metaeval.stats.kernels.shared_sums import frozen
+    from metaeval.stats.kernels.many_inputs.system_sums import frozen
 
     if not frozen(values) or _MEMO_ENTRIES <= 0:
         return make()

@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
-from metaeval.stats.kernels.affine_groups import group_affine, group_weights, human_weights
+from metaeval.stats.kernels.kendall.affine_groups import group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
+from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
@@ -263,7 +263,7 @@ class GroupPairsCompiled:
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
         O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; kept per pair by
         :meth:`_swept_tau_b` within :data:`SWEEP_CACHE_BYTES`)."""
-        from metaeval.stats.kernels.compiled_ties import tied_sweep_inputs
+        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_inputs
 
         if self._sorted is None:
             order = np.argsort(self.xg, axis=2, kind="stable")
@@ -301,7 +301,7 @@ class GroupPairsCompiled:
         """The batch's swap bits by flat cell, ``(N M, b')`` uint8, ``b'`` the batch's ``b`` resamples rounded up
         to a multiple of :data:`metaeval.stats.kernels.compiled_ties.LANES` (the extra lanes 0, their counts
         dropped): the sweep's lane loops run on whole vectors."""
-        from metaeval.stats.kernels.compiled_ties import LANES
+        from metaeval.stats.kernels.kendall.tied_counts import LANES
 
         raw = cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)
         out = np.zeros((raw.shape[0], raw.shape[1] + (-raw.shape[1]) % LANES), dtype=np.uint8)
@@ -312,7 +312,7 @@ class GroupPairsCompiled:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
         :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (tie groups: runs of equal values; near
         ties resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`)."""
-        from metaeval.stats.kernels.compiled_ties import tied_sweep_corrections, tied_sweep_counts
+        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_corrections, tied_sweep_counts
 
         key = (i, j, groups.tobytes())
         if key in self._swept:
@@ -406,7 +406,7 @@ class GroupPairsCompiled:
         """The coefficients of ``X'`` and ``Y'`` of the pair's tied groups per resample, ``(b, G, 2)``: small
         groups from their mask tables (:mod:`metaeval.stats.kernels.mask_tables`), the others counted per
         resample (:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`)."""
-        from metaeval.stats.kernels.mask_tables import MaskTables
+        from metaeval.stats.kernels.kendall.mask_tables import MaskTables
 
         size = self.xg.shape[2]
         if not MaskTables.applicable(self.coefficient, size, cache.draws.n_resamples):
@@ -428,7 +428,7 @@ class GroupPairsCompiled:
 
     def _mask_index(self, cache: BatchCache) -> np.ndarray:
         """Each resample's swap mask of each group, ``(b, G)`` (bit ``c``: the group's cell ``c``)."""
-        from metaeval.stats.kernels.compiled_masks import mask_index
+        from metaeval.stats.kernels.kendall.mask_tables_compiled import mask_index
 
         return cache.get(f"mask-index-{self.level}", lambda: mask_index(
             self._bits_by_resample(cache), np.ascontiguousarray(self.cg, dtype=np.int64)))
@@ -439,7 +439,7 @@ class GroupPairsCompiled:
 
     def _loop(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of the groups ``groups`` counted per resample by the compiled loop."""
-        from metaeval.stats.kernels.compiled_ties import tied_group_counts
+        from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
 
         groups, args = self._tied_inputs(i, j, groups)
         counts = tied_group_counts(*args, self._bits_by_resample(cache), self.rtol, self.spearman)
