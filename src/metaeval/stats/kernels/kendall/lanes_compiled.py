@@ -25,7 +25,7 @@ import numpy as np
 from metaeval.stats.correlations.ties import tolerance_formula
 from metaeval.stats.kernels.compiled import jit
 from metaeval.stats.kernels.kendall.blocks_compiled import packing
-from metaeval.stats.kernels.kendall.lane_vectors import LANES, lane_weighted_sum, lane_word
+from metaeval.stats.kernels.jit.intrinsics import LANES, lane_weighted_sum, lane_word
 
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
 _tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
