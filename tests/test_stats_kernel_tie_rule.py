@@ -15,7 +15,7 @@ import pytest
 import metaeval as me
 from metaeval.stats.correlations import ties
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
-from metaeval.stats.kernels.permutation import _PermSummaryPearson
+from metaeval.stats.kernels.permutation import PermSummaryPearson
 from metaeval.stats.kernels.ranks import is_constant_along as _is_constant, row_ranks, tie_ranks
 from metaeval.stats.significance.permutation import permutation_deltas, standardize
 from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
@@ -56,7 +56,7 @@ def test_risky_columns_include_rounding_constants_under_exact_ties():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
     x[:, 1] = [2.0, ULP2, 2.0, ULP2]  # the mask "keep X" makes input 1 constant for Pearson
-    risky = _PermSummaryPearson._risky_columns(x, y, rtol=0.0)
+    risky = PermSummaryPearson._risky_columns(x, y, rtol=0.0)
     assert risky[1] and not risky[0] and not risky[2]
 
 

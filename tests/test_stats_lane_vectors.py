@@ -7,7 +7,7 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from metaeval.stats.kernels.jit.intrinsics import LANES, lane_weighted_sum, lane_word  # noqa: E402
+from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum, lane_word  # noqa: E402
 
 
 @numba.njit

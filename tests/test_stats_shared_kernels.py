@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
@@ -45,7 +45,7 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
     draws = permutation_draws(*z.shape, method="both", n_resamples=40, rng=1)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=0.0)
     pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
-    if numba_available():  # every case has a kernel shared by the pairs (none falls back to the reference)
+    if compiler.numba_available():  # every case has a kernel shared by the pairs (none falls back to the reference)
         assert _shared_pair_kernel(xs, z, pairs, kw) is not None
     fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
     ref = _reference(xs, z, draws, level, coefficient, undefined)
@@ -61,13 +61,13 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
 @pytest.mark.parametrize("level", ["by-system", "global"])
 @pytest.mark.parametrize("coefficient", ["kendall-b", "spearman", "acc-eq"])
 def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coefficient, monkeypatch):
-    from metaeval.stats.kernels.kendall import global_bootstrap as global_pairs
+    from metaeval.stats.kernels import compiler
 
     xs, z = _data(11)
     draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=2)
     kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
     fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-    monkeypatch.setattr(global_pairs, "numba_available", lambda: False)
+    monkeypatch.setattr(compiler, "numba_available", lambda: False)
     pairs = list(fast)
     assert _shared_pair_kernel(xs, z, pairs, kw) is None
     slow = _permutation_pairs(xs, z, draws, None, "auto", kw)
@@ -103,14 +103,14 @@ def test_compiled_cross_sums_equal_the_numpy_terms(coefficient, monkeypatch):
     numpy terms of the same formula: 8-bit (Kendall) and 16-bit (Spearman) human weights, 32 systems, a tied
     input set to 0 for the pairs that list it."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.kendall import global_bootstrap as global_pairs
+    from metaeval.stats.kernels import compiler
     from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared
 
     xs, z = _data(6, n=32, m=40, p=5)
     pairs = [(0, 1), (0, 3), (2, 1), (3, 4), (4, 0)]
     tied = {(0, 1): [5], (2, 1): [5, 7]}
     fast = SummaryPairsShared(xs, z, coefficient, "skip", tied)._chunk_terms(pairs)
-    monkeypatch.setattr(global_pairs, "numba_available", lambda: False)
+    monkeypatch.setattr(compiler, "numba_available", lambda: False)
     slow = SummaryPairsShared(xs, z, coefficient, "skip", tied)._chunk_terms(pairs)
     for compiled, numpy_terms in zip(fast, slow):
         np.testing.assert_array_equal(compiled, numpy_terms)
@@ -151,7 +151,7 @@ def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_ker
     draws = permutation_draws(*z.shape, method="both", n_resamples=20, rng=1)
     kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
-    if numba_available():
+    if compiler.numba_available():
         kernel = _shared_pair_kernel(xs, z, pairs, kw)
         # by-system and global: a pair's groups with a tie are counted per resample (compiled), the other
         # groups come from the shared products; summary: pairs with a tie take their own kernels
@@ -345,7 +345,11 @@ def test_reference_pairs_do_not_set_the_batch_of_the_others(monkeypatch):
     kw = dict(level="summary", coefficient="acc-eq", undefined="skip", tie_threshold=0.0)
     expected = _permutation_pairs(xs, z, draws, None, "auto", kw)
     xs[1, 0, 5] = xs[0, 2, 5]
-    monkeypatch.setattr(pairs_module, "tied_pair_kernel", lambda *args: None)  # (0, 1): the reference path
+    from metaeval.stats.kernels import routes
+
+    untied = tuple(route for route in routes.PAIR_ROUTES if route.name not in
+                   ("kendall-blocks", "summary-pair-counts-tied", "group-pair-counts-tied"))
+    monkeypatch.setattr(routes, "PAIR_ROUTES", untied)  # (0, 1): the reference path
     sizes = []
     real = pairs_module._permutation_batch
     monkeypatch.setattr(pairs_module, "_permutation_batch",

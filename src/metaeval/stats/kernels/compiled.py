@@ -8,22 +8,14 @@ not once per process. The caller modules (:mod:`~metaeval.stats.kernels.global_p
 :mod:`~metaeval.stats.kernels.calibration`) import this module
 lazily, on the first call that needs a compiled loop: ``import metaeval`` never imports numba.
 
-Where the cache lives (numba's own rules, which metaeval does not override):
-
-1. ``$NUMBA_CACHE_DIR`` when the user sets it;
-2. otherwise ``__pycache__`` next to this file when that directory is writable (an installation in a
-   user's virtualenv: compiled once per installation);
-3. otherwise (a read-only site-packages) numba's user-wide cache directory, ``$XDG_CACHE_HOME/numba`` or
-   ``~/.cache/numba``, in a subdirectory named after this file's directory;
-4. when no location is writable the loops are compiled without a cache, once per process (:func:`jit`).
-
-The cache is keyed by this file's modification time and size, the function's signature and the CPU, so a
-stale entry is never used.
+Where the cache lives and when it is rebuilt: :mod:`metaeval.stats.kernels.compiler.decorator`.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from metaeval.stats.kernels.compiler.decorator import jit
 
 __all__ = [
     "boot_subtract_copies",
@@ -31,7 +23,6 @@ __all__ = [
     "cross_sign_sums",
     "global_bootstrap_counts",
     "integer_curve_maxima",
-    "jit",
     "pair_terms",
     "pearson_accumulate",
     "pearson_accumulate_skip",
@@ -40,19 +31,6 @@ __all__ = [
     "signed_sums",
     "summary_pearson_sums",
 ]
-
-
-def jit(parallel: bool = False, error_model: str = "python"):
-    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``."""
-
-    def wrap(fn):
-        options = dict(nogil=True, parallel=parallel, error_model=error_model)
-        try:
-            return numba.njit(cache=True, **options)(fn)
-        except RuntimeError:  # numba: "cannot cache function ...: no locator available"
-            return numba.njit(cache=False, **options)(fn)
-
-    return wrap
 
 
 # ---- global level under the bootstrap (global_pairs.py) ----------------------------------------

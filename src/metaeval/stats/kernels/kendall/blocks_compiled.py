@@ -29,11 +29,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 
 __all__ = ["block_indices", "block_tau_b_sums", "packing"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 
 @jit(parallel=True)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
-
+from metaeval.stats.kernels import compiler
 __all__ = ["best_integer_curves"]
 
 def _compiled():
@@ -35,7 +34,7 @@ def best_integer_curves(rs, v0, dv, last, lead, counts, batch: int = 64):
     value, index = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
     if rs.size == 0:
         return value, index
-    if numba_available():
+    if compiler.numba_available():
         _compiled()(rs.astype(np.int64), v0.astype(np.int64), dv.astype(np.int64), last, bool(lead),
                     np.ascontiguousarray(counts, dtype=np.int64), value, index)
         return value, index

@@ -25,22 +25,16 @@ Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungro
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import TieGroups, coefficient_from_counts
+from metaeval.stats.kernels import compiler
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.correlations.ties import TIE_RTOL
 
-__all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "numba_available"]
+__all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "global_pairs_kernel"]
 
 COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")
-
-def numba_available() -> bool:
-    """Whether the compiled kernels can be used (numba importable); does not import it."""
-    return importlib.util.find_spec("numba") is not None
-
 
 def _compiled():
     """The compiled resample loop (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
@@ -93,7 +87,7 @@ class GlobalPairsBootstrap:
 
 def global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol=TIE_RTOL):
     """The compiled global-level kernel, or None (numba missing, threshold, other coefficient, not both)."""
-    if coefficient not in COEFFICIENTS or tie_threshold or draws.method != "both" or not numba_available():
+    if coefficient not in COEFFICIENTS or tie_threshold or draws.method != "both" or not compiler.numba_available():
         return None
     if draws.cols_human is not None:
         return None

@@ -22,13 +22,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 from metaeval.stats.kernels.kendall.blocks_compiled import packing
-from metaeval.stats.kernels.jit.intrinsics import LANES, lane_weighted_sum, lane_word
+from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum, lane_word
 
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 
 @jit(parallel=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit
 
 __all__ = ["mask_index", "mask_table_counts"]
 

@@ -58,6 +58,14 @@ class GlobalPearsonShared:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.clip(s3 / np.sqrt(vxx * self.zz), -1.0, 1.0)
 
+    def covers(self, i: int, j: int) -> bool:
+        """Every pair."""
+        return True
+
+    def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
+        rx, ry = self.evaluate(cache, i, j)
+        return rx - ry
+
     def evaluate(self, cache: BatchCache, i: int, j: int):
         s = self._sums(cache)
         p = self.p
@@ -252,9 +260,8 @@ class SummaryPairsShared:
         """``(D (M, q), G (q, M, N))`` of the pairs as integers, ``D = sum_{a<c} t_ac (A - E)_ac`` and
         ``G_ab = sum_c t_ac ((B - C) - (A - E))_ac``, the terms of ``A`` and ``E`` the metrics' own
         (:meth:`_own_terms`); the inputs where a pair's metrics tie set to 0 (counted per resample)."""
-        from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
-
-        if numba_available():
+        from metaeval.stats.kernels import compiler
+        if compiler.numba_available():
             from metaeval.stats.kernels.compiled import cross_sign_sums
 
             if self._by_input is None:  # inputs in the last axis (the compiled loop's vector axis)

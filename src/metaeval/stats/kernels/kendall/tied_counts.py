@@ -21,11 +21,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 
 __all__ = ["tied_group_counts", "tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 LANES = 16
 """Blocks of :func:`tied_sweep_counts` are a multiple of this many resamples (whole AVX vectors, no scalar tail:

@@ -13,12 +13,12 @@ Per input ``j`` and resample with system multiplicities ``w`` (``N = sum_a w_a``
 - Spearman: the resampled average rank of system ``a`` is ``(V_a + 1) / 2`` with ``V_a = 2 B_g + W_g`` for its
   tie group ``g`` (``W_g`` the weight of the group, ``B_g`` that of the groups below), and
   ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx = sum_g W_g V_g^2 - N^3``): the sums of
-  :class:`~metaeval.stats.kernels.bootstrap._BootSummarySpearman`, by another order of exact integer additions.
+  :class:`~metaeval.stats.kernels.bootstrap.BootSummarySpearman`, by another order of exact integer additions.
 - Kendall tau-b: the numerator ``sum_{a<b} w_a w_b s^x_ab s^z_ab`` is one float32 product per chunk (exact small
-  integers, as in :class:`~metaeval.stats.kernels.bootstrap._BootSummaryKendall`; the signs are kept as one byte
+  integers, as in :class:`~metaeval.stats.kernels.bootstrap.BootSummaryKendall`; the signs are kept as one byte
   per input and pair); the pairs tied in x are ``(sum_g W_g^2 - N) / 2`` (copies of a system included).
 - Pearson: the weighted centred moments ``sum_a w_a (x, z, x^2, z^2, x z)_a`` in float64, then the formula of
-  :class:`~metaeval.stats.kernels.bootstrap._BootSummaryPearson`; an input is undefined where the chosen systems
+  :class:`~metaeval.stats.kernels.bootstrap.BootSummaryPearson`; an input is undefined where the chosen systems
   are one group of near-equal values (decided by :func:`metaeval.stats.correlations.ties.is_constant`).
 
 The Spearman and Kendall sums are exact integers, kept in float32 (16 lanes a vector instead of 8) while every
@@ -42,7 +42,7 @@ import numpy as np
 
 from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
-from metaeval.stats.kernels.kendall.global_bootstrap import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.correlations.ties import TIE_RTOL
 
@@ -299,7 +299,12 @@ class PearsonInputs(_Chunked):
 def summary_inputs_kernel(x, z, coefficient, undefined, rtol=TIE_RTOL):
     """The chunked summary-level kernel of ``coefficient`` for BOOT-SYSTEMS / BOOT-BOTH, or None (few inputs,
     another coefficient, or numba not installed); ``rtol``: the relative tie tolerance."""
-    if x.shape[1] < MIN_INPUTS or not numba_available():
+    if x.shape[1] < MIN_INPUTS or not compiler.numba_available():
         return None
-    kind = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}.get(coefficient)
+    kind = INPUT_KERNELS.get(coefficient)
     return None if kind is None else kind(x, z, undefined, rtol)
+
+
+INPUT_KERNELS = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}
+"""The chunked kernel of each coefficient (the ``boot-many-inputs`` route of
+:data:`metaeval.stats.kernels.bootstrap.BOOTSTRAP_ROUTES`)."""

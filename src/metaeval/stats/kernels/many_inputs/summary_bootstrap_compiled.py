@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit
 
 __all__ = ["kendall_inputs", "pearson_inputs", "spearman_inputs"]
 

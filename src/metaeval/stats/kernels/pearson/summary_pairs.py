@@ -80,6 +80,10 @@ class PearsonSummaryCompiled:
             out.append((r.sum(axis=1), (~bad).sum(axis=1)))
         return out
 
+    def covers(self, i: int, j: int) -> bool:
+        """Every pair."""
+        return True
+
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         total = self._totals(cache)
         sx, sy = total[:, i, j], total[:, j, i]
