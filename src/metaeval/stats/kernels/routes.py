@@ -249,7 +249,7 @@ PAIR_ROUTES = (
                                              pairs="pairs tied within some inputs (tau-b: at most 25% of them)"),
           "SummaryPairsShared(tied)", _summary_pair_counts_tied),
     Route("group-pair-counts-tied", Regime(("summary",), PAIR_COUNTS, ("both",), tie_threshold=False, numba=True,
-                                           shape=Shape(f"not dense; {TIED_COUNTS.rule}",
+                                           shape=Shape(f"N > 32 or products inexact; {TIED_COUNTS.rule}",
                                                        lambda c: not _dense(c) and TIED_COUNTS.holds(c)),
                                            pairs="pairs tied within some inputs (tau-b: at most 25% of them)"),
           "GroupPairsCompiled(tied)", _group_pair_counts_tied),
