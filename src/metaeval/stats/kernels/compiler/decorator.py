@@ -28,11 +28,14 @@ from metaeval.stats.correlations.ties import tolerance_formula
 __all__ = ["jit", "tolerance"]
 
 
-def jit(parallel: bool = False, error_model: str = "python"):
-    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``."""
+def jit(parallel: bool = False, error_model: str = "python", inline: str = "never"):
+    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``.
+
+    ``inline="always"`` inlines the function into its compiled callers (numba IR): for a helper called from a
+    hot loop, where a call would cost its arguments' unpacking and keep LLVM from optimising across it."""
 
     def wrap(fn):
-        options = dict(nogil=True, parallel=parallel, error_model=error_model)
+        options = dict(nogil=True, parallel=parallel, error_model=error_model, inline=inline)
         try:
             return numba.njit(cache=True, **options)(fn)
         except RuntimeError:  # numba: "cannot cache function ...: no locator available"

@@ -44,7 +44,7 @@ def _sweep_blocks(b, width):
     return width, (b + width - 1) // width
 
 
-@jit()
+@jit(inline="always")
 def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
@@ -64,7 +64,7 @@ def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, 
             size1[lane] += t
 
 
-@jit()
+@jit(inline="always")
 def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
     """The values ``e <= u < f`` join the cumulative counts of every human rank above their own."""
     for u in range(e, f):
@@ -78,7 +78,7 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
                 dst[lane] += np.int32(row[lane]) ^ src
 
 
-@jit()
+@jit(inline="always")
 def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
                        size1, h1, hc, run):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
@@ -123,7 +123,7 @@ def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inser
             dst[lane] += run[lane]
 
 
-@jit()
+@jit(inline="always")
 def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
     """A tie group of ``size`` values, ``size1`` of them in stream 1 per lane: its tied pairs and distinct
     values (a single value is counted later, from the number of singles)."""
