@@ -259,7 +259,7 @@ def test_compiled_permuted_constancy_is_the_rule_of_is_constant():
     also for values constant only for Pearson (2.0 and its neighbour below) and tied with a tolerance only."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
-    from metaeval.stats.kernels.compiled import permuted_constant
+    from metaeval.stats.kernels.pearson.summary_pairs_compiled import permuted_constant
 
     rng = np.random.default_rng(8)
     n, c, b = 6, 40, 200

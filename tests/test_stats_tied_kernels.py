@@ -115,7 +115,7 @@ def _run(code: str, env: dict) -> str:
 _CALL = """
 import numpy as np
 {patch}
-from metaeval.stats.kernels import compiled
+from metaeval.stats.kernels.kendall import calibration_compiled as compiled
 from metaeval.stats.kernels.kendall.calibration import best_integer_curves
 v, i = best_integer_curves(np.array([0, 1, 0]), np.array([1, 0, 2]), np.array([1, -1, 2]),
                            np.array([True, False, True]), True, np.ones((4, 2), dtype=np.int64))

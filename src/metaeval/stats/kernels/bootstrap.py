@@ -30,7 +30,7 @@ from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
 
-#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.shared_sums`.
+#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.many_inputs.system_sums`.
 SHARED_SUMS_INPUTS = 4096
 
 

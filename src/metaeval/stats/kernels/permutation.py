@@ -288,7 +288,7 @@ class PermSummaryPearson:
             cols = np.flatnonzero(self.risky)
             m = draws.mask(cache.sl)[:, :, cols]
             if self.complete and compiler.numba_available():
-                from metaeval.stats.kernels.compiled import permuted_constant
+                from metaeval.stats.kernels.pearson.summary_pairs_compiled import permuted_constant
 
                 m = np.ascontiguousarray(m)
                 cx, cy = np.zeros(m.shape[::2], dtype=np.bool_), np.zeros(m.shape[::2], dtype=np.bool_)

@@ -328,7 +328,7 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
     change the result (each resample's sums run in the same order). With complete data (every group has
     ``P`` pairs) the sums are integers, exact, and run in a compiled loop when numba is installed
-    (:mod:`metaeval.stats.kernels.calibration`), with identical results.
+    (:mod:`metaeval.stats.kernels.kendall.calibration`), with identical results.
     """
     rows, e, concordant, human_tied, per_group = table[:5]
     order = np.argsort(e, kind="stable")

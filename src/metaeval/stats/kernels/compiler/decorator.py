@@ -1,6 +1,6 @@
 """numba's decorator for every compiled loop of ``stats/``, and the tie rule's formula compiled once.
 
-Every compiled loop (the kernels' ``*_compiled.py`` modules, :mod:`metaeval.stats.kernels.compiled`,
+Every compiled loop (the kernels' ``*_compiled.py`` modules, each beside its numpy twin,
 :mod:`metaeval.stats.mt._compiled`) is decorated with :func:`jit`: ``cache=True`` (the machine code is written to
 disk the first time a loop is called with a given signature and loaded by every later process), ``nogil``. This
 module imports numba: the modules that use it are imported on first use only (``import metaeval`` never imports

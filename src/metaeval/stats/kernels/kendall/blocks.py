@@ -2,14 +2,14 @@
 
 For each such pair and input the four counts ``S(X')``, ``S(Y')``, ``T(X')``, ``T(Y')`` (numerators and tied pairs
 of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table reads
-(:mod:`metaeval.stats.kernels.compiled_blocks`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
+(:mod:`metaeval.stats.kernels.kendall.blocks_compiled`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
 ``S(X') / sqrt((n0 - T(X')) (n0 - Tz_b)) - S(Y') / sqrt((n0 - T(Y')) (n0 - Tz_b))``, ``n0 = N (N - 1) / 2``, added
 over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
 constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
 of those inputs keeps the exact integer products of
-:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs and counts its tied inputs with the
-tables one pair at a time (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`); the others count
-every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.compiled_lanes`: vector loops
+:class:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared` for its other inputs and counts its tied inputs with the
+tables one pair at a time (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`); the others count
+every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`: vector loops
 over the pairs, the same sums bit for bit). Under ``undefined='skip'`` an input where a permuted metric is
 constant (its tau-b undefined) leaves that metric's mean, so the divisor changes per resample: for a pair that
 counts every input with the tables and can be constant somewhere, the kernel keeps the sums of ``X'`` and ``Y'``
@@ -19,7 +19,7 @@ kernels already had:
 
 * an input holding a *near* tie of the pair's values (a nonzero gap within the tie tolerance, whose fate depends
   on the spread of each ``X'``) is counted per resample by
-  :class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` (the generic tie rule per resample);
+  :class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` (the generic tie rule per resample);
 * a resample where a permuted input is constant under ``undefined='skip'`` in a pair counted one at a time, or
   in a pair with a near tie, is computed by the generic path (materialised ``X'``, ``Y'``).
 
@@ -80,7 +80,7 @@ class KendallBlockPairs:
     ----------
     std : (P, N, M) standardized metric scores; z : (N, M) human scores
     undefined : ``"skip"`` or ``"zero"``, as in ``level_correlation``
-    tied : ``{(i, j): inputs}`` where the pair's metrics may tie (:func:`metaeval.stats.kernels.shared.tied_groups`)
+    tied : ``{(i, j): inputs}`` where the pair's metrics may tie (:func:`metaeval.stats.kernels.kendall.summary_pairs.tied_groups`)
     rtol : the relative tie tolerance
     """
 
@@ -144,8 +144,8 @@ class KendallBlockPairs:
 
     def _compute(self, draws) -> None:
         """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair: the pairs that
-        count every input in lanes (:mod:`metaeval.stats.kernels.compiled_lanes`), the others one by one
-        (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`)."""
+        count every input in lanes (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`), the others one by one
+        (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`)."""
         import numba
 
         from metaeval.stats.kernels.kendall.blocks_compiled import block_tau_b_sums

@@ -22,7 +22,7 @@ Ties are exact here: a pair and input are counted only when every gap between tw
 one permuted vector is 0 (tied in every ``X'``) or above the tie tolerance of the pair's pooled values of that
 input (tied in none: the tolerance of any ``X'``, ``max(rtol spread(X'), NOISE_RTOL max|X'|)``, is at most that
 of the pooled values). A *near* tie, whose fate depends on the spread of each ``X'``, is flagged and left to the
-caller. Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use.
+caller. Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use.
 """
 from __future__ import annotations
 

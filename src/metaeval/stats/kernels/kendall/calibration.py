@@ -6,7 +6,7 @@ For complete data every group has the same number of pairs, and a resample that 
 by the original data: a resample only re-weights groups), with ``B = sum_p c_{g(p)} v0_p`` (see
 :func:`metaeval.stats.mt.tie_calibration.recalibrated`). The numerator is an exact integer, so its first
 maximum is exact. :func:`best_integer_curves` finds it for every resample: a compiled loop over the
-sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.compiled`,
+sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`,
 imported on first use, never on ``import metaeval``),
 else numpy over batches of resamples; both give the same integers.
 """
@@ -18,7 +18,7 @@ from metaeval.stats.kernels import compiler
 __all__ = ["best_integer_curves"]
 
 def _compiled():
-    from metaeval.stats.kernels.compiled import integer_curve_maxima
+    from metaeval.stats.kernels.kendall.calibration_compiled import integer_curve_maxima
 
     return integer_curve_maxima
 

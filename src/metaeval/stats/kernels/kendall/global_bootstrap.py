@@ -16,7 +16,7 @@ integer, so the coefficients equal the reference path's (which materialises the 
 
 The counting loop is compiled with numba when it is installed (``pip install metaeval[fast]``); numba is
 imported on the first call only, never on ``import metaeval``, and the loop is compiled once per installation
-(:mod:`metaeval.stats.kernels.compiled`). Without numba the
+(:mod:`metaeval.stats.kernels.kendall.global_bootstrap_compiled`). Without numba the
 factory returns None and the caller uses the reference path (pure numpy), which is the fallback.
 
 References
@@ -37,8 +37,8 @@ __all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "global_pairs_kernel"]
 COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")
 
 def _compiled():
-    """The compiled resample loop (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
-    from metaeval.stats.kernels.compiled import global_bootstrap_counts
+    """The compiled resample loop (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`, imported on first use)."""
+    from metaeval.stats.kernels.kendall.global_bootstrap_compiled import global_bootstrap_counts
 
     return global_bootstrap_counts
 

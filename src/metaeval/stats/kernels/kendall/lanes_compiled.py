@@ -1,21 +1,21 @@
-"""The block tables of :mod:`metaeval.stats.kernels.compiled_blocks` for many metric pairs at once (lanes).
+"""The block tables of :mod:`metaeval.stats.kernels.kendall.blocks_compiled` for many metric pairs at once (lanes).
 
 The same packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
 pairs in its last axis (``D[a, c, q]``, ``table[entry, q]``), so that one table entry of all the lanes is one
 contiguous row and the loops over system pairs, table entries and resamples are shared by the lanes. A
-resample's reads are vector code (:mod:`metaeval.stats.kernels.lane_vectors`: one vector add per table), so the
+resample's reads are vector code (:mod:`metaeval.stats.kernels.compiler.intrinsics`: one vector add per table), so the
 caller gives the lanes a plan of more, smaller tables than one pair at a time would take
-(:data:`metaeval.stats.kernels.kendall_blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
+(:data:`metaeval.stats.kernels.kendall.blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
 A lane whose pair does not list the input holds NaN values (every comparison false: no term) and adds exactly
 ``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are
-formed in the same order as :func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending,
+formed in the same order as :func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums` (inputs ascending,
 the same expression), so both loops give the same bits.
 
 Under ``undefined='skip'`` a lane whose permuted input can be constant (:func:`constant_possible`: some value
 ``v`` with ``x_a = v`` or ``y_a = v`` for every system) is *tracked*: besides the difference it keeps the two
 sums ``sum S(X') w[T(X')]`` and ``sum S(Y') w[T(Y')]`` and the number of inputs where ``X'`` and ``Y'`` are
 constant (``T = n0``, whose weight is 0 here), from which the caller forms the mean over the defined inputs.
-Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use.
+Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use.
 """
 from __future__ import annotations
 

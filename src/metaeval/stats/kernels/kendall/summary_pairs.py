@@ -16,7 +16,7 @@ a few numbers per resample.
   accuracy, acc-eq and tau-eq with ``t_ac = sgn(z_a - z_c)``, and Spearman with the integer weights
   ``t_ac = U_a - U_c`` (``U`` twice the human's centred average ranks). So ``delta_s`` of every pair is
   one exact integer matrix product per group of inputs with equal scale, then a fixed-order weighted sum
-  over the groups (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`).
+  over the groups (:class:`metaeval.stats.kernels.kendall.mask_products.PairMaskProducts`).
 """
 from __future__ import annotations
 
@@ -198,10 +198,10 @@ class SummaryPairsShared:
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
     Spearman is affine in ``S``: a tie-free metric's ranks are ``R_a = (N + 1) / 2 + (1/2) sum_c sgn(X_a - X_c)``,
     so its numerator ``sum_a (R_a - Rbar) U_a / 2 = S / 4`` and its denominator is constant
-    (:func:`~metaeval.stats.kernels.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
+    (:func:`~metaeval.stats.kernels.kendall.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
     ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the defined inputs (``w_b = 1 / #defined``, or
     ``1 / M`` with ``undefined='zero'``). Inputs are grouped by ``scale_b``; the products are exact
-    (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
+    (:class:`metaeval.stats.kernels.kendall.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
     groups are added in a fixed order: results do not depend on the batch.
     """
 
@@ -251,7 +251,7 @@ class SummaryPairsShared:
     def _cross_terms(self, i: int, j: int) -> np.ndarray:
         """``sum_c t_ac (B - C)_ac`` (M, N) of pair ``(i, j)``: with ``b_ac = sgn(X_j a - X_i c)`` (``B = b``,
         ``C_ac = -b_ca``) and ``t`` antisymmetric, ``sum_c t_ac b_ac - sum_c t_ca b_ca`` (numpy; with numba,
-        :func:`metaeval.stats.kernels.compiled.cross_sign_sums` for a chunk of pairs)."""
+        :func:`metaeval.stats.kernels.kendall.summary_pairs_compiled.cross_sign_sums` for a chunk of pairs)."""
         tb = self.t * _signs(self.xt[j][:, :, None], self.xt[i][:, None, :])
         # sums of N <= 32 terms of |t| <= 1 (Kendall, int8) or 2 (N - 1) (Spearman, int16): exact in t's type
         return np.einsum("mac->ma", tb).astype(np.int64) - np.einsum("mac->mc", tb)
@@ -262,7 +262,7 @@ class SummaryPairsShared:
         (:meth:`_own_terms`); the inputs where a pair's metrics tie set to 0 (counted per resample)."""
         from metaeval.stats.kernels import compiler
         if compiler.numba_available():
-            from metaeval.stats.kernels.compiled import cross_sign_sums
+            from metaeval.stats.kernels.kendall.summary_pairs_compiled import cross_sign_sums
 
             if self._by_input is None:  # inputs in the last axis (the compiled loop's vector axis)
                 self._by_input = (np.ascontiguousarray(self.xt.transpose(0, 2, 1)),

@@ -1,7 +1,7 @@
 """The compiled loops over the groups where a pair's metrics tie, counted per resample.
 
 With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the swap mask, so
-:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` counts those groups per resample:
+:class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` counts those groups per resample:
 
 * Kendall tau-b, vectorised over blocks of resamples: :func:`tied_sweep_inputs` merges the pair's two
   metrics' sorted values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and
@@ -10,7 +10,7 @@ With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the
   with the generic tie rule;
 * every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
   pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
-Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use only.
+Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use only.
 
 References
 ----------

@@ -59,7 +59,7 @@ EXACT32 = True
 
 
 def _loops():
-    """The compiled loops (:mod:`metaeval.stats.kernels.compiled_inputs`, imported on first use)."""
+    """The compiled loops (:mod:`metaeval.stats.kernels.many_inputs.summary_bootstrap_compiled`, imported on first use)."""
     from metaeval.stats.kernels.many_inputs import summary_bootstrap_compiled as compiled_inputs
 
     return compiled_inputs
@@ -72,7 +72,7 @@ _MEMO_ENTRIES = 8
 
 def _kept(kind: str, values: np.ndarray, rtol, make):
     """``make()``, kept for ``values`` when nobody can change that array (a :class:`~metaeval.data.scoreset.ScoreSet`'s,
-    as :mod:`~metaeval.stats.kernels.shared_sums` keeps its sums): the cells of a table share the human's tie groups,
+    as :mod:`~metaeval.stats.kernels.many_inputs.system_sums` keeps its sums): the cells of a table share the human's tie groups,
     and Spearman and Kendall a metric's. The array is referred to weakly; the results are read-only."""
     from metaeval.stats.kernels.many_inputs.system_sums import frozen
 

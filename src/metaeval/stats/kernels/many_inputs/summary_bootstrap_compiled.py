@@ -1,5 +1,5 @@
-"""The compiled loops of :mod:`metaeval.stats.kernels.summary_inputs` (numba, cached on disk like
-:mod:`metaeval.stats.kernels.compiled`; imported on first use only).
+"""The compiled loops of :mod:`metaeval.stats.kernels.many_inputs.summary_bootstrap` (numba, cached on disk like
+:mod:`metaeval.stats.kernels.compiler.decorator`; imported on first use only).
 
 Every loop keeps the resamples innermost (``wt`` is (N, b): the system multiplicities of the batch, resamples
 contiguous), so each statement is one vectorised pass over the batch. Each per-input correlation ``r`` of a
