@@ -283,7 +283,7 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
                                     rtol=0.0)
         groups, args = kernel._tied_inputs(i, j)
         bits = np.ascontiguousarray(draws.cell_bits().reshape(z.size, -1))
-        ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
+        ordered = tied_group_counts(args[:4], *args[4:7], args[7:], np.ascontiguousarray(bits.T), 0.0, False)
         _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
         assert not near.any()
         sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))

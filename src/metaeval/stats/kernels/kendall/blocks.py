@@ -209,9 +209,9 @@ class KendallBlockPairs:
                 sub = (lambda a: a[:, lo:hi]) if width else (lambda a: a)
                 parts = [np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
                          for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
-                lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, self.zr, lane_scales,
-                                float(self.rtol), NOISE_RTOL, self.shift, *lane_plan.arrays, track, n0, acc, *parts,
-                                near, kind)
+                lane_tau_b_sums(xt, (lane_pair, lane_first, lane_second, ptr, groups), self.zr, lane_scales,
+                                (float(self.rtol), NOISE_RTOL, self.shift), lane_plan.arrays[:6], lane_plan.arrays[6],
+                                track, n0, (acc, *parts), near, kind)
                 for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts):
                     sub(whole)[...] = part
             if one.size:
@@ -219,8 +219,8 @@ class KendallBlockPairs:
                                   dtype=np.uint32 if self.shift == 8 else np.int64)
                 acc_one, near_one = np.zeros((one.size, hi - lo)), np.zeros(one_groups.size, dtype=np.uint8)
                 first_sys, size, tf, ts, offset, owner, idx = one_plan.arrays
-                block_tau_b_sums(xt, first[one], second[one], one_ptr, one_groups, self.zr, self.scales,
-                                 float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner,
+                block_tau_b_sums(xt, (first[one], second[one], one_ptr, one_groups), self.zr, self.scales,
+                                 (float(self.rtol), NOISE_RTOL, self.shift), (first_sys, size, tf, ts, offset, owner),
                                  task_ptr, tables, idx, acc_one, near_one)
                 acc[one] = acc_one
                 for u, q in enumerate(one):

@@ -163,8 +163,7 @@ def packing(shift):
 
 
 @jit(parallel=True)
-def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, shift, block_first, block_size,
-                     table_first, table_second, table_offset, owner, task_ptr, tables, idx, acc, near):
+def block_tau_b_sums(xt, pairs, zr, scales, tie, plan, task_ptr, tables, idx, acc, near):
     """Add ``scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of every listed input ``j`` to ``acc[q, r]``.
 
     Pair ``q`` (metrics ``first[q]``, ``second[q]`` of ``xt`` (P, M, N)) lists its inputs in ascending order in
@@ -177,6 +176,9 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
     pairs of about equal work) run in parallel, each over the inputs in order, its pairs at each input (the
     table indices of an input are read from cache by all of them); each pair's inputs are added in the order
     listed, so the sums do not depend on the threads or the batch."""
+    first, second, ptr, groups = pairs
+    rtol, noise, shift = tie
+    block_first, block_size, table_first, table_second, table_offset, owner = plan
     n = xt.shape[2]
     k = idx.shape[2]
     n_tables = table_first.size

@@ -62,10 +62,11 @@ class GlobalPairsBootstrap:
         self.coefficient = coefficient
         self.cells = n + m + 8
         rx, rz = self.rx, self.rz
-        self.args = (rx[self.order], rz[self.order], self.order // m, self.order % m,
-                     np.ascontiguousarray(rx[self.row_order]), np.ascontiguousarray(rz[self.row_order]),
-                     np.ascontiguousarray(self.row_order % m), np.ascontiguousarray(rx[self.col_order]),
-                     np.ascontiguousarray(rz[self.col_order]), np.ascontiguousarray(self.col_order // m), self.nz)
+        self.args = ((rx[self.order], rz[self.order], self.order // m, self.order % m),
+                     (np.ascontiguousarray(rx[self.row_order]), np.ascontiguousarray(rz[self.row_order]),
+                      np.ascontiguousarray(self.row_order % m)),
+                     (np.ascontiguousarray(rx[self.col_order]), np.ascontiguousarray(rz[self.col_order]),
+                      np.ascontiguousarray(self.col_order // m)), self.nz)
 
     def counts(self, cache: BatchCache) -> np.ndarray:
         w = np.ascontiguousarray(cache.row_weights(), dtype=np.int64)

@@ -114,7 +114,12 @@ def boot_subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part
 
 
 @jit(parallel=True)
-def global_bootstrap_counts(gx, gz, ga, gb, rx_rows, rz_rows, b_rows, rx_cols, rz_cols, a_cols, nz, w, c):
+def global_bootstrap_counts(cells, rows, cols, nz, w, c):
+    """The pair counts of every resample (``w`` row and ``c`` column multiplicities): ``cells`` the sorted cells'
+    ranks and axes, ``rows`` / ``cols`` each row's / column's cells (for the copies of one drawn unit)."""
+    gx, gz, ga, gb = cells
+    rx_rows, rz_rows, b_rows = rows
+    rx_cols, rz_cols, a_cols = cols
     k = w.shape[0]
     n = w.shape[1]
     m = c.shape[1]

@@ -442,7 +442,7 @@ class GroupPairsCompiled:
         from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
 
         groups, args = self._tied_inputs(i, j, groups)
-        counts = tied_group_counts(*args, self._bits_by_resample(cache), self.rtol, self.spearman)
+        counts = tied_group_counts(args[:4], *args[4:7], args[7:], self._bits_by_resample(cache), self.rtol, self.spearman)
         return self._tied_coefficients(counts, groups)
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:

@@ -168,9 +168,7 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offs
 
 
 @jit(parallel=True)
-def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, scales, rtol, noise, shift,
-                    block_first, block_size, table_first, table_second, table_offset, owner, idx, track, n0,
-                    acc, acc_x, acc_y, und_x, und_y, near, kind):
+def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums, near, kind):
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
     inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
     (``lane_pair[b, q]``, -1 for an empty lane; metrics ``lane_first``, ``lane_second`` of ``xt`` (P, M, N)).
@@ -178,6 +176,10 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
     array of the packed type (int32 for 8-bit fields, int64 for 16). A lane with a near tie at an input is
     flagged in ``near[u]`` (``u`` its place in ``groups``) and skipped there. Batches with ``track[b]`` also
     fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``, ``und_y`` (inputs where ``T = n0``), rows by pair."""
+    lane_pair, lane_first, lane_second, ptr, groups = lane_lists
+    rtol, noise, shift = tie
+    block_first, block_size, table_first, table_second, table_offset, owner = plan
+    acc, acc_x, acc_y, und_x, und_y = sums
     n = xt.shape[2]
     k = idx.shape[2]
     lanes = lane_pair.shape[1]

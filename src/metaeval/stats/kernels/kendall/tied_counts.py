@@ -460,7 +460,7 @@ def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
 
 
 @jit(parallel=True)
-def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
+def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
     distinct values, Spearman's numerator and sum of squares.
 
@@ -470,6 +470,8 @@ def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, 
     human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
     use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
+    mval, mcell, msrc, cells = pooled
+    classes, n_class, ukr = tables
     g_count, n = cells.shape
     b = bits.shape[0]
     out = np.zeros((b, g_count, 2, 6), dtype=np.int64)

@@ -187,8 +187,8 @@ class SpearmanInputs(_Chunked):
         n, b = wt.shape
         wt = state
         work = [np.empty((n + 1, b), wt.dtype) for _ in range(3)] + [np.empty(b, wt.dtype) for _ in range(3)]
-        self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
-                                   *work, np.empty(b), np.zeros(b, dtype=np.int64), total, used)
+        self.loops.spearman_inputs(wt, (self.rx, self.rz, self.gx, self.gz), (j0, j1), (counts, has_counts, self.skip),
+                                   (*work, np.empty(b), np.zeros(b, dtype=np.int64)), (total, used))
 
 
 class KendallInputs(_Chunked):
@@ -225,8 +225,8 @@ class KendallInputs(_Chunked):
         num = np.matmul(signs, ww, out=buffers["num"][: j1 - j0])  # (chunk, b): exact small integers in float32
         work = (np.empty((n, b), wt.dtype), np.empty(b, wt.dtype), np.empty(b, wt.dtype), np.empty(b),
                 np.zeros(b, dtype=np.int64))
-        self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
-                                  self.skip, *work, total, used)
+        self.loops.kendall_inputs(wt, num, (self.rx, self.rz, self.gx, self.gz), self.n0, (j0, j1),
+                                  (counts, has_counts, self.skip), tuple(work), (total, used))
 
 
 class PearsonInputs(_Chunked):
@@ -270,10 +270,11 @@ class PearsonInputs(_Chunked):
         chosen, count, cand = state
         n, b = wt.shape
         fewest = max(2, int(count.min()))  # one chosen system is undefined anyway
-        k = self.loops.pearson_inputs(wt, chosen, count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
-                                      self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
-                                      self.skip, np.empty((5, b)),
-                                      np.empty((n, b)), np.empty(b, dtype=np.int64), np.empty(b), total, used, *cand)
+        k = self.loops.pearson_inputs(wt, (chosen, count, fewest), (self.xc, self.zc), (j0, j1),
+                                      (self.tx, self.rx, self.gx, self.bx), (self.tz, self.rz, self.gz, self.bz),
+                                      (counts, has_counts, self.skip),
+                                      (np.empty((5, b)), np.empty((n, b)), np.empty(b, dtype=np.int64), np.empty(b)),
+                                      (total, used), tuple(cand))
         if k:
             self._decide(chosen, *(c[:k] for c in cand), counts, has_counts, total, used)
 
