@@ -45,10 +45,13 @@ def _sweep_blocks(b, width):
 
 
 @jit(inline="always")
-def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
+def _query_values(e, f, g, values, s0, w, pooled, inserted, cum, ins, sums):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
-    ``S``, as its own bit decides in every lane."""
+    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: ``s1, s0_acc,
+    size1``)."""
+    eflat, esrc, ez, bits = values
+    s1, s0_acc, size1 = sums
     for u in range(e, f):
         r = ez[g, u]
         src = np.int32(esrc[g, u])
@@ -79,10 +82,13 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
 
 
 @jit(inline="always")
-def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
-                       size1, h1, hc, run):
+def _sweep_large_group(e, f, g, values, s0, w, top, pooled, inserted, cum, ins, sums, work):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
-    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit (``values``,
+    ``sums`` as for :func:`_query_values`; ``work``: ``h1, hc, run``)."""
+    eflat, esrc, ez, bits = values
+    s1, s0_acc, size1 = sums
+    h1, hc, run = work
     rmin = top
     rmax = 0
     for u in range(e, f):
@@ -200,12 +206,12 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, p
                     f += 1
                 size1[:] = 0
                 if f - e < grouped:
-                    _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc,
-                                  size1)
+                    _query_values(e, f, g, (eflat, esrc, ez, bits), s0, w, pooled, inserted, cum, ins,
+                                  (s1, s0_acc, size1))
                     _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum)
                 else:
-                    _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1,
-                                       s0_acc, size1, h1, hc, run)
+                    _sweep_large_group(e, f, g, (eflat, esrc, ez, bits), s0, w, top, pooled, inserted, cum, ins,
+                                       (s1, s0_acc, size1), (h1, hc, run))
                 inserted += f - e
                 singles += _close_tie_group(f - e, w, size1, ins, single1, t0, t1, d0, d1)
                 e = f
