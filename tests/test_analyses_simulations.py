@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import metaeval as me
-from metaeval.stats.kernels.power import boot_pearson, perm_pearson
+from metaeval.stats.kernels.pearson.power import boot_pearson, perm_pearson
 from metaeval.analyses.power import _swap_bits
 from metaeval.metrics.degraded import DegradedRouge, tokenize
 from metaeval.stats.resampling.bootstrap import bootstrap_samples

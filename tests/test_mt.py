@@ -298,7 +298,7 @@ def test_mt_evaluate_on_the_shared_mt_metrics_eval_fixture():
 
 
 def test_recalibration_compiled_and_numpy_paths_agree(monkeypatch):
-    from metaeval.stats.kernels import calibration
+    from metaeval.stats.kernels.kendall import calibration
     from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 
     rng = np.random.default_rng(3)
@@ -308,7 +308,7 @@ def test_recalibration_compiled_and_numpy_paths_agree(monkeypatch):
     table = pair_table(x.T, z.T)
     for coefficient in ("acc-eq", "tau-eq"):
         fast = recalibrated(table, coefficient, w)
-        monkeypatch.setattr(calibration, "numba_available", lambda: False)
+        monkeypatch.setattr(calibration.compiler, "numba_available", lambda: False)
         slow = recalibrated(table, coefficient, w, batch=4)
         monkeypatch.undo()
         np.testing.assert_array_equal(fast[0], slow[0])

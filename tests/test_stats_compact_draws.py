@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.resampling import draws as draws_module
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.resampling.compact_draws import RegeneratedDraws
@@ -88,7 +88,7 @@ def test_many_draws_keep_counts_and_give_the_same_indices(monkeypatch):
     assert compact.cols.counts.nbytes == k * m  # one byte a count: 4.5 MB, not 18 (int32) or 36 (int64)
 
 
-@pytest.mark.skipif(not numba_available(), reason="the chunked summary kernels are compiled with numba")
+@pytest.mark.skipif(not compiler.numba_available(), reason="the chunked summary kernels are compiled with numba")
 @pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall-b"])
 def test_statistics_of_compact_draws_are_bitwise_those_of_whole_draws(monkeypatch, coefficient):
     rng = np.random.default_rng(4)

@@ -67,7 +67,7 @@ def _check(xs, z, undefined, n_resamples=30, batches=(7,), rtol=TIE_RTOL):
 @pytest.mark.parametrize("rule", list(RULES))
 @pytest.mark.parametrize("undefined", ["skip", "zero"])
 def test_tied_pairs_equal_the_reference_for_the_same_draws(undefined, rule):
-    from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+    from metaeval.stats.kernels.kendall.blocks import KendallBlockPairs
 
     xs, z = _tie_heavy(1)
     left, kernel = _kernel(xs, z, undefined, RULES[rule])
@@ -79,7 +79,7 @@ def test_tied_pairs_equal_the_reference_for_the_same_draws(undefined, rule):
 @pytest.mark.parametrize("n", [3, 5, 12, 17, 21])
 def test_any_number_of_systems_and_block_plan(n):
     """Tables of one, three or six block pairs, one or two bytes per packed count (more than 16 systems)."""
-    from metaeval.stats.kernels.kendall_blocks import block_plan
+    from metaeval.stats.kernels.kendall.blocks import block_plan
 
     xs, z = _tie_heavy(n, n=n, m=12)
     for k in (8, 1000):
@@ -107,7 +107,7 @@ def test_inputs_a_swap_makes_constant_and_constant_humans(undefined):
 def test_near_ties_are_decided_per_resample():
     """Values closer than the tie tolerance of the pair's pooled values, but not equal: whether they tie depends
     on the spread of each X' (the generic rule), so those inputs are counted per resample by the sweep."""
-    from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+    from metaeval.stats.kernels.kendall.blocks import KendallBlockPairs
 
     rng = np.random.default_rng(5)
     n, m = 6, 24
@@ -148,7 +148,7 @@ def test_pairs_with_a_few_tied_inputs_keep_the_products_for_the_others():
 def test_three_blocks_of_five_at_many_resamples():
     """15 systems and 600 resamples: three blocks of five for the pairs counted one at a time, five blocks of three
     for the lanes (the benchmark's workload)."""
-    from metaeval.stats.kernels.kendall_blocks import block_plan
+    from metaeval.stats.kernels.kendall.blocks import block_plan
 
     assert block_plan(15, 600) == ([5, 5, 5], [(0, 1), (0, 2), (1, 2)])
     assert block_plan(15, 600, 9.0)[0] == [3, 3, 3, 3, 3]
@@ -178,7 +178,7 @@ def test_constant_permuted_inputs_are_counted_in_the_kernel(n, monkeypatch):
     counted in the kernel (the sums and the number of constant inputs of each side), never recomputed by the
     generic path; equal to the reference to 1e-12 with NaN in the same places, for any batch (8-bit and 16-bit
     packed counts)."""
-    from metaeval.stats.kernels.kendall_blocks import KendallBlockPairs
+    from metaeval.stats.kernels.kendall.blocks import KendallBlockPairs
 
     def no_generic(self, cache, i, j, rows):
         raise AssertionError(f"pair {(i, j)} took the generic path for {rows.size} resamples")

@@ -15,7 +15,7 @@ import pytest
 import metaeval as me
 from metaeval.stats.correlations import ties
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
-from metaeval.stats.kernels.permutation import _PermSummaryPearson
+from metaeval.stats.kernels.permutation import PermSummaryPearson
 from metaeval.stats.kernels.ranks import is_constant_along as _is_constant, row_ranks, tie_ranks
 from metaeval.stats.significance.permutation import permutation_deltas, standardize
 from metaeval.stats.resampling.draws import bootstrap_draws, permutation_draws
@@ -56,7 +56,7 @@ def test_risky_columns_include_rounding_constants_under_exact_ties():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
     x[:, 1] = [2.0, ULP2, 2.0, ULP2]  # the mask "keep X" makes input 1 constant for Pearson
-    risky = _PermSummaryPearson._risky_columns(x, y, rtol=0.0)
+    risky = PermSummaryPearson._risky_columns(x, y, rtol=0.0)
     assert risky[1] and not risky[0] and not risky[2]
 
 
@@ -150,7 +150,7 @@ def test_fused_power_kernels_use_the_constancy_rule_of_is_constant(level):
     # inputs 0-1 vary by 1e-9 relative (not constant: the old (1e-7 max|v|)^2 rule made them undefined);
     # input 2 holds near-copies of 2.0 (constant), input 3 a Likert-like human with ties
     from metaeval.analyses.power import _swap_bits
-    from metaeval.stats.kernels.power import boot_pearson, perm_pearson
+    from metaeval.stats.kernels.pearson.power import boot_pearson, perm_pearson
     from metaeval.stats.significance.permutation import reference_deltas as _reference_batch
     from metaeval.stats.resampling.draws import PermutationDraws
 
@@ -222,7 +222,7 @@ def test_compiled_risky_inputs_of_summary_pearson_equal_numpy_to_the_bit(undefin
     equal the reference path's."""
     pytest.importorskip("numba")
     from metaeval.stats.kernels.batch import BatchCache
-    from metaeval.stats.kernels.summary_pearson import PearsonSummaryCompiled
+    from metaeval.stats.kernels.pearson.summary_pairs import PearsonSummaryCompiled
     from metaeval.stats.significance.permutation import standardize
 
     rng = np.random.default_rng(5)
@@ -259,7 +259,7 @@ def test_compiled_permuted_constancy_is_the_rule_of_is_constant():
     also for values constant only for Pearson (2.0 and its neighbour below) and tied with a tolerance only."""
     pytest.importorskip("numba")
     from metaeval.stats.correlations.ties import NOISE_RTOL, is_constant
-    from metaeval.stats.kernels.compiled import permuted_constant
+    from metaeval.stats.kernels.pearson.summary_pairs_compiled import permuted_constant
 
     rng = np.random.default_rng(8)
     n, c, b = 6, 40, 200

@@ -7,7 +7,7 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from metaeval.stats.kernels.lane_vectors import LANES, lane_weighted_sum, lane_word  # noqa: E402
+from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum, lane_word  # noqa: E402
 
 
 @numba.njit
@@ -70,7 +70,7 @@ def test_the_lanes_give_the_same_bits_under_any_block_plan(n, monkeypatch):
     """All pairs in lanes (every input tied): the sums under the lanes' plan (5 blocks of 3 for 15 systems at 300
     resamples) and under the one-pair plan (4, 4, 4, 3) are the same bits; 8-bit and 16-bit counts, pairs whose
     permuted inputs can be constant (tracked, the scalar unpacking after ``lane_word``) and the others."""
-    from metaeval.stats.kernels import kendall_blocks
+    from metaeval.stats.kernels.kendall import blocks as kendall_blocks
     from metaeval.stats.kernels.batch import BatchCache
     from metaeval.stats.resampling.draws import permutation_draws
     from metaeval.stats.significance.permutation import standardize

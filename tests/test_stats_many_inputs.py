@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels import shared_sums, summary_inputs
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels.many_inputs import summary_bootstrap as summary_inputs
+from metaeval.stats.kernels.many_inputs import system_sums as shared_sums
+from metaeval.stats.kernels import compiler
 from metaeval.stats.resampling.bootstrap import bootstrap_samples
 from metaeval.stats.resampling.draws import bootstrap_draws
 
-pytestmark = pytest.mark.skipif(not numba_available(), reason="the chunked kernels are compiled with numba")
+pytestmark = pytest.mark.skipif(not compiler.numba_available(), reason="the chunked kernels are compiled with numba")
 
 
 def _data(n=6, m=700, seed=3):

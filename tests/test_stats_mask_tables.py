@@ -56,7 +56,7 @@ def test_tie_heavy_inputs_with_constant_masks_equal_the_reference_for_any_batch(
     resamples where a permuted input is constant (the mask takes the 3-level metric's values where they tie,
     or all of an input where it is constant) counted in the kernel; equal to the generic path to 1e-12, NaN
     where it is NaN. The 3-level metric ties within every input: its pairs never take the generic path."""
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
     generic = []
     real = GroupPairsCompiled._generic

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from metaeval.stats.correlations.levels import level_correlation
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
 from metaeval.stats.resampling.draws import permutation_draws
@@ -45,7 +45,7 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
     draws = permutation_draws(*z.shape, method="both", n_resamples=40, rng=1)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=0.0)
     pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
-    if numba_available():  # every case has a kernel shared by the pairs (none falls back to the reference)
+    if compiler.numba_available():  # every case has a kernel shared by the pairs (none falls back to the reference)
         assert _shared_pair_kernel(xs, z, pairs, kw) is not None
     fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
     ref = _reference(xs, z, draws, level, coefficient, undefined)
@@ -61,13 +61,13 @@ def test_shared_kernels_equal_reference_and_ignore_batch(level, coefficient, und
 @pytest.mark.parametrize("level", ["by-system", "global"])
 @pytest.mark.parametrize("coefficient", ["kendall-b", "spearman", "acc-eq"])
 def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coefficient, monkeypatch):
-    from metaeval.stats.kernels import global_pairs
+    from metaeval.stats.kernels import compiler
 
     xs, z = _data(11)
     draws = permutation_draws(*z.shape, method="both", n_resamples=30, rng=2)
     kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
     fast = _permutation_pairs(xs, z, draws, None, "auto", kw)
-    monkeypatch.setattr(global_pairs, "numba_available", lambda: False)
+    monkeypatch.setattr(compiler, "numba_available", lambda: False)
     pairs = list(fast)
     assert _shared_pair_kernel(xs, z, pairs, kw) is None
     slow = _permutation_pairs(xs, z, draws, None, "auto", kw)
@@ -80,8 +80,8 @@ def test_compiled_group_kernels_without_numba_use_the_reference_path(level, coef
 @pytest.mark.parametrize("coefficient", ["kendall-b", "kendall-c", "accuracy", "spearman"])
 def test_compiled_summary_terms_equal_the_dense_numpy_terms(coefficient):
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
-    from metaeval.stats.kernels.shared import SummaryPairsShared
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared
 
     xs, z = _data(5, n=9, m=25)
     pairs = [(0, 1), (0, 3), (2, 1), (3, 2)]
@@ -103,14 +103,14 @@ def test_compiled_cross_sums_equal_the_numpy_terms(coefficient, monkeypatch):
     numpy terms of the same formula: 8-bit (Kendall) and 16-bit (Spearman) human weights, 32 systems, a tied
     input set to 0 for the pairs that list it."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels import global_pairs
-    from metaeval.stats.kernels.shared import SummaryPairsShared
+    from metaeval.stats.kernels import compiler
+    from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared
 
     xs, z = _data(6, n=32, m=40, p=5)
     pairs = [(0, 1), (0, 3), (2, 1), (3, 4), (4, 0)]
     tied = {(0, 1): [5], (2, 1): [5, 7]}
     fast = SummaryPairsShared(xs, z, coefficient, "skip", tied)._chunk_terms(pairs)
-    monkeypatch.setattr(global_pairs, "numba_available", lambda: False)
+    monkeypatch.setattr(compiler, "numba_available", lambda: False)
     slow = SummaryPairsShared(xs, z, coefficient, "skip", tied)._chunk_terms(pairs)
     for compiled, numpy_terms in zip(fast, slow):
         np.testing.assert_array_equal(compiled, numpy_terms)
@@ -132,7 +132,7 @@ def test_global_level_with_a_constant_human_is_nan():
 @pytest.mark.parametrize("level", ["summary", "by-system", "global"])
 @pytest.mark.parametrize("coefficient", ["kendall-b", "spearman"])
 def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_kernel(level, coefficient):
-    from metaeval.stats.kernels.shared import tie_free_pairs
+    from metaeval.stats.kernels.kendall.summary_pairs import tie_free_pairs
 
     xs, z = _data(3)
     xs[1, 0, 5] = xs[0, 2, 5]  # metrics 0 and 1 tie within input 5, row 0 (and globally)
@@ -151,7 +151,7 @@ def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_ker
     draws = permutation_draws(*z.shape, method="both", n_resamples=20, rng=1)
     kw = dict(level=level, coefficient=coefficient, undefined="skip", tie_threshold=0.0)
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
-    if numba_available():
+    if compiler.numba_available():
         kernel = _shared_pair_kernel(xs, z, pairs, kw)
         # by-system and global: a pair's groups with a tie are counted per resample (compiled), the other
         # groups come from the shared products; summary: pairs with a tie take their own kernels
@@ -164,7 +164,7 @@ def test_pairs_with_metric_ties_use_their_own_path_and_the_others_the_shared_ker
 
 
 def test_metric_ties_fall_back_to_the_pair_kernels():
-    from metaeval.stats.kernels.shared import tie_free
+    from metaeval.stats.kernels.kendall.summary_pairs import tie_free
 
     xs, z = _data(3)
     assert tie_free(xs)
@@ -182,7 +182,7 @@ def test_metric_ties_fall_back_to_the_pair_kernels():
 def test_compiled_global_bootstrap_equals_numpy_reference(coefficient):
     pytest.importorskip("numba")
     from metaeval.stats.resampling.bootstrap import bootstrap_samples
-    from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+    from metaeval.stats.kernels.kendall.global_bootstrap import global_pairs_kernel
     from metaeval.stats.resampling.draws import bootstrap_draws
 
     rng = np.random.default_rng(7)
@@ -202,7 +202,7 @@ def test_import_does_not_load_numba():
     import subprocess
     import sys
 
-    code = "import metaeval.stats.kernels.global_pairs, sys; print('numba' in sys.modules)"
+    code = "import metaeval.stats.kernels.kendall.global_bootstrap, sys; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -247,7 +247,7 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
     """Values closer than the tolerance of their pooled values tie in some permuted vectors and not in others
     (the tolerance follows the spread of each X'): the sweep's per-resample corrections match the reference."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
     rng = np.random.default_rng(5)
     n, m = 5, 40
@@ -270,10 +270,10 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
 def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.compiled_ties import tied_group_counts
-    from metaeval.stats.kernels.compiled_ties import tied_sweep_counts
-    from metaeval.stats.kernels.dominance import GroupPairsCompiled
-    from metaeval.stats.kernels.shared import tied_groups
+    from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+    from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_counts
+    from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
+    from metaeval.stats.kernels.kendall.summary_pairs import tied_groups
 
     xs, z = _tie_heavy(4)
     draws = permutation_draws(*z.shape, method="both", n_resamples=37, rng=0)
@@ -283,7 +283,7 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
                                     rtol=0.0)
         groups, args = kernel._tied_inputs(i, j)
         bits = np.ascontiguousarray(draws.cell_bits().reshape(z.size, -1))
-        ordered = tied_group_counts(*args, np.ascontiguousarray(bits.T), 0.0, False)
+        ordered = tied_group_counts(args[:4], *args[4:7], args[7:], np.ascontiguousarray(bits.T), 0.0, False)
         _, eflat, esrc, ez, enew, near = kernel._sweep_inputs(i, j, groups)
         assert not near.any()
         sizes = np.diff(np.flatnonzero(np.append(enew.ravel(), 1)))
@@ -299,7 +299,7 @@ def test_sweep_width_gives_every_thread_a_block():
     """One group (global level) is split into blocks of at least SPLIT_WIDTH resamples for the threads;
     enough groups keep SWEEP_WIDTH (the counts do not depend on the width: the sweep test above)."""
     numba = pytest.importorskip("numba")
-    from metaeval.stats.kernels.dominance import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
+    from metaeval.stats.kernels.kendall.group_pairs import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
 
     threads = numba.get_num_threads()
     assert sweep_width(128, 15) == SWEEP_WIDTH if threads <= 15 else True
@@ -345,7 +345,11 @@ def test_reference_pairs_do_not_set_the_batch_of_the_others(monkeypatch):
     kw = dict(level="summary", coefficient="acc-eq", undefined="skip", tie_threshold=0.0)
     expected = _permutation_pairs(xs, z, draws, None, "auto", kw)
     xs[1, 0, 5] = xs[0, 2, 5]
-    monkeypatch.setattr(pairs_module, "tied_pair_kernel", lambda *args: None)  # (0, 1): the reference path
+    from metaeval.stats.kernels import routes
+
+    untied = tuple(route for route in routes.PAIR_ROUTES if route.name not in
+                   ("kendall-blocks", "summary-pair-counts-tied", "group-pair-counts-tied"))
+    monkeypatch.setattr(routes, "PAIR_ROUTES", untied)  # (0, 1): the reference path
     sizes = []
     real = pairs_module._permutation_batch
     monkeypatch.setattr(pairs_module, "_permutation_batch",
@@ -365,7 +369,7 @@ def test_tied_groups_are_the_groups_whose_chains_join_the_pair(level):
     neighbours do not tie; a pair may tie in the group when one run holds values of both metrics, or two
     values of one of them."""
     from metaeval.stats.correlations.ties import are_tied
-    from metaeval.stats.kernels.shared import tied_groups
+    from metaeval.stats.kernels.kendall.summary_pairs import tied_groups
 
     rng = np.random.default_rng(7)
     std = np.round(rng.normal(size=(5, 6, 9)) * 1.5) / 2

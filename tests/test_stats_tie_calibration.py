@@ -315,7 +315,7 @@ def test_invariant_to_shifting_the_metric(level, coefficient):
 
 @pytest.mark.parametrize("coefficient", ["acc-eq", "tau-eq"])
 def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient):
-    from metaeval.stats.kernels import calibration
+    from metaeval.stats.kernels.kendall import calibration
     from metaeval.stats.resampling.draws import bootstrap_draws, count_weights
     from metaeval.stats.mt.tie_calibration import pair_table, recalibrated
 
@@ -327,7 +327,7 @@ def test_recalibration_uses_the_gap_rule_on_both_paths(monkeypatch, coefficient)
     for s, c in ((1.0, 0.0), (3e-150, 0.0), (7e150, 0.0), (0.1, 0.0), (1.0, -1e6)):
         xs = x * s + c
         fast = recalibrated(pair_table(xs.T, z.T), coefficient, w)
-        monkeypatch.setattr(calibration, "numba_available", lambda: False)
+        monkeypatch.setattr(calibration.compiler, "numba_available", lambda: False)
         slow = recalibrated(pair_table(xs.T, z.T), coefficient, w, batch=3)
         monkeypatch.undo()
         np.testing.assert_array_equal(fast[0], slow[0])

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.correlations.levels import level_correlation
 from metaeval.stats.significance.pair_permutations import permutation_pairs as _permutation_pairs, shared_pair_kernel as _shared_pair_kernel
 from metaeval.stats.significance.permutation import standardize
@@ -49,7 +49,7 @@ def _check(xs, z, level, coefficient, undefined, n_resamples=20, rtol=TIE_RTOL):
     draws = permutation_draws(*z.shape, method="both", n_resamples=n_resamples, rng=4)
     kw = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=0.0)
     pairs = [(i, j) for i in range(xs.shape[0]) for j in range(i + 1, xs.shape[0])]
-    if numba_available():  # every pair is computed by the kernel shared by the pairs, none by the reference
+    if compiler.numba_available():  # every pair is computed by the kernel shared by the pairs, none by the reference
         kernel = _shared_pair_kernel(xs, z, pairs, kw, rtol)
         assert kernel is not None
         assert all(kernel.covers(*pair) for pair in pairs if hasattr(kernel, "covers"))
@@ -115,8 +115,8 @@ def _run(code: str, env: dict) -> str:
 _CALL = """
 import numpy as np
 {patch}
-from metaeval.stats.kernels import compiled
-from metaeval.stats.kernels.calibration import best_integer_curves
+from metaeval.stats.kernels.kendall import calibration_compiled as compiled
+from metaeval.stats.kernels.kendall.calibration import best_integer_curves
 v, i = best_integer_curves(np.array([0, 1, 0]), np.array([1, 0, 2]), np.array([1, -1, 2]),
                            np.array([True, False, True]), True, np.ones((4, 2), dtype=np.int64))
 stats = compiled.integer_curve_maxima.stats
@@ -178,7 +178,7 @@ def test_graded_metrics_counted_from_contingency_tables_equal_the_reference(leve
     z = np.round(q * 2) / 2
     xs = np.stack([standardize(np.round((q + rng.normal(size=(n, m))) * 2) / 2),
                    standardize(np.clip(np.round((50 + 15 * (q + rng.normal(size=(n, m)))) / 5) * 5, 0, 100))])
-    if numba_available():
+    if compiler.numba_available():
         kernel = _shared_pair_kernel(xs, z, [(0, 1)], dict(level=level, coefficient=coefficient,
                                                            undefined="skip", tie_threshold=0.0), RULES[rule])
         _, args = kernel._tied_inputs(0, 1)

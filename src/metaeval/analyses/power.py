@@ -19,7 +19,7 @@ By default ``X`` is computed by the same tokenizer as ``Y_p`` (at ``p = 1`` the 
 rejects); with ``x_metric`` (e.g. ``"rouge-1.f1"``) it is that column, and at ``p = 1`` the tests compare two
 implementations of the same metric.
 Within a trial the permutation masks and the bootstrap indices are shared by both levels. For Pearson the
-two resampling tests run on fused kernels (:mod:`metaeval.stats.kernels.power`) that evaluate X and Y
+two resampling tests run on fused kernels (:mod:`metaeval.stats.kernels.pearson.power`) that evaluate X and Y
 together; other coefficients use the generic kernels of :mod:`metaeval.stats`.
 
 For each ``p`` the trials run in chunks of :data:`~metaeval.defaults.SIMULATION_CHUNK_TRIALS`; chunk ``k``
@@ -48,7 +48,7 @@ from ..serialization import plain as _plain
 from ..signature import Signature
 from ..stats._runtime import single_blas_thread
 from ..stats.resampling.bootstrap import bootstrap_samples
-from ..stats.kernels.power import boot_pearson, perm_pearson
+from ..stats.kernels.pearson.power import boot_pearson, perm_pearson
 from ..stats.correlations.levels import level_correlation
 from ..stats.significance.paired_bootstrap import bootstrap_pvalue
 from ..stats.significance.permutation import monte_carlo_pvalue, permutation_deltas, standardize

@@ -140,6 +140,9 @@ OPTIONS: dict[str, dict[str, Any]] = {
                    help="The p-values corrected together: each row metric's comparisons, or the whole matrix."),
     "full_test_set": dict(is_flag=True,
                           help="Average each metric over all its inputs, the human over the judged ones."),
+    "explain": dict(is_flag=True,
+                    help="Also print (to stderr) which fast kernel of the route table computes each metric pair, and"
+                         " why (docs/statistics.md, Which kernel computes a pair)."),
     "analysis": dict(help="The analysis to run."),
     "sizes": dict(type=NumberList(int), help="Sizes, comma-separated."),
     "measure": dict(help="The metric's score used."),

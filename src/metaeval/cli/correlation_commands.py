@@ -84,13 +84,20 @@ def correlate(source, level, coefficient, ci, confidence_level, full_test_set, p
 @resamples_option
 @seed_option
 @tie_tolerance_option
+@option("explain")
 @progress_option
 @output_options
 def compare(source, level, coefficient, test, method, alternative, correction, family, alpha, corpus_texts,
-            n_resamples, seed, tie_tolerance, format, output):
+            n_resamples, seed, tie_tolerance, explain, format, output):
     """Test every pair of metrics; print the significance matrix and cluster ranks."""
     ds, human = load_source(source, n_resamples=n_resamples)
     corpus = corpus_statistics_for(ds, *corpus_texts)
+    if explain and test == "permutation" and not corpus:
+        from ..correlation.kernel_routes import explain_routes
+
+        report = explain_routes(ds, chosen_metrics(ds, human, source.metric), human, level=level,
+                                coefficient=coefficient, method=method, tie_tolerance=tie_tolerance)
+        click.echo(report.text(), err=True)
     with progress_bar() as bar:
         counted = bar.task("resamples", total=n_resamples) if test != "williams" else None
         result = compare_metrics(

@@ -58,7 +58,13 @@ Speed: a batch holds about :data:`KERNEL_BATCH_CELLS` float64 cells of temporari
 25 x 100 scores are one or two batches); matrix products run with one BLAS thread
 (:func:`single_blas_thread`); :func:`allocator_headroom` lets the C allocator reuse freed temporaries.
 
-Kernels require complete data (no NaN) in the arrays they read; otherwise the factories return None and
+Which kernel serves a call is decided by the route tables (:mod:`metaeval.stats.kernels.routes`: the all-pairs
+matrix; ``ONE_PAIR_ROUTES`` of :mod:`~metaeval.stats.kernels.permutation`, ``BOOTSTRAP_ROUTES`` of
+:mod:`~metaeval.stats.kernels.bootstrap`): each route's regime is data (:mod:`metaeval.stats.kernels.regimes`), and
+``print(route_table())`` shows them. The rooms: ``kendall/`` (the pair-count coefficients), ``pearson/``,
+``many_inputs/``, each compiled loop ``X_compiled.py`` beside its numpy twin; ``compiler/`` is the one home of numba.
+
+Kernels require complete data (no NaN) in the arrays they read; otherwise no route applies and
 the caller uses the generic path, which stays the reference. By-system level is the summary level of the
 transposed matrices (with "systems" and "inputs" exchanged).
 

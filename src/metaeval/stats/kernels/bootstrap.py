@@ -6,6 +6,7 @@ import numpy as np
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.corpus import CorpusScores
 from metaeval.stats.kernels.batch import BatchCache, Transposed
+from metaeval.stats.kernels.regimes import GLOBAL_COUNTS, SAME_SHAPE, Regime, Route, Shape, case_of, first_route
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
 from metaeval.stats.kernels.ranks import (
     cached_index,
@@ -29,11 +30,11 @@ from metaeval.stats.correlations.ties import TIE_RTOL, is_constant
 # ----------------------------------------------------------------------------------------------------
 # bootstrap kernels: evaluate(cache) -> r(X*, Z*) of shape (b,); cells = temporaries per resample
 
-#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.shared_sums`.
+#: From this many inputs on, the system level takes its resampled sums from :mod:`~metaeval.stats.kernels.many_inputs.system_sums`.
 SHARED_SUMS_INPUTS = 4096
 
 
-class _BootSystemLevel:
+class BootSystemLevel:
     """System level: means are linear in the column weights; rows are gathered (duplicates kept).
 
     Column-weighted sums are exact (:class:`ExactWeightedSums`), so resampled means that are equal in
@@ -69,7 +70,7 @@ class _BootSystemLevel:
             return (self.sums[0](cache.col_weights()) / self.mx,
                     self.sums[1](cache.col_weights(human=True)) / self.mz)
         if self.shared is not None:
-            from metaeval.stats.kernels.shared_sums import resampled_sums
+            from metaeval.stats.kernels.many_inputs.system_sums import resampled_sums
 
             return tuple(resampled_sums(v, cache.draws)[cache.sl] / self.mx for v in self.shared)
         both = self.sums(cache.col_weights()) / self.mx
@@ -98,7 +99,7 @@ class _BootSystemLevel:
         return system_correlation(xm, zm, self.coefficient, self.tie_threshold, units=units, rtol=self.rtol)
 
 
-class _BootSystemCorpus(_BootSystemLevel):
+class BootSystemCorpus(BootSystemLevel):
     """System level of a corpus metric (:class:`CorpusScores`): the metric's system scores of a resample
     are ``aggregate(sum_m c_m stats[:, m])`` with its input counts ``c``; the human's means as above."""
 
@@ -120,7 +121,7 @@ class _BootSystemCorpus(_BootSystemLevel):
                 self.zsums(cache.col_weights(human=self.full)) / self.mz)
 
 
-class _BootSummaryInputs:
+class BootSummaryInputs:
     """Summary level under BOOT-INPUTS: count-weighted mean of the per-input correlations."""
 
     def __init__(self, x, z, coefficient, undefined, tie_threshold, rtol):
@@ -133,7 +134,7 @@ class _BootSummaryInputs:
         return weighted_mean_over_inputs(np.broadcast_to(self.r, c.shape), c, self.undefined)
 
 
-class _BootSummaryKendall:
+class BootSummaryKendall:
     """Summary-level Kendall tau-b with system multiplicities ``w``.
 
     Over the pairs ``a < b`` of distinct systems, with ``ww_ab = w_a w_b``, the numerator of input ``j``
@@ -185,7 +186,7 @@ class _BootSummaryKendall:
         return weighted_mean_over_inputs(tau, cache.col_weights(), self.undefined)
 
 
-class _BootSummaryPearson:
+class BootSummaryPearson:
     """Summary-level Pearson with system multiplicities ``w``: weighted moments from one matrix product."""
 
     def __init__(self, x, z, undefined):
@@ -244,7 +245,7 @@ class _BootSummaryPearson:
 SPEARMAN_KERNEL_MAX = 1 << 23
 
 
-class _BootSummarySpearman:
+class BootSummarySpearman:
     """Summary-level Spearman with system multiplicities ``w`` (BOOT-SYSTEMS / BOOT-BOTH).
 
     In the resampled vector of input ``j`` system ``a`` appears ``w_a`` times, and its average rank is
@@ -310,40 +311,67 @@ def bootstrap_kernel(x, z, *, level, coefficient, draws: BootstrapDraws, undefin
     and at the summary level for BOOT-INPUTS (every coefficient) and for Kendall tau-b, Pearson and Spearman under
     BOOT-SYSTEMS / BOOT-BOTH. ``rtol``: the relative tie tolerance of the rank statistics.
     """
+    options = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold,
+                   full_test_set=full_test_set, rtol=rtol)
     if isinstance(x, CorpusScores):
-        if level != "system" or not (x.present.all() and all_finite(z)):
-            return None
-        return _BootSystemCorpus(x, z, coefficient, tie_threshold, full_test_set, rtol)
-    if not all_finite(x, z):
-        return None
-    if level == "system":
-        if x.shape != z.shape and not full_test_set:
-            return None
-        return _BootSystemLevel(x, z, coefficient, tie_threshold, full_test_set, rtol)
-    if x.shape != z.shape or full_test_set:
-        return None
-    if level == "by-system":
-        inner = bootstrap_kernel(x.T, z.T, level="summary", coefficient=coefficient, draws=draws.transposed(),
-                                 undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
-        return None if inner is None else Transposed(inner)
-    if level == "global":
-        from metaeval.stats.kernels.global_pairs import global_pairs_kernel
+        complete = bool(x.present.all() and all_finite(z))
+        case = case_of(z, draws.method, options, complete=complete, full_test_set=full_test_set, corpus=True)
+    else:
+        if level == "by-system" and x.shape == z.shape and not full_test_set and all_finite(x, z):
+            inner = bootstrap_kernel(x.T, z.T, draws=draws.transposed(), **dict(options, level="summary"))
+            return None if inner is None else Transposed(inner)
+        case = case_of(z, draws.method, options, complete=all_finite(x, z), same_shape=x.shape == z.shape,
+                       full_test_set=full_test_set)
+    kernel, _ = first_route(BOOTSTRAP_ROUTES, case, (x, z, draws, options))
+    return kernel
 
-        return global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol)
-    if level == "summary":
-        if draws.method == "inputs":
-            return _BootSummaryInputs(x, z, coefficient, undefined, tie_threshold, rtol)
-        if tie_threshold:
-            return None
-        from metaeval.stats.kernels.summary_inputs import summary_inputs_kernel
 
-        many = summary_inputs_kernel(x, z, coefficient, undefined, rtol)  # thousands of inputs: chunked, compiled
-        if many is not None:
-            return many
-        if coefficient == "kendall-b":
-            return _BootSummaryKendall(x, z, undefined, rtol)
-        if coefficient == "pearson":
-            return _BootSummaryPearson(x, z, undefined)
-        if coefficient == "spearman" and x.shape[0] ** 2 * x.shape[1] <= SPEARMAN_KERNEL_MAX:
-            return _BootSummarySpearman(x, z, undefined, rtol)
-    return None
+def _many_inputs(case) -> bool:
+    from metaeval.stats.kernels.many_inputs.summary_bootstrap import MIN_INPUTS
+
+    return case.inputs >= MIN_INPUTS
+
+
+def _global_pairs(x, z, draws, o):
+    from metaeval.stats.kernels.kendall.global_bootstrap import GlobalPairsBootstrap
+
+    return None if draws.cols_human is not None else GlobalPairsBootstrap(x, z, o["coefficient"], rtol=o["rtol"])
+
+
+def _input_chunks(x, z, draws, o):
+    from metaeval.stats.kernels.many_inputs.summary_bootstrap import INPUT_KERNELS
+
+    return INPUT_KERNELS[o["coefficient"]](x, z, o["undefined"], o["rtol"])
+
+
+_ITEM = ("summary", "by-system")  # by-system: the summary-level kernel of the transposed matrices
+_RESAMPLED_SYSTEMS = ("systems", "both")
+SYSTEM_SHAPE = Shape("X and Z of one shape, or the full test set", lambda c: c.same_shape or c.full_test_set)
+MANY_INPUTS = Shape("M >= 4096 inputs; X and Z of one shape", lambda c: _many_inputs(c) and SAME_SHAPE.holds(c))
+SPEARMAN_SMALL = Shape("N^2 M <= 2^23; X and Z of one shape",
+                       lambda c: c.systems ** 2 * c.inputs <= SPEARMAN_KERNEL_MAX and SAME_SHAPE.holds(c))
+BOOTSTRAP_ROUTES = (
+    Route("boot-corpus-system", Regime(("system",), corpus=True), "BootSystemCorpus",
+          lambda x, z, draws, o: BootSystemCorpus(x, z, o["coefficient"], o["tie_threshold"], o["full_test_set"],
+                                                  o["rtol"])),
+    Route("boot-system", Regime(("system",), shape=SYSTEM_SHAPE), "BootSystemLevel",
+          lambda x, z, draws, o: BootSystemLevel(x, z, o["coefficient"], o["tie_threshold"], o["full_test_set"],
+                                                 o["rtol"])),
+    Route("boot-global-pair-counts", Regime(("global",), GLOBAL_COUNTS, ("both",), tie_threshold=False, numba=True,
+                                            shape=SAME_SHAPE), "GlobalPairsBootstrap", _global_pairs),
+    Route("boot-inputs", Regime(_ITEM, methods=("inputs",), shape=SAME_SHAPE), "BootSummaryInputs",
+          lambda x, z, draws, o: BootSummaryInputs(x, z, o["coefficient"], o["undefined"], o["tie_threshold"],
+                                                   o["rtol"])),
+    Route("boot-many-inputs", Regime(_ITEM, ("spearman", "kendall-b", "pearson"), _RESAMPLED_SYSTEMS,
+                                     tie_threshold=False, numba=True, shape=MANY_INPUTS),
+          "KendallInputs / PearsonInputs / SpearmanInputs", _input_chunks),
+    Route("boot-kendall-b", Regime(_ITEM, ("kendall-b",), _RESAMPLED_SYSTEMS, tie_threshold=False, shape=SAME_SHAPE),
+          "BootSummaryKendall", lambda x, z, draws, o: BootSummaryKendall(x, z, o["undefined"], o["rtol"])),
+    Route("boot-pearson", Regime(_ITEM, ("pearson",), _RESAMPLED_SYSTEMS, tie_threshold=False, shape=SAME_SHAPE),
+          "BootSummaryPearson", lambda x, z, draws, o: BootSummaryPearson(x, z, o["undefined"])),
+    Route("boot-spearman", Regime(_ITEM, ("spearman",), _RESAMPLED_SYSTEMS, tie_threshold=False,
+                                  shape=SPEARMAN_SMALL),
+          "BootSummarySpearman", lambda x, z, draws, o: BootSummarySpearman(x, z, o["undefined"], o["rtol"])),
+)
+"""One metric's bootstrap kernel (``evaluate(cache)``), in order of preference
+(:mod:`metaeval.stats.kernels.regimes`); the reference path takes what none builds."""

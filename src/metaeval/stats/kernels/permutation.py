@@ -5,8 +5,9 @@ import numpy as np
 
 from metaeval.stats.correlations import coefficients as _coef
 from metaeval.stats.kernels.batch import BatchCache, Transposed
+from metaeval.stats.kernels.regimes import Regime, Route, case_of, first_route
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums, byte_tables, table_sums
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.correlations import ties
 from metaeval.stats.kernels.ranks import (
     is_constant_along,
@@ -25,13 +26,14 @@ from metaeval.stats.kernels.rows import (
 from metaeval.stats.resampling.draws import PermutationDraws
 from metaeval.stats.correlations.ties import TIE_RTOL
 
-__all__ = ["PearsonSummaryShared", "pearson_terms", "permutation_kernel", "risky_columns"]
+__all__ = ["ONE_PAIR_ROUTES", "PearsonSummaryShared", "PermSummaryInputs", "PermSummaryKendall", "PermSummaryPearson",
+           "PermSystemLevel", "pearson_terms", "permutation_kernel", "risky_columns"]
 
 # ----------------------------------------------------------------------------------------------------
 # permutation kernels: deltas(cache) -> r(X', Z) - r(Y', Z), of shape (b,)
 
 
-class _PermSystemLevel:
+class PermSystemLevel:
     """System level: permuted system means are linear in the mask (complete data).
 
     ``X'_a = xbar_a + (1/M) sum_b m_ab (Y_ab - X_ab)``: byte tables for PERM-BOTH, exact weighted sums for
@@ -79,7 +81,7 @@ class _PermSystemLevel:
         return rx - ry
 
 
-class _PermSummaryInputs:
+class PermSummaryInputs:
     """Summary level under PERM-INPUTS: each input keeps r(X_b, Z_b) or takes r(Y_b, Z_b)."""
 
     def __init__(self, x, y, z, coefficient, undefined, tie_threshold, rtol):
@@ -106,7 +108,7 @@ def _sign_tensor(ru: np.ndarray, rv: np.ndarray) -> np.ndarray:
     return np.sign(d).astype(np.int8)
 
 
-class _PermSummaryKendall:
+class PermSummaryKendall:
     """Summary-level Kendall tau-b under PERM-SYSTEMS / PERM-BOTH as quadratic forms in the mask bits.
 
     Signs and ties are those of the tie groups of each input (:func:`tie_ranks`; ``X`` and ``Y`` are
@@ -231,7 +233,7 @@ def risky_columns(x, y, rtol: float = TIE_RTOL):
     return risky
 
 
-class _PermSummaryPearson:
+class PermSummaryPearson:
     """Summary-level Pearson under PERM-SYSTEMS / PERM-BOTH: every sum is linear in the mask."""
 
     def __init__(self, x, y, z, undefined, rtol=TIE_RTOL):
@@ -285,8 +287,8 @@ class _PermSummaryPearson:
         if self.risky.any():
             cols = np.flatnonzero(self.risky)
             m = draws.mask(cache.sl)[:, :, cols]
-            if self.complete and numba_available():
-                from metaeval.stats.kernels.compiled import permuted_constant
+            if self.complete and compiler.numba_available():
+                from metaeval.stats.kernels.pearson.summary_pairs_compiled import permuted_constant
 
                 m = np.ascontiguousarray(m)
                 cx, cy = np.zeros(m.shape[::2], dtype=np.bool_), np.zeros(m.shape[::2], dtype=np.bool_)
@@ -352,6 +354,14 @@ class PearsonSummaryShared:
 
         return cache.get(("pearson-sums", i), make)
 
+    def covers(self, i: int, j: int) -> bool:
+        """Every pair."""
+        return True
+
+    def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
+        rx, ry = self.evaluate(cache, i, j)
+        return rx - ry
+
     def evaluate(self, cache: BatchCache, i: int, j: int):
         ai, aj = self.sums(cache, i), self.sums(cache, j)
         n = self.n
@@ -392,20 +402,27 @@ def permutation_kernel(x, y, z, *, level, coefficient, draws: PermutationDraws, 
     """
     if not all_finite(x, y, z) or x.shape != z.shape:
         return None
-    if level == "by-system":
-        inner = permutation_kernel(x.T, y.T, z.T, level="summary", coefficient=coefficient,
-                                   draws=draws.transposed(), undefined=undefined, tie_threshold=tie_threshold,
-                                   rtol=rtol)
+    options = dict(level=level, coefficient=coefficient, undefined=undefined, tie_threshold=tie_threshold, rtol=rtol)
+    if level == "by-system":  # the summary level of the transposed matrices
+        inner = permutation_kernel(x.T, y.T, z.T, draws=draws.transposed(), **dict(options, level="summary"))
         return None if inner is None else Transposed(inner)
-    if level == "system":
-        return _PermSystemLevel(x, y, z, coefficient, tie_threshold, draws.method, rtol)
-    if level == "summary":
-        if draws.method == "inputs":
-            return _PermSummaryInputs(x, y, z, coefficient, undefined, tie_threshold, rtol)
-        if tie_threshold:
-            return None
-        if coefficient == "kendall-b":
-            return _PermSummaryKendall(x, y, z, undefined, draws.method, rtol)
-        if coefficient == "pearson":
-            return _PermSummaryPearson(x, y, z, undefined, rtol)
-    return None
+    kernel, _ = first_route(ONE_PAIR_ROUTES, case_of(z, draws.method, options), (x, y, z, draws, options))
+    return kernel
+
+
+_ITEM = ("summary", "by-system")  # by-system: the summary-level kernel of the transposed matrices
+ONE_PAIR_ROUTES = (
+    Route("one-pair-system", Regime(("system",)), "PermSystemLevel",
+          lambda x, y, z, draws, o: PermSystemLevel(x, y, z, o["coefficient"], o["tie_threshold"], draws.method,
+                                                    o["rtol"])),
+    Route("one-pair-inputs", Regime(_ITEM, methods=("inputs",)), "PermSummaryInputs",
+          lambda x, y, z, draws, o: PermSummaryInputs(x, y, z, o["coefficient"], o["undefined"], o["tie_threshold"],
+                                                      o["rtol"])),
+    Route("one-pair-kendall-b", Regime(_ITEM, ("kendall-b",), ("systems", "both"), tie_threshold=False),
+          "PermSummaryKendall",
+          lambda x, y, z, draws, o: PermSummaryKendall(x, y, z, o["undefined"], draws.method, o["rtol"])),
+    Route("one-pair-pearson", Regime(_ITEM, ("pearson",), ("systems", "both"), tie_threshold=False),
+          "PermSummaryPearson", lambda x, y, z, draws, o: PermSummaryPearson(x, y, z, o["undefined"], o["rtol"])),
+)
+"""One pair's own permutation kernel (``deltas(cache)``), in order of preference
+(:mod:`metaeval.stats.kernels.regimes`); the reference path takes what none builds."""

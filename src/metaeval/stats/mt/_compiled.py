@@ -1,40 +1,24 @@
 """The compiled (numba) count loop of the SPA null (:func:`metaeval.stats.mt.spa.spa_null`).
 
 Imported on first use only (``import metaeval`` never imports numba) and cached on disk by numba
-(``cache=True``; the rules of :mod:`metaeval.stats.kernels.compiled`). The loops are serial: the caller runs
+(``cache=True``; :func:`metaeval.stats.kernels.compiler.decorator.jit`, the one decorator of ``stats/``). The loops are serial: the caller runs
 one batch of draws per core in its own thread (the loops release the GIL), so no phase waits on another.
 
 Rounding: every operation is an IEEE operation in the order written (no ``fastmath``); the standardized
-masked sums are ``fma(scale, q, -(shift * ones))``, rounded once (:func:`fma`), as the loop compiled with
+masked sums are ``fma(scale, q, -(shift * ones))``, rounded once (:func:`fma`, the intrinsic of :mod:`metaeval.stats.kernels.compiler.intrinsics`), as the loop compiled with
 contraction computed them before.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+
+from metaeval.stats.kernels.compiler.decorator import jit
+from metaeval.stats.kernels.compiler.intrinsics import fma as _fma
 
 __all__ = ["fma", "hybrid_sums", "pair_counts", "spa_pair_counts"]
 
 
-def _jit(fn):
-    try:
-        return numba.njit(cache=True, nogil=True)(fn)
-    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
-        return numba.njit(cache=False, nogil=True)(fn)
-
-
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """``a * b + c`` rounded once (LLVM's ``llvm.fma.f64``)."""
-    def codegen(context, builder, signature, args):
-        d = ir.DoubleType()
-        return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d, d, d]),
-                                                           "llvm.fma.f64"), args)
-
-    return types.float64(types.float64, types.float64, types.float64), codegen
+_jit = jit()
 
 
 @_jit

@@ -42,7 +42,6 @@ Resampling Methods. TACL 9.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +50,7 @@ import numpy as np
 
 from metaeval.defaults import MT_SPA_RTOL
 from metaeval.stats._runtime import single_blas_thread
+from metaeval.stats.kernels import compiler
 
 __all__ = ["SPA_NULL_RTOL", "SPA_RTOL", "spa_from_counts", "spa_null", "sum_pvalues", "system_pvalues"]
 
@@ -111,10 +111,6 @@ def _exact_in_float32(v, m):
     return False
 
 
-def _numba_available():
-    return importlib.util.find_spec("numba") is not None
-
-
 def _pair_counts_numpy(si, ti, mass, out, rtol=None):
     """Upper-triangle counts of one hybrid for a batch: ``si`` (B, N, R) sign-flip sums, ``ti`` (B, N)
     totals; ``mass`` (N,) the tolerance operands; ``out`` (B, pairs)."""
@@ -172,7 +168,7 @@ def spa_null(xs, z, signs, masks_of, k, pvalue="fraction", batch=16, engine="aut
     if not qa.size:
         return out
     if engine == "auto":
-        engine = "numba" if _numba_available() else "numpy"
+        engine = "numba" if compiler.numba_available() else "numpy"
     if engine == "numba":
         from metaeval.stats.mt._compiled import spa_pair_counts
     starts = list(range(0, k, batch))

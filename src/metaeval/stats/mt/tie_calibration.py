@@ -328,7 +328,7 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     ``(statistics, thresholds)`` of shape (k,); batches of ``batch`` resamples bound memory and do not
     change the result (each resample's sums run in the same order). With complete data (every group has
     ``P`` pairs) the sums are integers, exact, and run in a compiled loop when numba is installed
-    (:mod:`metaeval.stats.kernels.calibration`), with identical results.
+    (:mod:`metaeval.stats.kernels.kendall.calibration`), with identical results.
     """
     rows, e, concordant, human_tied, per_group = table[:5]
     order = np.argsort(e, kind="stable")
@@ -343,7 +343,7 @@ def recalibrated(table, coefficient: str, group_weights, batch: int = 64):
     stats, best_t = np.full(k, np.nan), np.zeros(k)
     pairs = _uniform_pairs(per_group)
     if pairs is not None and np.array_equal(cw, np.round(cw)):
-        from metaeval.stats.kernels.calibration import best_integer_curves
+        from metaeval.stats.kernels.kendall.calibration import best_integer_curves
 
         v0, dv = _integer_values(coefficient, concordant[order], human_tied[order])
         counts = (cw * has).astype(np.int64)

@@ -208,9 +208,10 @@ def _resampled_matrices(xs, z, level, coefficient, weights, thresholds, undefine
     k, m = weights.shape
     out = np.empty((p, k))
     if level == "global" and not thresholds.any():
-        from metaeval.stats.kernels.global_pairs import COEFFICIENTS, GlobalPairsBootstrap, numba_available
+        from metaeval.stats.kernels import compiler
+        from metaeval.stats.kernels.kendall.global_bootstrap import COEFFICIENTS, GlobalPairsBootstrap
 
-        if coefficient in COEFFICIENTS and numba_available():
+        if coefficient in COEFFICIENTS and compiler.numba_available():
             rows = np.ones((k, xs.shape[1]), dtype=np.int64)
             for i in range(p):
                 out[i] = GlobalPairsBootstrap(xs[i], z, coefficient, rtol=rtol).from_weights(rows, weights)

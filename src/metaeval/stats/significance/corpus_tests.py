@@ -7,7 +7,7 @@ sees:
   same inputs for every pair (a corpus score is over one test set);
 * the bootstrap test draws systems and / or inputs once for the whole matrix; each metric's resampled
   correlation uses its resampled system scores (corpus scores re-summed with the input counts,
-  :class:`metaeval.stats.kernels.bootstrap._BootSystemCorpus`), and ``delta_s = r*_i - r*_j``;
+  :class:`metaeval.stats.kernels.bootstrap.BootSystemCorpus`), and ``delta_s = r*_i - r*_j``;
 * tests that depend on the system scores only - Williams' test, BOOT-SYSTEMS and PERM-SYSTEMS - run on
   the ``(N, 1)`` matrices of system scores. PERM-SYSTEMS swaps whole system scores between two metrics,
   standardized over the systems (a corpus metric has no cells to standardize over);

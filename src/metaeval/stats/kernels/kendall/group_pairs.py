@@ -3,7 +3,7 @@
 For one group of ``n`` cells (a system's row at by-system level, all ``N M`` cells at global level, an
 input at summary level) with swap bits ``m_c``, the pair-count coefficients and Spearman of the permuted
 metrics of pair ``(i, j)`` satisfy ``S(X') - S(Y') = D + sum_c m_c G_c`` with integer ``D`` and ``G``
-(:class:`metaeval.stats.kernels.shared.SummaryPairsShared`, with ``A, B, C, E`` its sign matrices and
+(:class:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared`, with ``A, B, C, E`` its sign matrices and
 ``x = X_i``, ``y = X_j``). Writing ``T(v; w)_c = sum_d t_cd sgn(v_c - w_d)`` for the human's integer pair
 weights ``t`` (``sgn(z_c - z_d)`` for the Kendall family, ``U_c - U_d`` for Spearman),
 
@@ -22,7 +22,7 @@ and ``A`` are antisymmetric). Each ``T(v; w)`` is a sweep over the merged metric
 * Spearman: ``sum_d (U_c - U_d) sgn(v_c - w_d) = U_c (lo - hi) - (U_lo - U_hi)`` with ``lo`` / ``hi`` the cells
   below / above ``v_c`` and ``U_lo`` / ``U_hi`` their sums of ``U``: O(n) after sorting.
 
-All counts are exact int64. The loops are compiled with numba (:mod:`metaeval.stats.kernels.compiled`, once per
+All counts are exact int64. The loops are compiled with numba (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`, once per
 installation); numba is never imported by ``import metaeval``. Without numba
 the factories of :mod:`metaeval.stats.significance.pairs` use the dense numpy kernel for small groups or the reference
 path.
@@ -36,20 +36,20 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import coefficient_from_counts, tau_b
-from metaeval.stats.kernels.affine_groups import group_affine, group_weights, human_weights
+from metaeval.stats.kernels.kendall.affine_groups import group_affine, group_weights, human_weights
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
+from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
 __all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
 
 SWEEP_WIDTH = 128
-"""Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (the lanes of its vector
+"""Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` (the lanes of its vector
 adds; any width gives the same counts)."""
 
 
 SWEEP_CACHE_BYTES = 1 << 26
-"""The merged inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` kept across batches, in
+"""The merged inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` kept across batches, in
 bytes (64 MiB; 27 bytes per pooled value: 0.8 MiB for a pair of 10 rows of 1,418 segments); beyond it a pair's
 are merged again for each batch (the same inputs)."""
 
@@ -59,7 +59,7 @@ SPLIT_WIDTH = 64
 
 
 def sweep_width(b: int, n_groups: int) -> int:
-    """Resamples per block of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for ``b`` resamples
+    """Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for ``b`` resamples
     and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
     times the blocks are fewer than numba's threads (the global level is one group; a batch of 128 resamples in
     two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads, for 1.4x the CPU time)."""
@@ -74,7 +74,7 @@ def sweep_width(b: int, n_groups: int) -> int:
 
 
 def groups_per_task(n_groups: int) -> int:
-    """Groups one task of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` sweeps with one set of
+    """Groups one task of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` sweeps with one set of
     buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
     eight tasks per thread)."""
     import numba
@@ -83,8 +83,8 @@ def groups_per_task(n_groups: int) -> int:
 
 
 def _compiled():
-    """``(signed_sums, pair_terms)`` (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
-    from metaeval.stats.kernels.compiled import pair_terms, signed_sums
+    """``(signed_sums, pair_terms)`` (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`, imported on first use)."""
+    from metaeval.stats.kernels.kendall.group_pairs_compiled import pair_terms, signed_sums
 
     return signed_sums, pair_terms
 
@@ -93,25 +93,25 @@ class GroupPairsCompiled:
     """Pair-count coefficients and Spearman of every metric pair at the summary, by-system or global level
     (PERM-BOTH, complete data, no metric ties within a group), from compiled O(n log n) pair terms.
 
-    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.affine_groups.group_affine`
+    Each group's coefficient is ``scale_g S_g + offset_g`` (:func:`metaeval.stats.kernels.kendall.affine_groups.group_affine`
     with ``n`` the group's cells: the metric has no ties and nothing is copied, so the pairs of a group are
     its ``n (n - 1) / 2`` cell pairs); the offsets cancel in ``X' - Y'``, so
     ``delta = sum_g w_g (D_g + m_g . G_g)`` with ``w_g`` from :func:`group_weights` (the mean over the defined
     groups; the global level is one group). The sums over cells are exact integer products
     (:class:`PairMaskProducts`), the groups are added in a fixed order.
 
-    ``tied`` (:func:`metaeval.stats.kernels.shared.tied_groups`): for a pair whose metrics may tie within
+    ``tied`` (:func:`metaeval.stats.kernels.kendall.summary_pairs.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
     resample from exact pair counts of ``X'_g`` and ``Y'_g``
-    (:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`: one merged pass over the pair's pre-sorted
+    (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`: one merged pass over the pair's pre-sorted
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
     added with weight ``1 / #groups used``. Kendall tau-b counts them instead with
-    :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts`, one pass per pair vectorised over blocks of
+    :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts`, one pass per pair vectorised over blocks of
     resamples (:meth:`_swept_tau_b`; the same counts, near ties decided per resample by the generic rule); the
     other coefficients read small groups (``n <= 12``) from tables over every swap mask
-    (:mod:`metaeval.stats.kernels.mask_tables`; the same values). A permuted group that is constant (its
+    (:mod:`metaeval.stats.kernels.kendall.mask_tables`; the same values). A permuted group that is constant (its
     coefficient undefined) is counted here (:meth:`tied_deltas`), except at the global level (one group: the
     statistic is undefined) and, under ``undefined='skip'``, for a pair that also has groups without a tie:
     those resamples take the generic path.
@@ -259,11 +259,11 @@ class GroupPairsCompiled:
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
-        """The inputs of :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` for the groups ``groups`` of
+        """The inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for the groups ``groups`` of
         pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.compiled_ties.tied_sweep_inputs`; kept per pair by
+        O(n) (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_inputs`; kept per pair by
         :meth:`_swept_tau_b` within :data:`SWEEP_CACHE_BYTES`)."""
-        from metaeval.stats.kernels.compiled_ties import tied_sweep_inputs
+        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_inputs
 
         if self._sorted is None:
             order = np.argsort(self.xg, axis=2, kind="stable")
@@ -283,7 +283,7 @@ class GroupPairsCompiled:
         values (``X'`` holds a subset of them). Equal values are tied in any ``X'``; a gap above ``tol_hi`` is
         never a tie. A region is a maximal run of pooled values without such a gap that holds a nonzero gap
         (``near``: a near tie, whose fate depends on ``tol(X')`` and on which values ``X'`` holds); it is
-        resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`. Under
+        resolved per resample by :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_corrections`. Under
         ``tie_tolerance=0`` there is none."""
         length = enew.shape[1]
         if not near.any():
@@ -299,9 +299,9 @@ class GroupPairsCompiled:
 
     def _padded_bits(self, cache: BatchCache) -> np.ndarray:
         """The batch's swap bits by flat cell, ``(N M, b')`` uint8, ``b'`` the batch's ``b`` resamples rounded up
-        to a multiple of :data:`metaeval.stats.kernels.compiled_ties.LANES` (the extra lanes 0, their counts
+        to a multiple of :data:`metaeval.stats.kernels.kendall.tied_counts.LANES` (the extra lanes 0, their counts
         dropped): the sweep's lane loops run on whole vectors."""
-        from metaeval.stats.kernels.compiled_ties import LANES
+        from metaeval.stats.kernels.kendall.tied_counts import LANES
 
         raw = cache.draws.cell_bits(cache.sl).reshape(self.n * self.m, -1)
         out = np.zeros((raw.shape[0], raw.shape[1] + (-raw.shape[1]) % LANES), dtype=np.uint8)
@@ -310,9 +310,9 @@ class GroupPairsCompiled:
 
     def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
-        :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_counts` (tie groups: runs of equal values; near
-        ties resolved per resample by :func:`metaeval.stats.kernels.compiled_ties.tied_sweep_corrections`)."""
-        from metaeval.stats.kernels.compiled_ties import tied_sweep_corrections, tied_sweep_counts
+        :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` (tie groups: runs of equal values; near
+        ties resolved per resample by :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_corrections`)."""
+        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_corrections, tied_sweep_counts
 
         key = (i, j, groups.tobytes())
         if key in self._swept:
@@ -404,9 +404,9 @@ class GroupPairsCompiled:
 
     def _counted(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of ``X'`` and ``Y'`` of the pair's tied groups per resample, ``(b, G, 2)``: small
-        groups from their mask tables (:mod:`metaeval.stats.kernels.mask_tables`), the others counted per
-        resample (:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`)."""
-        from metaeval.stats.kernels.mask_tables import MaskTables
+        groups from their mask tables (:mod:`metaeval.stats.kernels.kendall.mask_tables`), the others counted per
+        resample (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`)."""
+        from metaeval.stats.kernels.kendall.mask_tables import MaskTables
 
         size = self.xg.shape[2]
         if not MaskTables.applicable(self.coefficient, size, cache.draws.n_resamples):
@@ -428,7 +428,7 @@ class GroupPairsCompiled:
 
     def _mask_index(self, cache: BatchCache) -> np.ndarray:
         """Each resample's swap mask of each group, ``(b, G)`` (bit ``c``: the group's cell ``c``)."""
-        from metaeval.stats.kernels.compiled_masks import mask_index
+        from metaeval.stats.kernels.kendall.mask_tables_compiled import mask_index
 
         return cache.get(f"mask-index-{self.level}", lambda: mask_index(
             self._bits_by_resample(cache), np.ascontiguousarray(self.cg, dtype=np.int64)))
@@ -439,10 +439,10 @@ class GroupPairsCompiled:
 
     def _loop(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of the groups ``groups`` counted per resample by the compiled loop."""
-        from metaeval.stats.kernels.compiled_ties import tied_group_counts
+        from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
 
         groups, args = self._tied_inputs(i, j, groups)
-        counts = tied_group_counts(*args, self._bits_by_resample(cache), self.rtol, self.spearman)
+        counts = tied_group_counts(args[:4], *args[4:7], args[7:], self._bits_by_resample(cache), self.rtol, self.spearman)
         return self._tied_coefficients(counts, groups)
 
     def _generic(self, cache: BatchCache, i: int, j: int, rows: np.ndarray) -> np.ndarray:

@@ -1,10 +1,10 @@
 """Mask tables: the coefficient of ``X'`` under every swap mask of a small tied group, looked up per resample.
 
-:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` counts a pair's tied groups per resample
-(:func:`metaeval.stats.kernels.compiled_ties.tied_group_counts`). A group of ``n <= MAX_CELLS`` cells (an
+:class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` counts a pair's tied groups per resample
+(:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`). A group of ``n <= MAX_CELLS`` cells (an
 input's systems at summary level) has only ``2^n`` masks, about as many as the resamples (``k = 1000`` and
 ``n = 10``: 1,024): its coefficient under every mask is tabulated once per pair, from counts updated in O(n)
-per mask (:func:`metaeval.stats.kernels.compiled_masks.mask_table_counts`), and each resample reads its
+per mask (:func:`metaeval.stats.kernels.kendall.mask_tables_compiled.mask_table_counts`), and each resample reads its
 mask's entry, ``X'`` at the mask and ``Y'`` at its complement. The counts are the per-resample loop's own:
 
 * a group the loop counts from contingency tables (its pooled values in tie groups each tied end to end)
@@ -77,7 +77,7 @@ class MaskTables:
 
     def build(self, groups: np.ndarray, cls: np.ndarray, n_class: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` under every mask of each group ``groups``, ``(G', 2^n)``."""
-        from metaeval.stats.kernels.compiled_masks import mask_table_counts
+        from metaeval.stats.kernels.kendall.mask_tables_compiled import mask_table_counts
 
         counts = mask_table_counts(cls, np.ascontiguousarray(self.zr[groups], dtype=np.int64), n_class)
         shape = counts.shape[1:]

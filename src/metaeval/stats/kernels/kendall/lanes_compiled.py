@@ -1,34 +1,32 @@
-"""The block tables of :mod:`metaeval.stats.kernels.compiled_blocks` for many metric pairs at once (lanes).
+"""The block tables of :mod:`metaeval.stats.kernels.kendall.blocks_compiled` for many metric pairs at once (lanes).
 
 The same packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
 pairs in its last axis (``D[a, c, q]``, ``table[entry, q]``), so that one table entry of all the lanes is one
 contiguous row and the loops over system pairs, table entries and resamples are shared by the lanes. A
-resample's reads are vector code (:mod:`metaeval.stats.kernels.lane_vectors`: one vector add per table), so the
+resample's reads are vector code (:mod:`metaeval.stats.kernels.compiler.intrinsics`: one vector add per table), so the
 caller gives the lanes a plan of more, smaller tables than one pair at a time would take
-(:data:`metaeval.stats.kernels.kendall_blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
+(:data:`metaeval.stats.kernels.kendall.blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
 A lane whose pair does not list the input holds NaN values (every comparison false: no term) and adds exactly
 ``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are
-formed in the same order as :func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums` (inputs ascending,
+formed in the same order as :func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums` (inputs ascending,
 the same expression), so both loops give the same bits.
 
 Under ``undefined='skip'`` a lane whose permuted input can be constant (:func:`constant_possible`: some value
 ``v`` with ``x_a = v`` or ``y_a = v`` for every system) is *tracked*: besides the difference it keeps the two
 sums ``sum S(X') w[T(X')]`` and ``sum S(Y') w[T(Y')]`` and the number of inputs where ``X'`` and ``Y'`` are
 constant (``T = n0``, whose weight is 0 here), from which the caller forms the mean over the defined inputs.
-Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use.
+Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
-from metaeval.stats.kernels.compiled_blocks import packing
-from metaeval.stats.kernels.lane_vectors import LANES, lane_weighted_sum, lane_word
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
+from metaeval.stats.kernels.kendall.blocks_compiled import packing
+from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum, lane_word
 
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 
 @jit(parallel=True)
@@ -170,9 +168,7 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offs
 
 
 @jit(parallel=True)
-def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, scales, rtol, noise, shift,
-                    block_first, block_size, table_first, table_second, table_offset, owner, idx, track, n0,
-                    acc, acc_x, acc_y, und_x, und_y, near, kind):
+def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums, near, kind):
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
     inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
     (``lane_pair[b, q]``, -1 for an empty lane; metrics ``lane_first``, ``lane_second`` of ``xt`` (P, M, N)).
@@ -180,6 +176,10 @@ def lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, zr, sca
     array of the packed type (int32 for 8-bit fields, int64 for 16). A lane with a near tie at an input is
     flagged in ``near[u]`` (``u`` its place in ``groups``) and skipped there. Batches with ``track[b]`` also
     fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``, ``und_y`` (inputs where ``T = n0``), rows by pair."""
+    lane_pair, lane_first, lane_second, ptr, groups = lane_lists
+    rtol, noise, shift = tie
+    block_first, block_size, table_first, table_second, table_offset, owner = plan
+    acc, acc_x, acc_y, und_x, und_y = sums
     n = xt.shape[2]
     k = idx.shape[2]
     lanes = lane_pair.shape[1]

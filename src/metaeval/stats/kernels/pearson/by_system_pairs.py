@@ -12,7 +12,7 @@ row's centred human scores. ``Y'`` takes the complementary cells (``S_i + S_j - 
 the statistic is the mean over the rows in order, a row with a constant human left out (``undefined='skip'``)
 or counted as 0 (``'zero'``). The metrics are centred per row by one constant common to all metrics, which
 leaves every r unchanged. Used for the pairs whose two metrics have no tie within a row
-(:func:`metaeval.stats.kernels.shared.tie_free_pairs`), so no permuted row is constant.
+(:func:`metaeval.stats.kernels.kendall.summary_pairs.tie_free_pairs`), so no permuted row is constant.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A correlation table computes, for one seed, the system-level interval of every metric with every coefficient:
 the resampled system means of a metric are the same for its three coefficients, and those of the human the same
 for every metric. With many inputs they are the costly part (``k x M x N`` multiply-adds per matrix), so from
-:data:`~metaeval.stats.kernels.summary_inputs.MIN_INPUTS` inputs on the system-level kernel asks
+:data:`~metaeval.stats.kernels.many_inputs.summary_bootstrap.MIN_INPUTS` inputs on the system-level kernel asks
 :func:`resampled_sums` for them: exact column-weighted sums (:class:`~metaeval.stats.kernels.exact_sums.ExactWeightedSums`,
 so sums equal in exact arithmetic are equal), computed for every resample of the draws on first use and kept
 for that matrix object while the same draws object is in use (a new draws object clears them). The blocks of

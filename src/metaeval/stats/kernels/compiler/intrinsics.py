@@ -1,5 +1,9 @@
-"""The table reads of :mod:`metaeval.stats.kernels.compiled_lanes` as 16-lane vector code.
+"""The LLVM intrinsics of the compiled loops (numba's ``intrinsic``): :func:`fma`, and the lanes' table reads.
 
+:func:`fma` is ``a * b + c`` rounded once (LLVM's ``llvm.fma.f64``), for the SPA null's standardized masked sums
+(:mod:`metaeval.stats.mt._compiled`).
+
+The table reads of :mod:`metaeval.stats.kernels.kendall.lanes_compiled` as 16-lane vector code:
 A resample reads one row of every block table (the packed counts of the 16 lanes, one metric pair each) and sums
 them. numba leaves a loop over 16 lanes scalar (its loop vectoriser wants more iterations than that), so each table
 cost a load and an add per lane and the reads cost more than building the tables. The two functions here are
@@ -9,7 +13,7 @@ The arithmetic and its order are those of the scalar loops they replace (integer
 counts; ``out += S(X') w[T(X')] - S(Y') w[T(Y')]`` in float64, no fused multiply-add), so the results are the same
 bits. Every array is C-contiguous with :data:`LANES` values in its last axis; no bounds are checked (the caller's
 indices are table entries and counts of at most ``n (n - 1) / 2``, as in the loops). numba's disk cache of the
-caller is keyed by the caller's file only: a change here must come with a change of ``compiled_lanes.py`` (an
+caller is keyed by the caller's file only: a change here must come with a change of ``kendall/lanes_compiled.py`` and ``mt/_compiled.py`` (an
 installation writes both, so users never meet a stale entry).
 """
 from __future__ import annotations
@@ -18,12 +22,23 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "lane_weighted_sum", "lane_word"]
+__all__ = ["LANES", "fma", "lane_weighted_sum", "lane_word"]
 
 LANES = 16
 """Metric pairs held side by side (16 int32 counts are one 512-bit vector)."""
 
 _I32, _I64, _F64 = ir.IntType(32), ir.IntType(64), ir.DoubleType()
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``llvm.fma.f64``)."""
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d, d, d]),
+                                                           "llvm.fma.f64"), args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
 
 
 def _contiguous(ty, ndim, dtypes) -> bool:

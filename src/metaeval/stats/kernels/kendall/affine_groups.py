@@ -3,8 +3,8 @@
 When no two metric values of a group tie, every pair-count coefficient of the group (Kendall tau-a / b / c,
 accuracy, acc-eq, tau-eq) is ``scale S + offset`` in ``S = sum_{a<c} t_ac sgn(X_a - X_c)``, with the human's
 integer pair weights ``t_ac = sgn(z_a - z_c)``, and so is Spearman with ``t_ac = U_a - U_c`` (``U`` twice the
-human's centred average ranks). The permutation kernels of :mod:`metaeval.stats.kernels.shared` and
-:mod:`metaeval.stats.kernels.dominance` build on these: the human side of every group
+human's centred average ranks). The permutation kernels of :mod:`metaeval.stats.kernels.kendall.summary_pairs` and
+:mod:`metaeval.stats.kernels.kendall.group_pairs` build on these: the human side of every group
 (:func:`human_weights`), the coefficient's ``(scale, offset)`` (:func:`group_affine`) and each group's weight
 in the level's statistic (:func:`group_weights`).
 """

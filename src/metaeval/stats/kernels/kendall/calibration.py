@@ -6,7 +6,7 @@ For complete data every group has the same number of pairs, and a resample that 
 by the original data: a resample only re-weights groups), with ``B = sum_p c_{g(p)} v0_p`` (see
 :func:`metaeval.stats.mt.tie_calibration.recalibrated`). The numerator is an exact integer, so its first
 maximum is exact. :func:`best_integer_curves` finds it for every resample: a compiled loop over the
-sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.compiled`,
+sorted pairs when numba is installed (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`,
 imported on first use, never on ``import metaeval``),
 else numpy over batches of resamples; both give the same integers.
 """
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.global_pairs import numba_available
-
+from metaeval.stats.kernels import compiler
 __all__ = ["best_integer_curves"]
 
 def _compiled():
-    from metaeval.stats.kernels.compiled import integer_curve_maxima
+    from metaeval.stats.kernels.kendall.calibration_compiled import integer_curve_maxima
 
     return integer_curve_maxima
 
@@ -35,7 +34,7 @@ def best_integer_curves(rs, v0, dv, last, lead, counts, batch: int = 64):
     value, index = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
     if rs.size == 0:
         return value, index
-    if numba_available():
+    if compiler.numba_available():
         _compiled()(rs.astype(np.int64), v0.astype(np.int64), dv.astype(np.int64), last, bool(lead),
                     np.ascontiguousarray(counts, dtype=np.int64), value, index)
         return value, index

@@ -16,7 +16,7 @@ integer, so the coefficients equal the reference path's (which materialises the 
 
 The counting loop is compiled with numba when it is installed (``pip install metaeval[fast]``); numba is
 imported on the first call only, never on ``import metaeval``, and the loop is compiled once per installation
-(:mod:`metaeval.stats.kernels.compiled`). Without numba the
+(:mod:`metaeval.stats.kernels.kendall.global_bootstrap_compiled`). Without numba the
 factory returns None and the caller uses the reference path (pure numpy), which is the fallback.
 
 References
@@ -25,26 +25,20 @@ Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungro
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
 from metaeval.stats.correlations.coefficients import TieGroups, coefficient_from_counts
+from metaeval.stats.kernels import compiler
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.correlations.ties import TIE_RTOL
 
-__all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "numba_available"]
+__all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "global_pairs_kernel"]
 
 COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")
 
-def numba_available() -> bool:
-    """Whether the compiled kernels can be used (numba importable); does not import it."""
-    return importlib.util.find_spec("numba") is not None
-
-
 def _compiled():
-    """The compiled resample loop (:mod:`metaeval.stats.kernels.compiled`, imported on first use)."""
-    from metaeval.stats.kernels.compiled import global_bootstrap_counts
+    """The compiled resample loop (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`, imported on first use)."""
+    from metaeval.stats.kernels.kendall.global_bootstrap_compiled import global_bootstrap_counts
 
     return global_bootstrap_counts
 
@@ -68,10 +62,11 @@ class GlobalPairsBootstrap:
         self.coefficient = coefficient
         self.cells = n + m + 8
         rx, rz = self.rx, self.rz
-        self.args = (rx[self.order], rz[self.order], self.order // m, self.order % m,
-                     np.ascontiguousarray(rx[self.row_order]), np.ascontiguousarray(rz[self.row_order]),
-                     np.ascontiguousarray(self.row_order % m), np.ascontiguousarray(rx[self.col_order]),
-                     np.ascontiguousarray(rz[self.col_order]), np.ascontiguousarray(self.col_order // m), self.nz)
+        self.args = ((rx[self.order], rz[self.order], self.order // m, self.order % m),
+                     (np.ascontiguousarray(rx[self.row_order]), np.ascontiguousarray(rz[self.row_order]),
+                      np.ascontiguousarray(self.row_order % m)),
+                     (np.ascontiguousarray(rx[self.col_order]), np.ascontiguousarray(rz[self.col_order]),
+                      np.ascontiguousarray(self.col_order // m)), self.nz)
 
     def counts(self, cache: BatchCache) -> np.ndarray:
         w = np.ascontiguousarray(cache.row_weights(), dtype=np.int64)
@@ -93,7 +88,7 @@ class GlobalPairsBootstrap:
 
 def global_pairs_kernel(x, z, coefficient, draws, tie_threshold, rtol=TIE_RTOL):
     """The compiled global-level kernel, or None (numba missing, threshold, other coefficient, not both)."""
-    if coefficient not in COEFFICIENTS or tie_threshold or draws.method != "both" or not numba_available():
+    if coefficient not in COEFFICIENTS or tie_threshold or draws.method != "both" or not compiler.numba_available():
         return None
     if draws.cols_human is not None:
         return None

@@ -1,5 +1,5 @@
-"""The compiled loops of :mod:`metaeval.stats.kernels.summary_inputs` (numba, cached on disk like
-:mod:`metaeval.stats.kernels.compiled`; imported on first use only).
+"""The compiled loops of :mod:`metaeval.stats.kernels.many_inputs.summary_bootstrap` (numba, cached on disk like
+:mod:`metaeval.stats.kernels.compiler.decorator`; imported on first use only).
 
 Every loop keeps the resamples innermost (``wt`` is (N, b): the system multiplicities of the batch, resamples
 contiguous), so each statement is one vectorised pass over the batch. Each per-input correlation ``r`` of a
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit
 
 __all__ = ["kendall_inputs", "pearson_inputs", "spearman_inputs"]
 
@@ -80,12 +80,16 @@ def _rank_values(wt, ranks, j, groups, wg, v, tot):
 
 
 @jit(error_model="numpy")
-def spearman_inputs(wt, rx, rz, gx, gz, j0, j1, counts, has_counts, skip, wg, vx, vz, sxx, szz, sxz, rr, left, total,
-                    used):
+def spearman_inputs(wt, ranks, span, weights, work, out):
     """Spearman's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx``, ``S_zz``) in exact integers; ``r`` is
     :func:`metaeval.stats.correlations.coefficients.pearson_r` of them, undefined where a vector is constant."""
+    rx, rz, gx, gz = ranks
+    j0, j1 = span
+    counts, has_counts, skip = weights
+    wg, vx, vz, sxx, szz, sxz, rr, left = work
+    total, used = out
     n, b = wt.shape
     cube = float(n) ** 3
     for j in range(j0, j1):
@@ -119,11 +123,16 @@ def _tied_squares(wt, ranks, j, groups, wg, out):
 
 
 @jit(error_model="numpy")
-def kendall_inputs(wt, num, rx, rz, gx, gz, n0, j0, j1, counts, has_counts, skip, wg, tx, tz, rr, left, total, used):
+def kendall_inputs(wt, num, ranks, n0, span, weights, work, out):
     """Kendall's tau-b of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     ``num[j - j0, s]`` is the weighted numerator (exact); the pairs tied in x are ``(sum_g W_g^2 - N) / 2``;
     ``r`` is :func:`metaeval.stats.correlations.coefficients.tau_b`."""
+    rx, rz, gx, gz = ranks
+    j0, j1 = span
+    counts, has_counts, skip = weights
+    wg, tx, tz, rr, left = work
+    total, used = out
     n, b = wt.shape
     for j in range(j0, j1):
         _tied_squares(wt, rx, j, gx[j], wg, tx)
@@ -154,8 +163,7 @@ def _one_group(chosen, ranks, k, groups, count, cnt, flag, bit):
 
 
 @jit(error_model="numpy")
-def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz, rz, gz, bz, counts, has_counts, skip,
-                   mom, cnt, flag, rr, total, used, cand_j, cand_s, cand_r, cand_f):
+def pearson_inputs(wt, picks, centred, span, x_groups, z_groups, weights, work, out, cand):
     """Pearson's r of inputs ``j0 .. j1 - 1`` in every resample, added to the aggregate.
 
     The weighted moments ``sum_a w_a (x, z, x^2, z^2, x z)`` of the centred scores, then ``r`` by the formula of
@@ -164,6 +172,15 @@ def pearson_inputs(wt, chosen, count, fewest, xc, zc, j0, j1, tx, rx, gx, bx, tz
     flags)`` is written to the ``cand_*`` buffers and left out of the aggregate; the caller decides it (returns
     the number of candidates). ``bx[k]`` / ``bz[k]`` is the size of the largest group of row ``k``: an input whose
     groups are all smaller than the ``fewest`` chosen systems of any resample of the batch is skipped."""
+    chosen, count, fewest = picks
+    xc, zc = centred
+    j0, j1 = span
+    tx, rx, gx, bx = x_groups
+    tz, rz, gz, bz = z_groups
+    counts, has_counts, skip = weights
+    mom, cnt, flag, rr = work
+    total, used = out
+    cand_j, cand_s, cand_r, cand_f = cand
     n, b = wt.shape
     k = 0
     for j in range(j0, j1):

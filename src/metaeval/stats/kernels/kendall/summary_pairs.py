@@ -16,16 +16,16 @@ a few numbers per resample.
   accuracy, acc-eq and tau-eq with ``t_ac = sgn(z_a - z_c)``, and Spearman with the integer weights
   ``t_ac = U_a - U_c`` (``U`` twice the human's centred average ranks). So ``delta_s`` of every pair is
   one exact integer matrix product per group of inputs with equal scale, then a fixed-order weighted sum
-  over the groups (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`).
+  over the groups (:class:`metaeval.stats.kernels.kendall.mask_products.PairMaskProducts`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats.kernels.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
+from metaeval.stats.kernels.kendall.affine_groups import COEFFICIENTS, group_affine, group_weights, human_weights  # noqa: F401
 from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.exact_sums import ExactWeightedSums
-from metaeval.stats.kernels.mask_products import PAIR_CHUNK, PairMaskProducts
+from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import TIE_RTOL, are_tied
 
 __all__ = ["GlobalPearsonShared", "SummaryPairsShared"]
@@ -57,6 +57,14 @@ class GlobalPearsonShared:
         vxx = s2 - s1 * s1 / self.count
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.clip(s3 / np.sqrt(vxx * self.zz), -1.0, 1.0)
+
+    def covers(self, i: int, j: int) -> bool:
+        """Every pair."""
+        return True
+
+    def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
+        rx, ry = self.evaluate(cache, i, j)
+        return rx - ry
 
     def evaluate(self, cache: BatchCache, i: int, j: int):
         s = self._sums(cache)
@@ -190,10 +198,10 @@ class SummaryPairsShared:
     ``E`` are antisymmetric and ``(B - C)_ca = (B - C)_ac``, so both orders of a pair give the same term).
     Spearman is affine in ``S``: a tie-free metric's ranks are ``R_a = (N + 1) / 2 + (1/2) sum_c sgn(X_a - X_c)``,
     so its numerator ``sum_a (R_a - Rbar) U_a / 2 = S / 4`` and its denominator is constant
-    (:func:`~metaeval.stats.kernels.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
+    (:func:`~metaeval.stats.kernels.kendall.affine_groups.group_affine`). Coefficient ``= scale_b S_b + offset_b``, so
     ``delta = sum_b w_b scale_b (D_b + m_b . G_b)`` over the defined inputs (``w_b = 1 / #defined``, or
     ``1 / M`` with ``undefined='zero'``). Inputs are grouped by ``scale_b``; the products are exact
-    (:class:`metaeval.stats.kernels.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
+    (:class:`metaeval.stats.kernels.kendall.mask_products.PairMaskProducts`: ``|G| <= 4 (N - 1) max|t|``) and the
     groups are added in a fixed order: results do not depend on the batch.
     """
 
@@ -209,7 +217,7 @@ class SummaryPairsShared:
         self.tied = tied or {}
         self.correction = None
         if self.tied:  # the inputs where a pair's metrics tie: counted per resample (compiled)
-            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+            from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
             self.correction = GroupPairsCompiled(std, z, coefficient, undefined, "summary", self.tied, rtol=rtol)
         key, tz, distinct, uu = human_weights(z.T, coefficient, rtol)  # (M, N)
@@ -243,7 +251,7 @@ class SummaryPairsShared:
     def _cross_terms(self, i: int, j: int) -> np.ndarray:
         """``sum_c t_ac (B - C)_ac`` (M, N) of pair ``(i, j)``: with ``b_ac = sgn(X_j a - X_i c)`` (``B = b``,
         ``C_ac = -b_ca``) and ``t`` antisymmetric, ``sum_c t_ac b_ac - sum_c t_ca b_ca`` (numpy; with numba,
-        :func:`metaeval.stats.kernels.compiled.cross_sign_sums` for a chunk of pairs)."""
+        :func:`metaeval.stats.kernels.kendall.summary_pairs_compiled.cross_sign_sums` for a chunk of pairs)."""
         tb = self.t * _signs(self.xt[j][:, :, None], self.xt[i][:, None, :])
         # sums of N <= 32 terms of |t| <= 1 (Kendall, int8) or 2 (N - 1) (Spearman, int16): exact in t's type
         return np.einsum("mac->ma", tb).astype(np.int64) - np.einsum("mac->mc", tb)
@@ -252,10 +260,9 @@ class SummaryPairsShared:
         """``(D (M, q), G (q, M, N))`` of the pairs as integers, ``D = sum_{a<c} t_ac (A - E)_ac`` and
         ``G_ab = sum_c t_ac ((B - C) - (A - E))_ac``, the terms of ``A`` and ``E`` the metrics' own
         (:meth:`_own_terms`); the inputs where a pair's metrics tie set to 0 (counted per resample)."""
-        from metaeval.stats.kernels.global_pairs import numba_available
-
-        if numba_available():
-            from metaeval.stats.kernels.compiled import cross_sign_sums
+        from metaeval.stats.kernels import compiler
+        if compiler.numba_available():
+            from metaeval.stats.kernels.kendall.summary_pairs_compiled import cross_sign_sums
 
             if self._by_input is None:  # inputs in the last axis (the compiled loop's vector axis)
                 self._by_input = (np.ascontiguousarray(self.xt.transpose(0, 2, 1)),

@@ -1,12 +1,12 @@
 """The compiled loops of the mask tables: the pair counts of ``X'`` under every swap mask of a small group.
 
 A group of ``n`` cells (an input's systems at summary level) has ``2^n`` swap masks. When its pooled values
-fall in tie classes that every subset keeps (:mod:`metaeval.stats.kernels.mask_tables`), ``X'`` under mask
+fall in tie classes that every subset keeps (:mod:`metaeval.stats.kernels.kendall.mask_tables`), ``X'`` under mask
 ``m`` takes class ``cls[m_c, c]`` at cell ``c``, and its Kendall-family counts are integer functions of
 those classes and the human's dense ranks. :func:`mask_table_counts` visits the masks in Gray-code order
 (one bit flips per step) and updates ``S``, the tied pairs, the pairs tied in both and the distinct values in
 O(n) per mask; :func:`mask_index` reads each resample's mask of each group from the swap bits. Compiled and
-cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use only.
+cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use only.
 
 References
 ----------
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit
 
 __all__ = ["mask_index", "mask_table_counts"]
 

@@ -5,7 +5,7 @@ path, which stays the fallback): per metric ``p`` and resample ``s`` the masked 
 ``A_p[s, b] = sum_a m_sab (x, x^2, x z)_pab`` of every input ``b``; for a pair ``(i, j)`` the permuted sums
 are ``base_i + A_j - A_i`` (``X'``) and ``base_j + A_i - A_j`` (``Y'``), and Pearson's r of input ``b`` is
 ``S_xz / sqrt(S_xx - S_x^2 / N)`` with the human column centred and normalised once. The compiled loop
-(:func:`metaeval.stats.kernels.compiled.summary_pearson_sums`) fuses these steps, so no ``(P, k, M)``
+(:func:`metaeval.stats.kernels.pearson.summary_pairs_compiled.summary_pearson_sums`) fuses these steps, so no ``(P, k, M)``
 temporaries are stored beyond one batch, and every sum runs in a fixed order (systems, then inputs,
 ascending): the result does not depend on the batch size.
 
@@ -58,7 +58,7 @@ class PearsonSummaryCompiled:
 
     def _totals(self, cache: BatchCache) -> np.ndarray:
         def make():
-            from metaeval.stats.kernels.compiled import summary_pearson_sums
+            from metaeval.stats.kernels.pearson.summary_pairs_compiled import summary_pearson_sums
 
             bits = cache.draws.cell_bits(cache.sl)  # (M, N, b)
             return summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip, self.any_skip, self.n, 8)
@@ -67,7 +67,7 @@ class PearsonSummaryCompiled:
 
     def _risky_sums(self, cache: BatchCache, i: int, j: int):
         """Sum and number of the defined r over the risky inputs of pair ``(i, j)``, for ``X'`` and ``Y'``."""
-        from metaeval.stats.kernels.compiled import risky_pearson_rows
+        from metaeval.stats.kernels.pearson.summary_pairs_compiled import risky_pearson_rows
 
         cols, li, lj, xi, xj = self.risky[i, j]
         mask = np.ascontiguousarray(cache.mask()[:, :, cols])  # (b, N, c)
@@ -79,6 +79,10 @@ class PearsonSummaryCompiled:
             risky_pearson_rows(mask, keep, take, vk, vt, self.n, NOISE_RTOL, r, bad)
             out.append((r.sum(axis=1), (~bad).sum(axis=1)))
         return out
+
+    def covers(self, i: int, j: int) -> bool:
+        """Every pair."""
+        return True
 
     def deltas(self, cache: BatchCache, i: int, j: int) -> np.ndarray:
         total = self._totals(cache)

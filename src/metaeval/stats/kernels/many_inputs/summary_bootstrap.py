@@ -13,12 +13,12 @@ Per input ``j`` and resample with system multiplicities ``w`` (``N = sum_a w_a``
 - Spearman: the resampled average rank of system ``a`` is ``(V_a + 1) / 2`` with ``V_a = 2 B_g + W_g`` for its
   tie group ``g`` (``W_g`` the weight of the group, ``B_g`` that of the groups below), and
   ``4 S_xz = sum_a w_a V^x_a V^z_a - N^3`` (likewise ``S_xx = sum_g W_g V_g^2 - N^3``): the sums of
-  :class:`~metaeval.stats.kernels.bootstrap._BootSummarySpearman`, by another order of exact integer additions.
+  :class:`~metaeval.stats.kernels.bootstrap.BootSummarySpearman`, by another order of exact integer additions.
 - Kendall tau-b: the numerator ``sum_{a<b} w_a w_b s^x_ab s^z_ab`` is one float32 product per chunk (exact small
-  integers, as in :class:`~metaeval.stats.kernels.bootstrap._BootSummaryKendall`; the signs are kept as one byte
+  integers, as in :class:`~metaeval.stats.kernels.bootstrap.BootSummaryKendall`; the signs are kept as one byte
   per input and pair); the pairs tied in x are ``(sum_g W_g^2 - N) / 2`` (copies of a system included).
 - Pearson: the weighted centred moments ``sum_a w_a (x, z, x^2, z^2, x z)_a`` in float64, then the formula of
-  :class:`~metaeval.stats.kernels.bootstrap._BootSummaryPearson`; an input is undefined where the chosen systems
+  :class:`~metaeval.stats.kernels.bootstrap.BootSummaryPearson`; an input is undefined where the chosen systems
   are one group of near-equal values (decided by :func:`metaeval.stats.correlations.ties.is_constant`).
 
 The Spearman and Kendall sums are exact integers, kept in float32 (16 lanes a vector instead of 8) while every
@@ -42,7 +42,7 @@ import numpy as np
 
 from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.batch import KERNEL_BATCH_CELLS, BatchCache
-from metaeval.stats.kernels.global_pairs import numba_available
+from metaeval.stats.kernels import compiler
 from metaeval.stats.kernels.ranks import near_constant_groups, rank_pair_signs, tie_ranks, upper_pairs
 from metaeval.stats.correlations.ties import TIE_RTOL
 
@@ -59,8 +59,8 @@ EXACT32 = True
 
 
 def _loops():
-    """The compiled loops (:mod:`metaeval.stats.kernels.compiled_inputs`, imported on first use)."""
-    from metaeval.stats.kernels import compiled_inputs
+    """The compiled loops (:mod:`metaeval.stats.kernels.many_inputs.summary_bootstrap_compiled`, imported on first use)."""
+    from metaeval.stats.kernels.many_inputs import summary_bootstrap_compiled as compiled_inputs
 
     return compiled_inputs
 
@@ -72,9 +72,9 @@ _MEMO_ENTRIES = 8
 
 def _kept(kind: str, values: np.ndarray, rtol, make):
     """``make()``, kept for ``values`` when nobody can change that array (a :class:`~metaeval.data.scoreset.ScoreSet`'s,
-    as :mod:`~metaeval.stats.kernels.shared_sums` keeps its sums): the cells of a table share the human's tie groups,
+    as :mod:`~metaeval.stats.kernels.many_inputs.system_sums` keeps its sums): the cells of a table share the human's tie groups,
     and Spearman and Kendall a metric's. The array is referred to weakly; the results are read-only."""
-    from metaeval.stats.kernels.shared_sums import frozen
+    from metaeval.stats.kernels.many_inputs.system_sums import frozen
 
     if not frozen(values) or _MEMO_ENTRIES <= 0:
         return make()
@@ -187,8 +187,8 @@ class SpearmanInputs(_Chunked):
         n, b = wt.shape
         wt = state
         work = [np.empty((n + 1, b), wt.dtype) for _ in range(3)] + [np.empty(b, wt.dtype) for _ in range(3)]
-        self.loops.spearman_inputs(wt, self.rx, self.rz, self.gx, self.gz, j0, j1, counts, has_counts, self.skip,
-                                   *work, np.empty(b), np.zeros(b, dtype=np.int64), total, used)
+        self.loops.spearman_inputs(wt, (self.rx, self.rz, self.gx, self.gz), (j0, j1), (counts, has_counts, self.skip),
+                                   (*work, np.empty(b), np.zeros(b, dtype=np.int64)), (total, used))
 
 
 class KendallInputs(_Chunked):
@@ -225,8 +225,8 @@ class KendallInputs(_Chunked):
         num = np.matmul(signs, ww, out=buffers["num"][: j1 - j0])  # (chunk, b): exact small integers in float32
         work = (np.empty((n, b), wt.dtype), np.empty(b, wt.dtype), np.empty(b, wt.dtype), np.empty(b),
                 np.zeros(b, dtype=np.int64))
-        self.loops.kendall_inputs(wt, num, self.rx, self.rz, self.gx, self.gz, self.n0, j0, j1, counts, has_counts,
-                                  self.skip, *work, total, used)
+        self.loops.kendall_inputs(wt, num, (self.rx, self.rz, self.gx, self.gz), self.n0, (j0, j1),
+                                  (counts, has_counts, self.skip), tuple(work), (total, used))
 
 
 class PearsonInputs(_Chunked):
@@ -270,10 +270,11 @@ class PearsonInputs(_Chunked):
         chosen, count, cand = state
         n, b = wt.shape
         fewest = max(2, int(count.min()))  # one chosen system is undefined anyway
-        k = self.loops.pearson_inputs(wt, chosen, count, fewest, self.xc, self.zc, j0, j1, self.tx, self.rx,
-                                      self.gx, self.bx, self.tz, self.rz, self.gz, self.bz, counts, has_counts,
-                                      self.skip, np.empty((5, b)),
-                                      np.empty((n, b)), np.empty(b, dtype=np.int64), np.empty(b), total, used, *cand)
+        k = self.loops.pearson_inputs(wt, (chosen, count, fewest), (self.xc, self.zc), (j0, j1),
+                                      (self.tx, self.rx, self.gx, self.bx), (self.tz, self.rz, self.gz, self.bz),
+                                      (counts, has_counts, self.skip),
+                                      (np.empty((5, b)), np.empty((n, b)), np.empty(b, dtype=np.int64), np.empty(b)),
+                                      (total, used), tuple(cand))
         if k:
             self._decide(chosen, *(c[:k] for c in cand), counts, has_counts, total, used)
 
@@ -299,7 +300,12 @@ class PearsonInputs(_Chunked):
 def summary_inputs_kernel(x, z, coefficient, undefined, rtol=TIE_RTOL):
     """The chunked summary-level kernel of ``coefficient`` for BOOT-SYSTEMS / BOOT-BOTH, or None (few inputs,
     another coefficient, or numba not installed); ``rtol``: the relative tie tolerance."""
-    if x.shape[1] < MIN_INPUTS or not numba_available():
+    if x.shape[1] < MIN_INPUTS or not compiler.numba_available():
         return None
-    kind = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}.get(coefficient)
+    kind = INPUT_KERNELS.get(coefficient)
     return None if kind is None else kind(x, z, undefined, rtol)
+
+
+INPUT_KERNELS = {"spearman": SpearmanInputs, "kendall-b": KendallInputs, "pearson": PearsonInputs}
+"""The chunked kernel of each coefficient (the ``boot-many-inputs`` route of
+:data:`metaeval.stats.kernels.bootstrap.BOOTSTRAP_ROUTES`)."""

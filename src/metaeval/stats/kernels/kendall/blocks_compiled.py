@@ -22,18 +22,16 @@ Ties are exact here: a pair and input are counted only when every gap between tw
 one permuted vector is 0 (tied in every ``X'``) or above the tie tolerance of the pair's pooled values of that
 input (tied in none: the tolerance of any ``X'``, ``max(rtol spread(X'), NOISE_RTOL max|X'|)``, is at most that
 of the pooled values). A *near* tie, whose fate depends on the spread of each ``X'``, is flagged and left to the
-caller. Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use.
+caller. Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 
 __all__ = ["block_indices", "block_tau_b_sums", "packing"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 
 @jit(parallel=True)
@@ -165,8 +163,7 @@ def packing(shift):
 
 
 @jit(parallel=True)
-def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, shift, block_first, block_size,
-                     table_first, table_second, table_offset, owner, task_ptr, tables, idx, acc, near):
+def block_tau_b_sums(xt, pairs, zr, scales, tie, plan, task_ptr, tables, idx, acc, near):
     """Add ``scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of every listed input ``j`` to ``acc[q, r]``.
 
     Pair ``q`` (metrics ``first[q]``, ``second[q]`` of ``xt`` (P, M, N)) lists its inputs in ascending order in
@@ -179,6 +176,9 @@ def block_tau_b_sums(xt, first, second, ptr, groups, zr, scales, rtol, noise, sh
     pairs of about equal work) run in parallel, each over the inputs in order, its pairs at each input (the
     table indices of an input are read from cache by all of them); each pair's inputs are added in the order
     listed, so the sums do not depend on the threads or the batch."""
+    first, second, ptr, groups = pairs
+    rtol, noise, shift = tie
+    block_first, block_size, table_first, table_second, table_offset, owner = plan
     n = xt.shape[2]
     k = idx.shape[2]
     n_tables = table_first.size

@@ -2,14 +2,14 @@
 
 For each such pair and input the four counts ``S(X')``, ``S(Y')``, ``T(X')``, ``T(Y')`` (numerators and tied pairs
 of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table reads
-(:mod:`metaeval.stats.kernels.compiled_blocks`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
+(:mod:`metaeval.stats.kernels.kendall.blocks_compiled`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
 ``S(X') / sqrt((n0 - T(X')) (n0 - Tz_b)) - S(Y') / sqrt((n0 - T(Y')) (n0 - Tz_b))``, ``n0 = N (N - 1) / 2``, added
 over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
 constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
 of those inputs keeps the exact integer products of
-:class:`metaeval.stats.kernels.shared.SummaryPairsShared` for its other inputs and counts its tied inputs with the
-tables one pair at a time (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`); the others count
-every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.compiled_lanes`: vector loops
+:class:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared` for its other inputs and counts its tied inputs with the
+tables one pair at a time (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`); the others count
+every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`: vector loops
 over the pairs, the same sums bit for bit). Under ``undefined='skip'`` an input where a permuted metric is
 constant (its tau-b undefined) leaves that metric's mean, so the divisor changes per resample: for a pair that
 counts every input with the tables and can be constant somewhere, the kernel keeps the sums of ``X'`` and ``Y'``
@@ -19,7 +19,7 @@ kernels already had:
 
 * an input holding a *near* tie of the pair's values (a nonzero gap within the tie tolerance, whose fate depends
   on the spread of each ``X'``) is counted per resample by
-  :class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` (the generic tie rule per resample);
+  :class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` (the generic tie rule per resample);
 * a resample where a permuted input is constant under ``undefined='skip'`` in a pair counted one at a time, or
   in a pair with a near tie, is computed by the generic path (materialised ``X'``, ``Y'``).
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL
 from metaeval.stats.kernels.batch import BatchCache
-from metaeval.stats.kernels.shared import SummaryPairsShared, human_weights
+from metaeval.stats.kernels.kendall.summary_pairs import SummaryPairsShared, human_weights
 
 __all__ = ["CHUNK_BYTES", "FULL_SHARE", "MAX_SYSTEMS", "KendallBlockPairs", "block_plan"]
 
@@ -80,7 +80,7 @@ class KendallBlockPairs:
     ----------
     std : (P, N, M) standardized metric scores; z : (N, M) human scores
     undefined : ``"skip"`` or ``"zero"``, as in ``level_correlation``
-    tied : ``{(i, j): inputs}`` where the pair's metrics may tie (:func:`metaeval.stats.kernels.shared.tied_groups`)
+    tied : ``{(i, j): inputs}`` where the pair's metrics may tie (:func:`metaeval.stats.kernels.kendall.summary_pairs.tied_groups`)
     rtol : the relative tie tolerance
     """
 
@@ -144,12 +144,12 @@ class KendallBlockPairs:
 
     def _compute(self, draws) -> None:
         """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair: the pairs that
-        count every input in lanes (:mod:`metaeval.stats.kernels.compiled_lanes`), the others one by one
-        (:func:`metaeval.stats.kernels.compiled_blocks.block_tau_b_sums`)."""
+        count every input in lanes (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`), the others one by one
+        (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`)."""
         import numba
 
-        from metaeval.stats.kernels.compiled_blocks import block_tau_b_sums
-        from metaeval.stats.kernels.compiled_lanes import LANES, constant_possible, lane_tau_b_sums
+        from metaeval.stats.kernels.kendall.blocks_compiled import block_tau_b_sums
+        from metaeval.stats.kernels.kendall.lanes_compiled import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
         n0 = self.n * (self.n - 1) // 2
@@ -209,9 +209,9 @@ class KendallBlockPairs:
                 sub = (lambda a: a[:, lo:hi]) if width else (lambda a: a)
                 parts = [np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
                          for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
-                lane_tau_b_sums(xt, lane_pair, lane_first, lane_second, ptr, groups, self.zr, lane_scales,
-                                float(self.rtol), NOISE_RTOL, self.shift, *lane_plan.arrays, track, n0, acc, *parts,
-                                near, kind)
+                lane_tau_b_sums(xt, (lane_pair, lane_first, lane_second, ptr, groups), self.zr, lane_scales,
+                                (float(self.rtol), NOISE_RTOL, self.shift), lane_plan.arrays[:6], lane_plan.arrays[6],
+                                track, n0, (acc, *parts), near, kind)
                 for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts):
                     sub(whole)[...] = part
             if one.size:
@@ -219,8 +219,8 @@ class KendallBlockPairs:
                                   dtype=np.uint32 if self.shift == 8 else np.int64)
                 acc_one, near_one = np.zeros((one.size, hi - lo)), np.zeros(one_groups.size, dtype=np.uint8)
                 first_sys, size, tf, ts, offset, owner, idx = one_plan.arrays
-                block_tau_b_sums(xt, first[one], second[one], one_ptr, one_groups, self.zr, self.scales,
-                                 float(self.rtol), NOISE_RTOL, self.shift, first_sys, size, tf, ts, offset, owner,
+                block_tau_b_sums(xt, (first[one], second[one], one_ptr, one_groups), self.zr, self.scales,
+                                 (float(self.rtol), NOISE_RTOL, self.shift), (first_sys, size, tf, ts, offset, owner),
                                  task_ptr, tables, idx, acc_one, near_one)
                 acc[one] = acc_one
                 for u, q in enumerate(one):
@@ -233,7 +233,7 @@ class KendallBlockPairs:
                 self.near[pair] = [int(groups[ptr[q] + u]) for u in flagged]
         self.fallback = None
         if self.near:
-            from metaeval.stats.kernels.dominance import GroupPairsCompiled
+            from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
 
             self.fallback = GroupPairsCompiled(self.std, self.z, "kendall-b", self.undefined, "summary", self.near,
                                                rtol=self.rtol)
@@ -291,7 +291,7 @@ class _Layout:
     table entries every resample reads at every input (:func:`compiled_blocks.block_indices`)); ``entries`` in all."""
 
     def __init__(self, m: int, bits: np.ndarray, sizes: list, tables: list):
-        from metaeval.stats.kernels.compiled_blocks import block_indices
+        from metaeval.stats.kernels.kendall.blocks_compiled import block_indices
 
         first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
         size = np.array(sizes, dtype=np.int64)

@@ -1,7 +1,7 @@
 """The compiled loops over the groups where a pair's metrics tie, counted per resample.
 
 With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the swap mask, so
-:class:`metaeval.stats.kernels.dominance.GroupPairsCompiled` counts those groups per resample:
+:class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` counts those groups per resample:
 
 * Kendall tau-b, vectorised over blocks of resamples: :func:`tied_sweep_inputs` merges the pair's two
   metrics' sorted values of each group in O(n), :func:`tied_sweep_counts` counts ``S``, the tied pairs and
@@ -10,7 +10,7 @@ With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the
   with the generic tie rule;
 * every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
   pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
-Compiled and cached like every loop of :mod:`metaeval.stats.kernels.compiled`; imported on first use only.
+Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use only.
 
 References
 ----------
@@ -21,11 +21,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlations.ties import tolerance_formula
-from metaeval.stats.kernels.compiled import jit
+from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 
 __all__ = ["tied_group_counts", "tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
-_tolerance = jit()(tolerance_formula)  # the tie rule's formula, compiled
 
 LANES = 16
 """Blocks of :func:`tied_sweep_counts` are a multiple of this many resamples (whole AVX vectors, no scalar tail:
@@ -46,11 +44,14 @@ def _sweep_blocks(b, width):
     return width, (b + width - 1) // width
 
 
-@jit()
-def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc, size1):
+@jit(inline="always")
+def _query_values(e, f, g, values, s0, w, pooled, inserted, cum, ins, sums):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
-    ``S``, as its own bit decides in every lane."""
+    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: ``s1, s0_acc,
+    size1``)."""
+    eflat, esrc, ez, bits = values
+    s1, s0_acc, size1 = sums
     for u in range(e, f):
         r = ez[g, u]
         src = np.int32(esrc[g, u])
@@ -66,7 +67,7 @@ def _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, 
             size1[lane] += t
 
 
-@jit()
+@jit(inline="always")
 def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
     """The values ``e <= u < f`` join the cumulative counts of every human rank above their own."""
     for u in range(e, f):
@@ -80,11 +81,14 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
                 dst[lane] += np.int32(row[lane]) ^ src
 
 
-@jit()
-def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1, s0_acc,
-                       size1, h1, hc, run):
+@jit(inline="always")
+def _sweep_large_group(e, f, g, values, s0, w, top, pooled, inserted, cum, ins, sums, work):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
-    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit (``values``,
+    ``sums`` as for :func:`_query_values`; ``work``: ``h1, hc, run``)."""
+    eflat, esrc, ez, bits = values
+    s1, s0_acc, size1 = sums
+    h1, hc, run = work
     rmin = top
     rmax = 0
     for u in range(e, f):
@@ -125,7 +129,7 @@ def _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inser
             dst[lane] += run[lane]
 
 
-@jit()
+@jit(inline="always")
 def _close_tie_group(size, w, size1, ins, single1, t0, t1, d0, d1):
     """A tie group of ``size`` values, ``size1`` of them in stream 1 per lane: its tied pairs and distinct
     values (a single value is counted later, from the number of singles)."""
@@ -202,12 +206,12 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, p
                     f += 1
                 size1[:] = 0
                 if f - e < grouped:
-                    _query_values(e, f, g, eflat, esrc, ez, bits, s0, w, pooled, inserted, cum, ins, s1, s0_acc,
-                                  size1)
+                    _query_values(e, f, g, (eflat, esrc, ez, bits), s0, w, pooled, inserted, cum, ins,
+                                  (s1, s0_acc, size1))
                     _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum)
                 else:
-                    _sweep_large_group(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, inserted, cum, ins, s1,
-                                       s0_acc, size1, h1, hc, run)
+                    _sweep_large_group(e, f, g, (eflat, esrc, ez, bits), s0, w, top, pooled, inserted, cum, ins,
+                                       (s1, s0_acc, size1), (h1, hc, run))
                 inserted += f - e
                 singles += _close_tie_group(f - e, w, size1, ins, single1, t0, t1, d0, d1)
                 e = f
@@ -462,7 +466,7 @@ def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
 
 
 @jit(parallel=True)
-def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr, bits, rtol, spearman):
+def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
     distinct values, Spearman's numerator and sum of squares.
 
@@ -472,6 +476,8 @@ def tied_group_counts(mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, 
     human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
     use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
+    mval, mcell, msrc, cells = pooled
+    classes, n_class, ukr = tables
     g_count, n = cells.shape
     b = bits.shape[0]
     out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
