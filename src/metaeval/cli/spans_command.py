@@ -1,19 +1,94 @@
-"""`metaeval spans`: error-span detectors and binary segment decisions against MQM ratings."""
+"""`metaeval spans`: error-span detectors and binary segment decisions against MQM ratings.
+
+Every choice and default comes from :mod:`metaeval.vocabulary` and :mod:`metaeval.defaults` (the options are
+declared here, once, from those).
+"""
 from __future__ import annotations
 
+import os
 import warnings
 
 import click
 
+from .. import defaults
 from ..errors import DataWarning, ParameterError
+from ..vocabulary import (SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY, SPAN_GOLD_RULES,
+                          SPAN_MACRO_RULES, SPAN_MATCHINGS, SPAN_MEASURES, SPAN_SEVERITY_MODES, SPAN_TASKS)
 from .analysis_output import footer, frame_table, output_options, render
-from .common import group, option, options, reading_options, resamples_option, seed_option
+from .common import declare, group, option, reading_options, resamples_option, seed_option
+from .progress import progress_bar, progress_option
 
-_MEASURES = ("char", "exact", "overlap", "partial", "wmt25")
+#: The options of `metaeval spans` (parameter name -> click.option keywords), declared once.
+SPAN_OPTIONS = {
+    "gold": dict(required=True, type=click.Path(dir_okay=False),
+                 help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores."),
+    "gold_rater": dict(multiple=True, help="Build the gold from these raters only (repeatable; default every rater)."),
+    "detector": dict(multiple=True, metavar="[NAME=]PATH",
+                     help="A detector's spans, JSON Lines (docs/spans.md; repeatable); NAME= names it (default: the"
+                          " file name up to its first dot)."),
+    "measure": dict(type=click.Choice(SPAN_MEASURES), default=defaults.SPAN_MEASURE, show_default=True,
+                    help="Matching rule (docs/spans.md)."),
+    "averaging": dict(type=click.Choice(SPAN_AVERAGINGS), default=defaults.SPAN_AVERAGING, show_default=True,
+                      help="Sum counts over segments (micro) or average per-segment values (macro)."),
+    "macro": dict(type=click.Choice(SPAN_MACRO_RULES), default=defaults.SPAN_MACRO, show_default=True,
+                  help="Macro F1: the mean of per-segment F1 (the reference's) or the F1 of macro P and R."),
+    "matching": dict(type=click.Choice(SPAN_MATCHINGS), default=defaults.SPAN_MATCHING, show_default=True,
+                     help="One-to-one span matching: optimal assignment (the reference's default) or greedy."),
+    "severity": dict(type=click.Choice(SPAN_SEVERITY_MODES), default=defaults.SPAN_SEVERITY_MODE, show_default=True,
+                     help="'match': a span (or character) counts only with the gold's severity."),
+    "critical": dict(type=click.Choice(SPAN_CRITICAL_RULES), default=defaults.SPAN_CRITICAL, show_default=True,
+                     help="Under --severity match, a critical severity compares as major (the reference) or as its"
+                          " own."),
+    "errors": dict(type=click.Choice(SPAN_ERROR_RULES), default=defaults.SPAN_ERRORS, show_default=True,
+                   help="Which human errors count: the reference's standardization (no weight-0 categories,"
+                        " critical as major) or all."),
+    "source_spans": dict(flag="--source-spans/--no-source-spans", default=defaults.SPAN_SOURCE_SPANS,
+                         show_default=True, help="Keep the errors marked in the source (omissions), scored on their"
+                                                 " own side."),
+    "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
+                    help="Print the human ceiling (held-out rater vs the others) and every row's F1 against the same"
+                         " leave-one-rater-out golds, when segments have several raters."),
+    "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
+                     help="Also every rater against every other rater on the segments both rated."),
+    "task": dict(type=click.Choice(SPAN_TASKS), default=defaults.SPAN_TASK, show_default=True,
+                 help="Positive class: error-free segments, or critical ones (a human score at most the threshold)."),
+    "gold_rule": dict(type=click.Choice(SPAN_GOLD_RULES), default=defaults.SPAN_GOLD_RULE, show_default=True,
+                      help="Error-free gold: no span and score >= threshold (both), no span, or the score alone."),
+    "human_threshold": dict(type=float, help=f"Gold score threshold (default {defaults.SPAN_ERROR_FREE_THRESHOLD:g} for"
+                                             f" error-free: MQM 0; {defaults.SPAN_CRITICAL_THRESHOLD:g} for critical:"
+                                             f" score <= {defaults.SPAN_CRITICAL_THRESHOLD:g})."),
+    "label": dict(multiple=True,
+                  help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative)."),
+    "n_folds": dict(type=int, default=defaults.SPAN_N_FOLDS, show_default=True, help="Cross-validation folds."),
+    "folds_by": dict(type=click.Choice(SPAN_FOLDS_BY), default=defaults.SPAN_FOLDS_BY, show_default=True,
+                     help="Cross-validation folds of whole segments or of whole documents (the ratings' doc"
+                          " column)."),
+    "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
+                    help="Paired permutation tests on F1."),
+    "correction": dict(type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
+                       default=defaults.CORRECTION, show_default=True, help="Correction of the pairwise p-values."),
+    "correct_baselines": dict(flag="--correct-baselines/--no-correct-baselines", default=False, show_default=True,
+                              help="Put the pairs with a baseline in the detectors' correction family (default: a"
+                                   " family of their own)."),
+    "html": dict(type=click.Path(dir_okay=False),
+                 help="Also write an HTML page with the table and the per-severity P/R figures."),
+}
 
 
-def _gold_options(command):
-    return options("gold", "gold_rater")(command)
+def spans_option(name: str, **changes) -> callable:
+    """The option ``name`` of :data:`SPAN_OPTIONS`."""
+    return declare(name, {**SPAN_OPTIONS[name], **changes})
+
+
+def spans_options(*names: str):
+    def decorate(command):
+        for name in reversed(names):
+            command = spans_option(name)(command)
+        return command
+    return decorate
+
+
+_MEASURE_NAMES = ("measure", "averaging", "macro", "matching", "severity", "critical", "errors", "source_spans")
 
 
 def _method_options(command):
@@ -25,36 +100,42 @@ def _method_options(command):
     return command
 
 
-def _measure_options(command):
-    for decorator in reversed([
-        option("measure", type=click.Choice(_MEASURES), default="partial", show_default=True,
-               help="Matching rule (docs/spans.md)."),
-        options("averaging", "severity"),
-        _method_options,
-    ]):
-        command = decorator(command)
+def _common(command):
+    for decorate in reversed([spans_options("gold", "gold_rater", *_MEASURE_NAMES), _method_options,
+                              resamples_option, seed_option, output_options, progress_option]):
+        command = decorate(command)
     return command
 
 
-def _read_gold(path, raters):
+def _read_gold(path, raters, errors=defaults.SPAN_ERRORS, source_spans=defaults.SPAN_SOURCE_SPANS):
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.model import gold_from_ratings
 
     ratings = read_mqm_ratings(path)
-    gold = gold_from_ratings(ratings, raters=raters or None)
+    gold = gold_from_ratings(ratings, raters=raters or None, errors=errors, source_spans=source_spans)
     return ratings, gold
 
 
-def _read_detectors(paths, gold):
+def detector_argument(value: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> ``(NAME, PATH)``; a plain path (or one that exists as given) -> ``(None, PATH)``."""
+    if "=" in value and not os.path.exists(value):
+        name, path = value.split("=", 1)
+        if name and os.sep not in name and path:
+            return name, path
+    return None, value
+
+
+def _read_detectors(values, gold):
     from ..spans.model import read_detector_spans
 
-    names = []
-    out = []
-    for path in paths:
-        det = read_detector_spans(path, gold.targets)
+    names, out = {}, []
+    for value in values:
+        name, path = detector_argument(value)
+        det = read_detector_spans(path, gold.targets, name=name, sources=gold.sources)
         if det.name in names:
-            raise ParameterError(f"`--detector` files must have distinct names; got {det.name!r} twice.")
-        names.append(det.name)
+            raise ParameterError(f"`--detector` files must have distinct names (name one with NAME=PATH); got "
+                                 f"{det.name!r} for {names[det.name]!r} and {path!r}.")
+        names[det.name] = path
         out.append(det)
     return out
 
@@ -75,13 +156,74 @@ def compact(frame, key: str, measures, digits: int = 3) -> "object":
     return out
 
 
+def compact_table(frame, *, title: str | None = None):
+    """The terminal table of a :func:`compact` frame: its first column is the key, every cell is kept on one
+    line, and a table wider than the output splits into column blocks that repeat the key (never a wrapped
+    interval)."""
+    from rich.table import Table
+
+    from ..report.render import ColumnBlocks
+
+    columns = list(frame.columns)
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+
+    def build(chosen):
+        shown = [0] + [1 + c for c in chosen]
+        table = Table(title=title if not chosen or chosen[0] == 0 else None, title_justify="left")
+        for c in shown:
+            table.add_column(str(columns[c]), no_wrap=True)
+        for row in rows:
+            table.add_row(*[row[c] for c in shown])
+        return table
+
+    return ColumnBlocks(build, len(columns) - 1)
+
+
+def _spec_title(result) -> str:
+    from ..spans.measures import MeasureSpec
+
+    return MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
+                       result.critical).describe()
+
+
 def _span_table(result, notes):
+    import pandas as pd
+
+    from ..report.formats import number
+
     frame = compact(result.to_frame(), "detector", ("precision", "recall", "f1"))
-    columns = None
-    title = (f"{result.measure} match, {result.averaging}-averaged, severity {result.severity}; "
-             f"{result.n_cells} segments ({result.n_systems} systems x {result.n_segments} segments rated), "
-             f"{result.n_gold_spans} gold spans")
-    return lambda r: [frame_table(frame, title=title, columns=columns), *footer(r, notes)]
+    title = (f"{_spec_title(result)}; {result.n_cells} segments ({result.n_systems} systems x "
+             f"{result.n_segments} segments rated), {result.n_gold_spans} gold spans"
+             + (f" ({result.n_gold_source_spans} in the source)" if result.n_gold_source_spans else ""))
+    tables = [compact_table(frame, title=title)]
+    if result.fair is not None:
+        fair = pd.DataFrame({"detector": list(result.detectors) + ["human (held-out rater)"],
+                             "F1 against the others' union": [number(v, 3) for v in result.fair["f1"]]
+                             + [number(result.fair["ceiling_f1"], 3)]})
+        tables.append(frame_table(fair, title=f"Like with like: every row and each held-out rater against the union "
+                                              f"of the other raters ({result.fair['raters']} raters, mean F1)"))
+    return lambda r: [*tables, *footer(r, notes)]
+
+
+def span_notes(result, agree=None, correction="none") -> list[str]:
+    """The counted notes printed under a spans table (what was left out, what a detector misses)."""
+    notes = [f"{name}: {n} segment(s) the gold did not rate left out" for name, n in result.n_left_out.items() if n]
+    for reason, n in (result.errors_left_out or {}).items():
+        notes.append(f"gold: {n} human error(s) left out ({reason})")
+    for name, n in (result.missed_source or {}).items():
+        notes.append(f"{name}: predicts no source-side span; the gold's {n} source-side span(s) (omissions) count as "
+                     f"missed")
+    if result.fair is not None:
+        notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
+                     f"{result.fair['ceiling_f1']:.3f} over {result.fair['raters']} raters; compare it with the"
+                     f" second table (every row against the same golds), not with the F1 of the first")
+    elif agree is not None:
+        notes.append(f"human ceiling: mean held-out F1 {agree.ceiling_f1:.3f}")
+    if result.pvalues is not None and correction != "none":
+        notes.append(f"clusters: permutation p-values corrected ({correction}); the pairs with a baseline form "
+                     + ("the same family" if getattr(result, "baselines_in_family", False) else "a family of their own")
+                     + "; labelled p-values in --format json (pvalue_rows)")
+    return notes
 
 
 @group()
@@ -89,118 +231,126 @@ def spans():
     """Error-span detectors and binary segment decisions against MQM ratings."""
 
 
-def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, compare, correction, ceiling, fmt, output, html=None):
-    from ..spans.agreement import span_agreement
+def _evaluate(params, detector, compare, correction, correct_baselines, ceiling, fmt, output, html):
     from ..spans.evaluate import evaluate_spans
 
-    ratings, gold = _read_gold(gold_path, gold_raters)
+    ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
     detectors = _read_detectors(detector, gold)
-    result = evaluate_spans(gold, detectors, measure=measure, averaging=averaging, severity=severity, method=method,
-                            n_resamples=n_resamples, confidence_level=confidence_level, compare=compare,
-                            correction=correction, rng=seed)
-    notes = [f"{name}: {n} segment(s) the gold did not rate left out" for name, n in result.n_left_out.items() if n]
-    agree = None
-    if ceiling and len(ratings.raters) > 1:
-        try:
-            agree = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
-                                   n_resamples=n_resamples, pairwise=False, rng=seed)
-            notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
-                         f"{agree.ceiling_f1:.3f} over {len(agree.rows)} raters (metaeval spans agreement)")
-        except ParameterError:
-            agree = None
-            notes.append("human ceiling: not available (one rater per segment)")
-    if compare and correction != "none":
-        notes.append(f"clusters: permutation p-values corrected ({correction}), one family")
+    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings))
+    with progress_bar() as bar:
+        result = evaluate_spans(ratings if fair else gold, detectors, measure=params["measure"],
+                                averaging=params["averaging"], severity=params["severity"],
+                                matching=params["matching"], macro=params["macro"], critical=params["critical"],
+                                gold_raters=(params["gold_rater"] or None) if fair else None,
+                                errors=params["errors"] if fair else None,
+                                source_spans=params["source_spans"] if fair else None,
+                                method=params["method"], n_resamples=params["n_resamples"],
+                                confidence_level=params["confidence_level"], compare=compare, correction=correction,
+                                baselines_in_family=correct_baselines, fair_ceiling=fair, rng=params["seed"],
+                                progress=bar.callback)
+    notes = span_notes(result, correction=correction if compare else "none")
+    if ceiling and not fair:
+        notes.append("human ceiling: not available (one rater per segment)")
+    render(result, fmt, None, _span_table(result, notes), output)
     if html:
         from ..report.spans_section import spans_page
         from ..runtime.files import write_text_atomic
 
-        write_text_atomic(html, spans_page(result, agree))
-    render(result, fmt, None, _span_table(result, notes), output)
+        write_text_atomic(html, spans_page(result))
 
 
-def _html_option(command):
-    return option("html", help="Also write an HTML page with the table and the per-severity P/R figures.")(command)
+def _has_shared_cells(ratings) -> bool:
+    seen: dict = {}
+    for r in ratings.raters:
+        for cell in ratings.spans.get(r, {}):
+            if cell in seen:
+                return True
+            seen[cell] = r
+    return False
 
 
-def _common(command):
-    for option in reversed([_gold_options, _measure_options, resamples_option, seed_option, output_options]):
-        command = option(command)
-    return command
+def _params(**kwargs):
+    return kwargs
 
 
 @spans.command()
 @_common
-@options("detector", "ceiling")
-@_html_option
-def evaluate(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-             format, output, detector, ceiling, html):
+@spans_options("detector", "ceiling", "html")
+def evaluate(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+             confidence_level, n_resamples, seed, format, output, detector, ceiling, html):
     """Precision, recall and F1 of span detectors and baselines, with bootstrap intervals."""
-    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, False, "none", ceiling, format, output, html)
+    params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
+                     matching=matching, severity=severity, critical=critical, errors=errors,
+                     source_spans=source_spans, method=method, confidence_level=confidence_level,
+                     n_resamples=n_resamples, seed=seed)
+    _evaluate(params, detector, False, "none", False, ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@option("detector")
-@option("correction", type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
-        help="Correction of the pairwise p-values.")
-@option("ceiling")
-@_html_option
-def compare(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-            format, output, detector, correction, ceiling, html):
+@spans_options("detector", "correction", "correct_baselines", "ceiling", "html")
+def compare(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+            confidence_level, n_resamples, seed, format, output, detector, correction, correct_baselines, ceiling,
+            html):
     """Also test every pair on F1 (paired permutation) and rank into significance clusters."""
-    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, True, correction, ceiling, format, output, html)
+    params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
+                     matching=matching, severity=severity, critical=critical, errors=errors,
+                     source_spans=source_spans, method=method, confidence_level=confidence_level,
+                     n_resamples=n_resamples, seed=seed)
+    _evaluate(params, detector, True, correction, correct_baselines, ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@option("pairwise")
-def agreement(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-              format, output, pairwise):
+@spans_options("pairwise")
+def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+              confidence_level, n_resamples, seed, format, output, pairwise):
     """Human agreement: each rater against the union of the other raters of the same segments."""
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.agreement import span_agreement
+    from ..spans.measures import MeasureSpec
 
-    gold_path, fmt = gold, format
-    ratings = read_mqm_ratings(gold_path)
-    result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
-                            n_resamples=n_resamples, confidence_level=confidence_level, pairwise=pairwise, rng=seed)
+    if gold_rater:
+        raise ParameterError("`--gold-rater` does not apply to `spans agreement` (every rater is held out in turn); "
+                             f"got {', '.join(gold_rater)}.")
+    ratings = read_mqm_ratings(gold)
+    with progress_bar() as bar:
+        result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, matching=matching,
+                                macro=macro, critical=critical, errors=errors, source_spans=source_spans,
+                                method=method, n_resamples=n_resamples, confidence_level=confidence_level,
+                                pairwise=pairwise, rng=seed, progress=bar.callback)
     notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}"]
-    title = f"{measure} match, {averaging}-averaged, severity {severity}: each rater against the others' union"
+    title = (f"{MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro, result.critical).describe()}"
+             f": each rater against the others' union")
     frame = result.to_frame()
     frame["segments"] = frame["n_cells"]
     shown = compact(frame, "rater", ("precision", "recall", "f1"))
-    render(result, fmt, None, lambda r: [frame_table(shown, title=title), *footer(r, notes)], output)
+    render(result, format, None, lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)
 
 
 @spans.command()
-@_gold_options
-@option("task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True,
-        help="Positive class: error-free segments, or critical ones (a human score at most the threshold).")
-@options("gold_rule", "human_threshold")
-@option("detector", help="A span detector (JSON Lines): error-free = no span; critical = a major span.")
+@spans_options("gold", "gold_rater", "errors", "source_spans", "task", "gold_rule", "human_threshold")
+@spans_option("detector", help="A span detector (JSON Lines, [NAME=]PATH): error-free = no span; critical = a major"
+                               " span.")
 @option("scores", help="Metric scores (any score file metaeval reads, joined on system and segment; repeatable).")
 @reading_options(aggregation=False)
 @option("metric", help="A metric of --scores whose threshold is cross-validated.")
-@options("label", "n_folds", "folds_by", "compare")
+@spans_options("label", "n_folds", "folds_by", "compare")
 @_method_options
 @resamples_option
 @seed_option
 @output_options
-def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores, reading, metric, label, n_folds,
-           folds_by, compare, method, confidence_level, n_resamples, seed, format, output):
+@progress_option
+def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_threshold, detector, scores, reading, metric,
+           label, n_folds, folds_by, compare, method, confidence_level, n_resamples, seed, format, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
     from ..spans.binary import evaluate_binary
     from .source import located, read_files, scores_argument
 
-    gold_path, gold_raters, score_files, metrics, labels, fmt = gold, gold_rater, scores, metric, label, format
-    ratings, gold = _read_gold(gold_path, gold_raters)
+    ratings, gold_spans = _read_gold(gold, gold_rater, errors, source_spans)
     ds = ratings.scores
-    files = tuple(scores_argument(a)[1] for a in score_files)
-    for path in score_files:
+    files = tuple(scores_argument(a)[1] for a in scores)
+    for path in scores:
         with located(scores_argument(path)[1]):
             other = read_files((path,), reading, other_files=files)[0]
         unrated = [s for s in other.systems if s not in ds.systems]
@@ -210,18 +360,20 @@ def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores,
                           f"{shown}.", DataWarning, stacklevel=1)
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]),
                       allow_unmatched=reading.allow_unmatched)
-    detectors = _read_detectors(detector, gold)
-    result = evaluate_binary(ds, "mqm", task=task, gold=gold, gold_rule=gold_rule, human_threshold=human_threshold,
-                             detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds,
-                             groups=ratings.documents if folds_by == "document" else None, method=method,
-                             n_resamples=n_resamples, confidence_level=confidence_level, compare=compare, rng=seed)
+    detectors = _read_detectors(detector, gold_spans)
+    with progress_bar() as bar:
+        result = evaluate_binary(ds, "mqm", task=task, gold=gold_spans, gold_rule=gold_rule,
+                                 human_threshold=human_threshold, detectors=detectors, metrics=metric, labels=label,
+                                 n_folds=n_folds, groups=ratings.documents if folds_by == "document" else None,
+                                 folds_by=folds_by, method=method, n_resamples=n_resamples,
+                                 confidence_level=confidence_level, compare=compare, rng=seed, progress=bar.callback)
     title = (f"{task} detection ({n_folds}-fold cross-validation by {folds_by}): {result.n_positive} of "
              f"{result.n_cells} segments positive "
              f"(gold: {gold_rule if task == 'error-free' else 'score'}, threshold {result.human_threshold:g})")
     notes = [f"thresholds of {name} (one per cross-validation fold, chosen on the other folds): "
              f"{', '.join(f'{t:g}' for t in ts)}" for name, ts in result.thresholds.items()]
-    notes.append("baseline:length scores a segment by minus its target length; p-values of the pairwise tests "
-                 "are in --format json")
-    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name", ("precision", "recall", "f1", "mcc"),
-                    digits=2)
-    render(result, fmt, None, lambda r: [frame_table(shown, title=title), *footer(r, notes)], output)
+    notes.append("baseline:length scores a segment by minus its target length; labelled p-values of the pairwise "
+                 "tests are in --format json (pvalue_rows)")
+    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name",
+                    ("precision", "recall", "f1", "mcc"), digits=2)
+    render(result, format, None, lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)

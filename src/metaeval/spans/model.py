@@ -1,7 +1,8 @@
 """Error spans as data: per (system, segment) and scorer, a set of character spans with severity and category.
 
-A :class:`Span` is ``[start, end)``, character offsets into the segment's target (Python string indices of
-the unmarked text), ``0 <= start < end <= len(target)``. A :class:`SpanAnnotations` holds one scorer's spans
+A :class:`Span` is ``[start, end)``, character offsets into the segment's target - or, for a span with
+``side="source"`` (omissions and source issues are marked in the source), into its source - (Python string
+indices of the unmarked text), ``0 <= start < end <= len(text)``. A :class:`SpanAnnotations` holds one scorer's spans
 (a human rater, the combined gold, or an automatic detector) over the cells it rated; a cell with an empty
 tuple was rated and has no error.
 
@@ -21,8 +22,23 @@ Detector output, JSON Lines (one object per (system, segment))::
      "category": "Accuracy/Mistranslation"}]}
 
 ``segment`` may be named ``seg_id``; ``category`` is optional; ``severity`` is one of :data:`SEVERITIES`
-(case-insensitive) and defaults to ``"major"`` when absent. An optional ``"target"`` field, if given,
-must equal the gold's target. ``"spans": []`` says the detector found the segment error-free.
+(case-insensitive) and defaults to ``"major"`` when absent; ``side`` is ``"target"`` (default) or
+``"source"`` (offsets into the source: an omission). An optional ``"target"`` field, if given, must equal
+the gold's target. ``"spans": []`` says the detector found the segment error-free. A line with a key given
+twice, or nested deeper than :data:`MAX_JSON_DEPTH`, is refused.
+
+Which human errors count (``errors=``, :func:`gold_from_ratings`, :func:`rater_spans`):
+
+``"reference"`` (default)
+    The reference implementation's ``standardize_human_error`` (sted19/span-mt-metaeval): errors of a
+    severity outside minor / major / critical (neutral) and errors whose MQM weight is 0 in Google's MQM
+    weights - categories ``Source issue`` / ``Source error`` and ``Creative Reinterpretation`` - are left
+    out; ``critical`` becomes ``major``; the rest is kept as marked (omissions on the source side).
+``"all"``
+    Every located minor / major / critical error, as marked.
+
+Errors without a marked span (unlocated) never enter the spans (the reader counts them). Every error left
+out is counted by reason in ``SpanAnnotations.left_out``.
 """
 from __future__ import annotations
 
@@ -33,25 +49,36 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..data.formats import read_text
-from ..errors import DataWarning, InputFileError, ParameterError
+from .. import defaults
+from ..errors import DataWarning, InputFileError, ParameterError, check_choice
+from ..vocabulary import SPAN_ERROR_RULES, SPAN_SIDES
 
-__all__ = ["SEVERITIES", "Span", "SpanAnnotations", "read_detector_spans", "write_detector_spans", "align",
+__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "read_detector_spans", "write_detector_spans", "align",
            "gold_from_ratings", "rater_spans"]
 
 #: Severities a span may carry, least to most severe (WMT25 asks for minor / major; critical is scored as
 #: major by the WMT25 measure; neutral MQM errors carry no weight and are left out of the gold by default).
 SEVERITIES = ("neutral", "minor", "major", "critical")
 DEFAULT_SEVERITY = "major"
+SIDES = SPAN_SIDES
+#: Category words (lower case, matched as substrings as the reference does) of the errors Google's MQM
+#: weights give 0: the reference leaves them out of the gold (``errors="reference"``).
+ZERO_WEIGHT_CATEGORIES = ("source issue", "source_issue", "source error", "source_error",
+                          "creative reinterpretation")
+#: Deepest nesting of a detector JSON line (deeper is refused before parsing: no RecursionError).
+MAX_JSON_DEPTH = 64
 
 
 @dataclass(frozen=True, order=True)
 class Span:
-    """One error span ``[start, end)`` of a target, with its severity and (optional) category."""
+    """One error span ``[start, end)`` of a target (or of the source: ``side="source"``), with its severity
+    and (optional) category."""
 
     start: int
     end: int
     severity: str = DEFAULT_SEVERITY
     category: str = ""
+    side: str = "target"
 
     @property
     def length(self) -> int:
@@ -88,9 +115,11 @@ class SpanAnnotations:
     targets : mapping
         ``(system, segment) -> target text``: every cell of ``spans`` must have one; offsets are checked
         against it.
+    sources : mapping, optional
+        ``(system, segment) -> source text``: needed by the cells holding a source-side span.
     """
 
-    def __init__(self, name: str, spans: Mapping, targets: Mapping):
+    def __init__(self, name: str, spans: Mapping, targets: Mapping, *, sources: Mapping | None = None):
         self.name = str(name)
         cells: dict[tuple[str, str], tuple[Span, ...]] = {}
         for cell, items in spans.items():
@@ -98,17 +127,32 @@ class SpanAnnotations:
             if cell not in targets:
                 raise ParameterError(f"spans of {self.name!r}: every cell must have a target; got system {cell[0]!r}, "
                                      f"segment {cell[1]!r} without one.")
-            length = len(targets[cell])
             out = []
             for item in items:
                 if not isinstance(item, Span):
                     item = Span(*item)
-                start, end, sev = check_span(item.start, item.end, item.severity, length,
-                                             where=f"{self.name}, system {cell[0]!r}, segment {cell[1]!r}")
-                out.append(Span(start, end, sev, item.category))
+                where = f"{self.name}, system {cell[0]!r}, segment {cell[1]!r}"
+                if item.side not in SIDES:
+                    raise ParameterError(f"{where}: `side` must be one of {', '.join(SIDES)}; got {item.side!r}.")
+                if item.side == "source":
+                    if sources is None or cell not in sources:
+                        raise ParameterError(f"{where}: a source-side span needs the segment's source; got no "
+                                             f"source text.")
+                    length = len(sources[cell])
+                else:
+                    length = len(targets[cell])
+                start, end, sev = check_span(item.start, item.end, item.severity, length, where=where)
+                out.append(Span(start, end, sev, item.category, item.side))
             cells[cell] = tuple(sorted(out))
         self.cells = cells
         self.targets = {c: targets[c] for c in cells}
+        self.sources = {c: sources[c] for c in cells if c in sources} if sources is not None else {}
+        self.left_out: dict = {}
+        #: How the spans were built (set by gold_from_ratings / rater_spans; None = given as they are).
+        self.errors_rule: str | None = None
+        self.source_spans_rule: bool | None = None
+        self.raters_rule: str | None = None
+        self.source_file: str | None = None
 
     def __repr__(self) -> str:
         return f"SpanAnnotations({self.name!r}, {len(self.cells)} cells, {self.n_spans} spans)"
@@ -116,6 +160,18 @@ class SpanAnnotations:
     @property
     def n_spans(self) -> int:
         return sum(len(v) for v in self.cells.values())
+
+    @property
+    def n_source_spans(self) -> int:
+        """Spans marked in the source (omissions)."""
+        return sum(1 for v in self.cells.values() for s in v if s.side == "source")
+
+    def _like(self, name: str, spans: Mapping) -> "SpanAnnotations":
+        out = SpanAnnotations(name, spans, self.targets, sources=self.sources)
+        out.left_out = dict(self.left_out)
+        for key in ("errors_rule", "source_spans_rule", "raters_rule", "source_file"):
+            setattr(out, key, getattr(self, key))
+        return out
 
     def n_overlapping(self) -> int:
         """Spans that overlap an earlier span of the same cell (kept; see the module docstring)."""
@@ -131,68 +187,190 @@ class SpanAnnotations:
     def restricted(self, cells: Iterable[tuple[str, str]], *, name: str | None = None) -> "SpanAnnotations":
         """The same spans on ``cells`` only (each must be one of this scorer's)."""
         keep = {c: self.cells[c] for c in cells}
-        return SpanAnnotations(self.name if name is None else name, keep, self.targets)
+        return self._like(self.name if name is None else name, keep)
 
     def filtered(self, severities: Iterable[str]) -> "SpanAnnotations":
         """Only the spans whose severity is in ``severities`` (every cell kept)."""
         wanted = set(severities)
-        return SpanAnnotations(self.name, {c: [s for s in v if s.severity in wanted] for c, v in self.cells.items()},
-                               self.targets)
+        return self._like(self.name, {c: [s for s in v if s.severity in wanted] for c, v in self.cells.items()})
+
+    def target_only(self) -> "SpanAnnotations":
+        """Only the target-side spans (every cell kept)."""
+        return self._like(self.name, {c: [s for s in v if s.side == "target"] for c, v in self.cells.items()})
 
 
 def merge_union(span_lists: Iterable[Iterable[Span]]) -> tuple[Span, ...]:
-    """The union of several scorers' spans of one cell: overlapping or touching spans merge into one span
-    that carries the most severe severity among them (and the first category)."""
+    """The union of several scorers' spans of one cell: spans of one side that *overlap* (share at least one
+    character) merge into one span that carries the most severe severity among them (and the first
+    category). Touching spans (one ends where the next starts) stay apart: they mark two errors, and the
+    reference's ``errors_overlap`` does not call them overlapping."""
     rank = {s: i for i, s in enumerate(SEVERITIES)}
-    items = sorted(s for spans in span_lists for s in spans)
     out: list[Span] = []
-    for s in items:
-        if out and s.start <= out[-1].end:
-            last = out[-1]
-            sev = last.severity if rank[last.severity] >= rank[s.severity] else s.severity
-            out[-1] = Span(last.start, max(last.end, s.end), sev, last.category or s.category)
-        else:
-            out.append(s)
-    return tuple(out)
+    for side in SIDES:
+        items = sorted(s for spans in span_lists for s in spans if s.side == side)
+        merged: list[Span] = []
+        for s in items:
+            if merged and s.start < merged[-1].end:
+                last = merged[-1]
+                sev = last.severity if rank[last.severity] >= rank[s.severity] else s.severity
+                merged[-1] = Span(last.start, max(last.end, s.end), sev, last.category or s.category, side)
+            else:
+                merged.append(s)
+        out.extend(merged)
+    return tuple(sorted(out))
 
 
-def _ratings_spans(ratings, rater: str) -> dict:
-    return {cell: [Span(s, e, "critical" if sev == "critical" else sev, cat) for s, e, sev, cat in items]
-            for cell, items in ratings.spans.get(rater, {}).items()}
+def _zero_weight(category: str) -> bool:
+    low = category.lower()
+    return any(word in low for word in ZERO_WEIGHT_CATEGORIES)
 
 
-def rater_spans(ratings, rater: str, *, severities: Iterable[str] = ("minor", "major", "critical")) -> SpanAnnotations:
-    """One rater's target spans (``severities`` kept; Neutral errors carry no MQM weight and are left out by
-    default) from :func:`metaeval.read_mqm_ratings`, on every cell it rated."""
+def _ratings_spans(ratings, rater: str, errors: str, source_spans: bool, severities, left_out: dict) -> dict:
+    """One rater's spans per cell under the rule ``errors`` (see the module docstring); what is left out is
+    added to ``left_out`` by reason."""
+    wanted = set(severities)
+    out: dict = {}
+    sides = [("target", ratings.spans.get(rater, {}))]
+    sides.append(("source", getattr(ratings, "source_spans", {}).get(rater, {})))
+    for cell in ratings.spans.get(rater, {}):
+        out[cell] = []
+    for side, by_cell in sides:
+        for cell, items in by_cell.items():
+            for s, e, sev, cat in items:
+                if sev not in wanted:
+                    reason = f"severity {sev}"
+                elif errors == "reference" and _zero_weight(cat):
+                    reason = "MQM weight 0 (source issue, creative reinterpretation)"
+                elif side == "source" and not source_spans:
+                    reason = "source side (source_spans=False)"
+                else:
+                    if errors == "reference" and sev == "critical":
+                        sev = "major"
+                    out.setdefault(cell, []).append(Span(s, e, sev, cat, side))
+                    continue
+                left_out[reason] = left_out.get(reason, 0) + 1
+    return out
+
+
+def _errors_iv(errors: str, source_spans: Any) -> tuple[str, bool]:
+    errors = check_choice("errors", errors, SPAN_ERROR_RULES)
+    if not isinstance(source_spans, (bool,)):
+        raise ParameterError(f"`source_spans` must be True or False; got {source_spans!r}.")
+    return errors, source_spans
+
+
+def rater_spans(ratings, rater: str, *, severities: Iterable[str] = ("minor", "major", "critical"),
+                errors: str = defaults.SPAN_ERRORS, source_spans: bool = defaults.SPAN_SOURCE_SPANS
+                ) -> SpanAnnotations:
+    """One rater's spans (``severities`` kept; Neutral errors carry no MQM weight and are left out by
+    default; ``errors`` and ``source_spans`` as in :func:`gold_from_ratings`) from
+    :func:`metaeval.read_mqm_ratings`, on every cell it rated."""
     if rater not in ratings.spans:
         raise ParameterError(f"`rater` must be one of {', '.join(ratings.raters)}; got {rater!r}.")
-    spans = _ratings_spans(ratings, rater)
-    wanted = set(severities)
-    return SpanAnnotations(rater, {c: [s for s in v if s.severity in wanted] for c, v in spans.items()},
-                           ratings.targets)
+    errors, source_spans = _errors_iv(errors, source_spans)
+    left_out: dict = {}
+    spans = _ratings_spans(ratings, rater, errors, source_spans, severities, left_out)
+    out = SpanAnnotations(rater, spans, ratings.targets, sources=getattr(ratings, "sources", None))
+    out.left_out = left_out
+    out.errors_rule, out.source_spans_rule, out.raters_rule = errors, source_spans, rater
+    out.source_file = Path(str(ratings.path)).name
+    return out
 
 
 def gold_from_ratings(ratings, *, raters: Iterable[str] | None = None,
-                      severities: Iterable[str] = ("minor", "major", "critical"), name: str = "gold") -> SpanAnnotations:
+                      severities: Iterable[str] = ("minor", "major", "critical"), name: str = "gold",
+                      errors: str = defaults.SPAN_ERRORS, source_spans: bool = defaults.SPAN_SOURCE_SPANS
+                      ) -> SpanAnnotations:
     """The gold spans of MQM ratings: on every cell, the union (:func:`merge_union`) of its raters' spans.
 
     With one rater per cell (WMT21 TED) the gold is that rater's spans (overlaps merged). Why the union,
     not a majority: MQM raters miss errors far more often than they invent them (Freitag et al. 2021), and
     with the two or three raters of a cell a majority is an intersection narrower than any one rater.
+
+    ``errors`` : {"reference", "all"}
+        Which human errors count (the module docstring); what is left out is counted in ``left_out``.
+    ``source_spans`` : bool
+        Keep the source-side spans (omissions), scored on their own side (default); False leaves them out
+        (counted).
     """
     chosen = tuple(ratings.raters if raters is None else raters)
     for r in chosen:
         if r not in ratings.spans:
             raise ParameterError(f"`raters` must name raters of the file ({', '.join(ratings.raters)}); got {r!r}.")
-    wanted = set(severities)
+    errors, source_spans = _errors_iv(errors, source_spans)
     per_cell: dict = {}
+    left_out: dict = {}
     for r in chosen:
-        for cell, spans in _ratings_spans(ratings, r).items():
-            per_cell.setdefault(cell, []).append([s for s in spans if s.severity in wanted])
-    return SpanAnnotations(name, {c: merge_union(v) for c, v in per_cell.items()}, ratings.targets)
+        for cell, spans in _ratings_spans(ratings, r, errors, source_spans, severities, left_out).items():
+            per_cell.setdefault(cell, []).append(spans)
+    out = SpanAnnotations(name, {c: merge_union(v) for c, v in per_cell.items()}, ratings.targets,
+                          sources=getattr(ratings, "sources", None))
+    out.left_out = left_out
+    out.errors_rule, out.source_spans_rule = errors, source_spans
+    out.raters_rule = ",".join(chosen) if raters is not None else None
+    out.source_file = Path(str(ratings.path)).name
+    return out
 
 
-def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None = None) -> SpanAnnotations:
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def json_depth(line: str) -> int:
+    """The deepest nesting of brackets of one JSON text (outside strings)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_json_line(line: str, path: Any, number: int) -> Any:
+    """One JSON Lines line, refusing a key given twice and nesting deeper than :data:`MAX_JSON_DEPTH` (with
+    the file and line)."""
+    if line.count("[") + line.count("{") > MAX_JSON_DEPTH and json_depth(line) > MAX_JSON_DEPTH:
+        raise InputFileError(path, f"every line must be a JSON object nested at most {MAX_JSON_DEPTH} deep; got "
+                                   f"{json_depth(line)} levels.", row=number)
+    try:
+        return json.loads(line, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise InputFileError(path, f"every key of a JSON object must appear once; got {exc.args[0]!r} twice.",
+                             row=number) from None
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, f"every line must be a JSON object; got invalid JSON ({exc.msg}).",
+                             row=number) from None
+
+
+def json_lines(text: str):
+    """``(number, line)`` of JSON Lines text: lines end at ``\\n`` only (a U+2028 inside a string is text)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.rstrip("\r")
+
+
+def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None = None,
+                        sources: Mapping | None = None) -> SpanAnnotations:
     """Read a detector's spans from JSON Lines (see the module docstring) and check them against ``targets``.
 
     Raises :class:`~metaeval.errors.InputFileError` (file and line) for an empty file, a line that is not a
@@ -205,15 +383,11 @@ def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None 
     own_targets: dict = {}
     unknown: dict = {}
     n_lines = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in json_lines(text):
         if not line.strip():
             continue
         n_lines += 1
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(path, f"every line must be a JSON object; got invalid JSON ({exc.msg}).",
-                                 row=number) from None
+        obj = parse_json_line(line, path, number)
         if not isinstance(obj, dict):
             raise InputFileError(path, f"every line must be a JSON object; got {type(obj).__name__}.", row=number)
         seg_key = "segment" if "segment" in obj else "seg_id"
@@ -240,17 +414,27 @@ def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None 
             if not isinstance(item, dict) or "start" not in item or "end" not in item:
                 raise InputFileError(path, f"every span must be an object with 'start' and 'end'; got {item!r}.",
                                      row=number, column=f"spans[{i}]")
+            side = item.get("side", "target")
+            if side not in SIDES:
+                raise InputFileError(path, f"`side` must be one of {', '.join(SIDES)}; got {side!r}.", row=number,
+                                     column=f"spans[{i}]")
+            if side == "source" and (sources is None or cell not in sources):
+                raise InputFileError(path, "a span with `side` 'source' needs the gold's source of the segment; got "
+                                           "none (the gold file has no source text).", row=number,
+                                     column=f"spans[{i}]")
+            text_len = len(sources[cell]) if side == "source" else len(target)
             try:
-                start, end, sev = check_span(item["start"], item["end"], item.get("severity"), len(target),
+                start, end, sev = check_span(item["start"], item["end"], item.get("severity"), text_len,
                                              where=f"spans[{i}]")
             except ParameterError as exc:
                 raise InputFileError(path, str(exc), row=number) from None
-            items.append(Span(start, end, sev, str(item.get("category", "") or "")))
+            items.append(Span(start, end, sev, str(item.get("category", "") or ""), side))
         spans[cell] = items
         own_targets[cell] = target
     if n_lines == 0:
         raise InputFileError(path, "the file must hold at least one JSON line; got an empty file.")
-    ann = SpanAnnotations(name or Path(str(path)).name.split(".")[0], spans, own_targets)
+    ann = SpanAnnotations(name or Path(str(path)).name.split(".")[0], spans, own_targets,
+                          sources={c: sources[c] for c in spans if c in sources} if sources is not None else None)
     ann.unknown_cells = tuple(unknown)
     return ann
 
@@ -261,9 +445,11 @@ def write_detector_spans(annotations: SpanAnnotations, path: str | Path) -> None
 
     lines = []
     for (system, segment), spans in annotations.cells.items():
-        lines.append(json.dumps({"system": system, "segment": segment, "spans": [
-            {"start": s.start, "end": s.end, "severity": s.severity, "category": s.category} for s in spans]},
-            ensure_ascii=False))
+        line = json.dumps({"system": system, "segment": segment, "spans": [
+            {"start": s.start, "end": s.end, "severity": s.severity, "category": s.category,
+             **({"side": s.side} if s.side != "target" else {})} for s in spans]}, ensure_ascii=False)
+        # U+2028 / U+2029 are line breaks to str.splitlines and to some JSON Lines readers: escape them.
+        lines.append(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 

@@ -1,0 +1,263 @@
+"""Spans, round two (issues 38, 40, 41): signatures that rebuild the number, folds shared by every scorer,
+the fair human ceiling, progress, labelled p-values, detector files and hostile input."""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metaeval import ScoreSet
+from metaeval.errors import DegenerateWarning, InputFileError, ParameterError
+from metaeval.spans import (Span, SpanAnnotations, evaluate_spans, gold_from_ratings, rater_spans,
+                            read_detector_spans, write_detector_spans)
+from metaeval.spans.binary import evaluate_binary
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wmt" / "mqm_ratings"
+WMT23 = DATA / "sxs_mqm_generalMT2023_ende.3ratings.tsv.gz"
+real = pytest.mark.skipif(not WMT23.exists(), reason="shared data not found")
+
+
+class _Out:
+    def __init__(self, code, out, err):
+        self.returncode, self.stdout, self.stderr = code, out, err
+
+
+@pytest.fixture
+def cli(capsys):
+    from metaeval.cli.main import main
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return _Out(code, out, err)
+    return run
+
+
+@pytest.fixture(scope="module")
+def ratings():
+    from metaeval import read_mqm_ratings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return read_mqm_ratings(WMT23)
+
+
+def _tiny_gold():
+    targets = {(s, str(j)): "abcdefghij" for s in ("A", "B") for j in range(6)}
+    spans = {c: [Span(0, 3, "major")] if int(c[1]) % 2 else [] for c in targets}
+    return SpanAnnotations("gold", spans, targets)
+
+
+# -- detector files --------------------------------------------------------------------------------------
+def test_duplicate_keys_in_a_detector_line_are_refused(tmp_path):
+    gold = _tiny_gold()
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"system": "A", "segment": "0", "segment": "1", "spans": []}\n')
+    with pytest.raises(InputFileError, match="every key of a JSON object must appear once; got 'segment' twice."):
+        read_detector_spans(path, gold.targets)
+
+
+def test_deep_nesting_is_a_one_line_error_not_a_recursion_error(tmp_path):
+    gold = _tiny_gold()
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"system": "A", "segment": "0", "spans": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(InputFileError, match="every line must be a JSON object nested at most 64 deep; got 100001 "
+                                             "levels."):
+        read_detector_spans(path, gold.targets)
+
+
+def test_a_name_with_u2028_round_trips(tmp_path):
+    targets = {("sys\u2028tem", "1"): "abc def", ("b", "2\u2029"): "xyz"}
+    ann = SpanAnnotations("d", {c: [Span(0, 3, "minor")] for c in targets}, targets)
+    write_detector_spans(ann, tmp_path / "d.jsonl")
+    assert "\u2028" not in (tmp_path / "d.jsonl").read_text(encoding="utf-8")
+    back = read_detector_spans(tmp_path / "d.jsonl", targets)
+    assert back.cells == ann.cells
+
+
+def test_a_detector_named_like_a_baseline_is_refused():
+    gold = _tiny_gold()
+    det = SpanAnnotations("baseline:random", gold.cells, gold.targets)
+    with pytest.raises(ParameterError, match="`detectors` must not be named like a baseline or a human row "
+                                             "\\('baseline:...', 'human:...'\\); got 'baseline:random'."):
+        evaluate_spans(gold, [det], n_resamples=5, rng=0)
+
+
+def test_source_side_spans_in_a_detector_file(tmp_path):
+    targets = {("A", "1"): "abc def"}
+    sources = {("A", "1"): "0123456789"}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"system": "A", "segment": "1", "spans": [
+        {"start": 8, "end": 10, "severity": "major", "side": "source"}]}) + "\n")
+    det = read_detector_spans(path, targets, sources=sources)
+    assert det.cells[("A", "1")] == (Span(8, 10, "major", "", "source"),)
+    with pytest.raises(InputFileError, match="a span with `side` 'source' needs the gold's source of the segment"):
+        read_detector_spans(path, targets)
+    path.write_text(json.dumps({"system": "A", "segment": "1", "spans": [
+        {"start": 0, "end": 2, "side": "left"}]}) + "\n")
+    with pytest.raises(InputFileError, match="`side` must be one of target, source; got 'left'."):
+        read_detector_spans(path, targets, sources=sources)
+
+
+# -- binary ----------------------------------------------------------------------------------------------
+def _binary_data(n_seg=40, seed=1):
+    rng = np.random.default_rng(seed)
+    systems, segments = ["A", "B", "C"], [str(j) for j in range(n_seg)]
+    human = -rng.integers(0, 3, size=(3, n_seg)).astype(float)
+    targets = {(s, g): "x" * int(5 + 10 * rng.random()) for s in systems for g in segments}
+    spans = {(s, g): ([Span(0, 2, "minor")] if human[a, j] < 0 else []) for a, s in enumerate(systems)
+             for j, g in enumerate(segments)}
+    gold = SpanAnnotations("gold", spans, targets)
+    metric = human + rng.normal(0, 0.7, size=human.shape)
+    other = rng.normal(size=human.shape)
+    ds = ScoreSet({"mqm": human, "m": metric, "other": other}, systems=systems, inputs=segments, humans=["mqm"])
+    return ds, gold
+
+
+def test_adding_a_scorer_never_moves_another_scorers_folds():
+    ds, gold = _binary_data()
+    alone = evaluate_binary(ds, "mqm", gold=gold, metrics=["m"], n_resamples=50, rng=3)
+    more = evaluate_binary(ds, "mqm", gold=gold, metrics=["other", "m"], n_resamples=50, rng=3)
+    for name in ("m", "baseline:length"):
+        assert alone.thresholds[name] == more.thresholds[name]
+        i, j = alone.predictors.index(name), more.predictors.index(name)
+        np.testing.assert_array_equal(alone.values[i], more.values[j])
+        np.testing.assert_array_equal(alone.ci[i], more.ci[j])  # the bootstrap stream is its own too
+
+
+def test_no_positive_segment_warns_and_nan_threshold_is_refused():
+    ds, gold = _binary_data()
+    with pytest.warns(DegenerateWarning, match="the gold has no positive segment \\(critical, threshold -50, 120 "
+                                               "segments\\)"):
+        evaluate_binary(ds, "mqm", task="critical", human_threshold=-50, gold=gold, n_resamples=5, rng=0)
+    with pytest.raises(ParameterError, match="`human_threshold` must be a finite number; got nan."):
+        evaluate_binary(ds, "mqm", gold=gold, human_threshold=float("nan"), n_resamples=5, rng=0)
+
+
+def test_binary_signature_names_the_folds_and_the_gold():
+    ds, gold = _binary_data()
+    groups = {g: str(int(g) // 4) for g in ds.inputs}
+    a = evaluate_binary(ds, "mqm", gold=gold, n_resamples=5, rng=0)
+    b = evaluate_binary(ds, "mqm", gold=gold, groups=groups, folds_by="document", n_resamples=5, rng=0)
+    assert "folds_by:segment" in str(a.signature) and "folds_by:document" in str(b.signature)
+
+
+def test_pvalue_rows_are_labelled():
+    ds, gold = _binary_data()
+    res = evaluate_binary(ds, "mqm", gold=gold, metrics=["m"], compare=True, n_resamples=50, rng=0)
+    rows = res.to_dict()["pvalue_rows"]
+    assert {(r["first"], r["second"]) for r in rows} == {("m", "baseline:all-error-free"), ("m", "baseline:length"),
+                                                         ("baseline:all-error-free", "baseline:length")}
+
+
+# -- evaluate --------------------------------------------------------------------------------------------
+def test_progress_reports_one_named_step():
+    gold = _tiny_gold()
+    calls = []
+    evaluate_spans(gold, [SpanAnnotations("d", gold.cells, gold.targets)], n_resamples=10, rng=0, compare=True,
+                   progress=lambda units=1, **kw: calls.append((units, kw)))
+    assert calls[0] == (0, {"step": "spans", "total": 6})
+    assert calls[-1] == (0, {"step": "spans", "done": True})
+    assert sum(u for u, kw in calls[1:-1]) == 6
+
+
+def test_baselines_form_their_own_correction_family():
+    """Two detectors: their pair alone in its family, so its p-value is not inflated by the baselines."""
+    gold = _tiny_gold()
+    rng = np.random.default_rng(0)
+    a = SpanAnnotations("a", gold.cells, gold.targets)
+    b = SpanAnnotations("b", {c: [Span(int(rng.integers(0, 5)), 8)] for c in gold.cells}, gold.targets)
+    apart = evaluate_spans(gold, [a, b], compare=True, n_resamples=200, rng=1, correction="holm")
+    together = evaluate_spans(gold, [a, b], compare=True, n_resamples=200, rng=1, correction="holm",
+                              baselines_in_family=True)
+    raw = evaluate_spans(gold, [a, b], compare=True, n_resamples=200, rng=1, correction="none")
+    assert apart.pvalues[0, 1] == raw.pvalues[0, 1]
+    assert together.pvalues[0, 1] >= apart.pvalues[0, 1]
+    assert "family:baselines-apart" in str(apart.signature) and "family:all-pairs" in str(together.signature)
+    assert apart.to_dict()["pvalue_rows"][0] == {"first": "a", "second": "b", "delta_f1": pytest.approx(
+        apart.f1[0] - apart.f1[1]), "pvalue": apart.pvalues[0, 1]}
+
+
+def test_adding_a_detector_never_moves_the_random_baseline_or_the_intervals():
+    gold = _tiny_gold()
+    one = evaluate_spans(gold, [SpanAnnotations("a", gold.cells, gold.targets)], n_resamples=50, rng=4)
+    two = evaluate_spans(gold, [SpanAnnotations("a", gold.cells, gold.targets),
+                                SpanAnnotations("b", {c: [] for c in gold.cells}, gold.targets)], n_resamples=50,
+                         rng=4, compare=True)
+    np.testing.assert_array_equal(one.f1_ci[0], two.f1_ci[0])
+    assert one.f1[one.detectors.index("baseline:random")] == two.f1[two.detectors.index("baseline:random")]
+
+
+@real
+def test_fair_ceiling_scores_detectors_against_the_ceilings_golds(ratings):
+    from metaeval.spans import span_agreement
+
+    res = evaluate_spans(ratings, [], n_resamples=5, rng=0, fair_ceiling=True)
+    agree = span_agreement(ratings, n_resamples=5, rng=0, pairwise=False)
+    assert res.fair["ceiling_f1"] == pytest.approx(agree.ceiling_f1, abs=1e-12)
+    assert res.fair["raters"] == 10
+    assert res.fair["f1"][res.detectors.index("baseline:no-spans")] == 0.0
+    sig = str(res.signature)
+    assert "ceiling:leave-one-rater-out" in sig and "gold_file:sxs_mqm_generalMT2023_ende.3ratings.tsv.gz" in sig
+
+
+@real
+def test_signature_names_gold_raters_matching_and_macro(ratings):
+    res = evaluate_spans(ratings, [], gold_raters=["rater1", "rater2"], averaging="macro", matching="greedy",
+                         severity="match", n_resamples=5, rng=0)
+    sig = str(res.signature)
+    for field in ("gold_raters:rater1,rater2", "errors:reference", "source_spans:yes", "macro:mean-f1",
+                  "matching:greedy", "severity:match", "critical:major", "seed:0"):
+        assert field in sig, field
+
+
+# -- CLI -------------------------------------------------------------------------------------------------
+@real
+def test_cli_refuses_two_billion_resamples_up_front(cli, tmp_path):
+    for command in ("evaluate", "agreement", "binary"):
+        out = cli("spans", command, "--gold", WMT23, "--n-resamples", "2000000000")
+        assert out.returncode == 2, (command, out.stderr)
+        assert "`n_resamples` must be small enough for the resamples to fit in memory; got 2000000000" in out.stderr
+        assert out.stderr.count("\n") == 1
+
+
+@real
+def test_cli_names_detectors_and_refuses_a_collision(cli, tmp_path, ratings):
+    gold = gold_from_ratings(ratings)
+    det = SpanAnnotations("x", {c: gold.cells[c] for c in gold.cells}, gold.targets, sources=gold.sources)
+    write_detector_spans(det, tmp_path / "llm.v1.jsonl")
+    write_detector_spans(det.target_only(), tmp_path / "llm.v2.jsonl")
+    out = cli("spans", "evaluate", "--gold", WMT23, "--detector", tmp_path / "llm.v1.jsonl", "--detector",
+              tmp_path / "llm.v2.jsonl", "--n-resamples", "5", "--no-ceiling")
+    assert out.returncode == 2 and "`--detector` files must have distinct names (name one with NAME=PATH); got 'llm'" \
+        in out.stderr
+    out = cli("spans", "evaluate", "--gold", WMT23, "--detector", f"v1={tmp_path / 'llm.v1.jsonl'}", "--detector",
+              f"v2={tmp_path / 'llm.v2.jsonl'}", "--n-resamples", "5", "--no-ceiling", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert [r["detector"] for r in result["rows"]][:2] == ["v1", "v2"]
+    assert result["missed_source"] == {"v2": gold.n_source_spans}
+    assert result["rows"][0]["f1"] == 1.0
+
+
+@real
+def test_cli_binary_nan_threshold_and_folds_by_in_the_signature(cli):
+    out = cli("spans", "binary", "--gold", WMT23, "--human-threshold", "nan", "--n-resamples", "5")
+    assert out.returncode == 2 and out.stderr.strip().endswith("`human_threshold` must be a finite number; got nan.")
+    seg = json.loads(cli("spans", "binary", "--gold", WMT23, "--n-resamples", "20", "--format", "json").stdout)
+    doc = json.loads(cli("spans", "binary", "--gold", WMT23, "--n-resamples", "20", "--folds-by", "document",
+                         "--format", "json").stdout)
+    assert seg["signature"] != doc["signature"] and "folds_by:document" in doc["signature"]
+
+
+@real
+def test_binary_table_keeps_every_interval_on_one_line(cli):
+    out = cli("spans", "binary", "--gold", WMT23, "--n-resamples", "20")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith("│")]
+    assert all(line.count("[") == line.count("]") for line in lines)
+    assert max(len(line) for line in out.stdout.splitlines()) <= 100
