@@ -261,3 +261,39 @@ def test_binary_table_keeps_every_interval_on_one_line(cli):
     lines = [line for line in out.stdout.splitlines() if line.startswith("│")]
     assert all(line.count("[") == line.count("]") for line in lines)
     assert max(len(line) for line in out.stdout.splitlines()) <= 100
+
+
+# -- pages and the report --------------------------------------------------------------------------------
+def test_spans_page_footer_names_no_file_it_does_not_write():
+    from metaeval.report.spans_section import spans_page
+
+    gold = _tiny_gold()
+    page = spans_page(evaluate_spans(gold, [], n_resamples=5, rng=0))
+    assert "No other file is written beside this page." in page and "results.json" not in page
+    assert "comparison.csv beside" in spans_page(evaluate_spans(gold, [], n_resamples=5, rng=0),
+                                                 files=("results.json", "comparison.csv"))
+
+
+@real
+def test_report_includes_the_spans_section_and_names_exactly_its_files(cli, tmp_path, ratings):
+    h = ratings.scores.matrix("mqm")
+    rng = np.random.default_rng(0)
+    lines = ["system,input,mqm,metA,metB"]
+    for i, s in enumerate(ratings.scores.systems):
+        for j, g in enumerate(ratings.scores.inputs):
+            if np.isfinite(h[i, j]):
+                lines.append(f"{s},{g},{h[i, j]},{h[i, j] + 3 * rng.normal()},{rng.normal()}")
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    out = cli("report", "--scores", tmp_path / "m.csv", "--human", "mqm", "--metric", "metA", "--quick", "--analysis",
+              "none", "--spans-gold", WMT23, "--output", tmp_path / "rep")
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "Error spans" in page and "--spans-gold" in page
+    written = sorted(p.name for p in (tmp_path / "rep").iterdir())
+    assert written == ["correlations.csv", "report.html", "results.json"]
+    assert "The same numbers are in results.json and correlations.csv beside this file." in page
+    result = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert result["spans"]["analysis"] == "spans" and "ceiling:leave-one-rater-out" in result["spans"]["signature"]
+    out = cli("report", "--scores", tmp_path / "m.csv", "--human", "mqm", "--spans-detector", "x.jsonl", "--output",
+              tmp_path / "rep2")
+    assert out.returncode == 2 and "`--spans-detector` needs `--spans-gold`" in out.stderr

@@ -66,6 +66,10 @@ def _command_line(source: Source, human, settings, output) -> str:
         words += ["--corpus-metric", metric]
     if corpus_metrics:
         words += ["--candidates", candidates, "--references", references]
+    for flag, values in (("--spans-gold", settings.get("spans_gold") or ()),
+                         ("--spans-detector", settings.get("spans_detector", ()))):
+        for value in ([values] if isinstance(values, str) else values):
+            words += [flag, value]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
 
@@ -97,11 +101,16 @@ def _command_line(source: Source, human, settings, output) -> str:
 @option("analysis", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
         help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @corpus_options
+@declare("spans_gold", dict(type=click.Path(dir_okay=False),
+                            help="MQM ratings with error spans: add the error-span section (docs/spans.md) with the"
+                                 " baselines, the --spans-detector detectors and the human ceiling."))
+@declare("spans_detector", dict(multiple=True, metavar="[NAME=]PATH",
+                                help="A span detector for the error-span section (JSON Lines; repeatable)."))
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, seed, tie_tolerance):
+           repetitions, focus_metric, analysis, corpus_texts, spans_gold, spans_detector, seed, tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -114,6 +123,9 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
+    if spans_detector and not spans_gold:
+        raise ParameterError("`--spans-detector` needs `--spans-gold` (the MQM ratings it is scored against); got no "
+                             "--spans-gold.")
     with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
         ds, human = load_source(source, n_resamples=n_resamples)
         corpus = corpus_statistics_for(ds, *corpus_texts)
@@ -129,9 +141,15 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
                                   command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
-                            corpus_texts=corpus_texts)
+                            corpus_texts=corpus_texts, spans_gold=spans_gold, spans_detector=spans_detector)
+            spans = None
+            if spans_gold:
+                from .spans_command import report_spans
+
+                spans = report_spans(spans_gold, spans_detector, n_resamples=result.settings.get("n_resamples"),
+                                     seed=seed, progress=progress)
             command = _command_line(source, human, settings, output)
-            result = dataclasses.replace(result, command=command)
+            result = dataclasses.replace(result, command=command, spans=spans)
             paths = write_report(result, Path(output), progress=progress)
     console.print(terminal.report_summary(result, paths))
     page = report_paths(output)[1].resolve()

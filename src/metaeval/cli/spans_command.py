@@ -259,6 +259,18 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
         write_text_atomic(html, spans_page(result))
 
 
+def report_spans(gold_path, detector_values, *, n_resamples, seed, progress=None):
+    """The error-span section of ``metaeval report``: the defaults of `spans evaluate`, the detectors and
+    the baselines, the fair human ceiling when segments have several raters."""
+    from ..spans.evaluate import evaluate_spans
+
+    ratings, gold = _read_gold(gold_path, ())
+    detectors = _read_detectors(detector_values, gold)
+    fair = len(ratings.raters) > 1 and _has_shared_cells(ratings)
+    return evaluate_spans(ratings if fair else gold, detectors, fair_ceiling=fair,
+                          n_resamples=n_resamples or defaults.N_RESAMPLES, rng=seed, progress=progress)
+
+
 def _has_shared_cells(ratings) -> bool:
     seen: dict = {}
     for r in ratings.raters:

@@ -65,8 +65,9 @@ def number_cell(value: Any, digits: int = 3, *, sub: str = "", css: str = "") ->
     return Cell(text, repr(float(value)), sub, css)
 
 
-def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:
-    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined."""
+def render_html(*, title: str, subtitle: str, sections: list[Section], files: tuple = ()) -> str:
+    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined. The footer names
+    ``files``, the files written beside the page (none: it says so)."""
     import jinja2
     from markupsafe import Markup
 
@@ -78,5 +79,7 @@ def render_html(*, title: str, subtitle: str, sections: list[Section]) -> str:
     for section in sections:
         figures = tuple(Figure(f.key, Markup(f.svg), f.alt, f.caption) for f in section.figures)
         safe_sections.append(Section(**{**section.__dict__, "figures": figures}))
+    beside = ("The same numbers are in " + ", ".join(files[:-1]) + (" and " if len(files) > 1 else "") + files[-1]
+              + " beside this file." if files else "No other file is written beside this page.")
     return template.render(title=title, subtitle=subtitle, sections=safe_sections, version=__version__,
-                           css=Markup(CSS), script=Markup(SCRIPT))
+                           css=Markup(CSS), script=Markup(SCRIPT), beside=beside)

@@ -226,7 +226,7 @@ def _reproduce_section(report, sections: list[Section], warnings: tuple[str, ...
 def section_count(report) -> int:
     """How many sections the page of ``report`` has (for a progress bar)."""
     return (4 + (report.comparison is not None) + (getattr(report, "summary_comparison", None) is not None)
-            + len(report.analyses))
+            + len(report.analyses) + (getattr(report, "spans", None) is not None))
 
 
 def _steps(report) -> dict[str, str]:
@@ -271,6 +271,10 @@ def report_sections(report, advance=None) -> list[Section]:
     for name, spec in ANALYSES.items():
         if name in report.analyses:
             builders.append(lambda r, spec=spec, name=name: spec.section(r.analyses[name], r))
+    if getattr(report, "spans", None) is not None:
+        from .spans_section import spans_section
+
+        builders.append(lambda r: spans_section(r.spans))
     sections = []
     for build in builders:
         sections.append(build(report))
@@ -298,4 +302,5 @@ def render_report(report, advance=None) -> str:
     subtitle = (f"{d['systems']} systems x {d['inputs']} inputs, {len(d['metrics'])} metrics;"
                 f" {settings.get('n_resamples')} resamples, seed {settings.get('seed')},"
                 f" preset {settings.get('preset')}; metaeval {__version__}")
-    return render_html(title=title, subtitle=subtitle, sections=report_sections(report, advance))
+    files = ("results.json", "correlations.csv") + (("comparison.csv",) if report.comparison is not None else ())
+    return render_html(title=title, subtitle=subtitle, sections=report_sections(report, advance), files=files)
