@@ -297,3 +297,84 @@ def test_report_includes_the_spans_section_and_names_exactly_its_files(cli, tmp_
     out = cli("report", "--scores", tmp_path / "m.csv", "--human", "mqm", "--spans-detector", "x.jsonl", "--output",
               tmp_path / "rep2")
     assert out.returncode == 2 and "`--spans-detector` needs `--spans-gold`" in out.stderr
+
+
+# -- the researcher's own files (issue 40 item 3) ---------------------------------------------------------
+def _one_cell():
+    targets = {("A", "1"): "Das ist ein kleiner Test."}
+    return targets
+
+
+@pytest.mark.parametrize("text", [
+    '{"system": "A", "segment_id": "1", "error_spans": [{"start": 12, "end": 18, "severity": "minor"}]}\n',
+    '[{"system": "A", "seg_id": 1, "errors": [{"text": "kleiner", "severity": "minor"}]}]',
+])
+def test_common_layouts(tmp_path, text):
+    path = tmp_path / "d.json"
+    path.write_text(text)
+    det = read_detector_spans(path, _one_cell())
+    (span,) = det.cells[("A", "1")]
+    assert (span.start, span.severity) == (12, "minor") and span.end in (18, 19)
+
+
+def test_span_text_that_occurs_twice_is_an_error_naming_the_segment(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"system": "A", "segment": "1", "spans": [{"text": "e"}]}\n')
+    with pytest.raises(InputFileError, match="spans\\[0\\]: `text` must occur once in the segment's text to be located "
+                                             "\\(system 'A', segment '1'\\); got 'e' 4 times \\(give start and end\\)."):
+        read_detector_spans(path, _one_cell())
+
+
+def test_offsets_inclusive_end_and_units(tmp_path):
+    targets = {("A", "1"): "Größe ist 😀 gut"}
+    path = tmp_path / "d.jsonl"
+    # "ist": characters [6, 9); UTF-8 bytes [8, 11) (ö and ß are 2 bytes); inclusive end 8 in characters
+    path.write_text('{"system": "A", "segment": "1", "spans": [{"start": 8, "end": 11}]}\n')
+    assert read_detector_spans(path, targets, offsets="utf8").cells[("A", "1")][0] == Span(6, 9)
+    path.write_text('{"system": "A", "segment": "1", "spans": [{"start": 6, "end": 8}]}\n')
+    assert read_detector_spans(path, targets, end="inclusive").cells[("A", "1")][0] == Span(6, 9)
+    # "gut" after the emoji (2 UTF-16 code units): characters [12, 15), UTF-16 [13, 16)
+    path.write_text('{"system": "A", "segment": "1", "spans": [{"start": 13, "end": 16}]}\n')
+    assert read_detector_spans(path, targets, offsets="utf16").cells[("A", "1")][0] == Span(12, 15)
+    path.write_text('{"system": "A", "segment": "1", "spans": [{"start": 1, "end": 3}]}\n')
+    with pytest.raises(InputFileError, match="an offset must fall between characters in utf8 units"):
+        read_detector_spans(path, targets, offsets="utf8")
+
+
+def test_boundaries_inside_words_warn(tmp_path):
+    targets = {("A", str(j)): "alpha beta gamma delta" for j in range(12)}
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"system": "A", "segment": str(j), "spans": [{"start": 1, "end": 4}]}) + "\n"
+                            for j in range(12)))
+    with pytest.warns(Warning, match="24 of 24 span boundaries fall inside a word: are the offsets right"):
+        read_detector_spans(path, targets)
+
+
+def test_a_target_differing_by_trailing_white_space_is_accepted_and_counted(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"system": "A", "segment": "1", "target": "Das ist ein kleiner Test. ", "spans": []}\n')
+    with pytest.warns(Warning, match="1 segment\\(s\\) whose `target` differs from the gold's by trailing white space"):
+        det = read_detector_spans(path, _one_cell())
+    assert det.trailing_space_targets == 1
+
+
+def test_allow_missing_scores_the_covered_cells_and_names_the_rest():
+    gold = _tiny_gold()
+    part = SpanAnnotations("part", {c: gold.cells[c] for c in list(gold.cells)[:8]}, gold.targets)
+    with pytest.raises(ParameterError, match="detector 'part' must cover every segment the gold rated; got 4 missing"):
+        evaluate_spans(gold, [part], n_resamples=5, rng=0)
+    with pytest.warns(Warning, match="4 gold segment\\(s\\) not covered by every detector left out \\(first: system "
+                                     "'B', segment '2'\\); 8 scored."):
+        res = evaluate_spans(gold, [part], n_resamples=5, rng=0, allow_missing=True)
+    assert res.n_missing == 4 and res.n_cells == 8 and res.f1[0] == 1.0 and "missing:4" in str(res.signature)
+
+
+@real
+def test_cli_exclude_system_suggests_and_signs(cli):
+    out = cli("spans", "evaluate", "--gold", WMT23, "--exclude-system", "ONLINE-x", "--n-resamples", "5")
+    assert out.returncode == 2 and out.stderr.strip().endswith(
+        "`--exclude-system` must name a system of the gold; got 'ONLINE-x' (did you mean 'ONLINE-Y'?).")
+    out = cli("spans", "evaluate", "--gold", WMT23, "--exclude-system", "ONLINE-Y", "--n-resamples", "5", "--format",
+              "json")
+    result = json.loads(out.stdout)
+    assert result["n_systems"] == 9 and "exclude_system:ONLINE-Y" in result["signature"]

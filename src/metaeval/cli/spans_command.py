@@ -70,6 +70,13 @@ SPAN_OPTIONS = {
     "correct_baselines": dict(flag="--correct-baselines/--no-correct-baselines", default=False, show_default=True,
                               help="Put the pairs with a baseline in the detectors' correction family (default: a"
                                    " family of their own)."),
+    "offsets": dict(type=click.Choice(("char", "utf8", "utf16")), default="char", show_default=True,
+                    help="What the detectors' start / end count: characters, UTF-8 bytes or UTF-16 code units."),
+    "end": dict(type=click.Choice(("exclusive", "inclusive")), default="exclusive", show_default=True,
+                help="Whether a detector span's end is the first character after it or its last character."),
+    "exclude_system": dict(multiple=True, help="Leave this system out of the gold and every detector (repeatable)."),
+    "allow_missing": dict(is_flag=True, help="Score the segments every detector covers; name and count the rest"
+                                             " (default: a detector missing a gold segment is an error)."),
     "html": dict(type=click.Path(dir_okay=False),
                  help="Also write an HTML page with the table and the per-severity P/R figures."),
 }
@@ -116,6 +123,23 @@ def _read_gold(path, raters, errors=defaults.SPAN_ERRORS, source_spans=defaults.
     return ratings, gold
 
 
+def _exclude(gold, systems):
+    """The gold without ``systems`` (each must be one of its systems; a misspelt one gets a suggestion)."""
+    import difflib
+
+    known = list(dict.fromkeys(c[0] for c in gold.cells))
+    for system in systems:
+        if system not in known:
+            close = difflib.get_close_matches(system, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`--exclude-system` must name a system of the gold; got {system!r}{hint}.")
+    if not systems:
+        return gold
+    out = gold.restricted([c for c in gold.cells if c[0] not in set(systems)])
+    out.excluded_systems = ",".join(systems)
+    return out
+
+
 def detector_argument(value: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> ``(NAME, PATH)``; a plain path (or one that exists as given) -> ``(None, PATH)``."""
     if "=" in value and not os.path.exists(value):
@@ -125,13 +149,13 @@ def detector_argument(value: str) -> tuple[str | None, str]:
     return None, value
 
 
-def _read_detectors(values, gold):
-    from ..spans.model import read_detector_spans
+def _read_detectors(values, gold, offsets="char", end="exclusive"):
+    from ..spans.detector_files import read_detector_spans
 
     names, out = {}, []
     for value in values:
         name, path = detector_argument(value)
-        det = read_detector_spans(path, gold.targets, name=name, sources=gold.sources)
+        det = read_detector_spans(path, gold.targets, name=name, sources=gold.sources, offsets=offsets, end=end)
         if det.name in names:
             raise ParameterError(f"`--detector` files must have distinct names (name one with NAME=PATH); got "
                                  f"{det.name!r} for {names[det.name]!r} and {path!r}.")
@@ -235,8 +259,9 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
     from ..spans.evaluate import evaluate_spans
 
     ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
-    detectors = _read_detectors(detector, gold)
-    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings))
+    gold = _exclude(gold, params["exclude_system"])
+    detectors = _read_detectors(detector, gold, params["offsets"], params["end"])
+    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings) and not params["exclude_system"])
     with progress_bar() as bar:
         result = evaluate_spans(ratings if fair else gold, detectors, measure=params["measure"],
                                 averaging=params["averaging"], severity=params["severity"],
@@ -247,16 +272,21 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
                                 method=params["method"], n_resamples=params["n_resamples"],
                                 confidence_level=params["confidence_level"], compare=compare, correction=correction,
                                 baselines_in_family=correct_baselines, fair_ceiling=fair, rng=params["seed"],
-                                progress=bar.callback)
+                                allow_missing=params["allow_missing"], progress=bar.callback)
     notes = span_notes(result, correction=correction if compare else "none")
     if ceiling and not fair:
-        notes.append("human ceiling: not available (one rater per segment)")
+        notes.append("human ceiling: not available (" + ("--exclude-system given" if params["exclude_system"] else
+                                                          "one rater per segment") + ")")
+    if params["exclude_system"]:
+        notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
+    if result.n_missing:
+        notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
     render(result, fmt, None, _span_table(result, notes), output)
     if html:
         from ..report.spans_section import spans_page
         from ..runtime.files import write_text_atomic
 
-        write_text_atomic(html, spans_page(result))
+        write_text_atomic(html, spans_page(result))  # nothing else is written beside it
 
 
 def report_spans(gold_path, detector_values, *, n_resamples, seed, progress=None):
@@ -287,28 +317,32 @@ def _params(**kwargs):
 
 @spans.command()
 @_common
-@spans_options("detector", "ceiling", "html")
+@spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "ceiling", "html")
 def evaluate(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
-             confidence_level, n_resamples, seed, format, output, detector, ceiling, html):
+             confidence_level, n_resamples, seed, format, output, detector, offsets, end, exclude_system,
+             allow_missing, ceiling, html):
     """Precision, recall and F1 of span detectors and baselines, with bootstrap intervals."""
     params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
                      matching=matching, severity=severity, critical=critical, errors=errors,
                      source_spans=source_spans, method=method, confidence_level=confidence_level,
-                     n_resamples=n_resamples, seed=seed)
+                     n_resamples=n_resamples, seed=seed, offsets=offsets, end=end, exclude_system=exclude_system,
+                     allow_missing=allow_missing)
     _evaluate(params, detector, False, "none", False, ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@spans_options("detector", "correction", "correct_baselines", "ceiling", "html")
+@spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "correction", "correct_baselines",
+               "ceiling", "html")
 def compare(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
-            confidence_level, n_resamples, seed, format, output, detector, correction, correct_baselines, ceiling,
-            html):
+            confidence_level, n_resamples, seed, format, output, detector, offsets, end, exclude_system, allow_missing,
+            correction, correct_baselines, ceiling, html):
     """Also test every pair on F1 (paired permutation) and rank into significance clusters."""
     params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
                      matching=matching, severity=severity, critical=critical, errors=errors,
                      source_spans=source_spans, method=method, confidence_level=confidence_level,
-                     n_resamples=n_resamples, seed=seed)
+                     n_resamples=n_resamples, seed=seed, offsets=offsets, end=end, exclude_system=exclude_system,
+                     allow_missing=allow_missing)
     _evaluate(params, detector, True, correction, correct_baselines, ceiling, format, output, html)
 
 
@@ -347,20 +381,24 @@ def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, c
 @option("scores", help="Metric scores (any score file metaeval reads, joined on system and segment; repeatable).")
 @reading_options(aggregation=False)
 @option("metric", help="A metric of --scores whose threshold is cross-validated.")
-@spans_options("label", "n_folds", "folds_by", "compare")
+@spans_options("offsets", "end", "exclude_system", "label", "n_folds", "folds_by", "compare")
 @_method_options
 @resamples_option
 @seed_option
 @output_options
 @progress_option
 def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_threshold, detector, scores, reading, metric,
-           label, n_folds, folds_by, compare, method, confidence_level, n_resamples, seed, format, output):
+           offsets, end, exclude_system, label, n_folds, folds_by, compare, method, confidence_level, n_resamples, seed,
+           format, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
     from ..spans.binary import evaluate_binary
     from .source import located, read_files, scores_argument
 
     ratings, gold_spans = _read_gold(gold, gold_rater, errors, source_spans)
+    gold_spans = _exclude(gold_spans, exclude_system)
     ds = ratings.scores
+    if exclude_system:
+        ds = ds.subset(systems=[s for s in ds.systems if s not in set(exclude_system)])
     files = tuple(scores_argument(a)[1] for a in scores)
     for path in scores:
         with located(scores_argument(path)[1]):
@@ -372,7 +410,7 @@ def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_thresh
                           f"{shown}.", DataWarning, stacklevel=1)
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]),
                       allow_unmatched=reading.allow_unmatched)
-    detectors = _read_detectors(detector, gold_spans)
+    detectors = _read_detectors(detector, gold_spans, offsets, end)
     with progress_bar() as bar:
         result = evaluate_binary(ds, "mqm", task=task, gold=gold_spans, gold_rule=gold_rule,
                                  human_threshold=human_threshold, detectors=detectors, metrics=metric, labels=label,
@@ -386,6 +424,8 @@ def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_thresh
              f"{', '.join(f'{t:g}' for t in ts)}" for name, ts in result.thresholds.items()]
     notes.append("baseline:length scores a segment by minus its target length; labelled p-values of the pairwise "
                  "tests are in --format json (pvalue_rows)")
+    if exclude_system:
+        notes.append(f"systems left out (--exclude-system): {', '.join(exclude_system)}")
     shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name",
                     ("precision", "recall", "f1", "mcc"), digits=2)
     render(result, format, None, lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)

@@ -2,8 +2,8 @@
 from .baselines import BASELINES, baseline_spans
 from .evaluate import SpanEvaluationResult, evaluate_spans
 from .measures import AVERAGINGS, MEASURES, SEVERITY_MODES, cell_counts
-from .model import (Span, SpanAnnotations, align, gold_from_ratings, rater_spans, read_detector_spans,
-                    write_detector_spans)
+from .detector_files import read_detector_spans, write_detector_spans
+from .model import Span, SpanAnnotations, align, gold_from_ratings, rater_spans
 
 __all__ = ["AVERAGINGS", "BASELINES", "MEASURES", "SEVERITY_MODES", "Span", "SpanAnnotations",
            "SpanEvaluationResult", "align", "baseline_spans", "cell_counts", "evaluate_spans", "gold_from_ratings",

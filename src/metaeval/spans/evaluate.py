@@ -14,13 +14,14 @@ The gold may be given as MQM ratings (:func:`metaeval.read_mqm_ratings`): it is 
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import defaults
-from ..errors import ParameterError, check_probability
+from ..errors import DataWarning, ParameterError, check_probability
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.resampling.draws import bootstrap_draws, check_rng, permutation_draws
@@ -140,6 +141,7 @@ class SpanEvaluationResult(ResultMixin):
     errors_left_out: dict | None = None
     fair: dict | None = None
     baselines_in_family: bool = False
+    n_missing: int = 0
 
     def frame_rows(self) -> list[dict[str, Any]]:
         ranges = rank_ranges(self.ranks) if self.ranks is not None else None
@@ -182,7 +184,7 @@ class SpanEvaluationResult(ResultMixin):
                "confidence_level": self.confidence_level, "n_cells": self.n_cells, "n_systems": self.n_systems,
                "n_segments": self.n_segments, "n_gold_spans": self.n_gold_spans,
                "n_left_out": dict(self.n_left_out), "n_gold_source_spans": self.n_gold_source_spans,
-               "missed_source": dict(self.missed_source or {}), "errors_left_out": dict(self.errors_left_out or {}),
+               "missed_source": dict(self.missed_source or {}), "n_missing": self.n_missing, "errors_left_out": dict(self.errors_left_out or {}),
                "signature": str(self.signature)}
         if self.fair is not None:
             out["ceiling_f1"] = self.fair["ceiling_f1"]
@@ -245,7 +247,8 @@ def gold_fields(gold: SpanAnnotations) -> dict:
             "gold_raters": getattr(gold, "raters_rule", None) or "all",
             "errors": getattr(gold, "errors_rule", None) or "as-given",
             "source_spans": getattr(gold, "source_spans_rule", None) if getattr(gold, "source_spans_rule", None)
-            is not None else "as-given"}
+            is not None else "as-given",
+            **({"exclude_system": gold.excluded_systems} if getattr(gold, "excluded_systems", None) else {})}
 
 
 def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
@@ -258,8 +261,8 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                    n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                    compare: bool = False, correction: str = defaults.CORRECTION, alpha: float = defaults.ALPHA,
                    baselines: Any = True, humans: Sequence[SpanAnnotations] = (), fair_ceiling: bool = False,
-                   baselines_in_family: bool = False, rng: Any = None, progress: Any = None
-                   ) -> SpanEvaluationResult:
+                   baselines_in_family: bool = False, allow_missing: bool = False, rng: Any = None,
+                   progress: Any = None) -> SpanEvaluationResult:
     """Precision, recall and F1 of span detectors against gold spans, with intervals and (optionally) tests.
 
     Parameters
@@ -298,6 +301,9 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
     baselines_in_family : bool
         Correct the pairs with a baseline in the same family as the detectors' pairs (default: a family of
         their own, so that adding the baselines never weakens a test between two detectors).
+    allow_missing : bool
+        Score only the gold cells every detector covers (the rest left out, counted in ``n_missing`` and named
+        in a DataWarning) instead of refusing a detector that misses some.
     fair_ceiling : bool
         With ratings of several raters per segment: also score every row against the leave-one-rater-out golds
         of :func:`~metaeval.spans.agreement.span_agreement` (``fair``), beside the all-rater gold.
@@ -324,6 +330,17 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                              "SpanAnnotations gold.")
     if source_spans is False:
         detectors = [d.target_only() for d in detectors]
+    n_missing = 0
+    if allow_missing and detectors:
+        covered = [c for c in gold.cells if all(c in d.cells for d in detectors)]
+        n_missing = len(gold.cells) - len(covered)
+        if n_missing:
+            if not covered:
+                raise ParameterError("`detectors` must cover at least one gold segment together; got none in common.")
+            first = next(c for c in gold.cells if not all(c in d.cells for d in detectors))
+            warnings.warn(f"{n_missing} gold segment(s) not covered by every detector left out (first: system "
+                          f"{first[0]!r}, segment {first[1]!r}); {len(covered)} scored.", DataWarning, stacklevel=2)
+            gold = gold.restricted(covered)
     gen, seed = check_rng(rng)
     # One stream per purpose, spawned from the seed: adding a detector, a baseline or compare=True never
     # moves another stream.
@@ -391,7 +408,8 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                        ci=f"boot-{method}", n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}" if compare else None, correction=correction if compare else None,
                        **({"family": "all-pairs" if baselines_in_family else "baselines-apart"} if compare else {}),
-                       **({"ceiling": "leave-one-rater-out"} if fair_ceiling else {}), seed=seed, cells=n_cells)
+                       **({"ceiling": "leave-one-rater-out"} if fair_ceiling else {}),
+                       **({"missing": n_missing} if allow_missing else {}), seed=seed, cells=n_cells)
     return SpanEvaluationResult(
         detectors=tuple(r.name for r in rows), kinds=kinds, precision=point[:, 0], recall=point[:, 1],
         f1=point[:, 2], precision_ci=ci[:, 0], recall_ci=ci[:, 1], f1_ci=ci[:, 2], per_severity=per_severity,
@@ -400,4 +418,5 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
         measure=spec.measure, averaging=spec.averaging, severity=spec.severity, method=method,
         n_resamples=n_resamples, confidence_level=confidence_level, signature=sig, matching=spec.matching,
         macro=spec.macro, critical=spec.critical, n_gold_source_spans=n_source, missed_source=missed,
-        errors_left_out=dict(gold.left_out), fair=fair, baselines_in_family=bool(baselines_in_family))
+        errors_left_out=dict(gold.left_out), fair=fair, baselines_in_family=bool(baselines_in_family),
+        n_missing=n_missing)

@@ -46,7 +46,11 @@ def fair_scores(ratings, rows, spec, *, errors: str = defaults.SPAN_ERRORS,
     finish = finisher(spec.averaging, spec.macro)
     per_rater, ceiling = [], []
     for _, _, shared, gold, pred in held_out(ratings, errors, source_spans):
-        scored = [row.restricted(shared) for row in rows] + [pred]
+        keep = [c for c in shared if all(c in row.cells for row in rows)]
+        if not keep:
+            continue
+        gold, pred = gold.restricted(keep), pred.restricted(keep)
+        scored = [row.restricted(keep) for row in rows] + [pred]
         channels, present, _ = span_channels(gold, scored, measure=spec.measure, severity=spec.severity,
                                              averaging=spec.averaging, matching=spec.matching,
                                              critical=spec.critical)

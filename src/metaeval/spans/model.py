@@ -25,7 +25,8 @@ Detector output, JSON Lines (one object per (system, segment))::
 (case-insensitive) and defaults to ``"major"`` when absent; ``side`` is ``"target"`` (default) or
 ``"source"`` (offsets into the source: an omission). An optional ``"target"`` field, if given, must equal
 the gold's target. ``"spans": []`` says the detector found the segment error-free. A line with a key given
-twice, or nested deeper than :data:`MAX_JSON_DEPTH`, is refused.
+twice, or nested deeper than 64 levels, is refused (:mod:`metaeval.spans.detector_files` reads and writes
+the format).
 
 Which human errors count (``errors=``, :func:`gold_from_ratings`, :func:`rater_spans`):
 
@@ -42,18 +43,16 @@ out is counted by reason in ``SpanAnnotations.left_out``.
 """
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..data.formats import read_text
 from .. import defaults
-from ..errors import DataWarning, InputFileError, ParameterError, check_choice
+from ..errors import DataWarning, ParameterError, check_choice
 from ..vocabulary import SPAN_ERROR_RULES, SPAN_SIDES
 
-__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "read_detector_spans", "write_detector_spans", "align",
+__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "align",
            "gold_from_ratings", "rater_spans"]
 
 #: Severities a span may carry, least to most severe (WMT25 asks for minor / major; critical is scored as
@@ -65,8 +64,6 @@ SIDES = SPAN_SIDES
 #: weights give 0: the reference leaves them out of the gold (``errors="reference"``).
 ZERO_WEIGHT_CATEGORIES = ("source issue", "source_issue", "source error", "source_error",
                           "creative reinterpretation")
-#: Deepest nesting of a detector JSON line (deeper is refused before parsing: no RecursionError).
-MAX_JSON_DEPTH = 64
 
 
 @dataclass(frozen=True, order=True)
@@ -312,150 +309,10 @@ def gold_from_ratings(ratings, *, raters: Iterable[str] | None = None,
     return out
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def json_depth(line: str) -> int:
-    """The deepest nesting of brackets of one JSON text (outside strings)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
-def parse_json_line(line: str, path: Any, number: int) -> Any:
-    """One JSON Lines line, refusing a key given twice and nesting deeper than :data:`MAX_JSON_DEPTH` (with
-    the file and line)."""
-    if line.count("[") + line.count("{") > MAX_JSON_DEPTH and json_depth(line) > MAX_JSON_DEPTH:
-        raise InputFileError(path, f"every line must be a JSON object nested at most {MAX_JSON_DEPTH} deep; got "
-                                   f"{json_depth(line)} levels.", row=number)
-    try:
-        return json.loads(line, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
-        raise InputFileError(path, f"every key of a JSON object must appear once; got {exc.args[0]!r} twice.",
-                             row=number) from None
-    except json.JSONDecodeError as exc:
-        raise InputFileError(path, f"every line must be a JSON object; got invalid JSON ({exc.msg}).",
-                             row=number) from None
-
-
-def json_lines(text: str):
-    """``(number, line)`` of JSON Lines text: lines end at ``\\n`` only (a U+2028 inside a string is text)."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        yield number, line.rstrip("\r")
-
-
-def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None = None,
-                        sources: Mapping | None = None) -> SpanAnnotations:
-    """Read a detector's spans from JSON Lines (see the module docstring) and check them against ``targets``.
-
-    Raises :class:`~metaeval.errors.InputFileError` (file and line) for an empty file, a line that is not a
-    JSON object, a missing field, a cell given twice, an offset out of range, a reversed or empty span, an
-    unknown severity, or a ``target`` that differs from the gold's. Cells unknown to ``targets`` are kept
-    aside and counted by :func:`align`.
-    """
-    text = read_text(path)
-    spans: dict = {}
-    own_targets: dict = {}
-    unknown: dict = {}
-    n_lines = 0
-    for number, line in json_lines(text):
-        if not line.strip():
-            continue
-        n_lines += 1
-        obj = parse_json_line(line, path, number)
-        if not isinstance(obj, dict):
-            raise InputFileError(path, f"every line must be a JSON object; got {type(obj).__name__}.", row=number)
-        seg_key = "segment" if "segment" in obj else "seg_id"
-        for key in ("system", seg_key, "spans"):
-            if key not in obj:
-                raise InputFileError(path, f"every line must have the field {key!r}; got fields "
-                                           f"{', '.join(map(repr, obj)) or 'none'}.", row=number)
-        cell = (str(obj["system"]), str(obj[seg_key]))
-        if not isinstance(obj["spans"], list):
-            raise InputFileError(path, f"`spans` must be a list; got {type(obj['spans']).__name__}.", row=number,
-                                 column="spans")
-        if cell in spans or cell in unknown:
-            raise InputFileError(path, f"every (system, segment) must appear once; got system {cell[0]!r}, segment "
-                                       f"{cell[1]!r} again.", row=number)
-        if cell not in targets:
-            unknown[cell] = number
-            continue
-        target = targets[cell]
-        if "target" in obj and obj["target"] != target:
-            raise InputFileError(path, "`target` must equal the gold's target of the segment; got a different text.",
-                                 row=number, column="target")
-        items = []
-        for i, item in enumerate(obj["spans"]):
-            if not isinstance(item, dict) or "start" not in item or "end" not in item:
-                raise InputFileError(path, f"every span must be an object with 'start' and 'end'; got {item!r}.",
-                                     row=number, column=f"spans[{i}]")
-            side = item.get("side", "target")
-            if side not in SIDES:
-                raise InputFileError(path, f"`side` must be one of {', '.join(SIDES)}; got {side!r}.", row=number,
-                                     column=f"spans[{i}]")
-            if side == "source" and (sources is None or cell not in sources):
-                raise InputFileError(path, "a span with `side` 'source' needs the gold's source of the segment; got "
-                                           "none (the gold file has no source text).", row=number,
-                                     column=f"spans[{i}]")
-            text_len = len(sources[cell]) if side == "source" else len(target)
-            try:
-                start, end, sev = check_span(item["start"], item["end"], item.get("severity"), text_len,
-                                             where=f"spans[{i}]")
-            except ParameterError as exc:
-                raise InputFileError(path, str(exc), row=number) from None
-            items.append(Span(start, end, sev, str(item.get("category", "") or ""), side))
-        spans[cell] = items
-        own_targets[cell] = target
-    if n_lines == 0:
-        raise InputFileError(path, "the file must hold at least one JSON line; got an empty file.")
-    ann = SpanAnnotations(name or Path(str(path)).name.split(".")[0], spans, own_targets,
-                          sources={c: sources[c] for c in spans if c in sources} if sources is not None else None)
-    ann.unknown_cells = tuple(unknown)
-    return ann
-
-
-def write_detector_spans(annotations: SpanAnnotations, path: str | Path) -> None:
-    """Write ``annotations`` in the detector JSON Lines format (atomically)."""
-    from ..runtime.files import write_text_atomic
-
-    lines = []
-    for (system, segment), spans in annotations.cells.items():
-        line = json.dumps({"system": system, "segment": segment, "spans": [
-            {"start": s.start, "end": s.end, "severity": s.severity, "category": s.category,
-             **({"side": s.side} if s.side != "target" else {})} for s in spans]}, ensure_ascii=False)
-        # U+2028 / U+2029 are line breaks to str.splitlines and to some JSON Lines readers: escape them.
-        lines.append(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-    write_text_atomic(path, "\n".join(lines) + "\n")
-
-
 def align(gold: SpanAnnotations, detector: SpanAnnotations) -> SpanAnnotations:
     """``detector`` on exactly the gold's cells: a gold cell it lacks is an error; its cells outside the gold
-    (including those :func:`read_detector_spans` set aside) are left out with a DataWarning that counts them."""
+    (including those :func:`~metaeval.spans.detector_files.read_detector_spans` set aside) are left out with a
+    DataWarning that counts them."""
     missing = [c for c in gold.cells if c not in detector.cells]
     if missing:
         s, g = missing[0]
