@@ -378,3 +378,15 @@ def test_cli_exclude_system_suggests_and_signs(cli):
               "json")
     result = json.loads(out.stdout)
     assert result["n_systems"] == 9 and "exclude_system:ONLINE-Y" in result["signature"]
+
+
+@real
+def test_latex_and_markdown_tables_are_shaped_like_the_terminal_table(cli):
+    md = cli("spans", "binary", "--gold", WMT23, "--n-resamples", "20", "--format", "markdown")
+    assert md.returncode == 0, md.stderr
+    assert md.stdout.splitlines()[0] == "| name | precision | recall | f1 | mcc |"
+    assert "| baseline:length | 0." in md.stdout and "\\[" in md.stdout
+    tex = cli("spans", "evaluate", "--gold", WMT23, "--n-resamples", "20", "--format", "latex", "--no-ceiling")
+    assert "detector & precision & recall & f1 \\\\" in tex.stdout
+    csv = cli("spans", "evaluate", "--gold", WMT23, "--n-resamples", "20", "--format", "csv", "--no-ceiling")
+    assert csv.stdout.splitlines()[0].startswith("detector,kind,precision,precision_low")  # CSV keeps every field

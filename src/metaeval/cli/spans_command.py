@@ -12,7 +12,7 @@ import click
 
 from .. import defaults
 from ..errors import DataWarning, ParameterError
-from ..vocabulary import (SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY, SPAN_GOLD_RULES,
+from ..vocabulary import (CORRECTIONS, SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY, SPAN_GOLD_RULES,
                           SPAN_MACRO_RULES, SPAN_MATCHINGS, SPAN_MEASURES, SPAN_SEVERITY_MODES, SPAN_TASKS)
 from .analysis_output import footer, frame_table, output_options, render
 from .common import declare, group, option, reading_options, resamples_option, seed_option
@@ -65,7 +65,7 @@ SPAN_OPTIONS = {
                           " column)."),
     "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
                     help="Paired permutation tests on F1."),
-    "correction": dict(type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
+    "correction": dict(type=click.Choice(CORRECTIONS),
                        default=defaults.CORRECTION, show_default=True, help="Correction of the pairwise p-values."),
     "correct_baselines": dict(flag="--correct-baselines/--no-correct-baselines", default=False, show_default=True,
                               help="Put the pairs with a baseline in the detectors' correction family (default: a"
@@ -203,6 +203,12 @@ def compact_table(frame, *, title: str | None = None):
     return ColumnBlocks(build, len(columns) - 1)
 
 
+def _paper(fmt: str, shown):
+    """The frame of the LaTeX and Markdown tables: the terminal table's columns (value and interval in one
+    cell); CSV and JSON keep every number in its own field."""
+    return shown if fmt in ("latex", "markdown") else None
+
+
 def _spec_title(result) -> str:
     from ..spans.measures import MeasureSpec
 
@@ -281,7 +287,8 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
         notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
     if result.n_missing:
         notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
-    render(result, fmt, None, _span_table(result, notes), output)
+    render(result, fmt, _paper(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1"))),
+           _span_table(result, notes), output)
     if html:
         from ..report.spans_section import spans_page
         from ..runtime.files import write_text_atomic
@@ -371,7 +378,8 @@ def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, c
     frame = result.to_frame()
     frame["segments"] = frame["n_cells"]
     shown = compact(frame, "rater", ("precision", "recall", "f1"))
-    render(result, format, None, lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)
+    render(result, format, _paper(format, shown), lambda r: [compact_table(shown, title=title), *footer(r, notes)],
+           output)
 
 
 @spans.command()
@@ -428,4 +436,5 @@ def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_thresh
         notes.append(f"systems left out (--exclude-system): {', '.join(exclude_system)}")
     shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name",
                     ("precision", "recall", "f1", "mcc"), digits=2)
-    render(result, format, None, lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)
+    render(result, format, _paper(format, shown), lambda r: [compact_table(shown, title=title), *footer(r, notes)],
+           output)

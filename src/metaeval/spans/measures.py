@@ -194,27 +194,29 @@ def _pair_objective(p, g, measure: str) -> tuple[float, int]:
 
 def _matched_pairs(gold, pred, measure: str, severity: str, matching: str, critical: str) -> list:
     """The matched ``(i, j, o)`` pairs of predicted span i and gold span j sharing o characters."""
-    objective = np.zeros((len(pred), len(gold)))
-    shared = np.zeros((len(pred), len(gold)), dtype=np.int64)
+    candidates = []
     for i, p in enumerate(pred):
         for j, g in enumerate(gold):
             if severity == "match" and _severity_key(p.severity, critical) != _severity_key(g.severity, critical):
                 continue
-            objective[i, j], shared[i, j] = _pair_objective(p, g, measure)
+            value, o = _pair_objective(p, g, measure)
+            if value > 0:
+                candidates.append((value, i, j, o))
+    if len({c[1] for c in candidates}) == len(candidates) and len({c[2] for c in candidates}) == len(candidates):
+        # no span has two candidates: every candidate pair is matched, by either rule (the common case)
+        return [(i, j, o) for _, i, j, o in candidates]
     if matching == "optimal":
         from scipy.optimize import linear_sum_assignment
 
+        objective = np.zeros((len(pred), len(gold)))
+        shared = np.zeros((len(pred), len(gold)), dtype=np.int64)
+        for value, i, j, o in candidates:
+            objective[i, j], shared[i, j] = value, o
         rows, cols = linear_sum_assignment(objective, maximize=True)
         return [(i, j, int(shared[i, j])) for i, j in zip(rows.tolist(), cols.tolist()) if objective[i, j] > 0]
-    candidates = []
-    for i, p in enumerate(pred):
-        for j, g in enumerate(gold):
-            if objective[i, j] > 0:
-                o = int(shared[i, j])
-                candidates.append((-2.0 * o / (p.length + g.length), i, j, o))
-    candidates.sort()
+    ranked = sorted((-2.0 * o / (pred[i].length + gold[j].length), i, j, o) for _, i, j, o in candidates)
     used_p, used_g, out = set(), set(), []
-    for _, i, j, o in candidates:
+    for _, i, j, o in ranked:
         if i in used_p or j in used_g:
             continue
         used_p.add(i)
@@ -249,6 +251,10 @@ def cell_counts(gold: Sequence, pred: Sequence, *, measure: str = DEFAULT_MEASUR
     summed: a span matches only a span of its own side."""
     if not gold and not pred:
         return 0.0, 0.0, 0.0, 0.0
+    if all(x.side == "target" for x in gold) and all(x.side == "target" for x in pred):
+        if measure in ("char", "wmt25"):
+            return _char_counts(gold, pred, measure, severity, critical)
+        return _span_counts(list(gold), list(pred), measure, severity, matching, critical)
     total = (0.0, 0.0, 0.0, 0.0)
     for side in SPAN_SIDES:
         g, p = _side(gold, side), _side(pred, side)
