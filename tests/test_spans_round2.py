@@ -390,3 +390,36 @@ def test_latex_and_markdown_tables_are_shaped_like_the_terminal_table(cli):
     assert "detector & precision & recall & f1 \\\\" in tex.stdout
     csv = cli("spans", "evaluate", "--gold", WMT23, "--n-resamples", "20", "--format", "csv", "--no-ceiling")
     assert csv.stdout.splitlines()[0].startswith("detector,kind,precision,precision_low")  # CSV keeps every field
+
+
+def test_zero_based_segment_ids_are_pointed_at(tmp_path):
+    gold = _tiny_gold()  # segments "0".."5"; a detector numbering them 1..6
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"system": s, "segment": str(int(g) + 1), "spans": []}) + "\n"
+                            for s, g in gold.cells))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        det = read_detector_spans(path, {**gold.targets, **{(s, str(int(g) + 1)): t for (s, g), t in gold.targets.items()}})
+    with pytest.raises(ParameterError, match="detector 'd' must use the gold's segment ids; got ids that match the "
+                                             "gold's only when shifted by -1 \\(0-based ids against 1-based ones\\?\\)"):
+        evaluate_spans(gold, [det], n_resamples=5, rng=0)
+
+
+def test_every_long_spans_command_takes_progress():
+    from metaeval.cli.spans_command import spans
+
+    for name in ("evaluate", "compare", "agreement", "binary"):
+        command = spans.commands[name]
+        flags = {flag for param in command.params for flag in (*param.opts, *param.secondary_opts)}
+        assert {"--progress", "--no-progress"} <= flags, name
+
+
+def test_the_cli_takes_the_spans_defaults_from_defaults_py():
+    from metaeval import defaults
+    from metaeval.cli.spans_command import SPAN_OPTIONS
+
+    assert SPAN_OPTIONS["matching"]["default"] == defaults.SPAN_MATCHING == "optimal"
+    assert SPAN_OPTIONS["macro"]["default"] == defaults.SPAN_MACRO == "mean-f1"
+    assert SPAN_OPTIONS["errors"]["default"] == defaults.SPAN_ERRORS == "reference"
+    assert SPAN_OPTIONS["critical"]["default"] == defaults.SPAN_CRITICAL == "major"
+    assert SPAN_OPTIONS["n_folds"]["default"] == defaults.SPAN_N_FOLDS

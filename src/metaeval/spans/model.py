@@ -309,12 +309,31 @@ def gold_from_ratings(ratings, *, raters: Iterable[str] | None = None,
     return out
 
 
+def _id_shift(gold: SpanAnnotations, detector: SpanAnnotations) -> int:
+    """+1 or -1 when the detector's integer segment ids, shifted by it, cover the gold's cells (0)."""
+    cells = list(detector.cells) + list(getattr(detector, "unknown_cells", ()))
+    try:
+        ids = [(s, int(g)) for s, g in cells]
+    except ValueError:
+        return 0
+    for shift in (1, -1):
+        moved = {(s, str(g + shift)) for s, g in ids}
+        if all(c in moved for c in gold.cells):
+            return shift
+    return 0
+
+
 def align(gold: SpanAnnotations, detector: SpanAnnotations) -> SpanAnnotations:
     """``detector`` on exactly the gold's cells: a gold cell it lacks is an error; its cells outside the gold
     (including those :func:`~metaeval.spans.detector_files.read_detector_spans` set aside) are left out with a
     DataWarning that counts them."""
     missing = [c for c in gold.cells if c not in detector.cells]
     if missing:
+        shift = _id_shift(gold, detector)
+        if shift:
+            raise ParameterError(f"detector {detector.name!r} must use the gold's segment ids; got ids that match "
+                                 f"the gold's only when shifted by {shift:+d} (0-based ids against 1-based ones?): "
+                                 f"{len(missing)} gold segment(s) missing.")
         s, g = missing[0]
         raise ParameterError(f"detector {detector.name!r} must cover every segment the gold rated; got {len(missing)} "
                              f"missing (first: system {s!r}, segment {g!r}).")
