@@ -423,3 +423,17 @@ def test_the_cli_takes_the_spans_defaults_from_defaults_py():
     assert SPAN_OPTIONS["errors"]["default"] == defaults.SPAN_ERRORS == "reference"
     assert SPAN_OPTIONS["critical"]["default"] == defaults.SPAN_CRITICAL == "major"
     assert SPAN_OPTIONS["n_folds"]["default"] == defaults.SPAN_N_FOLDS
+
+
+@real
+def test_html_and_output_are_one_set_and_never_one_path(cli, tmp_path):
+    same = tmp_path / "same.out"
+    out = cli("spans", "evaluate", "--gold", WMT23, "--n-resamples", "5", "--no-ceiling", "--html", same, "--output",
+              same)
+    assert out.returncode == 2 and not same.exists()
+    assert out.stderr.strip().endswith(f"`--html` and `--output` must name different files; got '{same}' for both.")
+    out = cli("spans", "evaluate", "--gold", WMT23, "--n-resamples", "5", "--no-ceiling", "--html",
+              tmp_path / "p.html", "--output", tmp_path / "t.json", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "t.json").read_text())["analysis"] == "spans"
+    assert "No other file is written beside this page." in (tmp_path / "p.html").read_text()

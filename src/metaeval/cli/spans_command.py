@@ -287,13 +287,35 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
         notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
     if result.n_missing:
         notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
-    render(result, fmt, _paper(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1"))),
-           _span_table(result, notes), output)
-    if html:
-        from ..report.spans_section import spans_page
-        from ..runtime.files import write_text_atomic
+    frame = _paper(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1")))
+    if not html:
+        render(result, fmt, frame, _span_table(result, notes), output)
+        return
+    _write_with_page(result, fmt, frame, _span_table(result, notes), output, html)
 
-        write_text_atomic(html, spans_page(result))  # nothing else is written beside it
+
+def _write_with_page(result, fmt, frame, table, output, html) -> None:
+    """The result (to the terminal or ``output``) and its HTML page, as one set when both are files of one
+    directory (a crash or a signal leaves the old pair or the new one, never a mix)."""
+    from pathlib import Path
+
+    from ..report.render import render_text
+    from ..report.spans_section import spans_page
+    from ..runtime.file_sets import write_file_set
+    from ..runtime.files import write_text_atomic
+    from .common import emit, output_width
+
+    page = spans_page(result)  # nothing else is written beside it: the footer says so
+    text = render_text(result, fmt, terminal=table, frame=frame, width=output_width(output))
+    if output:
+        out_path, html_path = Path(output).resolve(), Path(html).resolve()
+        if out_path == html_path:
+            raise ParameterError(f"`--html` and `--output` must name different files; got {html!r} for both.")
+        if out_path.parent == html_path.parent:
+            write_file_set(out_path.parent, {out_path.name: text.encode("utf-8"), html_path.name: page.encode("utf-8")})
+            return
+    emit(text, output)
+    write_text_atomic(html, page)
 
 
 def report_spans(gold_path, detector_values, *, n_resamples, seed, progress=None):
