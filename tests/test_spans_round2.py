@@ -320,8 +320,9 @@ def test_common_layouts(tmp_path, text):
 def test_span_text_that_occurs_twice_is_an_error_naming_the_segment(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"system": "A", "segment": "1", "spans": [{"text": "e"}]}\n')
-    with pytest.raises(InputFileError, match="spans\\[0\\]: `text` must occur once in the segment's text to be located "
-                                             "\\(system 'A', segment '1'\\); got 'e' 4 times \\(give start and end\\)."):
+    with pytest.raises(InputFileError, match="spans\\[0\\]: `text` must occur once in the segment's text to be "
+                                             "located \\(system 'A', segment '1'\\); got 'e' 4 times \\(give start "
+                                             "and end\\)."):
         read_detector_spans(path, _one_cell())
 
 
@@ -399,9 +400,11 @@ def test_zero_based_segment_ids_are_pointed_at(tmp_path):
                             for s, g in gold.cells))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        det = read_detector_spans(path, {**gold.targets, **{(s, str(int(g) + 1)): t for (s, g), t in gold.targets.items()}})
+        shifted = {(s, str(int(g) + 1)): t for (s, g), t in gold.targets.items()}
+        det = read_detector_spans(path, {**gold.targets, **shifted})
     with pytest.raises(ParameterError, match="detector 'd' must use the gold's segment ids; got ids that match the "
-                                             "gold's only when shifted by -1 \\(0-based ids against 1-based ones\\?\\)"):
+                                             "gold's only when shifted by -1 \\(0-based ids against 1-based "
+                                             "ones\\?\\)"):
         evaluate_spans(gold, [det], n_resamples=5, rng=0)
 
 
@@ -437,3 +440,38 @@ def test_html_and_output_are_one_set_and_never_one_path(cli, tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads((tmp_path / "t.json").read_text())["analysis"] == "spans"
     assert "No other file is written beside this page." in (tmp_path / "p.html").read_text()
+
+
+# -- several language pairs ------------------------------------------------------------------------------
+def test_by_pair_results_equal_each_pair_alone_and_the_pool_counts_every_cell(tmp_path):
+    from metaeval.spans import evaluate_spans_by_pair, pool_golds
+
+    a, b = _tiny_gold(), _tiny_gold()
+    b = SpanAnnotations("gold", {c: [Span(2, 6, "minor")] for c in b.cells}, b.targets)
+    pooled = pool_golds({"en-de": a, "zh-en": b})
+    assert len(pooled.cells) == 24 and ("en-de/A", "en-de/0") in pooled.cells
+    lines = [json.dumps({"lp": lp, "system": s, "segment": g, "spans": [{"start": 0, "end": 3}]})
+             for lp, gold in (("en-de", a), ("zh-en", b)) for s, g in gold.cells]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    det = read_detector_spans(tmp_path / "d.jsonl", pooled.targets)
+    res = evaluate_spans_by_pair({"en-de": a, "zh-en": b}, [det], n_resamples=20, rng=3)
+    alone = evaluate_spans(a, [SpanAnnotations("d", {c: [Span(0, 3)] for c in a.cells}, a.targets)], n_resamples=20,
+                           rng=3)
+    assert res.per_pair["en-de"].f1[0] == alone.f1[0] == pytest.approx(2 / 3)
+    np.testing.assert_array_equal(res.per_pair["en-de"].f1_ci, alone.f1_ci)
+    assert res.per_pair["zh-en"].f1[0] == pytest.approx(2 * (1 / 3) * (1 / 4) / (1 / 3 + 1 / 4))
+    assert res.pooled.n_cells == 24 and "pairs:en-de,zh-en" in str(res.signature)
+    assert {r["lp"] for r in res.to_frame().to_dict("records")} == {"en-de", "zh-en", "pooled"}
+
+
+@real
+def test_cli_several_golds_need_language_pairs(cli):
+    out = cli("spans", "evaluate", "--gold", WMT23, "--gold", WMT23, "--n-resamples", "5")
+    assert out.returncode == 2 and out.stderr.strip().endswith(
+        f"`--gold` must name its language pair as LP=PATH when several are given; got '{WMT23}'.")
+    out = cli("spans", "evaluate", "--gold", f"a={WMT23}", "--gold", f"b={WMT23}", "--n-resamples", "5",
+              "--no-ceiling", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert set(result["per_pair"]) == {"a", "b"}
+    assert result["pooled"]["n_cells"] == 2 * result["per_pair"]["a"]["n_cells"]

@@ -12,9 +12,11 @@ import click
 
 from .. import defaults
 from ..errors import DataWarning, ParameterError
-from ..vocabulary import (CORRECTIONS, SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY, SPAN_GOLD_RULES,
-                          SPAN_MACRO_RULES, SPAN_MATCHINGS, SPAN_MEASURES, SPAN_SEVERITY_MODES, SPAN_TASKS)
-from .analysis_output import footer, frame_table, output_options, render
+from ..vocabulary import (CORRECTIONS, SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY,
+                          SPAN_GOLD_RULES, SPAN_MACRO_RULES, SPAN_MATCHINGS, SPAN_MEASURES, SPAN_SEVERITY_MODES,
+                          SPAN_TASKS)
+from .analysis_output import footer, output_options, render
+from .spans_output import compact, compact_table, paper_frame, span_notes, span_table, spec_title
 from .common import declare, group, option, reading_options, resamples_option, seed_option
 from .progress import progress_bar, progress_option
 
@@ -107,8 +109,12 @@ def _method_options(command):
     return command
 
 
-def _common(command):
-    for decorate in reversed([spans_options("gold", "gold_rater", *_MEASURE_NAMES), _method_options,
+def _common(command, *, several_golds: bool = False):
+    gold = (spans_option("gold", multiple=True, metavar="[LP=]PATH",
+                         help="MQM ratings file (TSV, `<v>...</v>` spans) giving the gold spans; repeat it as LP=PATH"
+                              " for several language pairs (per-pair and pooled results; detector lines name their"
+                              " `lp`).") if several_golds else spans_option("gold"))
+    for decorate in reversed([gold, spans_options("gold_rater", *_MEASURE_NAMES), _method_options,
                               resamples_option, seed_option, output_options, progress_option]):
         command = decorate(command)
     return command
@@ -164,106 +170,66 @@ def _read_detectors(values, gold, offsets="char", end="exclusive"):
     return out
 
 
-def compact(frame, key: str, measures, digits: int = 3) -> "object":
-    """The terminal layout: each measure with its interval in one column ``"0.42 [0.38, 0.47]"``."""
-    import pandas as pd
-
-    from ..report.formats import interval, number
-
-    out = pd.DataFrame({key: frame[key]})
-    for m in measures:
-        out[m] = [f"{number(v, digits)} {interval(lo, hi)}" for v, lo, hi in
-                  zip(frame[m], frame[f"{m}_low"], frame[f"{m}_high"])]
-    for extra in ("against", "segments", "cluster"):
-        if extra in frame:
-            out[extra] = [f"rank {v}" for v in frame[extra]] if extra == "cluster" else frame[extra]
-    return out
-
-
-def compact_table(frame, *, title: str | None = None):
-    """The terminal table of a :func:`compact` frame: its first column is the key, every cell is kept on one
-    line, and a table wider than the output splits into column blocks that repeat the key (never a wrapped
-    interval)."""
-    from rich.table import Table
-
-    from ..report.render import ColumnBlocks
-
-    columns = list(frame.columns)
-    rows = [[str(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-
-    def build(chosen):
-        shown = [0] + [1 + c for c in chosen]
-        table = Table(title=title if not chosen or chosen[0] == 0 else None, title_justify="left")
-        for c in shown:
-            table.add_column(str(columns[c]), no_wrap=True)
-        for row in rows:
-            table.add_row(*[row[c] for c in shown])
-        return table
-
-    return ColumnBlocks(build, len(columns) - 1)
-
-
-def _paper(fmt: str, shown):
-    """The frame of the LaTeX and Markdown tables: the terminal table's columns (value and interval in one
-    cell); CSV and JSON keep every number in its own field."""
-    return shown if fmt in ("latex", "markdown") else None
-
-
-def _spec_title(result) -> str:
-    from ..spans.measures import MeasureSpec
-
-    return MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
-                       result.critical).describe()
-
-
-def _span_table(result, notes):
-    import pandas as pd
-
-    from ..report.formats import number
-
-    frame = compact(result.to_frame(), "detector", ("precision", "recall", "f1"))
-    title = (f"{_spec_title(result)}; {result.n_cells} segments ({result.n_systems} systems x "
-             f"{result.n_segments} segments rated), {result.n_gold_spans} gold spans"
-             + (f" ({result.n_gold_source_spans} in the source)" if result.n_gold_source_spans else ""))
-    tables = [compact_table(frame, title=title)]
-    if result.fair is not None:
-        fair = pd.DataFrame({"detector": list(result.detectors) + ["human (held-out rater)"],
-                             "F1 against the others' union": [number(v, 3) for v in result.fair["f1"]]
-                             + [number(result.fair["ceiling_f1"], 3)]})
-        tables.append(frame_table(fair, title=f"Like with like: every row and each held-out rater against the union "
-                                              f"of the other raters ({result.fair['raters']} raters, mean F1)"))
-    return lambda r: [*tables, *footer(r, notes)]
-
-
-def span_notes(result, agree=None, correction="none") -> list[str]:
-    """The counted notes printed under a spans table (what was left out, what a detector misses)."""
-    notes = [f"{name}: {n} segment(s) the gold did not rate left out" for name, n in result.n_left_out.items() if n]
-    for reason, n in (result.errors_left_out or {}).items():
-        notes.append(f"gold: {n} human error(s) left out ({reason})")
-    for name, n in (result.missed_source or {}).items():
-        notes.append(f"{name}: predicts no source-side span; the gold's {n} source-side span(s) (omissions) count as "
-                     f"missed")
-    if result.fair is not None:
-        notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
-                     f"{result.fair['ceiling_f1']:.3f} over {result.fair['raters']} raters; compare it with the"
-                     f" second table (every row against the same golds), not with the F1 of the first")
-    elif agree is not None:
-        notes.append(f"human ceiling: mean held-out F1 {agree.ceiling_f1:.3f}")
-    if result.pvalues is not None and correction != "none":
-        notes.append(f"clusters: permutation p-values corrected ({correction}); the pairs with a baseline form "
-                     + ("the same family" if getattr(result, "baselines_in_family", False) else "a family of their own")
-                     + "; labelled p-values in --format json (pvalue_rows)")
-    return notes
-
-
 @group()
 def spans():
     """Error-span detectors and binary segment decisions against MQM ratings."""
 
 
+def _gold_arguments(values) -> dict:
+    """``--gold`` values -> ``{lp: path}`` (``{None: path}`` for one file without a language pair)."""
+    out = {}
+    for value in values:
+        lp, path = detector_argument(value)
+        if lp is None and len(values) > 1:
+            raise ParameterError(f"`--gold` must name its language pair as LP=PATH when several are given; got "
+                                 f"{value!r}.")
+        if lp in out:
+            raise ParameterError(f"`--gold` must name each language pair once; got {lp!r} twice.")
+        out[lp] = path
+    return out
+
+
+def _evaluate_pairs(golds, params, detector, compare, correction, correct_baselines, fmt, output):
+    from ..spans.model import pool_golds
+    from ..spans.pairs import evaluate_spans_by_pair
+
+    built = {}
+    for lp, path in golds.items():
+        _, gold = _read_gold(path, params["gold_rater"], params["errors"], params["source_spans"])
+        built[lp] = gold
+    pooled = pool_golds(built)
+    detectors = _read_detectors(detector, pooled, params["offsets"], params["end"])
+    with progress_bar() as bar:
+        result = evaluate_spans_by_pair(built, detectors, measure=params["measure"], averaging=params["averaging"],
+                                        severity=params["severity"], matching=params["matching"],
+                                        macro=params["macro"], critical=params["critical"], method=params["method"],
+                                        n_resamples=params["n_resamples"], confidence_level=params["confidence_level"],
+                                        compare=compare, correction=correction, baselines_in_family=correct_baselines,
+                                        allow_missing=params["allow_missing"], rng=params["seed"],
+                                        progress=bar.callback)
+    parts = [(lp, r) for lp, r in result.per_pair.items()] + [("pooled", result.pooled)]
+
+    def table(r):
+        out = []
+        for lp, one in parts:
+            frame = compact(one.to_frame(), "detector", ("precision", "recall", "f1"))
+            out.append(compact_table(frame, title=f"{lp}: {spec_title(one)}; {one.n_cells} segments, "
+                                                  f"{one.n_gold_spans} gold spans"))
+        return [*out, *footer(r, span_notes(result.pooled, correction=correction if compare else "none"))]
+    render(result, fmt, None, table, output)
+
+
 def _evaluate(params, detector, compare, correction, correct_baselines, ceiling, fmt, output, html):
     from ..spans.evaluate import evaluate_spans
 
+    golds = _gold_arguments(params["gold"])
+    if len(golds) > 1:
+        if html or params["exclude_system"]:
+            raise ParameterError("`--html` and `--exclude-system` take one `--gold`; got "
+                                 f"{len(golds)} language pairs.")
+        _evaluate_pairs(golds, params, detector, compare, correction, correct_baselines, fmt, output)
+        return
+    params = dict(params, gold=next(iter(golds.values())))
     ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
     gold = _exclude(gold, params["exclude_system"])
     detectors = _read_detectors(detector, gold, params["offsets"], params["end"])
@@ -287,11 +253,11 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
         notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
     if result.n_missing:
         notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
-    frame = _paper(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1")))
+    frame = paper_frame(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1")))
     if not html:
-        render(result, fmt, frame, _span_table(result, notes), output)
+        render(result, fmt, frame, span_table(result, notes), output)
         return
-    _write_with_page(result, fmt, frame, _span_table(result, notes), output, html)
+    _write_with_page(result, fmt, frame, span_table(result, notes), output, html)
 
 
 def _write_with_page(result, fmt, frame, table, output, html) -> None:
@@ -345,7 +311,7 @@ def _params(**kwargs):
 
 
 @spans.command()
-@_common
+@lambda command: _common(command, several_golds=True)
 @spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "ceiling", "html")
 def evaluate(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
              confidence_level, n_resamples, seed, format, output, detector, offsets, end, exclude_system,
@@ -360,7 +326,7 @@ def evaluate(gold, gold_rater, measure, averaging, macro, matching, severity, cr
 
 
 @spans.command()
-@_common
+@lambda command: _common(command, several_golds=True)
 @spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "correction", "correct_baselines",
                "ceiling", "html")
 def compare(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
@@ -395,13 +361,14 @@ def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, c
                                 method=method, n_resamples=n_resamples, confidence_level=confidence_level,
                                 pairwise=pairwise, rng=seed, progress=bar.callback)
     notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}"]
-    title = (f"{MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro, result.critical).describe()}"
-             f": each rater against the others' union")
+    spec = MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
+                       result.critical)
+    title = f"{spec.describe()}: each rater against the others' union"
     frame = result.to_frame()
     frame["segments"] = frame["n_cells"]
     shown = compact(frame, "rater", ("precision", "recall", "f1"))
-    render(result, format, _paper(format, shown), lambda r: [compact_table(shown, title=title), *footer(r, notes)],
-           output)
+    render(result, format, paper_frame(format, shown),
+           lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)
 
 
 @spans.command()
@@ -458,5 +425,5 @@ def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_thresh
         notes.append(f"systems left out (--exclude-system): {', '.join(exclude_system)}")
     shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name",
                     ("precision", "recall", "f1", "mcc"), digits=2)
-    render(result, format, _paper(format, shown), lambda r: [compact_table(shown, title=title), *footer(r, notes)],
-           output)
+    render(result, format, paper_frame(format, shown),
+           lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)

@@ -69,7 +69,8 @@ class SpanAgreementResult(ResultMixin):
         return {"analysis": "span-agreement", "rows": self.frame_rows(), "ceiling_f1": self.ceiling_f1,
                 "measure": self.measure, "averaging": self.averaging, "macro": self.macro,
                 "matching": self.matching, "severity": self.severity, "critical": self.critical,
-                "errors": self.errors, "method": self.method, "n_resamples": self.n_resamples, "signature": str(self.signature)}
+                "errors": self.errors, "method": self.method, "n_resamples": self.n_resamples,
+                "signature": str(self.signature)}
 
 
 def _score(gold: SpanAnnotations, pred: SpanAnnotations, spec, method, k, level, seed):

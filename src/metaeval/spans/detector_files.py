@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ..data.formats import read_text
 from ..errors import DataWarning, InputFileError, ParameterError, check_choice
-from .model import SIDES, Span, SpanAnnotations, check_span
+from .model import SIDES, Span, SpanAnnotations, check_span, pooled_cell
 
 __all__ = ["MAX_JSON_DEPTH", "OFFSET_UNITS", "OFFSET_ENDS", "read_detector_spans", "write_detector_spans",
            "parse_json_line", "json_lines"]
@@ -186,6 +186,11 @@ def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None 
                 raise InputFileError(path, f"every line must have the field {key!r}; got fields "
                                            f"{', '.join(map(repr, obj)) or 'none'}.", row=number)
         cell = (str(obj["system"]), str(obj[seg_key]))
+        if "lp" in obj:  # a file covering several language pairs: the cell of a pooled gold (pool_golds)
+            if not isinstance(obj["lp"], str) or not obj["lp"] or "/" in obj["lp"]:
+                raise InputFileError(path, f"`lp` must be a non-empty language pair without '/'; got {obj['lp']!r}.",
+                                     row=number, column="lp")
+            cell = pooled_cell(obj["lp"], cell)
         if not isinstance(obj[spans_key], list):
             raise InputFileError(path, f"`{spans_key}` must be a list; got {type(obj[spans_key]).__name__}.",
                                  row=number, column=spans_key)

@@ -184,7 +184,8 @@ class SpanEvaluationResult(ResultMixin):
                "confidence_level": self.confidence_level, "n_cells": self.n_cells, "n_systems": self.n_systems,
                "n_segments": self.n_segments, "n_gold_spans": self.n_gold_spans,
                "n_left_out": dict(self.n_left_out), "n_gold_source_spans": self.n_gold_source_spans,
-               "missed_source": dict(self.missed_source or {}), "n_missing": self.n_missing, "errors_left_out": dict(self.errors_left_out or {}),
+               "missed_source": dict(self.missed_source or {}), "n_missing": self.n_missing,
+               "errors_left_out": dict(self.errors_left_out or {}),
                "signature": str(self.signature)}
         if self.fair is not None:
             out["ceiling_f1"] = self.fair["ceiling_f1"]

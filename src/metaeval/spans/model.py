@@ -52,7 +52,8 @@ from .. import defaults
 from ..errors import DataWarning, ParameterError, check_choice
 from ..vocabulary import SPAN_ERROR_RULES, SPAN_SIDES
 
-__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "align",
+__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "align", "pool_golds",
+           "pooled_cell",
            "gold_from_ratings", "rater_spans"]
 
 #: Severities a span may carry, least to most severe (WMT25 asks for minor / major; critical is scored as
@@ -306,6 +307,39 @@ def gold_from_ratings(ratings, *, raters: Iterable[str] | None = None,
     out.errors_rule, out.source_spans_rule = errors, source_spans
     out.raters_rule = ",".join(chosen) if raters is not None else None
     out.source_file = Path(str(ratings.path)).name
+    return out
+
+
+def pooled_cell(lp: str, cell: tuple) -> tuple[str, str]:
+    """The cell of ``lp``'s ``(system, segment)`` in a pooled gold: ``("lp/system", "lp/segment")``."""
+    return f"{lp}/{cell[0]}", f"{lp}/{cell[1]}"
+
+
+def pool_golds(golds: Mapping[str, SpanAnnotations], *, name: str = "gold") -> SpanAnnotations:
+    """Several language pairs' golds as one (cells ``("lp/system", "lp/segment")``, :func:`pooled_cell`): a
+    system or a segment of one pair is never one of another's. ``pairs`` holds ``lp -> its pooled cells``."""
+    if not golds:
+        raise ParameterError("`golds` must hold at least one language pair; got none.")
+    spans, targets, sources, left_out = {}, {}, {}, {}
+    pairs = {}
+    for lp, gold in golds.items():
+        if "/" in str(lp) or not str(lp):
+            raise ParameterError(f"a language pair must be a non-empty name without '/'; got {lp!r}.")
+        pairs[lp] = []
+        for cell, items in gold.cells.items():
+            key = pooled_cell(lp, cell)
+            spans[key], targets[key] = items, gold.targets[cell]
+            if cell in gold.sources:
+                sources[key] = gold.sources[cell]
+            pairs[lp].append(key)
+        for reason, n in gold.left_out.items():
+            left_out[reason] = left_out.get(reason, 0) + n
+    out = SpanAnnotations(name, spans, targets, sources=sources)
+    out.left_out = left_out
+    first = next(iter(golds.values()))
+    out.errors_rule, out.source_spans_rule = first.errors_rule, first.source_spans_rule
+    out.source_file = ",".join(f"{lp}={g.source_file}" for lp, g in golds.items())
+    out.pairs = pairs
     return out
 
 
