@@ -475,3 +475,32 @@ def test_cli_several_golds_need_language_pairs(cli):
     result = json.loads(out.stdout)
     assert set(result["per_pair"]) == {"a", "b"}
     assert result["pooled"]["n_cells"] == 2 * result["per_pair"]["a"]["n_cells"]
+
+
+@real
+def test_omissions_make_a_segment_erroneous_for_the_no_span_rule():
+    """zh-en: 35 segments whose only marked errors are omissions (in the source) counted as error-free when the
+    source spans were left out; with them (the default) they are not."""
+    from metaeval import read_mqm_ratings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = read_mqm_ratings(DATA / "sxs_mqm_generalMT2023_zhen.3ratings.tsv.gz")
+    with_source = evaluate_binary(r.scores, "mqm", gold=gold_from_ratings(r), gold_rule="no-span", n_resamples=5,
+                                  rng=0)
+    without = evaluate_binary(r.scores, "mqm", gold=gold_from_ratings(r, source_spans=False), gold_rule="no-span",
+                              n_resamples=5, rng=0)
+    assert (without.n_positive, with_source.n_positive) == (327, 292)
+
+
+@real
+def test_agreement_takes_exclude_system(ratings):
+    from metaeval.spans import span_agreement
+
+    full = span_agreement(ratings, n_resamples=5, rng=0, pairwise=False)
+    less = span_agreement(ratings, n_resamples=5, rng=0, pairwise=False, exclude_systems=["ONLINE-Y"])
+    assert sum(r["n_cells"] for r in less.rows) < sum(r["n_cells"] for r in full.rows)
+    assert "exclude_system:ONLINE-Y" in str(less.signature)
+    with pytest.raises(ParameterError, match="`exclude_systems` must name systems of the ratings; got 'ONLINE-x' "
+                                             "\\(did you mean 'ONLINE-Y'\\?\\)."):
+        span_agreement(ratings, n_resamples=5, exclude_systems=["ONLINE-x"])

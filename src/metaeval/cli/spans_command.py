@@ -343,9 +343,9 @@ def compare(gold, gold_rater, measure, averaging, macro, matching, severity, cri
 
 @spans.command()
 @_common
-@spans_options("pairwise")
+@spans_options("pairwise", "exclude_system")
 def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
-              confidence_level, n_resamples, seed, format, output, pairwise):
+              confidence_level, n_resamples, seed, format, output, pairwise, exclude_system):
     """Human agreement: each rater against the union of the other raters of the same segments."""
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.agreement import span_agreement
@@ -359,7 +359,7 @@ def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, c
         result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, matching=matching,
                                 macro=macro, critical=critical, errors=errors, source_spans=source_spans,
                                 method=method, n_resamples=n_resamples, confidence_level=confidence_level,
-                                pairwise=pairwise, rng=seed, progress=bar.callback)
+                                pairwise=pairwise, exclude_systems=exclude_system, rng=seed, progress=bar.callback)
     notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}"]
     spec = MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
                        result.critical)

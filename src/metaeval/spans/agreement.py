@@ -92,7 +92,8 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
                    errors: str = defaults.SPAN_ERRORS, source_spans: bool = defaults.SPAN_SOURCE_SPANS,
                    method: str = defaults.RESAMPLING_METHOD,
                    n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
-                   pairwise: bool = True, rng: Any = None, progress: Any = None) -> SpanAgreementResult:
+                   pairwise: bool = True, exclude_systems: Any = (), rng: Any = None, progress: Any = None
+                   ) -> SpanAgreementResult:
     """Rater-vs-rater span agreement of MQM ratings (see the module docstring).
 
     Parameters
@@ -104,6 +105,8 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
     method, n_resamples, confidence_level : as there.
     pairwise : bool
         Also every ordered rater pair.
+    exclude_systems : sequence of str
+        Systems left out (each must be a system of the ratings).
     rng : None or int
         Seed of every row's bootstrap (the same for each row).
     progress : callable, optional
@@ -120,9 +123,17 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
     gen, seed = check_rng(rng)
     base = int(gen.integers(0, 2**63 - 1))
     progress = as_progress(progress)
-    held = held_out(ratings, errors, source_spans)
+    exclude_systems = tuple(exclude_systems)
+    for system in exclude_systems:
+        if system not in ratings.scores.systems:
+            import difflib
+
+            close = difflib.get_close_matches(system, list(ratings.scores.systems), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`exclude_systems` must name systems of the ratings; got {system!r}{hint}.")
+    held = held_out(ratings, errors, source_spans, exclude_systems)
     advance = progress_step(progress, "agreement", total=len(held))
-    cells_of = {r: set(ratings.spans.get(r, {})) for r in ratings.raters}
+    cells_of = {r: {c for c in ratings.spans.get(r, {}) if c[0] not in set(exclude_systems)} for r in ratings.raters}
     rows = []
     for r, others, shared, gold, pred in held:
         n, point, ci = _score(gold, pred, spec, method, n_resamples, confidence_level, base)
@@ -144,6 +155,7 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
 
     sig = Signature.of(analysis="span-agreement", data=ratings.scores.name, gold_file=Path(str(ratings.path)).name,
                        gold="union-of-others", errors=errors, source_spans=source_spans,
+                       **({"exclude_system": ",".join(exclude_systems)} if exclude_systems else {}),
                        **{k: v for k, v in spec.fields().items() if v is not None}, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
     return SpanAgreementResult(rows=tuple(rows), ceiling_f1=float(np.mean(held_f1)), measure=spec.measure,

@@ -17,14 +17,16 @@ from .model import gold_from_ratings, rater_spans
 __all__ = ["held_out", "fair_scores"]
 
 
-def held_out(ratings, errors, source_spans):
-    """``(rater, shared cells, others' union gold on them, the rater's spans on them)`` per rater."""
+def held_out(ratings, errors, source_spans, exclude_systems=()):
+    """``(rater, shared cells, others' union gold on them, the rater's spans on them)`` per rater (the cells of
+    ``exclude_systems`` left out)."""
     raters = ratings.raters
-    cells_of = {r: set(ratings.spans.get(r, {})) for r in raters}
+    excluded = set(exclude_systems)
+    cells_of = {r: {c for c in ratings.spans.get(r, {}) if c[0] not in excluded} for r in raters}
     out = []
     for r in raters:
         own = cells_of[r]
-        shared = [c for c in ratings.spans[r] if any(c in cells_of[o] for o in raters if o != r)]
+        shared = [c for c in ratings.spans[r] if c in own and any(c in cells_of[o] for o in raters if o != r)]
         if not shared:
             continue
         others = [o for o in raters if o != r and cells_of[o] & own]
