@@ -504,3 +504,16 @@ def test_agreement_takes_exclude_system(ratings):
     with pytest.raises(ParameterError, match="`exclude_systems` must name systems of the ratings; got 'ONLINE-x' "
                                              "\\(did you mean 'ONLINE-Y'\\?\\)."):
         span_agreement(ratings, n_resamples=5, exclude_systems=["ONLINE-x"])
+
+
+def test_the_offset_convention_is_in_the_signature(tmp_path):
+    gold = _tiny_gold()
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"system": s, "segment": g, "spans": [{"start": 0, "end": 2}]}) + "\n"
+                            for s, g in gold.cells))
+    plain = read_detector_spans(path, gold.targets)
+    inclusive = read_detector_spans(path, gold.targets, end="inclusive", name="inc")
+    assert "offsets:char-exclusive" in str(evaluate_spans(gold, [plain], n_resamples=5, rng=0).signature)
+    both = evaluate_spans(gold, [plain, inclusive], n_resamples=5, rng=0)
+    assert "offsets:char-exclusive,char-inclusive" in str(both.signature)
+    assert both.f1[0] != both.f1[1]

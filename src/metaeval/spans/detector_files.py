@@ -255,6 +255,7 @@ def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None 
                           sources={c: sources[c] for c in spans if c in sources} if sources is not None else None)
     ann.unknown_cells = tuple(unknown)
     ann.trailing_space_targets = trailing
+    ann.offsets_rule = f"{offsets}-{end_rule}"
     ann.boundaries_inside_words = (cut, boundaries)
     return ann
 

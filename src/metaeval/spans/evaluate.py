@@ -252,6 +252,12 @@ def gold_fields(gold: SpanAnnotations) -> dict:
             **({"exclude_system": gold.excluded_systems} if getattr(gold, "excluded_systems", None) else {})}
 
 
+def offsets_field(detectors) -> dict:
+    """The signature field of the detectors' offset conventions (read from files), e.g. ``char-exclusive``."""
+    rules = sorted({getattr(d, "offsets_rule", None) for d in detectors} - {None})
+    return {"offsets": ",".join(rules)} if rules else {}
+
+
 def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                    measure: str = _m.DEFAULT_MEASURE, averaging: str = _m.DEFAULT_AVERAGING,
                    severity: str = _m.DEFAULT_SEVERITY_MODE, matching: str = defaults.SPAN_MATCHING,
@@ -405,7 +411,7 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
     n_source = gold.n_source_spans
     missed = {r.name: n_source for r, k in zip(rows, kinds) if k == "detector" and n_source and not r.n_source_spans}
     sig = Signature.of(analysis="spans", **gold_fields(gold),
-                       **{k: v for k, v in spec.fields().items() if v is not None},
+                       **{k: v for k, v in spec.fields().items() if v is not None}, **offsets_field(detectors),
                        ci=f"boot-{method}", n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}" if compare else None, correction=correction if compare else None,
                        **({"family": "all-pairs" if baselines_in_family else "baselines-apart"} if compare else {}),

@@ -151,6 +151,7 @@ class SpanAnnotations:
         self.source_spans_rule: bool | None = None
         self.raters_rule: str | None = None
         self.source_file: str | None = None
+        self.offsets_rule: str | None = None  # a detector file's offset convention (read_detector_spans)
 
     def __repr__(self) -> str:
         return f"SpanAnnotations({self.name!r}, {len(self.cells)} cells, {self.n_spans} spans)"
@@ -167,7 +168,7 @@ class SpanAnnotations:
     def _like(self, name: str, spans: Mapping) -> "SpanAnnotations":
         out = SpanAnnotations(name, spans, self.targets, sources=self.sources)
         out.left_out = dict(self.left_out)
-        for key in ("errors_rule", "source_spans_rule", "raters_rule", "source_file"):
+        for key in ("errors_rule", "source_spans_rule", "raters_rule", "source_file", "offsets_rule"):
             setattr(out, key, getattr(self, key))
         return out
 
