@@ -517,3 +517,14 @@ def test_the_offset_convention_is_in_the_signature(tmp_path):
     both = evaluate_spans(gold, [plain, inclusive], n_resamples=5, rng=0)
     assert "offsets:char-exclusive,char-inclusive" in str(both.signature)
     assert both.f1[0] != both.f1[1]
+
+
+@real
+def test_compare_prints_the_labelled_pvalue_table(cli, tmp_path, ratings):
+    gold = gold_from_ratings(ratings)
+    write_detector_spans(SpanAnnotations("x", gold.cells, gold.targets, sources=gold.sources), tmp_path / "a.jsonl")
+    out = cli("spans", "compare", "--gold", WMT23, "--detector", tmp_path / "a.jsonl", "--n-resamples", "50",
+              "--no-ceiling")
+    assert out.returncode == 0, out.stderr
+    assert "Paired permutation tests of equal F1 (two-sided; pairs with a baseline a" in out.stdout
+    assert "┃ first " in out.stdout and "F1 difference" in out.stdout

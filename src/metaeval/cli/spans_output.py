@@ -74,6 +74,13 @@ def span_table(result, notes):
                              + [number(result.fair["ceiling_f1"], 3)]})
         tables.append(frame_table(fair, title=f"Like with like: every row and each held-out rater against the union "
                                               f"of the other raters ({result.fair['raters']} raters, mean F1)"))
+    rows = result.pvalue_rows()
+    if rows:
+        tests = pd.DataFrame({"first": [r["first"] for r in rows], "second": [r["second"] for r in rows],
+                              "F1 difference": [r["delta_f1"] for r in rows], "p-value": [r["pvalue"] for r in rows]})
+        tests.attrs["n_resamples"] = result.n_resamples
+        family = "all pairs one family" if result.baselines_in_family else "pairs with a baseline a family of their own"
+        tables.append(frame_table(tests, title=f"Paired permutation tests of equal F1 (two-sided; {family})"))
     return lambda r: [*tables, *footer(r, notes)]
 
 
