@@ -233,12 +233,12 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
     ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
     gold = _exclude(gold, params["exclude_system"])
     detectors = _read_detectors(detector, gold, params["offsets"], params["end"])
-    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings) and not params["exclude_system"])
+    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings) and not params["exclude_system"]
+                and not params["gold_rater"])
     with progress_bar() as bar:
         result = evaluate_spans(ratings if fair else gold, detectors, measure=params["measure"],
                                 averaging=params["averaging"], severity=params["severity"],
                                 matching=params["matching"], macro=params["macro"], critical=params["critical"],
-                                gold_raters=(params["gold_rater"] or None) if fair else None,
                                 errors=params["errors"] if fair else None,
                                 source_spans=params["source_spans"] if fair else None,
                                 method=params["method"], n_resamples=params["n_resamples"],
@@ -247,8 +247,9 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
                                 allow_missing=params["allow_missing"], progress=bar.callback)
     notes = span_notes(result, correction=correction if compare else "none")
     if ceiling and not fair:
-        notes.append("human ceiling: not available (" + ("--exclude-system given" if params["exclude_system"] else
-                                                          "one rater per segment") + ")")
+        why = ("--exclude-system given" if params["exclude_system"] else "--gold-rater given" if params["gold_rater"]
+               else "one rater per segment")
+        notes.append(f"human ceiling: not available ({why}: the leave-one-rater-out golds use every rater)")
     if params["exclude_system"]:
         notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
     if result.n_missing:
