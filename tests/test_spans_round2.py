@@ -528,3 +528,17 @@ def test_compare_prints_the_labelled_pvalue_table(cli, tmp_path, ratings):
     assert out.returncode == 0, out.stderr
     assert "Paired permutation tests of equal F1 (two-sided; pairs with a baseline a" in out.stdout
     assert "┃ first " in out.stdout and "F1 difference" in out.stdout
+
+
+def test_a_misspelt_detector_system_gets_a_suggestion(tmp_path):
+    gold = _tiny_gold()
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"system": "b" if s == "B" else s, "segment": g, "spans": []}) + "\n"
+                            for s, g in gold.cells))
+    targets = {**gold.targets, **{("b", g): t for (s, g), t in gold.targets.items() if s == "B"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        det = read_detector_spans(path, targets)
+        with pytest.raises(ParameterError, match="got 6 missing \\(first: system 'B', segment '0'\\); system 'b' is "
+                                                 "not in the gold \\(did you mean 'B'\\?\\)."):
+            evaluate_spans(gold, [det], n_resamples=5, rng=0)

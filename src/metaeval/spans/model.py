@@ -344,6 +344,21 @@ def pool_golds(golds: Mapping[str, SpanAnnotations], *, name: str = "gold") -> S
     return out
 
 
+def _system_hint(gold: SpanAnnotations, detector: SpanAnnotations) -> str:
+    """``; system 'x' is not in the gold (did you mean 'X'?)`` for the detector's systems the gold lacks."""
+    import difflib
+
+    gold_systems = sorted({c[0] for c in gold.cells})
+    own = {c[0] for c in list(detector.cells) + list(getattr(detector, "unknown_cells", ()))}
+    hints = []
+    for system in sorted(own - set(gold_systems)):
+        candidates = {s.lower(): s for s in gold_systems if s not in own}
+        close = difflib.get_close_matches(system.lower(), list(candidates), n=1)
+        if close:
+            hints.append(f"system {system!r} is not in the gold (did you mean {candidates[close[0]]!r}?)")
+    return "; " + "; ".join(hints[:3]) if hints else ""
+
+
 def _id_shift(gold: SpanAnnotations, detector: SpanAnnotations) -> int:
     """+1 or -1 when the detector's integer segment ids, shifted by it, cover the gold's cells (0)."""
     cells = list(detector.cells) + list(getattr(detector, "unknown_cells", ()))
@@ -371,7 +386,7 @@ def align(gold: SpanAnnotations, detector: SpanAnnotations) -> SpanAnnotations:
                                  f"{len(missing)} gold segment(s) missing.")
         s, g = missing[0]
         raise ParameterError(f"detector {detector.name!r} must cover every segment the gold rated; got {len(missing)} "
-                             f"missing (first: system {s!r}, segment {g!r}).")
+                             f"missing (first: system {s!r}, segment {g!r}){_system_hint(gold, detector)}.")
     extra = [c for c in detector.cells if c not in gold.cells] + list(getattr(detector, "unknown_cells", ()))
     if extra:
         s, g = extra[0]
