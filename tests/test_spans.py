@@ -78,8 +78,10 @@ def test_macro_averages_per_segment_precision_and_recall():
     cells = np.array([cell_counts([S(0, 4)], [S(0, 2)], measure="char"), cell_counts([], [], measure="char")])
     from metaeval.spans.measures import macro_channels
     pr = macro_channels(cells)
-    assert pr.tolist() == [[1.0, 0.5], [1.0, 1.0]]
-    assert prf_from_sums(pr.sum(axis=0), 2, "macro") == pytest.approx([1.0, 0.75, 2 * 0.75 / 1.75])
+    assert pr.tolist() == [[1.0, 0.5, 2 * 0.5 / 1.5], [1.0, 1.0, 1.0]]
+    # the reference's macro F1 (default): the mean of the per-segment F1; the option: F1 of the macro P and R
+    assert prf_from_sums(pr.sum(axis=0), 2, "macro") == pytest.approx([1.0, 0.75, (2 / 3 + 1) / 2])
+    assert prf_from_sums(pr.sum(axis=0), 2, "macro", "f1-of-means") == pytest.approx([1.0, 0.75, 2 * 0.75 / 1.75])
 
 
 # -- an independent plain-Python oracle --------------------------------------------------------------
@@ -140,8 +142,72 @@ def test_measures_equal_the_oracle(measure, severity):
     for _ in range(300):
         gold = random_spans(rng, 40, int(rng.integers(0, 4)))
         pred = random_spans(rng, 40, int(rng.integers(0, 4)))
-        assert cell_counts(gold, pred, measure=measure, severity=severity) == pytest.approx(
-            oracle(gold, pred, measure, severity))
+        assert cell_counts(gold, pred, measure=measure, severity=severity, matching="greedy",
+                           critical="own") == pytest.approx(oracle(gold, pred, measure, severity))
+
+
+def _objective(p, g, measure):
+    ov = len(set(range(p.start, p.end)) & set(range(g.start, g.end)))
+    if measure == "exact":
+        return float((p.start, p.end) == (g.start, g.end))
+    if measure == "overlap":
+        return float(ov > 0)
+    return 2 * ov / (p.length + g.length)
+
+
+def best_total(gold, pred, measure, severity):
+    """Brute force over every one-to-one matching: the largest summed objective."""
+    import itertools
+
+    best = 0.0
+    small, large, flip = (pred, gold, False) if len(pred) <= len(gold) else (gold, pred, True)
+    for perm in itertools.permutations(range(len(large)), len(small)):
+        total = 0.0
+        for i, j in enumerate(perm):
+            p, g = (small[i], large[j]) if not flip else (large[j], small[i])
+            if severity == "match" and p.severity.replace("critical", "major") != g.severity.replace("critical",
+                                                                                                     "major"):
+                continue
+            total += _objective(p, g, measure)
+        best = max(best, total)
+    return best
+
+
+@pytest.mark.parametrize("measure", ["exact", "overlap", "partial"])
+@pytest.mark.parametrize("severity", ["ignore", "match"])
+def test_optimal_matching_reaches_the_brute_force_optimum(measure, severity):
+    from metaeval.spans.measures import _matched_pairs
+
+    rng = np.random.default_rng(11)
+    beaten = 0
+    for _ in range(300):
+        gold = random_spans(rng, 30, int(rng.integers(0, 5)))
+        pred = random_spans(rng, 30, int(rng.integers(0, 5)))
+        pairs = _matched_pairs(gold, pred, measure, severity, "optimal", "major")
+        total = sum(_objective(pred[i], gold[j], measure) for i, j, _ in pairs)
+        assert total == pytest.approx(best_total(gold, pred, measure, severity))
+        greedy = _matched_pairs(gold, pred, measure, severity, "greedy", "major")
+        beaten += sum(_objective(pred[i], gold[j], measure) for i, j, _ in greedy) < total - 1e-12
+        if measure != "partial":  # the credit is the count of matched pairs: any optimum gives the same counts
+            counts = cell_counts(gold, pred, measure=measure, severity=severity)
+            assert counts[0] == counts[2] == pytest.approx(best_total(gold, pred, measure, severity))
+    if measure != "exact":
+        assert beaten > 0  # greedy is not optimal on these random cells: the test can tell them apart
+
+
+def test_critical_compares_as_major_by_default():
+    gold, pred = [Span(0, 4, "major")], [Span(0, 4, "critical")]
+    assert cell_counts(gold, pred, measure="exact", severity="match") == (1.0, 1.0, 1.0, 1.0)
+    assert cell_counts(gold, pred, measure="exact", severity="match", critical="own") == (0.0, 1.0, 0.0, 1.0)
+    assert cell_counts(gold, pred, measure="char", severity="match", critical="own") == (0.0, 4.0, 0.0, 4.0)
+
+
+def test_a_span_matches_only_a_span_of_its_own_side():
+    gold = [Span(0, 4, "major", side="source")]
+    assert cell_counts(gold, [Span(0, 4, "major")], measure="exact") == (0.0, 1.0, 0.0, 1.0)
+    assert cell_counts(gold, [Span(0, 4, "major", side="source")], measure="exact") == (1.0, 1.0, 1.0, 1.0)
+    # characters of the two texts are counted apart
+    assert cell_counts(gold, [Span(0, 4, "major")], measure="char") == (0.0, 4.0, 0.0, 4.0)
 
 
 # -- invariants ------------------------------------------------------------------------------------

@@ -141,3 +141,20 @@ PARTITION_SIZE = 4
 PARTITION_REPEATS = 10000
 FULL_TEXT_CONDITION = "full"
 EXTRINSIC_UNIT = "document"
+
+# Error spans (metaeval.spans, `metaeval spans`): the reference implementation's current defaults
+# (sted19/span-mt-metaeval, scripts/meta_evaluate.py) unless docs/spans.md gives a reason.
+SPAN_MEASURE = "partial"  # partial overlap with partial credit (Perrella et al. 2026's recommendation)
+SPAN_AVERAGING = "micro"
+SPAN_MACRO = "mean-f1"  # the reference's MacroMetrics(use_average_f_score=True)
+SPAN_MATCHING = "optimal"  # the reference's default; --use-greedy-matching is its option
+SPAN_SEVERITY_MODE = "ignore"
+SPAN_CRITICAL = "major"  # the reference's --transform-critical-into-major (default True)
+SPAN_ERRORS = "reference"  # the reference's standardize_human_error
+SPAN_SOURCE_SPANS = True  # omissions are marked in the source and scored on their own side
+SPAN_TASK = "error-free"
+SPAN_GOLD_RULE = "both"
+SPAN_ERROR_FREE_THRESHOLD = 0.0
+SPAN_CRITICAL_THRESHOLD = -5.0  # one Major error's MQM weight
+SPAN_N_FOLDS = 5
+SPAN_FOLDS_BY = "segment"

@@ -40,6 +40,17 @@ __all__ = [
     "PAIRWISE_COEFFICIENTS",
     "PVALUE_METHODS",
     "RESAMPLING_METHODS",
+    "SPAN_AVERAGINGS",
+    "SPAN_CRITICAL_RULES",
+    "SPAN_ERROR_RULES",
+    "SPAN_FOLDS_BY",
+    "SPAN_GOLD_RULES",
+    "SPAN_MACRO_RULES",
+    "SPAN_MATCHINGS",
+    "SPAN_MEASURES",
+    "SPAN_SEVERITY_MODES",
+    "SPAN_SIDES",
+    "SPAN_TASKS",
     "SYSTEM_TESTS",
     "TIE_MODELS",
     "UNDEFINED_POLICIES",
@@ -158,6 +169,28 @@ them is wrong, mt-metrics-eval) or leave them out (Kocmi et al. 2021's 'pairs th
 
 CORPUS_METRICS = ("bleu", "chrf", "ter", "nist", "stm", "hwcm", "dstm")
 """Metrics with corpus scores from summed sufficient statistics (``metaeval.scoring.corpus``; ``--corpus-metric``)."""
+# Error spans (metaeval.spans, `metaeval spans`; docs/spans.md defines each).
+#: Matching rules of a span measure.
+SPAN_MEASURES = ("char", "exact", "overlap", "partial", "wmt25")
+#: Micro (sum the counts over segments) or macro (average per-segment values).
+SPAN_AVERAGINGS = ("micro", "macro")
+#: Macro F1: the mean of the per-segment F1 (the reference's) or the F1 of the macro P and R.
+SPAN_MACRO_RULES = ("mean-f1", "f1-of-means")
+#: One-to-one matching of predicted and gold spans: an optimal assignment (the reference's default since
+#: 2026-02-26) or greedy by decreasing Dice overlap.
+SPAN_MATCHINGS = ("optimal", "greedy")
+#: Whether a pair (or a character) must agree on severity.
+SPAN_SEVERITY_MODES = ("ignore", "match")
+#: How a critical severity compares under severity matching: as major (the reference, WMT25) or as its own.
+SPAN_CRITICAL_RULES = ("major", "own")
+#: Which human errors count: the reference's standardization, or every located minor/major/critical error.
+SPAN_ERROR_RULES = ("reference", "all")
+#: The text a span marks: the translation, or the source (omissions, source issues).
+SPAN_SIDES = ("target", "source")
+#: Binary decisions per segment (`spans binary`).
+SPAN_TASKS = ("error-free", "critical")
+SPAN_GOLD_RULES = ("both", "no-span", "score")
+SPAN_FOLDS_BY = ("segment", "document")
 
 OUTPUT_FORMATS = ("table", "json", "csv", "latex", "markdown")
 """Every command that prints a result accepts every one of these ``--format`` values."""

@@ -189,32 +189,6 @@ OPTIONS: dict[str, dict[str, Any]] = {
                            help="Sign flips of the judge-vs-judge tests."),
     "epsilon": dict(type=float, default=defaults.ALT_TEST_EPSILON, show_default=True,
                     help="Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers)."),
-    "gold": dict(required=True, type=click.Path(dir_okay=False),
-                 help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores."),
-    "gold_rater": dict(multiple=True, help="Build the gold from these raters only (repeatable; default every rater)."),
-    "detector": dict(multiple=True, type=click.Path(dir_okay=False),
-                     help="A detector's spans, JSON Lines (docs/spans.md; repeatable)."),
-    "averaging": dict(type=click.Choice(("micro", "macro")), default="micro", show_default=True,
-                      help="Sum counts over segments (micro) or average per-segment P and R (macro)."),
-    "severity": dict(type=click.Choice(("ignore", "match")), default="ignore", show_default=True,
-                     help="'match': a span (or character) counts only with the gold's severity."),
-    "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
-                    help="Print the human ceiling (held-out rater vs the others) when segments have several"
-                         " raters."),
-    "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
-                     help="Also every rater against every other rater on the segments both rated."),
-    "gold_rule": dict(type=click.Choice(("both", "no-span", "score")), default="both", show_default=True,
-                      help="Error-free gold: no span and score >= threshold (both), no span, or the score alone."),
-    "human_threshold": dict(type=float, help="Gold score threshold (default 0 for error-free: MQM 0; -5 for"
-                                             " critical: score <= -5)."),
-    "label": dict(multiple=True,
-                  help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative)."),
-    "n_folds": dict(type=int, default=5, show_default=True, help="Cross-validation folds."),
-    "folds_by": dict(type=click.Choice(("segment", "document")), default="segment", show_default=True,
-                     help="Cross-validation folds of whole segments or of whole documents (the ratings' doc"
-                          " column)."),
-    "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
-                    help="Paired permutation tests on F1."),
 }
 """Each option's one declaration: parameter name -> the keywords of :func:`click.option`."""
 

@@ -72,6 +72,10 @@ def _command_line(source: Source, human, settings, output) -> str:
         words += ["--mt-scores", item]
     if mt_protocol:
         words += ["--mt-protocol", mt_protocol]
+    for flag, values in (("--spans-gold", settings.get("spans_gold") or ()),
+                         ("--spans-detector", settings.get("spans_detector", ()))):
+        for value in ([values] if isinstance(values, str) else values):
+            words += [flag, value]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
 
@@ -129,11 +133,17 @@ def _mt_audit(mt_scores, mt_protocol, n_resamples, seed, tie_tolerance):
 @declare("mt_protocol", dict(metavar="NAME|FILE.toml",
                              help="With --mt-scores: the protocol audited (default: the audit's grid under the"
                                   " plain mean protocol)."))
+@declare("spans_gold", dict(type=click.Path(dir_okay=False),
+                            help="MQM ratings with error spans: add the error-span section (docs/spans.md) with the"
+                                 " baselines, the --spans-detector detectors and the human ceiling."))
+@declare("spans_detector", dict(multiple=True, metavar="[NAME=]PATH",
+                                help="A span detector for the error-span section (JSON Lines; repeatable)."))
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, mt_scores, mt_protocol, seed, tie_tolerance):
+           repetitions, focus_metric, analysis, corpus_texts, mt_scores, mt_protocol, spans_gold, spans_detector, seed,
+           tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -146,6 +156,9 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
+    if spans_detector and not spans_gold:
+        raise ParameterError("`--spans-detector` needs `--spans-gold` (the MQM ratings it is scored against); got no "
+                             "--spans-gold.")
     with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
         ds, human = load_source(source, n_resamples=n_resamples)
         corpus = corpus_statistics_for(ds, *corpus_texts)
@@ -163,9 +176,16 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
                                   command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
                                   mt_audit=audit)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
-                            corpus_texts=corpus_texts, mt=(mt_scores, mt_protocol))
+                            corpus_texts=corpus_texts, mt=(mt_scores, mt_protocol), spans_gold=spans_gold,
+                            spans_detector=spans_detector)
+            spans = None
+            if spans_gold:
+                from .spans_command import report_spans
+
+                spans = report_spans(spans_gold, spans_detector, n_resamples=result.settings.get("n_resamples"),
+                                     seed=seed, progress=progress)
             command = _command_line(source, human, settings, output)
-            result = dataclasses.replace(result, command=command)
+            result = dataclasses.replace(result, command=command, spans=spans)
             paths = write_report(result, Path(output), progress=progress)
         commit_pending()  # under the lock, and before the summary says the report is there
     console.print(terminal.report_summary(result, paths))

@@ -1,19 +1,103 @@
-"""`metaeval spans`: error-span detectors and binary segment decisions against MQM ratings."""
+"""`metaeval spans`: error-span detectors and binary segment decisions against MQM ratings.
+
+Every choice and default comes from :mod:`metaeval.vocabulary` and :mod:`metaeval.defaults` (the options are
+declared here, once, from those).
+"""
 from __future__ import annotations
 
+import os
 import warnings
 
 import click
 
+from .. import defaults
 from ..errors import DataWarning, ParameterError
-from .analysis_output import footer, frame_table, output_options, render
-from .common import group, option, options, reading_options, resamples_option, seed_option
+from ..vocabulary import (CORRECTIONS, SPAN_AVERAGINGS, SPAN_CRITICAL_RULES, SPAN_ERROR_RULES, SPAN_FOLDS_BY,
+                          SPAN_GOLD_RULES, SPAN_MACRO_RULES, SPAN_MATCHINGS, SPAN_MEASURES, SPAN_SEVERITY_MODES,
+                          SPAN_TASKS)
+from .analysis_output import footer, output_options, render
+from .spans_output import compact, compact_table, paper_frame, span_notes, span_table, spec_title
+from .common import declare, group, option, reading_options, resamples_option, seed_option
+from .progress import progress_bar, progress_option
 
-_MEASURES = ("char", "exact", "overlap", "partial", "wmt25")
+#: The options of `metaeval spans` (parameter name -> click.option keywords), declared once.
+SPAN_OPTIONS = {
+    "gold": dict(required=True, type=click.Path(dir_okay=False),
+                 help="MQM ratings file (TSV, `<v>...</v>` spans) that gives the gold spans and scores."),
+    "gold_rater": dict(multiple=True, help="Build the gold from these raters only (repeatable; default every rater)."),
+    "detector": dict(multiple=True, metavar="[NAME=]PATH",
+                     help="A detector's spans, JSON Lines (docs/spans.md; repeatable); NAME= names it (default: the"
+                          " file name up to its first dot)."),
+    "measure": dict(type=click.Choice(SPAN_MEASURES), default=defaults.SPAN_MEASURE, show_default=True,
+                    help="Matching rule (docs/spans.md)."),
+    "averaging": dict(type=click.Choice(SPAN_AVERAGINGS), default=defaults.SPAN_AVERAGING, show_default=True,
+                      help="Sum counts over segments (micro) or average per-segment values (macro)."),
+    "macro": dict(type=click.Choice(SPAN_MACRO_RULES), default=defaults.SPAN_MACRO, show_default=True,
+                  help="Macro F1: the mean of per-segment F1 (the reference's) or the F1 of macro P and R."),
+    "matching": dict(type=click.Choice(SPAN_MATCHINGS), default=defaults.SPAN_MATCHING, show_default=True,
+                     help="One-to-one span matching: optimal assignment (the reference's default) or greedy."),
+    "severity": dict(type=click.Choice(SPAN_SEVERITY_MODES), default=defaults.SPAN_SEVERITY_MODE, show_default=True,
+                     help="'match': a span (or character) counts only with the gold's severity."),
+    "critical": dict(type=click.Choice(SPAN_CRITICAL_RULES), default=defaults.SPAN_CRITICAL, show_default=True,
+                     help="Under --severity match, a critical severity compares as major (the reference) or as its"
+                          " own."),
+    "errors": dict(type=click.Choice(SPAN_ERROR_RULES), default=defaults.SPAN_ERRORS, show_default=True,
+                   help="Which human errors count: the reference's standardization (no weight-0 categories,"
+                        " critical as major) or all."),
+    "source_spans": dict(flag="--source-spans/--no-source-spans", default=defaults.SPAN_SOURCE_SPANS,
+                         show_default=True, help="Keep the errors marked in the source (omissions), scored on their"
+                                                 " own side."),
+    "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
+                    help="Print the human ceiling (held-out rater vs the others) and every row's F1 against the same"
+                         " leave-one-rater-out golds, when segments have several raters."),
+    "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
+                     help="Also every rater against every other rater on the segments both rated."),
+    "task": dict(type=click.Choice(SPAN_TASKS), default=defaults.SPAN_TASK, show_default=True,
+                 help="Positive class: error-free segments, or critical ones (a human score at most the threshold)."),
+    "gold_rule": dict(type=click.Choice(SPAN_GOLD_RULES), default=defaults.SPAN_GOLD_RULE, show_default=True,
+                      help="Error-free gold: no span and score >= threshold (both), no span, or the score alone."),
+    "human_threshold": dict(type=float, help=f"Gold score threshold (default {defaults.SPAN_ERROR_FREE_THRESHOLD:g} for"
+                                             f" error-free: MQM 0; {defaults.SPAN_CRITICAL_THRESHOLD:g} for critical:"
+                                             f" score <= {defaults.SPAN_CRITICAL_THRESHOLD:g})."),
+    "label": dict(multiple=True,
+                  help="A column of --scores holding a detector's own decisions (1 = positive, 0 = negative)."),
+    "n_folds": dict(type=int, default=defaults.SPAN_N_FOLDS, show_default=True, help="Cross-validation folds."),
+    "folds_by": dict(type=click.Choice(SPAN_FOLDS_BY), default=defaults.SPAN_FOLDS_BY, show_default=True,
+                     help="Cross-validation folds of whole segments or of whole documents (the ratings' doc"
+                          " column)."),
+    "compare": dict(flag="--compare/--no-compare", default=True, show_default=True,
+                    help="Paired permutation tests on F1."),
+    "correction": dict(type=click.Choice(CORRECTIONS),
+                       default=defaults.CORRECTION, show_default=True, help="Correction of the pairwise p-values."),
+    "correct_baselines": dict(flag="--correct-baselines/--no-correct-baselines", default=False, show_default=True,
+                              help="Put the pairs with a baseline in the detectors' correction family (default: a"
+                                   " family of their own)."),
+    "offsets": dict(type=click.Choice(("char", "utf8", "utf16")), default="char", show_default=True,
+                    help="What the detectors' start / end count: characters, UTF-8 bytes or UTF-16 code units."),
+    "end": dict(type=click.Choice(("exclusive", "inclusive")), default="exclusive", show_default=True,
+                help="Whether a detector span's end is the first character after it or its last character."),
+    "exclude_system": dict(multiple=True, help="Leave this system out of the gold and every detector (repeatable)."),
+    "allow_missing": dict(is_flag=True, help="Score the segments every detector covers; name and count the rest"
+                                             " (default: a detector missing a gold segment is an error)."),
+    "html": dict(type=click.Path(dir_okay=False),
+                 help="Also write an HTML page with the table and the per-severity P/R figures."),
+}
 
 
-def _gold_options(command):
-    return options("gold", "gold_rater")(command)
+def spans_option(name: str, **changes) -> callable:
+    """The option ``name`` of :data:`SPAN_OPTIONS`."""
+    return declare(name, {**SPAN_OPTIONS[name], **changes})
+
+
+def spans_options(*names: str):
+    def decorate(command):
+        for name in reversed(names):
+            command = spans_option(name)(command)
+        return command
+    return decorate
+
+
+_MEASURE_NAMES = ("measure", "averaging", "macro", "matching", "severity", "critical", "errors", "source_spans")
 
 
 def _method_options(command):
@@ -25,63 +109,65 @@ def _method_options(command):
     return command
 
 
-def _measure_options(command):
-    for decorator in reversed([
-        option("measure", type=click.Choice(_MEASURES), default="partial", show_default=True,
-               help="Matching rule (docs/spans.md)."),
-        options("averaging", "severity"),
-        _method_options,
-    ]):
-        command = decorator(command)
+def _common(command, *, several_golds: bool = False):
+    gold = (spans_option("gold", multiple=True, metavar="[LP=]PATH",
+                         help="MQM ratings file (TSV, `<v>...</v>` spans) giving the gold spans; repeat it as LP=PATH"
+                              " for several language pairs (per-pair and pooled results; detector lines name their"
+                              " `lp`).") if several_golds else spans_option("gold"))
+    for decorate in reversed([gold, spans_options("gold_rater", *_MEASURE_NAMES), _method_options,
+                              resamples_option, seed_option, output_options, progress_option]):
+        command = decorate(command)
     return command
 
 
-def _read_gold(path, raters):
+def _read_gold(path, raters, errors=defaults.SPAN_ERRORS, source_spans=defaults.SPAN_SOURCE_SPANS):
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.model import gold_from_ratings
 
     ratings = read_mqm_ratings(path)
-    gold = gold_from_ratings(ratings, raters=raters or None)
+    gold = gold_from_ratings(ratings, raters=raters or None, errors=errors, source_spans=source_spans)
     return ratings, gold
 
 
-def _read_detectors(paths, gold):
-    from ..spans.model import read_detector_spans
+def _exclude(gold, systems):
+    """The gold without ``systems`` (each must be one of its systems; a misspelt one gets a suggestion)."""
+    import difflib
 
-    names = []
-    out = []
-    for path in paths:
-        det = read_detector_spans(path, gold.targets)
+    known = list(dict.fromkeys(c[0] for c in gold.cells))
+    for system in systems:
+        if system not in known:
+            close = difflib.get_close_matches(system, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`--exclude-system` must name a system of the gold; got {system!r}{hint}.")
+    if not systems:
+        return gold
+    out = gold.restricted([c for c in gold.cells if c[0] not in set(systems)])
+    out.excluded_systems = ",".join(systems)
+    return out
+
+
+def detector_argument(value: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> ``(NAME, PATH)``; a plain path (or one that exists as given) -> ``(None, PATH)``."""
+    if "=" in value and not os.path.exists(value):
+        name, path = value.split("=", 1)
+        if name and os.sep not in name and path:
+            return name, path
+    return None, value
+
+
+def _read_detectors(values, gold, offsets="char", end="exclusive"):
+    from ..spans.detector_files import read_detector_spans
+
+    names, out = {}, []
+    for value in values:
+        name, path = detector_argument(value)
+        det = read_detector_spans(path, gold.targets, name=name, sources=gold.sources, offsets=offsets, end=end)
         if det.name in names:
-            raise ParameterError(f"`--detector` files must have distinct names; got {det.name!r} twice.")
-        names.append(det.name)
+            raise ParameterError(f"`--detector` files must have distinct names (name one with NAME=PATH); got "
+                                 f"{det.name!r} for {names[det.name]!r} and {path!r}.")
+        names[det.name] = path
         out.append(det)
     return out
-
-
-def compact(frame, key: str, measures, digits: int = 3) -> "object":
-    """The terminal layout: each measure with its interval in one column ``"0.42 [0.38, 0.47]"``."""
-    import pandas as pd
-
-    from ..report.formats import interval, number
-
-    out = pd.DataFrame({key: frame[key]})
-    for m in measures:
-        out[m] = [f"{number(v, digits)} {interval(lo, hi)}" for v, lo, hi in
-                  zip(frame[m], frame[f"{m}_low"], frame[f"{m}_high"])]
-    for extra in ("against", "segments", "cluster"):
-        if extra in frame:
-            out[extra] = [f"rank {v}" for v in frame[extra]] if extra == "cluster" else frame[extra]
-    return out
-
-
-def _span_table(result, notes):
-    frame = compact(result.to_frame(), "detector", ("precision", "recall", "f1"))
-    columns = None
-    title = (f"{result.measure} match, {result.averaging}-averaged, severity {result.severity}; "
-             f"{result.n_cells} segments ({result.n_systems} systems x {result.n_segments} segments rated), "
-             f"{result.n_gold_spans} gold spans")
-    return lambda r: [frame_table(frame, title=title, columns=columns), *footer(r, notes)]
 
 
 @group()
@@ -89,118 +175,230 @@ def spans():
     """Error-span detectors and binary segment decisions against MQM ratings."""
 
 
-def _evaluate(gold_path, gold_raters, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, compare, correction, ceiling, fmt, output, html=None):
-    from ..spans.agreement import span_agreement
+def _gold_arguments(values) -> dict:
+    """``--gold`` values -> ``{lp: path}`` (``{None: path}`` for one file without a language pair)."""
+    out = {}
+    for value in values:
+        lp, path = detector_argument(value)
+        if lp is None and len(values) > 1:
+            raise ParameterError(f"`--gold` must name its language pair as LP=PATH when several are given; got "
+                                 f"{value!r}.")
+        if lp in out:
+            raise ParameterError(f"`--gold` must name each language pair once; got {lp!r} twice.")
+        out[lp] = path
+    return out
+
+
+def _evaluate_pairs(golds, params, detector, compare, correction, correct_baselines, fmt, output):
+    from ..spans.model import pool_golds
+    from ..spans.pairs import evaluate_spans_by_pair
+
+    built = {}
+    for lp, path in golds.items():
+        _, gold = _read_gold(path, params["gold_rater"], params["errors"], params["source_spans"])
+        built[lp] = gold
+    pooled = pool_golds(built)
+    detectors = _read_detectors(detector, pooled, params["offsets"], params["end"])
+    with progress_bar() as bar:
+        result = evaluate_spans_by_pair(built, detectors, measure=params["measure"], averaging=params["averaging"],
+                                        severity=params["severity"], matching=params["matching"],
+                                        macro=params["macro"], critical=params["critical"], method=params["method"],
+                                        n_resamples=params["n_resamples"], confidence_level=params["confidence_level"],
+                                        compare=compare, correction=correction, baselines_in_family=correct_baselines,
+                                        allow_missing=params["allow_missing"], rng=params["seed"],
+                                        progress=bar.callback)
+    parts = [(lp, r) for lp, r in result.per_pair.items()] + [("pooled", result.pooled)]
+
+    def table(r):
+        out = []
+        for lp, one in parts:
+            frame = compact(one.to_frame(), "detector", ("precision", "recall", "f1"))
+            out.append(compact_table(frame, title=f"{lp}: {spec_title(one)}; {one.n_cells} segments, "
+                                                  f"{one.n_gold_spans} gold spans"))
+        return [*out, *footer(r, span_notes(result.pooled, correction=correction if compare else "none"))]
+    render(result, fmt, None, table, output)
+
+
+def _evaluate(params, detector, compare, correction, correct_baselines, ceiling, fmt, output, html):
     from ..spans.evaluate import evaluate_spans
 
-    ratings, gold = _read_gold(gold_path, gold_raters)
-    detectors = _read_detectors(detector, gold)
-    result = evaluate_spans(gold, detectors, measure=measure, averaging=averaging, severity=severity, method=method,
-                            n_resamples=n_resamples, confidence_level=confidence_level, compare=compare,
-                            correction=correction, rng=seed)
-    notes = [f"{name}: {n} segment(s) the gold did not rate left out" for name, n in result.n_left_out.items() if n]
-    agree = None
-    if ceiling and len(ratings.raters) > 1:
-        try:
-            agree = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
-                                   n_resamples=n_resamples, pairwise=False, rng=seed)
-            notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
-                         f"{agree.ceiling_f1:.3f} over {len(agree.rows)} raters (metaeval spans agreement)")
-        except ParameterError:
-            agree = None
-            notes.append("human ceiling: not available (one rater per segment)")
-    if compare and correction != "none":
-        notes.append(f"clusters: permutation p-values corrected ({correction}), one family")
-    if html:
-        from ..report.spans_section import spans_page
-        from ..runtime.files import write_text_atomic
+    golds = _gold_arguments(params["gold"])
+    if len(golds) > 1:
+        if html or params["exclude_system"]:
+            raise ParameterError("`--html` and `--exclude-system` take one `--gold`; got "
+                                 f"{len(golds)} language pairs.")
+        _evaluate_pairs(golds, params, detector, compare, correction, correct_baselines, fmt, output)
+        return
+    params = dict(params, gold=next(iter(golds.values())))
+    ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
+    gold = _exclude(gold, params["exclude_system"])
+    detectors = _read_detectors(detector, gold, params["offsets"], params["end"])
+    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings) and not params["exclude_system"]
+                and not params["gold_rater"])
+    with progress_bar() as bar:
+        result = evaluate_spans(ratings if fair else gold, detectors, measure=params["measure"],
+                                averaging=params["averaging"], severity=params["severity"],
+                                matching=params["matching"], macro=params["macro"], critical=params["critical"],
+                                errors=params["errors"] if fair else None,
+                                source_spans=params["source_spans"] if fair else None,
+                                method=params["method"], n_resamples=params["n_resamples"],
+                                confidence_level=params["confidence_level"], compare=compare, correction=correction,
+                                baselines_in_family=correct_baselines, fair_ceiling=fair, rng=params["seed"],
+                                allow_missing=params["allow_missing"], progress=bar.callback)
+    notes = span_notes(result, correction=correction if compare else "none")
+    if ceiling and not fair:
+        why = ("--exclude-system given" if params["exclude_system"] else "--gold-rater given" if params["gold_rater"]
+               else "one rater per segment")
+        notes.append(f"human ceiling: not available ({why}: the leave-one-rater-out golds use every rater)")
+    if params["exclude_system"]:
+        notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
+    if result.n_missing:
+        notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
+    frame = paper_frame(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1")))
+    if not html:
+        render(result, fmt, frame, span_table(result, notes), output)
+        return
+    _write_with_page(result, fmt, frame, span_table(result, notes), output, html)
 
-        write_text_atomic(html, spans_page(result, agree))
-    render(result, fmt, None, _span_table(result, notes), output)
+
+def _write_with_page(result, fmt, frame, table, output, html) -> None:
+    """The result (to the terminal or ``output``) and its HTML page, as one set when both are files of one
+    directory (a crash or a signal leaves the old pair or the new one, never a mix)."""
+    from pathlib import Path
+
+    from ..report.render import render_text
+    from ..report.spans_section import spans_page
+    from ..runtime.file_sets import write_file_set
+    from ..runtime.files import write_text_atomic
+    from .common import emit, output_width
+
+    page = spans_page(result)  # nothing else is written beside it: the footer says so
+    text = render_text(result, fmt, terminal=table, frame=frame, width=output_width(output))
+    if output:
+        out_path, html_path = Path(output).resolve(), Path(html).resolve()
+        if out_path == html_path:
+            raise ParameterError(f"`--html` and `--output` must name different files; got {html!r} for both.")
+        if out_path.parent == html_path.parent:
+            write_file_set(out_path.parent, {out_path.name: text.encode("utf-8"), html_path.name: page.encode("utf-8")})
+            return
+    emit(text, output)
+    write_text_atomic(html, page)
 
 
-def _html_option(command):
-    return option("html", help="Also write an HTML page with the table and the per-severity P/R figures.")(command)
+def report_spans(gold_path, detector_values, *, n_resamples, seed, progress=None):
+    """The error-span section of ``metaeval report``: the defaults of `spans evaluate`, the detectors and
+    the baselines, the fair human ceiling when segments have several raters."""
+    from ..spans.evaluate import evaluate_spans
+
+    ratings, gold = _read_gold(gold_path, ())
+    detectors = _read_detectors(detector_values, gold)
+    fair = len(ratings.raters) > 1 and _has_shared_cells(ratings)
+    return evaluate_spans(ratings if fair else gold, detectors, fair_ceiling=fair,
+                          n_resamples=n_resamples or defaults.N_RESAMPLES, rng=seed, progress=progress)
 
 
-def _common(command):
-    for option in reversed([_gold_options, _measure_options, resamples_option, seed_option, output_options]):
-        command = option(command)
-    return command
+def _has_shared_cells(ratings) -> bool:
+    seen: dict = {}
+    for r in ratings.raters:
+        for cell in ratings.spans.get(r, {}):
+            if cell in seen:
+                return True
+            seen[cell] = r
+    return False
+
+
+def _params(**kwargs):
+    return kwargs
 
 
 @spans.command()
-@_common
-@options("detector", "ceiling")
-@_html_option
-def evaluate(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-             format, output, detector, ceiling, html):
+@lambda command: _common(command, several_golds=True)
+@spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "ceiling", "html")
+def evaluate(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+             confidence_level, n_resamples, seed, format, output, detector, offsets, end, exclude_system,
+             allow_missing, ceiling, html):
     """Precision, recall and F1 of span detectors and baselines, with bootstrap intervals."""
-    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, False, "none", ceiling, format, output, html)
+    params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
+                     matching=matching, severity=severity, critical=critical, errors=errors,
+                     source_spans=source_spans, method=method, confidence_level=confidence_level,
+                     n_resamples=n_resamples, seed=seed, offsets=offsets, end=end, exclude_system=exclude_system,
+                     allow_missing=allow_missing)
+    _evaluate(params, detector, False, "none", False, ceiling, format, output, html)
 
 
 @spans.command()
-@_common
-@option("detector")
-@option("correction", type=click.Choice(("none", "bonferroni", "holm", "benjamini-hochberg")),
-        help="Correction of the pairwise p-values.")
-@option("ceiling")
-@_html_option
-def compare(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-            format, output, detector, correction, ceiling, html):
+@lambda command: _common(command, several_golds=True)
+@spans_options("detector", "offsets", "end", "exclude_system", "allow_missing", "correction", "correct_baselines",
+               "ceiling", "html")
+def compare(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+            confidence_level, n_resamples, seed, format, output, detector, offsets, end, exclude_system, allow_missing,
+            correction, correct_baselines, ceiling, html):
     """Also test every pair on F1 (paired permutation) and rank into significance clusters."""
-    _evaluate(gold, gold_rater, detector, measure, averaging, severity, method, confidence_level,
-              n_resamples, seed, True, correction, ceiling, format, output, html)
+    params = _params(gold=gold, gold_rater=gold_rater, measure=measure, averaging=averaging, macro=macro,
+                     matching=matching, severity=severity, critical=critical, errors=errors,
+                     source_spans=source_spans, method=method, confidence_level=confidence_level,
+                     n_resamples=n_resamples, seed=seed, offsets=offsets, end=end, exclude_system=exclude_system,
+                     allow_missing=allow_missing)
+    _evaluate(params, detector, True, correction, correct_baselines, ceiling, format, output, html)
 
 
 @spans.command()
 @_common
-@option("pairwise")
-def agreement(gold, gold_rater, measure, averaging, severity, method, confidence_level, n_resamples, seed,
-              format, output, pairwise):
+@spans_options("pairwise", "exclude_system")
+def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, critical, errors, source_spans, method,
+              confidence_level, n_resamples, seed, format, output, pairwise, exclude_system):
     """Human agreement: each rater against the union of the other raters of the same segments."""
     from ..data.mqm_ratings import read_mqm_ratings
     from ..spans.agreement import span_agreement
+    from ..spans.measures import MeasureSpec
 
-    gold_path, fmt = gold, format
-    ratings = read_mqm_ratings(gold_path)
-    result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, method=method,
-                            n_resamples=n_resamples, confidence_level=confidence_level, pairwise=pairwise, rng=seed)
+    if gold_rater:
+        raise ParameterError("`--gold-rater` does not apply to `spans agreement` (every rater is held out in turn); "
+                             f"got {', '.join(gold_rater)}.")
+    ratings = read_mqm_ratings(gold)
+    with progress_bar() as bar:
+        result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, matching=matching,
+                                macro=macro, critical=critical, errors=errors, source_spans=source_spans,
+                                method=method, n_resamples=n_resamples, confidence_level=confidence_level,
+                                pairwise=pairwise, exclude_systems=exclude_system, rng=seed, progress=bar.callback)
     notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}"]
-    title = f"{measure} match, {averaging}-averaged, severity {severity}: each rater against the others' union"
+    spec = MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
+                       result.critical)
+    title = f"{spec.describe()}: each rater against the others' union"
     frame = result.to_frame()
     frame["segments"] = frame["n_cells"]
     shown = compact(frame, "rater", ("precision", "recall", "f1"))
-    render(result, fmt, None, lambda r: [frame_table(shown, title=title), *footer(r, notes)], output)
+    render(result, format, paper_frame(format, shown),
+           lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)
 
 
 @spans.command()
-@_gold_options
-@option("task", type=click.Choice(("error-free", "critical")), default="error-free", show_default=True,
-        help="Positive class: error-free segments, or critical ones (a human score at most the threshold).")
-@options("gold_rule", "human_threshold")
-@option("detector", help="A span detector (JSON Lines): error-free = no span; critical = a major span.")
+@spans_options("gold", "gold_rater", "errors", "source_spans", "task", "gold_rule", "human_threshold")
+@spans_option("detector", help="A span detector (JSON Lines, [NAME=]PATH): error-free = no span; critical = a major"
+                               " span.")
 @option("scores", help="Metric scores (any score file metaeval reads, joined on system and segment; repeatable).")
 @reading_options(aggregation=False)
 @option("metric", help="A metric of --scores whose threshold is cross-validated.")
-@options("label", "n_folds", "folds_by", "compare")
+@spans_options("offsets", "end", "exclude_system", "label", "n_folds", "folds_by", "compare")
 @_method_options
 @resamples_option
 @seed_option
 @output_options
-def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores, reading, metric, label, n_folds,
-           folds_by, compare, method, confidence_level, n_resamples, seed, format, output):
+@progress_option
+def binary(gold, gold_rater, errors, source_spans, task, gold_rule, human_threshold, detector, scores, reading, metric,
+           offsets, end, exclude_system, label, n_folds, folds_by, compare, method, confidence_level, n_resamples, seed,
+           format, output):
     """Binary decisions per segment (error-free / critical): P, R, F1, MCC with intervals and tests."""
     from ..spans.binary import evaluate_binary
     from .source import located, read_files, scores_argument
 
-    gold_path, gold_raters, score_files, metrics, labels, fmt = gold, gold_rater, scores, metric, label, format
-    ratings, gold = _read_gold(gold_path, gold_raters)
+    ratings, gold_spans = _read_gold(gold, gold_rater, errors, source_spans)
+    gold_spans = _exclude(gold_spans, exclude_system)
     ds = ratings.scores
-    files = tuple(scores_argument(a)[1] for a in score_files)
-    for path in score_files:
+    if exclude_system:
+        ds = ds.subset(systems=[s for s in ds.systems if s not in set(exclude_system)])
+    files = tuple(scores_argument(a)[1] for a in scores)
+    for path in scores:
         with located(scores_argument(path)[1]):
             other = read_files((path,), reading, other_files=files)[0]
         unrated = [s for s in other.systems if s not in ds.systems]
@@ -210,18 +408,23 @@ def binary(gold, gold_rater, task, gold_rule, human_threshold, detector, scores,
                           f"{shown}.", DataWarning, stacklevel=1)
         ds = ds.merge(other.subset(systems=[s for s in other.systems if s in ds.systems]),
                       allow_unmatched=reading.allow_unmatched)
-    detectors = _read_detectors(detector, gold)
-    result = evaluate_binary(ds, "mqm", task=task, gold=gold, gold_rule=gold_rule, human_threshold=human_threshold,
-                             detectors=detectors, metrics=metrics, labels=labels, n_folds=n_folds,
-                             groups=ratings.documents if folds_by == "document" else None, method=method,
-                             n_resamples=n_resamples, confidence_level=confidence_level, compare=compare, rng=seed)
+    detectors = _read_detectors(detector, gold_spans, offsets, end)
+    with progress_bar() as bar:
+        result = evaluate_binary(ds, "mqm", task=task, gold=gold_spans, gold_rule=gold_rule,
+                                 human_threshold=human_threshold, detectors=detectors, metrics=metric, labels=label,
+                                 n_folds=n_folds, groups=ratings.documents if folds_by == "document" else None,
+                                 folds_by=folds_by, method=method, n_resamples=n_resamples,
+                                 confidence_level=confidence_level, compare=compare, rng=seed, progress=bar.callback)
     title = (f"{task} detection ({n_folds}-fold cross-validation by {folds_by}): {result.n_positive} of "
              f"{result.n_cells} segments positive "
              f"(gold: {gold_rule if task == 'error-free' else 'score'}, threshold {result.human_threshold:g})")
     notes = [f"thresholds of {name} (one per cross-validation fold, chosen on the other folds): "
              f"{', '.join(f'{t:g}' for t in ts)}" for name, ts in result.thresholds.items()]
-    notes.append("baseline:length scores a segment by minus its target length; p-values of the pairwise tests "
-                 "are in --format json")
-    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name", ("precision", "recall", "f1", "mcc"),
-                    digits=2)
-    render(result, fmt, None, lambda r: [frame_table(shown, title=title), *footer(r, notes)], output)
+    notes.append("baseline:length scores a segment by minus its target length; labelled p-values of the pairwise "
+                 "tests are in --format json (pvalue_rows)")
+    if exclude_system:
+        notes.append(f"systems left out (--exclude-system): {', '.join(exclude_system)}")
+    shown = compact(result.to_frame().rename(columns={"predictor": "name"}), "name",
+                    ("precision", "recall", "f1", "mcc"), digits=2)
+    render(result, format, paper_frame(format, shown),
+           lambda r: [compact_table(shown, title=title), *footer(r, notes)], output)

@@ -128,6 +128,11 @@ class MQMRatings:
     path : str
     documents : dict
         ``segment -> doc`` (the ``doc`` column; empty without one): the groups of document-level folds.
+    source_spans : dict
+        ``rater -> {(system, segment): ((start, end, severity, category), ...)}``: the source-side spans
+        (omissions, source issues), offsets into the unmarked source; only cells with such a span.
+    sources : dict
+        ``(system, segment) -> unmarked source`` of every rated cell (the longest version, as for targets).
     """
 
     scores: ScoreSet
@@ -139,6 +144,8 @@ class MQMRatings:
     weights: MQMWeights
     path: str
     documents: dict = field(default_factory=dict)
+    source_spans: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
 
     def attention_rates(self) -> dict[str, float]:
         """Each rater's share of attention checks found (NaN for a rater without any)."""
@@ -298,6 +305,8 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     documents: dict[str, str] = {}
     attention: dict[str, list[int]] = {}
     counts = dict(rows=0, error_rows=0, attention_rows=0, source_spans=0, unlocated_errors=0)
+    sources: dict[tuple, str] = {}
+    source_marked: dict[str, dict] = {}
     width = len(header)
     for number, line in enumerate(lines[1:], start=2):
         line = line.rstrip("\r")
@@ -334,8 +343,10 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
         cell = (system, segment)
         target, target_spans, open_t = unmark(cells[index["target"]], path=path, row=number, column="target",
                                               open_spans=open_spans)
-        _, source_spans, open_s = unmark(cells[index["source"]], path=path, row=number, column="source",
-                                         open_spans=open_spans)
+        source, source_spans, open_s = unmark(cells[index["source"]], path=path, row=number, column="source",
+                                              open_spans=open_spans)
+        if len(source) > len(sources.get(cell, "")):
+            sources[cell] = source
         if open_t or open_s:
             left_open.append(number)
         if cell in versions:
@@ -368,6 +379,8 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
             counts["unlocated_errors"] += 1
         for start, end in target_spans:
             rater_spans.append((start, end, severity, category))
+        for start, end in source_spans:
+            source_marked.setdefault(rater, {}).setdefault(cell, []).append((start, end, severity, category))
     if not systems:
         raise InputFileError(path, "the file must hold at least one rating that is not an attention check; got none.")
     counts["open_spans_closed_at_end"] = len(left_open)
@@ -408,4 +421,7 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     counts["trailing_space_cells"] = len(trailing)
     return MQMRatings(scores=ds, targets={c: t for c, (t, _) in versions.items()}, spans=span_sets,
                       raters=tuple(rated), attention={r: tuple(v) for r, v in attention.items()}, counts=counts,
-                      weights=weights, path=str(path), documents=documents)
+                      weights=weights, path=str(path), documents=documents,
+                      source_spans={r: {cell: tuple(sorted(v)) for cell, v in cells.items()}
+                                    for r, cells in source_marked.items()},
+                      sources=sources)

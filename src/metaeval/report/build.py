@@ -75,6 +75,9 @@ class Report:
         The metaeval warnings raised while computing it (also shown on the page and re-raised).
     timings : dict
         Seconds spent per step (not part of ``to_dict``: it differs between runs).
+    spans : SpanEvaluationResult or None
+        The error-span section (:func:`metaeval.spans.evaluate_spans`), when the report was given MQM ratings
+        with spans (``metaeval report --spans-gold``); None otherwise.
     """
 
     dataset: dict[str, Any]
@@ -88,6 +91,7 @@ class Report:
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     summary_comparison: MetricComparisonResult | None = None
     mt_audit: Any = None
+    spans: Any = None
 
     @property
     def human(self) -> str:
@@ -104,6 +108,7 @@ class Report:
             "omitted": dict(self.omitted),
             "warnings": list(self.warnings),
             "command": self.command,
+            **({"spans": self.spans.to_dict()} if self.spans is not None else {}),
             "version": __version__,
             **({"mt_audit": self.mt_audit.to_dict()} if self.mt_audit is not None else {}),
         }

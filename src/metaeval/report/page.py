@@ -226,7 +226,7 @@ def _reproduce_section(report, sections: list[Section], warnings: tuple[str, ...
 def section_count(report) -> int:
     """How many sections the page of ``report`` has (for a progress bar)."""
     return (4 + (report.comparison is not None) + (getattr(report, "summary_comparison", None) is not None)
-            + len(report.analyses))
+            + len(report.analyses) + (getattr(report, "spans", None) is not None))
 
 
 def _steps(report) -> dict[str, str]:
@@ -275,6 +275,10 @@ def report_sections(report, advance=None) -> list[Section]:
         from .mt_audit_section import mt_audit_section
 
         builders.append(lambda r: mt_audit_section(r.mt_audit))
+    if getattr(report, "spans", None) is not None:
+        from .spans_section import spans_section
+
+        builders.append(lambda r: spans_section(r.spans))
     sections = []
     for build in builders:
         sections.append(build(report))

@@ -62,14 +62,30 @@ def spans_section(result, agreement=None) -> Section:
         rows.append(tuple(row))
     tables = [Table("spans-table", "Span detectors against the gold spans", header, tuple(rows),
                     tuple(h not in ("detector", "kind", "cluster") for h in header))]
+    from ..spans.measures import MeasureSpec
+
+    spec = MeasureSpec(result.measure, result.averaging, result.severity, getattr(result, "matching", "optimal"),
+                       getattr(result, "macro", "mean-f1"), getattr(result, "critical", "major"))
     facts = [("segments", f"{result.n_cells} ({result.n_systems} systems x {result.n_segments} segments)"),
-             ("gold spans", str(result.n_gold_spans)), ("measure", f"{result.measure}, {result.averaging}"),
+             ("gold spans", str(result.n_gold_spans)), ("measure", spec.describe()),
              ("intervals", f"BOOT-{result.method.upper()}, k = {result.n_resamples}")]
     signatures = [("spans", str(result.signature))]
-    if agreement is not None:
+    fair = getattr(result, "fair", None)
+    if fair is not None:
+        facts.append(("human ceiling", f"F1 {fair['ceiling_f1']:.3f} (held-out rater vs the others' union, "
+                                       f"{fair['raters']} raters)"))
+        rows_fair = tuple((Cell(name), number_cell(float(f))) for name, f in zip(result.detectors, fair["f1"]))
+        rows_fair += ((Cell("human (held-out rater)"), number_cell(float(fair["ceiling_f1"]))),)
+        tables.append(Table("spans-fair", "Like with like: every row against the leave-one-rater-out golds of the "
+                            "human ceiling", ("detector", "F1"), rows_fair, (False, True)))
+    elif agreement is not None:
         facts.append(("human ceiling", f"F1 {agreement.ceiling_f1:.3f} (held-out rater vs the others' union)"))
         signatures.append(("agreement", str(agreement.signature)))
     notes = [f"{name}: {n} segments the gold did not rate left out" for name, n in result.n_left_out.items() if n]
+    notes += [f"gold: {n} human error(s) left out ({reason})" for reason, n in
+              (getattr(result, "errors_left_out", None) or {}).items()]
+    notes += [f"{name}: predicts no source-side span; the gold's {n} source-side span(s) count as missed"
+              for name, n in (getattr(result, "missed_source", None) or {}).items()]
     return Section(key="spans", title="Error spans", question="How well do the detectors find the annotated errors?",
                    paragraphs=("Precision, recall and F1 of each detector's error spans against the human spans, "
                                "with bootstrap intervals; the trivial baselines show what a measure gives for free.",),
@@ -77,7 +93,9 @@ def spans_section(result, agreement=None) -> Section:
                    signatures=tuple(signatures))
 
 
-def spans_page(result, agreement=None, *, title: str = "Error-span evaluation") -> str:
-    """A self-contained HTML page holding :func:`spans_section`."""
-    return render_html(title=title, subtitle=f"gold: {result.signature.as_dict().get('gold')}",
-                       sections=[spans_section(result, agreement)])
+def spans_page(result, agreement=None, *, title: str = "Error-span evaluation", files: tuple = ()) -> str:
+    """A self-contained HTML page holding :func:`spans_section`; its footer names ``files``, the files
+    written beside it (none by ``metaeval spans evaluate|compare --html``)."""
+    fields = result.signature.as_dict()
+    return render_html(title=title, subtitle=f"gold: {fields.get('gold_file') or fields.get('gold')}",
+                       sections=[spans_section(result, agreement)], beside=tuple(files))

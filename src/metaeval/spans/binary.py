@@ -13,7 +13,12 @@ Predictions come from span detectors (error-free = no predicted span; critical =
 critical span) or from a metric's scores (higher = better) with a threshold: positive when the score is at
 least ``t`` (error-free) or at most ``t`` (critical). The threshold is chosen by K-fold cross-validation over
 segments (or documents, ``groups=``): for each fold, ``t`` maximises F1 on the other folds' cells and labels
-the fold's cells - never the rows it is evaluated on. The thresholds of every fold are reported.
+the fold's cells - never the rows it is evaluated on. The thresholds of every fold are reported. The folds
+are drawn once per call and shared by every score-based predictor (adding a metric never moves another's
+folds); the folds, the bootstrap and the permutations each draw from their own stream of the seed.
+
+Without a positive segment in the gold (or without a negative one) precision, recall and F1 of the positive
+class say nothing: the result is computed and a :class:`~metaeval.errors.DegenerateWarning` says so.
 
 Measures: precision, recall, F1 and Matthews' correlation coefficient of the positive class from the summed
 confusion counts (P = 1 when nothing is predicted positive, as for spans; MCC = 0 when a margin is empty),
@@ -32,10 +37,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import math
+import warnings
+
 import numpy as np
 
 from .. import defaults
-from ..errors import ParameterError, check_choice, check_int, check_probability
+from ..errors import DegenerateWarning, ParameterError, check_choice, check_int, check_probability
+from ..runtime.progress import as_progress
+from ..runtime.progress import finish as finish_step
+from ..runtime.progress import step as progress_step
+from ..vocabulary import SPAN_GOLD_RULES, SPAN_TASKS
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.resampling.draws import bootstrap_draws, check_rng, permutation_draws
@@ -43,13 +55,14 @@ from ..vocabulary import check_method
 from .model import SpanAnnotations, align
 from .resampling import bootstrap_statistics, intervals, permutation_pvalues
 
-__all__ = ["TASKS", "GOLD_RULES", "SpanBinaryResult", "evaluate_binary", "cv_threshold_labels", "binary_measures"]
+__all__ = ["TASKS", "GOLD_RULES", "SpanBinaryResult", "evaluate_binary", "cv_threshold_labels", "fold_assignment",
+           "binary_measures"]
 
-TASKS = ("error-free", "critical")
-GOLD_RULES = ("both", "no-span", "score")
-ERROR_FREE_THRESHOLD = 0.0
-CRITICAL_THRESHOLD = -5.0
-N_FOLDS = 5
+TASKS = SPAN_TASKS
+GOLD_RULES = SPAN_GOLD_RULES
+ERROR_FREE_THRESHOLD = defaults.SPAN_ERROR_FREE_THRESHOLD
+CRITICAL_THRESHOLD = defaults.SPAN_CRITICAL_THRESHOLD
+N_FOLDS = defaults.SPAN_N_FOLDS
 
 
 def binary_measures(sums: np.ndarray) -> np.ndarray:
@@ -78,17 +91,25 @@ def _best_threshold(scores, labels, positive_high):
     return float(best_t)
 
 
-def cv_threshold_labels(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, positive_high: bool,
-                        n_folds: int, rng: np.random.Generator) -> tuple[np.ndarray, tuple]:
-    """Out-of-fold predicted labels of 1-d ``scores`` and the threshold of every fold (see the module doc).
-
-    The folds are random groups (``groups``: one label per position, e.g. the segment or the document)."""
+def fold_assignment(groups: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """The fold of every position: the distinct ``groups`` (segments or documents) shuffled and dealt into
+    ``n_folds`` folds."""
     unique = np.unique(groups)
     if unique.size < n_folds:
         raise ParameterError(f"`n_folds` must be at most the number of segments or documents ({unique.size}); "
                              f"got {n_folds}.")
     fold_of = dict(zip(rng.permutation(unique).tolist(), np.arange(unique.size) % n_folds))
-    fold = np.array([fold_of[g] for g in groups.tolist()])
+    return np.array([fold_of[g] for g in groups.tolist()])
+
+
+def cv_threshold_labels(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, positive_high: bool,
+                        n_folds: int, rng: np.random.Generator | None = None, folds: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, tuple]:
+    """Out-of-fold predicted labels of 1-d ``scores`` and the threshold of every fold (see the module doc).
+
+    The folds are random groups (``groups``: one label per position, e.g. the segment or the document), drawn
+    with ``rng``, or given as ``folds`` (:func:`fold_assignment`, shared by every predictor of a call)."""
+    fold = fold_assignment(groups, n_folds, rng) if folds is None else folds
     pred = np.zeros(scores.shape, dtype=bool)
     thresholds = []
     for f in range(n_folds):
@@ -120,6 +141,16 @@ class SpanBinaryResult(ResultMixin):
     n_folds: int
     test_measure: str
     signature: Signature
+    folds_by: str = "segment"
+    n_negative: int = 0
+
+    def pvalue_rows(self) -> list[dict[str, Any]]:
+        """The pairwise p-values (uncorrected) as labelled rows ``{first, second, pvalue}``."""
+        if self.pvalues is None:
+            return []
+        return [{"first": self.predictors[i], "second": self.predictors[j], "pvalue": float(self.pvalues[i, j])}
+                for i in range(len(self.predictors)) for j in range(i + 1, len(self.predictors))
+                if np.isfinite(self.pvalues[i, j])]
 
     def frame_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -136,8 +167,10 @@ class SpanBinaryResult(ResultMixin):
         out = {"analysis": "spans-binary", "task": self.task, "gold_rule": self.gold_rule,
                "human_threshold": self.human_threshold, "n_cells": self.n_cells, "n_positive": self.n_positive,
                "rows": self.frame_rows(), "signature": str(self.signature)}
+        out["folds_by"] = self.folds_by
         if self.pvalues is not None:
             out["pvalues"] = plain(self.pvalues)
+            out["pvalue_rows"] = self.pvalue_rows()
         return out
 
 
@@ -148,7 +181,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
                     groups: Mapping | None = None, n_folds: int = N_FOLDS, method: str = defaults.RESAMPLING_METHOD,
                     n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                     compare: bool = False, test_measure: str = "f1", baselines: bool = True,
-                    rng: Any = None) -> SpanBinaryResult:
+                    folds_by: str | None = None, rng: Any = None, progress: Any = None) -> SpanBinaryResult:
     """Error-free or critical detection per segment (see the module docstring).
 
     Parameters
@@ -175,6 +208,15 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         As for spans; ``test_measure`` ("f1" or "mcc") is what the permutation tests compare.
     baselines : bool
         Report ``baseline:all-error-free`` and ``baseline:length``.
+    folds_by : str, optional
+        What ``groups`` are, for the signature (default ``"segment"`` without groups, ``"groups"`` with).
+    progress : callable, optional
+        The progress protocol (:mod:`metaeval.runtime.progress`): step ``"binary"``.
+
+    Warns
+    -----
+    DegenerateWarning
+        When the gold has no positive (or no negative) segment.
     """
     task = check_choice("task", task, TASKS)
     gold_rule = check_choice("gold_rule", gold_rule, GOLD_RULES)
@@ -185,7 +227,17 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
     confidence_level = check_probability("confidence_level", confidence_level)
     if human_threshold is None:
         human_threshold = ERROR_FREE_THRESHOLD if task == "error-free" else CRITICAL_THRESHOLD
+    if isinstance(human_threshold, bool) or not isinstance(human_threshold, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(human_threshold)):
+        raise ParameterError(f"`human_threshold` must be a finite number; got {human_threshold!r}.")
+    if folds_by is None:
+        folds_by = "segment" if groups is None else "groups"
     gen, seed = check_rng(rng)
+    streams = dict(zip(("folds", "bootstrap", "permutation"),
+                       (np.random.default_rng(s) for s in np.random.SeedSequence(
+                           int(gen.integers(0, 2**63 - 1))).spawn(3))))
+    progress = as_progress(progress)
+    advance = progress_step(progress, "binary", total=2 + (1 if compare else 0))
     h = scores.matrix(scores.require(human, param="human"))
     present = np.isfinite(h)
     systems, segments = scores.systems, scores.inputs
@@ -229,6 +281,12 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         names.append(det.name), kinds.append("detector"), preds.append(p)
     seg_groups = np.array([(groups or {}).get(g, g) for g in segments], dtype=object)
     a_idx, b_idx = np.nonzero(present)
+    from .channels import check_resamples
+
+    n_resamples = check_resamples(n_resamples, len(systems), len(segments), len(detectors) + len(metrics) + 2)
+    needs_folds = bool(metrics) or baselines
+    folds = (fold_assignment(seg_groups[b_idx].astype(str), n_folds, streams["folds"]) if needs_folds and len(a_idx)
+             else None)
 
     def cross_validated(name, kind, matrix):
         values = matrix[a_idx, b_idx]
@@ -236,7 +294,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
             raise ParameterError(f"`metrics`: {name!r} must score every evaluated segment; got "
                                  f"{int((~np.isfinite(values)).sum())} missing.")
         out, ts = cv_threshold_labels(values, label[a_idx, b_idx], seg_groups[b_idx].astype(str),
-                                      positive_high=positive_high, n_folds=n_folds, rng=gen)
+                                      positive_high=positive_high, n_folds=n_folds, folds=folds)
         p = np.zeros(h.shape, dtype=bool)
         p[a_idx, b_idx] = out
         names.append(name), kinds.append(kind), preds.append(p)
@@ -268,19 +326,38 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         return binary_measures(sums)
 
     n_cells = int(present.sum())
+    n_positive = int(label.sum())
+    if n_positive == 0 or n_positive == n_cells:
+        which = "positive" if n_positive == 0 else "negative"
+        warnings.warn(f"the gold has no {which} segment ({task}, threshold {float(human_threshold):g}, {n_cells} "
+                      f"segments): precision, recall, F1 and MCC of the positive class are degenerate.",
+                      DegenerateWarning, stacklevel=2)
+    if advance is not None:
+        advance()
     values = finish(channels.reshape(len(names), 4, -1).sum(axis=-1)[None], None)[0]
-    draws = bootstrap_draws(len(systems), len(segments), method=method, n_resamples=n_resamples, rng=gen)
+    draws = bootstrap_draws(len(systems), len(segments), method=method, n_resamples=n_resamples,
+                            rng=streams["bootstrap"])
     ci = intervals(bootstrap_statistics(channels, present, draws, finish), confidence_level)
+    if advance is not None:
+        advance()
     pvalues = None
     if compare and len(names) > 1:
-        perm = permutation_draws(len(systems), len(segments), method=method, n_resamples=n_resamples, rng=gen)
+        perm = permutation_draws(len(systems), len(segments), method=method, n_resamples=n_resamples,
+                                 rng=streams["permutation"])
         column = 2 if test_measure == "f1" else 3
         _, pvalues, _ = permutation_pvalues(channels, present, perm, finish, column=column)  # uncorrected
+        if advance is not None:
+            advance()
+    finish_step(progress, "binary")
+    from .evaluate import gold_fields, offsets_field
+
     sig = Signature.of(analysis="spans-binary", task=task, gold_rule=gold_rule if task == "error-free" else None,
-                       human=human, human_threshold=human_threshold, folds=n_folds, ci=f"boot-{method}",
+                       human=human, human_threshold=human_threshold,
+                       **(gold_fields(gold) if gold is not None else {"gold": None}),
+                       **offsets_field(detectors), folds=n_folds, folds_by=folds_by, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}:{test_measure}" if compare else None, seed=seed, cells=n_cells)
     return SpanBinaryResult(predictors=tuple(names), kinds=tuple(kinds), values=values, ci=ci, pvalues=pvalues,
                         thresholds=thresholds, task=task, gold_rule=gold_rule, human_threshold=float(human_threshold),
-                        n_cells=n_cells, n_positive=int(label.sum()), n_folds=n_folds, test_measure=test_measure,
-                        signature=sig)
+                        n_cells=n_cells, n_positive=n_positive, n_folds=n_folds, test_measure=test_measure,
+                        signature=sig, folds_by=folds_by, n_negative=n_cells - n_positive)
