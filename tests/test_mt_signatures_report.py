@@ -115,7 +115,7 @@ def test_the_audit_is_a_section_of_the_report_and_footers_name_the_files(tmp_pat
     capsys.readouterr()
     page = (out / "report.html").read_text()
     assert 'id="mt-audit"' in page
-    assert "The same numbers are in results.json, correlations.csv, comparison.csv beside this file." in page
+    assert "The same numbers are in results.json, correlations.csv and comparison.csv beside this file." in page
     results = json.loads((out / "results.json").read_text())
     assert results["mt_audit"]["sentinels"] == ["sentinel-random", "sentinel-system-mean", "sentinel-rounded"]
     assert "--mt-scores" in results["command"]

@@ -262,26 +262,15 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
 
 
 def _write_with_page(result, fmt, frame, table, output, html) -> None:
-    """The result (to the terminal or ``output``) and its HTML page, as one set when both are files of one
-    directory (a crash or a signal leaves the old pair or the new one, never a mix)."""
-    from pathlib import Path
-
+    """The result (to the terminal or ``output``) and its HTML page; the command's output set commits both
+    together (runtime/output_sets: a crash or a signal leaves the old pair or the new one, never a mix)."""
     from ..report.render import render_text
     from ..report.spans_section import spans_page
-    from ..runtime.file_sets import write_file_set
     from ..runtime.files import write_text_atomic
     from .common import emit, output_width
 
     page = spans_page(result)  # nothing else is written beside it: the footer says so
-    text = render_text(result, fmt, terminal=table, frame=frame, width=output_width(output))
-    if output:
-        out_path, html_path = Path(output).resolve(), Path(html).resolve()
-        if out_path == html_path:
-            raise ParameterError(f"`--html` and `--output` must name different files; got {html!r} for both.")
-        if out_path.parent == html_path.parent:
-            write_file_set(out_path.parent, {out_path.name: text.encode("utf-8"), html_path.name: page.encode("utf-8")})
-            return
-    emit(text, output)
+    emit(render_text(result, fmt, terminal=table, frame=frame, width=output_width(output)), output)
     write_text_atomic(html, page)
 
 
