@@ -47,9 +47,81 @@ def test_agreement_statistics_against_sklearn_and_krippendorff():
     assert row["accuracy"] == pytest.approx(np.mean(human == judge))
     decisive = (human != 2) & (judge != 2)
     assert row["accuracy_no_ties"] == pytest.approx(np.mean(human[decisive] == judge[decisive]))
-    assert row["kappa"] == pytest.approx(cohen_kappa_score(judge, human))
-    ref = krippendorff.alpha(reliability_data=np.vstack([judge, human]).astype(float), level_of_measurement="nominal")
-    assert row["alpha"] == pytest.approx(ref)
+    # every key counted in both orientations (docs/judges.md): sklearn's and krippendorff's on the doubled rows
+    mirror = lambda v: np.where(v == 2, 2, 1 - v)  # noqa: E731
+    judge2, human2 = np.concatenate([judge, mirror(judge)]), np.concatenate([human, mirror(human)])
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(judge2, human2), abs=1e-12)
+    ref = krippendorff.alpha(reliability_data=np.vstack([judge2, human2]).astype(float),
+                             level_of_measurement="nominal")
+    assert row["alpha"] == pytest.approx(ref, abs=1e-12)
+
+
+def _file_rows(rng, n_inputs=25):
+    """Rows (input, first, second, judge, verdict) of 2 humans and a judge over 4 systems, both orders."""
+    rows = []
+    for q in range(n_inputs):
+        for a, b in ((0, 1), (0, 2), (1, 2), (2, 3), (0, 3)):
+            truth = rng.integers(0, 3)
+            for judge in (0, 1, 3):
+                noisy = truth if rng.random() < 0.6 else rng.integers(0, 3)
+                first, second = (a, b) if rng.random() < 0.5 else (b, a)
+                v = noisy if (first, second) == (a, b) or noisy == 2 else 1 - noisy
+                rows.append((q, first, second, judge, v))
+    return rows
+
+
+def _agreement_of(rows, systems=("A", "B", "C", "D")):
+    a = np.array(rows)
+    inputs = sorted(set(int(q) for q in a[:, 0]))
+    # systems and inputs coded in order of first appearance, as the reader does
+    order = list(dict.fromkeys(int(x) for pair in a[:, 1:3] for x in pair))
+    code = {s: k for k, s in enumerate(order)}
+    c = me.make_comparisons(systems=[systems[s] for s in order], inputs=[f"q{q}" for q in inputs],
+                            judges=("h1", "h2", "h3", "llm"), input=a[:, 0],
+                            first=[code[int(x)] for x in a[:, 1]], second=[code[int(x)] for x in a[:, 2]],
+                            judge=a[:, 3], verdict=a[:, 4])
+    t = me.judge_agreement(c, "llm", humans=["h1", "h2"], n_resamples=0, n_permutations=10, rng=0).table.iloc[0]
+    return {k: t[k] for k in ("accuracy", "accuracy_no_ties", "kappa", "alpha", "vote_agreement",
+                              "vote_agreement_no_ties")}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kappa_and_alpha_do_not_depend_on_row_order_or_column_order(seed):
+    """Issue 39.1: with the verdicts oriented by the order of first appearance, kappa moved 0.070 -> 0.191 when
+    the rows were sorted; counting each key both ways makes every statistic invariant."""
+    rng = np.random.default_rng(seed)
+    rows = _file_rows(rng)
+    base = _agreement_of(rows)
+    shuffled = [rows[k] for k in rng.permutation(len(rows))]
+    swapped = [(q, s, f, j, v if v == 2 else 1 - v) for (q, f, s, j, v) in rows]  # the same data, columns swapped
+    mirrored = [(q, s, f, j, v) for (q, f, s, j, v) in rows]  # the columns swapped, verdicts kept: a mirror image
+    for other in (shuffled, sorted(rows, key=lambda r: (r[1], r[2])), swapped, mirrored,
+                  [swapped[k] for k in rng.permutation(len(rows))]):
+        got = _agreement_of(other)
+        for name, value in base.items():
+            assert got[name] == pytest.approx(value, abs=1e-12), name
+
+
+def test_vote_level_agreement_as_fastchat_counts_it():
+    """MT-Bench's agreement (FastChat compute_agreement.py): every (judge verdict, human vote) pair of a key,
+    and every pair of human votes of a key; S2 leaves out the pairs with a tie on either side."""
+    # key (q0, A-B): humans vote A, A, tie; the judge says A. key (q1, A-B): humans B, A; the judge ties.
+    rows = [(0, 0, 1, 0, 0), (0, 0, 1, 1, 0), (0, 1, 0, 2, 2), (0, 0, 1, 3, 0),
+            (1, 0, 1, 0, 1), (1, 1, 0, 1, 1), (1, 0, 1, 3, 2)]
+    c = _comparisons(rows, systems=("A", "B"))
+    r = me.judge_agreement(c, "llm", humans=["h1", "h2", "h3"], n_resamples=0, n_permutations=10, rng=0)
+    row = r.table.iloc[0]
+    # S1: q0: A vs (A, A, tie) -> 2 of 3; q1: tie vs (B, A) -> 0 of 2
+    assert row["vote_pairs"] == 5 and row["vote_agreement"] == pytest.approx(2 / 5)
+    # S2: q0: 2 of 2 decisive votes; q1: the judge ties -> left out
+    assert row["vote_pairs_no_ties"] == 2 and row["vote_agreement_no_ties"] == 1.0
+    # humans: q0 pairs (A,A) (A,t) (A,t) -> 1 of 3; q1 (B,A) -> 0 of 1; S2: q0 1 of 1, q1 0 of 1
+    h = r.human_agreement
+    assert h["vote_pairs"] == 4 and h["vote_agreement"] == pytest.approx(1 / 4)
+    assert h["vote_pairs_no_ties"] == 2 and h["vote_agreement_no_ties"] == pytest.approx(1 / 2)
+    # the majority statistics stay: q0 humans' majority A = judge; q1 humans split evenly -> tie = judge
+    assert row["accuracy"] == 1.0
+    assert "human_agreement" in r.to_dict()
 
 
 def test_ranking_agreement_and_judge_tests_on_summeval():
@@ -89,7 +161,7 @@ def test_alt_test_hand_case():
     # 3 annotators, 4 instances; the judge always equals annotator 1
     humans = np.array([[0, 1, 2, 0], [0, 1, 1, 0], [1, 1, 2, 0]], dtype=float)
     judge = np.array([0, 1, 2, 0], dtype=float)
-    rho_f, rho_h, n, t, p, p_by, rejected = alt_test_arrays(judge, humans, epsilon=0.2, alpha=0.05)
+    rho_f, rho_h, n, t, p, p_by, rejected, tested = alt_test_arrays(judge, humans, epsilon=0.2, alpha=0.05)
     # leaving annotator 1 out: the judge and annotator 1 agree with the others equally everywhere: W^f = W^h = 1
     assert rho_f[0] == 1.0 and rho_h[0] == 1.0 and n.tolist() == [4, 4, 4]
     assert p[0] == 0.0  # every d_i = 0 < epsilon

@@ -67,7 +67,8 @@ def test_agree_audit_and_alt_test(capsys):
     assert "every judge: length bias cannot be measured" not in out  # one judge: named
     assert "rouge-2.recall: length bias cannot be measured: the comparisons have no length columns." in out
     code, out, err = run(["judge", "alt-test", "--dataset", "summeval", *EXPERTS, "--scorer", "rouge-2.recall",
-                          "--judge", "rouge-2.recall", "--epsilon", "0.1", "--format", "json"], capsys)
+                          "--judge", "rouge-2.recall", "--human", "expert.relevance/*", "--epsilon", "0.1",
+                          "--format", "json"], capsys)
     assert code == 0, err
     payload = json.loads(out)
     assert payload["can_replace"] is False and len(payload["annotators"]) == 3
@@ -102,7 +103,7 @@ def test_source_errors(tmp_path, capsys):
     code, _, err = run(["judge", "rank", "--dataset", "summeval"], capsys)
     assert err.strip() == "metaeval: error: `--scorer` must name the scorers that judge (repeatable); got none."
     code, _, err = run(["judge", "alt-test", "--dataset", "summeval", "--scorer", "expert.relevance", "--scorer",
-                        "rouge-2.recall", "--judge", "rouge-2.recall"], capsys)
+                        "rouge-2.recall", "--judge", "rouge-2.recall", "--human", "expert.relevance"], capsys)
     assert code == 2 and err.strip() == ("metaeval: error: `humans` must name at least 2 annotators (the test leaves one"
                                          " out and compares with the rest); got 1.")
 
@@ -122,3 +123,11 @@ def test_agree_html_page_has_the_three_tables(tmp_path, capsys):
     assert code == 0, err
     html = page.read_text(encoding="utf-8")
     assert "Judges against the humans" in html and "Judge audit" in html and "<svg" in html
+
+
+def test_alt_test_min_instances_default_is_the_librarys():
+    from metaeval.cli.judge_command import alt_test as command
+    from metaeval.judges.alt_test import MIN_INSTANCES
+
+    default = next(p.default for p in command.params if p.name == "min_instances")
+    assert default == MIN_INSTANCES == 30

@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import defaults
 from .._validation import check_confidence_level, rng_and_seed
+from ..runtime.progress import ProgressCallback
 from ..errors import ParameterError, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
@@ -221,7 +222,8 @@ def _self_preference(c: Comparisons, judge: str, w_inputs: np.ndarray, tail: flo
 
 
 def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = defaults.N_RESAMPLES,
-                confidence_level: float = defaults.CONFIDENCE_LEVEL, rng: Any = defaults.SEED) -> JudgeAuditResult:
+                confidence_level: float = defaults.CONFIDENCE_LEVEL, rng: Any = None,
+                progress: ProgressCallback | None = None) -> JudgeAuditResult:
     """Position consistency, preference fairness, repetition stability, length bias and self-preference.
 
     Parameters
@@ -233,6 +235,9 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
         Bootstrap resamples of inputs for the intervals (0: none).
     confidence_level : float
     rng : int, Generator or None
+        None (default): fresh entropy, the seed drawn recorded in the signature.
+    progress : callable, optional
+        Called with no argument after each judge (:mod:`metaeval.runtime.progress`).
 
     Returns
     -------
@@ -245,6 +250,7 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     comparisons.judged_by(judges)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = check_confidence_level(confidence_level)
+    rs.check_memory(n_resamples, len(comparisons.systems), len(comparisons.inputs))
     generator, seed = rng_and_seed(rng)
     tail = (1 - confidence_level) / 2
     m = len(comparisons.inputs)
@@ -281,6 +287,8 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
         else:
             notes.append((judge, "self-preference not applicable: the judge is not one of the systems."))
         rows.append(row)
+        if progress is not None:
+            progress()
     import pandas as pd
 
     table = pd.DataFrame(rows)

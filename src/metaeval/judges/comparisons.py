@@ -79,19 +79,33 @@ class Comparisons:
                        judge=self.judge[rows], verdict=self.verdict[rows], repeat=pick(self.repeat),
                        first_length=pick(self.first_length), second_length=pick(self.second_length))
 
-    def judged_by(self, judges: str | Sequence[str] | None, *, param: str = "judges") -> "Comparisons":
-        """The comparisons of ``judges`` (None: all). Unknown names are a one-line error listing the judges."""
-        if judges is None:
-            return self
+    def judge_names(self, judges: str | Sequence[str], *, param: str = "judges") -> tuple[str, ...]:
+        """The judges named by ``judges``: exact names, or shell-style patterns (``'expert_*'``, ``'mqm/?'``)
+        matching several, in the order given (a pattern's matches in the comparisons' order), each once.
+        A name or pattern matching no judge is a one-line error listing the judges."""
+        from fnmatch import fnmatchcase
+
         names = (judges,) if isinstance(judges, str) else tuple(judges)
         if not names:
             raise ParameterError(f"`{param}` must name at least one judge; got none.")
-        codes = []
+        out: dict[str, None] = {}
         for name in names:
-            if name not in self.judges:
+            if name in self.judges:
+                out[name] = None
+                continue
+            matched = [j for j in self.judges if any(ch in str(name) for ch in "*?[") and fnmatchcase(j, str(name))]
+            if not matched:
                 shown = ", ".join(repr(j) for j in self.judges[:10]) + (", ..." if len(self.judges) > 10 else "")
                 raise ParameterError(f"`{param}` must name judges of the comparisons ({shown}); got {name!r}.")
-            codes.append(self.judges.index(name))
+            out.update(dict.fromkeys(matched))
+        return tuple(out)
+
+    def judged_by(self, judges: str | Sequence[str] | None, *, param: str = "judges") -> "Comparisons":
+        """The comparisons of ``judges`` (None: all; names or patterns, :meth:`judge_names`). Unknown names are
+        a one-line error listing the judges."""
+        if judges is None:
+            return self
+        codes = [self.judges.index(name) for name in self.judge_names(judges, param=param)]
         return self.take(np.isin(self.judge, codes))
 
     def oriented(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

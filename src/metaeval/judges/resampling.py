@@ -81,6 +81,30 @@ def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -
     return out.reshape(size, -1, 3)
 
 
+def check_memory(n_resamples: int, n_systems: int, n_clusters: int, *, param: str = "n_resamples",
+                 available: int | None = None) -> None:
+    """Refuse, before computing, a problem whose arrays cannot fit in the memory still available.
+
+    A ranking holds dense arrays over the ``n (n - 1) / 2`` system pairs (counts, win rates, rank
+    probabilities: about ``64 n^2`` bytes) and the resampled scores (``16 n`` bytes a resample); the
+    agreement and the audit hold the input multiplicities of every resample (``8 m`` bytes a resample).
+    """
+    from .._validation import _size, available_memory
+
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    pairs = 64 * n_systems * n_systems
+    if pairs > available:
+        raise ParameterError(f"`comparisons` must compare few enough systems for the pairwise arrays to fit in memory;"
+                             f" got {n_systems} systems (at least {_size(pairs)}, {_size(available)} available).")
+    needed = pairs + n_resamples * (16 * n_systems + 8 * n_clusters + 64)
+    if needed > available:
+        raise ParameterError(f"`{param}` must be small enough for the resamples to fit in memory; got {n_resamples}"
+                             f" (at least {_size(needed)} for {n_systems} systems x {n_clusters} inputs,"
+                             f" {_size(available)} available).")
+
+
 def batches(n_resamples: int, batch: int = BATCH):
     """Sizes of consecutive batches summing to ``n_resamples``."""
     done = 0
