@@ -111,12 +111,15 @@ def seed_option(command):
                   help="Seed of every resampling (default: a fresh seed, recorded in the signature).")(command)
 
 
-def _check_resamples(data, n_resamples, clusters: str = "inputs"):
-    """Refuse up front a number of resamples whose arrays cannot fit in memory (as `mt` does)."""
-    from ..judges.resampling import check_memory
+def _check_resamples(data, n_resamples, clusters: str = "inputs", ranking: bool = False):
+    """Refuse up front a number of resamples whose arrays cannot fit in memory (as `mt` does), and for a
+    ranking more systems than a Bradley-Terry fit takes."""
+    from ..judges.resampling import check_memory, check_systems
 
+    if ranking:
+        check_systems(len(data.systems), param="--comparisons")
     n_clusters = len(data.judges) if clusters == "judges" else len(data.inputs)
-    check_memory(n_resamples, len(data.systems), n_clusters, param="--n-resamples")
+    check_memory(n_resamples, len(data.systems), n_clusters, param="--n-resamples", pairs=ranking)
 
 
 @judge.command()
@@ -137,7 +140,7 @@ def rank(data, judge, ties, resampling, regularization, html, confidence_level, 
     from ..judges import judge_audit, rank_systems
 
     judges, fmt = judge, format
-    _check_resamples(data, n_resamples, resampling)
+    _check_resamples(data, n_resamples, resampling, ranking=True)
     with progress_bar() as bar:
         result = rank_systems(data, judges=judges or None, ties=ties, resampling=resampling, n_resamples=n_resamples,
                               confidence_level=confidence_level, regularization=regularization, rng=seed,

@@ -51,6 +51,7 @@ from ..human.agreement import krippendorff_alpha
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
+from ..stats.resampling.draws import batch_slices
 from ..stats.significance.clusters import rank_ranges, significance_clusters
 from ..stats.significance.corrections import adjust_pvalues
 from ..vocabulary import check_correction
@@ -233,7 +234,7 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     """
     judges, humans, n_resamples, n_permutations, confidence_level, correction = _agree_iv(
         comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction)
-    rs.check_memory(max(n_resamples, n_permutations), len(comparisons.systems), len(comparisons.inputs))
+    rs.check_memory(max(n_resamples, n_permutations), len(comparisons.systems), len(comparisons.inputs), pairs=False)
     generator, seed = rng_and_seed(rng)
     n = len(comparisons.systems)
     p = n * (n - 1) // 2
@@ -348,6 +349,10 @@ def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[
     present = np.zeros(n, dtype=bool)
     used = counts.sum(axis=1) > 0
     present[i[used]] = present[j[used]] = True
+    if n > rs.MAX_SYSTEMS:
+        notes.append(f"the ranking of {who} is not computed: more than {rs.MAX_SYSTEMS} systems ({n}); no ranking"
+                     " agreement.")
+        return out
     if present.sum() < 3 or bt.diverging(counts, i, j, n, ties) or not present.all():
         notes.append(f"the ranking of {who} is undefined (fewer than 3 systems, a system never compared, or a"
                      " Bradley-Terry estimate that diverges): no ranking agreement.")
@@ -358,8 +363,8 @@ def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[
     out[0] = s
     if weights.shape[0]:
         matrix = rs.cluster_matrix(c, "inputs")
-        for start in range(0, weights.shape[0], rs.BATCH):
-            w = weights[start:start + rs.BATCH]
+        for part in batch_slices(weights.shape[0], rs.batch_for(n)):
+            w, start = weights[part], part.start
             draws = rs.cluster_counts(matrix, w)
             bad = bt.diverging(draws, i, j, n, ties)
             good = np.flatnonzero(~bad)

@@ -175,14 +175,24 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, clusters: np.ndarray) -> tuple[np
 def _length(c: Comparisons, confidence_level: float) -> dict[str, float]:
     from scipy.stats import norm
 
-    decisive = c.verdict != TIE
+    known = np.isfinite(c.first_length) & np.isfinite(c.second_length)
+    decisive = (c.verdict != TIE) & known
     diff = (c.first_length - c.second_length)[decisive]
     y = (c.verdict[decisive] == FIRST).astype(float)
-    out: dict[str, float] = {"length_comparisons": int(decisive.sum())}
+    out: dict[str, Any] = {"length_comparisons": int(decisive.sum()), "length_missing": int((~known).sum())}
     sd = float(np.std(diff, ddof=1)) if diff.size > 1 else 0.0
     if diff.size < 10 or not sd > 0 or y.min() == y.max():
         return out
-    beta, _, robust = logistic_fit(diff / sd, y, c.input[decisive])
+    if diff[y == 1].min() >= diff[y == 0].max() or diff[y == 1].max() <= diff[y == 0].min():
+        out["reason"] = ("the length difference separates the verdicts perfectly (every longer first output wins, or"
+                         " every one loses): the logistic fit has no finite estimate")
+        return out
+    try:
+        beta, _, robust = logistic_fit(diff / sd, y, c.input[decisive])
+    except np.linalg.LinAlgError:
+        return out
+    if not np.all(np.isfinite(beta)) or not np.all(np.isfinite(robust)):
+        return out
     z = norm.ppf(0.5 + confidence_level / 2)
     se = float(np.sqrt(robust[1, 1]))
     out.update(length_effect=float(beta[1]), length_effect_low=float(beta[1] - z * se),
@@ -250,7 +260,7 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     comparisons.judged_by(judges)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = check_confidence_level(confidence_level)
-    rs.check_memory(n_resamples, len(comparisons.systems), len(comparisons.inputs))
+    rs.check_memory(n_resamples, len(comparisons.systems), len(comparisons.inputs), pairs=False)
     generator, seed = rng_and_seed(rng)
     tail = (1 - confidence_level) / 2
     m = len(comparisons.inputs)
@@ -274,10 +284,16 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
         if c.first_length is None:
             notes.append((judge, "length bias cannot be measured: the comparisons have no length columns."))
         else:
-            row.update(_length(c, confidence_level))
+            found = _length(c, confidence_level)
+            reason = found.pop("reason", None)
+            row.update(found)
+            if row["length_missing"]:
+                notes.append((judge, f"length bias: {row['length_missing']} comparisons with a missing length are"
+                              " left out of the length analysis."))
             if "length_effect" not in row:
-                notes.append((judge, "length bias cannot be measured: fewer than 10 decisive verdicts, equal"
-                             " lengths, or verdicts all one way."))
+                notes.append((judge, f"length bias cannot be measured: {reason}." if reason else
+                              "length bias cannot be measured: fewer than 10 decisive verdicts, equal lengths, or"
+                              " verdicts all one way."))
         if judge in comparisons.systems:
             found = _self_preference(comparisons, judge, w, tail)
             if isinstance(found, str):

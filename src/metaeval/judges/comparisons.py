@@ -158,6 +158,12 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
                              f" got shapes {[a.shape for a in arrays] + [verdict.shape]}.")
     if n == 0:
         raise DegenerateDataError("the comparisons must hold at least one row; got none.")
+    for name, codes, labels in (("input", arrays[0], inputs), ("first", arrays[1], systems),
+                                ("second", arrays[2], systems), ("judge", arrays[3], judges)):
+        bad = np.flatnonzero((codes < 0) | (codes >= len(labels)))
+        if bad.size:
+            raise ParameterError(f"`{name}` must hold positions in its labels (0 to {len(labels) - 1}); got"
+                                 f" {int(codes[bad[0]])} at row {int(bad[0])}.")
     same = np.flatnonzero(arrays[1] == arrays[2])
     if same.size:
         raise ParameterError(f"a comparison must be between two different systems; got {systems[arrays[1][same[0]]]!r}"

@@ -276,6 +276,7 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     data = comparisons.judged_by(judges)
     n_all = len(data.systems)
     n_clusters = len(data.inputs) if resampling != "judges" else len(data.judges)
+    rs.check_systems(n_all)
     rs.check_memory(n_resamples, n_all, n_clusters)
     generator, seed = rng_and_seed(rng)
     i_all, j_all = bt.pairs_of(n_all)
@@ -404,7 +405,7 @@ def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, reg
     if matrix is not None:
         cols = (old_pair[:, None] * 3 + np.arange(3)).ravel()
         matrix = matrix[:, cols]
-    for part in batch_slices(n_resamples, rs.BATCH):
+    for part in batch_slices(n_resamples, rs.batch_for(n)):
         size = part.stop - part.start
         if matrix is None:
             draws = rs.comparison_counts(generator, counts, size)

@@ -110,12 +110,18 @@ def _codes(labels: list[str]) -> tuple[tuple[str, ...], np.ndarray]:
 def _lengths(table, column: str) -> np.ndarray:
     out = np.empty(table.n_rows)
     for k, (row, cell) in enumerate(zip(table.rows, table.columns[column])):
+        if cell is None or (isinstance(cell, str) and (not cell.strip() or cell.strip().lower() in MISSING_TOKENS)) or (
+                isinstance(cell, float) and np.isnan(cell)):
+            out[k] = np.nan  # a missing length: the row is left out of the length analysis (counted there)
+            continue
         try:
             value = float(cell) if not isinstance(cell, bool) else float("nan")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # a 400-digit integer overflows a float
             value = float("nan")
         if not np.isfinite(value) or value < 0:
-            raise InputFileError(table.path, f"a length must be a finite number >= 0; got {cell!r}.", row=int(row),
+            shown = repr(cell)
+            shown = shown if len(shown) <= 40 else f"{shown[:20]}... ({len(shown)} characters)"
+            raise InputFileError(table.path, f"a length must be a finite number >= 0; got {shown}.", row=int(row),
                                  column=column)
         out[k] = value
     return out

@@ -81,24 +81,42 @@ def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -
     return out.reshape(size, -1, 3)
 
 
+MAX_SYSTEMS = 5000
+"""The most systems a Bradley-Terry ranking takes: each Newton step solves a dense n x n system (n^3 / 3
+multiply-adds, 4e10 at 5000 systems) and the result holds n x n win rates and rank probabilities."""
+
+
+def batch_for(n_systems: int, batch: int = BATCH) -> int:
+    """Resamples fitted at once for ``n_systems``: at most ``batch``, and few enough that the batched n x n
+    Hessians stay near 128 MB."""
+    return max(1, min(batch, (1 << 27) // max(1, 16 * n_systems * n_systems)))
+
+
+def check_systems(n_systems: int, *, param: str = "comparisons") -> None:
+    """Refuse a ranking of more than :data:`MAX_SYSTEMS` systems, in one line."""
+    if n_systems > MAX_SYSTEMS:
+        raise ParameterError(f"`{param}` must compare at most {MAX_SYSTEMS} systems for a Bradley-Terry ranking (each"
+                             f" Newton step solves a dense n x n system); got {n_systems} systems.")
+
+
 def check_memory(n_resamples: int, n_systems: int, n_clusters: int, *, param: str = "n_resamples",
-                 available: int | None = None) -> None:
+                 pairs: bool = True, available: int | None = None) -> None:
     """Refuse, before computing, a problem whose arrays cannot fit in the memory still available.
 
-    A ranking holds dense arrays over the ``n (n - 1) / 2`` system pairs (counts, win rates, rank
-    probabilities: about ``64 n^2`` bytes) and the resampled scores (``16 n`` bytes a resample); the
-    agreement and the audit hold the input multiplicities of every resample (``8 m`` bytes a resample).
+    A ranking (``pairs``) holds dense arrays over the ``n (n - 1) / 2`` system pairs (counts, win rates, rank
+    probabilities, Hessians: about ``64 n^2`` bytes) and the resampled scores (``16 n`` bytes a resample);
+    the agreement and the audit hold the input multiplicities of every resample (``8 m`` bytes a resample).
     """
     from .._validation import _size, available_memory
 
     available = available_memory() if available is None else available
     if available is None:
         return
-    pairs = 64 * n_systems * n_systems
-    if pairs > available:
+    fixed = 64 * n_systems * n_systems if pairs else 0
+    if fixed > available:
         raise ParameterError(f"`comparisons` must compare few enough systems for the pairwise arrays to fit in memory;"
-                             f" got {n_systems} systems (at least {_size(pairs)}, {_size(available)} available).")
-    needed = pairs + n_resamples * (16 * n_systems + 8 * n_clusters + 64)
+                             f" got {n_systems} systems (at least {_size(fixed)}, {_size(available)} available).")
+    needed = fixed + n_resamples * (16 * n_systems + 8 * n_clusters + 64)
     if needed > available:
         raise ParameterError(f"`{param}` must be small enough for the resamples to fit in memory; got {n_resamples}"
                              f" (at least {_size(needed)} for {n_systems} systems x {n_clusters} inputs,"
