@@ -252,3 +252,28 @@ def test_invariances_row_order_presentation_and_labels():
     again = me.rank_systems(recoded, n_resamples=0)
     assert again.systems == base.systems
     np.testing.assert_allclose(again.scores, base.scores, atol=1e-10)
+
+
+def test_the_tie_tolerance_is_a_field_of_the_signature_not_of_the_source():
+    """Issue 38.4: the tolerance was recorded inside the `source` string."""
+    ds = me.load_dataset("summeval")
+    loose = me.comparisons_from_scores(ds, "rouge-2.recall", tie_tolerance=1e-4)
+    default = me.comparisons_from_scores(ds, "rouge-2.recall")
+    assert loose.source == default.source == "scores:rouge-2.recall"
+    sig = me.rank_systems(loose, n_resamples=0, rng=0).signature
+    assert sig.as_dict()["tie_tolerance"] == 1e-4 and sig.as_dict()["source"] == "scores:rouge-2.recall"
+    assert "tie_tolerance" not in me.rank_systems(default, n_resamples=0, rng=0).signature.as_dict()
+    audit = me.judge_audit(loose, n_resamples=0, rng=0)
+    assert str(audit.signature).startswith("analysis:judge-audit|source:scores:rouge-2.recall|tie_tolerance:0.0001|")
+
+
+def test_rng_none_draws_fresh_seeds_and_progress_counts_the_resamples():
+    c = me.comparisons_from_scores(me.load_dataset("summeval"), "rouge-2.recall")
+    calls = []
+    r = me.rank_systems(c, n_resamples=300, progress=lambda units=1, **kw: calls.append(units))
+    assert sum(calls) == 300 and len(calls) >= 2
+    assert "seed" in r.signature.as_dict()
+    import inspect
+
+    for fn in (me.rank_systems, me.judge_agreement, me.judge_audit):
+        assert inspect.signature(fn).parameters["rng"].default is None

@@ -245,7 +245,7 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
     skipped = tuple(h for h, t in zip(humans, tested) if not t)
     from .agreement import _listed
 
-    sig = Signature.of(analysis="judge-alt-test", source=comparisons.source, judge=judge, humans=_listed(humans),
+    sig = Signature.of(analysis="judge-alt-test", **comparisons.signature_fields(), judge=judge, humans=_listed(humans),
                        alignment="accuracy", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
                        test="paired-t-one-sided", min_instances=min_instances)
     return AltTestResult(judge, winning >= 0.5, winning, float(np.nanmean(rho_f[tested])), table, epsilon, alpha,

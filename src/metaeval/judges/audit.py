@@ -313,7 +313,7 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
         grouped.setdefault(text, []).append(judge)
     notes = [f"{'every judge' if len(who) == len(judges) and len(judges) > 1 else ', '.join(who)}: {text}"
              for text, who in grouped.items()]
-    sig = Signature.of(analysis="judge-audit", source=comparisons.source, resampling="inputs",
+    sig = Signature.of(analysis="judge-audit", **comparisons.signature_fields(), resampling="inputs",
                        n_resamples=n_resamples, confidence_level=confidence_level, length_model="logistic",
                        length_covariance="cluster-robust", seed=seed)
     return JudgeAuditResult(table, tuple(notes), n_resamples, confidence_level, sig)

@@ -45,6 +45,9 @@ class Comparisons:
         Length of the two outputs (any unit: characters, tokens).
     source : str
         Where the comparisons come from (a file, or ``scores:<scorer>``).
+    tie_tolerance : float or None
+        The tie tolerance of the verdicts made from scores (:func:`comparisons_from_scores`); None for
+        comparisons read as verdicts. A non-default value is a field of every signature computed from them.
     """
 
     systems: tuple[str, ...]
@@ -60,6 +63,12 @@ class Comparisons:
     second_length: np.ndarray | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default=())
+    tie_tolerance: float | None = None
+
+    def signature_fields(self) -> dict:
+        """The fields every signature computed from these comparisons starts with: ``source`` and, when the
+        verdicts were made from scores with a non-default tie tolerance, ``tie_tolerance``."""
+        return {"source": self.source, **({} if self.tie_tolerance is None else iv.tie_field(self.tie_tolerance))}
 
     @property
     def n_comparisons(self) -> int:
@@ -148,7 +157,8 @@ def check_verdicts(values: np.ndarray) -> np.ndarray:
 
 
 def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
-                     first_length=None, second_length=None, source: str = "") -> Comparisons:
+                     first_length=None, second_length=None, source: str = "",
+                     tie_tolerance: float | None = None) -> Comparisons:
     """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
     arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
     verdict = check_verdicts(verdict)
@@ -171,7 +181,8 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
     opt = [None if a is None else np.asarray(a) for a in (repeat, first_length, second_length)]
     return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
                        opt[0], None if opt[1] is None else opt[1].astype(np.float64),
-                       None if opt[2] is None else opt[2].astype(np.float64), source)
+                       None if opt[2] is None else opt[2].astype(np.float64), source, (),
+                       None if tie_tolerance is None else float(tie_tolerance))
 
 
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
@@ -199,8 +210,9 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         On input m, systems i < j (in ``ds.systems`` order, which is also the order shown) with both
         scores finite: verdict 'first' if ``x_i > x_j``, 'second' if ``x_i < x_j``, 'tie' if the two are
         tied under the tie rule (:func:`metaeval.stats.correlations.ties.are_tied` with the tolerance of the
-        input's vector of scores). Higher scores are better. ``source`` names the scorers (and a tie
-        tolerance other than the default), and so does every signature computed from the comparisons.
+        input's vector of scores). Higher scores are better. ``source`` names the scorers and
+        ``tie_tolerance`` holds the tolerance; every signature computed from the comparisons records both (the
+        tolerance in its own field ``tie_tolerance`` when it is not the default).
     """
     ds = iv.check_scoreset(ds)
     rtol = iv.check_tie_tolerance(tie_tolerance)
@@ -234,11 +246,9 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     cols = [np.concatenate([part[k] for part in parts]) for k in range(5)]
     if cols[0].size == 0:
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
-    label = ",".join(names)
-    if rtol != defaults.TIE_TOLERANCE:
-        label += f";tie-tolerance={rtol:g}"
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
-                            second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{label}")
+                            second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{','.join(names)}",
+                            tie_tolerance=rtol)
 
 
 def verdict_names(codes: np.ndarray) -> list[str]:
