@@ -93,7 +93,7 @@ def test_diverging_resamples_open_the_interval_instead_of_cutting_it():
 
 
 def test_ranks_of_equal_scores_share_their_places():
-    from metaeval.judges.ranking import _ranks
+    from metaeval.stats.frameworks.bradley_terry_intervals import ranks as _ranks
 
     scores = np.array([[1.0, 1.0, 0.0, 2.0]])
     component = np.zeros(4, dtype=int)

@@ -10,7 +10,7 @@ import pytest
 
 import metaeval as me
 from metaeval.errors import DataWarning, DegenerateDataError, DegenerateWarning, InputFileError, ParameterError
-from metaeval.judges import bradley_terry as bt
+from metaeval.stats.frameworks import bradley_terry as bt
 from metaeval.judges import resampling as rs
 
 ROWS = [("q1", "A", "B", "j1", "first"), ("q1", "B", "C", "j1", "second"), ("q2", "A", "C", "j1", "tie"),

@@ -55,7 +55,7 @@ from ..stats.resampling.draws import batch_slices
 from ..stats.significance.clusters import rank_ranges, significance_clusters
 from ..stats.significance.corrections import adjust_pvalues
 from ..vocabulary import check_correction
-from . import bradley_terry as bt
+from ..stats.frameworks import bradley_terry as bt
 from . import resampling as rs
 from .comparisons import TIE, Comparisons
 

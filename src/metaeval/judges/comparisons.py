@@ -23,7 +23,7 @@ from .. import defaults
 from ..errors import DegenerateDataError, ParameterError
 from ..stats.correlations.ties import are_tied, tie_tolerances
 from ..vocabulary import VERDICTS
-from .bradley_terry import pairs_of
+from ..stats.frameworks.bradley_terry import pairs_of
 
 FIRST, SECOND, TIE = 0, 1, 2
 
@@ -129,7 +129,8 @@ class Comparisons:
         return low, high, outcome, swapped
 
     def pair_index(self) -> np.ndarray:
-        """Position of each comparison's unordered pair in :func:`~metaeval.judges.bradley_terry.pairs_of`."""
+        """Position of each comparison's unordered pair in
+        :func:`~metaeval.stats.frameworks.bradley_terry.pairs_of`."""
         n = len(self.systems)
         low, high, _, _ = self.oriented()
         return low * n - low * (low + 1) // 2 + (high - low - 1)

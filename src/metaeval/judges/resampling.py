@@ -13,6 +13,11 @@ side, ties), so a resample is a count array ``(P, 3)``:
 
 Several count sources (a judge's and the humans' comparisons) share one draw of inputs when they are
 resampled together (:func:`cluster_weights` then :func:`cluster_counts` for each).
+
+The draws themselves are arrays in, arrays out, in the stats engine
+(:mod:`metaeval.stats.resampling.pair_counts`); this module turns comparisons into the matrices they act on,
+and checks the sizes before any work. Batches are :func:`metaeval.stats.resampling.draws.batch_slices` of
+:func:`batch_for`.
 """
 from __future__ import annotations
 
@@ -20,7 +25,11 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..vocabulary import JUDGE_RESAMPLING
+from ..stats.resampling.pair_counts import active_clusters, cluster_counts, cluster_weights, comparison_counts
 from .comparisons import Comparisons
+
+__all__ = ["BATCH", "MAX_SYSTEMS", "active_clusters", "batch_for", "check_memory", "check_systems", "cluster_codes",
+           "cluster_counts", "cluster_matrix", "cluster_weights", "comparison_counts"]
 
 BATCH = 250
 """Resamples drawn and fitted at once (bounds memory: a batch holds BATCH x P x 3 counts)."""
@@ -46,39 +55,6 @@ def cluster_matrix(comparisons: Comparisons, resampling: str):
     cell = comparisons.pair_index() * 3 + outcome
     data = np.ones(cell.size)
     return csr_matrix((data, (groups, cell)), shape=(n_groups, 3 * p))
-
-
-def cluster_weights(rng: np.random.Generator, n_groups: int, size: int, active: np.ndarray | None = None) -> np.ndarray:
-    """Multiplicities (size, n_groups) of clusters drawn with replacement: ``len(active)`` draws among the
-    ``active`` clusters (default: all); the others (clusters without any comparison) get 0."""
-    if active is None:
-        return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=size).astype(np.float64)
-    out = np.zeros((size, n_groups))
-    k = len(active)
-    out[:, active] = rng.multinomial(k, np.full(k, 1.0 / k), size=size)
-    return out
-
-
-def active_clusters(codes: np.ndarray, n_groups: int) -> np.ndarray:
-    """The clusters (inputs, judges) that hold at least one comparison."""
-    return np.flatnonzero(np.bincount(codes, minlength=n_groups) > 0)
-
-
-def cluster_counts(matrix, weights: np.ndarray) -> np.ndarray:
-    """Counts (B, P, 3) of the resamples with cluster multiplicities ``weights`` (B, clusters)."""
-    out = np.asarray((matrix.T @ weights.T).T)
-    return out.reshape(weights.shape[0], -1, 3)
-
-
-def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -> np.ndarray:
-    """Counts (size, P, 3) of resamples of the ``counts.sum()`` comparisons drawn with replacement."""
-    flat = counts.ravel()
-    total = int(round(flat.sum()))
-    used = np.flatnonzero(flat > 0)
-    draws = rng.multinomial(total, flat[used] / total, size=size)
-    out = np.zeros((size, flat.size))
-    out[:, used] = draws
-    return out.reshape(size, -1, 3)
 
 
 MAX_SYSTEMS = 5000
@@ -121,12 +97,3 @@ def check_memory(n_resamples: int, n_systems: int, n_clusters: int, *, param: st
         raise ParameterError(f"`{param}` must be small enough for the resamples to fit in memory; got {n_resamples}"
                              f" (at least {_size(needed)} for {n_systems} systems x {n_clusters} inputs,"
                              f" {_size(available)} available).")
-
-
-def batches(n_resamples: int, batch: int = BATCH):
-    """Sizes of consecutive batches summing to ``n_resamples``."""
-    done = 0
-    while done < n_resamples:
-        size = min(batch, n_resamples - done)
-        yield size
-        done += size
