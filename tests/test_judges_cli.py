@@ -77,7 +77,8 @@ def test_agree_audit_and_alt_test(capsys):
 @pytest.mark.parametrize("text, args, message", [
     ("input,first,second,verdict\nq1,A,B,maybe\n", [],
      "c.csv, row 2, column 'verdict': a verdict must be one of 'first', 'second', 'tie' (or model_a, model_b, a, b,"
-     " draw, tie (bothbad)); got 'maybe'."),
+     " draw, tie (bothbad)); got 'maybe' (map other labels with `--verdict-map` OLD=NEW, NEW one of first, second,"
+     " tie or drop)."),
     ("input,first,second,verdict\nq1,A,B,first\nq1,A,C,first\nq2,B,C,first\nq2,C,B,first\n", [],
      "the maximum-likelihood Bradley-Terry scores diverge (no finite maximum): 'A' never loses; rank with a Gaussian"
      " prior (regularization > 0, --regularization) to get finite scores."),

@@ -60,7 +60,8 @@ def test_reader_errors_are_one_line(tmp_path):
     with pytest.raises(InputFileError) as e:
         me.read_comparisons(bad)
     assert str(e.value) == (f"{bad}, row 2, column 'verdict': a verdict must be one of 'first', 'second', 'tie' (or"
-                            " model_a, model_b, a, b, draw, tie (bothbad)); got 'maybe'.")
+                            " model_a, model_b, a, b, draw, tie (bothbad)); got 'maybe' (map other labels with"
+                            " `verdict_map={OLD: NEW}`, NEW one of first, second, tie or drop).")
     same = _write(tmp_path, [("q1", "A", "A", "j1", "tie")], "same.csv")
     with pytest.raises(InputFileError, match=r"row 2, column 'second': a comparison must be between two different"
                                              r" systems; got 'A' twice."):

@@ -27,34 +27,39 @@ def comparison_options(command: Callable) -> Callable:
     one file the data came from."""
 
     @functools.wraps(command)
-    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators,
+    def wrapper(*args, comparisons, where, dataset, scores, scorer, annotators, verdict_map,
                 tie_tolerance=defaults.TIE_TOLERANCE, **kwargs):
         from .source import Reading, Source, located
 
         columns = {role: kwargs.pop(f"{role}_column") for role in _ROLES}
         reading = {name: kwargs.pop(name) for name in _SCORE_READING}
         source = Source(dataset=dataset, scores=(scores,) if scores else ())
-        with located(str(comparisons) if comparisons is not None else source.origin):
-            if comparisons is not None:
+        with located(str(comparisons[0]) if len(comparisons) == 1 else source.origin):
+            if comparisons:
                 given = [f"--{name.replace('_', '-')}" for name, values in reading.items() if values]
                 if given:
                     raise ParameterError(f"`{given[0]}` applies to `--scores`; got it with --comparisons.")
                 data = _from_comparisons(comparisons, {r: c for r, c in columns.items() if c}, where, source,
-                                         scorer, annotators)
+                                         scorer, annotators, verdict_map)
             else:
-                if any(c for role, c in columns.items() if role != "input"):
-                    raise ParameterError("the column options of the comparison roles apply to `--comparisons`;"
-                                         " got them without it.")
-                reading = Reading.of({**reading, "input_column": (columns["input"],) if columns["input"] else (),
-                                      "where": where})
+                if any(c for role, c in columns.items() if role != "input") or verdict_map:
+                    raise ParameterError("the column options of the comparison roles and `--verdict-map` apply to"
+                                         " `--comparisons`; got them without it.")
+                reading = Reading.of({**reading, "input_column": tuple(columns["input"]), "where": where})
                 data = _from_scores(Source(dataset=dataset, scores=source.scores, reading=reading), scorer,
                                     annotators, tie_tolerance)
             return command(*args, data=data, **kwargs)
 
     decorators = [
-        option("comparisons"),
-        option("input_column", multiple=False, metavar="COLUMN",
-               help="The comparison file's column of the input role."),
+        option("comparisons", multiple=True,
+               help="A comparison file: one row per comparison (CSV, TSV, JSON Lines, JSON array, Parquet; FastChat's"
+                    " pairwise judgment files as they are); repeatable: the files are combined."),
+        option("input_column", metavar="COLUMN",
+               help="The comparison file's column of the input role; repeatable: an input named by several columns"
+                    " (question and turn)."),
+        declare("verdict_map", dict(multiple=True, metavar="OLD=NEW",
+                                    help="Read the verdict label OLD as NEW (first, second, tie, or drop to leave the"
+                                         " rows out; repeatable), e.g. 'tie (inconsistent)=tie', error=drop.")),
         options(*(f"{role}_column" for role in _ROLES[1:])),
         option("where", metavar="COLUMN=VALUE", help="Keep only the comparison rows whose COLUMN is VALUE (repeatable)."),
         option("dataset", help="A packaged dataset whose scorers become judges (with --scorer)."),
@@ -70,7 +75,7 @@ def comparison_options(command: Callable) -> Callable:
     return wrapper
 
 
-def _from_comparisons(comparisons, columns, where, source, scorers, annotators):
+def _from_comparisons(comparisons, columns, where, source, scorers, annotators, verdict_map):
     from ..data.columns import parse_where
     from ..judges import read_comparisons
     from ..judges.reader import CLI_OPTION_NAMES
@@ -78,7 +83,15 @@ def _from_comparisons(comparisons, columns, where, source, scorers, annotators):
     if source.dataset is not None or source.scores or scorers or annotators:
         raise ParameterError("`--comparisons` must not be combined with `--dataset`, `--scores`, `--scorer` or"
                              " `--annotators`; got both.")
-    return read_comparisons(comparisons, columns=columns, where=parse_where(where), option_names=CLI_OPTION_NAMES)
+    mapping = {}
+    for item in verdict_map:
+        old, sep, new = item.rpartition("=")
+        if not sep or not old.strip():
+            raise ParameterError(f"`--verdict-map` must be OLD=NEW; got {item!r}.")
+        mapping[old] = new
+    paths = list(comparisons)
+    return read_comparisons(paths[0] if len(paths) == 1 else paths, columns=columns, where=parse_where(where),
+                            verdict_map=mapping, option_names=CLI_OPTION_NAMES)
 
 
 def _from_scores(source, scorers, annotators, tie_tolerance):

@@ -186,6 +186,44 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
                        None if tie_tolerance is None else float(tie_tolerance))
 
 
+def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
+    """Several :class:`Comparisons` as one: labels in order of first appearance across the parts, rows in
+    order. Repeat ids stay apart per part; a part without lengths gets missing (NaN) lengths when another
+    has them. ``source`` joins the parts' sources with ``+``."""
+    parts = list(parts)
+    if not parts:
+        raise ParameterError("`parts` must hold at least one Comparisons; got none.")
+    labels: dict[str, dict[str, int]] = {"systems": {}, "inputs": {}, "judges": {}}
+    arrays: dict[str, list[np.ndarray]] = {k: [] for k in ("input", "first", "second", "judge", "verdict", "repeat",
+                                                          "first_length", "second_length")}
+    any_repeat = any(c.repeat is not None for c in parts)
+    any_length = any(c.first_length is not None for c in parts)
+    offset = 0
+    for c in parts:
+        remap = {}
+        for kind in labels:
+            table = labels[kind]
+            remap[kind] = np.array([table.setdefault(name, len(table)) for name in getattr(c, kind)], dtype=np.int64)
+        arrays["input"].append(remap["inputs"][c.input])
+        arrays["first"].append(remap["systems"][c.first])
+        arrays["second"].append(remap["systems"][c.second])
+        arrays["judge"].append(remap["judges"][c.judge])
+        arrays["verdict"].append(c.verdict)
+        if any_repeat:
+            rep = np.zeros(c.n_comparisons, dtype=np.int64) if c.repeat is None else np.asarray(c.repeat, np.int64)
+            arrays["repeat"].append(rep + offset)
+            offset += int(rep.max()) + 1 if rep.size else 0
+        if any_length:
+            for side in ("first_length", "second_length"):
+                value = getattr(c, side)
+                arrays[side].append(np.full(c.n_comparisons, np.nan) if value is None else value)
+    joined = {k: np.concatenate(v) if v else None for k, v in arrays.items()}
+    tolerances = {c.tie_tolerance for c in parts}
+    return make_comparisons(systems=tuple(labels["systems"]), inputs=tuple(labels["inputs"]),
+                            judges=tuple(labels["judges"]), **joined, source="+".join(c.source for c in parts),
+                            tie_tolerance=tolerances.pop() if len(tolerances) == 1 else None)
+
+
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
                             tie_tolerance: float = defaults.TIE_TOLERANCE) -> Comparisons:
     """Every scorer of ``ds`` as a judge of every pair of systems on every input.

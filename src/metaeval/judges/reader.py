@@ -24,7 +24,8 @@ column.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,9 @@ import numpy as np
 
 from ..data.columns import _filtered, check_where
 from ..data.formats import MISSING_TOKENS, file_format, read_table
-from ..errors import InputFileError, ParameterError
+from ..errors import DataWarning, InputFileError, ParameterError
 from ..vocabulary import VERDICT_ALIASES, VERDICTS
-from .comparisons import Comparisons, make_comparisons
+from .comparisons import Comparisons, combine_comparisons, make_comparisons
 
 ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
 DEFAULT_COLUMNS = {
@@ -48,8 +49,8 @@ DEFAULT_COLUMNS = {
     "second_length": ("second_length", "length_b"),
 }
 REQUIRED = ("input", "first", "second", "verdict")
-OPTION_NAMES = {role: f"columns[{role!r}]" for role in ROLES}
-CLI_OPTION_NAMES = {role: f"--{role.replace('_', '-')}-column" for role in ROLES}
+OPTION_NAMES = {**{role: f"columns[{role!r}]" for role in ROLES}, "verdict_map": "verdict_map"}
+CLI_OPTION_NAMES = {**{role: f"--{role.replace('_', '-')}-column" for role in ROLES}, "verdict_map": "--verdict-map"}
 _VERDICT_CODES = {**{name: k for k, name in enumerate(VERDICTS)},
                   **{alias: VERDICTS.index(name) for alias, name in VERDICT_ALIASES.items()}}
 
@@ -57,6 +58,9 @@ _VERDICT_CODES = {**{name: k for k, name in enumerate(VERDICTS)},
 def _label(cell: Any) -> str | None:
     if cell is None or isinstance(cell, bool):
         return None
+    if isinstance(cell, (list, tuple)):  # FastChat's judge cell: ["gpt-4", "pair-v2"]
+        parts = [_label(c) for c in cell]
+        return "/".join(p for p in parts if p) or None
     if isinstance(cell, float):
         if np.isnan(cell):
             return None
@@ -65,15 +69,19 @@ def _label(cell: Any) -> str | None:
     return None if text.lower() in MISSING_TOKENS else text
 
 
-def _mapping(table, columns: Mapping[str, str] | None, names: Mapping[str, str]) -> dict[str, str]:
+def _mapping(table, columns: Mapping[str, Any] | None, names: Mapping[str, str]) -> dict[str, Any]:
     given = {} if columns is None else dict(columns)
     for role, column in given.items():
         if role not in ROLES:
             raise ParameterError(f"`columns` keys must be one of {', '.join(map(repr, ROLES))}; got {role!r}.")
-        if column not in table.columns:
-            shown = ", ".join(repr(c) for c in list(table.columns)[:12])
-            raise InputFileError(table.path, f"`{names[role]}` must name a column of the file ({shown}); got {column!r}.",
-                                 row=table.header_row)
+        if role == "input" and not isinstance(column, str):
+            column = tuple(column)
+            given[role] = column[0] if len(column) == 1 else column
+        for one in ((column,) if isinstance(column, str) else column):
+            if one not in table.columns:
+                shown = ", ".join(repr(c) for c in list(table.columns)[:12])
+                raise InputFileError(table.path, f"`{names[role]}` must name a column of the file ({shown}); got"
+                                                 f" {one!r}.", row=table.header_row)
     out = {}
     for role in ROLES:
         if role in given:
@@ -90,7 +98,10 @@ def _mapping(table, columns: Mapping[str, str] | None, names: Mapping[str, str])
     return out
 
 
-def _labels(table, column: str, role: str, optional: bool = False) -> list[str | None]:
+def _labels(table, column, role: str, optional: bool = False) -> list[str | None]:
+    if not isinstance(column, str):  # an input named by several columns (question and turn): 'q81/1'
+        parts = [_labels(table, c, role, optional) for c in column]
+        return ["/".join(p) if all(x is not None for x in p) else None for p in zip(*parts)]
     out = []
     for row, cell in zip(table.rows, table.columns[column]):
         label = _label(cell)
@@ -127,23 +138,80 @@ def _lengths(table, column: str) -> np.ndarray:
     return out
 
 
-def read_comparisons(path: str | Path, *, format: str | None = None, columns: Mapping[str, str] | None = None,
-                     where: Mapping[str, Any] | None = None, judge: str | None = None,
+FASTCHAT_COLUMNS = ("model_1", "model_2", "g1_winner", "g2_winner")
+"""A FastChat pairwise judgment file (``gpt4_pair_judgments.json``): each row is two comparisons."""
+
+
+def _fastchat_rows(table):
+    """FastChat's pairwise judgments as comparison rows: game 1 shows ``model_1`` first, game 2 shows
+    ``model_2`` first, and both winners are named ``model_1`` / ``model_2`` / ``tie`` (or ``error``)."""
+    from dataclasses import replace
+
+    cols = table.columns
+    out = {name: list(values) * 2 for name, values in cols.items() if name not in FASTCHAT_COLUMNS}
+    m1, m2 = list(cols["model_1"]), list(cols["model_2"])
+    out["first"], out["second"] = m1 + m2, m2 + m1
+
+    def verdict(winner, first_is_1):
+        label = _label(winner)
+        if label == "model_1":
+            return "first" if first_is_1 else "second"
+        if label == "model_2":
+            return "second" if first_is_1 else "first"
+        return winner
+    out["verdict"] = [verdict(w, True) for w in cols["g1_winner"]] + [verdict(w, False) for w in cols["g2_winner"]]
+    return replace(table, columns=out, rows=np.concatenate([table.rows, table.rows]))
+
+
+def check_verdict_map(verdict_map: Mapping[str, str] | None, param: str = "verdict_map") -> dict[str, str | None]:
+    """``verdict_map`` as {label (lower case): first / second / tie, or None to drop the rows}."""
+    out: dict[str, str | None] = {}
+    for old, new in dict(verdict_map or {}).items():
+        target = str(new).strip().lower()
+        if target not in (*VERDICTS, "drop"):
+            raise ParameterError(f"`{param}` must map a label to one of 'first', 'second', 'tie' or 'drop'; got"
+                                 f" {old!r}={new!r}.")
+        out[str(old).strip().lower()] = None if target == "drop" else target
+    return out
+
+
+def _warn_names(kind: str, labels, path) -> None:
+    """A warning naming labels that differ only in case (``GPT-4`` and ``gpt-4``): different names here."""
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        groups.setdefault(label.casefold(), []).append(label)
+    clashes = [names for names in groups.values() if len(names) > 1]
+    if clashes:
+        shown = "; ".join(" and ".join(repr(n) for n in names) for names in clashes[:3])
+        more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+        warnings.warn(f"{path}: {len(clashes)} {kind} names differ only in case and are kept apart: {shown}{more}.",
+                      DataWarning, stacklevel=4)
+
+
+def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | None = None,
+                     columns: Mapping[str, Any] | None = None, where: Mapping[str, Any] | None = None,
+                     judge: str | None = None, verdict_map: Mapping[str, str] | None = None,
                      option_names: Mapping[str, str] | None = None) -> Comparisons:
     """Read pairwise comparisons (see the module docstring for the columns).
 
     Parameters
     ----------
-    path : str or path-like
-        ``.csv``, ``.tsv``, ``.jsonl`` / ``.json`` or ``.parquet`` (text formats may be gzipped).
+    path : str or path-like, or a sequence of them
+        ``.csv``, ``.tsv``, ``.jsonl`` / ``.json`` or ``.parquet`` (text formats may be gzipped). Several files
+        are read each with the same options and combined (:func:`~metaeval.judges.comparisons.combine_comparisons`).
     format : {'csv', 'tsv', 'jsonl', 'parquet'}, optional
         Overrides the format told by the extension.
     columns : mapping, optional
-        The file's own column for a role, e.g. ``{"first": "model_a", "verdict": "winner"}``.
+        The file's own column for a role, e.g. ``{"first": "model_a", "verdict": "winner"}``; the input may
+        be named by several columns (``{"input": ("question_id", "turn")}``), its label their values joined
+        by ``/``.
     where : mapping, optional
         Keep the rows whose cell in a column is one of the given values (as for score files).
     judge : str, optional
         The judge's name when the file has no judge column (default: the file name without extensions).
+    verdict_map : mapping, optional
+        Other verdict labels: ``{"tie (inconsistent)": "tie", "error": "drop"}``; ``drop`` leaves the rows out
+        (counted in a :class:`~metaeval.errors.DataWarning`).
 
     Returns
     -------
@@ -155,12 +223,71 @@ def read_comparisons(path: str | Path, *, format: str | None = None, columns: Ma
     InputFileError
         A missing column, an empty label, a verdict outside the vocabulary, a system compared with itself,
         a length that is not a number >= 0.
+
+    Warns
+    -----
+    DataWarning
+        Rows dropped by the verdict map; one judge's several verdicts on an input and pair in the same order
+        without a repeat column (pooled as repeats: separate judgments need another input column); names that
+        differ only in case.
+
+    Notes
+    -----
+    FastChat's pairwise judgment files (columns ``model_1``, ``model_2``, ``g1_winner``, ``g2_winner``) are
+    read as they are: each row is two comparisons, game 1 with ``model_1`` shown first and game 2 with
+    ``model_2`` shown first; a list-valued judge cell (``["gpt-4", "pair-v2"]``) is named ``gpt-4/pair-v2``.
     """
+    if not isinstance(path, (str, Path)):
+        paths = list(path)
+        if not paths:
+            raise ParameterError("`path` must name at least one comparison file; got none.")
+        parts = [read_comparisons(one, format=format, columns=columns, where=where, judge=judge,
+                                  verdict_map=verdict_map, option_names=option_names) for one in paths]
+        return parts[0] if len(parts) == 1 else combine_comparisons(parts)
     names = dict(option_names or OPTION_NAMES)
+    mapped = check_verdict_map(verdict_map, names.get("verdict_map", "verdict_map"))
     fmt = file_format(path, format)
     table = read_table(path, fmt)
     table = _filtered(table, check_where(where), "where", True)
+    fastchat = all(c in table.columns for c in FASTCHAT_COLUMNS)
+    if fastchat:
+        table = _fastchat_rows(table)
+    elif "g1_winner" in table.columns or "g2_winner" in table.columns:
+        raise InputFileError(table.path, "a FastChat judgment file must have the columns 'model_1', 'model_2',"
+                                         " 'g1_winner' and 'g2_winner'; got only some of them.", row=table.header_row)
     roles = _mapping(table, columns, names)
+    verdicts = np.empty(table.n_rows, dtype=np.int8)
+    keep = np.ones(table.n_rows, dtype=bool)
+    accepted = ", ".join(repr(v) for v in VERDICTS)
+    hint = names.get("verdict_map", "verdict_map")
+    how = f"`{hint}` OLD=NEW" if hint.startswith("--") else f"`{hint}={{OLD: NEW}}`"
+    for k, (row, cell) in enumerate(zip(table.rows, table.columns[roles["verdict"]])):
+        text = _label(cell)
+        key = text.lower() if text is not None else None
+        if key in mapped:
+            if mapped[key] is None:
+                keep[k] = False
+                continue
+            key = mapped[key]
+        code = _VERDICT_CODES.get(key) if key is not None else None
+        if code is None:
+            raise InputFileError(table.path, f"a verdict must be one of {accepted} (or model_a, model_b, a, b, draw,"
+                                             f" tie (bothbad)); got {cell!r} (map other labels with {how}, NEW"
+                                             " one of first, second, tie or drop).", row=int(row),
+                                 column=roles["verdict"])
+        verdicts[k] = code
+    if not keep.all():
+        dropped = int((~keep).sum())
+        labels = sorted({str(_label(c)) for c, kept in zip(table.columns[roles["verdict"]], keep) if not kept})
+        warnings.warn(f"{table.path}: {dropped} of {table.n_rows} comparisons with the verdict"
+                      f" {', '.join(map(repr, labels))} dropped (`{hint}`).", DataWarning, stacklevel=2)
+        from dataclasses import replace
+
+        table = replace(table, columns={name: [v for v, kept in zip(values, keep) if kept]
+                                        for name, values in table.columns.items()}, rows=table.rows[keep])
+        verdicts = verdicts[keep]
+        if table.n_rows == 0:
+            raise InputFileError(table.path, f"every comparison was dropped by `{hint}`; got no comparison left.")
     inputs, input_codes = _codes(_labels(table, roles["input"], "input"))
     first = _labels(table, roles["first"], "first system")
     second = _labels(table, roles["second"], "second system")
@@ -175,18 +302,14 @@ def read_comparisons(path: str | Path, *, format: str | None = None, columns: Ma
     else:
         judges = (judge or Path(str(path)).name.split(".")[0],)
         judge_codes = np.zeros(table.n_rows, dtype=np.int64)
-    verdicts = np.empty(table.n_rows, dtype=np.int8)
-    accepted = ", ".join(repr(v) for v in VERDICTS)
-    for k, (row, cell) in enumerate(zip(table.rows, table.columns[roles["verdict"]])):
-        text = _label(cell)
-        code = _VERDICT_CODES.get(text.lower()) if text is not None else None
-        if code is None:
-            raise InputFileError(table.path, f"a verdict must be one of {accepted} (or model_a, model_b, a, b, draw,"
-                                             f" tie (bothbad)); got {cell!r}.", row=int(row), column=roles["verdict"])
-        verdicts[k] = code
     repeat = None
     if "repeat" in roles:
         repeat = _codes([label or "" for label in _labels(table, roles["repeat"], "repeat", optional=True)])[1]
+    else:
+        _warn_pooled(table.path, input_codes, first_codes, second_codes, judge_codes, len(systems), len(judges),
+                     names["input"])
+    _warn_names("system", systems, table.path)
+    _warn_names("judge", judges, table.path)
     lengths = [None, None]
     for n, role in enumerate(("first_length", "second_length")):
         if role in roles:
@@ -198,3 +321,17 @@ def read_comparisons(path: str | Path, *, format: str | None = None, columns: Ma
     return make_comparisons(systems=systems, inputs=inputs, judges=judges, input=input_codes, first=first_codes,
                             second=second_codes, judge=judge_codes, verdict=verdicts, repeat=repeat,
                             first_length=lengths[0], second_length=lengths[1], source=str(path))
+
+
+def _warn_pooled(path, inputs, first, second, judges, n_systems, n_judges, option) -> None:
+    """Warn when one judge gave several verdicts on an input and pair shown in the same order and no repeat
+    column says they are repeats: they may be separate judgments (turns of a conversation) pooled into one key."""
+    order = np.lexsort((judges, second, first, inputs))
+    cols = np.stack([inputs, first, second, judges])[:, order]
+    repeated = np.all(cols[:, 1:] == cols[:, :-1], axis=0)  # a row like the one before it
+    several = int(np.sum(repeated & ~np.concatenate([[False], repeated[:-1]])))  # groups, each counted once
+    if several:
+        warnings.warn(f"{path}: {several} (input, pair shown in one order, judge) groups hold several verdicts and the"
+                      " file has no repeat column: they are pooled as repeats of one query; if they are separate"
+                      f" judgments (turns of a conversation), name every column that identifies an input (`{option}`,"
+                      " repeatable) or the repeat column.", DataWarning, stacklevel=3)
