@@ -132,3 +132,45 @@ def test_alt_test_min_instances_default_is_the_librarys():
 
     default = next(p.default for p in command.params if p.name == "min_instances")
     assert default == MIN_INSTANCES == 30
+
+
+def test_pages_name_exactly_the_files_beside_them(tmp_path, capsys):
+    """Issue 38.5: every page's footer promised results.json, correlations.csv and comparison.csv beside it."""
+    page = tmp_path / "judges.html"
+    code, out, err = run(["judge", "rank", "--comparisons", str(_file(tmp_path, GOOD)), "--n-resamples", "10",
+                          "--resampling", "comparisons", "--html", str(page)], capsys)
+    assert code == 0, err
+    assert "beside this file" not in page.read_text(encoding="utf-8")
+
+
+def test_report_includes_the_judges_section_when_given_comparisons(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["system,input,human,m1,m2"]
+    for s in ("A", "B", "C", "D"):
+        for q in range(6):
+            h = rng.normal()
+            lines.append(f"{s},q{q},{h:.3f},{h + rng.normal():.3f},{rng.normal():.3f}")
+    scores = _file(tmp_path, "\n".join(lines) + "\n", "scores.csv")
+    rows = ["input,first,second,judge,verdict"]
+    for q in range(6):
+        for a, b in (("A", "B"), ("B", "C"), ("C", "D"), ("A", "D"), ("A", "C"), ("B", "D")):
+            for judge in ("h1", "h2", "llm"):
+                rows.append(f"q{q},{a},{b},{judge},{('first', 'second', 'tie')[int(rng.integers(0, 3))]}")
+    comparisons = _file(tmp_path, "\n".join(rows) + "\n", "prefs.csv")
+    out_dir = tmp_path / "report"
+    code, out, err = run(["report", "--scores", str(scores), "--human", "human", "--quick", "--analysis", "none",
+                          "--comparisons", str(comparisons), "--judge-human", "h*", "--seed", "0", "--output",
+                          str(out_dir), "--no-progress"], capsys)
+    assert code == 0, err
+    html = (out_dir / "report.html").read_text(encoding="utf-8")
+    assert 'data-section="judges"' in html and "Judges against the humans (h1, h2)" in html
+    written = sorted(p.name for p in out_dir.iterdir() if p.name != "report.html")
+    footer = html[html.index('<footer class="page">'):]
+    for name in ("results.json", "correlations.csv", "comparison.csv"):
+        assert (name in footer) == (name in written)
+    payload = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    assert payload["judges"]["ranking"]["signature"].startswith("analysis:judge-rank|source:")
+    assert "judges:h1,h2|" in payload["judges"]["ranking"]["signature"]
+    assert payload["judges"]["agreement"]["judges"][0]["judge"] == "llm"

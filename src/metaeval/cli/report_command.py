@@ -66,6 +66,10 @@ def _command_line(source: Source, human, settings, output) -> str:
         words += ["--corpus-metric", metric]
     if corpus_metrics:
         words += ["--candidates", candidates, "--references", references]
+    for path in settings.get("comparisons", ()):
+        words += ["--comparisons", path]
+    for name in settings.get("judge_human", ()):
+        words += ["--judge-human", name]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
 
@@ -97,11 +101,17 @@ def _command_line(source: Source, human, settings, output) -> str:
 @option("analysis", multiple=True, type=click.Choice(tuple(ANALYSES) + ("none",)),
         help="An analysis section to include (repeatable; default: all; 'none' for none).")
 @corpus_options
+@option("comparisons", multiple=True,
+        help="Also a section of judges and pairwise preferences from this comparison file (repeatable; the"
+             " columns of docs/judges.md): a Bradley-Terry ranking and the judge audit.")
+@declare("judge_human", dict(multiple=True, help="With --comparisons: the human annotators among its judges"
+                                                 " (repeatable; patterns allowed): the ranking is theirs and the"
+                                                 " other judges' agreement with them is shown."))
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, seed, tie_tolerance):
+           repetitions, focus_metric, analysis, corpus_texts, comparisons, judge_human, seed, tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -114,8 +124,19 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
         raise ParameterError("`--quick` and `--full` must not be given together; got both.")
     if "none" in analyses and len(analyses) > 1:
         raise ParameterError(f"`--analysis none` must be given alone; got {list(analyses)!r}.")
+    if judge_human and not comparisons:
+        raise ParameterError("`--judge-human` applies to `--comparisons`; got it without.")
     with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
         ds, human = load_source(source, n_resamples=n_resamples)
+        judged = None
+        if comparisons:
+            from ..judges import read_comparisons
+            from ..judges.reader import CLI_OPTION_NAMES
+            from .source import located
+
+            with located(comparisons[0] if len(comparisons) == 1 else "--comparisons"):
+                judged = read_comparisons(comparisons[0] if len(comparisons) == 1 else list(comparisons),
+                                          option_names=CLI_OPTION_NAMES)
         corpus = corpus_statistics_for(ds, *corpus_texts)
         chosen = chosen_metrics(ds, human, source.metric)
         console = safe_console(width=output_width())
@@ -127,9 +148,10 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
                                   correction=correction, family=family, alpha=alpha, n_resamples=n_resamples,
                                   seed=seed, preset=preset, repetitions=repetitions,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
-                                  command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance)
+                                  command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
+                                  comparisons=judged, judge_humans=judge_human or None)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
-                            corpus_texts=corpus_texts)
+                            corpus_texts=corpus_texts, comparisons=comparisons, judge_human=judge_human)
             command = _command_line(source, human, settings, output)
             result = dataclasses.replace(result, command=command)
             paths = write_report(result, Path(output), progress=progress)

@@ -375,7 +375,8 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     won, lost, tied = _tallies(counts, i, j, n)
     best_first = np.lexsort((-scores, component))
     win_rates = _win_rates(counts, i, j, n)
-    sig = Signature.of(analysis="judge-rank", **data.signature_fields(), judges=_judges_field(judges),
+    sig = Signature.of(analysis="judge-rank", **data.signature_fields(),
+                       judges=_judges_field(None if judges is None else comparisons.judge_names(judges)),
                        model="bradley-terry", ties=ties, resampling=resampling, n_resamples=n_resamples,
                        confidence_level=confidence_level, regularization=regularization, seed=seed)
     o = best_first

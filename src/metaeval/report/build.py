@@ -60,6 +60,10 @@ class Report:
     summary_comparison : MetricComparisonResult or None
         The summary-level significance matrix (None with fewer than 2 metrics, or without the summary level
         among the report's levels).
+    judges : JudgesPart or None
+        The judges' section (:func:`metaeval.report.judges_section.judges_part`: a Bradley-Terry ranking and
+        the judge audit of pairwise comparisons, and their agreement with humans when named), when the
+        report was given comparisons.
     analyses : dict
         Analysis name -> its result object (see :data:`metaeval.report.analysis_sections.ANALYSES`).
     omitted : dict
@@ -84,6 +88,7 @@ class Report:
     warnings: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     summary_comparison: MetricComparisonResult | None = None
+    judges: Any = None
 
     @property
     def human(self) -> str:
@@ -97,6 +102,7 @@ class Report:
             "comparison": None if self.comparison is None else self.comparison.to_dict(),
             "summary_comparison": None if self.summary_comparison is None else self.summary_comparison.to_dict(),
             "analyses": {name: result.to_dict() for name, result in self.analyses.items()},
+            **({} if self.judges is None else {"judges": self.judges.to_dict()}),
             "omitted": dict(self.omitted),
             "warnings": list(self.warnings),
             "command": self.command,
@@ -185,6 +191,8 @@ def build_report(
     command: str | None = None,
     corpus_statistics: Any = None,
     tie_tolerance: float = defaults.TIE_TOLERANCE,
+    comparisons: Any = None,
+    judge_humans: Any = None,
 ) -> Report:
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
@@ -231,6 +239,11 @@ def build_report(
         the spread of their vector (docs/statistics.md, "The tie rule"). Default
         :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
         is recorded in the signature.
+    comparisons : Comparisons, optional
+        Pairwise comparisons (:func:`metaeval.read_comparisons`): the report then has the judges' section, a
+        Bradley-Terry ranking and the judge audit with the report's resamples and seed, and the judges'
+        agreement with ``judge_humans`` (names or patterns) when given
+        (:func:`metaeval.report.judges_section.judges_part`).
 
     Returns
     -------
@@ -297,13 +310,19 @@ def build_report(
                    signature_fields={k: v for k, v in ds.signature_fields().items()})
     with steps("annotator agreement", None):
         dataset["agreement"] = _agreement(checked, human)
+    judges = None
+    if comparisons is not None:
+        from .judges_section import judges_part
+
+        with steps("judges", None):
+            judges = judges_part(comparisons, humans=judge_humans, n_resamples=n_resamples, seed=seed)
     if command is None:
         command = _python_call(ds, human, metrics, settings)
     for text, category in steps.categories.items():
         warnings.warn(text, category, stacklevel=2)
     return Report(dataset=dataset, table=table, comparison=comparison, analyses=results, omitted=omitted,
                   settings=settings, command=command, warnings=tuple(steps.categories), timings=timings,
-                  summary_comparison=summary_comparison)
+                  summary_comparison=summary_comparison, judges=judges)
 
 
 def comparison_frame(report: Report):
@@ -403,7 +422,7 @@ def write_report(report: Report, output: str | Path, *, html: bool = True, progr
 
         progress = as_progress(progress)
         advance = progress_step(progress, "figures and page", section_count(report))
-        files[page.name] = render_report(report, advance).encode("utf-8")  # last: it refers to the others
+        files[page.name] = render_report(report, advance, beside=tuple(files)).encode("utf-8")  # last: names them
         progress_finish(progress, "figures and page")
     written = write_file_set(directory, files, owned=(page.name, *DATA_FILES))
     order = [page.name, *DATA_FILES]

@@ -271,6 +271,10 @@ def report_sections(report, advance=None) -> list[Section]:
     for name, spec in ANALYSES.items():
         if name in report.analyses:
             builders.append(lambda r, spec=spec, name=name: spec.section(r.analyses[name], r))
+    if getattr(report, "judges", None) is not None:
+        from .judges_section import judges_report_section
+
+        builders.append(lambda r: judges_report_section(r.judges))
     sections = []
     for build in builders:
         sections.append(build(report))
@@ -288,8 +292,9 @@ def _require_dependencies() -> None:
         require_module(name, purpose="The HTML report")
 
 
-def render_report(report, advance=None) -> str:
-    """The self-contained HTML page of ``report`` (``advance()`` is called after each section)."""
+def render_report(report, advance=None, beside=()) -> str:
+    """The self-contained HTML page of ``report`` (``advance()`` is called after each section); ``beside``
+    the data files written with it, named in the footer."""
     _require_dependencies()
     d = report.dataset
     name = d.get("name") or "user data"
@@ -298,4 +303,4 @@ def render_report(report, advance=None) -> str:
     subtitle = (f"{d['systems']} systems x {d['inputs']} inputs, {len(d['metrics'])} metrics;"
                 f" {settings.get('n_resamples')} resamples, seed {settings.get('seed')},"
                 f" preset {settings.get('preset')}; metaeval {__version__}")
-    return render_html(title=title, subtitle=subtitle, sections=report_sections(report, advance))
+    return render_html(title=title, subtitle=subtitle, sections=report_sections(report, advance), beside=beside)
