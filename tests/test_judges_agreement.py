@@ -282,3 +282,74 @@ def test_benjamini_yekutieli_against_statsmodels():
     np.testing.assert_allclose(with_nan[[0, 2]], multipletests([0.01, 0.03], method="fdr_by")[1])
     with pytest.raises(ParameterError, match=r"`pvalues` must be in \[0, 1\] \(or NaN\); got 1.5."):
         benjamini_yekutieli([1.5])
+
+
+def _alt_test_by_the_definition(llm, humans, epsilon, score):
+    """The alt-test as the paper defines it, one annotator and one instance at a time (dicts of annotations)."""
+    from scipy.stats import ttest_1samp
+
+    out = []
+    for j, mine in humans.items():
+        wf, wh = [], []
+        for i, value in mine.items():
+            others = [h[i] for name, h in humans.items() if name != j and i in h]
+            if i not in llm or not others:
+                continue
+            sf, sh = score(llm[i], others), score(value, others)
+            wf.append(float(sf >= sh))
+            wh.append(float(sh >= sf))
+        d = np.array(wh) - np.array(wf)
+        p = ttest_1samp(d - epsilon, 0.0, alternative="less").pvalue if d.std() > 0 else float(d.mean() >= epsilon)
+        out.append((np.mean(wf), np.mean(wh), len(d), p))
+    return out
+
+
+def test_alt_test_on_numeric_ratings_with_negative_rmse():
+    """Issue 39.6: the authors' neg_rmse alignment on numeric ratings, against the definition computed one
+    instance at a time; the humans are only those named."""
+    rng = np.random.default_rng(5)
+    n_sys, n_inp = 6, 12
+    truth = rng.normal(size=(n_sys, n_inp))
+    raters = truth[..., None] + rng.normal(scale=0.7, size=(n_sys, n_inp, 3))
+    raters[rng.random(raters.shape) < 0.2] = np.nan
+    llm = truth + rng.normal(scale=0.5, size=(n_sys, n_inp))
+    ds = me.ScoreSet.from_matrices({"rating": raters, "llm": llm, "other": rng.normal(size=(n_sys, n_inp))},
+                                 systems=[f"s{k}" for k in range(n_sys)], inputs=[f"q{k}" for k in range(n_inp)])
+    c = me.comparisons_from_scores(ds, ["rating", "llm", "other"], annotators=True)
+    r = me.alt_test(c, "llm", humans="rating/*", epsilon=0.1, alignment="neg-rmse", min_instances=10)
+    assert list(r.table["annotator"]) == ["rating/1", "rating/2", "rating/3"]  # 'other' is no human
+    cells = [(a, b) for a in range(n_sys) for b in range(n_inp)]
+    humans = {k: {cell: raters[cell + (k,)] for cell in cells if np.isfinite(raters[cell + (k,)])} for k in range(3)}
+    llm_d = {cell: llm[cell] for cell in cells}
+    neg_rmse = lambda v, others: -np.sqrt(np.mean([(v - o) ** 2 for o in others]))  # noqa: E731
+    expected = _alt_test_by_the_definition(llm_d, humans, 0.1, neg_rmse)
+    for row, (rho_f, rho_h, n, p) in zip(r.table.to_dict("records"), expected):
+        assert row["instances"] == n and row["rho_judge"] == pytest.approx(rho_f) and row["rho_human"] == pytest.approx(rho_h)
+        assert row["pvalue"] == pytest.approx(p, rel=1e-9, abs=1e-15)
+    assert r.signature.as_dict()["alignment"] == "neg-rmse"
+    same = me.alt_test(c, "llm", humans="rating/*", epsilon=0.1, alignment=lambda v, o: -np.sqrt(np.mean((v - o) ** 2)),
+                       min_instances=10)
+    np.testing.assert_allclose(same.table["pvalue"], r.table["pvalue"])
+    with pytest.raises(ParameterError, match=r"^`alignment` must be one of 'accuracy', 'neg-rmse' or a callable; got"
+                                             r" 'rmse'.$"):
+        me.alt_test(c, "llm", humans="rating/*", alignment="rmse")
+
+
+def test_alt_test_skips_annotators_under_min_instances():
+    rng = np.random.default_rng(1)
+    rows = []
+    for q in range(40):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            truth = int(rng.integers(0, 3))
+            for judge in (0, 1, 3):
+                rows.append((q, a, b, judge, truth if rng.random() < 0.8 else int(rng.integers(0, 3))))
+            if q < 5:
+                rows.append((q, a, b, 2, truth))  # h3 annotates 15 keys only
+    c = _comparisons(rows)
+    r = me.alt_test(c, "llm", humans=["h1", "h2", "h3"], epsilon=0.2)
+    assert r.skipped == ("h3",) and r.table["tested"].tolist() == [True, True, False]
+    assert np.isnan(r.table["pvalue"].iloc[2])
+    assert r.winning_rate == float(r.table["rejected"].iloc[:2].mean())
+    assert "(1 annotator with fewer than 30 instances skipped)" in r.verdict
+    with pytest.raises(ParameterError, match="`humans` must name the human annotators"):
+        me.alt_test(c, "llm", humans=None)

@@ -174,3 +174,18 @@ def test_report_includes_the_judges_section_when_given_comparisons(tmp_path, cap
     assert payload["judges"]["ranking"]["signature"].startswith("analysis:judge-rank|source:")
     assert "judges:h1,h2|" in payload["judges"]["ranking"]["signature"]
     assert payload["judges"]["agreement"]["judges"][0]["judge"] == "llm"
+
+
+def test_alt_test_numeric_alignment_from_the_cli(tmp_path, capsys):
+    code, out, err = run(["judge", "alt-test", "--dataset", "summeval", *EXPERTS, "--scorer", "rouge-2.recall",
+                          "--judge", "rouge-2.recall", "--human", "expert.relevance/*", "--alignment", "neg-rmse",
+                          "--format", "json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["signature"].count("alignment:neg-rmse") == 1 and payload["annotators"][0]["instances"] == 1600
+    path = _file(tmp_path, GOOD + "q1,A,B,h,first\nq1,A,B,k,second\n")
+    code, out, err = run(["judge", "alt-test", "--comparisons", str(path), "--judge", "j", "--human", "h",
+                          "--human", "k", "--alignment", "neg-rmse"], capsys)
+    assert code == 2 and err.strip() == ("metaeval: error: `alignment` 'neg-rmse' needs numeric ratings"
+                                         " (comparisons made from scores: comparisons_from_scores, --scorer); got"
+                                         " comparisons read as verdicts.")

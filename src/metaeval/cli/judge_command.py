@@ -325,21 +325,25 @@ def _audit_table(result):
 @declare("min_instances", dict(type=int, default=30, show_default=True,
                                help="Skip (and name) an annotator sharing fewer instances with the judge and another"
                                     " annotator."))
+@declare("alignment", dict(type=click.Choice(("accuracy", "neg-rmse")), default="accuracy", show_default=True,
+                           help="Alignment with the other annotators: accuracy of the verdicts of each input and"
+                                " pair, or minus the RMSE of the numeric ratings (--scorer) of each output."))
 @progress_option
 @output_options
-def alt_test(data, judge, human, epsilon, alpha, min_instances, format, output):
+def alt_test(data, judge, human, epsilon, alpha, min_instances, alignment, format, output):
     """The Alternative Annotator Test: can the judge replace the annotators? (Calderon et al. 2025)"""
     from ..judges import alt_test as run
 
     candidate, humans, fmt = judge, human, format
     with progress_bar() as bar:
         result = run(data, candidate, humans=humans, epsilon=epsilon, alpha=alpha, min_instances=min_instances,
-                     progress=bar.task("annotators", total=len(data.judge_names(humans, param="--human"))))
+                     alignment=alignment, progress=bar.task("annotators", total=len(data.judge_names(humans, param="--human"))))
     render(result, fmt, result.to_frame(), _alt_table, output)
 
 
 def _alt_table(result):
-    table = Table(title=f"Alternative Annotator Test of {result.judge}", title_justify="left")
+    alignment = result.signature.as_dict().get("alignment", "accuracy")
+    table = Table(title=f"Alternative Annotator Test of {result.judge} ({alignment})", title_justify="left")
     for column in ("annotator", "instances", "rho judge", "rho human", "t", "p", "p (BY)", "wins"):
         table.add_column(column, justify="left" if column == "annotator" else "right", no_wrap=True)
     for row in result.table.to_dict("records"):

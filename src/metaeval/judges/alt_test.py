@@ -118,9 +118,27 @@ MIN_INSTANCES = MIN_INSTANCES_DEFAULT
 t-test's normality assumption is doubtful, and their code skips the annotator)."""
 
 
+ALIGNMENTS = ("accuracy", "neg-rmse")
+"""The authors' alignment scores: ``accuracy`` (categorical: the share of the other annotators agreeing) and
+``neg-rmse`` (numeric: minus the root mean squared difference from the other annotators); a callable
+``f(value, others) -> float`` is a user-chosen similarity."""
+
+
+def _alignment(values: np.ndarray, others: np.ndarray, ok: np.ndarray, alignment) -> np.ndarray:
+    """S(a, i) of every instance i: ``values`` (n,), the other annotators ``others`` (m', n) where ``ok``."""
+    k = ok.sum(axis=0)
+    if alignment == "accuracy":
+        return np.sum((others == values) & ok, axis=0) / k
+    if alignment == "neg-rmse":
+        squares = np.where(ok, (others - values) ** 2, 0.0)
+        return -np.sqrt(squares.sum(axis=0) / k)
+    return np.array([float(alignment(values[i], others[ok[:, i], i])) for i in range(values.size)])
+
+
 def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, alpha: float, min_instances: int = 1,
-                    progress: ProgressCallback | None = None):
-    """The alt-test on arrays: ``judge`` (n,) and ``humans`` (m, n) categorical codes, NaN = not annotated.
+                    alignment: Any = "accuracy", progress: ProgressCallback | None = None):
+    """The alt-test on arrays: ``judge`` (n,) and ``humans`` (m, n) annotations (categorical codes, or numbers
+    with ``alignment='neg-rmse'``), NaN = not annotated.
 
     An annotator with fewer than ``min_instances`` usable instances is skipped (NaN statistics, not corrected,
     not counted in the winning rate).
@@ -143,9 +161,8 @@ def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, al
             progress()
         if n == 0 or n < min_instances:
             continue
-        k = other_ok[:, use].sum(axis=0)
-        s_f = np.sum((others[:, use] == judge[use]) & other_ok[:, use], axis=0) / k
-        s_h = np.sum((others[:, use] == humans[j, use]) & other_ok[:, use], axis=0) / k
+        s_f = _alignment(judge[use], others[:, use], other_ok[:, use], alignment)
+        s_h = _alignment(humans[j, use], others[:, use], other_ok[:, use], alignment)
         w_f, w_h = (s_f >= s_h).astype(float), (s_h >= s_f).astype(float)
         rho_f[j], rho_h[j] = w_f.mean(), w_h.mean()
         d = w_h - w_f
@@ -164,9 +181,22 @@ def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, al
     return rho_f, rho_h, sizes, tstat, pvals, corrected, rejected, tested
 
 
+def _verdict_rows(comparisons: Comparisons, judge: str, humans) -> tuple[np.ndarray, np.ndarray]:
+    """The verdict of the judge (K,) and of each human (m, K) on every key any of them judged (NaN: not)."""
+    keys_j, verdict_j = key_verdicts(comparisons.judged_by(judge, param="judge"))
+    per_human = [key_verdicts(comparisons.judged_by(h, param="humans")) for h in humans]
+    keys = np.unique(np.concatenate([keys_j] + [k for k, _ in per_human]))
+    judge_row = np.full(keys.size, np.nan)
+    judge_row[np.searchsorted(keys, keys_j)] = verdict_j
+    grid = np.full((len(humans), keys.size), np.nan)
+    for h, (k, v) in enumerate(per_human):
+        grid[h, np.searchsorted(keys, k)] = v
+    return judge_row, grid
+
+
 def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = defaults.ALT_TEST_EPSILON,
              alpha: float = defaults.ALT_TEST_ALPHA, min_instances: int = MIN_INSTANCES,
-             progress: ProgressCallback | None = None) -> AltTestResult:
+             alignment: Any = "accuracy", progress: ProgressCallback | None = None) -> AltTestResult:
     """The Alternative Annotator Test: can ``judge`` replace the human annotators?
 
     Parameters
@@ -184,6 +214,11 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
     min_instances : int >= 1
         An annotator sharing fewer instances with the judge and another annotator is skipped (named and
         counted; the winning rate is over the tested annotators). Default 30, as the authors' code.
+    alignment : {'accuracy', 'neg-rmse'} or callable
+        The alignment score S of an annotation with the other annotators' (the authors' scoring functions):
+        ``accuracy`` (default) on the verdicts of the keys (input and pair of systems); ``neg-rmse`` on the
+        numeric ratings behind comparisons made from scores (an instance is then a system's output on an
+        input, ``S = -sqrt(mean_h (a - h)^2)``); a callable ``f(value, others) -> float`` on those ratings.
     progress : callable, optional
         Called with no argument after each annotator's test (:mod:`metaeval.runtime.progress`).
 
@@ -218,16 +253,22 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
         raise ParameterError(f"`epsilon` must be a number in [0, 1); got {epsilon!r}.")
     alpha = check_alpha(alpha)
     min_instances = check_int("min_instances", min_instances, minimum=1)
-    keys_j, verdict_j = key_verdicts(comparisons.judged_by(judge, param="judge"))
-    per_human = [key_verdicts(comparisons.judged_by(h, param="humans")) for h in humans]
-    keys = np.unique(np.concatenate([keys_j] + [k for k, _ in per_human]))
-    judge_row = np.full(keys.size, np.nan)
-    judge_row[np.searchsorted(keys, keys_j)] = verdict_j
-    grid = np.full((len(humans), keys.size), np.nan)
-    for h, (k, v) in enumerate(per_human):
-        grid[h, np.searchsorted(keys, k)] = v
+    if not callable(alignment) and alignment not in ALIGNMENTS:
+        raise ParameterError(f"`alignment` must be one of {', '.join(map(repr, ALIGNMENTS))} or a callable; got"
+                             f" {alignment!r}.")
+    if alignment == "accuracy":
+        judge_row, grid = _verdict_rows(comparisons, judge, humans)
+    else:
+        ratings = comparisons.ratings or {}
+        if judge not in ratings or any(h not in ratings for h in humans):
+            raise ParameterError(f"`alignment` {getattr(alignment, '__name__', alignment)!r} needs numeric ratings"
+                                 " (comparisons made from scores: comparisons_from_scores, --scorer); got"
+                                 " comparisons read as verdicts.")
+        judge_row = np.asarray(ratings[judge], dtype=float).ravel()
+        grid = np.vstack([np.asarray(ratings[h], dtype=float).ravel() for h in humans])
     rho_f, rho_h, sizes, tstat, pvals, corrected, rejected, tested = alt_test_arrays(
-        judge_row, grid, epsilon=epsilon, alpha=alpha, min_instances=min_instances, progress=progress)
+        judge_row, grid, epsilon=epsilon, alpha=alpha, min_instances=min_instances, alignment=alignment,
+        progress=progress)
     if not np.nansum(sizes):
         raise DegenerateDataError(f"the alt-test of {judge!r} has no instance (input and pair) annotated by the judge"
                                   " and by two human annotators.")
@@ -236,6 +277,7 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
                                   f" (the annotators share at most {int(np.nanmax(sizes))} instances with the judge and"
                                   " another annotator).")
     usable = (~np.isnan(judge_row)) & ((~np.isnan(grid)).sum(axis=0) >= 2)
+    annotated = (~np.isnan(judge_row)) | (~np.isnan(grid)).any(axis=0)
     import pandas as pd
 
     table = pd.DataFrame({"annotator": list(humans), "instances": sizes.astype(int), "tested": tested,
@@ -246,7 +288,8 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
     from .agreement import _listed
 
     sig = Signature.of(analysis="judge-alt-test", **comparisons.signature_fields(), judge=judge, humans=_listed(humans),
-                       alignment="accuracy", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
+                       alignment=alignment if isinstance(alignment, str) else
+                       f"callable:{getattr(alignment, '__name__', 'similarity')}", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
                        test="paired-t-one-sided", min_instances=min_instances)
     return AltTestResult(judge, winning >= 0.5, winning, float(np.nanmean(rho_f[tested])), table, epsilon, alpha,
-                         int(keys.size - usable.sum()), sig, min_instances, skipped)
+                         int(annotated.sum() - usable.sum()), sig, min_instances, skipped)

@@ -48,6 +48,9 @@ class Comparisons:
     tie_tolerance : float or None
         The tie tolerance of the verdicts made from scores (:func:`comparisons_from_scores`); None for
         comparisons read as verdicts. A non-default value is a field of every signature computed from them.
+    ratings : dict of str to ndarray, or None
+        For comparisons made from scores: each judge's scores, systems x inputs (NaN = missing), the numeric
+        ratings behind the verdicts (used by :func:`~metaeval.judges.alt_test` with a numeric alignment).
     """
 
     systems: tuple[str, ...]
@@ -64,6 +67,7 @@ class Comparisons:
     source: str = ""
     notes: tuple[str, ...] = field(default=())
     tie_tolerance: float | None = None
+    ratings: dict | None = field(default=None, repr=False)
 
     def signature_fields(self) -> dict:
         """The fields every signature computed from these comparisons starts with: ``source`` and, when the
@@ -159,7 +163,7 @@ def check_verdicts(values: np.ndarray) -> np.ndarray:
 
 def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
                      first_length=None, second_length=None, source: str = "",
-                     tie_tolerance: float | None = None) -> Comparisons:
+                     tie_tolerance: float | None = None, ratings=None) -> Comparisons:
     """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
     arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
     verdict = check_verdicts(verdict)
@@ -183,7 +187,7 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
     return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
                        opt[0], None if opt[1] is None else opt[1].astype(np.float64),
                        None if opt[2] is None else opt[2].astype(np.float64), source, (),
-                       None if tie_tolerance is None else float(tie_tolerance))
+                       None if tie_tolerance is None else float(tie_tolerance), ratings)
 
 
 def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
@@ -287,7 +291,7 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
                             second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{','.join(names)}",
-                            tie_tolerance=rtol)
+                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)))
 
 
 def verdict_names(codes: np.ndarray) -> list[str]:
