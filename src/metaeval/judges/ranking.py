@@ -405,16 +405,19 @@ def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, reg
         return np.empty((0, n)), dropped, (up, down)
     out = np.full((n_resamples, n), np.nan)
     matrix = rs.cluster_matrix(data, resampling) if resampling != "comparisons" else None
-    active = rs.active_clusters(*rs.cluster_codes(data, resampling)) if matrix is not None else None
-    if matrix is not None:
+    batch = rs.batch_for(n)
+    if matrix is not None:  # clusters of identical content drawn as one type (pair_counts.cluster_types)
         cols = (old_pair[:, None] * 3 + np.arange(3)).ravel()
-        matrix = matrix[:, cols]
-    for part in batch_slices(n_resamples, rs.batch_for(n)):
+        active = rs.active_clusters(*rs.cluster_codes(data, resampling))
+        type_of, type_matrix, multiplicity = rs.cluster_types(matrix[:, cols], active)
+        drawn = multiplicity.size if 4 * multiplicity.size <= active.size else active.size
+        batch = max(1, min(batch, (1 << 23) // max(1, drawn)))  # the draws of a batch stay near 64 MB
+    for part in batch_slices(n_resamples, batch):
         size = part.stop - part.start
         if matrix is None:
             draws = rs.comparison_counts(generator, counts, size)
         else:
-            draws = rs.cluster_counts(matrix, rs.cluster_weights(generator, matrix.shape[0], size, active))
+            draws = rs.cluster_counts(type_matrix, rs.type_weights(generator, type_of, multiplicity, size))
         for members, ci_, cj_, pos in blocks:
             c = draws[:, pos]
             bad = (np.zeros(size, dtype=bool) if regularization > 0

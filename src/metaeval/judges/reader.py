@@ -247,6 +247,11 @@ def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | N
     names = dict(option_names or OPTION_NAMES)
     mapped = check_verdict_map(verdict_map, names.get("verdict_map", "verdict_map"))
     fmt = file_format(path, format)
+    from .columnar_reader import read_columnar
+
+    fast = read_columnar(path, fmt, columns=columns, where=where, judge=judge, verdict_map=mapped, names=names)
+    if fast is not None:  # a JSON Lines file read column-wise: the same comparisons, faster and smaller
+        return fast
     table = read_table(path, fmt)
     table = _filtered(table, check_where(where), "where", True)
     fastchat = all(c in table.columns for c in FASTCHAT_COLUMNS)

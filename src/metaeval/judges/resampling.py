@@ -25,11 +25,12 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..vocabulary import JUDGE_RESAMPLING
-from ..stats.resampling.pair_counts import active_clusters, cluster_counts, cluster_weights, comparison_counts
+from ..stats.resampling.pair_counts import (active_clusters, cluster_counts, cluster_types, cluster_weights,
+                                            comparison_counts, type_weights)
 from .comparisons import Comparisons
 
 __all__ = ["BATCH", "MAX_SYSTEMS", "active_clusters", "batch_for", "check_memory", "check_systems", "cluster_codes",
-           "cluster_counts", "cluster_matrix", "cluster_weights", "comparison_counts"]
+           "cluster_counts", "cluster_matrix", "cluster_types", "cluster_weights", "comparison_counts", "type_weights"]
 
 BATCH = 250
 """Resamples drawn and fitted at once (bounds memory: a batch holds BATCH x P x 3 counts)."""

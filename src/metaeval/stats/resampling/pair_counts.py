@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["active_clusters", "cluster_counts", "cluster_weights", "comparison_counts"]
+__all__ = ["active_clusters", "cluster_counts", "cluster_types", "cluster_weights", "comparison_counts", "type_weights"]
 
 
 def cluster_weights(rng: np.random.Generator, n_groups: int, size: int, active: np.ndarray | None = None) -> np.ndarray:
@@ -46,3 +46,46 @@ def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -
     out = np.zeros((size, flat.size))
     out[:, used] = draws
     return out.reshape(size, -1, 3)
+
+
+def cluster_types(matrix, active: np.ndarray):
+    """The active clusters (rows of a CSR cluster x cell count matrix) grouped by content: a cluster holding a
+    single comparison is of the type of its cell; every other cluster is a type of its own.
+
+    Returns ``(type_of, type_matrix, multiplicity)``: the type of each active cluster (k,), the count row of
+    each type (CSR, T x cells) and the number of active clusters of each type (T,). Drawing the k active
+    clusters with replacement and counting the draws per type is ``Multinomial(k, multiplicity / k)`` over
+    the types, so a bootstrap of clusters can draw types: with a million inputs of one comparison each (a
+    Chatbot Arena file) there are at most as many types as cells.
+    """
+    from scipy.sparse import csr_matrix, vstack
+
+    sub = matrix[active].tocsr()
+    nnz = np.diff(sub.indptr)
+    starts = sub.indptr[:-1]
+    single = nnz == 1
+    single[single] = sub.data[starts[single]] == 1
+    cells = sub.indices[starts[single]]
+    single_cells, single_type = np.unique(cells, return_inverse=True)
+    multi = np.flatnonzero(~single)
+    type_of = np.empty(active.size, dtype=np.int64)
+    type_of[single] = single_type.ravel()
+    type_of[multi] = single_cells.size + np.arange(multi.size)
+    units = csr_matrix((np.ones(single_cells.size), (np.arange(single_cells.size), single_cells)),
+                       shape=(single_cells.size, matrix.shape[1]))
+    type_matrix = vstack([units, sub[multi]]).tocsr() if multi.size else units
+    return type_of, type_matrix, np.bincount(type_of, minlength=single_cells.size + multi.size)
+
+
+def type_weights(rng: np.random.Generator, type_of: np.ndarray, multiplicity: np.ndarray, size: int) -> np.ndarray:
+    """Draw counts (size, T) per type of ``k = len(type_of)`` clusters drawn with replacement: a multinomial on
+    the types when they are few (T <= k / 4), otherwise k uniform draws of clusters counted per type."""
+    k, n_types = type_of.size, multiplicity.size
+    if 4 * n_types <= k:
+        return rng.multinomial(k, multiplicity / multiplicity.sum(), size=size).astype(np.float64)
+    index = rng.integers(0, k, size=(size, k), dtype=np.int64 if k >= 2**31 else np.int32)
+    draws = index if n_types == k and np.array_equal(type_of, np.arange(k)) else type_of[index]
+    out = np.empty((size, n_types))
+    for row in range(size):
+        out[row] = np.bincount(draws[row], minlength=n_types)
+    return out
