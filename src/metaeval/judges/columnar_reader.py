@@ -24,6 +24,9 @@ from .comparisons import Comparisons, make_comparisons
 
 __all__ = ["read_columnar"]
 
+BLOCK_SIZE = 8 << 20
+"""Bytes of the file parsed at a time (the reader's buffers stay near this, not the file's size)."""
+
 
 class _Columns:
     """What :func:`metaeval.judges.reader._mapping` needs of a table: its column names and its path."""
@@ -54,6 +57,13 @@ def _encoded(column) -> tuple[list[Any], np.ndarray] | None:
     if column.null_count:
         return None
     kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = column.unify_dictionaries()
+        chunks = column.chunks
+        values = chunks[0].dictionary.to_pylist() if chunks else []
+        index = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]) if chunks else \
+            np.empty(0, dtype=np.int64)
+        return values, index.astype(np.int64)
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)
             or pa.types.is_floating(kind)):
         return None
@@ -75,6 +85,9 @@ def _labelled(column) -> tuple[tuple[str, ...], np.ndarray] | None:
     labels = [_label(v) for v in values]
     if any(label is None for label in labels):
         return None
+    if all(label is value for label, value in zip(labels, values)):  # text cells taken as they are
+        codes, order = _first_appearance(index, len(values))
+        return tuple(labels[k] for k in order), codes
     distinct: dict[str, int] = {}
     merged = np.array([distinct.setdefault(label, len(distinct)) for label in labels], dtype=np.int64)
     codes, order = _first_appearance(merged[index], len(distinct))
@@ -104,15 +117,25 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
 
     from .reader import FASTCHAT_COLUMNS, _VERDICT_CODES, _mapping, _warn_names, _warn_pooled
 
-    try:
-        table = pj.read_json(str(path))
+    try:  # streamed in blocks, keeping the roles' columns only (a new key or type in a later block: row-wise)
+        reader = pj.open_json(str(path), read_options=pj.ReadOptions(block_size=BLOCK_SIZE))
+        names_in_file = reader.schema.names
+        if any(c in names_in_file for c in FASTCHAT_COLUMNS[2:]):
+            return None
+        try:
+            roles = _mapping(_Columns(names_in_file, path), columns, names)
+        except Exception:  # noqa: BLE001 - the row-wise reader says what is wrong, with the row
+            return None
+        kept = sorted({c for column in roles.values() for c in ((column,) if isinstance(column, str) else column)})
+        batches = [pa.record_batch([batch.column(batch.schema.get_field_index(c)) for c in kept], names=kept)
+                   for batch in reader]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError):
         return None
-    if table.num_rows == 0 or any(c in table.column_names for c in FASTCHAT_COLUMNS[2:]):
+    if not batches:
         return None
-    try:
-        roles = _mapping(_Columns(table.column_names, path), columns, names)
-    except Exception:  # noqa: BLE001 - the row-wise reader says what is wrong, with the row
+    table = pa.Table.from_batches(batches)
+    del batches
+    if table.num_rows == 0:
         return None
     verdict = _encoded(table.column(roles["verdict"]))
     if verdict is None:
@@ -183,6 +206,7 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
     if (lengths[0] is None) != (lengths[1] is None):
         return None
     del table, pc
+    pa.default_memory_pool().release_unused()  # the parser's blocks go back to the system before the ranking
     if repeat is None:
         _warn_pooled(str(path), input_codes, first_codes, second_codes, judge_codes, len(systems), len(judges),
                      names["input"])
