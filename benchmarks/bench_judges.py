@@ -137,11 +137,14 @@ def command_run(path, k: int) -> tuple[float, float, float]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
+        # the peak is the child's own (VmHWM): ru_maxrss survives exec and would report this process's size
         code = ("import sys, resource, time\n"
                 "from metaeval.cli.main import main\n"
                 "code = main(sys.argv[1:])\n"
                 "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-                "print(u.ru_utime + u.ru_stime, u.ru_maxrss * 1024, file=sys.stderr)\n"
+                "status = open('/proc/self/status').read()\n"
+                "peak = int(status.split('VmHWM:')[1].split()[0]) * 1024\n"
+                "print(u.ru_utime + u.ru_stime, peak, file=sys.stderr)\n"
                 "sys.exit(code)\n")
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", code, "judge", "rank", "--comparisons", str(path),

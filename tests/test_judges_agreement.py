@@ -238,7 +238,10 @@ def test_audit_measures_on_a_constructed_judge():
     assert row["length_effect_low"] < 0 < row["length_effect_high"]  # lengths were random: no length effect
     assert row["position_effect"] > 0.5
     # the judge 'llm' is also a system, but no other judge compared its pairs
-    assert "llm: self-preference cannot be measured: no other judge compared the judge's own system." in audit.notes
+    assert "llm: self-preference cannot be measured: no other judge compared the judge's own systems." in audit.notes
+    # repeats: the share counts every repeat; each query's majority verdict once gives another share (noted)
+    assert any(note.startswith("llm: first chosen counts every repeat (720 comparisons of 360 queries): ")
+               for note in audit.notes)
 
 
 def test_self_preference():
@@ -262,11 +265,13 @@ def test_audit_says_what_cannot_be_measured():
     c = me.comparisons_from_scores(ds, ["rouge-2.recall", "rouge-1.recall"])
     audit = me.judge_audit(c, n_resamples=0)
     assert audit.notes == (
-        "every judge: position consistency and preference fairness cannot be measured: no pair was shown in both"
-        " orders on one input.",
+        "every judge: position measures not applicable: comparisons made from scores have no presentation order"
+        " (first is the score file's system order).",
         "every judge: repetition stability cannot be measured: the comparisons have no repeat column.",
         "every judge: length bias cannot be measured: the comparisons have no length columns.",
-        "every judge: self-preference not applicable: the judge is not one of the systems.")
+        "every judge: self-preference not applicable: the judge is not one of the systems (name its family with"
+        " families=, --family JUDGE=SYSTEM).")
+    assert "first_rate" not in audit.table  # no presentation order: no first-shown share either
     assert np.isnan(audit.table.get("position_consistency", np.full(2, np.nan))).all()
 
 
@@ -353,3 +358,95 @@ def test_alt_test_skips_annotators_under_min_instances():
     assert "(1 annotator with fewer than 30 instances skipped)" in r.verdict
     with pytest.raises(ParameterError, match="`humans` must name the human annotators"):
         me.alt_test(c, "llm", humans=None)
+
+
+def _length_judge(seed, effect=0.6, n_inputs=300):
+    """A judge whose verdicts follow system strengths and a planted length effect (per sd of the difference)."""
+    rng = np.random.default_rng(seed)
+    strength = np.array([1.2, 0.4, 0.0, -0.9])
+    rows, first_len, second_len = [], [], []
+    for q in range(n_inputs):
+        lengths = rng.normal(300, 80, 4)
+        for a in range(4):
+            for b in range(a + 1, 4):
+                f, s = (a, b) if rng.random() < 0.5 else (b, a)
+                z = (lengths[f] - lengths[s]) / (80 * np.sqrt(2))
+                p = 1 / (1 + np.exp(-(strength[f] - strength[s] + effect * z)))
+                rows.append((q, f, s, 0, 0 if rng.random() < p else 1))
+                first_len.append(lengths[f])
+                second_len.append(lengths[s])
+    return _comparisons(rows, systems=("A", "B", "C", "D"), judges=("llm",),
+                        lengths=(np.array(first_len), np.array(second_len)))
+
+
+def test_length_effect_with_system_effects_against_statsmodels():
+    """Issue 39.4d: the length effect adjusted for the systems compared (a planted 0.6 read as 0.38 without)."""
+    sm = pytest.importorskip("statsmodels.api")
+    from metaeval.judges.length_bias import system_design
+
+    c = _length_judge(0)
+    audit = me.judge_audit(c, n_resamples=0, rng=0)
+    row = audit.table.iloc[0]
+    decisive = c.verdict != 2
+    diff = (c.first_length - c.second_length)[decisive]
+    z = diff / np.std(diff, ddof=1)
+    X = np.column_stack([np.ones(z.size), z, system_design(c.first[decisive], c.second[decisive])])
+    y = (c.verdict[decisive] == 0).astype(float)
+    fit = sm.Logit(y, X).fit(disp=0, cov_type="cluster", cov_kwds={"groups": c.input[decisive]})
+    assert row["length_effect"] == pytest.approx(fit.params[1], abs=1e-8)
+    se = fit.bse[1]
+    assert row["length_effect_high"] - row["length_effect"] == pytest.approx(1.959963984540054 * se, rel=1e-6)
+    assert row["length_effect_low"] < 0.6 < row["length_effect_high"]
+    assert abs(row["length_effect"] - 0.6) < abs(row["length_effect_unadjusted"] - 0.6)
+    assert "logistic-with-system-effects" in str(audit.signature)
+
+
+def _decisive_judges(seed, bias=0.0, n_inputs=120):
+    """A reference judge that ties often and an LLM judge 'llm' (also a system) that rarely ties; ``bias``
+    shifts the LLM's verdicts towards its own system."""
+    rng = np.random.default_rng(seed)
+    strength = np.array([0.3, 0.0, -0.2])  # A, B, llm
+    rows = []
+    for q in range(n_inputs):
+        for a, b in ((0, 2), (1, 2), (0, 1)):
+            p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+            for judge, tie in ((0, 0.45), (3, 0.05)):
+                shift = bias if judge == 3 and b == 2 else 0.0
+                u = rng.random()
+                verdict = 2 if u < tie else (0 if rng.random() < p - shift else 1)
+                rows.append((q, a, b, judge, verdict))
+    return _comparisons(rows, systems=("A", "B", "llm"))
+
+
+def test_self_preference_of_a_merely_decisive_judge_is_calibrated():
+    """Issue 39.4a: a judge more decisive than the reference judges was flagged in 150 of 150 simulations;
+    compared on the keys both decided, an unbiased judge is flagged about as often as the level allows."""
+    flagged = 0
+    for seed in range(30):
+        row = me.judge_audit(_decisive_judges(seed), "llm", n_resamples=200, rng=seed).table.iloc[0]
+        flagged += not (row["self_preference_low"] <= 0 <= row["self_preference_high"])
+    assert flagged <= 5  # 30 unbiased judges at 95%: 1.5 expected
+    biased = me.judge_audit(_decisive_judges(99, bias=0.25), "llm", n_resamples=200, rng=0).table.iloc[0]
+    assert biased["self_preference_low"] > 0
+
+
+def test_family_preference_from_a_map():
+    c = _decisive_judges(1, bias=0.25)
+    renamed = me.make_comparisons(systems=("A", "B", "gpt-4o"), inputs=c.inputs, judges=("h1", "h2", "h3", "gpt-4"),
+                                  input=c.input, first=c.first, second=c.second, judge=c.judge, verdict=c.verdict)
+    plain = me.judge_audit(renamed, "gpt-4", n_resamples=0, rng=0)
+    assert "self-preference not applicable" in plain.notes[-1]
+    family = me.judge_audit(renamed, "gpt-4", n_resamples=100, families={"gpt-4": ["gpt-4o"]}, rng=0)
+    assert family.table.iloc[0]["self_preference"] > 0.1
+    with pytest.raises(ParameterError, match=r"`families` must map a judge to systems of the comparisons \('A', 'B',"
+                                             r" 'gpt-4o'\); got 'gpt-5' for 'gpt-4'."):
+        me.judge_audit(renamed, "gpt-4", families={"gpt-4": "gpt-5"})
+
+
+def test_audit_of_many_judges_notes_the_multiplicity():
+    rng = np.random.default_rng(2)
+    rows = [(q, f, s_, j, int(rng.integers(0, 3))) for q in range(40) for a, b in ((0, 1), (0, 2), (1, 2))
+            for f, s_ in ((a, b), (b, a)) for j in (0, 3)]
+    audit = me.judge_audit(_comparisons(rows), ["h1", "llm"], n_resamples=50, rng=0)
+    assert ("4 intervals over 2 judges, each at 95% on its own: about 5% of them miss by chance; for all at once use"
+            " confidence level 0.9875 (Bonferroni).") in audit.notes

@@ -48,6 +48,9 @@ class Comparisons:
     tie_tolerance : float or None
         The tie tolerance of the verdicts made from scores (:func:`comparisons_from_scores`); None for
         comparisons read as verdicts. A non-default value is a field of every signature computed from them.
+    presented : bool
+        Whether ``first`` is the system a judge was shown first (True for files; False for comparisons made
+        from scores, whose order is the score file's: the audit's position measures do not apply).
     ratings : dict of str to ndarray, or None
         For comparisons made from scores: each judge's scores, systems x inputs (NaN = missing), the numeric
         ratings behind the verdicts (used by :func:`~metaeval.judges.alt_test` with a numeric alignment).
@@ -68,6 +71,7 @@ class Comparisons:
     notes: tuple[str, ...] = field(default=())
     tie_tolerance: float | None = None
     ratings: dict | None = field(default=None, repr=False)
+    presented: bool = True
 
     def signature_fields(self) -> dict:
         """The fields every signature computed from these comparisons starts with: ``source`` and, when the
@@ -163,7 +167,7 @@ def check_verdicts(values: np.ndarray) -> np.ndarray:
 
 def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
                      first_length=None, second_length=None, source: str = "",
-                     tie_tolerance: float | None = None, ratings=None) -> Comparisons:
+                     tie_tolerance: float | None = None, ratings=None, presented: bool = True) -> Comparisons:
     """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
     arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
     verdict = check_verdicts(verdict)
@@ -187,7 +191,7 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
     return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
                        opt[0], None if opt[1] is None else opt[1].astype(np.float64),
                        None if opt[2] is None else opt[2].astype(np.float64), source, (),
-                       None if tie_tolerance is None else float(tie_tolerance), ratings)
+                       None if tie_tolerance is None else float(tie_tolerance), ratings, presented)
 
 
 def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
@@ -225,7 +229,8 @@ def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
     tolerances = {c.tie_tolerance for c in parts}
     return make_comparisons(systems=tuple(labels["systems"]), inputs=tuple(labels["inputs"]),
                             judges=tuple(labels["judges"]), **joined, source="+".join(c.source for c in parts),
-                            tie_tolerance=tolerances.pop() if len(tolerances) == 1 else None)
+                            tie_tolerance=tolerances.pop() if len(tolerances) == 1 else None,
+                            presented=all(c.presented for c in parts))
 
 
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
@@ -291,7 +296,7 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
                             second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{','.join(names)}",
-                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)))
+                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)), presented=False)
 
 
 def verdict_names(codes: np.ndarray) -> list[str]:
