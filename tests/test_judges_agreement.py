@@ -270,7 +270,7 @@ def test_audit_says_what_cannot_be_measured():
         "every judge: repetition stability cannot be measured: the comparisons have no repeat column.",
         "every judge: length bias cannot be measured: the comparisons have no length columns.",
         "every judge: self-preference not applicable: the judge is not one of the systems (name its family with"
-        " families=, --family JUDGE=SYSTEM).")
+        " families=, --judge-family JUDGE=SYSTEM).")
     assert "first_rate" not in audit.table  # no presentation order: no first-shown share either
     assert np.isnan(audit.table.get("position_consistency", np.full(2, np.nan))).all()
 

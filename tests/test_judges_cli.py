@@ -189,3 +189,17 @@ def test_alt_test_numeric_alignment_from_the_cli(tmp_path, capsys):
     assert code == 2 and err.strip() == ("metaeval: error: `alignment` 'neg-rmse' needs numeric ratings"
                                          " (comparisons made from scores: comparisons_from_scores, --scorer); got"
                                          " comparisons read as verdicts.")
+
+
+def test_audit_judge_family_from_the_cli(tmp_path, capsys):
+    rows = ["input,first,second,judge,verdict"]
+    for q in range(30):
+        rows += [f"q{q},A,gpt-4o,gpt-4,second", f"q{q},B,gpt-4o,gpt-4,second", f"q{q},A,B,gpt-4,first",
+                 f"q{q},A,gpt-4o,h,{('first', 'second')[q % 2]}", f"q{q},B,gpt-4o,h,{('first', 'second')[q % 3 > 0]}"]
+    path = _file(tmp_path, "\n".join(rows) + "\n")
+    code, out, err = run(["judge", "audit", "--comparisons", str(path), "--judge", "gpt-4", "--judge-family",
+                          "gpt-4=gpt-4o", "--n-resamples", "50", "--seed", "0", "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["judges"][0]["self_preference"] > 0.3
+    code, out, err = run(["judge", "audit", "--comparisons", str(path), "--judge-family", "gpt-4"], capsys)
+    assert code == 2 and err.strip().endswith("`--judge-family` must be JUDGE=SYSTEM; got 'gpt-4'.")

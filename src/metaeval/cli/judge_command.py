@@ -280,12 +280,12 @@ def _shortened(names, shown: int = 6) -> str:
 @_resampling_options
 @resamples_option
 @seed_option
-@declare("family", dict(multiple=True, metavar="JUDGE=SYSTEM",
+@declare("judge_family", dict(multiple=True, metavar="JUDGE=SYSTEM",
                         help="A system of a judge's family, for self-preference (repeatable; default: a judge named"
                              " like a system is that system)."))
 @progress_option
 @output_options
-def audit(data, judge, confidence_level, n_resamples, seed, family, format, output):
+def audit(data, judge, confidence_level, n_resamples, seed, judge_family, format, output):
     """Position consistency, preference fairness, repetition stability, length bias, self-preference."""
     from ..judges import judge_audit
 
@@ -293,7 +293,8 @@ def audit(data, judge, confidence_level, n_resamples, seed, family, format, outp
     _check_resamples(data, n_resamples)
     with progress_bar() as bar:
         result = judge_audit(data, judges or None, n_resamples=n_resamples, confidence_level=confidence_level,
-                             families=_families(family), rng=seed, progress=bar.task("judges", total=len(judges) if judges else len(data.judges)))
+                             families=_families(judge_family), rng=seed,
+                             progress=bar.task("judges", total=len(judges) if judges else len(data.judges)))
     render(result, fmt, result.to_frame(), _audit_table, output)
 
 
@@ -302,7 +303,7 @@ def _families(items) -> dict[str, list[str]]:
     for item in items:
         judge, sep, system = item.partition("=")
         if not sep or not judge or not system:
-            raise ParameterError(f"`--family` must be JUDGE=SYSTEM; got {item!r}.")
+            raise ParameterError(f"`--judge-family` must be JUDGE=SYSTEM; got {item!r}.")
         out.setdefault(judge, []).append(system)
     return out
 

@@ -293,7 +293,7 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
                 row.update(found)
         else:
             notes.append((judge, "self-preference not applicable: the judge is not one of the systems (name its family"
-                          " with families=, --family JUDGE=SYSTEM)."))
+                          " with families=, --judge-family JUDGE=SYSTEM)."))
         rows.append(row)
         if progress is not None:
             progress()
