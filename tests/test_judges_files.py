@@ -136,3 +136,26 @@ def test_long_lists_of_annotators_are_shortened_in_signatures():
     short = _listed(names)
     assert short[:3] == names[:3] and short[3].startswith("...17 more (sha256:") and len(short) == 4
     assert _listed(names[:5]) == names[:5]
+
+
+def test_a_column_naming_the_system_shown_first_puts_the_presented_order_in_place(tmp_path, capsys):
+    """Issue 39.4c: position measures need the order shown; a file may store the systems in another order."""
+    stored = tmp_path / "stored.csv"
+    stored.write_text("input,model_a,model_b,winner,shown_first,length_a,length_b\n"
+                      "q1,A,B,model_a,B,10,20\nq1,A,B,model_b,A,10,20\nq2,A,C,tie,C,5,7\n", encoding="utf-8")
+    shown = tmp_path / "shown.csv"
+    shown.write_text("input,first,second,verdict,first_length,second_length\n"
+                     "q1,B,A,second,20,10\nq1,A,B,second,10,20\nq2,C,A,tie,7,5\n", encoding="utf-8")
+    a = me.read_comparisons(stored, judge="j")
+    b = me.read_comparisons(shown, judge="j")
+    for name in ("first", "second", "verdict", "first_length", "second_length"):
+        assert [a.systems[k] for k in getattr(a, name)] == [b.systems[k] for k in getattr(b, name)] \
+            if name in ("first", "second") else np.array_equal(getattr(a, name), getattr(b, name))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("input,model_a,model_b,winner,shown_first\nq1,A,B,model_a,C\n", encoding="utf-8")
+    with pytest.raises(InputFileError, match=r"row 2, column 'shown_first': the system shown first must be one of the"
+                                             r" two compared \('A', 'B'\); got 'C'."):
+        me.read_comparisons(bad)
+    code, out, err = run(["judge", "audit", "--comparisons", str(stored), "--shown-first-column", "shown_first",
+                          "--n-resamples", "0", "--format", "json"], capsys)
+    assert code == 0, err

@@ -15,7 +15,7 @@ from .analysis_output import footer, interval, number, output_options, render
 from .common import declare, group, option, options, resamples_option, say, tie_tolerance_option
 from .progress import progress_bar, progress_option
 
-_ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
+_ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length", "shown_first")
 _SCORE_READING = ("system_column", "annotator_column", "layout", "rename", "allow_unmatched")
 """The reading options of --scores besides --input-column and --where (which serve the comparison file too)."""
 
@@ -60,7 +60,11 @@ def comparison_options(command: Callable) -> Callable:
         declare("verdict_map", dict(multiple=True, metavar="OLD=NEW",
                                     help="Read the verdict label OLD as NEW (first, second, tie, or drop to leave the"
                                          " rows out; repeatable), e.g. 'tie (inconsistent)=tie', error=drop.")),
-        options(*(f"{role}_column" for role in _ROLES[1:])),
+        options(*(f"{role}_column" for role in _ROLES[1:-1])),
+        declare("shown_first_column", dict(metavar="COLUMN",
+                                           help="The comparison file's column naming the system shown first, when"
+                                                " the two system columns are not in the order shown (position"
+                                                " measures need that order).")),
         option("where", metavar="COLUMN=VALUE", help="Keep only the comparison rows whose COLUMN is VALUE (repeatable)."),
         option("dataset", help="A packaged dataset whose scorers become judges (with --scorer)."),
         option("scores", multiple=False, metavar="PATH", type=click.Path(dir_okay=False),

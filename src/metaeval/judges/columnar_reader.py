@@ -3,7 +3,7 @@
 A million Chatbot-Arena battles read row by row (one ``json.loads`` and one dict per line, one Python string
 per cell) took most of ``judge rank``'s time and about ten times the file's size in memory. Here the file is
 parsed by ``pyarrow.json`` into typed columns, each role's column is dictionary-encoded, and only its
-distinct values go through the reader's cell rule (:func:`metaeval.judges.reader._label`): the codes stay
+distinct values go through the reader's cell rule (:func:`metaeval.judges.cells._label`): the codes stay
 numpy arrays. The result equals :func:`metaeval.judges.reader.read_comparisons`'s row-wise reading, label
 for label and code for code (a test holds them equal).
 
@@ -76,7 +76,7 @@ def _encoded(column) -> tuple[list[Any], np.ndarray] | None:
 def _labelled(column) -> tuple[tuple[str, ...], np.ndarray] | None:
     """(labels in order of first appearance, code of each row) by the reader's cell rule, or None when a cell
     is empty or of a kind the row-wise reader must judge."""
-    from .reader import _label
+    from .cells import _label
 
     found = _encoded(column)
     if found is None:
@@ -115,7 +115,7 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    from .reader import FASTCHAT_COLUMNS, _VERDICT_CODES, _mapping, _warn_names, _warn_pooled
+    from .cells import FASTCHAT_COLUMNS, _VERDICT_CODES, _mapping, _warn_names, _warn_pooled
 
     try:  # streamed in blocks, keeping the roles' columns only (a new key or type in a later block: row-wise)
         reader = pj.open_json(str(path), read_options=pj.ReadOptions(block_size=BLOCK_SIZE))
@@ -137,13 +137,15 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
     del batches
     if table.num_rows == 0:
         return None
+    if "shown_first" in roles:
+        return None  # the presented order is put in place row by row
     verdict = _encoded(table.column(roles["verdict"]))
     if verdict is None:
         return None
     values, index = verdict
     codes = np.empty(len(values), dtype=np.int8)
     keep_value = np.ones(len(values), dtype=bool)
-    from .reader import _label
+    from .cells import _label
 
     for k, value in enumerate(values):
         text = _label(value)

@@ -34,70 +34,13 @@ import numpy as np
 from ..data.columns import _filtered, check_where
 from ..data.formats import MISSING_TOKENS, file_format, read_table
 from ..errors import DataWarning, InputFileError, ParameterError
-from ..vocabulary import VERDICT_ALIASES, VERDICTS
+from ..vocabulary import VERDICTS
+from .cells import (DEFAULT_COLUMNS, FASTCHAT_COLUMNS, REQUIRED, ROLES, _VERDICT_CODES, _label, _mapping,  # noqa: F401
+                    _warn_names, _warn_pooled)
 from .comparisons import Comparisons, combine_comparisons, make_comparisons
 
-ROLES = ("input", "first", "second", "judge", "verdict", "repeat", "first_length", "second_length")
-DEFAULT_COLUMNS = {
-    "input": ("input", "instance_id", "question_id"),
-    "first": ("first", "system_a", "model_a"),
-    "second": ("second", "system_b", "model_b"),
-    "judge": ("judge", "annotator", "judge_id"),
-    "verdict": ("verdict", "winner"),
-    "repeat": ("repeat",),
-    "first_length": ("first_length", "length_a"),
-    "second_length": ("second_length", "length_b"),
-}
-REQUIRED = ("input", "first", "second", "verdict")
 OPTION_NAMES = {**{role: f"columns[{role!r}]" for role in ROLES}, "verdict_map": "verdict_map"}
 CLI_OPTION_NAMES = {**{role: f"--{role.replace('_', '-')}-column" for role in ROLES}, "verdict_map": "--verdict-map"}
-_VERDICT_CODES = {**{name: k for k, name in enumerate(VERDICTS)},
-                  **{alias: VERDICTS.index(name) for alias, name in VERDICT_ALIASES.items()}}
-
-
-def _label(cell: Any) -> str | None:
-    if cell is None or isinstance(cell, bool):
-        return None
-    if isinstance(cell, (list, tuple)):  # FastChat's judge cell: ["gpt-4", "pair-v2"]
-        parts = [_label(c) for c in cell]
-        return "/".join(p for p in parts if p) or None
-    if isinstance(cell, float):
-        if np.isnan(cell):
-            return None
-        return str(int(cell)) if cell.is_integer() else repr(cell)
-    text = str(cell).strip()
-    return None if text.lower() in MISSING_TOKENS else text
-
-
-def _mapping(table, columns: Mapping[str, Any] | None, names: Mapping[str, str]) -> dict[str, Any]:
-    given = {} if columns is None else dict(columns)
-    for role, column in given.items():
-        if role not in ROLES:
-            raise ParameterError(f"`columns` keys must be one of {', '.join(map(repr, ROLES))}; got {role!r}.")
-        if role == "input" and not isinstance(column, str):
-            column = tuple(column)
-            given[role] = column[0] if len(column) == 1 else column
-        for one in ((column,) if isinstance(column, str) else column):
-            if one not in table.columns:
-                shown = ", ".join(repr(c) for c in list(table.columns)[:12])
-                raise InputFileError(table.path, f"`{names[role]}` must name a column of the file ({shown}); got"
-                                                 f" {one!r}.", row=table.header_row)
-    out = {}
-    for role in ROLES:
-        if role in given:
-            out[role] = given[role]
-            continue
-        found = next((c for c in DEFAULT_COLUMNS[role] if c in table.columns), None)
-        if found is not None:
-            out[role] = found
-        elif role in REQUIRED:
-            shown = ", ".join(repr(c) for c in list(table.columns)[:12])
-            expected = " or ".join(repr(c) for c in DEFAULT_COLUMNS[role])
-            raise InputFileError(table.path, f"a comparison file must have a column {expected} (or map one with"
-                                             f" `{names[role]}`); got the columns {shown}.", row=table.header_row)
-    return out
-
-
 def _labels(table, column, role: str, optional: bool = False) -> list[str | None]:
     if not isinstance(column, str):  # an input named by several columns (question and turn): 'q81/1'
         parts = [_labels(table, c, role, optional) for c in column]
@@ -138,10 +81,6 @@ def _lengths(table, column: str) -> np.ndarray:
     return out
 
 
-FASTCHAT_COLUMNS = ("model_1", "model_2", "g1_winner", "g2_winner")
-"""A FastChat pairwise judgment file (``gpt4_pair_judgments.json``): each row is two comparisons."""
-
-
 def _fastchat_rows(table):
     """FastChat's pairwise judgments as comparison rows: game 1 shows ``model_1`` first, game 2 shows
     ``model_2`` first, and both winners are named ``model_1`` / ``model_2`` / ``tie`` (or ``error``)."""
@@ -173,19 +112,6 @@ def check_verdict_map(verdict_map: Mapping[str, str] | None, param: str = "verdi
                                  f" {old!r}={new!r}.")
         out[str(old).strip().lower()] = None if target == "drop" else target
     return out
-
-
-def _warn_names(kind: str, labels, path) -> None:
-    """A warning naming labels that differ only in case (``GPT-4`` and ``gpt-4``): different names here."""
-    groups: dict[str, list[str]] = {}
-    for label in labels:
-        groups.setdefault(label.casefold(), []).append(label)
-    clashes = [names for names in groups.values() if len(names) > 1]
-    if clashes:
-        shown = "; ".join(" and ".join(repr(n) for n in names) for names in clashes[:3])
-        more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
-        warnings.warn(f"{path}: {len(clashes)} {kind} names differ only in case and are kept apart: {shown}{more}.",
-                      DataWarning, stacklevel=4)
 
 
 def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | None = None,
@@ -307,6 +233,25 @@ def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | N
     else:
         judges = (judge or Path(str(path)).name.split(".")[0],)
         judge_codes = np.zeros(table.n_rows, dtype=np.int64)
+    lengths = [None, None]
+    for n, role in enumerate(("first_length", "second_length")):
+        if role in roles:
+            lengths[n] = _lengths(table, roles[role])
+    if "shown_first" in roles:  # the stored order is not the presented order: put the system shown first first
+        shown = _labels(table, roles["shown_first"], "system shown first")
+        swap = np.zeros(table.n_rows, dtype=bool)
+        for k, (label, a, b) in enumerate(zip(shown, first_codes, second_codes)):
+            if label == systems[b]:
+                swap[k] = True
+            elif label != systems[a]:
+                raise InputFileError(table.path, f"the system shown first must be one of the two compared"
+                                                 f" ({systems[a]!r}, {systems[b]!r}); got {label!r}.",
+                                     row=int(table.rows[k]), column=roles["shown_first"])
+        first_codes, second_codes = np.where(swap, second_codes, first_codes), np.where(swap, first_codes,
+                                                                                        second_codes)
+        verdicts = np.where(swap & (verdicts != 2), 1 - verdicts, verdicts).astype(np.int8)
+        if lengths[0] is not None and lengths[1] is not None:
+            lengths = [np.where(swap, lengths[1], lengths[0]), np.where(swap, lengths[0], lengths[1])]
     repeat = None
     if "repeat" in roles:
         repeat = _codes([label or "" for label in _labels(table, roles["repeat"], "repeat", optional=True)])[1]
@@ -315,10 +260,6 @@ def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | N
                      names["input"])
     _warn_names("system", systems, table.path)
     _warn_names("judge", judges, table.path)
-    lengths = [None, None]
-    for n, role in enumerate(("first_length", "second_length")):
-        if role in roles:
-            lengths[n] = _lengths(table, roles[role])
     if (lengths[0] is None) != (lengths[1] is None):
         missing = "second_length" if lengths[1] is None else "first_length"
         raise InputFileError(table.path, f"lengths need both columns; got no {missing} column (map it with"
@@ -326,17 +267,3 @@ def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | N
     return make_comparisons(systems=systems, inputs=inputs, judges=judges, input=input_codes, first=first_codes,
                             second=second_codes, judge=judge_codes, verdict=verdicts, repeat=repeat,
                             first_length=lengths[0], second_length=lengths[1], source=str(path))
-
-
-def _warn_pooled(path, inputs, first, second, judges, n_systems, n_judges, option) -> None:
-    """Warn when one judge gave several verdicts on an input and pair shown in the same order and no repeat
-    column says they are repeats: they may be separate judgments (turns of a conversation) pooled into one key."""
-    order = np.lexsort((judges, second, first, inputs))
-    cols = np.stack([inputs, first, second, judges])[:, order]
-    repeated = np.all(cols[:, 1:] == cols[:, :-1], axis=0)  # a row like the one before it
-    several = int(np.sum(repeated & ~np.concatenate([[False], repeated[:-1]])))  # groups, each counted once
-    if several:
-        warnings.warn(f"{path}: {several} (input, pair shown in one order, judge) groups hold several verdicts and the"
-                      " file has no repeat column: they are pooled as repeats of one query; if they are separate"
-                      f" judgments (turns of a conversation), name every column that identifies an input (`{option}`,"
-                      " repeatable) or the repeat column.", DataWarning, stacklevel=3)
