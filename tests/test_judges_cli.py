@@ -203,3 +203,14 @@ def test_audit_judge_family_from_the_cli(tmp_path, capsys):
     assert json.loads(out)["judges"][0]["self_preference"] > 0.3
     code, out, err = run(["judge", "audit", "--comparisons", str(path), "--judge-family", "gpt-4"], capsys)
     assert code == 2 and err.strip().endswith("`--judge-family` must be JUDGE=SYSTEM; got 'gpt-4'.")
+
+
+@pytest.mark.parametrize("command", [["rank", "--n-resamples", "30"], ["audit", "--n-resamples", "30"],
+                                     ["agree", "--human", "h*", "--n-resamples", "30", "--n-permutations", "30"],
+                                     ["alt-test", "--judge", "j", "--human", "h*", "--min-instances", "1"]])
+def test_every_judge_command_draws_progress(tmp_path, capsys, command):
+    text = GOOD + "".join(f"q{k},A,B,h{m},{('first', 'second', 'tie')[(k + m) % 3]}\n" for k in range(1, 5)
+                          for m in range(2))
+    code, out, err = run(["judge", command[0], "--comparisons", str(_file(tmp_path, text)), *command[1:],
+                          "--progress"], capsys)
+    assert code == 0, err

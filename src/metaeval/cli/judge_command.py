@@ -215,11 +215,15 @@ def agree(data, judge, human, ties, n_permutations, correction, html, confidence
 
     judges, humans, fmt = judge, human, format
     _check_resamples(data, max(n_resamples, n_permutations))
-    shown = len(judges) if judges else sum(j not in humans for j in data.judges)
+    try:
+        named = set(data.judge_names(humans, param="--human"))
+        shown = 1 + (len(judges) if judges else sum(j not in named for j in data.judges))
+    except ParameterError:
+        shown = None  # the library names the problem
     with progress_bar() as bar:
         result = judge_agreement(data, judges or None, humans=humans, ties=ties, n_resamples=n_resamples,
                                  n_permutations=n_permutations, confidence_level=confidence_level,
-                                 correction=correction, rng=seed, progress=bar.task("judges", total=1 + shown))
+                                 correction=correction, rng=seed, progress=bar.task("judges", total=shown))
     render(result, fmt, result.to_frame(), _agree_table, output)
     if html:
         from ..report.judges_section import write_judges_page
