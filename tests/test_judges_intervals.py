@@ -197,3 +197,13 @@ def test_make_comparisons_refuses_codes_out_of_range(field, value, message):
     with pytest.raises(ParameterError) as e:
         me.make_comparisons(systems=("A", "B"), inputs=("q",), judges=("j",), verdict=[0, 1], **arrays)
     assert str(e.value) == message
+
+
+def test_a_davidson_resample_without_a_win_or_a_tie_diverges():
+    from metaeval.stats.frameworks.bradley_terry import pairs_of
+    from metaeval.stats.frameworks.bradley_terry_intervals import diverging_resamples
+
+    i, j = pairs_of(3)
+    observed = np.array([[2.0, 1, 1], [1, 2, 1], [1, 1, 2]])
+    draws = np.array([observed, [[0, 0, 3], [0, 0, 2], [0, 0, 4]], [[2, 1, 0], [1, 2, 0], [1, 1, 0]]])
+    assert diverging_resamples(draws, observed, i, j, 3, "davidson").tolist() == [False, True, True]

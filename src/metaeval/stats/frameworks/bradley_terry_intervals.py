@@ -48,8 +48,8 @@ def diverging_resamples(draws, observed, i, j, n, model):
     needed = observed.sum(axis=1) > 0
     safe = np.all(both | ~needed, axis=1)
     out = np.zeros(draws.shape[0], dtype=bool)
-    if model == "davidson":  # without a tie the tie parameter nu runs off to 0
-        out |= draws[..., 2].sum(axis=-1) == 0
+    if model == "davidson":  # without a tie nu runs off to 0, without a win to infinity
+        out |= (draws[..., 2].sum(axis=-1) == 0) | (draws[..., :2].sum(axis=(-1, -2)) == 0)
         safe &= ~out
     check = np.flatnonzero(~safe & ~out)
     if check.size:
