@@ -21,6 +21,12 @@ from N(0, 1), 10% ties), 100 comparisons per input. Timed, each from the raw com
 Checks: the three point estimates agree (log-strengths, centred). metaeval's CPU time is printed beside
 its wall time: on a machine shared with other jobs the wall time includes waiting for a core.
 Target: k = 1000 resamples of 1,000,000 comparisons among 100 systems in <= 10 s.
+
+The whole command (issue 39.7): the same battles written as a Chatbot-Arena-style JSON Lines file
+(`question_id` - unique per battle by default, as Arena's conversations are, or one of `--questions` -,
+`model_a`, `model_b`, `winner` with `tie (bothbad)`, `judge`, `turn`, `language`, `tstamp`), then
+`metaeval judge rank --comparisons FILE --n-resamples k` run as a child process, its CPU time (user + system,
+from `getrusage`) and peak resident memory measured. Target: <= 10 s CPU and <= 4 times the file's size.
 """
 from __future__ import annotations
 
@@ -104,12 +110,63 @@ def fastchat_run(a, b, verdict, n_systems, k):
     return point_s, (time.perf_counter() - start) / k, (time.process_time() - cpu) / k, point
 
 
+def write_battles(path, a, b, verdict, n_systems, questions: int | None, seed: int = 0) -> int:
+    """The battles as a Chatbot-Arena-style JSON Lines file; returns its size in bytes."""
+    import json
+
+    rng = np.random.default_rng(seed)
+    n = len(a)
+    qid = np.arange(n) if questions is None else rng.integers(0, questions, n)
+    winner = np.array(["model_a", "model_b", "tie"])[verdict]
+    winner = np.where((verdict == 2) & (rng.random(n) < 0.3), "tie (bothbad)", winner)
+    user = rng.integers(0, 50_000, n)
+    with open(path, "w", encoding="utf-8") as out:
+        for k in range(n):
+            out.write(json.dumps({"question_id": f"{qid[k]:032x}", "model_a": f"model-{a[k]:03d}-chat",
+                                  "model_b": f"model-{b[k]:03d}-chat", "winner": str(winner[k]),
+                                  "judge": f"arena_user_{user[k]}", "turn": 1, "language": "English",
+                                  "tstamp": 1.7e9 + k}) + "\n")
+    return os.path.getsize(path)
+
+
+def command_run(path, k: int) -> tuple[float, float, float]:
+    """`metaeval judge rank` on ``path`` in a child process: (wall s, CPU s, peak RSS bytes)."""
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # the peak is the child's own (VmHWM): ru_maxrss survives exec and would report this process's size
+        code = ("import sys, resource, time\n"
+                "from metaeval.cli.main import main\n"
+                "code = main(sys.argv[1:])\n"
+                "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+                "status = open('/proc/self/status').read()\n"
+                "peak = int(status.split('VmHWM:')[1].split()[0]) * 1024\n"
+                "print(u.ru_utime + u.ru_stime, peak, file=sys.stderr)\n"
+                "sys.exit(code)\n")
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code, "judge", "rank", "--comparisons", str(path),
+                               "--n-resamples", str(k), "--seed", "0", "--format", "json", "--output",
+                               os.path.join(tmp, "ranking.json"), "--no-progress"], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    cpu, peak = done.stderr.strip().splitlines()[-1].split()
+    del resource
+    return wall, float(cpu), float(peak)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--comparisons", type=int, default=1_000_000)
     parser.add_argument("--systems", type=int, default=100)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--baseline-resamples", type=int, default=3)
+    parser.add_argument("--questions", type=int, default=None,
+                        help="Questions the battles are about (default: one per battle, as in Chatbot Arena).")
+    parser.add_argument("--file", default="/tmp/metaeval-bench-battles.jsonl", help="Where the JSON Lines go.")
     args = parser.parse_args()
     n, k = args.systems, args.resamples
     a, b, verdict = simulate(args.comparisons, n)
@@ -139,6 +196,15 @@ def main() -> int:
           f" CPU ratio {k * f_cpu / cpu:.0f}x)")
     status = "ok" if seconds <= TARGET_S else "MISSED"
     print(f"target: <= {TARGET_S:g} s for metaeval (comparisons bootstrap): {seconds:.2f} s {status}")
+    size = write_battles(args.file, a, b, verdict, n, args.questions)
+    wall, cpu_c, peak = command_run(args.file, k)
+    questions = "one per battle" if args.questions is None else f"{args.questions:,}"
+    print(f"whole command `metaeval judge rank --comparisons FILE --n-resamples {k}` (questions: {questions}):"
+          f" wall {wall:.1f} s, CPU {cpu_c:.2f} s, peak {peak / 2**20:.0f} MiB = {peak / size:.1f}x the file"
+          f" ({size / 2**20:.0f} MiB)")
+    ok = cpu_c <= TARGET_S and peak <= 4 * size
+    print(f"target: <= {TARGET_S:g} s CPU and <= 4x the file's size: {'ok' if ok else 'MISSED'}")
+    os.remove(args.file)
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.judges import bradley_terry as bt
+from metaeval.stats.frameworks import bradley_terry as bt
 
 choix = pytest.importorskip("choix")
 evalica = pytest.importorskip("evalica")

@@ -21,7 +21,7 @@ FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
 COMMANDS = [["rank", "--n-resamples", "5"], ["audit", "--n-resamples", "5"],
             ["agree", "--human", "h", "--human", "k", "--n-resamples", "5", "--n-permutations", "5"],
-            ["alt-test", "--judge", "j"]]
+            ["alt-test", "--judge", "j", "--human", "h", "--human", "k", "--min-instances", "1"]]
 
 
 @st.composite

@@ -10,7 +10,7 @@ import pytest
 
 import metaeval as me
 from metaeval.errors import DataWarning, DegenerateDataError, DegenerateWarning, InputFileError, ParameterError
-from metaeval.judges import bradley_terry as bt
+from metaeval.stats.frameworks import bradley_terry as bt
 from metaeval.judges import resampling as rs
 
 ROWS = [("q1", "A", "B", "j1", "first"), ("q1", "B", "C", "j1", "second"), ("q2", "A", "C", "j1", "tie"),
@@ -60,7 +60,8 @@ def test_reader_errors_are_one_line(tmp_path):
     with pytest.raises(InputFileError) as e:
         me.read_comparisons(bad)
     assert str(e.value) == (f"{bad}, row 2, column 'verdict': a verdict must be one of 'first', 'second', 'tie' (or"
-                            " model_a, model_b, a, b, draw, tie (bothbad)); got 'maybe'.")
+                            " model_a, model_b, a, b, draw, tie (bothbad)); got 'maybe' (map other labels with"
+                            " `verdict_map={OLD: NEW}`, NEW one of first, second, tie or drop).")
     same = _write(tmp_path, [("q1", "A", "A", "j1", "tie")], "same.csv")
     with pytest.raises(InputFileError, match=r"row 2, column 'second': a comparison must be between two different"
                                              r" systems; got 'A' twice."):
@@ -252,3 +253,28 @@ def test_invariances_row_order_presentation_and_labels():
     again = me.rank_systems(recoded, n_resamples=0)
     assert again.systems == base.systems
     np.testing.assert_allclose(again.scores, base.scores, atol=1e-10)
+
+
+def test_the_tie_tolerance_is_a_field_of_the_signature_not_of_the_source():
+    """Issue 38.4: the tolerance was recorded inside the `source` string."""
+    ds = me.load_dataset("summeval")
+    loose = me.comparisons_from_scores(ds, "rouge-2.recall", tie_tolerance=1e-4)
+    default = me.comparisons_from_scores(ds, "rouge-2.recall")
+    assert loose.source == default.source == "scores:rouge-2.recall"
+    sig = me.rank_systems(loose, n_resamples=0, rng=0).signature
+    assert sig.as_dict()["tie_tolerance"] == 1e-4 and sig.as_dict()["source"] == "scores:rouge-2.recall"
+    assert "tie_tolerance" not in me.rank_systems(default, n_resamples=0, rng=0).signature.as_dict()
+    audit = me.judge_audit(loose, n_resamples=0, rng=0)
+    assert str(audit.signature).startswith("analysis:judge-audit|source:scores:rouge-2.recall|tie_tolerance:0.0001|")
+
+
+def test_rng_none_draws_fresh_seeds_and_progress_counts_the_resamples():
+    c = me.comparisons_from_scores(me.load_dataset("summeval"), "rouge-2.recall")
+    calls = []
+    r = me.rank_systems(c, n_resamples=300, progress=lambda units=1, **kw: calls.append(units))
+    assert sum(calls) == 300 and len(calls) >= 2
+    assert "seed" in r.signature.as_dict()
+    import inspect
+
+    for fn in (me.rank_systems, me.judge_agreement, me.judge_audit):
+        assert inspect.signature(fn).parameters["rng"].default is None

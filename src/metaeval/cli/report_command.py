@@ -76,6 +76,10 @@ def _command_line(source: Source, human, settings, output) -> str:
                          ("--spans-detector", settings.get("spans_detector", ()))):
         for value in ([values] if isinstance(values, str) else values):
             words += [flag, value]
+    for path in settings.get("comparisons", ()):
+        words += ["--comparisons", path]
+    for name in settings.get("judge_human", ()):
+        words += ["--judge-human", name]
     words += ["--output", str(output)]
     return " ".join(shlex.quote(str(w)) for w in words)
 
@@ -138,12 +142,18 @@ def _mt_audit(mt_scores, mt_protocol, n_resamples, seed, tie_tolerance):
                                  " baselines, the --spans-detector detectors and the human ceiling."))
 @declare("spans_detector", dict(multiple=True, metavar="[NAME=]PATH",
                                 help="A span detector for the error-span section (JSON Lines; repeatable)."))
+@option("comparisons", multiple=True,
+        help="Also a section of judges and pairwise preferences from this comparison file (repeatable; the"
+             " columns of docs/judges.md): a Bradley-Terry ranking and the judge audit.")
+@declare("judge_human", dict(multiple=True, help="With --comparisons: the human annotators among its judges"
+                                                 " (repeatable; patterns allowed): the ranking is theirs and the"
+                                                 " other judges' agreement with them is shown."))
 @seed_option
 @tie_tolerance_option
 @progress_option
 def report(source, output, level, coefficient, correction, family, alpha, quick, full, n_resamples, n_repetitions,
-           repetitions, focus_metric, analysis, corpus_texts, mt_scores, mt_protocol, spans_gold, spans_detector, seed,
-           tie_tolerance):
+           repetitions, focus_metric, analysis, corpus_texts, mt_scores, mt_protocol, spans_gold, spans_detector,
+           comparisons, judge_human, seed, tie_tolerance):
     """The meta-evaluation report as one self-contained HTML page.
 
     The page holds the dataset summary, correlations with BOOT-BOTH intervals, forest plots, the PERM-BOTH
@@ -159,8 +169,19 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
     if spans_detector and not spans_gold:
         raise ParameterError("`--spans-detector` needs `--spans-gold` (the MQM ratings it is scored against); got no "
                              "--spans-gold.")
+    if judge_human and not comparisons:
+        raise ParameterError("`--judge-human` applies to `--comparisons`; got it without.")
     with directory_lock(report_paths(output)[0]):  # a second run into this directory stops here, at once
         ds, human = load_source(source, n_resamples=n_resamples)
+        judged = None
+        if comparisons:
+            from ..judges import read_comparisons
+            from ..judges.reader import CLI_OPTION_NAMES
+            from .source import located
+
+            with located(comparisons[0] if len(comparisons) == 1 else "--comparisons"):
+                judged = read_comparisons(comparisons[0] if len(comparisons) == 1 else list(comparisons),
+                                          option_names=CLI_OPTION_NAMES)
         corpus = corpus_statistics_for(ds, *corpus_texts)
         chosen = chosen_metrics(ds, human, source.metric)
         console = safe_console(width=output_width())
@@ -174,10 +195,10 @@ def report(source, output, level, coefficient, correction, family, alpha, quick,
                                   seed=seed, preset=preset, repetitions=repetitions,
                                   focus_metrics=focus_metrics or None, analyses=wanted, progress=progress,
                                   command="", corpus_statistics=corpus or None, tie_tolerance=tie_tolerance,
-                                  mt_audit=audit)
+                                  mt_audit=audit, comparisons=judged, judge_humans=judge_human or None)
             settings = dict(result.settings, explicit_focus=focus_metrics, explicit_analyses=analyses,
                             corpus_texts=corpus_texts, mt=(mt_scores, mt_protocol), spans_gold=spans_gold,
-                            spans_detector=spans_detector)
+                            spans_detector=spans_detector, comparisons=comparisons, judge_human=judge_human)
             spans = None
             if spans_gold:
                 from .spans_command import report_spans

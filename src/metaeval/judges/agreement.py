@@ -9,9 +9,25 @@ the keys both judged:
 - accuracy with ties: share of keys with the same verdict (three categories);
 - accuracy without ties: the same over the keys where neither verdict is a tie;
 - Cohen's kappa (1960) over the three categories: ``(p_o - p_e) / (1 - p_e)``, ``p_e`` from the two
-  marginal distributions;
-- Krippendorff's alpha (nominal; :func:`metaeval.human.krippendorff_alpha`) of the two verdict rows;
+  marginal distributions, with every key counted in both orientations (see below);
+- Krippendorff's alpha (nominal; :func:`metaeval.human.krippendorff_alpha`) of the two verdict rows, every
+  key again counted in both orientations;
+- vote-level agreement (Zheng et al. 2023, MT-Bench, Table 5 and App. D.3; FastChat's
+  ``compute_agreement.py``): the probability that the judge and a randomly chosen human vote agree on a
+  randomly chosen key, over every (judge verdict, human vote) pair of a key; ``S1`` with ties (two ties
+  agree), ``S2`` without (a pair where either side is a tie is left out). Beside it, the same statistic
+  between two human votes of a key (every unordered pair of the human comparisons of that key), the
+  humans' own agreement;
 - ranking agreement: Kendall's tau-b between the judge's and the humans' Bradley-Terry scores.
+
+A pairwise verdict has no natural orientation: "the first system of the key wins" depends on which
+system is called first (metaeval's codes follow the order of first appearance in the file). Kappa's and
+alpha's chance terms use the marginal shares of the categories, so with one orientation they would change
+with the order of the rows. Counting each key twice, once as (x, y) and once as (y, x) with the verdict
+mirrored (x wins <-> y wins, a tie stays a tie), makes the two win categories equally frequent and both
+statistics invariant to any row order and to swapping the two system columns; observed agreement is
+unchanged. Kappa is then ``cohen_kappa_score`` of the doubled verdict rows (scikit-learn) and alpha
+``krippendorff.alpha`` of the doubled rows.
 
 Intervals come from one bootstrap over inputs shared by every statistic and judge (a resample's keys are
 weighted by the multiplicity of their input; the rankings are refitted on the resampled counts of both).
@@ -22,22 +38,24 @@ the humans judged, flipping whole inputs, corrected over all ordered pairs, with
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import defaults
 from .._validation import check_confidence_level, rng_and_seed
+from ..runtime.progress import ProgressCallback
 from ..errors import DegenerateWarning, ParameterError, check_int
 from ..human.agreement import krippendorff_alpha
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
+from ..stats.resampling.draws import batch_slices
 from ..stats.significance.clusters import rank_ranges, significance_clusters
 from ..stats.significance.corrections import adjust_pvalues
 from ..vocabulary import check_correction
-from . import bradley_terry as bt
+from ..stats.frameworks import bradley_terry as bt
 from . import resampling as rs
 from .comparisons import TIE, Comparisons
 
@@ -57,13 +75,52 @@ def key_verdicts(c: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     return keys, verdict
 
 
+def mirrored(verdict: np.ndarray) -> np.ndarray:
+    """The verdicts of the keys read the other way round: low wins <-> high wins, a tie stays a tie."""
+    v = np.asarray(verdict)
+    return np.where(v == TIE, TIE, 1 - v)
+
+
 def _kappa(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of verdict rows a, b (K,) under key weights w (B, K)."""
+    """Cohen's kappa of verdict rows a, b (K,) under key weights w (B, K), every key counted in both
+    orientations: the two win categories share the decisive mass equally in each marginal."""
     total = w.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         po = (w @ (a == b)) / total
-        pe = sum((w @ (a == k)) * (w @ (b == k)) for k in range(3)) / total ** 2
+        pe = (0.5 * (w @ (a != TIE)) * (w @ (b != TIE)) + (w @ (a == TIE)) * (w @ (b == TIE))) / total ** 2
         return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+
+
+def key_votes(c: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, votes)``: the sorted keys judged in ``c`` and the number of comparisons (votes) of each
+    oriented outcome (low wins, high wins, tie) per key, shape (K, 3)."""
+    n = len(c.systems)
+    p = n * (n - 1) // 2
+    _, _, outcome, _ = c.oriented()
+    keys, inverse = np.unique(c.input * p + c.pair_index(), return_inverse=True)
+    votes = np.zeros((keys.size, 3))
+    np.add.at(votes, (inverse, outcome), 1.0)
+    return keys, votes
+
+
+def vote_agreement_counts(verdict: np.ndarray, votes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per key: agreeing and all (judge verdict, human vote) pairs with ties (S1), and without (S2).
+
+    ``verdict`` (K,) the judge's verdict of each key, ``votes`` (K, 3) the human votes of each outcome.
+    """
+    rows = np.arange(verdict.size)
+    agree = votes[rows, verdict]
+    total = votes.sum(axis=1)
+    decisive = verdict != TIE
+    return agree, total, np.where(decisive, agree, 0.0), np.where(decisive, votes[:, 0] + votes[:, 1], 0.0)
+
+
+def human_pair_counts(votes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per key: agreeing and all unordered pairs of human votes with ties (S1), and without (S2)."""
+    pairs = lambda k: k * (k - 1) / 2  # noqa: E731
+    same = pairs(votes).sum(axis=1)
+    decisive = votes[:, 0] + votes[:, 1]
+    return same, pairs(votes.sum(axis=1)), pairs(votes[:, 0]) + pairs(votes[:, 1]), pairs(decisive)
 
 
 @dataclass(frozen=True)
@@ -75,10 +132,15 @@ class JudgeAgreementResult(ResultMixin):
     table : pandas.DataFrame
         One row per judge: ``judge``, ``keys`` (judged by both), ``accuracy`` (+ ``_low`` / ``_high``),
         ``accuracy_no_ties`` (+ interval), ``keys_no_ties``, ``kappa`` (+ interval), ``alpha``,
-        ``ranking_tau`` (+ interval), ``rank`` (significance cluster by accuracy), ``rank_range``.
+        ``vote_agreement`` / ``vote_agreement_no_ties`` (+ intervals; MT-Bench's S1 / S2) with ``vote_pairs`` /
+        ``vote_pairs_no_ties``, ``ranking_tau`` (+ interval), ``rank`` (significance cluster by accuracy),
+        ``rank_range``.
     pvalues : ndarray (J, J)
         Corrected p-values of ``H1: accuracy(row) > accuracy(column)``.
     humans : tuple of str
+    human_agreement : dict
+        The humans' own vote-level agreement: ``vote_agreement``, ``vote_agreement_no_ties`` (+ intervals),
+        ``vote_pairs``, ``vote_pairs_no_ties`` over every pair of human votes of a key.
     notes : tuple of str
         What could not be computed and why.
     n_resamples, n_permutations, confidence_level, correction, signature
@@ -93,13 +155,15 @@ class JudgeAgreementResult(ResultMixin):
     confidence_level: float
     correction: str
     signature: Signature
+    human_agreement: dict[str, Any] = field(default_factory=dict)
 
     def frame_rows(self) -> list[dict[str, Any]]:
         return self.table.to_dict("records")
 
     def to_dict(self) -> dict[str, Any]:
         return {"analysis": "judge-agree", "judges": plain(self.table.to_dict("records")), "humans": list(self.humans),
-                "pvalues": plain(self.pvalues), "notes": list(self.notes), "n_resamples": self.n_resamples,
+                "human_agreement": plain(self.human_agreement), "pvalues": plain(self.pvalues),
+                "notes": list(self.notes), "n_resamples": self.n_resamples,
                 "n_permutations": self.n_permutations, "confidence_level": self.confidence_level,
                 "correction": self.correction, "signature": str(self.signature)}
 
@@ -109,14 +173,12 @@ def _agree_iv(comparisons, judges, humans, n_resamples, n_permutations, confiden
         raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
     if humans is None:
         raise ParameterError("`humans` must name the human annotators (judges of the comparisons); got None.")
-    humans = (humans,) if isinstance(humans, str) else tuple(humans)
-    comparisons.judged_by(humans, param="humans")
+    humans = comparisons.judge_names(humans, param="humans")
     if judges is None:
         judges = tuple(j for j in comparisons.judges if j not in humans)
-    judges = (judges,) if isinstance(judges, str) else tuple(judges)
-    if not judges:
-        raise ParameterError("`judges` must name at least one judge that is not a human; got none.")
-    comparisons.judged_by(judges)
+        if not judges:
+            raise ParameterError("`judges` must name at least one judge that is not a human; got none.")
+    judges = comparisons.judge_names(judges)
     overlap = set(judges) & set(humans)
     if overlap:
         raise ParameterError(f"`judges` and `humans` must not share a name; got {sorted(overlap)[0]!r} in both.")
@@ -129,7 +191,8 @@ def _agree_iv(comparisons, judges, humans, n_resamples, n_permutations, confiden
 def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str = defaults.TIE_MODEL,
                     n_resamples: int = defaults.N_RESAMPLES, n_permutations: int = defaults.N_RESAMPLES,
                     confidence_level: float = defaults.CONFIDENCE_LEVEL, correction: str = defaults.CORRECTION,
-                    alpha: float = defaults.ALPHA, rng: Any = defaults.SEED) -> JudgeAgreementResult:
+                    alpha: float = defaults.ALPHA, rng: Any = None,
+                    progress: ProgressCallback | None = None) -> JudgeAgreementResult:
     """Agreement of ``judges`` with the ``humans`` on the comparisons both judged, with intervals and tests.
 
     Parameters
@@ -149,26 +212,54 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
         Over the J (J - 1) ordered judge pairs (:func:`metaeval.adjust_pvalues`).
     alpha : float
         Significance level of the clusters.
+    rng : int, Generator or None
+        None (default): fresh entropy, the seed drawn recorded in the signature.
+    progress : callable, optional
+        Called with no argument after the humans' ranking and after each judge (``1 + len(judges)`` calls;
+        :mod:`metaeval.runtime.progress`).
 
     Returns
     -------
     JudgeAgreementResult
+        ``table`` holds per judge the majority statistics (``accuracy``, ``accuracy_no_ties``, ``kappa``,
+        ``alpha``: against the humans' majority verdict of each key) and the vote-level ones
+        (``vote_agreement``, ``vote_agreement_no_ties`` over every (judge verdict, human vote) pair, with
+        ``vote_pairs``, ``vote_pairs_no_ties``); ``human_agreement`` the same vote-level statistics between
+        two human votes.
+
+    References
+    ----------
+    Cohen (1960); Krippendorff (2011); Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and
+    Chatbot Arena. NeurIPS Datasets and Benchmarks (Table 5, App. D.3: agreement with and without ties).
     """
     judges, humans, n_resamples, n_permutations, confidence_level, correction = _agree_iv(
         comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction)
+    rs.check_memory(max(n_resamples, n_permutations), len(comparisons.systems), len(comparisons.inputs), pairs=False)
     generator, seed = rng_and_seed(rng)
     n = len(comparisons.systems)
     p = n * (n - 1) // 2
     human_c = comparisons.judged_by(humans, param="humans")
     h_keys, h_verdict = key_verdicts(human_c)
+    _, h_votes = key_votes(human_c)
     n_inputs = len(comparisons.inputs)
     active = rs.active_clusters(human_c.input, n_inputs)  # the inputs the humans judged
     weights = (rs.cluster_weights(generator, n_inputs, n_resamples, active) if n_resamples
                else np.empty((0, n_inputs)))
     tail = (1 - confidence_level) / 2
     notes: list[str] = []
+    if n_resamples == 1:
+        notes.append("one bootstrap resample gives no interval: the intervals are undefined (n_resamples >= 2).")
     rows, correct = [], {}
     human_rank = _ranking_scores(human_c, weights, ties, notes, "the humans")
+    if progress is not None:
+        progress()
+    w_humans = np.vstack([np.ones(h_keys.size), weights[:, h_keys // p]])
+    human_row: dict[str, Any] = {}
+    for name, (agree, total) in (("vote_agreement", human_pair_counts(h_votes)[:2]),
+                                 ("vote_agreement_no_ties", human_pair_counts(h_votes)[2:])):
+        _with_interval(human_row, name, _share(w_humans, agree, total), tail)
+    human_row["vote_pairs"] = int(human_pair_counts(h_votes)[1].sum())
+    human_row["vote_pairs_no_ties"] = int(human_pair_counts(h_votes)[3].sum())
     for judge in judges:
         jc = comparisons.judged_by(judge)
         j_keys, j_verdict = key_verdicts(jc)
@@ -178,27 +269,34 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
         if common.size == 0:
             notes.append(f"judge {judge!r} shares no comparison (input and system pair) with the humans.")
             rows.append(row)
+            if progress is not None:
+                progress()
             continue
         key_input = common // p
-        w = np.vstack([np.ones(common.size), weights[:, key_input]]) if n_resamples else np.ones((1, common.size))
+        w = np.vstack([np.ones(common.size), weights[:, key_input]])
         no_ties = (a != TIE) & (b != TIE)
         with np.errstate(invalid="ignore", divide="ignore"):
             acc = (w @ (a == b)) / w.sum(axis=1)
             acc_nt = (w @ ((a == b) & no_ties)) / (w @ no_ties)
         kap = _kappa(a, b, w)
         for name, values in (("accuracy", acc), ("accuracy_no_ties", acc_nt), ("kappa", kap)):
-            row[name] = float(values[0])
-            boot = values[1:][np.isfinite(values[1:])]
-            row[f"{name}_low"] = float(np.quantile(boot, tail)) if boot.size else float("nan")
-            row[f"{name}_high"] = float(np.quantile(boot, 1 - tail)) if boot.size else float("nan")
+            _with_interval(row, name, values, tail)
         row["keys_no_ties"] = int(no_ties.sum())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateWarning)
-            row["alpha"] = krippendorff_alpha(np.vstack([a, b]).astype(float), level="nominal")
+            row["alpha"] = krippendorff_alpha(np.vstack([np.concatenate([a, mirrored(a)]),
+                                                         np.concatenate([b, mirrored(b)])]).astype(float),
+                                              level="nominal")
+        s1_agree, s1_total, s2_agree, s2_total = vote_agreement_counts(a, h_votes[hpos])
+        _with_interval(row, "vote_agreement", _share(w, s1_agree, s1_total), tail)
+        _with_interval(row, "vote_agreement_no_ties", _share(w, s2_agree, s2_total), tail)
+        row["vote_pairs"], row["vote_pairs_no_ties"] = int(s1_total.sum()), int(s2_total.sum())
         judge_rank = _ranking_scores(jc, weights, ties, notes, f"judge {judge!r}")
         row.update(_ranking_tau(judge_rank, human_rank, tail))
         rows.append(row)
         correct[judge] = (common, a == b)
+        if progress is not None:
+            progress()
     pvalues = _judge_tests(judges, correct, p, n_inputs, n_permutations, generator, correction)
     import pandas as pd
 
@@ -207,11 +305,39 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     ranks = significance_clusters(stat, pvalues, alpha=alpha)
     table["rank"] = ranks
     table["rank_range"] = rank_ranges(ranks)
-    sig = Signature.of(analysis="judge-agree", source=comparisons.source, humans=list(humans), ties=ties,
+    sig = Signature.of(analysis="judge-agree", **comparisons.signature_fields(), humans=_listed(humans), ties=ties,
                        resampling="inputs", n_resamples=n_resamples, n_permutations=n_permutations,
-                       confidence_level=confidence_level, correction=correction, alpha=alpha, seed=seed)
+                       confidence_level=confidence_level, correction=correction, alpha=alpha,
+                       kappa="both-orientations", seed=seed)
     return JudgeAgreementResult(table, pvalues, humans, tuple(notes), n_resamples, n_permutations, confidence_level,
-                                correction, sig)
+                                correction, sig, human_row)
+
+
+def _listed(names, shown: int = 8):
+    """Names for a signature: all of them up to ``shown``, else the first ones, a count and a digest of all."""
+    names = list(names)
+    if len(names) <= shown:
+        return names
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()[:12]
+    return [*names[:3], f"...{len(names) - 3} more (sha256:{digest})"]
+
+
+def _share(w: np.ndarray, agree: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``(w @ agree) / (w @ total)`` per row of key weights ``w`` (NaN where no pair is weighted)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w @ agree) / (w @ total)
+
+
+def _with_interval(row: dict[str, Any], name: str, values: np.ndarray, tail: float) -> None:
+    """``row[name]`` the first value, ``row[name_low / _high]`` the percentile interval of the others (NaN with
+    fewer than 2 finite resamples)."""
+    row[name] = float(values[0])
+    boot = values[1:][np.isfinite(values[1:])]
+    ok = boot.size >= 2
+    row[f"{name}_low"] = float(np.quantile(boot, tail)) if ok else float("nan")
+    row[f"{name}_high"] = float(np.quantile(boot, 1 - tail)) if ok else float("nan")
 
 
 def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[str], who: str):
@@ -223,6 +349,10 @@ def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[
     present = np.zeros(n, dtype=bool)
     used = counts.sum(axis=1) > 0
     present[i[used]] = present[j[used]] = True
+    if n > rs.MAX_SYSTEMS:
+        notes.append(f"the ranking of {who} is not computed: more than {rs.MAX_SYSTEMS} systems ({n}); no ranking"
+                     " agreement.")
+        return out
     if present.sum() < 3 or bt.diverging(counts, i, j, n, ties) or not present.all():
         notes.append(f"the ranking of {who} is undefined (fewer than 3 systems, a system never compared, or a"
                      " Bradley-Terry estimate that diverges): no ranking agreement.")
@@ -233,8 +363,8 @@ def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[
     out[0] = s
     if weights.shape[0]:
         matrix = rs.cluster_matrix(c, "inputs")
-        for start in range(0, weights.shape[0], rs.BATCH):
-            w = weights[start:start + rs.BATCH]
+        for part in batch_slices(weights.shape[0], rs.batch_for(n)):
+            w, start = weights[part], part.start
             draws = rs.cluster_counts(matrix, w)
             bad = bt.diverging(draws, i, j, n, ties)
             good = np.flatnonzero(~bad)
@@ -245,11 +375,9 @@ def _ranking_scores(c: Comparisons, weights: np.ndarray, ties: str, notes: list[
 
 
 def _ranking_tau(judge: np.ndarray, human: np.ndarray, tail: float) -> dict[str, float]:
-    taus = correlation(judge, human, "kendall-b", axis=-1)
-    boot = taus[1:][np.isfinite(taus[1:])]
-    return {"ranking_tau": float(taus[0]),
-            "ranking_tau_low": float(np.quantile(boot, tail)) if boot.size else float("nan"),
-            "ranking_tau_high": float(np.quantile(boot, 1 - tail)) if boot.size else float("nan")}
+    row: dict[str, float] = {}
+    _with_interval(row, "ranking_tau", correlation(judge, human, "kendall-b", axis=-1), tail)
+    return row
 
 
 def _judge_tests(judges, correct, p, n_inputs, n_permutations, generator, correction) -> np.ndarray:

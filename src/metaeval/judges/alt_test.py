@@ -17,9 +17,11 @@ human annotator j, on the instances I_j annotated by j, by the judge and by at l
 - the Benjamini-Yekutieli correction (FDR under any dependence) over the m annotators' p-values.
 
 The winning rate ``omega`` is the share of annotators whose null hypothesis is rejected (corrected
-p < alpha); the judge *can replace the annotators* when ``omega >= 0.5``. An annotator who shares fewer
-than 2 instances with the judge and another annotator has no test (p is NaN) and counts as not beaten. The average advantage probability
-``rho = mean_j rho^f_j`` compares judges. epsilon is the cost-benefit allowance given to the judge for being
+p < alpha); the judge *can replace the annotators* when ``omega >= 0.5``. As in the authors' code, an
+annotator who shares fewer than ``min_instances`` (default 30) instances with the judge and another
+annotator is skipped: no test, not in the correction, not in omega or rho; the skipped are named. The
+humans are exactly the annotators named (names or patterns). The average advantage probability
+``rho = mean_j rho^f_j`` over the tested annotators compares judges. epsilon is the cost-benefit allowance given to the judge for being
 cheaper and faster: the paper recommends 0.2 for expert annotators and 0.1 for crowd workers.
 
 Reference
@@ -36,12 +38,17 @@ import numpy as np
 
 from .. import defaults
 from .._validation import check_alpha
-from ..errors import DegenerateDataError, ParameterError
+from ..runtime.progress import ProgressCallback
+from ..errors import DegenerateDataError, ParameterError, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.significance.corrections import benjamini_yekutieli
 from .agreement import key_verdicts
 from .comparisons import Comparisons
+
+
+MIN_INSTANCES_DEFAULT = 30
+"""The authors' ``min_instances_per_human``."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,10 @@ class AltTestResult(ResultMixin):
         Keys the judge or the humans annotated that no test could use (no other human, or not judged by the
         judge).
     signature : Signature
+    min_instances : int
+        The fewest instances of a tested annotator.
+    skipped : tuple of str
+        Annotators with fewer instances, not tested (``tested`` is False in the table).
     """
 
     judge: str
@@ -76,13 +87,18 @@ class AltTestResult(ResultMixin):
     alpha: float
     n_excluded: int
     signature: Signature
+    min_instances: int = MIN_INSTANCES_DEFAULT
+    skipped: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
         """One sentence with the numbers behind it."""
         rejected = int(self.table["rejected"].sum())
         verb = "can" if self.can_replace else "cannot"
-        return (f"{self.judge} {verb} replace the annotators: it wins against {rejected} of {len(self.table)}"
+        skipped = (f" ({len(self.skipped)} annotator{'s' if len(self.skipped) > 1 else ''} with fewer than"
+                   f" {self.min_instances} instances skipped)") if self.skipped else ""
+        return (f"{self.judge} {verb} replace the annotators: it wins against {rejected} of"
+                f" {len(self.table) - len(self.skipped)}{skipped}"
                 f" (winning rate {self.winning_rate:.2f}, needs >= 0.5; epsilon {self.epsilon:g}, Benjamini-Yekutieli"
                 f" at {self.alpha:g}); average advantage probability {self.advantage_probability:.3f}.")
 
@@ -93,35 +109,66 @@ class AltTestResult(ResultMixin):
         return {"analysis": "judge-alt-test", "judge": self.judge, "can_replace": self.can_replace,
                 "winning_rate": self.winning_rate, "advantage_probability": plain(self.advantage_probability),
                 "verdict": self.verdict, "annotators": plain(self.table.to_dict("records")), "epsilon": self.epsilon,
-                "alpha": self.alpha, "n_excluded": self.n_excluded, "signature": str(self.signature)}
+                "alpha": self.alpha, "n_excluded": self.n_excluded, "min_instances": self.min_instances,
+                "skipped": list(self.skipped), "signature": str(self.signature)}
 
 
-def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, alpha: float):
-    """The alt-test on arrays: ``judge`` (n,) and ``humans`` (m, n) categorical codes, NaN = not annotated.
+MIN_INSTANCES = MIN_INSTANCES_DEFAULT
+"""The fewest instances an annotator's test uses (the authors' ``min_instances_per_human``: below it the
+t-test's normality assumption is doubtful, and their code skips the annotator)."""
 
-    Returns ``(rho_f, rho_h, n_instances, t, p, p_corrected, rejected)``, one entry per annotator.
+
+ALIGNMENTS = ("accuracy", "neg-rmse")
+"""The authors' alignment scores: ``accuracy`` (categorical: the share of the other annotators agreeing) and
+``neg-rmse`` (numeric: minus the root mean squared difference from the other annotators); a callable
+``f(value, others) -> float`` is a user-chosen similarity."""
+
+
+def _alignment(values: np.ndarray, others: np.ndarray, ok: np.ndarray, alignment) -> np.ndarray:
+    """S(a, i) of every instance i: ``values`` (n,), the other annotators ``others`` (m', n) where ``ok``."""
+    k = ok.sum(axis=0)
+    if alignment == "accuracy":
+        return np.sum((others == values) & ok, axis=0) / k
+    if alignment == "neg-rmse":
+        squares = np.where(ok, (others - values) ** 2, 0.0)
+        return -np.sqrt(squares.sum(axis=0) / k)
+    return np.array([float(alignment(values[i], others[ok[:, i], i])) for i in range(values.size)])
+
+
+def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, alpha: float, min_instances: int = 1,
+                    alignment: Any = "accuracy", progress: ProgressCallback | None = None):
+    """The alt-test on arrays: ``judge`` (n,) and ``humans`` (m, n) annotations (categorical codes, or numbers
+    with ``alignment='neg-rmse'``), NaN = not annotated.
+
+    An annotator with fewer than ``min_instances`` usable instances is skipped (NaN statistics, not corrected,
+    not counted in the winning rate).
+
+    Returns ``(rho_f, rho_h, n_instances, t, p, p_corrected, rejected, tested)``, one entry per annotator.
     """
     from scipy.stats import t as t_dist
 
     m = humans.shape[0]
     annotated = ~np.isnan(humans)
     rho_f, rho_h, sizes, tstat, pvals = (np.full(m, np.nan) for _ in range(5))
+    tested = np.zeros(m, dtype=bool)
     for j in range(m):
         others = np.delete(humans, j, axis=0)
         other_ok = np.delete(annotated, j, axis=0)
         use = annotated[j] & ~np.isnan(judge) & other_ok.any(axis=0)
         n = int(use.sum())
         sizes[j] = n
-        if n == 0:
+        if progress is not None:
+            progress()
+        if n == 0 or n < min_instances:
             continue
-        k = other_ok[:, use].sum(axis=0)
-        s_f = np.sum((others[:, use] == judge[use]) & other_ok[:, use], axis=0) / k
-        s_h = np.sum((others[:, use] == humans[j, use]) & other_ok[:, use], axis=0) / k
+        s_f = _alignment(judge[use], others[:, use], other_ok[:, use], alignment)
+        s_h = _alignment(humans[j, use], others[:, use], other_ok[:, use], alignment)
         w_f, w_h = (s_f >= s_h).astype(float), (s_h >= s_f).astype(float)
         rho_f[j], rho_h[j] = w_f.mean(), w_h.mean()
         d = w_h - w_f
         if n < 2:
             continue
+        tested[j] = True
         sd = d.std(ddof=1)
         if sd == 0:
             tstat[j] = -np.inf if d.mean() < epsilon else np.inf
@@ -131,11 +178,25 @@ def alt_test_arrays(judge: np.ndarray, humans: np.ndarray, *, epsilon: float, al
         pvals[j] = float(t_dist.cdf(tstat[j], n - 1))
     corrected = benjamini_yekutieli(pvals)
     rejected = np.nan_to_num(corrected, nan=1.0) < alpha
-    return rho_f, rho_h, sizes, tstat, pvals, corrected, rejected
+    return rho_f, rho_h, sizes, tstat, pvals, corrected, rejected, tested
 
 
-def alt_test(comparisons: Comparisons, judge: str, *, humans=None, epsilon: float = defaults.ALT_TEST_EPSILON,
-             alpha: float = defaults.ALT_TEST_ALPHA) -> AltTestResult:
+def _verdict_rows(comparisons: Comparisons, judge: str, humans) -> tuple[np.ndarray, np.ndarray]:
+    """The verdict of the judge (K,) and of each human (m, K) on every key any of them judged (NaN: not)."""
+    keys_j, verdict_j = key_verdicts(comparisons.judged_by(judge, param="judge"))
+    per_human = [key_verdicts(comparisons.judged_by(h, param="humans")) for h in humans]
+    keys = np.unique(np.concatenate([keys_j] + [k for k, _ in per_human]))
+    judge_row = np.full(keys.size, np.nan)
+    judge_row[np.searchsorted(keys, keys_j)] = verdict_j
+    grid = np.full((len(humans), keys.size), np.nan)
+    for h, (k, v) in enumerate(per_human):
+        grid[h, np.searchsorted(keys, k)] = v
+    return judge_row, grid
+
+
+def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = defaults.ALT_TEST_EPSILON,
+             alpha: float = defaults.ALT_TEST_ALPHA, min_instances: int = MIN_INSTANCES,
+             alignment: Any = "accuracy", progress: ProgressCallback | None = None) -> AltTestResult:
     """The Alternative Annotator Test: can ``judge`` replace the human annotators?
 
     Parameters
@@ -143,12 +204,23 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans=None, epsilon: floa
     comparisons : Comparisons
     judge : str
         The candidate (an LLM judge, a metric).
-    humans : list of str, optional
-        The human annotators (at least 2); default every judge but ``judge``.
+    humans : str or list of str
+        The human annotators (at least 2): names or shell-style patterns (``'expert_*'``). Only these count as
+        humans; other judges of the comparisons are ignored.
     epsilon : float in [0, 1)
         Cost-benefit allowance (0.2 for experts, 0.1 for crowd workers, as the paper recommends).
     alpha : float
         False discovery rate of the Benjamini-Yekutieli correction.
+    min_instances : int >= 1
+        An annotator sharing fewer instances with the judge and another annotator is skipped (named and
+        counted; the winning rate is over the tested annotators). Default 30, as the authors' code.
+    alignment : {'accuracy', 'neg-rmse'} or callable
+        The alignment score S of an annotation with the other annotators' (the authors' scoring functions):
+        ``accuracy`` (default) on the verdicts of the keys (input and pair of systems); ``neg-rmse`` on the
+        numeric ratings behind comparisons made from scores (an instance is then a system's output on an
+        input, ``S = -sqrt(mean_h (a - h)^2)``); a callable ``f(value, others) -> float`` on those ratings.
+    progress : callable, optional
+        Called with no argument after each annotator's test (:mod:`metaeval.runtime.progress`).
 
     Returns
     -------
@@ -159,15 +231,15 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans=None, epsilon: floa
     ParameterError
         Fewer than 2 human annotators, or epsilon outside [0, 1).
     DegenerateDataError
-        No instance is annotated by the judge, the left-out annotator and another annotator.
+        No instance is annotated by the judge, the left-out annotator and another annotator, or no annotator
+        has ``min_instances`` of them.
     """
     if not isinstance(comparisons, Comparisons):
         raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
     comparisons.judged_by(judge, param="judge")
     if humans is None:
-        humans = tuple(h for h in comparisons.judges if h != judge)
-    humans = (humans,) if isinstance(humans, str) else tuple(humans)
-    comparisons.judged_by(humans, param="humans")
+        raise ParameterError("`humans` must name the human annotators (at least 2; names or patterns); got None.")
+    humans = comparisons.judge_names(humans, param="humans")
     if judge in humans:
         raise ParameterError(f"`humans` must not include the judge; got {judge!r} in both.")
     if len(humans) < 2:
@@ -180,28 +252,44 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans=None, epsilon: floa
     if not 0.0 <= epsilon < 1.0:
         raise ParameterError(f"`epsilon` must be a number in [0, 1); got {epsilon!r}.")
     alpha = check_alpha(alpha)
-    keys_j, verdict_j = key_verdicts(comparisons.judged_by(judge, param="judge"))
-    per_human = [key_verdicts(comparisons.judged_by(h, param="humans")) for h in humans]
-    keys = np.unique(np.concatenate([keys_j] + [k for k, _ in per_human]))
-    judge_row = np.full(keys.size, np.nan)
-    judge_row[np.searchsorted(keys, keys_j)] = verdict_j
-    grid = np.full((len(humans), keys.size), np.nan)
-    for h, (k, v) in enumerate(per_human):
-        grid[h, np.searchsorted(keys, k)] = v
-    rho_f, rho_h, sizes, tstat, pvals, corrected, rejected = alt_test_arrays(judge_row, grid, epsilon=epsilon,
-                                                                            alpha=alpha)
+    min_instances = check_int("min_instances", min_instances, minimum=1)
+    if not callable(alignment) and alignment not in ALIGNMENTS:
+        raise ParameterError(f"`alignment` must be one of {', '.join(map(repr, ALIGNMENTS))} or a callable; got"
+                             f" {alignment!r}.")
+    if alignment == "accuracy":
+        judge_row, grid = _verdict_rows(comparisons, judge, humans)
+    else:
+        ratings = comparisons.ratings or {}
+        if judge not in ratings or any(h not in ratings for h in humans):
+            raise ParameterError(f"`alignment` {getattr(alignment, '__name__', alignment)!r} needs numeric ratings"
+                                 " (comparisons made from scores: comparisons_from_scores, --scorer); got"
+                                 " comparisons read as verdicts.")
+        judge_row = np.asarray(ratings[judge], dtype=float).ravel()
+        grid = np.vstack([np.asarray(ratings[h], dtype=float).ravel() for h in humans])
+    rho_f, rho_h, sizes, tstat, pvals, corrected, rejected, tested = alt_test_arrays(
+        judge_row, grid, epsilon=epsilon, alpha=alpha, min_instances=min_instances, alignment=alignment,
+        progress=progress)
     if not np.nansum(sizes):
         raise DegenerateDataError(f"the alt-test of {judge!r} has no instance (input and pair) annotated by the judge"
                                   " and by two human annotators.")
+    if not tested.any():
+        raise DegenerateDataError(f"`min_instances` must be at most the instances of some annotator; got {min_instances}"
+                                  f" (the annotators share at most {int(np.nanmax(sizes))} instances with the judge and"
+                                  " another annotator).")
     usable = (~np.isnan(judge_row)) & ((~np.isnan(grid)).sum(axis=0) >= 2)
+    annotated = (~np.isnan(judge_row)) | (~np.isnan(grid)).any(axis=0)
     import pandas as pd
 
-    table = pd.DataFrame({"annotator": list(humans), "instances": sizes.astype(int), "rho_judge": rho_f,
-                          "rho_human": rho_h, "t": tstat, "pvalue": pvals, "pvalue_corrected": corrected,
-                          "rejected": rejected})
-    winning = float(rejected.mean())
-    sig = Signature.of(analysis="judge-alt-test", source=comparisons.source, judge=judge, humans=list(humans),
-                       alignment="accuracy", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
-                       test="paired-t-one-sided")
-    return AltTestResult(judge, winning >= 0.5, winning, float(np.nanmean(rho_f)), table, epsilon, alpha,
-                         int(keys.size - usable.sum()), sig)
+    table = pd.DataFrame({"annotator": list(humans), "instances": sizes.astype(int), "tested": tested,
+                          "rho_judge": rho_f, "rho_human": rho_h, "t": tstat, "pvalue": pvals,
+                          "pvalue_corrected": corrected, "rejected": rejected})
+    winning = float(rejected[tested].mean())
+    skipped = tuple(h for h, t in zip(humans, tested) if not t)
+    from .agreement import _listed
+
+    sig = Signature.of(analysis="judge-alt-test", **comparisons.signature_fields(), judge=judge, humans=_listed(humans),
+                       alignment=alignment if isinstance(alignment, str) else
+                       f"callable:{getattr(alignment, '__name__', 'similarity')}", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
+                       test="paired-t-one-sided", min_instances=min_instances)
+    return AltTestResult(judge, winning >= 0.5, winning, float(np.nanmean(rho_f[tested])), table, epsilon, alpha,
+                         int(annotated.sum() - usable.sum()), sig, min_instances, skipped)

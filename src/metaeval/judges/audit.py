@@ -44,11 +44,14 @@ import numpy as np
 
 from .. import defaults
 from .._validation import check_confidence_level, rng_and_seed
+from ..runtime.progress import ProgressCallback
 from ..errors import ParameterError, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from . import resampling as rs
 from .agreement import key_verdicts
+from .length_bias import length_effect as _length
+from .length_bias import logistic_fit  # noqa: F401 (re-exported: the audit's regression)
 from .comparisons import FIRST, SECOND, TIE, Comparisons
 
 
@@ -140,88 +143,74 @@ def _repetition(c: Comparisons) -> dict[str, float]:
             "repeat_agreement": float(agree_pairs.sum() / all_pairs.sum())}
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Logistic regression ``logit P(y = 1) = b0 + b1 x`` by Newton's method.
-
-    Returns the coefficients, the model-based covariance (inverse information) and the cluster-robust
-    sandwich covariance ``H^-1 (sum_g s_g s_g^T) H^-1`` (scores summed within each cluster), with the
-    small-sample factor ``G / (G - 1) * (N - 1) / (N - 2)`` of Stata and statsmodels (G clusters, N rows).
-    """
-    X = np.column_stack([np.ones_like(x), x])
-    beta = np.zeros(2)
-    for _ in range(100):
-        eta = X @ beta
-        prob = 1.0 / (1.0 + np.exp(-eta))
-        info = (X * (prob * (1 - prob))[:, None]).T @ X
-        step = np.linalg.solve(info, X.T @ (y - prob))
-        beta = beta + step
-        if np.max(np.abs(step)) < 1e-12:
-            break
-    prob = 1.0 / (1.0 + np.exp(-(X @ beta)))
-    info = (X * (prob * (1 - prob))[:, None]).T @ X
-    bread = np.linalg.inv(info)
-    scores = X * (y - prob)[:, None]
-    _, g = np.unique(clusters, return_inverse=True)
-    summed = np.zeros((g.max() + 1, 2))
-    np.add.at(summed, g, scores)
-    n_g = summed.shape[0]
-    n = x.size
-    factor = n_g / (n_g - 1) * (n - 1) / (n - 2) if n_g > 1 and n > 2 else np.nan
-    meat = summed.T @ summed * factor
-    return beta, bread, bread @ meat @ bread
-
-
-def _length(c: Comparisons, confidence_level: float) -> dict[str, float]:
-    from scipy.stats import norm
-
-    decisive = c.verdict != TIE
-    diff = (c.first_length - c.second_length)[decisive]
-    y = (c.verdict[decisive] == FIRST).astype(float)
-    out: dict[str, float] = {"length_comparisons": int(decisive.sum())}
-    sd = float(np.std(diff, ddof=1)) if diff.size > 1 else 0.0
-    if diff.size < 10 or not sd > 0 or y.min() == y.max():
-        return out
-    beta, _, robust = logistic_fit(diff / sd, y, c.input[decisive])
-    z = norm.ppf(0.5 + confidence_level / 2)
-    se = float(np.sqrt(robust[1, 1]))
-    out.update(length_effect=float(beta[1]), length_effect_low=float(beta[1] - z * se),
-               length_effect_high=float(beta[1] + z * se), length_sd=sd, position_effect=float(beta[0]),
-               length_pvalue=float(2 * norm.sf(abs(beta[1]) / se)))
-    return out
-
-
-def _self_preference(c: Comparisons, judge: str, w_inputs: np.ndarray, tail: float) -> dict[str, float] | str:
-    own = c.systems.index(judge)
+def _self_preference(c: Comparisons, judge: str, family: set[int], w_inputs: np.ndarray,
+                     tail: float) -> dict[str, float] | str:
+    """The judge's share of wins for its own systems (``family``) minus the other judges' on the same keys, on
+    the keys where both decided (a more decisive judge is not a more partial one)."""
     n = len(c.systems)
     p = n * (n - 1) // 2
-    involved = (c.first == own) | (c.second == own)
+    own_first, own_second = np.isin(c.first, list(family)), np.isin(c.second, list(family))
+    involved = own_first != own_second  # exactly one of the two systems is the judge's own
     mine = c.take(involved & (c.judge == c.judges.index(judge)))
     others = c.take(involved & (c.judge != c.judges.index(judge)))
     if not mine.n_comparisons or not others.n_comparisons:
-        return "no other judge compared the judge's own system" if mine.n_comparisons else \
-            "the judge never compared its own system"
+        return "no other judge compared the judge's own systems" if mine.n_comparisons else \
+            "the judge never compared its own systems with another system"
     mk, mv = key_verdicts(mine)
     ok, ov = key_verdicts(others)
     common, a, b = np.intersect1d(mk, ok, return_indices=True)
-    if not common.size:
-        return "no other judge compared the same inputs and pairs as the judge"
-    low = (common % p)  # pair position -> is the own system the low one?
+    both = (mv[a] != TIE) & (ov[b] != TIE)
+    if not both.any():
+        return "no input and pair on which the judge and another judge both gave a decisive verdict"
+    common, a, b = common[both], a[both], b[both]
     i_all, _ = np.triu_indices(n, 1)
-    own_low = i_all[low] == own
+    own_low = np.isin(i_all[common % p], list(family))  # the own system is the pair's lower code
     own_win = lambda v: np.where(own_low, v == 0, v == 1).astype(float)  # noqa: E731
-    decisive_m, decisive_o = mv[a] != TIE, ov[b] != TIE
     w = w_inputs[:, common // p]
     with np.errstate(invalid="ignore", divide="ignore"):
-        share_m = (w @ (own_win(mv[a]) * decisive_m)) / (w @ decisive_m)
-        share_o = (w @ (own_win(ov[b]) * decisive_o)) / (w @ decisive_o)
-    diff = share_m - share_o
+        diff = (w @ (own_win(mv[a]) - own_win(ov[b]))) / w.sum(axis=1)
     low_, high_ = _ci(diff, tail)
     return {"self_keys": int(common.size), "self_preference": float(diff[0]), "self_preference_low": low_,
             "self_preference_high": high_}
 
 
+def _families_iv(comparisons: Comparisons, families) -> dict[str, set[int]]:
+    """``families`` as {judge: set of system codes}, or a one-line error."""
+    out: dict[str, set[int]] = {}
+    for judge, systems in dict(families or {}).items():
+        if judge not in comparisons.judges:
+            comparisons.judged_by(judge, param="families")
+        names = (systems,) if isinstance(systems, str) else tuple(systems)
+        for name in names:
+            if name not in comparisons.systems:
+                shown = ", ".join(repr(x) for x in comparisons.systems[:10])
+                raise ParameterError(f"`families` must map a judge to systems of the comparisons ({shown}); got"
+                                     f" {name!r} for {judge!r}.")
+        out[judge] = {comparisons.systems.index(name) for name in names}
+    return out
+
+
+def _repeat_note(c: Comparisons, first_rate: float) -> str | None:
+    """A note when the share of first-shown picks moves once each query counts once (its majority verdict)."""
+    if c.repeat is None or not np.isfinite(first_rate):
+        return None
+    n = len(c.systems)
+    key = (c.input * n + c.first) * n + c.second
+    keys, inverse = np.unique(key, return_inverse=True)
+    if keys.size == c.n_comparisons:
+        return None
+    votes = _votes(inverse.ravel(), c.verdict.astype(np.int64), keys.size)
+    decisive = votes != TIE
+    per_query = float(np.mean(votes[decisive] == FIRST)) if decisive.any() else float("nan")
+    if not np.isfinite(per_query) or abs(per_query - first_rate) < 0.005:
+        return None
+    return (f"first chosen counts every repeat ({c.n_comparisons} comparisons of {keys.size} queries): {first_rate:.3f};"
+            f" with each query's majority verdict once: {per_query:.3f}.")
+
+
 def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = defaults.N_RESAMPLES,
-                confidence_level: float = defaults.CONFIDENCE_LEVEL, rng: Any = defaults.SEED) -> JudgeAuditResult:
+                confidence_level: float = defaults.CONFIDENCE_LEVEL, families=None, rng: Any = None,
+                progress: ProgressCallback | None = None) -> JudgeAuditResult:
     """Position consistency, preference fairness, repetition stability, length bias and self-preference.
 
     Parameters
@@ -232,7 +221,13 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     n_resamples : int
         Bootstrap resamples of inputs for the intervals (0: none).
     confidence_level : float
+    families : mapping, optional
+        ``{judge: system or systems}``: the systems of a judge's family (its own outputs, or its model
+        family's) for the self-preference measure. Default: a judge named like a system is that system.
     rng : int, Generator or None
+        None (default): fresh entropy, the seed drawn recorded in the signature.
+    progress : callable, optional
+        Called with no argument after each judge (:mod:`metaeval.runtime.progress`).
 
     Returns
     -------
@@ -245,6 +240,8 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     comparisons.judged_by(judges)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     confidence_level = check_confidence_level(confidence_level)
+    rs.check_memory(n_resamples, len(comparisons.systems), len(comparisons.inputs), pairs=False)
+    families = _families_iv(comparisons, families)
     generator, seed = rng_and_seed(rng)
     tail = (1 - confidence_level) / 2
     m = len(comparisons.inputs)
@@ -254,8 +251,16 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     for judge in judges:
         c = comparisons.judged_by(judge)
         row: dict[str, Any] = {"judge": judge, "comparisons": c.n_comparisons}
-        row.update(_position(c, w, tail))
-        if not row["swap_groups"]:
+        if not comparisons.presented:
+            row["swap_groups"] = 0
+            notes.append((judge, "position measures not applicable: comparisons made from scores have no presentation"
+                          " order (first is the score file's system order)."))
+        else:
+            row.update(_position(c, w, tail))
+            note = _repeat_note(c, row.get("first_rate", np.nan))
+            if note:
+                notes.append((judge, note))
+        if comparisons.presented and not row["swap_groups"]:
             notes.append((judge, "position consistency and preference fairness cannot be measured: no pair was"
                          " shown in both orders on one input."))
         if c.repeat is None:
@@ -268,28 +273,49 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
         if c.first_length is None:
             notes.append((judge, "length bias cannot be measured: the comparisons have no length columns."))
         else:
-            row.update(_length(c, confidence_level))
+            found = _length(c, confidence_level)
+            reason = found.pop("reason", None)
+            row.update(found)
+            if row["length_missing"]:
+                notes.append((judge, f"length bias: {row['length_missing']} comparisons with a missing length are"
+                              " left out of the length analysis."))
             if "length_effect" not in row:
-                notes.append((judge, "length bias cannot be measured: fewer than 10 decisive verdicts, equal"
-                             " lengths, or verdicts all one way."))
-        if judge in comparisons.systems:
-            found = _self_preference(comparisons, judge, w, tail)
+                notes.append((judge, f"length bias cannot be measured: {reason}." if reason else
+                              "length bias cannot be measured: fewer than 10 decisive verdicts, equal lengths, or"
+                              " verdicts all one way."))
+        family = families.get(judge) or ({comparisons.systems.index(judge)} if judge in comparisons.systems
+                                         else None)
+        if family:
+            found = _self_preference(comparisons, judge, family, w, tail)
             if isinstance(found, str):
                 notes.append((judge, f"self-preference cannot be measured: {found}."))
             else:
                 row.update(found)
         else:
-            notes.append((judge, "self-preference not applicable: the judge is not one of the systems."))
+            notes.append((judge, "self-preference not applicable: the judge is not one of the systems (name its family"
+                          " with families=, --judge-family JUDGE=SYSTEM)."))
         rows.append(row)
+        if progress is not None:
+            progress()
+    if len(judges) > 1 and n_resamples:
+        measured = sum(int(f"{m}_low" in row and np.isfinite(row.get(f"{m}_low", np.nan)))
+                       for row in rows for m in ("position_consistency", "preference_fairness", "length_effect",
+                                                 "self_preference"))
+        if measured > 1:
+            notes.append((None, f"{measured} intervals over {len(judges)} judges, each at {confidence_level:.0%} on its"
+                                f" own: about {1 - confidence_level:.0%} of them miss by chance; for all at once use"
+                                f" confidence level {1 - (1 - confidence_level) / measured:.4g} (Bonferroni)."))
     import pandas as pd
 
     table = pd.DataFrame(rows)
     grouped: dict[str, list[str]] = {}
     for judge, text in notes:
         grouped.setdefault(text, []).append(judge)
-    notes = [f"{'every judge' if len(who) == len(judges) and len(judges) > 1 else ', '.join(who)}: {text}"
+    notes = [text if who == [None] else
+             f"{'every judge' if len(who) == len(judges) and len(judges) > 1 else ', '.join(who)}: {text}"
              for text, who in grouped.items()]
-    sig = Signature.of(analysis="judge-audit", source=comparisons.source, resampling="inputs",
-                       n_resamples=n_resamples, confidence_level=confidence_level, length_model="logistic",
+    sig = Signature.of(analysis="judge-audit", **comparisons.signature_fields(), resampling="inputs",
+                       n_resamples=n_resamples, confidence_level=confidence_level,
+                       length_model="logistic-with-system-effects",
                        length_covariance="cluster-robust", seed=seed)
     return JudgeAuditResult(table, tuple(notes), n_resamples, confidence_level, sig)

@@ -23,7 +23,7 @@ from .. import defaults
 from ..errors import DegenerateDataError, ParameterError
 from ..stats.correlations.ties import are_tied, tie_tolerances
 from ..vocabulary import VERDICTS
-from .bradley_terry import pairs_of
+from ..stats.frameworks.bradley_terry import pairs_of
 
 FIRST, SECOND, TIE = 0, 1, 2
 
@@ -45,6 +45,15 @@ class Comparisons:
         Length of the two outputs (any unit: characters, tokens).
     source : str
         Where the comparisons come from (a file, or ``scores:<scorer>``).
+    tie_tolerance : float or None
+        The tie tolerance of the verdicts made from scores (:func:`comparisons_from_scores`); None for
+        comparisons read as verdicts. A non-default value is a field of every signature computed from them.
+    presented : bool
+        Whether ``first`` is the system a judge was shown first (True for files; False for comparisons made
+        from scores, whose order is the score file's: the audit's position measures do not apply).
+    ratings : dict of str to ndarray, or None
+        For comparisons made from scores: each judge's scores, systems x inputs (NaN = missing), the numeric
+        ratings behind the verdicts (used by :func:`~metaeval.judges.alt_test` with a numeric alignment).
     """
 
     systems: tuple[str, ...]
@@ -60,6 +69,14 @@ class Comparisons:
     second_length: np.ndarray | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default=())
+    tie_tolerance: float | None = None
+    ratings: dict | None = field(default=None, repr=False)
+    presented: bool = True
+
+    def signature_fields(self) -> dict:
+        """The fields every signature computed from these comparisons starts with: ``source`` and, when the
+        verdicts were made from scores with a non-default tie tolerance, ``tie_tolerance``."""
+        return {"source": self.source, **({} if self.tie_tolerance is None else iv.tie_field(self.tie_tolerance))}
 
     @property
     def n_comparisons(self) -> int:
@@ -79,19 +96,33 @@ class Comparisons:
                        judge=self.judge[rows], verdict=self.verdict[rows], repeat=pick(self.repeat),
                        first_length=pick(self.first_length), second_length=pick(self.second_length))
 
-    def judged_by(self, judges: str | Sequence[str] | None, *, param: str = "judges") -> "Comparisons":
-        """The comparisons of ``judges`` (None: all). Unknown names are a one-line error listing the judges."""
-        if judges is None:
-            return self
+    def judge_names(self, judges: str | Sequence[str], *, param: str = "judges") -> tuple[str, ...]:
+        """The judges named by ``judges``: exact names, or shell-style patterns (``'expert_*'``, ``'mqm/?'``)
+        matching several, in the order given (a pattern's matches in the comparisons' order), each once.
+        A name or pattern matching no judge is a one-line error listing the judges."""
+        from fnmatch import fnmatchcase
+
         names = (judges,) if isinstance(judges, str) else tuple(judges)
         if not names:
             raise ParameterError(f"`{param}` must name at least one judge; got none.")
-        codes = []
+        out: dict[str, None] = {}
         for name in names:
-            if name not in self.judges:
+            if name in self.judges:
+                out[name] = None
+                continue
+            matched = [j for j in self.judges if any(ch in str(name) for ch in "*?[") and fnmatchcase(j, str(name))]
+            if not matched:
                 shown = ", ".join(repr(j) for j in self.judges[:10]) + (", ..." if len(self.judges) > 10 else "")
                 raise ParameterError(f"`{param}` must name judges of the comparisons ({shown}); got {name!r}.")
-            codes.append(self.judges.index(name))
+            out.update(dict.fromkeys(matched))
+        return tuple(out)
+
+    def judged_by(self, judges: str | Sequence[str] | None, *, param: str = "judges") -> "Comparisons":
+        """The comparisons of ``judges`` (None: all; names or patterns, :meth:`judge_names`). Unknown names are
+        a one-line error listing the judges."""
+        if judges is None:
+            return self
+        codes = [self.judges.index(name) for name in self.judge_names(judges, param=param)]
         return self.take(np.isin(self.judge, codes))
 
     def oriented(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -106,7 +137,8 @@ class Comparisons:
         return low, high, outcome, swapped
 
     def pair_index(self) -> np.ndarray:
-        """Position of each comparison's unordered pair in :func:`~metaeval.judges.bradley_terry.pairs_of`."""
+        """Position of each comparison's unordered pair in
+        :func:`~metaeval.stats.frameworks.bradley_terry.pairs_of`."""
         n = len(self.systems)
         low, high, _, _ = self.oriented()
         return low * n - low * (low + 1) // 2 + (high - low - 1)
@@ -134,7 +166,8 @@ def check_verdicts(values: np.ndarray) -> np.ndarray:
 
 
 def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
-                     first_length=None, second_length=None, source: str = "") -> Comparisons:
+                     first_length=None, second_length=None, source: str = "",
+                     tie_tolerance: float | None = None, ratings=None, presented: bool = True) -> Comparisons:
     """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
     arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
     verdict = check_verdicts(verdict)
@@ -144,6 +177,12 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
                              f" got shapes {[a.shape for a in arrays] + [verdict.shape]}.")
     if n == 0:
         raise DegenerateDataError("the comparisons must hold at least one row; got none.")
+    for name, codes, labels in (("input", arrays[0], inputs), ("first", arrays[1], systems),
+                                ("second", arrays[2], systems), ("judge", arrays[3], judges)):
+        bad = np.flatnonzero((codes < 0) | (codes >= len(labels)))
+        if bad.size:
+            raise ParameterError(f"`{name}` must hold positions in its labels (0 to {len(labels) - 1}); got"
+                                 f" {int(codes[bad[0]])} at row {int(bad[0])}.")
     same = np.flatnonzero(arrays[1] == arrays[2])
     if same.size:
         raise ParameterError(f"a comparison must be between two different systems; got {systems[arrays[1][same[0]]]!r}"
@@ -151,7 +190,47 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
     opt = [None if a is None else np.asarray(a) for a in (repeat, first_length, second_length)]
     return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
                        opt[0], None if opt[1] is None else opt[1].astype(np.float64),
-                       None if opt[2] is None else opt[2].astype(np.float64), source)
+                       None if opt[2] is None else opt[2].astype(np.float64), source, (),
+                       None if tie_tolerance is None else float(tie_tolerance), ratings, presented)
+
+
+def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
+    """Several :class:`Comparisons` as one: labels in order of first appearance across the parts, rows in
+    order. Repeat ids stay apart per part; a part without lengths gets missing (NaN) lengths when another
+    has them. ``source`` joins the parts' sources with ``+``."""
+    parts = list(parts)
+    if not parts:
+        raise ParameterError("`parts` must hold at least one Comparisons; got none.")
+    labels: dict[str, dict[str, int]] = {"systems": {}, "inputs": {}, "judges": {}}
+    arrays: dict[str, list[np.ndarray]] = {k: [] for k in ("input", "first", "second", "judge", "verdict", "repeat",
+                                                          "first_length", "second_length")}
+    any_repeat = any(c.repeat is not None for c in parts)
+    any_length = any(c.first_length is not None for c in parts)
+    offset = 0
+    for c in parts:
+        remap = {}
+        for kind in labels:
+            table = labels[kind]
+            remap[kind] = np.array([table.setdefault(name, len(table)) for name in getattr(c, kind)], dtype=np.int64)
+        arrays["input"].append(remap["inputs"][c.input])
+        arrays["first"].append(remap["systems"][c.first])
+        arrays["second"].append(remap["systems"][c.second])
+        arrays["judge"].append(remap["judges"][c.judge])
+        arrays["verdict"].append(c.verdict)
+        if any_repeat:
+            rep = np.zeros(c.n_comparisons, dtype=np.int64) if c.repeat is None else np.asarray(c.repeat, np.int64)
+            arrays["repeat"].append(rep + offset)
+            offset += int(rep.max()) + 1 if rep.size else 0
+        if any_length:
+            for side in ("first_length", "second_length"):
+                value = getattr(c, side)
+                arrays[side].append(np.full(c.n_comparisons, np.nan) if value is None else value)
+    joined = {k: np.concatenate(v) if v else None for k, v in arrays.items()}
+    tolerances = {c.tie_tolerance for c in parts}
+    return make_comparisons(systems=tuple(labels["systems"]), inputs=tuple(labels["inputs"]),
+                            judges=tuple(labels["judges"]), **joined, source="+".join(c.source for c in parts),
+                            tie_tolerance=tolerances.pop() if len(tolerances) == 1 else None,
+                            presented=all(c.presented for c in parts))
 
 
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
@@ -179,8 +258,9 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         On input m, systems i < j (in ``ds.systems`` order, which is also the order shown) with both
         scores finite: verdict 'first' if ``x_i > x_j``, 'second' if ``x_i < x_j``, 'tie' if the two are
         tied under the tie rule (:func:`metaeval.stats.correlations.ties.are_tied` with the tolerance of the
-        input's vector of scores). Higher scores are better. ``source`` names the scorers (and a tie
-        tolerance other than the default), and so does every signature computed from the comparisons.
+        input's vector of scores). Higher scores are better. ``source`` names the scorers and
+        ``tie_tolerance`` holds the tolerance; every signature computed from the comparisons records both (the
+        tolerance in its own field ``tie_tolerance`` when it is not the default).
     """
     ds = iv.check_scoreset(ds)
     rtol = iv.check_tie_tolerance(tie_tolerance)
@@ -214,11 +294,9 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
     cols = [np.concatenate([part[k] for part in parts]) for k in range(5)]
     if cols[0].size == 0:
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
-    label = ",".join(names)
-    if rtol != defaults.TIE_TOLERANCE:
-        label += f";tie-tolerance={rtol:g}"
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
-                            second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{label}")
+                            second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{','.join(names)}",
+                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)), presented=False)
 
 
 def verdict_names(codes: np.ndarray) -> list[str]:

@@ -1,7 +1,8 @@
 """Rankings of systems from pairwise comparisons: Bradley-Terry scores, ranks, intervals, win rates.
 
-:func:`rank_systems` fits the Bradley-Terry model (:mod:`metaeval.judges.bradley_terry`) by maximum
-likelihood, and bootstraps it (:mod:`metaeval.judges.resampling`) for percentile intervals of every
+:func:`rank_systems` fits the Bradley-Terry model (:mod:`metaeval.stats.frameworks.bradley_terry`) by
+maximum likelihood, and bootstraps it (:mod:`metaeval.stats.resampling.pair_counts`, the matrices of
+:mod:`metaeval.judges.resampling`) for percentile intervals of every
 score and rank and the probability of every rank. Data that give no finite estimate are refused with one
 line naming the systems (a system that never loses or never wins), unless a Gaussian prior is asked for
 (``regularization > 0``); a comparison graph in several pieces is ranked within each piece, named in a
@@ -17,12 +18,15 @@ import numpy as np
 
 from .. import defaults
 from .._validation import check_confidence_level, rng_and_seed
+from ..runtime.progress import ProgressCallback
 from ..errors import DataWarning, DegenerateDataError, DegenerateWarning, ParameterError, check_choice, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..vocabulary import JUDGE_RESAMPLING, TIE_MODELS
-from . import bradley_terry as bt
+from ..stats.frameworks import bradley_terry as bt
+from ..stats.frameworks import bradley_terry_intervals as bti
 from . import resampling as rs
+from ..stats.resampling.draws import batch_slices
 from .comparisons import Comparisons
 
 SHOWN = 5
@@ -54,6 +58,8 @@ class RankingResult(ResultMixin):
         Davidson's tie parameter (NaN for the other models).
     n_resamples, n_dropped : int
         Resamples asked for, and those dropped because their estimate diverged (no finite maximum).
+    notes : tuple of str
+        What the intervals cannot show and why (no or too few resamples, all ties, intervals open on a side).
     left_out : tuple of str
         Systems of the comparisons' labels that no selected comparison involves.
     ties_model, resampling, confidence_level, regularization, signature
@@ -81,10 +87,17 @@ class RankingResult(ResultMixin):
     confidence_level: float
     regularization: float
     signature: Signature
+    notes: tuple[str, ...] = ()
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether the bootstrap gave intervals (at least 2 usable resamples)."""
+        return self.n_resamples - self.n_dropped >= 2
 
     def frame_rows(self) -> list[dict[str, Any]]:
-        return [{"system": s, "rank": int(self.ranks[k]), "rank_low": int(self.rank_low[k]),
-                 "rank_high": int(self.rank_high[k]), "score": float(self.scores[k]),
+        shown = self.has_intervals
+        return [{"system": s, "rank": int(self.ranks[k]), "rank_low": int(self.rank_low[k]) if shown else None,
+                 "rank_high": int(self.rank_high[k]) if shown else None, "score": float(self.scores[k]),
                  "score_low": float(self.ci[0][k]), "score_high": float(self.ci[1][k]),
                  "wins": int(self.wins[k]), "losses": int(self.losses[k]), "ties": int(self.ties[k]),
                  "comparisons": int(self.comparisons[k]), "component": int(self.component[k])}
@@ -94,7 +107,7 @@ class RankingResult(ResultMixin):
         return {"analysis": "judge-rank", "systems": self.frame_rows(), "ties_model": self.ties_model,
                 "nu": plain(self.nu), "resampling": self.resampling, "n_resamples": self.n_resamples,
                 "n_dropped": self.n_dropped, "confidence_level": self.confidence_level,
-                "regularization": self.regularization, "left_out": list(self.left_out),
+                "regularization": self.regularization, "left_out": list(self.left_out), "notes": list(self.notes),
                 "rank_probabilities": plain(self.rank_probabilities), "win_rates": plain(self.win_rates),
                 "signature": str(self.signature)}
 
@@ -197,7 +210,7 @@ def _rank_systems_iv(comparisons, ties, resampling, n_resamples, confidence_leve
 def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.TIE_MODEL,
                  resampling: str = defaults.JUDGE_RESAMPLING, n_resamples: int = defaults.N_RESAMPLES,
                  confidence_level: float = defaults.CONFIDENCE_LEVEL, regularization: float = 0.0,
-                 rng: Any = defaults.SEED) -> RankingResult:
+                 rng: Any = None, progress: ProgressCallback | None = None) -> RankingResult:
     """Rank systems by Bradley-Terry maximum likelihood, with bootstrap intervals of scores and ranks.
 
     Parameters
@@ -218,6 +231,10 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
         0 (default): maximum likelihood, refused when it diverges. Otherwise the penalty
         ``regularization * sum s_i^2`` (a Gaussian prior; choix's ``alpha``).
     rng : int, Generator or None
+        None (default): fresh entropy, the seed drawn recorded in the signature.
+    progress : callable, optional
+        Called as ``progress(k)`` after each batch of k resamples (``n_resamples`` units in all;
+        :mod:`metaeval.runtime.progress`).
 
     Returns
     -------
@@ -227,7 +244,10 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     ------
     DegenerateDataError
         When the maximum-likelihood estimate diverges (a system that never loses or never wins, or a
-        group that never loses to the rest) and ``regularization == 0``; Davidson's model without ties.
+        group that never loses to the rest) and ``regularization == 0``; Davidson's model without ties or
+        with ties only; ``ties='drop'`` when every comparison is a tie.
+    ParameterError
+        When the pairwise arrays or the resamples cannot fit in the memory available.
 
     Warns
     -----
@@ -239,8 +259,14 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     Notes
     -----
     Percentile intervals of the resampled scores and ranks; the resamples of each component are fitted
-    together by a batched Newton iteration warm-started at the point estimate. The rank of a system in a
-    resample is ``1 + #{systems of its component with a larger score}``.
+    together by a batched Newton iteration warm-started at the point estimate. A system's rank is
+    ``1 + #{systems of its component with a larger score}``; systems with equal scores share the places
+    ``1 + #{larger}`` to ``#{larger or equal}``, so the rank interval runs from the lower percentile of the
+    first to the upper percentile of the last. Intervals need at least 2 usable resamples (NaN otherwise,
+    with a note). A resample whose estimate diverges has a system or group that never loses (its score is
+    unbounded above) or never wins (unbounded below): such resamples are dropped from the percentiles, but
+    when a system is unbounded above (below) in more than the tail share of all resamples, its interval is
+    open on that side (``inf``) and its rank interval reaches 1 (the last place), with a note.
 
     References
     ----------
@@ -249,11 +275,19 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     """
     ties, resampling, n_resamples, confidence_level, regularization = _rank_systems_iv(
         comparisons, ties, resampling, n_resamples, confidence_level, regularization)
-    generator, seed = rng_and_seed(rng)
     data = comparisons.judged_by(judges)
     n_all = len(data.systems)
+    n_clusters = len(data.inputs) if resampling != "judges" else len(data.judges)
+    rs.check_systems(n_all)
+    rs.check_memory(n_resamples, n_all, n_clusters)
+    generator, seed = rng_and_seed(rng)
     i_all, j_all = bt.pairs_of(n_all)
     counts_all = data.pair_counts()
+    if ties == "drop" and counts_all[:, :2].sum() == 0:
+        raise DegenerateDataError(f"`ties` 'drop' leaves no comparison: all {data.n_comparisons} comparisons are ties"
+                                  " (rank them with ties='half', where every system scores 0).")
+    if ties == "drop":
+        counts_all = counts_all * np.array([1.0, 1.0, 0.0])  # a system compared only in ties is left out
     present = np.zeros(n_all, dtype=bool)
     used_pairs = counts_all.sum(axis=1) > 0
     present[i_all[used_pairs]] = True
@@ -264,14 +298,15 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
     if n < 2:
         raise DegenerateDataError(f"a ranking needs comparisons of at least 2 systems; got {n}.")
     names = tuple(data.systems[k] for k in keep)
-    position = np.full(n_all, -1)
-    position[keep] = np.arange(n)
     i, j = bt.pairs_of(n)
     old_pair = _pair_position(keep[i], keep[j], n_all)  # the pairs of the kept systems among all pairs
     counts = counts_all[old_pair]
     _note_unjudged(data, resampling)
     if ties == "davidson" and counts[:, 2].sum() == 0:
         raise DegenerateDataError("Davidson's tie model needs ties; the comparisons hold none (use ties='half').")
+    if ties == "davidson" and counts[:, :2].sum() == 0:
+        raise DegenerateDataError("Davidson's tie parameter nu diverges when every comparison is a tie; the"
+                                  f" {int(counts.sum())} comparisons hold no win (use ties='half').")
     labels = _components(counts, i, j, n)
     sizes = np.bincount(labels)
     order = np.argsort(-sizes, kind="stable")
@@ -294,118 +329,117 @@ def rank_systems(comparisons: Comparisons, *, judges=None, ties: str = defaults.
             raise DegenerateDataError(_divergence_message(counts[pos], ci_, cj_, [names[k] for k in members], ties))
     scores = np.zeros(n)
     nu = float("nan")
+    notes: list[str] = []
     for members, ci_, cj_, pos in blocks:
         s, nu_c, _, converged = bt.fit(counts[pos], ci_, cj_, members.size, model=ties, regularization=regularization)
+        if not np.all(converged) or not np.all(np.isfinite(s)) or (ties == "davidson" and not np.isfinite(nu_c)):
+            raise DegenerateDataError(f"the Bradley-Terry fit ({ties} ties) of {_names([names[k] for k in members])}"
+                                      " did not converge; rank with a Gaussian prior (regularization > 0,"
+                                      " --regularization).")
         scores[members] = s
         nu = nu_c if members.size == max(len(b[0]) for b in blocks) else nu
-    boot_scores, n_dropped = _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, regularization,
-                                        n_resamples, generator)
-    ranks = _ranks(scores[None], component)[0]
-    low, high, rank_low, rank_high, probs = _intervals(scores, ranks, boot_scores, component, confidence_level)
+    boot_scores, dropped, unbounded = _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties,
+                                                 regularization, n_resamples, generator, progress)
+    n_dropped = int(dropped.sum())
+    ranks = bti.ranks(scores[None], component)[0]
+    low, high, rank_low, rank_high, probs = bti.percentile_intervals(scores, boot_scores[~dropped], component,
+                                                                     confidence_level)
+    tail = (1.0 - confidence_level) / 2.0
+    all_ties = counts[:, :2].sum() == 0
+    if n_resamples and n_resamples - n_dropped < 2:
+        notes.append(f"{n_resamples - n_dropped} usable bootstrap resample{'s' if n_resamples - n_dropped != 1 else ''}"
+                     " (of " f"{n_resamples}): no interval (at least 2 are needed).")
+    elif n_resamples == 0:
+        notes.append("no bootstrap (n_resamples 0): no interval of scores or ranks.")
+    if all_ties:
+        low[:], high[:] = np.nan, np.nan
+        notes.append("every comparison is a tie: the systems cannot be told apart (every score is 0 in the data and"
+                     " in every resample); the score intervals are undefined and every system shares every rank.")
+    if n_dropped and n_resamples - n_dropped >= 2:
+        up, down = unbounded
+        open_high = up > tail * n_resamples
+        open_low = down > tail * n_resamples
+        high[open_high] = np.inf
+        low[open_low] = -np.inf
+        rank_low[open_high] = 1
+        comp_size = np.bincount(component)[component]
+        rank_high[open_low] = comp_size[open_low]
+        cut = [names[k] for k in np.flatnonzero(open_high | open_low)]
+        if cut:
+            notes.append(f"{_names(cut)}: in more than {tail:.1%} of the resamples the estimate diverges with"
+                         " the system unbounded (never losing or never winning there): the interval is open on"
+                         " that side (inf) and the rank interval reaches the end.")
+    if n_dropped:
+        notes.append(f"{n_dropped} of {n_resamples} resamples have no finite estimate (a system or group that never"
+                     " loses or never wins in the resample) and are left out of the percentiles.")
     won, lost, tied = _tallies(counts, i, j, n)
     best_first = np.lexsort((-scores, component))
     win_rates = _win_rates(counts, i, j, n)
-    sig = Signature.of(analysis="judge-rank", source=data.source, judges=judges if judges is not None else "all",
+    sig = Signature.of(analysis="judge-rank", **data.signature_fields(),
+                       judges=_judges_field(None if judges is None else comparisons.judge_names(judges)),
                        model="bradley-terry", ties=ties, resampling=resampling, n_resamples=n_resamples,
                        confidence_level=confidence_level, regularization=regularization, seed=seed)
     o = best_first
     return RankingResult(tuple(names[k] for k in o), scores[o], (low[o], high[o]), ranks[o], rank_low[o], rank_high[o],
                          probs[o], component[o], won[o].astype(int), lost[o].astype(int), tied[o].astype(int),
                          (won + lost + tied)[o].astype(int), win_rates[np.ix_(o, o)], nu, n_resamples, n_dropped,
-                         left_out, ties, resampling, confidence_level, regularization, sig)
+                         left_out, ties, resampling, confidence_level, regularization, sig, tuple(notes))
 
 
-def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, regularization, n_resamples, generator):
-    """Resampled scores (B, n) (NaN rows for dropped resamples) and the number dropped."""
+def _judges_field(judges):
+    if judges is None:
+        return "all"
+    from .agreement import _listed
+
+    return _listed((judges,) if isinstance(judges, str) else judges)
+
+
+def _bootstrap(data, resampling, counts, old_pair, blocks, scores, nu, ties, regularization, n_resamples, generator,
+               progress):
+    """Resampled scores (B, n) (NaN rows for dropped resamples), which resamples were dropped, and per system
+    the number of dropped resamples in which it is unbounded above and below."""
     n = scores.size
+    dropped = np.zeros(n_resamples, dtype=bool)
+    up, down = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     if n_resamples == 0:
-        return np.empty((0, n)), 0
+        return np.empty((0, n)), dropped, (up, down)
     out = np.full((n_resamples, n), np.nan)
     matrix = rs.cluster_matrix(data, resampling) if resampling != "comparisons" else None
-    active = rs.active_clusters(*rs.cluster_codes(data, resampling)) if matrix is not None else None
-    if matrix is not None:
+    batch = rs.batch_for(n)
+    if matrix is not None:  # clusters of identical content drawn as one type (pair_counts.cluster_types)
         cols = (old_pair[:, None] * 3 + np.arange(3)).ravel()
-        matrix = matrix[:, cols]
-    start = 0
-    dropped = np.zeros(n_resamples, dtype=bool)
-    for size in rs.batches(n_resamples):
+        active = rs.active_clusters(*rs.cluster_codes(data, resampling))
+        type_of, type_matrix, multiplicity = rs.cluster_types(matrix[:, cols], active)
+        drawn = multiplicity.size if 4 * multiplicity.size <= active.size else active.size
+        batch = max(1, min(batch, (1 << 23) // max(1, drawn)))  # the draws of a batch stay near 64 MB
+    for part in batch_slices(n_resamples, batch):
+        size = part.stop - part.start
         if matrix is None:
             draws = rs.comparison_counts(generator, counts, size)
         else:
-            draws = rs.cluster_counts(matrix, rs.cluster_weights(generator, matrix.shape[0], size, active))
+            draws = rs.cluster_counts(type_matrix, rs.type_weights(generator, type_of, multiplicity, size))
         for members, ci_, cj_, pos in blocks:
             c = draws[:, pos]
-            bad = np.zeros(size, dtype=bool) if regularization > 0 else _diverging_fast(c, counts[pos], ci_, cj_,
-                                                                                     members.size, ties)
+            bad = (np.zeros(size, dtype=bool) if regularization > 0
+                   else bti.diverging_resamples(c, counts[pos], ci_, cj_, members.size, ties))
             good = np.flatnonzero(~bad)
             if good.size:
                 s, _, _, _ = bt.fit(c[good], ci_, cj_, members.size, model=ties, regularization=regularization,
                                     start=scores[members], start_nu=nu if ties == "davidson" else None)
-                out[start + good[:, None], members[None, :]] = s
-            dropped[start:start + size] |= bad
-        start += size
-    n_dropped = int(dropped.sum())
+                out[part.start + good[:, None], members[None, :]] = s
+            for b in np.flatnonzero(bad):
+                high_side, low_side = bti.unbounded_sides(c[b], ci_, cj_, members.size, ties)
+                up[members[high_side]] += 1
+                down[members[low_side]] += 1
+            dropped[part] |= bad
+        if progress is not None:
+            progress(size)
     out[dropped] = np.nan
-    if n_dropped:
-        warnings.warn(f"{n_dropped} of {n_resamples} bootstrap resamples have no finite Bradley-Terry estimate (a system"
-                      " that never loses or never wins in the resample) and were dropped; the intervals use the others.",
-                      DegenerateWarning, stacklevel=3)
-    return out, n_dropped
-
-
-def _diverging_fast(draws, observed, i, j, n, model):
-    """:func:`bradley_terry.diverging` per resample, skipping the graph search where every pair compared in
-    the data is compared in the resample with weight both ways (then the resample is as connected as the data)."""
-    link = model != "drop"
-    both = ((draws[..., 0] > 0) | (link & (draws[..., 2] > 0))) & ((draws[..., 1] > 0) | (link & (draws[..., 2] > 0)))
-    needed = observed.sum(axis=1) > 0
-    safe = np.all(both | ~needed, axis=1)
-    out = np.zeros(draws.shape[0], dtype=bool)
-    if model == "davidson":  # without a tie the tie parameter nu runs off to 0
-        out |= draws[..., 2].sum(axis=-1) == 0
-        safe &= ~out
-    check = np.flatnonzero(~safe & ~out)
-    if check.size:
-        out[check] = bt.diverging(draws[check], i, j, n, model)
-        # a resample that dropped all comparisons of a pair may also disconnect the data's component
-        empty = draws[check].sum(axis=-1) > 0
-        for k, b in enumerate(check):
-            from scipy.sparse import csr_matrix
-            from scipy.sparse.csgraph import connected_components
-
-            e = empty[k]
-            graph = csr_matrix((np.ones(e.sum()), (i[e], j[e])), shape=(n, n))
-            if connected_components(graph, directed=False)[0] > 1:
-                out[b] = True
-    return out
-
-
-def _ranks(scores: np.ndarray, component: np.ndarray) -> np.ndarray:
-    """Rank (1 = best) of every system within its component, per row of ``scores`` (B, n)."""
-    same = component[:, None] == component[None, :]
-    greater = scores[:, None, :] > scores[:, :, None]  # [b, k, l]: l beats k
-    return 1 + np.sum(greater & same[None], axis=2)
-
-
-def _intervals(scores, ranks, boot, component, confidence_level):
-    n = scores.size
-    tail = (1.0 - confidence_level) / 2.0
-    ok = ~np.isnan(boot).any(axis=1)
-    good = boot[ok]
-    if good.shape[0] == 0:
-        nan = np.full(n, np.nan)
-        probs = np.zeros((n, n))
-        probs[np.arange(n), ranks - 1] = np.nan
-        return nan, nan, ranks.copy(), ranks.copy(), np.full((n, n), np.nan)
-    low = np.quantile(good, tail, axis=0)
-    high = np.quantile(good, 1.0 - tail, axis=0)
-    boot_ranks = np.concatenate([_ranks(good[k:k + 256], component) for k in range(0, good.shape[0], 256)])
-    rank_low = np.quantile(boot_ranks, tail, axis=0, method="lower").astype(int)
-    rank_high = np.quantile(boot_ranks, 1.0 - tail, axis=0, method="higher").astype(int)
-    probs = np.zeros((n, n))
-    for k in range(n):
-        probs[k] = np.bincount(boot_ranks[:, k] - 1, minlength=n)[:n] / good.shape[0]
-    return low, high, rank_low, rank_high, probs
+    if dropped.any():
+        warnings.warn(f"{int(dropped.sum())} of {n_resamples} bootstrap resamples have no finite Bradley-Terry estimate"
+                      " (a system that never loses or never wins in the resample) and were dropped; the intervals use"
+                      " the others.", DegenerateWarning, stacklevel=3)
+    return out, dropped, (up, down)
 
 
 def _tallies(counts, i, j, n):

@@ -13,6 +13,11 @@ side, ties), so a resample is a count array ``(P, 3)``:
 
 Several count sources (a judge's and the humans' comparisons) share one draw of inputs when they are
 resampled together (:func:`cluster_weights` then :func:`cluster_counts` for each).
+
+The draws themselves are arrays in, arrays out, in the stats engine
+(:mod:`metaeval.stats.resampling.pair_counts`); this module turns comparisons into the matrices they act on,
+and checks the sizes before any work. Batches are :func:`metaeval.stats.resampling.draws.batch_slices` of
+:func:`batch_for`.
 """
 from __future__ import annotations
 
@@ -20,7 +25,12 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..vocabulary import JUDGE_RESAMPLING
+from ..stats.resampling.pair_counts import (active_clusters, cluster_counts, cluster_types, cluster_weights,
+                                            comparison_counts, type_weights)
 from .comparisons import Comparisons
+
+__all__ = ["BATCH", "MAX_SYSTEMS", "active_clusters", "batch_for", "check_memory", "check_systems", "cluster_codes",
+           "cluster_counts", "cluster_matrix", "cluster_types", "cluster_weights", "comparison_counts", "type_weights"]
 
 BATCH = 250
 """Resamples drawn and fitted at once (bounds memory: a batch holds BATCH x P x 3 counts)."""
@@ -48,43 +58,43 @@ def cluster_matrix(comparisons: Comparisons, resampling: str):
     return csr_matrix((data, (groups, cell)), shape=(n_groups, 3 * p))
 
 
-def cluster_weights(rng: np.random.Generator, n_groups: int, size: int, active: np.ndarray | None = None) -> np.ndarray:
-    """Multiplicities (size, n_groups) of clusters drawn with replacement: ``len(active)`` draws among the
-    ``active`` clusters (default: all); the others (clusters without any comparison) get 0."""
-    if active is None:
-        return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=size).astype(np.float64)
-    out = np.zeros((size, n_groups))
-    k = len(active)
-    out[:, active] = rng.multinomial(k, np.full(k, 1.0 / k), size=size)
-    return out
+MAX_SYSTEMS = 5000
+"""The most systems a Bradley-Terry ranking takes: each Newton step solves a dense n x n system (n^3 / 3
+multiply-adds, 4e10 at 5000 systems) and the result holds n x n win rates and rank probabilities."""
 
 
-def active_clusters(codes: np.ndarray, n_groups: int) -> np.ndarray:
-    """The clusters (inputs, judges) that hold at least one comparison."""
-    return np.flatnonzero(np.bincount(codes, minlength=n_groups) > 0)
+def batch_for(n_systems: int, batch: int = BATCH) -> int:
+    """Resamples fitted at once for ``n_systems``: at most ``batch``, and few enough that the batched n x n
+    Hessians stay near 128 MB."""
+    return max(1, min(batch, (1 << 27) // max(1, 16 * n_systems * n_systems)))
 
 
-def cluster_counts(matrix, weights: np.ndarray) -> np.ndarray:
-    """Counts (B, P, 3) of the resamples with cluster multiplicities ``weights`` (B, clusters)."""
-    out = np.asarray((matrix.T @ weights.T).T)
-    return out.reshape(weights.shape[0], -1, 3)
+def check_systems(n_systems: int, *, param: str = "comparisons") -> None:
+    """Refuse a ranking of more than :data:`MAX_SYSTEMS` systems, in one line."""
+    if n_systems > MAX_SYSTEMS:
+        raise ParameterError(f"`{param}` must compare at most {MAX_SYSTEMS} systems for a Bradley-Terry ranking (each"
+                             f" Newton step solves a dense n x n system); got {n_systems} systems.")
 
 
-def comparison_counts(rng: np.random.Generator, counts: np.ndarray, size: int) -> np.ndarray:
-    """Counts (size, P, 3) of resamples of the ``counts.sum()`` comparisons drawn with replacement."""
-    flat = counts.ravel()
-    total = int(round(flat.sum()))
-    used = np.flatnonzero(flat > 0)
-    draws = rng.multinomial(total, flat[used] / total, size=size)
-    out = np.zeros((size, flat.size))
-    out[:, used] = draws
-    return out.reshape(size, -1, 3)
+def check_memory(n_resamples: int, n_systems: int, n_clusters: int, *, param: str = "n_resamples",
+                 pairs: bool = True, available: int | None = None) -> None:
+    """Refuse, before computing, a problem whose arrays cannot fit in the memory still available.
 
+    A ranking (``pairs``) holds dense arrays over the ``n (n - 1) / 2`` system pairs (counts, win rates, rank
+    probabilities, Hessians: about ``64 n^2`` bytes) and the resampled scores (``16 n`` bytes a resample);
+    the agreement and the audit hold the input multiplicities of every resample (``8 m`` bytes a resample).
+    """
+    from .._validation import _size, available_memory
 
-def batches(n_resamples: int, batch: int = BATCH):
-    """Sizes of consecutive batches summing to ``n_resamples``."""
-    done = 0
-    while done < n_resamples:
-        size = min(batch, n_resamples - done)
-        yield size
-        done += size
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    fixed = 64 * n_systems * n_systems if pairs else 0
+    if fixed > available:
+        raise ParameterError(f"`comparisons` must compare few enough systems for the pairwise arrays to fit in memory;"
+                             f" got {n_systems} systems (at least {_size(fixed)}, {_size(available)} available).")
+    needed = fixed + n_resamples * (16 * n_systems + 8 * n_clusters + 64)
+    if needed > available:
+        raise ParameterError(f"`{param}` must be small enough for the resamples to fit in memory; got {n_resamples}"
+                             f" (at least {_size(needed)} for {n_systems} systems x {n_clusters} inputs,"
+                             f" {_size(available)} available).")

@@ -63,6 +63,10 @@ class Report:
     mt_audit : MtAuditResult or None
         The audit of an MT protocol run (:func:`metaeval.mt_audit`), shown as a section of the page and in
         results.json under ``mt_audit``; None when the report has none.
+    judges : JudgesPart or None
+        The judges' section (:func:`metaeval.report.judges_section.judges_part`: a Bradley-Terry ranking and
+        the judge audit of pairwise comparisons, and their agreement with humans when named), when the
+        report was given comparisons.
     analyses : dict
         Analysis name -> its result object (see :data:`metaeval.report.analysis_sections.ANALYSES`).
     omitted : dict
@@ -92,6 +96,7 @@ class Report:
     summary_comparison: MetricComparisonResult | None = None
     mt_audit: Any = None
     spans: Any = None
+    judges: Any = None
 
     @property
     def human(self) -> str:
@@ -105,6 +110,7 @@ class Report:
             "comparison": None if self.comparison is None else self.comparison.to_dict(),
             "summary_comparison": None if self.summary_comparison is None else self.summary_comparison.to_dict(),
             "analyses": {name: result.to_dict() for name, result in self.analyses.items()},
+            **({} if self.judges is None else {"judges": self.judges.to_dict()}),
             "omitted": dict(self.omitted),
             "warnings": list(self.warnings),
             "command": self.command,
@@ -196,6 +202,8 @@ def build_report(
     corpus_statistics: Any = None,
     tie_tolerance: float = defaults.TIE_TOLERANCE,
     mt_audit: Any = None,
+    comparisons: Any = None,
+    judge_humans: Any = None,
 ) -> Report:
     """Compute every number of the meta-evaluation report of ``ds`` against ``human``.
 
@@ -242,6 +250,11 @@ def build_report(
         the spread of their vector (docs/statistics.md, "The tie rule"). Default
         :data:`metaeval.defaults.TIE_TOLERANCE` (1e-9); 0 compares exactly, as scipy does. A non-default value
         is recorded in the signature.
+    comparisons : Comparisons, optional
+        Pairwise comparisons (:func:`metaeval.read_comparisons`): the report then has the judges' section, a
+        Bradley-Terry ranking and the judge audit with the report's resamples and seed, and the judges'
+        agreement with ``judge_humans`` (names or patterns) when given
+        (:func:`metaeval.report.judges_section.judges_part`).
 
     mt_audit : MtAuditResult, optional
         The audit of an MT protocol run (:func:`metaeval.mt_audit`) to show as a section of the page.
@@ -311,13 +324,19 @@ def build_report(
                    signature_fields={k: v for k, v in ds.signature_fields().items()})
     with steps("annotator agreement", None):
         dataset["agreement"] = _agreement(checked, human)
+    judges = None
+    if comparisons is not None:
+        from .judges_section import judges_part
+
+        with steps("judges", None):
+            judges = judges_part(comparisons, humans=judge_humans, n_resamples=n_resamples, seed=seed)
     if command is None:
         command = _python_call(ds, human, metrics, settings)
     for text, category in steps.categories.items():
         warnings.warn(text, category, stacklevel=2)
     return Report(dataset=dataset, table=table, comparison=comparison, analyses=results, omitted=omitted,
                   settings=settings, command=command, warnings=tuple(steps.categories), timings=timings,
-                  summary_comparison=summary_comparison, mt_audit=mt_audit)
+                  summary_comparison=summary_comparison, mt_audit=mt_audit, judges=judges)
 
 
 def comparison_frame(report: Report):

@@ -65,9 +65,15 @@ def number_cell(value: Any, digits: int = 3, *, sub: str = "", css: str = "") ->
     return Cell(text, repr(float(value)), sub, css)
 
 
-def render_html(*, title: str, subtitle: str, sections: list[Section], beside: tuple[str, ...] = ()) -> str:
-    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined; the footer names the files
-    ``beside`` (written next to the page by the same run), or says that there are none."""
+def beside_text(names) -> str:
+    """``a``, ``a and b``, ``a, b and c``: the files written beside a page, as its footer names them."""
+    names = [str(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}" if names else ""
+
+
+def render_html(*, title: str, subtitle: str, sections: list[Section], beside=()) -> str:
+    """The page: ``sections`` in order, every string autoescaped, figure SVG inlined. ``beside``: the names of
+    the files written beside the page with the same numbers (the footer names exactly these; none: no claim)."""
     import jinja2
     from markupsafe import Markup
 
@@ -80,4 +86,4 @@ def render_html(*, title: str, subtitle: str, sections: list[Section], beside: t
         figures = tuple(Figure(f.key, Markup(f.svg), f.alt, f.caption) for f in section.figures)
         safe_sections.append(Section(**{**section.__dict__, "figures": figures}))
     return template.render(title=title, subtitle=subtitle, sections=safe_sections, version=__version__,
-                           css=Markup(CSS), script=Markup(SCRIPT), beside=tuple(beside))
+                           css=Markup(CSS), script=Markup(SCRIPT), beside=beside_text(beside))

@@ -8,7 +8,10 @@ table, the judge audit table (and, when given, the agreement of judges with huma
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from .figures import WIDTH, Figure
@@ -105,7 +108,8 @@ def _ranking_table(ranking) -> Table:
     rows = tuple(
         (Cell(str(ranking.ranks[k]), int(ranking.ranks[k])), Cell(s, s),
          number_cell(float(ranking.scores[k]), sub=interval(ranking.ci[0][k], ranking.ci[1][k])),
-         Cell(f"{ranking.rank_low[k]}-{ranking.rank_high[k]}", int(ranking.rank_low[k])),
+         Cell(f"{ranking.rank_low[k]}-{ranking.rank_high[k]}", int(ranking.rank_low[k])) if ranking.has_intervals
+         else Cell("n/a", ""),
          number_cell(float(ranking.rank_probabilities[k, ranking.ranks[k] - 1]), 2),
          Cell(f"{ranking.wins[k]}-{ranking.losses[k]}-{ranking.ties[k]}", int(ranking.wins[k])))
         for k, s in enumerate(ranking.systems))
@@ -129,10 +133,23 @@ def _agreement_table(agreement) -> Table:
                                else "")
         rows.append((Cell(str(row.get("rank_range", "")), row.get("rank", 0)), Cell(row["judge"], row["judge"]),
                      Cell(str(row["keys"]), row["keys"]), cell("accuracy"), cell("accuracy_no_ties"), cell("kappa"),
-                     number_cell(row.get("alpha", float("nan"))), cell("ranking_tau")))
-    return Table("judges-agreement", f"Judges against the humans ({', '.join(agreement.humans)})",
+                     number_cell(row.get("alpha", float("nan"))), cell("vote_agreement"),
+                     cell("vote_agreement_no_ties"), cell("ranking_tau")))
+    h = agreement.human_agreement
+    if h:
+        rows.append((Cell("", 0), Cell("humans vs humans", ""), Cell(str(h.get("vote_pairs", "")), 0),
+                     Cell("", ""), Cell("", ""), Cell("", ""), Cell("", ""),
+                     number_cell(h.get("vote_agreement"), sub=interval(h.get("vote_agreement_low"),
+                                                                       h.get("vote_agreement_high"))),
+                     number_cell(h.get("vote_agreement_no_ties"), sub=interval(h.get("vote_agreement_no_ties_low"),
+                                                                               h.get("vote_agreement_no_ties_high"))),
+                     Cell("", "")))
+    names = ", ".join(agreement.humans) if len(agreement.humans) <= 6 else (
+        ", ".join(agreement.humans[:3]) + f" and {len(agreement.humans) - 3} more")
+    return Table("judges-agreement", f"Judges against the humans ({names})",
                  ("rank", "judge", "keys", "accuracy", "accuracy (no ties)", "Cohen's kappa", "Krippendorff's alpha",
-                  "ranking tau"), tuple(rows), (True, False, True, True, True, True, True, True), wide=True)
+                  "votes (S1)", "votes (S2)", "ranking tau"), tuple(rows),
+                 (True, False, True, True, True, True, True, True, True, True), wide=True)
 
 
 def judges_section(ranking, audit=None, agreement=None, *, command: str = "") -> Section:
@@ -148,8 +165,7 @@ def judges_section(ranking, audit=None, agreement=None, *, command: str = "") ->
         tables.append(_audit_table(audit))
         notes.extend(audit.notes)
         signatures.append(("audit", str(audit.signature)))
-    if ranking.n_dropped:
-        notes.append(f"{ranking.n_dropped} of {ranking.n_resamples} resamples had no finite estimate and were dropped.")
+    notes.extend(ranking.notes)
     if ranking.left_out:
         notes.append(f"Systems without any comparison, left out: {', '.join(ranking.left_out)}.")
     figures = (ranking_figure(ranking),)
@@ -168,11 +184,50 @@ def judges_section(ranking, audit=None, agreement=None, *, command: str = "") ->
         signatures=tuple(signatures), command=command)
 
 
-def write_judges_page(path: str | Path, ranking, audit=None, agreement=None, *, command: str = "") -> Path:
-    """Write :func:`judges_section` as one self-contained HTML page, atomically; returns the path."""
+@dataclass(frozen=True)
+class JudgesPart:
+    """The judges' part of a report: a ranking, the audit and (with humans named) the agreement."""
+
+    ranking: Any
+    audit: Any
+    agreement: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ranking": self.ranking.to_dict(), "audit": self.audit.to_dict(),
+                "agreement": None if self.agreement is None else self.agreement.to_dict()}
+
+
+def judges_part(comparisons, *, humans=None, n_resamples: int, seed: Any = None) -> JudgesPart:
+    """Rank the systems of ``comparisons`` (every judge pooled, or the ``humans`` when named), audit every
+    judge and, with ``humans``, measure the other judges' agreement with them; one seed for all three."""
+    from ..judges import judge_agreement, judge_audit, rank_systems
+    from ..stats.resampling.draws import check_rng
+
+    _, seed = check_rng(seed)
+    seed = seed if isinstance(seed, int) else None
+    ranking = rank_systems(comparisons, judges=humans, n_resamples=n_resamples, rng=seed)
+    seed = ranking.signature.as_dict().get("seed", seed)
+    seed = seed if isinstance(seed, int) else None
+    agreement = None
+    if humans is not None and any(j not in comparisons.judge_names(humans, param="humans")
+                                  for j in comparisons.judges):
+        agreement = judge_agreement(comparisons, humans=humans, n_resamples=n_resamples, rng=seed)
+    audit = judge_audit(comparisons, n_resamples=n_resamples, rng=seed)
+    return JudgesPart(ranking, audit, agreement)
+
+
+def judges_report_section(part: JudgesPart) -> Section:
+    """The judges' section of the report page (:func:`judges_section` of the part)."""
+    return judges_section(part.ranking, part.audit, part.agreement)
+
+
+def write_judges_page(path: str | Path, ranking, audit=None, agreement=None, *, command: str = "",
+                      beside=()) -> Path:
+    """Write :func:`judges_section` as one self-contained HTML page, atomically; returns the path. ``beside``:
+    the files written beside the page with the same numbers, named in its footer (none by default)."""
     from ..runtime.files import write_text_atomic
 
     page = render_html(title="metaeval: judges and pairwise preferences", subtitle=str(ranking.signature),
-                       sections=[judges_section(ranking, audit, agreement, command=command)])
+                       sections=[judges_section(ranking, audit, agreement, command=command)], beside=beside)
     return write_text_atomic(Path(path), page)
 

@@ -279,6 +279,10 @@ def report_sections(report, advance=None) -> list[Section]:
         from .spans_section import spans_section
 
         builders.append(lambda r: spans_section(r.spans))
+    if getattr(report, "judges", None) is not None:
+        from .judges_section import judges_report_section
+
+        builders.append(lambda r: judges_report_section(r.judges))
     sections = []
     for build in builders:
         sections.append(build(report))

@@ -1,5 +1,9 @@
 """Bradley-Terry maximum likelihood on per-pair counts, batched over resamples (arrays in, arrays out).
 
+Part of the stats engine (numpy and scipy only, nothing from the rest of metaeval): the judges wing
+(:mod:`metaeval.judges.ranking`, :mod:`metaeval.judges.agreement`) turns comparisons into counts and draws
+resampled counts with :mod:`metaeval.stats.resampling.pair_counts`.
+
 The data of a ranking reduce to counts per unordered system pair ``(i, j)``, ``i < j``: ``c[..., p, 0]``
 comparisons won by i, ``c[..., p, 1]`` won by j, ``c[..., p, 2]`` ties. Every bootstrap resample is another
 count array of the same shape, so one batched Newton iteration fits the point estimate and all resamples.
