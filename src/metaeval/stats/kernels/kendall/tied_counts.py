@@ -10,7 +10,7 @@ With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the
   with the generic tie rule;
 * every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
   pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
-Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use only.
+Compiled and cached by :mod:`metaeval.stats.kernels.compiler.decorator`; imported on first use only.
 
 References
 ----------
@@ -48,10 +48,8 @@ def _sweep_blocks(b, width):
 def _query_values(e, f, g, values, s0, w, pooled, inserted, cum, ins, sums):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
-    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: ``s1, s0_acc,
-    size1``)."""
-    eflat, esrc, ez, bits = values
-    s1, s0_acc, size1 = sums
+    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: its ``S``)."""
+    (eflat, esrc, ez, bits), (s1, s0_acc, size1) = values, sums
     for u in range(e, f):
         r = ez[g, u]
         src = np.int32(esrc[g, u])
@@ -84,11 +82,8 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
 @jit(inline="always")
 def _sweep_large_group(e, f, g, values, s0, w, top, pooled, inserted, cum, ins, sums, work):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
-    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit (``values``,
-    ``sums`` as for :func:`_query_values`; ``work``: ``h1, hc, run``)."""
-    eflat, esrc, ez, bits = values
-    s1, s0_acc, size1 = sums
-    h1, hc, run = work
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    (eflat, esrc, ez, bits), (s1, s0_acc, size1), (h1, hc, run) = values, sums, work
     rmin = top
     rmax = 0
     for u in range(e, f):
@@ -476,8 +471,7 @@ def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
     use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
-    mval, mcell, msrc, cells = pooled
-    classes, n_class, ukr = tables
+    (mval, mcell, msrc, cells), (classes, n_class, ukr) = pooled, tables
     g_count, n = cells.shape
     b = bits.shape[0]
     out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
