@@ -5,7 +5,8 @@ checkout's `src` as it is, uncommitted changes included). More than two revision
 the one compared, each earlier one a base (`compare_commits.py c69dd7c ca7ca60 HEAD`). Options:
 `--only TEXT` (rows whose name contains TEXT; repeatable), `--repeats R` (warm runs per row and revision,
 default 3), `--quick` (small data and few resamples: a smoke run of every row in a minute or two),
-`--no-cold` (no cold run: numba's cache where it is, one untimed warm-up run), `--alone` (time the single
+`--no-cold` (no cold run: numba's cache where it is, one untimed warm-up run), `--workdir DIR` (keep the
+extracted sources there; with `--no-cold` a second run of the script is warm from its start), `--alone` (time the single
 revision given, no ratio), `--list` (print the rows and exit).
 
 How each revision runs: its `src/` is extracted with `git archive REV src` into a temporary directory (`.`
@@ -204,11 +205,20 @@ print(json.dumps({{"wall": wall, "cpu": cpu, "digest": _digest(result)}}))
 # ---- running ------------------------------------------------------------------------------------------
 
 
-def sources(rev: str, tmp: str) -> str:
-    """The ``src`` directory of ``rev``: this checkout's for ``.``, else ``git archive REV src`` extracted."""
+def sources(rev: str, tmp: str, workdir: str | None = None) -> str:
+    """The ``src`` directory of ``rev``: this checkout's for ``.``, else ``git archive REV src`` extracted (into
+    ``workdir/src-REV`` when given and kept there: a later run reuses it and the numba cache beside it)."""
     if rev == ".":
         return os.path.join(ROOT, "src")
-    target = tempfile.mkdtemp(prefix="rev-", dir=tmp)
+    if workdir:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", rev], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        target = os.path.join(workdir, "src-" + commit)
+        if os.path.isdir(os.path.join(target, "src")):
+            return os.path.join(target, "src")
+        os.makedirs(target, exist_ok=True)
+    else:
+        target = tempfile.mkdtemp(prefix="rev-", dir=tmp)
     archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "src"], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
     return os.path.join(target, "src")
@@ -260,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="warm runs per row and revision")
     parser.add_argument("--quick", action="store_true", help="small data, few resamples (a smoke run)")
     parser.add_argument("--no-cold", action="store_true", help="no cold run: numba's cache where it is, one warm-up")
+    parser.add_argument("--workdir", help="keep the revisions' sources here (and, with --no-cold, numba's cache "
+                        "beside them): a later run is warm from its start")
     parser.add_argument("--alone", action="store_true", help="time the one revision given, no comparison")
     parser.add_argument("--list", action="store_true", help="print the rows and exit")
     args = parser.parse_args(argv)
@@ -275,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"`--repeats` must be >= 1; got {args.repeats!r}")
     with tempfile.TemporaryDirectory(prefix="compare-commits-") as tmp:
         sides = range(len(revs))  # a revision may be given twice (`. .`: the noise of one source)
-        src = [sources(rev, tmp) for rev in revs]
+        src = [sources(rev, tmp, args.workdir) for rev in revs]
         paths = build_data(tmp, args.quick)
         print(f"revisions: {', '.join(revs)} (last compared with each earlier one); "
               f"{'quick' if args.quick else 'full'} workloads, {args.repeats} warm runs each, alternated; "
