@@ -6,7 +6,8 @@ the one compared, each earlier one a base (`compare_commits.py c69dd7c ca7ca60 H
 `--only TEXT` (rows whose name contains TEXT; repeatable), `--repeats R` (warm runs per row and revision,
 default 3), `--quick` (small data and few resamples: a smoke run of every row in a minute or two),
 `--no-cold` (no cold run: numba's cache where it is, one untimed warm-up run), `--workdir DIR` (keep the
-extracted sources there; with `--no-cold` a second run of the script is warm from its start), `--alone` (time the single
+extracted sources there; with `--no-cold` a second run of the script is warm from its start; `--no-warmup`
+then skips the untimed run), `--alone` (time the single
 revision given, no ratio), `--list` (print the rows and exit).
 
 How each revision runs: its `src/` is extracted with `git archive REV src` into a temporary directory (`.`
@@ -270,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="warm runs per row and revision")
     parser.add_argument("--quick", action="store_true", help="small data, few resamples (a smoke run)")
     parser.add_argument("--no-cold", action="store_true", help="no cold run: numba's cache where it is, one warm-up")
+    parser.add_argument("--no-warmup", action="store_true", help="with --no-cold: no untimed run (caches warm)")
     parser.add_argument("--workdir", help="keep the revisions' sources here (and, with --no-cold, numba's cache "
                         "beside them): a later run is warm from its start")
     parser.add_argument("--alone", action="store_true", help="time the one revision given, no comparison")
@@ -298,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             k = row.quick_k if args.quick else row.k
             caches = [None if args.no_cold else os.path.join(tmp, "numba", str(i), str(ROWS.index(row))) for i in sides]
             # cold: an empty numba cache (or, with --no-cold, an untimed warm-up)
-            cold = [run_once(row, src[i], paths, k, caches[i]) for i in sides]
+            skip = args.no_cold and args.no_warmup
+            cold = [{"digest": "-"} if skip else run_once(row, src[i], paths, k, caches[i]) for i in sides]
             runs: list[list[dict]] = [[] for _ in sides]
             for rep in range(args.repeats):
                 for i in [*sides[rep % len(revs):], *sides[:rep % len(revs)]]:
@@ -335,4 +338,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # the temporary files removed
     raise SystemExit(main())
