@@ -290,11 +290,7 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
     ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
     one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
-    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``).
-
-    Serial: a call is about 0.2 ms of merging (60,000 pooled values), while a parallel region costs its fork
-    and join, milliseconds of waiting and spinning on a loaded machine (measured 10-24 ms per call with two
-    threads at load 8 against 0.17 ms on one: a third of the by-system Kendall CPU time at k = 1000)."""
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``). Serial: see BENCHMARKS.md (issue 37)."""
     n = vals.shape[2]
     length = 2 * n
     g_count = groups.shape[0]
