@@ -283,13 +283,13 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@jit(parallel=True)
+@jit()
 def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
     ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
     one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
-    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``)."""
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``). Serial: see BENCHMARKS.md (issue 37)."""
     n = vals.shape[2]
     length = 2 * n
     g_count = groups.shape[0]
@@ -299,7 +299,7 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     ez = np.empty((g_count, length), dtype=np.int64)
     enew = np.empty((g_count, length), dtype=np.uint8)
     near = np.zeros((g_count, length), dtype=np.uint8)
-    for q in numba.prange(g_count):  # the groups in parallel (the by-system rows: 15 merges per call)
+    for q in range(g_count):  # serial: 0.2 ms for 15 by-system rows of 4,000 values, less than waking threads
         g = groups[q]
         a = 0
         b = 0
