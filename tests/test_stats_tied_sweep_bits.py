@@ -49,7 +49,7 @@ def tie_heavy(seed: int = 0, n: int = 15, m: int = 200) -> tuple[np.ndarray, np.
 
 @pytest.mark.parametrize("level", ["by-system", "global"])
 def test_tie_heavy_kendall_perm_both_is_bitwise_that_of_ca7ca60(level):
-    import metaeval.stats.kernels.compiled_ties as compiled_ties
+    import metaeval.stats.kernels.kendall.tied_counts as compiled_ties
 
     xs, z = tie_heavy()
     calls = []
