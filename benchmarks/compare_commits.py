@@ -5,7 +5,9 @@ checkout's `src` as it is, uncommitted changes included). More than two revision
 the one compared, each earlier one a base (`compare_commits.py c69dd7c ca7ca60 HEAD`). Options:
 `--only TEXT` (rows whose name contains TEXT; repeatable), `--repeats R` (warm runs per row and revision,
 default 3), `--quick` (small data and few resamples: a smoke run of every row in a minute or two),
-`--no-cold` (no cold run: numba's cache where it is, one untimed warm-up run), `--alone` (time the single
+`--no-cold` (no cold run: numba's cache where it is, one untimed warm-up run), `--workdir DIR` (keep the
+extracted sources there; with `--no-cold` a second run of the script is warm from its start; `--no-warmup`
+then skips the untimed run), `--alone` (time the single
 revision given, no ratio), `--list` (print the rows and exit).
 
 How each revision runs: its `src/` is extracted with `git archive REV src` into a temporary directory (`.`
@@ -30,7 +32,6 @@ machine is shared, and the spread of the warm runs (max / min) says how noisy ea
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -205,12 +206,20 @@ print(json.dumps({{"wall": wall, "cpu": cpu, "digest": _digest(result)}}))
 # ---- running ------------------------------------------------------------------------------------------
 
 
-def sources(rev: str, tmp: str) -> str:
-    """The ``src`` directory of ``rev``: this checkout's for ``.``, else ``git archive REV src`` extracted."""
+def sources(rev: str, tmp: str, workdir: str | None = None) -> str:
+    """The ``src`` directory of ``rev``: this checkout's for ``.``, else ``git archive REV src`` extracted (into
+    ``workdir/src-REV`` when given and kept there: a later run reuses it and the numba cache beside it)."""
     if rev == ".":
         return os.path.join(ROOT, "src")
-    target = os.path.join(tmp, "rev-" + hashlib.sha1(rev.encode()).hexdigest()[:10])
-    os.makedirs(target)
+    if workdir:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", rev], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        target = os.path.join(workdir, "src-" + commit)
+        if os.path.isdir(os.path.join(target, "src")):
+            return os.path.join(target, "src")
+        os.makedirs(target, exist_ok=True)
+    else:
+        target = tempfile.mkdtemp(prefix="rev-", dir=tmp)
     archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "src"], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
     return os.path.join(target, "src")
@@ -262,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="warm runs per row and revision")
     parser.add_argument("--quick", action="store_true", help="small data, few resamples (a smoke run)")
     parser.add_argument("--no-cold", action="store_true", help="no cold run: numba's cache where it is, one warm-up")
+    parser.add_argument("--no-warmup", action="store_true", help="with --no-cold: no untimed run (caches warm)")
+    parser.add_argument("--workdir", help="keep the revisions' sources here (and, with --no-cold, numba's cache "
+                        "beside them): a later run is warm from its start")
     parser.add_argument("--alone", action="store_true", help="time the one revision given, no comparison")
     parser.add_argument("--list", action="store_true", help="print the rows and exit")
     args = parser.parse_args(argv)
@@ -276,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         parser.error(f"`--repeats` must be >= 1; got {args.repeats!r}")
     with tempfile.TemporaryDirectory(prefix="compare-commits-") as tmp:
-        src = {rev: sources(rev, tmp) for rev in revs}
+        sides = range(len(revs))  # a revision may be given twice (`. .`: the noise of one source)
+        src = [sources(rev, tmp, args.workdir) for rev in revs]
         paths = build_data(tmp, args.quick)
         print(f"revisions: {', '.join(revs)} (last compared with each earlier one); "
               f"{'quick' if args.quick else 'full'} workloads, {args.repeats} warm runs each, alternated; "
@@ -285,40 +298,38 @@ def main(argv: list[str] | None = None) -> int:
         failed = 0
         for row in rows:
             k = row.quick_k if args.quick else row.k
-            runs: dict[str, list[dict]] = {rev: [] for rev in revs}
-            cold: dict[str, dict] = {}
-            caches = {rev: None if args.no_cold else os.path.join(tmp, "numba", str(i), str(ROWS.index(row)))
-                      for i, rev in enumerate(revs)}
-            for rev in revs:  # cold: an empty numba cache (or, with --no-cold, an untimed warm-up)
-                cold[rev] = run_once(row, src[rev], paths, k, caches[rev])
+            caches = [None if args.no_cold else os.path.join(tmp, "numba", str(i), str(ROWS.index(row))) for i in sides]
+            # cold: an empty numba cache (or, with --no-cold, an untimed warm-up)
+            skip = args.no_cold and args.no_warmup
+            cold = [{"digest": "-"} if skip else run_once(row, src[i], paths, k, caches[i]) for i in sides]
+            runs: list[list[dict]] = [[] for _ in sides]
             for rep in range(args.repeats):
-                order = revs[rep % len(revs):] + revs[:rep % len(revs)]
-                for rev in order:
-                    if "error" not in cold[rev]:
-                        runs[rev].append(run_once(row, src[rev], paths, k, caches[rev]))
+                for i in [*sides[rep % len(revs):], *sides[:rep % len(revs)]]:
+                    if "error" not in cold[i]:
+                        runs[i].append(run_once(row, src[i], paths, k, caches[i]))
             print(f"\n{row.name}" + (f"  (k={k})" if args.quick else ""), flush=True)
             stats = {}
-            for rev in revs:
-                good = [r for r in runs[rev] if "error" not in r]
-                bad = [r for r in runs[rev] if "error" in r] + ([cold[rev]] if "error" in cold[rev] else [])
+            for i in sides:
+                good = [r for r in runs[i] if "error" not in r]
+                bad = [r for r in runs[i] + [cold[i]] if "error" in r]
                 if bad or not good:
                     failed += 1
-                    print(f"  {rev:<12} FAILED: {bad[0]['error'] if bad else 'no run'}")
+                    print(f"  {revs[i]:<12} FAILED: {bad[0]['error'] if bad else 'no run'}")
                     continue
                 walls, cpus = [r["wall"] for r in good], [r["cpu"] for r in good]
-                stats[rev] = (summary(walls), summary(cpus))
-                compile_s = "-" if args.no_cold else f"{cold[rev]['wall'] - stats[rev][0][1]:6.2f}"
-                digests = {r["digest"] for r in good} | ({cold[rev]["digest"]} if not args.no_cold else set())
-                print(f"  {rev:<12} wall {stats[rev][0][0]:7.2f} / {stats[rev][0][1]:7.2f}   CPU {stats[rev][1][0]:7.2f}"
-                      f" / {stats[rev][1][1]:7.2f}   compile {compile_s}   spread {max(walls) / min(walls):4.2f}"
+                stats[i] = (summary(walls), summary(cpus))
+                compile_s = "-" if args.no_cold else f"{cold[i]['wall'] - stats[i][0][1]:6.2f}"
+                digests = {r["digest"] for r in good} | ({cold[i]["digest"]} if not args.no_cold else set())
+                print(f"  {revs[i]:<12} wall {stats[i][0][0]:7.2f} / {stats[i][0][1]:7.2f}   CPU {stats[i][1][0]:7.2f}"
+                      f" / {stats[i][1][1]:7.2f}   compile {compile_s}   spread {max(walls) / min(walls):4.2f}"
                       f"   digest {'/'.join(sorted(digests))}")
-            head = revs[-1]
-            for base in revs[:-1]:
+            head = len(revs) - 1
+            for base in range(head):
                 if base in stats and head in stats:
                     (bw, bc), (hw, hc) = stats[base], stats[head]
                     same = {r["digest"] for r in runs[base]} == {r["digest"] for r in runs[head]}
                     bits = "" if row.kind == "command" else ("   same bits" if same else "   DIFFER")
-                    print(f"  {head} / {base}: wall {hw[1] / bw[1]:5.2f} (min {hw[0] / bw[0]:5.2f})   "
+                    print(f"  {revs[head]} / {revs[base]}: wall {hw[1] / bw[1]:5.2f} (min {hw[0] / bw[0]:5.2f})   "
                           f"CPU {hc[1] / bc[1]:5.2f} (min {hc[0] / bc[0]:5.2f}){bits}", flush=True)
         print(f"\nload average {os.getloadavg()[0]:.1f} at {time.strftime('%H:%M:%S')}; "
               "times: min / median of the warm runs, s; ratios below 1: the last revision is faster")
@@ -327,4 +338,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # the temporary files removed
     raise SystemExit(main())

@@ -132,7 +132,10 @@ def explain_pairs(scores, z, *, level: str, coefficient: str, method: str = "bot
     :func:`metaeval.stats.significance.pairs.pairwise_tests` with ``test='permutation'``: the metrics are
     standardized and every metric is kept on the cells where all are present, as that function does. Returns a
     :class:`metaeval.stats.kernels.routes.PairRouting` (``.text(names)`` prints it). Nothing is resampled: the
-    kernels are built (their set-up cost is paid) on the draws of 1 resample.
+    kernels are built (their set-up cost is paid) on the draws of 1 resample. When the metrics are missing on
+    different cells, ``pairwise_tests`` tests each pair on its own common cells (one pair's own kernel,
+    ``ONE_PAIR_ROUTES``, or the reference path) and this explanation, which sees cells with NaN, reports the
+    reference path for every pair.
     """
     scores = np.asarray(scores, dtype=float)
     z = np.asarray(z, dtype=float)

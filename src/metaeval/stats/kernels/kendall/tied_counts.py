@@ -10,7 +10,7 @@ With a metric tie in a group the denominators of ``X'`` and ``Y'`` depend on the
   with the generic tie rule;
 * every pair-count coefficient and Spearman, one resample at a time: :func:`tied_group_counts` (an ordered
   pass with a Fenwick tree over the human ranks, or contingency tables for graded scores).
-Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.compiler.decorator`); imported on first use only.
+Compiled and cached by :mod:`metaeval.stats.kernels.compiler.decorator`; imported on first use only.
 
 References
 ----------
@@ -48,10 +48,8 @@ def _sweep_blocks(b, width):
 def _query_values(e, f, g, values, s0, w, pooled, inserted, cum, ins, sums):
     """The values ``e <= u < f`` of a small tie group against the lower tie groups: each adds
     ``cum[r] + cum[r + 1] - ins`` (stream 1) or its complement in the pooled counts (stream 0) to its stream's
-    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: ``s1, s0_acc,
-    size1``)."""
-    eflat, esrc, ez, bits = values
-    s1, s0_acc, size1 = sums
+    ``S``, as its own bit decides in every lane (``values``: ``eflat, esrc, ez, bits``; ``sums``: its ``S``)."""
+    (eflat, esrc, ez, bits), (s1, s0_acc, size1) = values, sums
     for u in range(e, f):
         r = ez[g, u]
         src = np.int32(esrc[g, u])
@@ -84,11 +82,8 @@ def _insert_values(e, f, g, eflat, esrc, ez, bits, s0, w, top, pooled, cum):
 @jit(inline="always")
 def _sweep_large_group(e, f, g, values, s0, w, top, pooled, inserted, cum, ins, sums, work):
     """A tie group of many values: tallied per human rank (``h1`` stream 1, ``hc`` all), queried once per
-    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit (``values``,
-    ``sums`` as for :func:`_query_values`; ``work``: ``h1, hc, run``)."""
-    eflat, esrc, ez, bits = values
-    s1, s0_acc, size1 = sums
-    h1, hc, run = work
+    rank, inserted by one running prefix over the ranks; ``h1`` and ``hc`` are zero again on exit."""
+    (eflat, esrc, ez, bits), (s1, s0_acc, size1), (h1, hc, run) = values, sums, work
     rmin = top
     rmax = 0
     for u in range(e, f):
@@ -288,13 +283,13 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@jit(parallel=True)
+@jit()
 def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     """The inputs of :func:`tied_sweep_counts` for the groups ``groups`` of pair ``(i, j)``, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
     ``(mval, eflat, esrc, ez, enew, near)`` of shape (G', 2 n); ``near`` is 1 where a value differs from the
     one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
-    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``)."""
+    times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``). Serial: see BENCHMARKS.md (issue 37)."""
     n = vals.shape[2]
     length = 2 * n
     g_count = groups.shape[0]
@@ -304,7 +299,7 @@ def tied_sweep_inputs(vals, orders, i, j, groups, cells, zr, rtol, noise):
     ez = np.empty((g_count, length), dtype=np.int64)
     enew = np.empty((g_count, length), dtype=np.uint8)
     near = np.zeros((g_count, length), dtype=np.uint8)
-    for q in numba.prange(g_count):  # the groups in parallel (the by-system rows: 15 merges per call)
+    for q in range(g_count):  # serial: 0.2 ms for 15 by-system rows of 4,000 values, less than waking threads
         g = groups[q]
         a = 0
         b = 0
@@ -476,8 +471,7 @@ def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
     use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
-    mval, mcell, msrc, cells = pooled
-    classes, n_class, ukr = tables
+    (mval, mcell, msrc, cells), (classes, n_class, ukr) = pooled, tables
     g_count, n = cells.shape
     b = bits.shape[0]
     out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
