@@ -167,10 +167,12 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 
 
 def _verdict_table(result):
-    """The terminal table of the verdicts: per scope, task and baseline, the metrics above, level, below."""
+    """The terminal table of the verdicts: per scope, task and baseline, the metrics above, level, below - one row
+    per (scope, task) when it fits the width, else one row per verdict with its list of metrics wrapped at the
+    width (a table of many metrics never splits into column blocks; issue 41 item 4)."""
     import pandas as pd
 
-    from ..report.render import frame_table
+    from ..report.render import FirstThatFits, frame_table
 
     frame = pd.DataFrame(result.baseline_verdicts(summary=True))
     if (frame["untested"] == "-").all():
@@ -180,7 +182,12 @@ def _verdict_table(result):
         frame = frame.drop(columns="baseline")
     frame = frame.rename(columns={"baseline_statistic": "baseline" if one else "value"})
     named = f"human baseline {result.human_baselines[0]}" if one else "each human baseline"
-    return frame_table(frame, title=f"metrics above / level with / below {named} (p < {result.alpha:g})")
+    title = f"metrics above / level with / below {named} (p < {result.alpha:g})"
+    verdicts = [c for c in ("above", "level", "below", "untested") if c in frame.columns]
+    kept = [c for c in frame.columns if c not in verdicts]
+    long = pd.DataFrame([{**{c: row[c] for c in kept}, "verdict": v, "metrics": row[v]}
+                         for _, row in frame.iterrows() for v in verdicts if row[v] != "-"])
+    return FirstThatFits(frame_table(frame, title=title), frame_table(long, title=title, wrap=["metrics"]))
 
 
 def _origin(params: dict) -> str:
