@@ -424,7 +424,7 @@ def mt_audit(
                                exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,
                                rng=seed)
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
-    signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
+    signature = Signature.of(language_pairs=tuple(data), metrics=tuple(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
                              tasks=tuple(dict.fromkeys(t.split(":", 1)[1] for t in res.tasks  # once, not per pair
                                                        if not t.startswith(POOLED))),

@@ -154,7 +154,7 @@ def _waves(data, waves, seed, name):
     out = {}
     for lp, ds in data.items():
         try:
-            out[lp] = rater_waves(ds, waves, rng=gen, param=name).scores
+            out[lp] = rater_waves(ds, waves, rng=gen, param=name, recorded_seed=seed).scores
         except ParameterError as err:
             raise ParameterError(f"language pair {lp!r}: {err}") from None
     return out

@@ -307,7 +307,8 @@ def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, c
                rater_waves, intervals=False):
     """The signature of :func:`mt_evaluate`, complete when the result is built."""
     golds, protocol = checked.golds, checked.protocol
-    fields = dict(language_pairs=tuple(checked.data), metrics=len(checked.metrics),
+    # the metrics by name (baselines included, in the order of the result), so the signature rebuilds the result
+    fields = dict(language_pairs=tuple(checked.data), metrics=tuple(checked.metrics),
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
                   protocol=protocol.name, protocol_hash=protocol_hash(protocol),
