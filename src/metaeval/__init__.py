@@ -127,11 +127,11 @@ _EXPORTS = {
     "ranking_stability": "metaeval.analyses.stability",
     "rater_waves": "metaeval.human",
     "read_comparisons": "metaeval.judges",
+    "read_mqm_averages": "metaeval.mt.readers",
     "read_mqm_ratings": "metaeval.data.mqm_ratings",
     "read_mt_metrics_eval": "metaeval.mt.readers",
     "read_qarla_texts": "metaeval.analyses.qarla",
     "read_scores": "metaeval.data.readers",
-    "read_wmt_mqm": "metaeval.mt.readers",
     "realsumm_nugget_tables": "metaeval.analyses.nuggets",
     "relevance_agreement": "metaeval.analyses.extrinsic",
     "sample_documents": "metaeval.human",
@@ -155,6 +155,8 @@ _EXPORTS = {
 _DEPRECATED = {
     "pairwise_comparisons": ("n_pairwise_comparisons", "metaeval.n_pairwise_comparisons (a count, beside the"
                                                        " Comparisons of the judges)"),
+    "read_wmt_mqm": ("read_mqm_averages", "metaeval.read_mqm_averages (a file of MQM averages per segment, one"
+                                          " score per cell; per-rater ratings: metaeval.read_mqm_ratings)"),
     "nugget_f": (None, "metaeval.nugget_scores (a table of matched counts) or"
                        " metaeval.stats.frameworks.nugget.nugget_f (arrays)"),
 }
@@ -270,11 +272,11 @@ __all__ = [
     "ranking_stability",
     "rater_waves",
     "read_comparisons",
+    "read_mqm_averages",
     "read_mqm_ratings",
     "read_mt_metrics_eval",
     "read_qarla_texts",
     "read_scores",
-    "read_wmt_mqm",
     "realsumm_nugget_tables",
     "relevance_agreement",
     "sample_documents",
