@@ -88,8 +88,8 @@ _EXPORTS = {
     "correlation_table": "metaeval.correlation",
     "cross_comprehension": "metaeval.human",
     "dataset_info": "metaeval.data.datasets",
-    "delta_accuracy": "metaeval.mt.delta",
     "delta_correlations": "metaeval.analyses.delta",
+    "delta_to_accuracy": "metaeval.mt.delta",
     "evaluate_binary": "metaeval.spans",
     "evaluate_spans": "metaeval.spans",
     "extrinsic_correlation": "metaeval.analyses.partition",
@@ -155,6 +155,9 @@ _EXPORTS = {
 _DEPRECATED = {
     "pairwise_comparisons": ("n_pairwise_comparisons", "metaeval.n_pairwise_comparisons (a count, beside the"
                                                        " Comparisons of the judges)"),
+    "delta_accuracy": ("delta_to_accuracy", "metaeval.delta_to_accuracy (the metric delta needed for an agreement"
+                                            " level with the humans; metaeval.delta_correlations is the correlation"
+                                            " of the system pairs within a band of metric deltas)"),
     "read_wmt_mqm": ("read_mqm_averages", "metaeval.read_mqm_averages (a file of MQM averages per segment, one"
                                           " score per cell; per-rater ratings: metaeval.read_mqm_ratings)"),
     "nugget_f": (None, "metaeval.nugget_scores (a table of matched counts) or"
@@ -233,8 +236,8 @@ __all__ = [
     "correlation_table",
     "cross_comprehension",
     "dataset_info",
-    "delta_accuracy",
     "delta_correlations",
+    "delta_to_accuracy",
     "evaluate_binary",
     "evaluate_spans",
     "extrinsic_correlation",

@@ -418,9 +418,9 @@ def mt_audit(
     notes += res.notes()
     curve = None
     if accuracy_targets:
-        from .delta import delta_accuracy
+        from .delta import delta_to_accuracy
 
-        curve = delta_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
+        curve = delta_to_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
                                exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,
                                rng=seed)
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
