@@ -96,3 +96,16 @@ def test_cli_prints_the_intervals(ende, tmp_path, monkeypatch, capsys):
     lo, hi = got["intervals"]["en-de:system/pearson"][0]
     assert lo <= got["statistics"][0][0] <= hi
     assert f"[{lo:.3f}, {hi:.3f}]" in out
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(intervals="yes"), "`intervals` must be True or False; got 'yes'."),
+    (dict(intervals=True, segments="per-metric"),
+     "`intervals` must be False with segments 'per-metric' (each metric on its own segments draws no resamples);"
+     " got intervals=True."),
+])
+def test_intervals_refused_where_they_cannot_be_drawn(ende, kwargs, message):
+    ds, _ = _scoreset(ende)
+    with pytest.raises(me.ParameterError) as err:
+        me.mt_evaluate({"en-de": ds}, human="mqm_avg_score", tasks=["system/pearson"], n_resamples=10, rng=0, **kwargs)
+    assert str(err.value) == message

@@ -197,6 +197,11 @@ def mt_evaluate(
     parsed = tuple((t.level, t.statistic) for t in protocol.tasks)
     _options_iv(permute, recalibrate, corpus_statistics, parsed)
     common = segments == "common"
+    if not isinstance(intervals, (bool, np.bool_)):
+        raise ParameterError(f"`intervals` must be True or False; got {intervals!r}.")
+    if intervals and not common:  # each metric on its own segments: no shared resamples to draw
+        raise ParameterError("`intervals` must be False with segments 'per-metric' (each metric on its own segments"
+                             " draws no resamples); got intervals=True.")
     p = len(metrics)
     settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
                             human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
