@@ -101,11 +101,21 @@ def test_cli_prints_the_intervals(ende, tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("kwargs, message", [
     (dict(intervals="yes"), "`intervals` must be True or False; got 'yes'."),
     (dict(intervals=True, segments="per-metric"),
-     "`intervals` must be False with segments 'per-metric' (each metric on its own segments draws no resamples);"
-     " got intervals=True."),
+     "`intervals` must not be given with segments 'per-metric' (each metric on its own segments draws no"
+     " resamples); got it."),
 ])
 def test_intervals_refused_where_they_cannot_be_drawn(ende, kwargs, message):
     ds, _ = _scoreset(ende)
     with pytest.raises(me.ParameterError) as err:
         me.mt_evaluate({"en-de": ds}, human="mqm_avg_score", tasks=["system/pearson"], n_resamples=10, rng=0, **kwargs)
     assert str(err.value) == message
+
+
+def test_cli_names_the_flag(ende, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    ende.to_csv("ende.csv", index=False)
+    assert main(["mt", "--scores", "en-de=ende.csv", "--input-column", "seg_id", "--human", "mqm_avg_score",
+                 "--task", "system/pearson", "--segments", "per-metric", "--intervals"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "metaeval: error: `--intervals` must not be given with segments 'per-metric' (each metric on its own segments"
+        " draws no resamples); got it.")

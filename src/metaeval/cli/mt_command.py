@@ -117,7 +117,7 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, 
 
 FLAGS = {"human": "--human", "metrics": "--metric", "exclude_systems": "--exclude-system",
          "human_baselines": "--human-baseline", "n_resamples": "--n-resamples", "rater_waves": "--rater-waves",
-         "aggregation": "--aggregation"}
+         "aggregation": "--aggregation", "intervals": "--intervals"}
 """The flags :func:`metaeval.mt_evaluate`'s errors name (``params=``): the library validates, the CLI parses."""
 
 

@@ -149,7 +149,7 @@ def mt_evaluate(
         resamples and are always given. Soft pairwise accuracy has no resampled statistic (NaN interval).
     params : mapping of str to str, optional
         The names errors give to ``human``, ``metrics``, ``exclude_systems``, ``human_baselines``,
-        ``n_resamples`` and ``rater_waves`` (the CLI passes its flags, e.g. ``{'human': '--human'}``).
+        ``n_resamples``, ``rater_waves`` and ``intervals`` (the CLI passes its flags, e.g. ``{'human': '--human'}``).
 
     Returns
     -------
@@ -198,10 +198,10 @@ def mt_evaluate(
     _options_iv(permute, recalibrate, corpus_statistics, parsed)
     common = segments == "common"
     if not isinstance(intervals, (bool, np.bool_)):
-        raise ParameterError(f"`intervals` must be True or False; got {intervals!r}.")
+        raise ParameterError(f"`{names['intervals']}` must be True or False; got {intervals!r}.")
     if intervals and not common:  # each metric on its own segments: no shared resamples to draw
-        raise ParameterError("`intervals` must be False with segments 'per-metric' (each metric on its own segments"
-                             " draws no resamples); got intervals=True.")
+        raise ParameterError(f"`{names['intervals']}` must not be given with segments 'per-metric' (each metric on its"
+                             " own segments draws no resamples); got it.")
     p = len(metrics)
     settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
                             human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
