@@ -50,6 +50,25 @@ def test_renamed_names_warn_for_one_release(old, new):
     assert old not in me.__all__
 
 
+def test_delta_to_accuracy_says_what_it_returns():
+    """Issue 38 item 6: the delta-to-accuracy curve (deltas) no longer named like delta_correlations'
+    sibling; the old name warns for one release."""
+    with pytest.warns(DeprecationWarning, match="use metaeval.delta_to_accuracy"):
+        old = me.delta_accuracy
+    assert old is me.delta_to_accuracy and "delta_accuracy" not in me.__all__
+    assert me.delta_to_accuracy.__module__ == "metaeval.mt.delta"
+
+
+def test_the_two_mqm_readers_say_what_they_read(shared_data):
+    """Issue 38 item 6: read_mqm_averages (a file of per-segment averages: one score per cell) beside
+    read_mqm_ratings (per-rater ratings); the old name read_wmt_mqm warns for one release."""
+    path = shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv"
+    with pytest.warns(DeprecationWarning, match="use metaeval.read_mqm_averages"):
+        old = me.read_wmt_mqm
+    assert old is me.read_mqm_averages and "read_wmt_mqm" not in me.__all__
+    assert me.read_mqm_averages(path).n_annotators("mqm") == 1
+
+
 # -- validation: every message pinned -----------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -54,7 +54,7 @@ def test_fold_same_numbers_everywhere_are_kept_as_they_are():
 @pytest.fixture(scope="module")
 def near_perfect(shared_data):
     """WMT20 MQM en-de (10 systems, 200 segments) and 4 metrics close to it: degenerate system-level bootstraps."""
-    mqm = me.read_wmt_mqm(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv").matrix("mqm")[:, :200]
+    mqm = me.read_mqm_averages(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv").matrix("mqm")[:, :200]
     rng = np.random.default_rng(0)
     scores = {"mqm": mqm}
     scores.update({f"m{i}": np.round(2 * (mqm + rng.normal(scale=0.5 + i, size=mqm.shape))) / 2 for i in range(4)})

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.data.native import read_realsumm_scores, read_wmt19_system_scores, read_wmt_mqm
+from metaeval.data.native import read_realsumm_scores, read_wmt19_system_scores, read_mqm_averages
 from metaeval.data.readers import read_scores
 from metaeval.data.scoreset import ScoreSet
 from metaeval.data.writers import write_scores
@@ -351,7 +351,7 @@ def test_native_realsumm_reader(shared):
 
 
 def test_native_wmt_readers(shared):
-    mqm = read_wmt_mqm(shared / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
+    mqm = read_mqm_averages(shared / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
     assert mqm.shape == (10, 1418) and mqm.humans == ("mqm",)
     assert mqm.matrix("mqm")[mqm.systems.index("eTranslation.737"), mqm.inputs.index("1")] == -2.333333
     result = read_wmt19_system_scores(shared / "wmt" / "wmt19" / "DA-syslevel.csv", shared / "wmt" / "wmt19" / "baselines")
@@ -365,11 +365,11 @@ def test_native_wmt_readers(shared):
 def test_native_reader_errors(tmp_path):
     bad = _write(tmp_path, "m.tsv", "system mqm seg\n")
     with pytest.raises(InputFileError) as info:
-        read_wmt_mqm(bad)
+        read_mqm_averages(bad)
     assert str(info.value) == f"{bad}, row 1: the header must be 'system mqm_avg_score seg_id'; got 'system mqm seg'."
     dup = _write(tmp_path, "d.tsv", "system mqm_avg_score seg_id\nA -1 1\nA None 1\n")
     with pytest.raises(InputFileError) as info:
-        read_wmt_mqm(dup)
+        read_mqm_averages(dup)
     assert str(info.value) == f"{dup}, row 3: (system, input) must be unique; got ('A', '1') again (first on row 2)."
     missing = _write(tmp_path, "r.jsonl", '{"split": "abs", "doc_id": 0, "scores": {}}\n')
     with pytest.raises(InputFileError) as info:
@@ -377,7 +377,7 @@ def test_native_reader_errors(tmp_path):
     assert str(info.value) == (f"{missing}, row 1, column 'system_id': every line must have a 'system_id' field;"
                                " got 'split', 'doc_id', 'scores'.")
     ok = _write(tmp_path, "ok.tsv", "system mqm_avg_score seg_id\nA -1 1\nA None 2\nB -2.5 1\nB -3 2\n")
-    assert math.isnan(read_wmt_mqm(ok).matrix("mqm")[0, 1])
+    assert math.isnan(read_mqm_averages(ok).matrix("mqm")[0, 1])
 
 
 def test_parquet_written_by_pandas_ignores_the_index(tmp_path):

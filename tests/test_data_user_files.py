@@ -122,7 +122,7 @@ def test_bad_user_input_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_wmt_mqm_tsv_and_mt_metrics_eval_load_with_one_call(shared_data):
-    mqm = me.read_wmt_mqm(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
+    mqm = me.read_mqm_averages(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
     assert mqm.shape == (10, 1418) and mqm.humans == ("mqm",)
     generic = me.read_scores(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv",
                              columns={"input": "seg_id", "human": "mqm_avg_score"})

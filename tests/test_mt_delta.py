@@ -14,7 +14,7 @@ import scipy.optimize
 
 import metaeval as me
 from metaeval.cli.main import main
-from metaeval.mt.delta import delta_accuracy
+from metaeval.mt.delta import delta_to_accuracy
 from metaeval.errors import ParameterError
 from metaeval.stats.mt.delta_accuracy import (agreement_pairs, delta_for_accuracy, fit_logistic, logistic_curve,
                                               separated)
@@ -117,7 +117,7 @@ def test_one_language_pair_by_hand():
     mats = {"human": np.array([[4.0], [3.0], [2.0], [1.0]]), "m": np.array([[4.0], [3.5], [1.0], [2.0]]),
             "n": np.array([[1.0], [2.0], [3.0], [4.0]])}
     ds = me.ScoreSet.from_matrices(mats, humans=["human"], name="toy")
-    res = delta_accuracy(ds, n_resamples=50, rng=0)
+    res = delta_to_accuracy(ds, n_resamples=50, rng=0)
     assert res.metrics == ("m", "n") and res.pairs.tolist() == [6, 6] and res.agreeing.tolist() == [5, 0]
     np.testing.assert_allclose(res.coefficients[0], _logit_oracle([0.5, 3, 2, 2.5, 1.5, 1], [1, 1, 1, 1, 1, 0]),
                                rtol=1e-7)
@@ -134,7 +134,7 @@ def wmt19():
 
 
 def test_wmt19_pairs_are_pooled_pairwise_accuracy_and_the_fit_is_statsmodels(wmt19):
-    res = delta_accuracy(wmt19, n_resamples=200, rng=0)
+    res = delta_to_accuracy(wmt19, n_resamples=200, rng=0)
     assert len(res.metrics) == 10 and res.language_pairs == WMT19
     acc = me.mt_evaluate(wmt19, human="da.z", protocol="mean", tasks=["system/accuracy"], n_resamples=1, rng=0)
     pooled = acc.statistics[acc.tasks.index("pooled:system/accuracy")]
@@ -160,11 +160,11 @@ def test_wmt19_pairs_are_pooled_pairwise_accuracy_and_the_fit_is_statsmodels(wmt
 
 
 def test_draws_are_shared_by_every_metric_and_seeded(wmt19):
-    both = delta_accuracy(wmt19, ["bleu", "chrf"], n_resamples=100, rng=5)
-    alone = delta_accuracy(wmt19, ["chrf"], n_resamples=100, rng=5)
+    both = delta_to_accuracy(wmt19, ["bleu", "chrf"], n_resamples=100, rng=5)
+    alone = delta_to_accuracy(wmt19, ["chrf"], n_resamples=100, rng=5)
     np.testing.assert_array_equal(both.delta_low[1], alone.delta_low[0])
     np.testing.assert_array_equal(both.curve_high[1], alone.curve_high[0])
-    again = delta_accuracy(wmt19, ["bleu", "chrf"], n_resamples=100, rng=5)
+    again = delta_to_accuracy(wmt19, ["bleu", "chrf"], n_resamples=100, rng=5)
     assert again.to_frame().equals(both.to_frame()) and again.signature == both.signature
     assert "fit:logistic-ml" in str(both.signature) and "seed:5" in str(both.signature)
 
@@ -184,7 +184,7 @@ def test_wmt20_segments_are_resampled(shared_data):
         mats["far"][3, 7] = np.nan  # one segment a metric did not score: left out for every metric, and said
         data[lp] = me.ScoreSet.from_matrices(mats, systems=list(wide.index), inputs=[str(c) for c in wide.columns],
                                              humans=["mqm"], name=lp)
-    res = delta_accuracy(data, human="mqm", n_resamples=200, rng=1)
+    res = delta_to_accuracy(data, human="mqm", n_resamples=200, rng=1)
     assert res.method == "both" and res.pairs.tolist() == [90, 90]
     assert "en-de: 1 of 1418 segments left out (some system, metric or the human has no score)" in res.notes
     assert np.isfinite(res.deltas).all() and (res.delta_low <= res.deltas).all() and (res.deltas <= res.delta_high).all()
@@ -205,7 +205,7 @@ def test_wmt20_segments_are_resampled(shared_data):
 ])
 def test_bad_input_is_one_line(wmt19, kwargs, message):
     with pytest.raises(ParameterError) as info:
-        delta_accuracy({"de-en": wmt19["de-en"]}, **{"n_resamples": 10, **kwargs})
+        delta_to_accuracy({"de-en": wmt19["de-en"]}, **{"n_resamples": 10, **kwargs})
     assert str(info.value) == message
 
 
@@ -214,7 +214,7 @@ def test_too_few_systems_left():
                                    systems=["a", "b"], name="x")
     with pytest.raises(ParameterError, match=r"^language pair 'x' must keep at least 2 systems for a system pair; "
                                              r"got 1\.$"):
-        delta_accuracy(ds, exclude_systems=["a"], n_resamples=10)
+        delta_to_accuracy(ds, exclude_systems=["a"], n_resamples=10)
 
 
 # -- the command line and the page ------------------------------------------------------------------

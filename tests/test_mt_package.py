@@ -78,7 +78,7 @@ def test_errors_name_the_callers_words(data):
     with pytest.raises(ParameterError) as err:
         me.mt_evaluate(data, ["good"], "mqm", params={"seed": "--seed"})
     assert str(err.value) == ("`params` must map some of 'human', 'metrics', 'exclude_systems', 'human_baselines', "
-                              "'n_resamples', 'rater_waves', 'aggregation' to names; got {'seed': '--seed'}.")
+                              "'n_resamples', 'rater_waves', 'aggregation', 'intervals' to names; got {'seed': '--seed'}.")
 
 
 def test_rater_waves_in_the_library_and_the_signature(shared_data):

@@ -6,7 +6,9 @@ nothing but the signature's fields (the dataset, its aggregation, the coefficien
 resamples, confidence, seed, p-value and alternative), and checks that the rebuilt result prints the same
 signature and that its number is the one the example shows (at the precision printed in the same block).
 The signature is parsed here only: the library never parses a signature back (docs/dev/ARCHITECTURE.md).
-Signatures of other results (analyses, MT, judges, spans) are not covered here; see the report of the session.
+Also every documented `correlate --format latex` table (the signature gives the data and the options, the table's
+labels its cells; every value and interval rebuilt) and every documented normality analysis (`analysis:normality`).
+The MT signatures are rebuilt in tests/test_mt_signature_names.py and tests/test_mt_signatures_report.py.
 """
 from __future__ import annotations
 
@@ -99,3 +101,86 @@ def test_a_documented_number_is_rebuilt_from_its_signature(where, block, signatu
     value = float(result.statistic)
     shown = {f"{value:.{d}f}" for d in (2, 3, 4)} | {f"{round(value, d)}" for d in (2, 3, 4)}
     assert any(s in shown_numbers for s in shown), (where, signature, value)
+
+
+# -- correlation tables and an analysis besides correlations (issue 41 item 2 extended) -------------------------
+
+_LATEX_TABLE = re.compile(r"\$ metaeval correlate (?P<argv>[^\n]*)--format latex\n(?P<body>.*?)\n% correlation with "
+                          r"(?P<human>\S+); signature: (?P<signature>\S+)", re.S)
+
+
+def _documented_tables() -> list[tuple[str, str, str]]:
+    """(file, LaTeX body, signature) of every documented `correlate --format latex` table."""
+    out = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for block in _FENCE.findall(path.read_text(encoding="utf-8")):
+            for m in _LATEX_TABLE.finditer(block.replace("\\textbar{}", "|")):
+                out.append((path.name, m["body"], m["signature"].replace("\\_", "_")))
+    return out
+
+
+TABLES = _documented_tables()
+
+
+def test_the_docs_print_a_correlation_table():
+    assert TABLES
+
+
+@pytest.mark.parametrize("where, body, signature", TABLES, ids=[f"{w}:{i}" for i, (w, _, _) in enumerate(TABLES)])
+def test_a_documented_correlation_table_is_rebuilt_from_its_signature(where, body, signature):
+    """The signature gives the data and every option; the table's own labels (metrics, levels, coefficients) the
+    cells; every printed value and interval is rebuilt."""
+    fields = _fields(signature)
+    lines = body.splitlines()
+    levels = re.findall(r"\\multicolumn\{(\d+)\}\{c\}\{([^}]+)\}", body)
+    coefficients = next(line for line in lines if line.startswith("Metric &")).rstrip(" \\").split(" & ")[1:]
+    rows = lines[lines.index("\\midrule") + 1:lines.index("\\bottomrule")]
+    metrics = [row.split(" & ", 1)[0] for row in rows]
+    ds = me.load_dataset(fields["dataset"])
+    table = me.correlation_table(ds, fields["human"], metrics, levels=[lv for _, lv in levels],
+                                 coefficients=list(dict.fromkeys(coefficients)), ci=fields["ci"],
+                                 n_resamples=int(fields["resamples"]), confidence_level=float(fields["confidence"]),
+                                 rng=int(fields["seed"]), pvalue_method=fields["pvalue"],
+                                 alternative=fields["alternative"])
+    assert str(table.signature).rsplit("|version:", 1)[0] == signature.rsplit("|version:", 1)[0]
+    columns = list(zip([lv for n, lv in levels for _ in range(int(n))], coefficients))
+    assert metrics and len(columns) == len(coefficients) >= 1
+    for metric, row in zip(metrics, rows):
+        cells = row.rstrip(" \\").split(" & ")[1:]
+        assert len(cells) == len(columns), row
+        for (level, coefficient), cell in zip(columns, cells):
+            value, low, high = map(float, re.findall(r"-?\d+\.\d+", cell))
+            result = table.get(metric, level, coefficient)
+            assert f"{result.statistic:.3f}" == f"{value:.3f}", (metric, level, coefficient)
+            assert tuple(f"{v:.2f}" for v in result.ci) == (f"{low:.2f}", f"{high:.2f}"), (metric, level, coefficient)
+
+
+def _documented_analyses(name: str) -> list[tuple[str, str, str]]:
+    out = []
+    for where, block, signature in [(p.name, j, s) for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+                                    for b in _FENCE.findall(p.read_text(encoding="utf-8"))
+                                    for j in [re.sub(r"\n\s+\|", "|", b)] for s in _SIGNATURE.findall(j)]:
+        if _fields(signature).get("analysis") == name:
+            out.append((where, block, signature))
+    return out
+
+
+NORMALITY = _documented_analyses("normality")
+
+
+@pytest.mark.parametrize("where, block, signature", NORMALITY, ids=[f"{w}:{i}" for i, (w, _, _) in enumerate(NORMALITY)])
+def test_a_documented_normality_analysis_is_rebuilt_from_its_signature(where, block, signature):
+    fields = _fields(signature)
+    assert fields["test"] == "shapiro-wilk"
+    ds = me.load_dataset(fields["dataset"])
+    result = me.normality(ds, fields["scorers"].split(","), alpha=float(fields["alpha"]))
+    assert str(result.signature).rsplit("|version:", 1)[0] == signature.rsplit("|version:", 1)[0]
+    for row in result.frame_rows():  # every row the example prints: W, p and the share rejecting
+        shown = re.search(rf"│ {re.escape(row['scorer'])} +│ \w+ +│ +([\d.]+) │ +([\d.]+) │ +([\d.]+) │", block)
+        assert shown is not None, row["scorer"]
+        assert tuple(shown.groups()) == (f"{row['system_w']:.3f}", f"{row['system_pvalue']:.3f}",
+                                         f"{row['input_share_rejected']:.3f}")
+
+
+def test_the_docs_print_a_normality_signature():
+    assert NORMALITY

@@ -32,7 +32,7 @@ def tie_heavy_metric(z, kind, seed=0):
 
 @pytest.fixture(scope="module")
 def mqm(shared_data):
-    scores = me.read_wmt_mqm(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
+    scores = me.read_mqm_averages(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv")
     return scores.matrix("mqm")[:, :240]  # 10 systems x 240 segments (the reference path is slow)
 
 

@@ -39,7 +39,7 @@ def summeval():
 
 @pytest.fixture(scope="module")
 def mqm(shared_data):
-    return me.read_wmt_mqm(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv").matrix("mqm")
+    return me.read_mqm_averages(shared_data / "wmt" / "mqm_newstest2020_ende.avg_seg_scores.tsv").matrix("mqm")
 
 
 def _datasets(summeval, mqm):

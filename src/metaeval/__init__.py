@@ -89,8 +89,8 @@ _EXPORTS = {
     "correlation_table": "metaeval.correlation",
     "cross_comprehension": "metaeval.human",
     "dataset_info": "metaeval.data.datasets",
-    "delta_accuracy": "metaeval.mt.delta",
     "delta_correlations": "metaeval.analyses.delta",
+    "delta_to_accuracy": "metaeval.mt.delta",
     "evaluate_binary": "metaeval.spans",
     "evaluate_spans": "metaeval.spans",
     "explain_routes": "metaeval.correlation.kernel_routes",
@@ -129,11 +129,11 @@ _EXPORTS = {
     "ranking_stability": "metaeval.analyses.stability",
     "rater_waves": "metaeval.human",
     "read_comparisons": "metaeval.judges",
+    "read_mqm_averages": "metaeval.mt.readers",
     "read_mqm_ratings": "metaeval.data.mqm_ratings",
     "read_mt_metrics_eval": "metaeval.mt.readers",
     "read_qarla_texts": "metaeval.analyses.qarla",
     "read_scores": "metaeval.data.readers",
-    "read_wmt_mqm": "metaeval.mt.readers",
     "realsumm_nugget_tables": "metaeval.analyses.nuggets",
     "relevance_agreement": "metaeval.analyses.extrinsic",
     "sample_documents": "metaeval.human",
@@ -157,6 +157,11 @@ _EXPORTS = {
 _DEPRECATED = {
     "pairwise_comparisons": ("n_pairwise_comparisons", "metaeval.n_pairwise_comparisons (a count, beside the"
                                                        " Comparisons of the judges)"),
+    "delta_accuracy": ("delta_to_accuracy", "metaeval.delta_to_accuracy (the metric delta needed for an agreement"
+                                            " level with the humans; metaeval.delta_correlations is the correlation"
+                                            " of the system pairs within a band of metric deltas)"),
+    "read_wmt_mqm": ("read_mqm_averages", "metaeval.read_mqm_averages (a file of MQM averages per segment, one"
+                                          " score per cell; per-rater ratings: metaeval.read_mqm_ratings)"),
     "nugget_f": (None, "metaeval.nugget_scores (a table of matched counts) or"
                        " metaeval.stats.frameworks.nugget.nugget_f (arrays)"),
 }
@@ -234,8 +239,8 @@ __all__ = [
     "correlation_table",
     "cross_comprehension",
     "dataset_info",
-    "delta_accuracy",
     "delta_correlations",
+    "delta_to_accuracy",
     "evaluate_binary",
     "evaluate_spans",
     "explain_routes",
@@ -274,11 +279,11 @@ __all__ = [
     "ranking_stability",
     "rater_waves",
     "read_comparisons",
+    "read_mqm_averages",
     "read_mqm_ratings",
     "read_mt_metrics_eval",
     "read_qarla_texts",
     "read_scores",
-    "read_wmt_mqm",
     "realsumm_nugget_tables",
     "relevance_agreement",
     "sample_documents",

@@ -117,7 +117,7 @@ def _mt_metrics_eval(root: str, language_pairs: tuple[str, ...]) -> tuple[dict, 
 
 FLAGS = {"human": "--human", "metrics": "--metric", "exclude_systems": "--exclude-system",
          "human_baselines": "--human-baseline", "n_resamples": "--n-resamples", "rater_waves": "--rater-waves",
-         "aggregation": "--aggregation"}
+         "aggregation": "--aggregation", "intervals": "--intervals"}
 """The flags :func:`metaeval.mt_evaluate`'s errors name (``params=``): the library validates, the CLI parses."""
 
 
@@ -167,10 +167,12 @@ def _corpus_statistics(data: dict, metrics: tuple[str, ...], candidate_files, re
 
 
 def _verdict_table(result):
-    """The terminal table of the verdicts: per scope, task and baseline, the metrics above, level, below."""
+    """The terminal table of the verdicts: per scope, task and baseline, the metrics above, level, below - one row
+    per (scope, task) when it fits the width, else one row per verdict with its list of metrics wrapped at the
+    width (a table of many metrics never splits into column blocks; issue 41 item 4)."""
     import pandas as pd
 
-    from ..report.render import frame_table
+    from ..report.render import FirstThatFits, frame_table
 
     frame = pd.DataFrame(result.baseline_verdicts(summary=True))
     if (frame["untested"] == "-").all():
@@ -180,7 +182,12 @@ def _verdict_table(result):
         frame = frame.drop(columns="baseline")
     frame = frame.rename(columns={"baseline_statistic": "baseline" if one else "value"})
     named = f"human baseline {result.human_baselines[0]}" if one else "each human baseline"
-    return frame_table(frame, title=f"metrics above / level with / below {named} (p < {result.alpha:g})")
+    title = f"metrics above / level with / below {named} (p < {result.alpha:g})"
+    verdicts = [c for c in ("above", "level", "below", "untested") if c in frame.columns]
+    kept = [c for c in frame.columns if c not in verdicts]
+    long = pd.DataFrame([{**{c: row[c] for c in kept}, "verdict": v, "metrics": row[v]}
+                         for _, row in frame.iterrows() for v in verdicts if row[v] != "-"])
+    return FirstThatFits(frame_table(frame, title=title), frame_table(long, title=title, wrap=["metrics"]))
 
 
 def _origin(params: dict) -> str:
@@ -224,7 +231,11 @@ def _origin(params: dict) -> str:
 @shared("exclude_system", metavar="[LP=]SYSTEM",
         help="Leave this system out in every language pair, or LP=SYSTEM in language pair LP only (repeatable),"
              " e.g. a human reference.")
-@shared("alpha", help="Significance level of the clusters.")
+@shared("alpha", help="Significance level of the clusters (and 1 - alpha the level of the intervals).")
+@declare("intervals", dict(is_flag=True, default=False,
+                           help="Under the permutation test, also draw --n-resamples bootstrap resamples of the"
+                                " segments and print each statistic's percentile interval (the bootstrap test"
+                                " prints its own)."))
 @shared("plot", help="Also draw the rankings (human baselines marked) to this .png or .svg file.")
 @declare("recalibrate", dict(is_flag=True, default=defaults.MT_RECALIBRATE,
                              help="acc23 / tau23: re-optimise the tie threshold inside every resample."))
@@ -245,7 +256,8 @@ def _origin(params: dict) -> str:
 @output_options
 @located_by(_origin)
 def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, human, metric, human_baseline, rater_waves,
-       protocol, show_protocol, task, segments, significance, human_ties, exclude_system, alpha, plot, recalibrate,
+       protocol, show_protocol, task, segments, significance, human_ties, exclude_system, alpha, intervals, plot,
+       recalibrate,
        darr_threshold, corpus_metric, candidates, references, reading, n_resamples, seed, tie_tolerance, format,
        output):
     """WMT-style tasks per language pair and pooled, ranked into significance clusters."""
@@ -292,7 +304,7 @@ def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, hu
                              human_baselines=human_baseline, n_resamples=n_resamples, alpha=alpha,
                              recalibrate=recalibrate, darr_threshold=darr_threshold, segments=segments,
                              system_scores=system_scores, rng=seed, corpus_statistics=corpus or None,
-                             tie_tolerance=tie_tolerance, rater_waves=rater_waves, params=FLAGS,
+                             tie_tolerance=tie_tolerance, rater_waves=rater_waves, params=FLAGS, intervals=intervals,
                              progress=bar.task("tasks x language pairs", total=len(protocol.tasks) * len(data)))
     if plot:
         from ..report.mt_figure import save_mt_figure
@@ -305,6 +317,12 @@ def evaluate(scores, dataset, dataset_option, mt_metrics_eval, language_pair, hu
         tables = [frame_table(part.dropna(axis=1, how="all"), title=title)
                   for part, title in ((frame[frame["scope"] != POOLED], "language pairs"),
                                       (frame[frame["scope"] == POOLED], "pooled over the language pairs"))]
+        if res.intervals:
+            level = f"{100 * (1 - res.alpha):g}%"
+            spans = res.interval_frame(marked=True)
+            tables += [frame_table(part.dropna(axis=1, how="all").fillna("-"), title=title)
+                       for part, title in ((spans[spans["scope"] != POOLED], f"{level} intervals, language pairs"),
+                                           (spans[spans["scope"] == POOLED], f"{level} intervals, pooled"))]
         if res.human_baselines:
             tables.append(_verdict_table(res))
         return [*tables, *signature_footer(res, res.notes())]

@@ -143,12 +143,13 @@ def read_realsumm_scores(path: str | Path) -> dict[str, ScoreSet]:
     }
 
 
-def read_wmt_mqm(path: str | Path, *, name: str | None = None) -> ScoreSet:
+def read_mqm_averages(path: str | Path, *, name: str | None = None) -> ScoreSet:
     """A WMT MQM ``*.avg_seg_scores.tsv`` file (Freitag et al., 2021) as systems x segments.
 
     The file is whitespace separated with the header ``system mqm_avg_score seg_id``; ``None`` marks an
     unrated segment (NaN). The human scorer ``mqm`` is minus the weighted MQM error count averaged over
-    raters: higher is better.
+    raters: higher is better. One score per cell: the averages, beside :func:`metaeval.read_mqm_ratings` for the
+    per-rater ratings files (named ``read_wmt_mqm`` until 0.1; that name warns for one release).
     """
     lines = read_text(path).splitlines()
     header = lines[0].split() if lines else []

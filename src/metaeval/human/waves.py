@@ -67,8 +67,8 @@ class RaterWaves:
         every segment with a rating.
     raters_left_out : tuple of str
         Per-rater scorers without any score (they take no part).
-    seed : int or None
-        The seed of the assignment (None for a Generator given by the caller).
+    seed : int or str
+        The seed of the assignment (``'generator'`` for a Generator given by the caller without ``recorded_seed``).
     """
 
     scores: ScoreSet
@@ -108,7 +108,8 @@ def _waves_iv(scores, waves, human, param):
     return scores, waves, raters
 
 
-def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm", param: str = "waves") -> RaterWaves:
+def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm", param: str = "waves",
+                recorded_seed: int | None = None) -> RaterWaves:
     """Split each segment's raters at random into ``waves`` waves, each averaged into a human scorer.
 
     Parameters
@@ -120,6 +121,10 @@ def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm",
         The number of waves, at least 2.
     rng : None, int or numpy.random.Generator
         Seed of the assignment.
+    recorded_seed : int, optional
+        With a Generator ``rng`` that the caller drew from a seed it records: that seed, named in the note
+        (``seed <int>, stream (<int>, 1)``) instead of ``seed generator``; :func:`metaeval.mt_evaluate` passes
+        its seed, whose stream ``numpy.random.default_rng((seed, 1))`` splits the waves.
     human : str
         The averaged human scorer's name; the raters are ``<human>.<rater>`` and the waves
         ``<human>.wave1`` ... ``<human>.wave<waves>``.
@@ -202,7 +207,11 @@ def rater_waves(scores: Any, waves: int, *, rng: Any = None, human: str = "mqm",
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     matrices = {s: scores.annotations(s) for s in scores.scorers}
     matrices.update({name: means[w] for w, name in enumerate(names)})
-    note = f"{waves} rater waves (seed {seed})"
+    if recorded_seed is not None and seed == "generator":
+        seed = recorded_seed
+        note = f"{waves} rater waves (seed {seed}, stream ({seed}, 1))"
+    else:
+        note = f"{waves} rater waves (seed {seed})"
     humans = tuple(dict.fromkeys((*scores.humans, *raters, *names)))  # raters are human judgments too
     out = ScoreSet(matrices, systems=scores.systems, inputs=scores.inputs, humans=humans,
                    name=scores.name, aggregation=scores.aggregation,

@@ -12,8 +12,8 @@
 - :mod:`.baselines`: human baselines scored as metrics and their verdicts;
 - :mod:`.sentinels`: :func:`add_sentinels` (degenerate metrics built from the data);
 - :mod:`.audit`: :func:`mt_audit` (sentinels across a grid of tasks, discriminative power, consistency);
-- :mod:`.delta`: :func:`delta_accuracy` (the metric delta needed for an agreement level with the humans);
-- :mod:`.readers`: :func:`read_mt_metrics_eval` and :func:`read_wmt_mqm` (WMT file layouts).
+- :mod:`.delta`: :func:`delta_to_accuracy` (the metric delta needed for an agreement level with the humans);
+- :mod:`.readers`: :func:`read_mt_metrics_eval` and :func:`read_mqm_averages` (WMT file layouts).
 
 The numerics (arrays in, arrays out) live in :mod:`metaeval.stats.mt`. Nothing is imported here: each module
 loads what it uses.

@@ -31,7 +31,7 @@ from .sentinels import add_sentinels
 from .streams import root_seed, stream
 from .tasks import Draws, TaskSettings, by_subset, language_pair, make_task, segments_kept, subsample_statistics
 
-__all__ = ["MtAuditResult", "mt_audit", "wilson_interval"]
+__all__ = ["MtAuditResult", "consistency_note", "mt_audit", "wilson_interval"]
 
 
 def wilson_interval(successes: int, n: int, alpha: float) -> tuple[float, float]:
@@ -258,6 +258,19 @@ def _consistency(data, res, metrics, excluded, b, fraction, seed, alpha, progres
     return out
 
 
+def consistency_note(task: str, mean: float, low: float, high: float, alpha: float) -> str | None:
+    """The one-line explanation of a ranking-consistency mean outside its own percentile interval (issue 41 item
+    4), else None: the subsamples' tau-b are skewed - most at one value (often 1.0: the same ranking) and a few far
+    from it - so the few pull the mean while the ``alpha/2`` and ``1 - alpha/2`` percentiles leave them out."""
+    slack = 1e-12 * (1 + abs(mean))  # the mean of equal values may differ from them in the last bits
+    if not (np.isfinite(mean) and np.isfinite(low) and np.isfinite(high)) or low - slack <= mean <= high + slack:
+        return None
+    side = "below" if mean < low else "above"
+    return (f"{task}: ranking consistency {mean:.3f} is {side} its {100 * (1 - alpha):g}% interval [{low:.3f}, "
+            f"{high:.3f}]: a few subsamples far from the rest move the mean, which the percentiles leave out"
+            " (the subsamples' tau-b are skewed)")
+
+
 def mt_audit(
     data: ScoreSet | Mapping[str, ScoreSet],
     metrics: list[str] | None = None,
@@ -394,6 +407,9 @@ def mt_audit(
     for m in measures:
         mean, low, high, used = consistency.get(m["task"], (float("nan"),) * 3 + (0,))
         m.update(consistency=mean, cons_low=low, cons_high=high, subsamples=used)
+        outside = consistency_note(m["task"], mean, low, high, alpha)
+        if outside:
+            notes.append(outside)
     if b and any(t.startswith(POOLED + ":") for t in res.tasks):
         notes.append("pooled:system/accuracy: no ranking consistency (the subsamples are per language pair)")
     short = consistency.pop("short", ())
@@ -402,13 +418,13 @@ def mt_audit(
     notes += res.notes()
     curve = None
     if accuracy_targets:
-        from .delta import delta_accuracy
+        from .delta import delta_to_accuracy
 
-        curve = delta_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
+        curve = delta_to_accuracy(data, metrics, res.gold, targets=tuple(accuracy_targets), method=delta_method,
                                exclude_systems=exclude_systems, n_resamples=n_resamples, confidence_level=1 - alpha,
                                rng=seed)
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
-    signature = Signature.of(language_pairs=tuple(data), metrics=len(metrics), sentinels=sentinels,
+    signature = Signature.of(language_pairs=tuple(data), metrics=tuple(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
                              tasks=tuple(dict.fromkeys(t.split(":", 1)[1] for t in res.tasks  # once, not per pair
                                                        if not t.startswith(POOLED))),

@@ -113,7 +113,8 @@ def language_pair_data(data) -> dict:
     return {str(lp): ds for lp, ds in data.items()}
 
 
-PARAMS = ("human", "metrics", "exclude_systems", "human_baselines", "n_resamples", "rater_waves", "aggregation")
+PARAMS = ("human", "metrics", "exclude_systems", "human_baselines", "n_resamples", "rater_waves", "aggregation",
+          "intervals")
 """The parameters whose name an error may give as the caller's (``params=``: e.g. the CLI's flags)."""
 
 
@@ -154,7 +155,7 @@ def _waves(data, waves, seed, name):
     out = {}
     for lp, ds in data.items():
         try:
-            out[lp] = rater_waves(ds, waves, rng=gen, param=name).scores
+            out[lp] = rater_waves(ds, waves, rng=gen, param=name, recorded_seed=seed).scores
         except ParameterError as err:
             raise ParameterError(f"language pair {lp!r}: {err}") from None
     return out

@@ -1,4 +1,4 @@
-"""The delta-to-accuracy curve of MT metrics (Kocmi, Zouhar, Federmann & Post 2024): :func:`delta_accuracy`.
+"""The delta-to-accuracy curve of MT metrics (Kocmi, Zouhar, Federmann & Post 2024): :func:`delta_to_accuracy`.
 
 For every metric, the system pairs of every language pair are pooled; the share of pairs whose metric verdict
 agrees with the humans' is modelled as a logistic function of the metric delta (maximum likelihood,
@@ -25,12 +25,12 @@ from ..stats.resampling.draws import bootstrap_draws
 from ..vocabulary import check_method
 from .streams import root_seed, stream
 
-__all__ = ["DeltaAccuracyResult", "delta_accuracy"]
+__all__ = ["DeltaAccuracyResult", "delta_to_accuracy"]
 
 
 @dataclass(frozen=True)
 class DeltaAccuracyResult(ResultMixin):
-    """Result of :func:`delta_accuracy`.
+    """Result of :func:`delta_to_accuracy`.
 
     Attributes
     ----------
@@ -201,7 +201,7 @@ def _resampled_pairs(xs, z, method, k, gen):
     return d, y, counted[0]
 
 
-def delta_accuracy(
+def delta_to_accuracy(
     data: ScoreSet | Mapping[str, ScoreSet],
     metrics: list[str] | None = None,
     human: str | Mapping[str, str] | None = None,
@@ -214,6 +214,10 @@ def delta_accuracy(
     rng: Any = None,
 ) -> DeltaAccuracyResult:
     """The metric delta at which a system pair's metric verdict agrees with the humans' X% of the time.
+
+    Named ``delta_accuracy`` until 0.1 (that name warns for one release). Not to be confused with
+    :func:`metaeval.delta_correlations`, which returns the correlation of the system pairs whose metric delta
+    lies in a band; this returns the deltas themselves, the delta-to-accuracy curve of Kocmi et al. (2024).
 
     Parameters
     ----------

@@ -11,6 +11,7 @@ significance clusters. The default protocol reproduces the WMT23 metrics task as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,7 @@ def mt_evaluate(
     tie_tolerance: float = defaults.TIE_TOLERANCE,
     rater_waves: int | None = None,
     params: Mapping[str, str] | None = None,
+    intervals: bool = False,
 ) -> MtEvaluationResult:
     """WMT-style meta-evaluation of MT metrics over one or several language pairs.
 
@@ -139,9 +141,15 @@ def mt_evaluate(
         e.g. from :func:`metaeval.read_mqm_ratings`), from the stream ``numpy.random.default_rng((seed, 1))``
         of an integer ``rng``; a wave can then be the gold (``human``) or a baseline (``human_baselines``).
         Recorded in the signature (``rater_waves``).
+    intervals : bool
+        Also under the permutation test, draw ``n_resamples`` bootstrap resamples of the segments of each
+        language pair (its own stream ``('mt', lp, 'intervals')``, so the test's draws do not move) and give every
+        task statistic and average its percentile interval (``intervals``, ``average_intervals``; recorded in the
+        signature as ``intervals:boot-inputs``). Under the bootstrap test the intervals come from the test's own
+        resamples and are always given. Soft pairwise accuracy has no resampled statistic (NaN interval).
     params : mapping of str to str, optional
         The names errors give to ``human``, ``metrics``, ``exclude_systems``, ``human_baselines``,
-        ``n_resamples`` and ``rater_waves`` (the CLI passes its flags, e.g. ``{'human': '--human'}``).
+        ``n_resamples``, ``rater_waves`` and ``intervals`` (the CLI passes its flags, e.g. ``{'human': '--human'}``).
 
     Returns
     -------
@@ -189,6 +197,11 @@ def mt_evaluate(
     parsed = tuple((t.level, t.statistic) for t in protocol.tasks)
     _options_iv(permute, recalibrate, corpus_statistics, parsed)
     common = segments == "common"
+    if not isinstance(intervals, (bool, np.bool_)):
+        raise ParameterError(f"`{names['intervals']}` must be True or False; got {intervals!r}.")
+    if intervals and not common:  # each metric on its own segments: no shared resamples to draw
+        raise ParameterError(f"`{names['intervals']}` must not be given with segments 'per-metric' (each metric on its"
+                             " own segments draws no resamples); got it.")
     p = len(metrics)
     settings = TaskSettings(recalibrate=bool(recalibrate), spa_permutations=spa_permutations, pvalue=protocol.pvalue,
                             human_ties=protocol.human_ties, darr_threshold=darr_threshold, rtol=rtol)
@@ -197,6 +210,7 @@ def mt_evaluate(
     task_names = [f"{lp}:{task.name}" for lp in data for task in runs]
     obs = {name: np.full(p, np.nan) for name in task_names}
     draws, thresholds = {}, {}
+    resampled, interval_lps = {}, []  # task -> (P, k) bootstrap statistics of the intervals; their language pairs
     pooled = {i: [] for i in range(p)}  # metric -> the language pairs of the pooled accuracy (common: all in 0)
     dropped, used, lacking, per_metric = {}, {}, {}, {}
     for lp, ds in data.items():
@@ -229,8 +243,17 @@ def mt_evaluate(
                                                       rng=stream(seed, "mt", lp, "segments")).col_indices(), n_cols)
             for i in idx:
                 per_metric[lp][metrics[i]] = n_cols
+            boot = None  # the intervals' own resamples under the permutation test
+            if permute and common and intervals:
+                boot = replace(lpd, w=count_weights(bootstrap_draws(
+                    lpd.z.shape[0], n_cols, method="inputs", n_resamples=k,
+                    rng=stream(seed, "mt", lp, "intervals")).col_indices(), n_cols))
+                interval_lps.append(boot)
             for task in runs:
                 name = f"{lp}:{task.name}"
+                if boot is not None and task.statistic != "soft-accuracy":  # no resampled statistic (see its Task)
+                    resampled[name] = task.run(boot, Draws(permute=False, k=k, gen=stream(seed, "mt", lp, task.name,
+                                                                                        "intervals"))).draws
                 outcome = task.run(lpd, draws_of.keyed("mt", lp, task.name))
                 obs[name][idx] = np.asarray(outcome.observed, dtype=float)
                 if common:
@@ -250,6 +273,8 @@ def mt_evaluate(
         if common:
             outcome = pooled_task.run(pooled[0], draws_of.keyed("mt", POOLED, pooled_task.name))
             obs[name], draws[name] = outcome.observed, outcome.draws
+            if interval_lps:
+                resampled[name] = pooled_task.run(interval_lps, Draws(permute=False, k=k, gen=None)).draws
         else:
             obs[name] = np.array([pooled_task.run(pooled[i], draws_of).observed[0] for i in range(p)])
     statistics = np.array([obs[n] for n in task_names], dtype=float)
@@ -265,8 +290,11 @@ def mt_evaluate(
         task_pvalues[name] = pv
     averages, ranks, pvalues, ranked, weights = _scopes(data, task_names, statistics, draws, protocol, common, permute,
                                                         alpha, p)
+    if common and not permute:
+        resampled = draws
+    task_intervals, average_intervals = _intervals(resampled, task_names, ranked, weights, protocol, alpha)
     signature = _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, corpus_statistics, seed,
-                           rtol, rater_waves)
+                           rtol, rater_waves, bool(resampled) and permute)
     unjudged = {lp: [s for s, n in checked.systems_dropped[lp].items() if golds[lp] in n] for lp in data}
     return MtEvaluationResult(
         metrics=metrics, language_pairs=tuple(data), tasks=tuple(task_names), statistics=statistics,
@@ -276,14 +304,16 @@ def mt_evaluate(
         significance=protocol.significance if common else "none", human_ties=protocol.human_ties, n_resamples=k,
         alpha=alpha, segments=segments, segments_lacking=lacking, metric_segments=per_metric,
         systems_dropped=checked.systems_dropped, system_level={lp: tuple(sorted(v)) for lp, v in fixed.items() if v},
-        gold=golds, signature=signature, human_baselines=checked.baselines)
+        gold=golds, signature=signature, human_baselines=checked.baselines, intervals=task_intervals,
+        average_intervals=average_intervals)
 
 
 def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, corpus_statistics, seed, rtol,
-               rater_waves):
+               rater_waves, intervals=False):
     """The signature of :func:`mt_evaluate`, complete when the result is built."""
     golds, protocol = checked.golds, checked.protocol
-    fields = dict(language_pairs=tuple(checked.data), metrics=len(checked.metrics),
+    # the metrics by name (baselines included, in the order of the result), so the signature rebuilds the result
+    fields = dict(language_pairs=tuple(checked.data), metrics=tuple(checked.metrics),
                   human=next(iter(golds.values())) if len(set(golds.values())) == 1
                   else ",".join(f"{lp}={g}" for lp, g in golds.items()),
                   protocol=protocol.name, protocol_hash=protocol_hash(protocol),
@@ -305,7 +335,39 @@ def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, c
     fields.update(corpus_level=tuple(corpus_statistics) or None, seed=seed, **iv.tie_field(rtol))
     if rater_waves is not None:
         fields["rater_waves"] = rater_waves
+    if intervals:  # under the permutation test, the intervals' own bootstrap (under the bootstrap: the test's)
+        fields["intervals"] = "boot-inputs"
     return Signature.of(**fields)
+
+
+def percentile_interval(samples, alpha: float) -> np.ndarray:
+    """(P, 2) percentile interval at level ``1 - alpha`` of resampled statistics ``samples`` (P, k): the
+    ``alpha/2`` and ``1 - alpha/2`` percentiles (numpy's linear rule) of each row's defined resamples; NaN
+    where a row has none (a resample with an undefined statistic is left out)."""
+    samples = np.asarray(samples, dtype=float)
+    out = np.full((samples.shape[0], 2), np.nan)
+    for i, row in enumerate(samples):
+        row = row[np.isfinite(row)]
+        if row.size:
+            out[i] = np.percentile(row, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return out
+
+
+def _intervals(resampled, names, ranked, weights, protocol, alpha):
+    """Each task's and each scope average's percentile interval from the bootstrap statistics ``resampled``
+    (task -> (P, k) or None); the average's resamples are the weighted sums of its tasks' (as the test's)."""
+    if not resampled:
+        return {}, {}
+    tasks = {n: percentile_interval(resampled[n], alpha) for n in names if resampled.get(n) is not None}
+    averages = {}
+    for scope, used in ranked.items():
+        if not used or any(resampled.get(n) is None for n in used):
+            continue
+        ranges = [task_range(n.rsplit("/", 1)[1]) if protocol.rescaling == "wmt" else (0.0, 1.0) for n in used]
+        avg = sum(w * (np.asarray(resampled[n], dtype=float) - lo) / (hi - lo)
+                  for n, w, (lo, hi) in zip(used, weights[scope], ranges))
+        averages[scope] = percentile_interval(avg, alpha)
+    return tasks, averages
 
 
 

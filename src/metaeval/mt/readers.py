@@ -1,6 +1,6 @@
 """Machine-translation score layouts: WMT MQM segment scores and the mt-metrics-eval directory.
 
-:func:`read_wmt_mqm` reads a WMT MQM ``*.avg_seg_scores.tsv`` file (Freitag et al. 2021; the reader of
+:func:`read_mqm_averages` reads a WMT MQM ``*.avg_seg_scores.tsv`` file (Freitag et al. 2021; the reader of
 :mod:`metaeval.data.native`, public here). :func:`read_mt_metrics_eval` reads one language pair of a
 test set laid out as Google's mt-metrics-eval distributes it::
 
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from ..data.formats import read_text
-from ..data.native import _score, read_wmt_mqm
+from ..data.native import _score, read_mqm_averages
 from ..data.scoreset import ScoreSet
 from ..errors import InputFileError, ParameterError, check_choice
 
-__all__ = ["MT_LEVELS", "has_level", "read_mt_metrics_eval", "read_wmt_mqm"]
+__all__ = ["MT_LEVELS", "has_level", "read_mt_metrics_eval", "read_mqm_averages"]
 
 MT_LEVELS = ("seg", "sys")
 """Granularities of the mt-metrics-eval score files."""

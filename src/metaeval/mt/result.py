@@ -72,6 +72,12 @@ class MtEvaluationResult(ResultMixin):
     n_resamples : int
     alpha : float
     signature : Signature
+    intervals : dict
+        Task -> (P, 2) percentile interval of its statistic at level ``1 - alpha`` over bootstrap resamples of the
+        segments (under the bootstrap test its own resamples; under the permutation test only with
+        ``intervals=True``); empty when none was drawn. Soft pairwise accuracy has none.
+    average_intervals : dict
+        Scope -> (P, 2) percentile interval of the average (weighted sums of the tasks' resamples).
     human_baselines : tuple of str
         The scorers of ``metrics`` that are human baselines (the last ones), scored like the metrics; the
         outputs mark them ``(human)`` and :meth:`baseline_verdicts` compares every metric with each.
@@ -106,6 +112,8 @@ class MtEvaluationResult(ResultMixin):
     gold: dict = field(default_factory=dict)
     signature: Signature | None = None
     human_baselines: tuple = ()
+    intervals: dict = field(default_factory=dict)
+    average_intervals: dict = field(default_factory=dict)
 
     def label(self, metric: str) -> str:
         """``metric``'s name as the tables show it: a human baseline, or a rater of the gold scored as a metric
@@ -131,6 +139,9 @@ class MtEvaluationResult(ResultMixin):
     def to_dict(self) -> dict[str, Any]:
         """The fields; with human baselines also ``baseline_verdicts`` (:meth:`baseline_verdicts`)."""
         out = super().to_dict()
+        for name in ("intervals", "average_intervals"):  # none drawn: the output as before intervals existed
+            if not out.get(name):
+                out.pop(name, None)
         if self.human_baselines:
             out["baseline_verdicts"] = [{k: plain(v) for k, v in r.items()} for r in self.baseline_verdicts()]
         return out
@@ -145,6 +156,11 @@ class MtEvaluationResult(ResultMixin):
             for i, metric in enumerate(self.metrics):
                 row = {"scope": scope, "task": task, "metric": metric, "statistic": float(values[i]),
                        "rank": int(ranks[i])}
+                if self.intervals:
+                    bounds = (self.average_intervals.get(scope) if task == "average"
+                              else self.intervals.get(f"{scope}:{task}"))
+                    row["low"], row["high"] = ((float(bounds[i, 0]), float(bounds[i, 1])) if bounds is not None
+                                               else (float("nan"), float("nan")))
                 if self.human_baselines:
                     row["human"] = metric in self.human_baselines
                 for j, other in enumerate(self.metrics):
@@ -187,6 +203,32 @@ class MtEvaluationResult(ResultMixin):
         import pandas as pd
 
         return pd.DataFrame([r for scope in self.scopes for r in self._ranking_rows(scope, marked)])
+
+    def interval_frame(self, marked: bool = False):
+        """The percentile intervals (:attr:`intervals`, :attr:`average_intervals`) as a DataFrame: one row per
+        scope and metric (best first, as :meth:`ranking_frame`), a column per task and ``average`` holding
+        ``'[low, high]'`` (``'-'`` where the task has none, e.g. soft pairwise accuracy); empty without
+        intervals."""
+        import pandas as pd
+
+        def text(bounds, i):
+            if bounds is None or not np.isfinite(bounds[i]).all():
+                return "-"
+            return f"[{bounds[i, 0]:.3f}, {bounds[i, 1]:.3f}]"
+
+        rows = []
+        if not self.intervals:
+            return pd.DataFrame(rows)
+        for scope in self.scopes:
+            order = np.argsort(-np.nan_to_num(self.averages[scope], nan=-np.inf), kind="stable")
+            for i in order:
+                row = {"scope": scope, "metric": self.label(self.metrics[i]) if marked else self.metrics[i],
+                       "average": text(self.average_intervals.get(scope), i)}
+                for task in self.tasks:
+                    if task.startswith(scope + ":"):
+                        row[task.split(":", 1)[1]] = text(self.intervals.get(task), i)
+                rows.append(row)
+        return pd.DataFrame(rows)
 
     def notes(self) -> list[str]:
         """Lines to print under the ranking: systems and segments each language pair left out (naming what

@@ -30,6 +30,8 @@ def figure_size(result) -> tuple[float, float]:
 
 def draw_mt_audit(result, fig, left, right) -> None:
     """Draw the audit on two axes of ``fig`` (see :func:`save_mt_audit_figure`)."""
+    from matplotlib.ticker import MaxNLocator
+
     tasks, sentinels = list(result.tasks), list(result.sentinels)
     p = len(result.metrics)
     share = np.full((len(tasks), len(sentinels)), np.nan)
@@ -40,8 +42,9 @@ def draw_mt_audit(result, fig, left, right) -> None:
             share[t, s] = (p + 1 - r["position"]) / p
             marks[t, s] = f"{r['position']}/{p + 1}" + ("*" if r["beats"] else "")
     image = left.imshow(share, vmin=0, vmax=1, cmap="Reds", aspect="auto")
-    for (t, s), label in marks.items():
-        left.text(s, t, label, ha="center", va="center", fontsize=7)
+    left.grid(False)  # no grid line through the cell labels
+    for (t, s), label in marks.items():  # white on the dark cells, so every label reads
+        left.text(s, t, label, ha="center", va="center", fontsize=7, color="white" if share[t, s] > 0.6 else "black")
     left.set_xticks(np.arange(len(sentinels)), [text(s.replace("sentinel-", "")) for s in sentinels], fontsize=7)
     left.set_yticks(np.arange(len(tasks)), [text(t) for t in tasks], fontsize=7)
     left.set_title(f"sentinel position among {p} metrics (* beats one, p < {result.alpha:g})", fontsize=8)
@@ -58,6 +61,8 @@ def draw_mt_audit(result, fig, left, right) -> None:
     right.set_ylim(len(tasks) - 0.5, -0.5)
     lows = [m["cons_low"] for m in result.measures if m["cons_low"] == m["cons_low"]]  # NaN: no consistency
     right.set_xlim(-0.05 if min(lows, default=0) >= 0 else -1.05, 1.05)
-    right.legend(fontsize=7, loc="lower left")
-    right.set_title("the measures", fontsize=8)
+    right.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels that never touch at this width
+    # the legend above the axes, as its title: inside them it hid the points of the last tasks
+    right.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False,
+                 title="the measures", title_fontsize=8)
     fig.tight_layout()

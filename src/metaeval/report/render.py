@@ -65,17 +65,20 @@ class SignatureLines:
             yield Text(line, style="dim", no_wrap=True, overflow="fold")
 
 
-def column_blocks(build: Callable[[Sequence[int]], Table], n_columns: int, width: int) -> list[Table]:
+def column_blocks(build: Callable[[Sequence[int]], Table], n_columns: int, width: int,
+                  wrapping: bool = False) -> list[Table]:
     """A table too wide for ``width`` as several tables of consecutive columns, each as wide as fits.
 
     ``build(columns)`` makes the table of those (0-based) data columns, repeating its key columns; at
-    least one data column goes in each block.
+    least one data column goes in each block. ``wrapping``: the table has columns whose cells wrap (lists of
+    names), so a block fits when its narrowest layout (those cells wrapped at their words) does.
     """
     measure = console(file=io.StringIO(), width=100_000)
     blocks, start = [], 0
     while start < n_columns:
         end = start + 1
-        while end < n_columns and measure.measure(build(range(start, end + 1))).maximum <= width:
+        while end < n_columns and getattr(measure.measure(build(range(start, end + 1))),
+                                          "minimum" if wrapping else "maximum") <= width:
             end += 1
         blocks.append(build(range(start, end)))
         start = end
@@ -85,22 +88,41 @@ def column_blocks(build: Callable[[Sequence[int]], Table], n_columns: int, width
 class ColumnBlocks:
     """A renderable: :func:`column_blocks` at the width it is printed at (each block after a blank line)."""
 
-    def __init__(self, build: Callable[[Sequence[int]], Table], n_columns: int):
-        self.build, self.n_columns = build, n_columns
+    def __init__(self, build: Callable[[Sequence[int]], Table], n_columns: int, wrapping: bool = False):
+        self.build, self.n_columns, self.wrapping = build, n_columns, wrapping
 
     def __rich_console__(self, console_: Any, options: Any):
-        for n, table in enumerate(column_blocks(self.build, self.n_columns, options.max_width)):
+        for n, table in enumerate(column_blocks(self.build, self.n_columns, options.max_width, self.wrapping)):
             if n:
                 yield Text("")
             yield table
 
 
-def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3):
+class FirstThatFits:
+    """A renderable: the first of ``choices`` (:class:`ColumnBlocks`) whose whole table fits the width it is
+    printed at in one block, else the last (which may split)."""
+
+    def __init__(self, *choices: ColumnBlocks):
+        self.choices = choices
+
+    def __rich_console__(self, console_: Any, options: Any):
+        measure = console(file=io.StringIO(), width=100_000)
+        for choice in self.choices[:-1]:
+            if measure.measure(choice.build(range(choice.n_columns))).maximum <= options.max_width:
+                yield choice
+                return
+        yield self.choices[-1]
+
+
+def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | None = None, digits: int = 3,
+                wrap: Sequence[str] = ()):
     """A rich table of (the chosen ``columns`` of) a pandas DataFrame, numbers by :func:`formats.number`,
     p-values by :func:`formats.pvalue_text` (at the resolution ``frame.attrs['n_resamples']``).
 
     Printed wider than the console, it splits into column blocks (:class:`ColumnBlocks`) that repeat the
-    leading text columns, instead of truncating headers and cells.
+    leading text columns, instead of truncating headers and cells. The columns named in ``wrap`` (lists of
+    names) wrap their cells at the words instead, every other column stays on one line; the table splits only
+    when it does not fit even so.
     """
     from pandas.api.types import is_numeric_dtype
 
@@ -118,12 +140,13 @@ def frame_table(frame, *, title: str | None = None, columns: Sequence[str] | Non
         shown = list(range(keys)) + [keys + c for c in chosen]
         table = Table(title=title if not chosen or chosen[0] == 0 else None, title_justify="left")
         for c in shown:
-            table.add_column(str(columns[c]), justify="right" if numeric[c] else "left", no_wrap=c < keys)
+            table.add_column(str(columns[c]), justify="right" if numeric[c] else "left",
+                             no_wrap=c < keys or bool(wrap) and columns[c] not in wrap)
         for row in rows:
             table.add_row(*[row[c] for c in shown])
         return table
 
-    return ColumnBlocks(build, len(columns) - keys)
+    return ColumnBlocks(build, len(columns) - keys, wrapping=bool(wrap))
 
 
 def signature_footer(result: Any, notes: Sequence[str] = ()) -> list[Text]:
