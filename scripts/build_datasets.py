@@ -26,7 +26,7 @@ from metaeval.data.native import (
     REALSUMM_HUMAN,
     read_realsumm_scores,
     read_wmt19_system_scores,
-    read_wmt_mqm,
+    read_mqm_averages,
 )
 from metaeval.data.readers import read_scores
 from metaeval.data.scoreset import ScoreSet
@@ -216,7 +216,7 @@ def build_realsumm(shared: Path, out: Path, manifest: dict, report: list[str]) -
 
 def build_mqm(shared: Path, out: Path, manifest: dict, report: list[str]) -> None:
     for pair, words in (("ende", "English-German"), ("zhen", "Chinese-English")):
-        ds = read_wmt_mqm(shared / "wmt" / f"mqm_newstest2020_{pair}.avg_seg_scores.tsv", name=f"wmt20-mqm-{pair}")
+        ds = read_mqm_averages(shared / "wmt" / f"mqm_newstest2020_{pair}.avg_seg_scores.tsv", name=f"wmt20-mqm-{pair}")
         file = f"wmt20-mqm-{pair}.npz"
         write_packaged_file(out / file, {DEFAULT_GROUP: ds})
         human_refs = [s for s in ds.systems if s.startswith("Human-")]

@@ -416,7 +416,8 @@ def test_every_size_like_option_has_a_limit():
     from metaeval.cli.main import cli
 
     bounded_elsewhere = {"seed", "n_resamples", "min_pairs", "comparisons", "systems", "n", "n_documents", "inputs",
-                         "sizes", "n_systems", "ks", "edges", "fractions", "rater_waves"}  # each checked against the data
+                         "sizes", "n_systems", "ks", "edges", "fractions", "rater_waves",
+                         "min_instances"}  # each checked against the data
     ctx = click.Context(cli)
     unchecked = set()
 
