@@ -57,6 +57,18 @@ def test_sentinel_construction():
     assert np.isnan(with_len.matrix("sentinel-length")[0, 0])  # "a" does not score that cell
 
 
+def test_candidates_missing_a_system_leave_the_length_sentinel_out_not_the_system():
+    """Issue 41: texts missing for one system removed that system from every metric's results; now the length
+    sentinel is left out (named) and the metrics keep every system."""
+    ds = _toy()
+    texts = {(s, i): "w " * 3 for s in ds.systems[1:] for i in ds.inputs}
+    out, notes = add_sentinels(ds, ["a", "b"], candidates=texts, rng=0)
+    assert "sentinel-length" not in out.scorers and list(out.systems) == list(ds.systems)
+    assert len(notes) == 1 and notes[0].startswith("sentinel-length left out: the candidate texts lack ")
+    assert f"(systems {ds.systems[0]!r}); the metrics' results keep every system" in notes[0]
+    np.testing.assert_array_equal(out.matrix("a"), ds.matrix("a"))
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda ds: add_sentinels(ds, []), "`metrics` must name at least one metric to build the sentinels from; got none."),
     (lambda ds: add_sentinels(ds, ["a"], base="b"), "`base` must be one of the metrics ('a'); got 'b'."),

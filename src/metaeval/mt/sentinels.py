@@ -103,9 +103,16 @@ def add_sentinels(ds: ScoreSet, metrics, *, base: str | None = None, levels: int
         raise ParameterError(f"the data must not hold a scorer named like a sentinel; got {clash[0]!r}.")
     gen, _ = iv.rng_and_seed(rng)
     lengths = None if candidates is None else _lengths(ds, candidates)
+    notes = [] if lengths is not None else ["sentinel-length left out: no candidate texts given"]
+    if lengths is not None:
+        lacking = np.isfinite(np.stack([ds.matrix(m) for m in metrics])).any(axis=0) & np.isnan(lengths)
+        if lacking.any():  # a sentinel with holes would make the protocol drop those systems for every metric
+            names = ", ".join(repr(ds.systems[i]) for i in np.flatnonzero(lacking.any(axis=1)))
+            notes.append(f"sentinel-length left out: the candidate texts lack {int(lacking.sum())} scored cells"
+                         f" (systems {names}); the metrics' results keep every system")
+            lengths = None
     made = sentinel_matrices({m: ds.matrix(m) for m in metrics}, base=base, levels=levels, rng=gen,
                              lengths=lengths)
-    notes = [] if lengths is not None else ["sentinel-length left out: no candidate texts given"]
     scores = {s: ds.matrix(s) for s in ds.scorers}
     scores.update(made)
     out = ScoreSet.from_matrices(scores, systems=list(ds.systems), inputs=list(ds.inputs), humans=ds.humans,
