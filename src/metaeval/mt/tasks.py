@@ -10,6 +10,7 @@ over several language pairs: ``run(language_pairs, draws)``. The numerics are in
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -106,7 +107,7 @@ class TaskOutcome:
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(ABC):
     """A task ``level/statistic`` with its settings; :meth:`run` computes it on one language pair."""
 
     level: str
@@ -117,8 +118,9 @@ class Task:
     def name(self) -> str:
         return f"{self.level}/{self.statistic}"
 
+    @abstractmethod
     def run(self, lp: LanguagePair, draws: Draws) -> TaskOutcome:
-        raise NotImplementedError
+        """The task's outcome on the language pair ``lp`` with the ``draws`` it is given."""
 
 
 def segments_kept(ds, metrics, human, corpus, rows):
