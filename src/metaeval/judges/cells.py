@@ -48,6 +48,22 @@ def _label(cell: Any) -> str | None:
     return None if text.lower() in MISSING_TOKENS else text
 
 
+DROPPED = -1
+"""The code :func:`verdict_code` gives a verdict the map sends to ``drop``."""
+
+
+def verdict_code(cell: Any, mapped: Mapping) -> int | None:
+    """The verdict code of ``cell`` after the verdict map ``mapped`` (lower-case label -> label, None = drop):
+    :data:`DROPPED` for a dropped label, None for a label that names no verdict."""
+    text = _label(cell)
+    key = text.lower() if text is not None else None
+    if key in mapped:
+        if mapped[key] is None:
+            return DROPPED
+        key = mapped[key]
+    return _VERDICT_CODES.get(key) if key is not None else None
+
+
 def _mapping(table, columns: Mapping[str, Any] | None, names: Mapping[str, str]) -> dict[str, Any]:
     given = {} if columns is None else dict(columns)
     for role, column in given.items():

@@ -115,7 +115,7 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    from .cells import FASTCHAT_COLUMNS, _VERDICT_CODES, _mapping, _warn_names, _warn_pooled
+    from .cells import FASTCHAT_COLUMNS, _mapping, _warn_names, _warn_pooled
 
     try:  # streamed in blocks, keeping the roles' columns only (a new key or type in a later block: row-wise)
         reader = pj.open_json(str(path), read_options=pj.ReadOptions(block_size=BLOCK_SIZE))
@@ -145,19 +145,15 @@ def read_columnar(path: str | Path, fmt: str, *, columns, where, judge, verdict_
     values, index = verdict
     codes = np.empty(len(values), dtype=np.int8)
     keep_value = np.ones(len(values), dtype=bool)
-    from .cells import _label
+    from .cells import DROPPED, verdict_code
 
     for k, value in enumerate(values):
-        text = _label(value)
-        key = text.lower() if text is not None else None
-        if key in verdict_map:
-            if verdict_map[key] is None:
-                keep_value[k] = False
-                continue
-            key = verdict_map[key]
-        code = _VERDICT_CODES.get(key) if key is not None else None
+        code = verdict_code(value, verdict_map)
         if code is None:
             return None
+        if code == DROPPED:
+            keep_value[k] = False
+            continue
         codes[k] = code
     if not keep_value.all():
         return None  # the row-wise reader counts and names the dropped rows

@@ -35,8 +35,8 @@ from ..data.columns import _filtered, check_where
 from ..data.formats import MISSING_TOKENS, file_format, read_table
 from ..errors import DataWarning, InputFileError, ParameterError
 from ..vocabulary import VERDICTS
-from .cells import (DEFAULT_COLUMNS, FASTCHAT_COLUMNS, REQUIRED, ROLES, _VERDICT_CODES, _label, _mapping,  # noqa: F401
-                    _warn_names, _warn_pooled)
+from .cells import (DEFAULT_COLUMNS, DROPPED, FASTCHAT_COLUMNS, REQUIRED, ROLES, _VERDICT_CODES, _label, _mapping,  # noqa: F401
+                    _warn_names, _warn_pooled, verdict_code)
 from .comparisons import Comparisons, combine_comparisons, make_comparisons
 
 OPTION_NAMES = {**{role: f"columns[{role!r}]" for role in ROLES}, "verdict_map": "verdict_map"}
@@ -193,14 +193,10 @@ def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | N
     hint = names.get("verdict_map", "verdict_map")
     how = f"`{hint}` OLD=NEW" if hint.startswith("--") else f"`{hint}={{OLD: NEW}}`"
     for k, (row, cell) in enumerate(zip(table.rows, table.columns[roles["verdict"]])):
-        text = _label(cell)
-        key = text.lower() if text is not None else None
-        if key in mapped:
-            if mapped[key] is None:
-                keep[k] = False
-                continue
-            key = mapped[key]
-        code = _VERDICT_CODES.get(key) if key is not None else None
+        code = verdict_code(cell, mapped)
+        if code == DROPPED:
+            keep[k] = False
+            continue
         if code is None:
             raise InputFileError(table.path, f"a verdict must be one of {accepted} (or model_a, model_b, a, b, draw,"
                                              f" tie (bothbad)); got {cell!r} (map other labels with {how}, NEW"
