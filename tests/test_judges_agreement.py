@@ -119,8 +119,13 @@ def test_vote_level_agreement_as_fastchat_counts_it():
     h = r.human_agreement
     assert h["vote_pairs"] == 4 and h["vote_agreement"] == pytest.approx(1 / 4)
     assert h["vote_pairs_no_ties"] == 2 and h["vote_agreement_no_ties"] == pytest.approx(1 / 2)
-    # the majority statistics stay: q0 humans' majority A = judge; q1 humans split evenly -> tie = judge
-    assert row["accuracy"] == 1.0
+    # the majority statistics: q0 humans' majority A = judge; q1 humans split evenly (B, A): the judge's tie
+    # names neither side, 0 under MT-Bench's half rule (the default), agreement under even_split='tie'
+    assert row["accuracy"] == 0.5
+    as_tie = me.judge_agreement(c, "llm", humans=["h1", "h2", "h3"], n_resamples=0, n_permutations=10, rng=0,
+                                even_split="tie")
+    assert as_tie.table.iloc[0]["accuracy"] == 1.0
+    assert as_tie.table.iloc[0]["vote_agreement"] == row["vote_agreement"]  # no even-split rule at vote level
     assert "human_agreement" in r.to_dict()
 
 
@@ -450,3 +455,100 @@ def test_audit_of_many_judges_notes_the_multiplicity():
     audit = me.judge_audit(_comparisons(rows), ["h1", "llm"], n_resamples=50, rng=0)
     assert ("4 intervals over 2 judges, each at 95% on its own: about 5% of them miss by chance; for all at once use"
             " confidence level 0.9875 (Bonferroni).") in audit.notes
+
+
+def test_even_split_counts_half_or_a_tie():
+    """Issue 39.2: MT-Bench counts agreeing with one side of an even split of the human votes as half an
+    agreement (`even_split='half'`, the default); `'tie'` makes the humans' majority a tie."""
+    # q0 (A-B): humans A, B (1-1 split), judge A; q1: humans A, B, tie (three-way), judge tie; q2: A, A, judge B
+    rows = [(0, 0, 1, 0, 0), (0, 0, 1, 1, 1), (0, 0, 1, 3, 0),
+            (1, 0, 1, 0, 0), (1, 0, 1, 1, 1), (1, 0, 1, 2, 2), (1, 0, 1, 3, 2),
+            (2, 0, 1, 0, 0), (2, 0, 1, 1, 0), (2, 0, 1, 3, 1)]
+    c = _comparisons(rows, systems=("A", "B"))
+    half = me.judge_agreement(c, "llm", humans=["h1", "h2", "h3"], n_resamples=0, n_permutations=10, rng=0)
+    tie = me.judge_agreement(c, "llm", humans=["h1", "h2", "h3"], n_resamples=0, n_permutations=10, rng=0,
+                             even_split="tie")
+    h, t = half.table.iloc[0], tie.table.iloc[0]
+    assert h["accuracy"] == pytest.approx((1 / 2 + 1 / 3 + 0) / 3)
+    assert t["accuracy"] == pytest.approx((0 + 1 + 0) / 3)
+    # no ties: q0's two half rows are decisive (weight 1, 1/2 agreeing), q1's judge ties, q2 disagrees (weight 1)
+    assert h["accuracy_no_ties"] == pytest.approx(0.5 / 2) and h["keys_no_ties"] == 2
+    assert t["accuracy_no_ties"] == 0.0 and t["keys_no_ties"] == 1
+    assert half.signature.as_dict()["even_split"] == "half" and tie.signature.as_dict()["even_split"] == "tie"
+    assert h["vote_agreement"] == t["vote_agreement"]
+    with pytest.raises(ParameterError, match=r"^`even_split` must be one of 'half', 'tie'; got 'halves'.$"):
+        me.judge_agreement(c, "llm", humans=["h1", "h2"], even_split="halves")
+
+
+def test_even_split_kappa_and_alpha_against_sklearn_and_krippendorff():
+    """The half rule's weighted rows: kappa is sklearn's with sample weights; alpha with integer weights is
+    krippendorff's on the rows repeated, with unit weights metaeval's own krippendorff_alpha."""
+    cohen_kappa_score = pytest.importorskip("sklearn.metrics").cohen_kappa_score
+    krippendorff = pytest.importorskip("krippendorff")
+    from metaeval.judges.agreement import majority_rows, mirrored, nominal_alpha
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for q in range(40):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            truth = int(rng.integers(0, 3))
+            for human in range(int(rng.integers(1, 4))):
+                rows.append((q, a, b, human, truth if rng.random() < 0.5 else int(rng.integers(0, 3))))
+            rows.append((q, a, b, 3, truth if rng.random() < 0.6 else int(rng.integers(0, 3))))
+    c = _comparisons(rows)
+    r = me.judge_agreement(c, "llm", humans=["h1", "h2", "h3"], n_resamples=0, n_permutations=10, rng=0)
+    row = r.table.iloc[0]
+    # the weighted rows by hand: each key's human votes, the outcomes at the top weighted 1/k
+    votes, judge = {}, {}
+    for q, a, b, j, v in rows:
+        if j == 3:
+            judge[q, a, b] = v
+        else:
+            votes.setdefault((q, a, b), [0, 0, 0])[v] += 1
+    ha, hb, hw = [], [], []
+    for key, count in votes.items():
+        top = [o for o in range(3) if count[o] == max(count)]
+        for o in top:
+            ha.append(judge[key]), hb.append(o), hw.append(1 / len(top))
+    ha, hb, hw = np.array(ha), np.array(hb), np.array(hw)
+    assert (hw < 1).any()  # some even splits
+    assert row["accuracy"] == pytest.approx(np.sum(hw * (ha == hb)) / np.sum(hw), abs=1e-12)
+    both = (np.concatenate([ha, mirrored(ha)]), np.concatenate([hb, mirrored(hb)]), np.concatenate([hw, hw]))
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(both[0], both[1], sample_weight=both[2]), abs=1e-12)
+    assert row["alpha"] == pytest.approx(nominal_alpha(*both), abs=1e-12)
+    # nominal_alpha: integer weights = the units repeated; unit weights = krippendorff_alpha
+    weights = rng.integers(1, 4, size=both[0].size)
+    repeated = np.vstack([np.repeat(both[0], weights), np.repeat(both[1], weights)]).astype(float)
+    assert nominal_alpha(both[0], both[1], weights) == pytest.approx(
+        krippendorff.alpha(reliability_data=repeated, level_of_measurement="nominal"), abs=1e-12)
+    assert nominal_alpha(both[0], both[1], np.ones(both[0].size)) == pytest.approx(
+        me.krippendorff_alpha(np.vstack(both[:2]).astype(float), level="nominal"), abs=1e-12)
+    key, verdict, share = majority_rows(np.array([[1, 1, 0], [2, 0, 1], [1, 1, 1]]), "half")
+    assert key.tolist() == [0, 0, 1, 2, 2, 2] and verdict.tolist() == [0, 1, 0, 0, 1, 2]
+    assert share.tolist() == pytest.approx([0.5, 0.5, 1, 1 / 3, 1 / 3, 1 / 3])
+    key, verdict, share = majority_rows(np.array([[1, 1, 0], [2, 0, 1], [1, 1, 1]]), "tie")
+    assert verdict.tolist() == [2, 0, 2] and share.tolist() == [1, 1, 1]
+
+
+def test_even_split_from_the_cli(capsys):
+    from metaeval.cli.main import main
+
+    args = ["judge", "agree", "--dataset", "summeval", "--scorer", "expert.relevance", "--annotators", "--scorer",
+            "rouge-2.recall", "--human", "expert.relevance/*", "--n-resamples", "0", "--n-permutations", "10",
+            "--seed", "0", "--format", "json"]
+    import json
+
+    out = {}
+    for rule in ("half", "tie"):
+        assert main([*args, "--even-split", rule]) == 0
+        out[rule] = json.loads(capsys.readouterr().out)
+        assert f"even_split:{rule}" in out[rule]["signature"]
+    half, tie = out["half"]["judges"][0], out["tie"]["judges"][0]
+    assert half["accuracy"] != tie["accuracy"] and half["vote_agreement"] == tie["vote_agreement"]
+    api = me.judge_agreement(me.comparisons_from_scores(me.load_dataset("summeval"), ["expert.relevance",
+                                                                                    "rouge-2.recall"],
+                                                        annotators=True),
+                             "rouge-2.recall", humans="expert.relevance/*", n_resamples=0, n_permutations=10, rng=0,
+                             even_split="tie")
+    assert api.table.iloc[0]["accuracy"] == pytest.approx(tie["accuracy"], abs=1e-12)
+    assert main([*args, "--even-split", "halves"]) == 2

@@ -38,6 +38,7 @@ SYSTEM_ALTERNATIVE = "two-sided"
 # resamples, and the Alternative Annotator Test's cost-benefit epsilon (Calderon et al. 2025 recommend 0.2
 # when the annotators are experts, 0.1 for crowd workers) and FDR level.
 TIE_MODEL = "half"
+EVEN_SPLIT = "half"  # MT-Bench (Zheng et al. 2023): an even split of the human votes counts half
 JUDGE_RESAMPLING = "inputs"
 ALT_TEST_EPSILON = 0.2
 ALT_TEST_ALPHA = 0.05

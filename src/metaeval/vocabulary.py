@@ -16,6 +16,7 @@ from .errors import ParameterError, check_choice
 
 __all__ = [
     "ALTERNATIVES",
+    "EVEN_SPLITS",
     "CI_METHODS",
     "COEFFICIENTS",
     "COEFFICIENT_ALIASES",
@@ -126,6 +127,11 @@ VERDICTS = ("first", "second", "tie")
 VERDICT_ALIASES = {"a": "first", "model_a": "first", "b": "second", "model_b": "second", "draw": "tie",
                    "tie (bothbad)": "tie"}
 """Other spellings of :data:`VERDICTS` accepted in comparison files (Chatbot Arena writes model_a / model_b)."""
+
+EVEN_SPLITS = ("half", "tie")
+"""How a judge is scored against the humans' majority verdict of a key whose human votes split evenly (no single
+most frequent outcome): ``half`` counts the key once per outcome at the top, each with weight 1/k (MT-Bench's
+Human-M: agreeing with one side of a 1-1 split counts as half an agreement), ``tie`` makes the majority a tie."""
 
 TIE_MODELS = ("half", "davidson", "drop")
 """How a Bradley-Terry ranking treats ties: half a win each, Davidson's (1970) tie parameter, or left out."""

@@ -11,7 +11,7 @@ from rich.text import Text
 from .. import defaults
 from ..errors import ParameterError
 from ..runtime.output_sets import when_written
-from ..vocabulary import TIE_MODELS
+from ..vocabulary import EVEN_SPLITS, TIE_MODELS
 from .analysis_output import footer, interval, number, output_options, render
 from .common import declare, group, option, options, resamples_option, say, tie_tolerance_option
 from .progress import progress_bar, progress_option
@@ -204,14 +204,17 @@ def _rank_table(result):
         help="Tie model of the Bradley-Terry rankings compared.")
 @option("n_permutations")
 @option("correction", help="Correction of the judge-vs-judge p-values.")
+@declare("even_split", dict(type=click.Choice(EVEN_SPLITS), default=defaults.EVEN_SPLIT, show_default=True,
+                            help="The humans' majority of a key whose votes split evenly: half (MT-Bench: agreeing"
+                                 " with one side counts half) or a tie."))
 @option("html", help="Also write an HTML page: the humans' ranking figure, the agreement and the judges' audit.")
 @_resampling_options
 @resamples_option
 @seed_option
 @progress_option
 @output_options
-def agree(data, judge, human, ties, n_permutations, correction, html, confidence_level, n_resamples, seed, format,
-          output):
+def agree(data, judge, human, ties, n_permutations, correction, even_split, html, confidence_level, n_resamples, seed,
+          format, output):
     """Agreement of judges with human annotators; judge-vs-judge tests and clusters."""
     from ..judges import judge_agreement, judge_audit, rank_systems
 
@@ -225,7 +228,8 @@ def agree(data, judge, human, ties, n_permutations, correction, html, confidence
     with progress_bar() as bar:
         result = judge_agreement(data, judges or None, humans=humans, ties=ties, n_resamples=n_resamples,
                                  n_permutations=n_permutations, confidence_level=confidence_level,
-                                 correction=correction, rng=seed, progress=bar.task("judges", total=shown))
+                                 correction=correction, even_split=even_split, rng=seed,
+                                 progress=bar.task("judges", total=shown))
     render(result, fmt, result.to_frame(), _agree_table, output)
     if html:
         from ..report.judges_section import write_judges_page
@@ -262,9 +266,11 @@ def _agree_table(result):
         return table
 
     h = result.human_agreement
+    split = ("counts half for each side" if result.signature.as_dict().get("even_split") == "half"
+             else "is a tie")
     notes = [*result.notes,
-             "accuracy, no ties, kappa, alpha: against the humans' majority verdict of each key (an even split is a"
-             " tie); kappa and alpha count each key in both orientations; votes (S1) / votes S2: MT-Bench's"
+             "accuracy, no ties, kappa, alpha: against the humans' majority verdict of each key (an even split"
+             f" {split}, --even-split); kappa and alpha count each key in both orientations; votes (S1) / votes S2: MT-Bench's"
              " agreement over every (judge verdict, human vote) pair, with ties / without pairs holding a tie; rank"
              " tau: Kendall tau-b of the two Bradley-Terry rankings; rank: significance clusters of accuracy (paired"
              f" sign-flip tests over inputs, {result.correction}).",

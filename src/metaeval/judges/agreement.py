@@ -10,8 +10,9 @@ the keys both judged:
 - accuracy without ties: the same over the keys where neither verdict is a tie;
 - Cohen's kappa (1960) over the three categories: ``(p_o - p_e) / (1 - p_e)``, ``p_e`` from the two
   marginal distributions, with every key counted in both orientations (see below);
-- Krippendorff's alpha (nominal; :func:`metaeval.human.krippendorff_alpha`) of the two verdict rows, every
-  key again counted in both orientations;
+- Krippendorff's alpha (nominal, :func:`nominal_alpha`: :func:`metaeval.human.krippendorff_alpha` with each
+  unit weighted by its majority row's weight) of the two verdict rows, every key again counted in both
+  orientations;
 - vote-level agreement (Zheng et al. 2023, MT-Bench, Table 5 and App. D.3; FastChat's
   ``compute_agreement.py``): the probability that the judge and a randomly chosen human vote agree on a
   randomly chosen key, over every (judge verdict, human vote) pair of a key; ``S1`` with ties (two ties
@@ -19,6 +20,14 @@ the keys both judged:
   between two human votes of a key (every unordered pair of the human comparisons of that key), the
   humans' own agreement;
 - ranking agreement: Kendall's tau-b between the judge's and the humans' Bradley-Terry scores.
+
+The humans' majority verdict of a key needs a rule for an even split of their votes (no single most frequent
+outcome, e.g. one vote each way): ``even_split='half'`` (the default; MT-Bench, Zheng et al. 2023, counts
+agreeing with one side of an even split as half an agreement) counts the key once per outcome at the top, each
+with weight 1/k, so a judge naming one of the two sides of a 1-1 split scores 1/2; ``even_split='tie'`` makes
+the majority a tie. Every majority statistic (accuracy with and without ties, kappa, alpha, the judge-vs-judge
+tests) uses those weighted rows; a judge's own verdict on a key stays its vote (a tie when undecided, FastChat's
+combination of the two presentation orders). The vote-level statistics need no such rule: every vote counts.
 
 A pairwise verdict has no natural orientation: "the first system of the key wins" depends on which
 system is called first (metaeval's codes follow the order of first appearance in the file). Kappa's and
@@ -37,7 +46,6 @@ the humans judged, flipping whole inputs, corrected over all ordered pairs, with
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,15 +54,14 @@ import numpy as np
 from .. import defaults
 from .._validation import check_confidence_level, rng_and_seed
 from ..runtime.progress import ProgressCallback
-from ..errors import DegenerateWarning, ParameterError, check_int
-from ..human.agreement import krippendorff_alpha
+from ..errors import ParameterError, check_choice, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.correlations.coefficients import correlation
 from ..stats.resampling.draws import batch_slices
 from ..stats.significance.clusters import rank_ranges, significance_clusters
 from ..stats.significance.corrections import adjust_pvalues
-from ..vocabulary import check_correction
+from ..vocabulary import EVEN_SPLITS, check_correction
 from ..stats.frameworks import bradley_terry as bt
 from . import resampling as rs
 from .comparisons import TIE, Comparisons
@@ -73,6 +80,43 @@ def key_verdicts(c: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     winners = (votes == top[:, None]).sum(axis=1)
     verdict = np.where(winners > 1, TIE, votes.argmax(axis=1))
     return keys, verdict
+
+
+def majority_rows(votes: np.ndarray, even_split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The humans' majority verdict of each key as weighted rows ``(key, verdict, weight)``.
+
+    ``votes`` (K, 3) counts each outcome's votes per key. A key with one most frequent outcome is one row of
+    weight 1. An even split (k > 1 outcomes share the top count) is, with ``even_split='tie'``, one row whose
+    verdict is a tie; with ``'half'``, k rows, one per outcome at the top, each of weight 1/k. The weights of
+    a key sum to 1; rows are sorted by key.
+    """
+    votes = np.asarray(votes)
+    at_top = votes == votes.max(axis=1, keepdims=True)
+    k = at_top.sum(axis=1)
+    if even_split == "tie":
+        return np.arange(votes.shape[0]), np.where(k > 1, TIE, votes.argmax(axis=1)), np.ones(votes.shape[0])
+    key, verdict = np.nonzero(at_top)
+    return key, verdict, 1.0 / k[key]
+
+
+def nominal_alpha(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float:
+    """Krippendorff's alpha (nominal) of two coders' verdict rows ``a``, ``b`` whose units carry ``weight``.
+
+    A unit of weight w adds w to the coincidences of its pair of values; with integer weights this is alpha of
+    the units repeated w times (``krippendorff.alpha``), with unit weights alpha itself. ``n`` is the weighted
+    number of pairable values.
+    """
+    a, b, weight = (np.asarray(x) for x in (a, b, weight))
+    coincidence = np.zeros((3, 3))
+    np.add.at(coincidence, (a, b), weight)
+    np.add.at(coincidence, (b, a), weight)
+    n_c = coincidence.sum(axis=1)
+    n = n_c.sum()
+    expected = n_c.sum() ** 2 - np.sum(n_c ** 2)  # sum over c != k of n_c n_k
+    if n <= 1 or expected <= 0:
+        return float("nan")
+    observed = n - np.trace(coincidence)
+    return float(1.0 - (n - 1) * observed / expected)
 
 
 def mirrored(verdict: np.ndarray) -> np.ndarray:
@@ -168,7 +212,7 @@ class JudgeAgreementResult(ResultMixin):
                 "correction": self.correction, "signature": str(self.signature)}
 
 
-def _agree_iv(comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction):
+def _agree_iv(comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction, even_split):
     if not isinstance(comparisons, Comparisons):
         raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
     if humans is None:
@@ -185,13 +229,13 @@ def _agree_iv(comparisons, judges, humans, n_resamples, n_permutations, confiden
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
     n_permutations = check_int("n_permutations", n_permutations, minimum=1)
     return (judges, humans, n_resamples, n_permutations, check_confidence_level(confidence_level),
-            check_correction(correction))
+            check_correction(correction), check_choice("even_split", even_split, EVEN_SPLITS))
 
 
 def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str = defaults.TIE_MODEL,
                     n_resamples: int = defaults.N_RESAMPLES, n_permutations: int = defaults.N_RESAMPLES,
                     confidence_level: float = defaults.CONFIDENCE_LEVEL, correction: str = defaults.CORRECTION,
-                    alpha: float = defaults.ALPHA, rng: Any = None,
+                    alpha: float = defaults.ALPHA, even_split: str = defaults.EVEN_SPLIT, rng: Any = None,
                     progress: ProgressCallback | None = None) -> JudgeAgreementResult:
     """Agreement of ``judges`` with the ``humans`` on the comparisons both judged, with intervals and tests.
 
@@ -212,6 +256,11 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
         Over the J (J - 1) ordered judge pairs (:func:`metaeval.adjust_pvalues`).
     alpha : float
         Significance level of the clusters.
+    even_split : {'half', 'tie'}
+        The humans' majority verdict of a key whose votes split evenly (no single most frequent outcome):
+        ``'half'`` (default, MT-Bench's rule) counts the key once per outcome at the top with weight 1/k (a judge
+        naming one side of a 1-1 split agrees by half), ``'tie'`` makes it a tie. Used by every majority
+        statistic (``accuracy``, ``accuracy_no_ties``, ``kappa``, ``alpha``, the judge-vs-judge tests).
     rng : int, Generator or None
         None (default): fresh entropy, the seed drawn recorded in the signature.
     progress : callable, optional
@@ -222,7 +271,8 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     -------
     JudgeAgreementResult
         ``table`` holds per judge the majority statistics (``accuracy``, ``accuracy_no_ties``, ``kappa``,
-        ``alpha``: against the humans' majority verdict of each key) and the vote-level ones
+        ``alpha``: against the humans' majority verdict of each key, an even split by ``even_split``) and the
+        vote-level ones
         (``vote_agreement``, ``vote_agreement_no_ties`` over every (judge verdict, human vote) pair, with
         ``vote_pairs``, ``vote_pairs_no_ties``); ``human_agreement`` the same vote-level statistics between
         two human votes.
@@ -232,15 +282,14 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     Cohen (1960); Krippendorff (2011); Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and
     Chatbot Arena. NeurIPS Datasets and Benchmarks (Table 5, App. D.3: agreement with and without ties).
     """
-    judges, humans, n_resamples, n_permutations, confidence_level, correction = _agree_iv(
-        comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction)
+    judges, humans, n_resamples, n_permutations, confidence_level, correction, even_split = _agree_iv(
+        comparisons, judges, humans, n_resamples, n_permutations, confidence_level, correction, even_split)
     rs.check_memory(max(n_resamples, n_permutations), len(comparisons.systems), len(comparisons.inputs), pairs=False)
     generator, seed = rng_and_seed(rng)
     n = len(comparisons.systems)
     p = n * (n - 1) // 2
     human_c = comparisons.judged_by(humans, param="humans")
-    h_keys, h_verdict = key_verdicts(human_c)
-    _, h_votes = key_votes(human_c)
+    h_keys, h_votes = key_votes(human_c)
     n_inputs = len(comparisons.inputs)
     active = rs.active_clusters(human_c.input, n_inputs)  # the inputs the humans judged
     weights = (rs.cluster_weights(generator, n_inputs, n_resamples, active) if n_resamples
@@ -265,7 +314,6 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
         j_keys, j_verdict = key_verdicts(jc)
         common, jpos, hpos = np.intersect1d(j_keys, h_keys, return_indices=True)
         row: dict[str, Any] = {"judge": judge, "keys": int(common.size)}
-        a, b = j_verdict[jpos], h_verdict[hpos]
         if common.size == 0:
             notes.append(f"judge {judge!r} shares no comparison (input and system pair) with the humans.")
             rows.append(row)
@@ -274,27 +322,29 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
             continue
         key_input = common // p
         w = np.vstack([np.ones(common.size), weights[:, key_input]])
+        # the humans' majority of each key as weighted rows (an even split: one row per side, or a tie)
+        sub, b, share = majority_rows(h_votes[hpos], even_split)
+        a = j_verdict[jpos][sub]
+        ws = w[:, sub] * share
+        agree = a == b
         no_ties = (a != TIE) & (b != TIE)
         with np.errstate(invalid="ignore", divide="ignore"):
-            acc = (w @ (a == b)) / w.sum(axis=1)
-            acc_nt = (w @ ((a == b) & no_ties)) / (w @ no_ties)
-        kap = _kappa(a, b, w)
+            acc = (ws @ agree) / ws.sum(axis=1)
+            acc_nt = (ws @ (agree & no_ties)) / (ws @ no_ties)
+        kap = _kappa(a, b, ws)
         for name, values in (("accuracy", acc), ("accuracy_no_ties", acc_nt), ("kappa", kap)):
             _with_interval(row, name, values, tail)
-        row["keys_no_ties"] = int(no_ties.sum())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DegenerateWarning)
-            row["alpha"] = krippendorff_alpha(np.vstack([np.concatenate([a, mirrored(a)]),
-                                                         np.concatenate([b, mirrored(b)])]).astype(float),
-                                              level="nominal")
-        s1_agree, s1_total, s2_agree, s2_total = vote_agreement_counts(a, h_votes[hpos])
+        row["keys_no_ties"] = int(np.unique(sub[no_ties]).size)
+        row["alpha"] = nominal_alpha(np.concatenate([a, mirrored(a)]), np.concatenate([b, mirrored(b)]),
+                                     np.concatenate([share, share]))
+        s1_agree, s1_total, s2_agree, s2_total = vote_agreement_counts(j_verdict[jpos], h_votes[hpos])
         _with_interval(row, "vote_agreement", _share(w, s1_agree, s1_total), tail)
         _with_interval(row, "vote_agreement_no_ties", _share(w, s2_agree, s2_total), tail)
         row["vote_pairs"], row["vote_pairs_no_ties"] = int(s1_total.sum()), int(s2_total.sum())
         judge_rank = _ranking_scores(jc, weights, ties, notes, f"judge {judge!r}")
         row.update(_ranking_tau(judge_rank, human_rank, tail))
         rows.append(row)
-        correct[judge] = (common, a == b)
+        correct[judge] = (common, np.bincount(sub, weights=share * agree, minlength=common.size))
         if progress is not None:
             progress()
     pvalues = _judge_tests(judges, correct, p, n_inputs, n_permutations, generator, correction)
@@ -308,7 +358,7 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     sig = Signature.of(analysis="judge-agree", **comparisons.signature_fields(), humans=_listed(humans), ties=ties,
                        resampling="inputs", n_resamples=n_resamples, n_permutations=n_permutations,
                        confidence_level=confidence_level, correction=correction, alpha=alpha,
-                       kappa="both-orientations", seed=seed)
+                       kappa="both-orientations", even_split=even_split, seed=seed)
     return JudgeAgreementResult(table, pvalues, humans, tuple(notes), n_resamples, n_permutations, confidence_level,
                                 correction, sig, human_row)
 
