@@ -105,3 +105,131 @@ def test_vote_agreement_of_both_turns_from_the_cli(mt_bench_files, capsys):
         fc = [FASTCHAT_HUMAN_VS_HUMAN[t, setup] for t in (1, 2)]
         assert _counts(h, name) == (fc[0][0] + fc[1][0], fc[0][1] + fc[1][1])
     assert "warning" not in err  # distinct annotators per pair and the turn named: nothing pooled
+
+
+def pointwise_ratings(seed: int = 39):
+    """Pointwise 1-10 ratings: the outputs of 4 systems on 60 prompts, each output rated by some of 9 annotators
+    (each with its own coverage and noise; the last two rate few outputs, under 30 shared with another
+    annotator), and two LLM judges rating every output (`llm` close to the truth, `llm-b` biased and noisy).
+    Returns ``(rows, llm, llm_b)``: rows ``(system, prompt, annotator, rating)``, the judges as dicts."""
+    rnd = random.Random(seed)
+    systems = {"sys-a": 0.8, "sys-b": 0.3, "sys-c": -0.2, "sys-d": -0.9}
+    cover = [0.6, 0.5, 0.5, 0.4, 0.4, 0.3, 0.3, 0.08, 0.05]
+    noise = [1.0, 1.2, 0.8, 1.5, 1.0, 2.0, 1.1, 1.0, 1.3]
+    clip = lambda v: min(10, max(1, round(v)))  # noqa: E731
+    rows, llm, llm_b = [], {}, {}
+    for system, effect in systems.items():
+        for k in range(60):
+            prompt = f"p{k:02d}"
+            truth = rnd.gauss(6 + effect, 1.5)
+            for a in range(9):
+                if rnd.random() < cover[a]:
+                    rows.append((system, prompt, f"ann{a + 1}", clip(truth + rnd.gauss(0, noise[a]))))
+            llm[system, prompt] = clip(truth + rnd.gauss(0.3, 0.9))
+            llm_b[system, prompt] = clip(truth + rnd.gauss(1.0, 2.0))
+    return rows, llm, llm_b
+
+
+# The Alternative Annotator Test authors' code (nitaytech/AltTest, commit 18428b1f4f34ac61c4978bc180263b90111e7337,
+# alt_test_example.ipynb: the cells defining `alt_test`, `by_procedure`, `accuracy`, `neg_rmse` and `ttest`), run
+# unchanged outside the project with the shared venv's scipy on `pointwise_ratings(39)`: humans
+# {annotator: {f"{system}__{prompt}": rating}} (the nine annotators only), the judge {instance: rating};
+#   alt_test(judge, humans, scoring, epsilon=EPS, min_instances_per_human=M)  ->  (winning rate, advantage prob.)
+# and the p-values of the tested annotators in order, recorded by wrapping its `ttest`. It printed "Dropped 19
+# instances with less than 2 annotators", and "Skipping annotator ann8 with only 15 instances < 30" (ann9: 10);
+# with M = 100 also ann4 (88), ann5 (99), ann6 (87) and ann7 (78).
+ALT_TEST_AUTHORS = {
+    ("llm", "neg-rmse", 0.15, 30): (1.0, 0.7673475236842904, [
+        5.628789448688745e-05, 2.2224805978106894e-06, 0.009806646084346346, 0.0007475238025974287,
+        1.0201507519318019e-05, 4.3266395496624056e-11, 0.00029356789969131104]),
+    ("llm", "accuracy", 0.2, 30): (1.0, 0.8245696765625113, [
+        6.7440808062824855e-09, 3.3337680291479305e-08, 4.920856978969945e-05, 9.730093707535644e-09,
+        4.9353864081756366e-06, 3.8471570217500995e-11, 0.001223887659571369]),
+    ("llm", "neg-rmse", 0.15, 100): (1.0, 0.7450274753305056, [
+        5.628789448688745e-05, 2.2224805978106894e-06, 0.009806646084346346]),
+    ("llm-b", "neg-rmse", 0.15, 30): (0.0, 0.519682312595434, [
+        0.9936867929764476, 0.9956032792158817, 0.99810594467028, 0.33968744531061806, 0.8870198947757986,
+        0.017839964814908647, 0.620081220712577]),
+    ("llm-b", "accuracy", 0.2, 30): (0.14285714285714285, 0.7129389307512908, [
+        0.008147876511163638, 0.398998142783893, 0.07894564291126806, 0.03806686214049294, 0.08761706521668125,
+        0.0003034648579549834, 0.02693279509977304]),
+    ("llm-b", "neg-rmse", 0.15, 100): (0.0, 0.4604675907706211, [
+        0.9936867929764476, 0.9956032792158817, 0.99810594467028]),
+}
+ALT_TEST_SKIPPED = {30: ["rating/8", "rating/9"], 100: [f"rating/{k}" for k in range(4, 10)]}
+
+
+def _pointwise_scoreset():
+    import numpy as np
+
+    rows, llm, llm_b = pointwise_ratings(39)
+    systems = sorted({s for s, _, _, _ in rows} | {s for s, _ in llm})
+    prompts = sorted({p for _, p in llm})
+    grid = np.full((len(systems), len(prompts), 9), np.nan)
+    for s, p, a, v in rows:
+        grid[systems.index(s), prompts.index(p), int(a[3:]) - 1] = v
+    judges = {name: np.array([[d[s, p] for p in prompts] for s in systems], dtype=float)
+              for name, d in (("llm", llm), ("llm-b", llm_b))}
+    return me.ScoreSet.from_matrices({"rating": grid, **judges}, systems=systems, inputs=prompts)
+
+
+@pytest.mark.parametrize("case", sorted(ALT_TEST_AUTHORS))
+def test_alt_test_on_pointwise_ratings_equals_the_authors_code(case):
+    """Numeric ratings read as they are (a ScoreSet: an instance is one output), the humans only those named
+    (the other judge is in the data and is no human), annotators under `min_instances` skipped."""
+    judge, alignment, epsilon, min_instances = case
+    winning_rate, advantage, pvalues = ALT_TEST_AUTHORS[case]
+    r = me.alt_test(_pointwise_scoreset(), judge, humans="rating/*", epsilon=epsilon, alignment=alignment,
+                    min_instances=min_instances)
+    tested = r.table[r.table["tested"]]
+    assert list(r.skipped) == ALT_TEST_SKIPPED[min_instances]
+    assert tested["pvalue"].tolist() == pytest.approx(pvalues, rel=1e-12, abs=1e-16)
+    assert r.winning_rate == pytest.approx(winning_rate, abs=1e-15)
+    assert r.advantage_probability == pytest.approx(advantage, abs=1e-14)
+    assert r.signature.as_dict()["alignment"] == alignment
+
+
+def test_alt_test_on_a_pointwise_rating_file_from_the_cli(tmp_path, capsys):
+    """A rating file (system, prompt, annotator, rating, and the judges' ratings of each output) with
+    `--alignment neg-rmse`: the ratings are tested as they are, the same numbers as the authors' code; one
+    system is enough (no pairs are formed)."""
+    import csv
+
+    rows, llm, llm_b = pointwise_ratings(39)
+    for name, keep in (("ratings.csv", lambda s: True), ("one_system.csv", lambda s: s == "sys-a")):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["system", "input", "annotator", "rating", "llm", "llm-b"])
+            writer.writerows([s, p, a, v, llm[s, p], llm_b[s, p]] for s, p, a, v in rows if keep(s))
+    args = ["judge", "alt-test", "--scorer", "rating", "--scorer", "llm", "--scorer", "llm-b", "--annotators",
+            "--judge", "llm", "--human", "rating/*", "--alignment", "neg-rmse", "--epsilon", "0.15", "--format", "json"]
+    assert main([*args, "--scores", str(tmp_path / "ratings.csv")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    winning_rate, advantage, pvalues = ALT_TEST_AUTHORS["llm", "neg-rmse", 0.15, 30]
+    assert [a["pvalue"] for a in result["annotators"] if a["tested"]] == pytest.approx(pvalues, rel=1e-12, abs=1e-16)
+    assert result["winning_rate"] == winning_rate and result["advantage_probability"] == pytest.approx(advantage)
+    assert result["skipped"] == ["rating/8", "rating/9"]
+    assert "source:scores:rating,llm|" in result["signature"]
+    assert main([*args, "--scores", str(tmp_path / "one_system.csv"), "--min-instances", "5"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    api = me.alt_test(_pointwise_scoreset().subset(systems=["sys-a"]), "llm", humans="rating/*", epsilon=0.15,
+                      alignment="neg-rmse", min_instances=5)
+    tested = api.table[api.table["tested"]]
+    assert [a["pvalue"] for a in one["annotators"] if a["tested"]] == pytest.approx(tested["pvalue"].tolist())
+    assert len(tested) >= 5 and "source:scores:rating,llm|" in one["signature"]
+    wild = [("llm*" if a == "llm" and args[k - 1] == "--judge" else a) for k, a in enumerate(args)]
+    assert main([*wild, "--scores", str(tmp_path / "ratings.csv")]) == 2
+    assert capsys.readouterr().err == "metaeval: error: `judge` must name one rater; got 'llm*', which names 2.\n"
+
+
+def test_alt_test_on_ratings_errors():
+    from metaeval.errors import ParameterError
+
+    ds = _pointwise_scoreset()
+    with pytest.raises(ParameterError, match=r"^`humans` must name raters of the scores \('rating/1', 'rating/2',"
+                                             r" .*, 'llm', \.\.\.\); got 'expert_\*'.$"):
+        me.alt_test(ds, "llm", humans="expert_*", alignment="neg-rmse")
+    with pytest.raises(ParameterError, match=r"^`judge` must name one rater; got 'llm\*', which names 2.$"):
+        me.alt_test(ds, "llm*", humans="rating/*", alignment="neg-rmse")
+    with pytest.raises(ParameterError, match=r"^`comparisons` must be a Comparisons or a ScoreSet; got dict.$"):
+        me.alt_test({}, "llm", humans="rating/*")

@@ -47,8 +47,11 @@ def comparison_options(command: Callable) -> Callable:
                     raise ParameterError("the column options of the comparison roles and `--verdict-map` apply to"
                                          " `--comparisons`; got them without it.")
                 reading = Reading.of({**reading, "input_column": tuple(columns["input"]), "where": where})
-                data = _from_scores(Source(dataset=dataset, scores=source.scores, reading=reading), scorer,
-                                    annotators, tie_tolerance)
+                source = Source(dataset=dataset, scores=source.scores, reading=reading)
+                if kwargs.get("alignment", "accuracy") != "accuracy":  # the alt-test on the ratings themselves
+                    data = _ratings_from_scores(source, scorer)
+                else:
+                    data = _from_scores(source, scorer, annotators, tie_tolerance)
             return command(*args, data=data, **kwargs)
 
     decorators = [
@@ -109,6 +112,19 @@ def _from_scores(source, scorers, annotators, tie_tolerance):
         raise ParameterError("`--scorer` must name the scorers that judge (repeatable); got none.")
     ds, _ = load_source(source, human_optional=True)
     return comparisons_from_scores(ds, list(scorers), annotators=annotators, tie_tolerance=tie_tolerance)
+
+
+def _ratings_from_scores(source, scorers):
+    """The numeric ratings of the scorers (every annotator a rater of its own): no pairs are formed, so a
+    file of items rated by several annotators (one system) is tested as it is."""
+    from .source import load_source
+
+    if not scorers:
+        raise ParameterError("`--scorer` must name the scorers that rate (repeatable); got none.")
+    ds, _ = load_source(source, human_optional=True)
+    for name in scorers:
+        ds.require(name, param="--scorer")
+    return ds.subset(scorers=list(scorers))
 
 
 @group()
@@ -358,17 +374,21 @@ def _audit_table(result):
                                     " annotator."))
 @declare("alignment", dict(type=click.Choice(("accuracy", "neg-rmse")), default="accuracy", show_default=True,
                            help="Alignment with the other annotators: accuracy of the verdicts of each input and"
-                                " pair, or minus the RMSE of the numeric ratings (--scorer) of each output."))
+                                " pair, or minus the RMSE of the numeric ratings (--scorer) of each output; the"
+                                " ratings are read as they are (no pairs; one system is enough), each annotator"
+                                " of a scorer a rater '<scorer>/<k>'."))
 @progress_option
 @output_options
 def alt_test(data, judge, human, epsilon, alpha, min_instances, alignment, format, output):
     """The Alternative Annotator Test: can the judge replace the annotators? (Calderon et al. 2025)"""
     from ..judges import alt_test as run
+    from ..judges.alt_test import alt_test_raters
 
     candidate, humans, fmt = judge, human, format
     with progress_bar() as bar:
+        total = len(alt_test_raters(data, humans, param="--human"))
         result = run(data, candidate, humans=humans, epsilon=epsilon, alpha=alpha, min_instances=min_instances,
-                     alignment=alignment, progress=bar.task("annotators", total=len(data.judge_names(humans, param="--human"))))
+                     alignment=alignment, progress=bar.task("annotators", total=total))
     render(result, fmt, result.to_frame(), _alt_table, output)
 
 

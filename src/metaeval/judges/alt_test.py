@@ -4,7 +4,9 @@ Can a judge replace the human annotators? The test leaves each annotator out in 
 represents the remaining annotators better on the instances they share: the judge or the left-out human.
 
 Instances are keys (an input and an unordered pair of systems, :mod:`metaeval.judges.agreement`); an
-annotator's (or the judge's) annotation of a key is the vote of its comparisons of that key. For each
+annotator's (or the judge's) annotation of a key is the vote of its comparisons of that key. On numeric
+ratings (a ScoreSet, :class:`RatingTable`) an instance is one output (a system's on an input), rated as it is:
+no pairs are formed, so items rated by several annotators (one system) are tested directly. For each
 human annotator j, on the instances I_j annotated by j, by the judge and by at least one other human:
 
 - alignment with the others (accuracy, for categorical verdicts): ``S(a, i) = mean_{h != j} 1{a_i = h_i}``
@@ -194,6 +196,59 @@ def _verdict_rows(comparisons: Comparisons, judge: str, humans) -> tuple[np.ndar
     return judge_row, grid
 
 
+class RatingTable:
+    """Numeric ratings of every output (a system's output on an input) by named raters, from a ScoreSet: a scorer
+    with several annotators per cell gives one rater per annotator, ``'<scorer>/<k>'`` (k from 1, as
+    :func:`~metaeval.judges.comparisons.comparisons_from_scores` names them), any other scorer one rater named
+    like it. An instance of the alt-test is one output; a file of items rated by several annotators is a
+    ScoreSet with one system (or one input)."""
+
+    def __init__(self, ds):
+        from .. import _validation as iv
+
+        ds = iv.check_scoreset(ds)
+        self.ratings: dict[str, np.ndarray] = {}
+        self.scorer_of: dict[str, str] = {}
+        for scorer in ds.scorers:
+            array = np.asarray(ds.annotations(scorer), dtype=np.float64)
+            columns = ([(f"{scorer}/{k + 1}", array[:, :, k]) for k in range(array.shape[2])] if array.ndim == 3
+                       else [(scorer, array)])
+            for name, values in columns:
+                self.ratings[name] = values.ravel()
+                self.scorer_of[name] = scorer
+        self.judges = tuple(self.ratings)
+
+    def judge_names(self, names, *, param: str = "judges") -> tuple[str, ...]:
+        """The raters named by ``names``: exact names or shell-style patterns, as
+        :meth:`Comparisons.judge_names <metaeval.judges.comparisons.Comparisons.judge_names>`."""
+        from fnmatch import fnmatchcase
+
+        names = (names,) if isinstance(names, str) else tuple(names)
+        if not names:
+            raise ParameterError(f"`{param}` must name at least one rater; got none.")
+        out: dict[str, None] = {}
+        for name in names:
+            matched = [name] if name in self.ratings else [
+                r for r in self.judges if any(ch in str(name) for ch in "*?[") and fnmatchcase(r, str(name))]
+            if not matched:
+                shown = ", ".join(repr(r) for r in self.judges[:10]) + (", ..." if len(self.judges) > 10 else "")
+                raise ParameterError(f"`{param}` must name raters of the scores ({shown}); got {name!r}.")
+            out.update(dict.fromkeys(matched))
+        return tuple(out)
+
+    def signature_fields(self, names) -> dict[str, str]:
+        """``source``: the scorers of the raters ``names`` (as comparisons made from those scorers name it)."""
+        used = dict.fromkeys(self.scorer_of[n] for n in self.judges if n in set(names))
+        return {"source": f"scores:{','.join(used)}"}
+
+
+def alt_test_raters(data, humans, *, param: str = "humans") -> tuple[str, ...]:
+    """The human annotators named by ``humans`` in ``data`` (a Comparisons or a ScoreSet)."""
+    if not isinstance(data, Comparisons):
+        data = RatingTable(data)
+    return data.judge_names(humans, param=param)
+
+
 def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = defaults.ALT_TEST_EPSILON,
              alpha: float = defaults.ALT_TEST_ALPHA, min_instances: int = MIN_INSTANCES,
              alignment: Any = "accuracy", progress: ProgressCallback | None = None) -> AltTestResult:
@@ -201,7 +256,11 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
 
     Parameters
     ----------
-    comparisons : Comparisons
+    comparisons : Comparisons or ScoreSet
+        Pairwise verdicts (an instance is a key: an input and a pair of systems), or numeric ratings (a
+        ScoreSet: an instance is one output, a system's on an input; a file of items each rated by several
+        annotators is a ScoreSet with one system). A ScoreSet's raters are its scorers, a scorer with several
+        annotators per cell giving one rater per annotator, ``'<scorer>/<k>'``.
     judge : str
         The candidate (an LLM judge, a metric).
     humans : str or list of str
@@ -216,9 +275,11 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
         counted; the winning rate is over the tested annotators). Default 30, as the authors' code.
     alignment : {'accuracy', 'neg-rmse'} or callable
         The alignment score S of an annotation with the other annotators' (the authors' scoring functions):
-        ``accuracy`` (default) on the verdicts of the keys (input and pair of systems); ``neg-rmse`` on the
-        numeric ratings behind comparisons made from scores (an instance is then a system's output on an
-        input, ``S = -sqrt(mean_h (a - h)^2)``); a callable ``f(value, others) -> float`` on those ratings.
+        ``accuracy`` (default) on the verdicts of the keys (input and pair of systems), or on a ScoreSet the
+        share of the other raters giving the same value (the authors' accuracy on labels); ``neg-rmse`` on
+        numeric ratings (a ScoreSet, or the ratings behind comparisons made from scores; an instance is then a
+        system's output on an input, ``S = -sqrt(mean_h (a - h)^2)``); a callable ``f(value, others) -> float``
+        on those ratings.
     progress : callable, optional
         Called with no argument after each annotator's test (:mod:`metaeval.runtime.progress`).
 
@@ -234,9 +295,19 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
         No instance is annotated by the judge, the left-out annotator and another annotator, or no annotator
         has ``min_instances`` of them.
     """
-    if not isinstance(comparisons, Comparisons):
-        raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
-    comparisons.judged_by(judge, param="judge")
+    from ..data.scoreset import ScoreSet
+
+    if isinstance(comparisons, ScoreSet):
+        comparisons = RatingTable(comparisons)
+    elif not isinstance(comparisons, Comparisons):
+        raise ParameterError(f"`comparisons` must be a Comparisons or a ScoreSet; got {type(comparisons).__name__}.")
+    if isinstance(comparisons, RatingTable):
+        named = comparisons.judge_names(judge, param="judge")
+        if len(named) != 1:
+            raise ParameterError(f"`judge` must name one rater; got {judge!r}, which names {len(named)}.")
+        judge = named[0]
+    else:
+        comparisons.judged_by(judge, param="judge")
     if humans is None:
         raise ParameterError("`humans` must name the human annotators (at least 2; names or patterns); got None.")
     humans = comparisons.judge_names(humans, param="humans")
@@ -256,8 +327,13 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
     if not callable(alignment) and alignment not in ALIGNMENTS:
         raise ParameterError(f"`alignment` must be one of {', '.join(map(repr, ALIGNMENTS))} or a callable; got"
                              f" {alignment!r}.")
-    if alignment == "accuracy":
+    if isinstance(comparisons, RatingTable):
+        judge_row = comparisons.ratings[judge]
+        grid = np.vstack([comparisons.ratings[h] for h in humans])
+        fields = comparisons.signature_fields((judge, *humans))
+    elif alignment == "accuracy":
         judge_row, grid = _verdict_rows(comparisons, judge, humans)
+        fields = comparisons.signature_fields()
     else:
         ratings = comparisons.ratings or {}
         if judge not in ratings or any(h not in ratings for h in humans):
@@ -266,6 +342,7 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
                                  " comparisons read as verdicts.")
         judge_row = np.asarray(ratings[judge], dtype=float).ravel()
         grid = np.vstack([np.asarray(ratings[h], dtype=float).ravel() for h in humans])
+        fields = comparisons.signature_fields()
     rho_f, rho_h, sizes, tstat, pvals, corrected, rejected, tested = alt_test_arrays(
         judge_row, grid, epsilon=epsilon, alpha=alpha, min_instances=min_instances, alignment=alignment,
         progress=progress)
@@ -287,7 +364,7 @@ def alt_test(comparisons: Comparisons, judge: str, *, humans, epsilon: float = d
     skipped = tuple(h for h, t in zip(humans, tested) if not t)
     from .agreement import _listed
 
-    sig = Signature.of(analysis="judge-alt-test", **comparisons.signature_fields(), judge=judge, humans=_listed(humans),
+    sig = Signature.of(analysis="judge-alt-test", **fields, judge=judge, humans=_listed(humans),
                        alignment=alignment if isinstance(alignment, str) else
                        f"callable:{getattr(alignment, '__name__', 'similarity')}", epsilon=epsilon, alpha=alpha, correction="benjamini-yekutieli",
                        test="paired-t-one-sided", min_instances=min_instances)
