@@ -175,7 +175,9 @@ class JudgeAgreementResult(ResultMixin):
     ----------
     table : pandas.DataFrame
         One row per judge: ``judge``, ``keys`` (judged by both), ``accuracy`` (+ ``_low`` / ``_high``),
-        ``accuracy_no_ties`` (+ interval), ``keys_no_ties``, ``kappa`` (+ interval), ``alpha``,
+        ``accuracy_no_ties`` (+ interval), ``keys_no_ties`` (keys with a majority row where neither side ties;
+        under ``even_split='half'`` a 1-1 split is such a key, each side at weight 1/2), ``kappa`` (+ interval),
+        ``alpha``,
         ``vote_agreement`` / ``vote_agreement_no_ties`` (+ intervals; MT-Bench's S1 / S2) with ``vote_pairs`` /
         ``vote_pairs_no_ties``, ``ranking_tau`` (+ interval), ``rank`` (significance cluster by accuracy),
         ``rank_range``.
