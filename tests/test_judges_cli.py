@@ -166,6 +166,7 @@ def test_report_includes_the_judges_section_when_given_comparisons(tmp_path, cap
     assert code == 0, err
     html = (out_dir / "report.html").read_text(encoding="utf-8")
     assert 'data-section="judges"' in html and "Judges against the humans (h1, h2)" in html
+    assert "an even split of their votes counting half for each side (MT-Bench" in html
     written = sorted(p.name for p in out_dir.iterdir() if p.name != "report.html")
     footer = html[html.index('<footer class="page">'):]
     for name in ("results.json", "correlations.csv", "comparison.csv"):

@@ -159,6 +159,10 @@ def judges_section(ranking, audit=None, agreement=None, *, command: str = "") ->
     signatures = [("ranking", str(ranking.signature))]
     if agreement is not None:
         tables.append(_agreement_table(agreement))
+        split = agreement.signature.as_dict().get("even_split", "tie")
+        notes.append("Accuracy, kappa and alpha: against the humans' majority verdict of each key, an even split of"
+                     " their votes " + ("counting half for each side (MT-Bench's rule)." if split == "half"
+                                        else "being a tie."))
         notes.extend(agreement.notes)
         signatures.append(("agreement", str(agreement.signature)))
     if audit is not None:
