@@ -286,8 +286,8 @@ def _agree_table(result):
              else "is a tie")
     notes = [*result.notes,
              "accuracy, no ties, kappa, alpha: against the humans' majority verdict of each key (an even split"
-             f" {split}, --even-split); kappa and alpha count each key in both orientations; votes (S1) / votes S2: MT-Bench's"
-             " agreement over every (judge verdict, human vote) pair, with ties / without pairs holding a tie; rank"
+             f" {split}, --even-split); kappa and alpha count each key in both orientations; votes (S1) / votes S2:"
+             " MT-Bench's agreement over every (judge verdict, human vote) pair, with ties / without pairs holding a tie; rank"
              " tau: Kendall tau-b of the two Bradley-Terry rankings; rank: significance clusters of accuracy (paired"
              f" sign-flip tests over inputs, {result.correction}).",
              f"humans vs humans (every pair of human votes of a key): S1 {number(h.get('vote_agreement'))}"
