@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import warnings
 
 import pytest
 
@@ -233,3 +234,26 @@ def test_alt_test_on_ratings_errors():
         me.alt_test(ds, "llm*", humans="rating/*", alignment="neg-rmse")
     with pytest.raises(ParameterError, match=r"^`comparisons` must be a Comparisons or a ScoreSet; got dict.$"):
         me.alt_test({}, "llm", humans="rating/*")
+
+
+def test_alt_test_constant_differences_as_the_authors_scipy_gives_them():
+    """Every d_i equal: the authors' `ttest_1samp(d, epsilon, alternative='less')` gives p 0 below epsilon, 1
+    above and NaN at epsilon (never rejected); metaeval gives 0, 1 and 1, the same rejections."""
+    import numpy as np
+    from scipy.stats import ttest_1samp
+
+    from metaeval.judges.alt_test import alt_test_arrays
+
+    for values, epsilon in (((0, 0, 0, 0), 0.2), ((1, 1, 1, 1), 0.2), ((0, 0, 0, 0), 0.0), ((-1, -1, -1), 0.1)):
+        # judge and annotator 1 agree with annotator 2 (d = 0), disagree (d = 1 or -1): build d through ratings
+        d = np.array(values, dtype=float)
+        judge = np.where(d > 0, 5.0, 1.0)  # d = 1: the annotator is closer; d = -1: the judge is
+        h1 = np.where(d < 0, 5.0, 1.0)
+        others = np.full(d.size, 1.0)
+        pvalue = alt_test_arrays(judge, np.vstack([h1, others]), epsilon=epsilon, alpha=0.05, min_instances=1,
+                                 alignment="neg-rmse")[4][0]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy warns on a constant sample
+            reference = ttest_1samp(d, epsilon, alternative="less").pvalue
+        assert (pvalue < 0.05) == (reference < 0.05)
+        assert pvalue == reference or (np.isnan(reference) and pvalue == 1.0)
