@@ -371,3 +371,13 @@ def test_an_unrecognised_delimiter_is_one_line_naming_the_header(tmp_path):
     with pytest.raises(InputFileError, match=r"r\.ssv, row 1: the header must separate its columns by tabs or "
                                              r"commas; got 'system;doc;seg_id;rater;source;target;category;severity'\.$"):
         read_mqm_ratings(path)
+
+
+def test_a_broken_csv_quote_is_one_line_naming_the_row(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('system,doc,seg_id,rater,source,target,category,severity\n'
+                    'A,d,1,r1,x,y,No-error,No-error\n'
+                    'A,d,2,r1,x,"y"z,No-error,No-error\n', encoding="utf-8")
+    with pytest.raises(InputFileError, match=r"r\.csv, row 3: every row must be comma-separated with csv quoting; "
+                                             r"got ',' expected after '\"'\.$"):
+        read_mqm_ratings(path)

@@ -34,8 +34,6 @@ Context: A Large-Scale Study of Human Evaluation for Machine Translation. TACL 9
 """
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 import stat
@@ -47,10 +45,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import DataWarning, InputFileError, ParameterError, check_choice
+from .delimited import DELIMITERS, header_delimiter, header_names, rows_after_header
 from .formats import read_text
 from .scoreset import ScoreSet
 
-__all__ = ["MQMWeights", "MQMRatings", "WEIGHT_PRESETS", "read_mqm_ratings", "is_mqm_ratings_file", "header_delimiter", "unmark", "HUMAN_NAME"]
+__all__ = ["MQMWeights", "MQMRatings", "WEIGHT_PRESETS", "read_mqm_ratings", "is_mqm_ratings_file", "unmark", "HUMAN_NAME"]
 
 #: The averaged human scorer's name; per-rater scorers are ``HUMAN_NAME + "." + rater``.
 HUMAN_NAME = "mqm"
@@ -226,55 +225,8 @@ def unmark(text: str, *, path: Any = "<text>", row: int | None = None, column: s
     return unmarked, spans, start is not None
 
 
-#: Column separators of a ratings file, by name: the release's tab, or a comma (quoted fields, csv rules).
-DELIMITERS = {"\t": "tab", ",": "comma"}
-
-
-def header_delimiter(first_line: str) -> str | None:
-    """The column separator of a ratings file from its header line: a tab when the line holds one (the
-    release's format; fields are taken as written, quotes included), else a comma when the line splits
-    into two or more fields by the csv module's rules (quoted fields), else None."""
-    if "\t" in first_line:
-        return "\t"
-    try:
-        fields = next(csv.reader([first_line]), [])
-    except csv.Error:
-        return None
-    return "," if len(fields) > 1 else None
-
-
-def _header_names(first_line: str, delimiter: str) -> list[str]:
-    if delimiter == "\t":
-        return first_line.split("\t")
-    return next(csv.reader([first_line]), [])
-
-
-def _rows(text: str, delimiter: str, path):
-    """``(line number, fields)`` of each non-blank row after the header: split on tabs, or read with the
-    csv module (a quoted field may hold commas, quotes doubled, and line breaks; the number is the row's
-    first line)."""
-    if delimiter == "\t":
-        for number, line in enumerate(text.split("\n")[1:], start=2):
-            line = line.rstrip("\r")
-            if line.strip():
-                yield number, line.split("\t")
-        return
-    lines = io.StringIO(text, newline="")
-    reader = csv.reader(lines, delimiter=",", quotechar='"', doublequote=True, strict=True)
-    try:
-        next(reader)
-        start = reader.line_num + 1
-        for fields in reader:
-            if any(f.strip() for f in fields):
-                yield start, fields
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise InputFileError(path, f"every row must be comma-separated with csv quoting; got {exc}.",
-                             row=start) from None
-
-
 def is_mqm_ratings_file(path: str | Path) -> bool:
-    """The detection rule of score files: a tab- or comma-separated header (:func:`header_delimiter`)
+    """The detection rule of score files: a tab- or comma-separated header (:func:`~metaeval.data.delimited.header_delimiter`)
     naming ``system``, ``rater``, ``source``, ``target``, ``category``, ``severity`` and a segment id
     (``seg_id`` or ``globalSegId``) is MQM ratings. Never raises nor blocks: an unreadable or special file
     (a FIFO, a device) is left to the reader that reports it."""
@@ -296,7 +248,7 @@ def is_mqm_ratings_file(path: str | Path) -> bool:
     delimiter = header_delimiter(first)
     if delimiter is None:
         return False
-    names = {c.strip() for c in _header_names(first, delimiter)}
+    names = {c.strip() for c in header_names(first, delimiter)}
     return set(REQUIRED) <= names and bool(names & set(SEGMENT_KEYS))
 
 
@@ -373,7 +325,7 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = "google", name: str | N
         raise InputFileError(path, f"the header must separate its columns by tabs or commas; got "
                                    f"{first[:80]!r}.", row=1)
     sep_name = DELIMITERS[delimiter]
-    header = [c.strip() for c in _header_names(first, delimiter)]
+    header = [c.strip() for c in header_names(first, delimiter)]
     twice = next((c for c in dict.fromkeys(header) if c and header.count(c) > 1), None)
     if twice is not None:  # the last of two `target` columns was read silently
         raise InputFileError(path, f"the header must name each column once; got {twice!r} {header.count(twice)} times"
@@ -405,7 +357,7 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = "google", name: str | N
     sources: dict[tuple, str] = {}
     source_marked: dict[str, dict] = {}
     width = len(header)
-    for number, cells in _rows(text, delimiter, path):
+    for number, cells in rows_after_header(text, delimiter, path):
         if len(cells) != width:
             raise InputFileError(path, f"every row must have {width} {sep_name}-separated fields like the header; "
                                        f"got {len(cells)}.", row=number)
