@@ -176,8 +176,10 @@ RENAMED = {"seed": "rng", "gold_rater": "gold_raters", "exclude_system": "exclud
 CLI_ONLY = {"format", "output", "progress", "html", "offsets", "end", "scores", "system_column", "input_column",
             "annotator_column", "human_column", "where", "layout", "file_format", "rename", "rename_system",
             "allow_unmatched"}
-#: Defaults that differ on purpose: the terminal shows the short table and the tests by default.
-DEFAULTS_DIFFER = {("agreement", "pairwise"): (False, True), ("binary", "compare"): (True, False)}
+#: Defaults that differ on purpose (CLI, Python): the terminal shows the short agreement table, the binary
+#: tests and the human ceiling by default; the functions compute the tests and the ceiling on request.
+DEFAULTS_DIFFER = {("agreement", "pairwise"): (False, True), ("binary", "compare"): (True, False),
+                   ("evaluate", "ceiling"): (True, False), ("compare", "ceiling"): (True, False)}
 
 
 @pytest.mark.parametrize("command, function", [
@@ -205,7 +207,7 @@ def test_every_spans_flag_is_a_keyword_with_the_same_default(command, function):
             assert (flag_default, default) == DEFAULTS_DIFFER[(command, param.name)]
             continue
         unset = flag_default is None or flag_default == () or type(flag_default).__name__ == "Sentinel"
-        if unset or default is None or param.multiple or keyword in ("gold", "ratings", "rng", "fair_ceiling"):
+        if unset or default is None or param.multiple or keyword in ("gold", "ratings", "rng"):
             continue
         assert flag_default == default, (command, param.name, flag_default, default)
     assert isinstance(spans, click.Group)
