@@ -50,8 +50,9 @@ def test_ted_scores_equal_the_release(lp):
     assert compared == int(np.isfinite(m).sum()) == {"ende": 7406, "zhen": 7935}[lp]
 
 
-def _plain_scores(path):
-    """Independent plain-Python MQM scores: Freitag weights, mean over each cell's raters."""
+def _plain_scores(path, zero=("Source issue", "Accuracy/Creative Reinterpretation")):
+    """Independent plain-Python MQM scores: Freitag weights (``zero`` categories 0), mean over each cell's
+    raters."""
     per = defaultdict(dict)
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         next(handle)
@@ -62,16 +63,18 @@ def _plain_scores(path):
                 continue
             w = 0.0
             if sev != "No-error":
-                w = 25 if cat.startswith("Non-translation") else 5 if sev == "Major" else (
+                w = 25 if cat.startswith("Non-translation") else 0 if cat in zero else 5 if sev == "Major" else (
                     0.1 if cat == "Fluency/Punctuation" else 1) if sev == "Minor" else 0
             per[(system, seg)][rater] = per[(system, seg)].get(rater, 0.0) - w
     return {cell: sum(v.values()) / len(v) for cell, v in per.items()}, per
 
 
 @needs_data
-def test_wmt23_scores_equal_a_plain_python_computation():
-    ratings = _read(WMT23)
-    plain, per = _plain_scores(WMT23)
+@pytest.mark.parametrize("weights", ["google", "severity"])
+def test_wmt23_scores_equal_a_plain_python_computation(weights):
+    ratings = _read(WMT23, weights=weights)
+    plain, per = _plain_scores(WMT23, zero=() if weights == "severity" else
+                               ("Source issue", "Accuracy/Creative Reinterpretation"))
     ds = ratings.scores
     m = ds.matrix("mqm")
     for (system, seg), value in plain.items():
@@ -80,6 +83,59 @@ def test_wmt23_scores_equal_a_plain_python_computation():
     (system, seg), raters = next(iter(per.items()))
     for rater, value in raters.items():
         assert ds.matrix(f"mqm.{rater}")[ds.systems.index(system), ds.inputs.index(seg)] == pytest.approx(value)
+
+
+WMT23_RELEASE = HERE / "data" / "wmt23_mqm_release"
+
+
+def _release_scores(lp):
+    with gzip.open(WMT23_RELEASE / f"sxs_mqm_generalMT2023_{lp}.segment_mqm.tsv.gz", "rt") as handle:
+        next(handle)
+        return {(s, g): float(v) for s, g, v in (line.split("\t") for line in handle)}
+
+
+@needs_data
+@pytest.mark.parametrize("lp, moved, largest", [("ende", 317, 35 / 3), ("zhen", 104, 20 / 3)])
+def test_wmt23_scores_equal_the_release_with_googles_weights(lp, moved, largest):
+    """The WMT23 side-by-side release (google/wmt-mqm-human-evaluation 7fadea2) stores each segment's MQM
+    score in its rows' metadata (``segment.metrics.MQM``, a penalty; tests/data/wmt23_mqm_release/README.md).
+    Google's weights (the default) give every one of them; the severity weights (mt-metrics-eval's
+    ``score_mqm.py`` default) miss 325 (en-de) / 104 (zh-en) of them and move ``moved`` cells of ours, by up to
+    ``largest`` points. In en-de the release scores GPT4-5shot's two side-by-side
+    pairings together: its value is the sum of both pairings' three-rater means."""
+    release = _release_scores(lp)
+    read = {w: _read(DATA / f"sxs_mqm_generalMT2023_{lp}.3ratings.tsv.gz", weights=w).scores
+            for w in ("google", "severity")}
+    assert read["google"].description.endswith("zero=source issue+accuracy/creative reinterpretation")
+    assert read["severity"].description.endswith("zero=none")
+    gpt4 = ("GPT4-5shot_with_refA", "GPT4-5shot_with_ONLINE-W")
+    equal = {}
+    for weights, ds in read.items():
+        m = ds.matrix("mqm")
+        si, gi = {s: i for i, s in enumerate(ds.systems)}, {g: j for j, g in enumerate(ds.inputs)}
+
+        def ours(system, seg):
+            if lp == "ende" and system in gpt4:
+                return -sum(m[si[s], gi[seg]] for s in gpt4)
+            return -m[si[system], gi[seg]]
+        equal[weights] = sum(abs(ours(s, g) - v) < 1e-9 for (s, g), v in release.items())
+        assert len(release) == int(np.isfinite(m).sum())
+    assert equal["google"] == len(release) == {"ende": 1040, "zhen": 3770}[lp]
+    assert len(release) - equal["severity"] == {"ende": 325, "zhen": 104}[lp]
+    g, s = (read[w].matrix("mqm") for w in ("google", "severity"))
+    assert int((g != s).sum()) == moved and float(np.nanmax(g - s)) == pytest.approx(largest)
+
+
+def test_weights_presets_and_bad_names():
+    assert MQMWeights.preset("google") == MQMWeights()
+    assert MQMWeights.preset("severity").weight("major", "Source issue") == 5.0
+    assert MQMWeights().weight("major", "Source issue") == 0.0
+    assert MQMWeights().weight("minor", "Source error") == 1.0  # WMT21 TED's category: its release weighs it
+    with pytest.raises(ParameterError, match=r"^`weights` must be one of .*google.*severity.*; got 'marot'"):
+        read_mqm_ratings(WMT23, weights="marot")
+    with pytest.raises(ParameterError, match=r"^`zero_categories` must be a tuple of non-empty category names "
+                                             r"without '\|', ';' or '\+'; got 'source issue'\.$"):
+        MQMWeights(zero_categories="source issue")
 
 
 @needs_data
@@ -257,3 +313,71 @@ def test_detection_never_opens_a_fifo(tmp_path):
     fifo = tmp_path / "pipe.tsv"
     os.mkfifo(fifo)
     assert not is_mqm_ratings_file(fifo) and not is_mqm_ratings_file(tmp_path / "missing.tsv")
+
+
+def _as_csv(tsv_path, csv_path):
+    """The release's TSV rewritten by the csv module with commas (fields holding commas, quotes or line
+    breaks are quoted); returns how many fields needed quotes."""
+    import csv
+
+    quoted = 0
+    with gzip.open(tsv_path, "rt", encoding="utf-8") as src, open(csv_path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        for line in src:
+            fields = line.rstrip("\n").split("\t")
+            quoted += sum(any(ch in f for ch in ',"\n\r') for f in fields)
+            writer.writerow(fields)
+    return quoted
+
+
+@needs_data
+@pytest.mark.parametrize("path", [WMT23, TED["zhen"]], ids=["wmt23-ende", "ted-zhen"])
+def test_a_comma_separated_ratings_file_reads_as_its_tsv(path, tmp_path):
+    csv_path = tmp_path / "ratings.csv"
+    quoted = _as_csv(path, csv_path)
+    assert quoted > 100  # commas and quotes inside the texts: the csv quoting is exercised
+    assert is_mqm_ratings_file(csv_path) and is_mqm_ratings_file(path)
+    a, b = _read(path), _read(csv_path)
+    for scorer in a.scores.scorers:
+        np.testing.assert_array_equal(a.scores.matrix(scorer), b.scores.matrix(scorer))
+    assert (a.scores.systems, a.scores.inputs, a.raters) == (b.scores.systems, b.scores.inputs, b.raters)
+    assert a.spans == b.spans and a.source_spans == b.source_spans and a.targets == b.targets
+    assert a.sources == b.sources and a.attention == b.attention and a.counts == b.counts
+    assert a.documents == b.documents
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        assert read_scores(csv_path).scorers == read_scores(path).scorers
+
+
+def test_a_quoted_comma_field_with_a_line_break_keeps_its_row_number(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('system,doc,seg_id,rater,source,target,category,severity\n'
+                    'A,d,1,r1,"Hello, world","Hallo, <v>Welt</v>\nzwei",Accuracy/Mistranslation,Major\n'
+                    'A,d,2,r1,x,y,No-error,No-error\n'
+                    'A,d,3,r1,x,"y",Fluency/Grammar\n', encoding="utf-8")
+    with pytest.raises(InputFileError, match=r"r\.csv, row 5: every row must have 8 comma-separated fields like the "
+                                             r"header; got 7\."):
+        read_mqm_ratings(path)
+    path.write_text("\n".join(path.read_text(encoding="utf-8").split("\n")[:4]) + "\n", encoding="utf-8")
+    r = read_mqm_ratings(path)
+    assert r.targets[("A", "1")] == "Hallo, Welt\nzwei" and r.spans["r1"][("A", "1")][0][:2] == (7, 11)
+    assert r.scores.matrix("mqm").tolist() == [[-5.0, 0.0]]
+
+
+def test_an_unrecognised_delimiter_is_one_line_naming_the_header(tmp_path):
+    path = tmp_path / "r.ssv"
+    path.write_text("system;doc;seg_id;rater;source;target;category;severity\nA;d;1;r1;x;y;No-error;No-error\n")
+    assert not is_mqm_ratings_file(path)
+    with pytest.raises(InputFileError, match=r"r\.ssv, row 1: the header must separate its columns by tabs or "
+                                             r"commas; got 'system;doc;seg_id;rater;source;target;category;severity'\.$"):
+        read_mqm_ratings(path)
+
+
+def test_a_broken_csv_quote_is_one_line_naming_the_row(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('system,doc,seg_id,rater,source,target,category,severity\n'
+                    'A,d,1,r1,x,y,No-error,No-error\n'
+                    'A,d,2,r1,x,"y"z,No-error,No-error\n', encoding="utf-8")
+    with pytest.raises(InputFileError, match=r"r\.csv, row 3: every row must be comma-separated with csv quoting; "
+                                             r"got ',' expected after '\"'\.$"):
+        read_mqm_ratings(path)

@@ -67,7 +67,8 @@ def test_the_mqm_weights_are_in_the_mt_signature(shared_data):
         res = me.mt_evaluate({"en-de": joined}, ["metric-A"], "mqm", protocol="mean", tasks=["system/pearson"],
                              n_resamples=10, rng=0, exclude_systems=["refA"])
         out[key] = res.signature.as_dict()["subset"]
-    assert out["default"] == "MQM ratings, weights major=5,minor=1,neutral=0,minor-punctuation=0.1,non-translation=25"
+    assert out["default"] == ("MQM ratings, weights major=5,minor=1,neutral=0,minor-punctuation=0.1,non-translation=25,"
+                              "zero=source issue+accuracy/creative reinterpretation")
     assert out["heavy"].startswith("MQM ratings, weights major=10,")
 
 

@@ -48,8 +48,9 @@ SPAN_OPTIONS = {
                          show_default=True, help="Keep the errors marked in the source (omissions), scored on their"
                                                  " own side."),
     "ceiling": dict(flag="--ceiling/--no-ceiling", default=True, show_default=True,
-                    help="Print the human ceiling (held-out rater vs the others) and every row's F1 against the same"
-                         " leave-one-rater-out golds, when segments have several raters."),
+                    help="Print the human ceiling (held-out rater vs the others; with --gold-rater, each other rater"
+                         " vs the gold raters) and every row's F1 against the same golds, when segments have several"
+                         " raters."),
     "pairwise": dict(flag="--pairwise/--no-pairwise", default=False, show_default=True,
                      help="Also every rater against every other rater on the segments both rated."),
     "task": dict(type=click.Choice(SPAN_TASKS), default=defaults.SPAN_TASK, show_default=True,
@@ -231,27 +232,29 @@ def _evaluate(params, detector, compare, correction, correct_baselines, ceiling,
         return
     params = dict(params, gold=next(iter(golds.values())))
     ratings, gold = _read_gold(params["gold"], params["gold_rater"], params["errors"], params["source_spans"])
-    gold = _exclude(gold, params["exclude_system"])
+    gold = _exclude(gold, params["exclude_system"])  # the flag's own error, with a suggestion
     detectors = _read_detectors(detector, gold, params["offsets"], params["end"])
-    fair = bool(ceiling and len(ratings.raters) > 1 and _has_shared_cells(ratings) and not params["exclude_system"]
-                and not params["gold_rater"])
+    gold_raters = tuple(params["gold_rater"]) or None
+    fair = bool(ceiling and _has_shared_cells(ratings, gold_raters, params["exclude_system"]))
     with progress_bar() as bar:
-        result = evaluate_spans(ratings if fair else gold, detectors, measure=params["measure"],
+        result = evaluate_spans(ratings, detectors, measure=params["measure"],
                                 averaging=params["averaging"], severity=params["severity"],
                                 matching=params["matching"], macro=params["macro"], critical=params["critical"],
-                                errors=params["errors"] if fair else None,
-                                source_spans=params["source_spans"] if fair else None,
+                                errors=params["errors"], source_spans=params["source_spans"], gold_raters=gold_raters,
                                 method=params["method"], n_resamples=params["n_resamples"],
                                 confidence_level=params["confidence_level"], compare=compare, correction=correction,
                                 baselines_in_family=correct_baselines, fair_ceiling=fair, rng=params["seed"],
-                                allow_missing=params["allow_missing"], progress=bar.callback)
+                                allow_missing=params["allow_missing"], exclude_systems=tuple(params["exclude_system"]),
+                                progress=bar.callback)
     notes = span_notes(result, correction=correction if compare else "none")
     if ceiling and not fair:
-        why = ("--exclude-system given" if params["exclude_system"] else "--gold-rater given" if params["gold_rater"]
+        why = ("no rater outside --gold-rater shares a segment with them" if gold_raters
                else "one rater per segment")
-        notes.append(f"human ceiling: not available ({why}: the leave-one-rater-out golds use every rater)")
+        notes.append(f"human ceiling: not available ({why})")
     if params["exclude_system"]:
-        notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])}")
+        notes.append(f"systems left out (--exclude-system): {', '.join(params['exclude_system'])} - "
+                     f"{result.n_excluded} segment(s) out of the gold, every detector"
+                     + (" and the human ceiling's golds" if fair else ""))
     if result.n_missing:
         notes.append(f"{result.n_missing} gold segment(s) not covered by every detector left out (--allow-missing)")
     frame = paper_frame(fmt, compact(result.to_frame(), "detector", ("precision", "recall", "f1")))
@@ -281,18 +284,25 @@ def report_spans(gold_path, detector_values, *, n_resamples, seed, progress=None
 
     ratings, gold = _read_gold(gold_path, ())
     detectors = _read_detectors(detector_values, gold)
-    fair = len(ratings.raters) > 1 and _has_shared_cells(ratings)
+    fair = _has_shared_cells(ratings)
     return evaluate_spans(ratings if fair else gold, detectors, fair_ceiling=fair,
                           n_resamples=n_resamples or defaults.N_RESAMPLES, rng=seed, progress=progress)
 
 
-def _has_shared_cells(ratings) -> bool:
-    seen: dict = {}
+def _has_shared_cells(ratings, gold_raters=None, exclude_systems=()) -> bool:
+    """Whether the human ceiling has a rater to score: two raters sharing a cell (without ``gold_raters``),
+    or a rater outside ``gold_raters`` sharing a cell with one of them; cells of ``exclude_systems`` aside."""
+    excluded = set(exclude_systems)
+    cells = {r: {c for c in ratings.spans.get(r, {}) if c[0] not in excluded} for r in ratings.raters}
+    if gold_raters:
+        chosen = set(gold_raters)
+        inside = set().union(*(cells[r] for r in ratings.raters if r in chosen))
+        return any(cells[r] & inside for r in ratings.raters if r not in chosen)
+    seen: set = set()
     for r in ratings.raters:
-        for cell in ratings.spans.get(r, {}):
-            if cell in seen:
-                return True
-            seen[cell] = r
+        if cells[r] & seen:
+            return True
+        seen |= cells[r]
     return False
 
 
@@ -341,19 +351,19 @@ def agreement(gold, gold_rater, measure, averaging, macro, matching, severity, c
     from ..spans.agreement import span_agreement
     from ..spans.measures import MeasureSpec
 
-    if gold_rater:
-        raise ParameterError("`--gold-rater` does not apply to `spans agreement` (every rater is held out in turn); "
-                             f"got {', '.join(gold_rater)}.")
     ratings = read_mqm_ratings(gold)
     with progress_bar() as bar:
         result = span_agreement(ratings, measure=measure, averaging=averaging, severity=severity, matching=matching,
                                 macro=macro, critical=critical, errors=errors, source_spans=source_spans,
                                 method=method, n_resamples=n_resamples, confidence_level=confidence_level,
-                                pairwise=pairwise, exclude_systems=exclude_system, rng=seed, progress=bar.callback)
-    notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}"]
+                                pairwise=pairwise, exclude_systems=exclude_system,
+                                gold_raters=tuple(gold_rater) or None, rng=seed, progress=bar.callback)
+    notes = [f"human ceiling (mean held-out F1): {result.ceiling_f1:.3f}" if not gold_rater else
+             f"human ceiling (mean F1 of the raters outside --gold-rater against its union): {result.ceiling_f1:.3f}"]
     spec = MeasureSpec(result.measure, result.averaging, result.severity, result.matching, result.macro,
                        result.critical)
-    title = f"{spec.describe()}: each rater against the others' union"
+    title = (f"{spec.describe()}: each rater against the others' union" if not gold_rater else
+             f"{spec.describe()}: each other rater against the union of {', '.join(gold_rater)}")
     frame = result.to_frame()
     frame["segments"] = frame["n_cells"]
     shown = compact(frame, "rater", ("precision", "recall", "f1"))

@@ -69,11 +69,17 @@ def span_table(result, notes):
              + (f" ({result.n_gold_source_spans} in the source)" if result.n_gold_source_spans else ""))
     tables = [compact_table(frame, title=title)]
     if result.fair is not None:
-        fair = pd.DataFrame({"detector": list(result.detectors) + ["human (held-out rater)"],
-                             "F1 against the others' union": [number(v, 3) for v in result.fair["f1"]]
+        gold_raters = result.fair.get("rule") == "others-against-gold-raters"
+        human = "human (rater outside the gold)" if gold_raters else "human (held-out rater)"
+        column = "F1 against the gold raters' union" if gold_raters else "F1 against the others' union"
+        fair = pd.DataFrame({"detector": list(result.detectors) + [human],
+                             column: [number(v, 3) for v in result.fair["f1"]]
                              + [number(result.fair["ceiling_f1"], 3)]})
-        tables.append(frame_table(fair, title=f"Like with like: every row and each held-out rater against the union "
-                                              f"of the other raters ({result.fair['raters']} raters, mean F1)"))
+        title = (f"Like with like: every row and each rater outside the gold against the gold raters' union, on "
+                 f"the segments they share ({result.fair['raters']} raters, mean F1)" if gold_raters else
+                 f"Like with like: every row and each held-out rater against the union of the other raters "
+                 f"({result.fair['raters']} raters, mean F1)")
+        tables.append(frame_table(fair, title=title))
     rows = result.pvalue_rows()
     if rows:
         tests = pd.DataFrame({"first": [r["first"] for r in rows], "second": [r["second"] for r in rows],
@@ -92,7 +98,11 @@ def span_notes(result, agree=None, correction="none") -> list[str]:
     for name, n in (result.missed_source or {}).items():
         notes.append(f"{name}: predicts no source-side span; the gold's {n} source-side span(s) (omissions) count as "
                      f"missed")
-    if result.fair is not None:
+    if result.fair is not None and result.fair.get("rule") == "others-against-gold-raters":
+        notes.append(f"human ceiling: each rater outside the gold (--gold-rater) against the gold raters' union on "
+                     f"the segments they share, mean F1 {result.fair['ceiling_f1']:.3f} over {result.fair['raters']}"
+                     f" raters; compare it with the second table (every row against the same golds and segments)")
+    elif result.fair is not None:
         notes.append(f"human ceiling: a held-out rater against the union of the others, mean F1 "
                      f"{result.fair['ceiling_f1']:.3f} over {result.fair['raters']} raters; compare it with the"
                      f" second table (every row against the same golds), not with the F1 of the first")

@@ -7,11 +7,15 @@ tenth column ``comment``). The erroneous span is marked ``<v>...</v>`` inside ``
 ``source`` for an omission or a source issue).
 
 Scores
-    A rater's score of a segment is minus the weighted number of its errors, with Freitag et al.'s (2021)
-    weights: Major 5, Minor 1, Neutral 0; a Minor ``Fluency/Punctuation`` error 0.1; a ``Non-translation``
-    error 25 whatever its severity. The averaged human ``mqm`` of a (system, segment) is the mean over the
-    raters who rated it; each rater is also a scorer ``mqm.<rater>`` (NaN where it did not rate). The
-    weights are configurable (:class:`MQMWeights`).
+    A rater's score of a segment is minus the weighted number of its errors, with Google's MQM weights
+    (Freitag et al. 2021, as Marot applies them): Major 5, Minor 1, Neutral 0; a Minor ``Fluency/Punctuation``
+    error 0.1; a ``Non-translation`` error 25 whatever its severity; a ``Source issue`` or
+    ``Accuracy/Creative Reinterpretation`` error 0 whatever its severity (``weights="google"``, the default:
+    the per-segment MQM scores the WMT23 release stores with its ratings use these).
+    ``weights="severity"`` weighs those two categories by their severity, as mt-metrics-eval's
+    ``converters/score_mqm.py`` does by default. The averaged human ``mqm`` of a (system, segment) is the mean
+    over the raters who rated it; each rater is also a scorer ``mqm.<rater>`` (NaN where it did not rate).
+    The weights are configurable (:class:`MQMWeights`).
 Spans
     Character offsets ``[start, end)`` into the *unmarked* target (the row's target with the two markers
     removed); every row of one (system, segment) must have the same unmarked target (trailing white space
@@ -41,10 +45,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import DataWarning, InputFileError, ParameterError, check_choice
+from .delimited import DELIMITERS, header_delimiter, header_names, rows_after_header
 from .formats import read_text
 from .scoreset import ScoreSet
 
-__all__ = ["MQMWeights", "MQMRatings", "read_mqm_ratings", "is_mqm_ratings_file", "unmark", "HUMAN_NAME"]
+__all__ = ["MQMWeights", "MQMRatings", "WEIGHT_PRESETS", "read_mqm_ratings", "is_mqm_ratings_file", "unmark", "HUMAN_NAME"]
 
 #: The averaged human scorer's name; per-rater scorers are ``HUMAN_NAME + "." + rater``.
 HUMAN_NAME = "mqm"
@@ -56,6 +61,13 @@ SEGMENT_KEYS = ("seg_id", "globalSegId")
 DOC_KEYS = ("doc",)
 OPEN, CLOSE = "<v>", "</v>"
 OPEN_SPANS = ("close-at-end", "error")
+#: Categories (lower case, the whole category) Google's MQM weights give 0 whatever the severity: Marot's
+#: default weights (``:source``, ``:.*reinterpretation``) as they fall on the WMT23 release. The WMT21 TED
+#: release's own scores weigh its ``Source error`` category by severity, so the rule names the categories.
+GOOGLE_ZERO_CATEGORIES = ("source issue", "accuracy/creative reinterpretation")
+#: Named weightings: ``google`` (default; the WMT23 release's own segment scores) and ``severity``
+#: (mt-metrics-eval's ``converters/score_mqm.py`` default: every category by its severity).
+WEIGHT_PRESETS = ("google", "severity")
 
 
 @dataclass(frozen=True)
@@ -72,11 +84,23 @@ class MQMWeights:
         Weight of a Minor ``Fluency/Punctuation`` error (0.1).
     non_translation : float
         Weight of a ``Non-translation`` error, whatever its severity (25).
+    zero_categories : tuple of str
+        Categories (case-insensitive, the whole category) weighing 0 whatever their severity; default
+        Google's (``Source issue``, ``Accuracy/Creative Reinterpretation``); ``()`` weighs them by severity
+        as mt-metrics-eval's ``score_mqm.py`` does (:meth:`preset`).
     """
 
     severities: Mapping[str, float] = field(default_factory=lambda: {"major": 5.0, "minor": 1.0, "neutral": 0.0})
     minor_punctuation: float = 0.1
     non_translation: float = 25.0
+    zero_categories: tuple = GOOGLE_ZERO_CATEGORIES
+
+    @classmethod
+    def preset(cls, name: str) -> "MQMWeights":
+        """The named weighting ``"google"`` (Source issue and Creative Reinterpretation 0) or ``"severity"``
+        (every category by its severity)."""
+        name = check_choice("weights", name, WEIGHT_PRESETS)
+        return cls() if name == "google" else cls(zero_categories=())
 
     def __post_init__(self):
         clean = {}
@@ -89,18 +113,29 @@ class MQMWeights:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not np.isfinite(value) or value < 0:
                 raise ParameterError(f"`{name}` must be a finite non-negative number; got {value!r}.")
+        zero = self.zero_categories
+        if isinstance(zero, str) or not isinstance(zero, (tuple, list)) or not all(
+                isinstance(c, str) and c.strip() and not set("|;+") & set(c) for c in zero):
+            raise ParameterError(f"`zero_categories` must be a tuple of non-empty category names without '|', ';' "
+                                 f"or '+'; got {zero!r}.")
+        object.__setattr__(self, "zero_categories", tuple(dict.fromkeys(c.strip().lower() for c in zero)))
 
     def weight(self, severity: str, category: str) -> float:
         """The weight of one error (``severity`` lower-case, known)."""
-        if category.lower().startswith("non-translation"):
+        low = category.lower()
+        if low.startswith("non-translation"):
             return self.non_translation
-        if severity == "minor" and category.lower() == "fluency/punctuation":
+        if low in self.zero_categories:
+            return 0.0
+        if severity == "minor" and low == "fluency/punctuation":
             return self.minor_punctuation
         return self.severities[severity]
 
     def describe(self) -> str:
         sev = ",".join(f"{k}={v:g}" for k, v in self.severities.items())
-        return f"{sev},minor-punctuation={self.minor_punctuation:g},non-translation={self.non_translation:g}"
+        zero = "+".join(self.zero_categories) or "none"
+        return (f"{sev},minor-punctuation={self.minor_punctuation:g},non-translation={self.non_translation:g},"
+                f"zero={zero}")
 
 
 @dataclass(frozen=True)
@@ -190,15 +225,11 @@ def unmark(text: str, *, path: Any = "<text>", row: int | None = None, column: s
     return unmarked, spans, start is not None
 
 
-def _header(text: str) -> list[str]:
-    return text.split("\n", 1)[0].rstrip("\r").split("\t")
-
-
 def is_mqm_ratings_file(path: str | Path) -> bool:
-    """The detection rule of score files: a tab-separated header naming ``system``, ``rater``, ``source``,
-    ``target``, ``category``, ``severity`` and a segment id (``seg_id`` or ``globalSegId``) is MQM ratings.
-    Never raises nor blocks: an unreadable or special file (a FIFO, a device) is left to the reader that
-    reports it."""
+    """The detection rule of score files: a tab- or comma-separated header (:func:`~metaeval.data.delimited.header_delimiter`)
+    naming ``system``, ``rater``, ``source``, ``target``, ``category``, ``severity`` and a segment id
+    (``seg_id`` or ``globalSegId``) is MQM ratings. Never raises nor blocks: an unreadable or special file
+    (a FIFO, a device) is left to the reader that reports it."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
@@ -211,23 +242,30 @@ def is_mqm_ratings_file(path: str | Path) -> bool:
                 head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
             except zlib.error:
                 return False
-        names = set(head.decode("utf-8", "replace").split("\n", 1)[0].rstrip("\r").lstrip("\ufeff").split("\t"))
+        first = head.decode("utf-8", "replace").split("\n", 1)[0].rstrip("\r").lstrip("\ufeff")
     except OSError:
         return False
+    delimiter = header_delimiter(first)
+    if delimiter is None:
+        return False
+    names = {c.strip() for c in header_names(first, delimiter)}
     return set(REQUIRED) <= names and bool(names & set(SEGMENT_KEYS))
 
 
 def _check_weights(weights):
     if weights is None:
         return MQMWeights()
+    if isinstance(weights, str):
+        return MQMWeights.preset(weights)
     if isinstance(weights, MQMWeights):
         return weights
     if isinstance(weights, Mapping):
         return MQMWeights(severities=weights)
-    raise ParameterError(f"`weights` must be an MQMWeights, a mapping of severity to weight or None; got {weights!r}.")
+    raise ParameterError(f"`weights` must be 'google', 'severity', an MQMWeights, a mapping of severity to weight or "
+                         f"None; got {weights!r}.")
 
 
-def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None = None,
+def read_mqm_ratings(path: str | Path, *, weights: Any = "google", name: str | None = None,
                      open_spans: str = "close-at-end", per_rater: bool | None = None) -> MQMRatings:
     """Read an MQM ratings file into per-rater and averaged scores and per-rater error spans.
 
@@ -235,8 +273,13 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     ----------
     path : str or path-like
         A ratings TSV (gzipped or not), see the module docstring for the columns.
-    weights : MQMWeights or mapping of severity to weight, optional
-        Error weights; default Freitag et al.'s (2021). A mapping replaces the per-severity weights only.
+    weights : {"google", "severity"}, MQMWeights or mapping of severity to weight, optional
+        Error weights. ``"google"`` (default, also None): Google's MQM weights - Freitag et al.'s (2021), with
+        ``Source issue`` and ``Accuracy/Creative Reinterpretation`` errors weighing 0 -, which the WMT23
+        release's own per-segment scores use (``tests/test_mqm_ratings.py``); ``"severity"``: those two
+        categories by severity, as mt-metrics-eval's ``converters/score_mqm.py`` does by default. A mapping
+        replaces the per-severity weights only. The weighting is named in the scores' description (and so in
+        every signature's ``subset``).
     name : str, optional
         Dataset name for signatures (default: the file name without extensions).
     per_rater : bool, optional
@@ -271,12 +314,18 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     weights = _check_weights(weights)
     open_spans = check_choice("open_spans", open_spans, OPEN_SPANS)
     text = read_text(path)
-    lines = text.split("\n")
+    lines = text.split("\n", 2)
     if lines and lines[-1] == "":
         lines.pop()
     if not lines or not lines[0].strip():
         raise InputFileError(path, "the file must hold a header and at least one rating; got an empty file.")
-    header = [c.strip() for c in lines[0].rstrip("\r").split("\t")]
+    first = lines[0].rstrip("\r")
+    delimiter = header_delimiter(first)
+    if delimiter is None:
+        raise InputFileError(path, f"the header must separate its columns by tabs or commas; got "
+                                   f"{first[:80]!r}.", row=1)
+    sep_name = DELIMITERS[delimiter]
+    header = [c.strip() for c in header_names(first, delimiter)]
     twice = next((c for c in dict.fromkeys(header) if c and header.count(c) > 1), None)
     if twice is not None:  # the last of two `target` columns was read silently
         raise InputFileError(path, f"the header must name each column once; got {twice!r} {header.count(twice)} times"
@@ -308,14 +357,10 @@ def read_mqm_ratings(path: str | Path, *, weights: Any = None, name: str | None 
     sources: dict[tuple, str] = {}
     source_marked: dict[str, dict] = {}
     width = len(header)
-    for number, line in enumerate(lines[1:], start=2):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
-        cells = line.split("\t")
+    for number, cells in rows_after_header(text, delimiter, path):
         if len(cells) != width:
-            raise InputFileError(path, f"every row must have {width} tab-separated fields like the header; got "
-                                       f"{len(cells)}.", row=number)
+            raise InputFileError(path, f"every row must have {width} {sep_name}-separated fields like the header; "
+                                       f"got {len(cells)}.", row=number)
         counts["rows"] += 1
         system, rater = cells[index["system"]].strip(), cells[index["rater"]].strip()
         segment = cells[index[seg_col]].strip()

@@ -92,8 +92,8 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
                    errors: str = defaults.SPAN_ERRORS, source_spans: bool = defaults.SPAN_SOURCE_SPANS,
                    method: str = defaults.RESAMPLING_METHOD,
                    n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
-                   pairwise: bool = True, exclude_systems: Any = (), rng: Any = None, progress: Any = None
-                   ) -> SpanAgreementResult:
+                   pairwise: bool = True, exclude_systems: Any = (), gold_raters: Any = None, rng: Any = None,
+                   progress: Any = None) -> SpanAgreementResult:
     """Rater-vs-rater span agreement of MQM ratings (see the module docstring).
 
     Parameters
@@ -107,6 +107,11 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
         Also every ordered rater pair.
     exclude_systems : sequence of str
         Systems left out (each must be a system of the ratings).
+    gold_raters : sequence of str, optional
+        The gold is these raters' union (as ``evaluate_spans(gold_raters=...)`` builds it): every *other*
+        rater is scored against it on the segments it shares with them (``against`` = ``"gold raters"``), and
+        the ceiling is their mean F1 - the ceiling ``evaluate_spans(..., gold_raters=..., fair_ceiling=True)``
+        prints. Default: every rater held out in turn against the others.
     rng : None or int
         Seed of every row's bootstrap (the same for each row).
     progress : callable, optional
@@ -131,13 +136,19 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
             close = difflib.get_close_matches(system, list(ratings.scores.systems), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ParameterError(f"`exclude_systems` must name systems of the ratings; got {system!r}{hint}.")
-    held = held_out(ratings, errors, source_spans, exclude_systems)
+    if gold_raters is not None:
+        if isinstance(gold_raters, str) or not all(r in ratings.raters for r in gold_raters) or not gold_raters:
+            raise ParameterError(f"`gold_raters` must be a non-empty sequence of raters of the ratings "
+                                 f"({', '.join(ratings.raters)}); got {gold_raters!r}.")
+        gold_raters = tuple(dict.fromkeys(gold_raters))
+    against = "others" if gold_raters is None else "gold raters"
+    held = held_out(ratings, errors, source_spans, exclude_systems, gold_raters)
     advance = progress_step(progress, "agreement", total=len(held))
     cells_of = {r: {c for c in ratings.spans.get(r, {}) if c[0] not in set(exclude_systems)} for r in ratings.raters}
     rows = []
     for r, others, shared, gold, pred in held:
         n, point, ci = _score(gold, pred, spec, method, n_resamples, confidence_level, base)
-        rows.append(_row(r, "others", n, point, ci))
+        rows.append(_row(r, against, n, point, ci))
         if pairwise:
             for o in others:
                 both = [c for c in shared if c in cells_of[o]]
@@ -147,14 +158,19 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
         if advance is not None:
             advance()
     finish_step(progress, "agreement")
+    if not rows and gold_raters is not None:
+        raise ParameterError(f"`gold_raters` must leave out a rater who shares segments with them; got "
+                             f"{', '.join(gold_raters)}.")
     if not rows:
         raise ParameterError("`ratings` must have segments rated by at least two raters for span agreement; got one "
                              "rater per segment.")
-    held_f1 = [row["f1"] for row in rows if row["against"] == "others"]
+    held_f1 = [row["f1"] for row in rows if row["against"] == against]
     from pathlib import Path
 
     sig = Signature.of(analysis="span-agreement", data=ratings.scores.name, gold_file=Path(str(ratings.path)).name,
-                       gold="union-of-others", errors=errors, source_spans=source_spans,
+                       gold="union-of-others" if gold_raters is None else "union-of-gold-raters",
+                       **({"gold_raters": ",".join(gold_raters)} if gold_raters else {}),
+                       errors=errors, source_spans=source_spans,
                        **({"exclude_system": ",".join(exclude_systems)} if exclude_systems else {}),
                        **{k: v for k, v in spec.fields().items() if v is not None}, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)

@@ -174,6 +174,39 @@ class SpanBinaryResult(ResultMixin):
         return out
 
 
+def _gold_and_systems_iv(scores, gold, errors, source_spans, gold_raters, exclude_systems):
+    """``(scores, gold, exclude_systems)``: the gold built from ratings when given those, and both without
+    ``exclude_systems`` (each a system of ``scores``)."""
+    import difflib
+
+    from .evaluate import _gold_iv
+
+    if gold is not None:
+        gold, _ = _gold_iv(gold, errors, source_spans, gold_raters)
+    elif errors is not None or source_spans is not None or gold_raters is not None:
+        raise ParameterError("`errors`, `source_spans` and `gold_raters` apply to a gold built from MQM ratings; got "
+                             "no `gold`.")
+    if isinstance(exclude_systems, str) or not isinstance(exclude_systems, (tuple, list)):
+        raise ParameterError(f"`exclude_systems` must be a sequence of system names; got {exclude_systems!r}.")
+    exclude_systems = tuple(dict.fromkeys(exclude_systems))
+    for system in exclude_systems:
+        if system not in scores.systems:
+            close = difflib.get_close_matches(str(system), list(scores.systems), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`exclude_systems` must name systems of the scores; got {system!r}{hint}.")
+    if exclude_systems:
+        kept = [s for s in scores.systems if s not in set(exclude_systems)]
+        if not kept:
+            raise ParameterError(f"`exclude_systems` must leave at least one system; got every one "
+                                 f"({', '.join(exclude_systems)}).")
+        scores = scores.subset(systems=kept)
+        if gold is not None:
+            gold_out = gold.restricted([c for c in gold.cells if c[0] not in set(exclude_systems)])
+            gold_out.excluded_systems = ",".join(exclude_systems)
+            gold = gold_out
+    return scores, gold, exclude_systems
+
+
 def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanAnnotations | None = None,
                     gold_rule: str = "both", human_threshold: float | None = None,
                     detectors: Sequence[SpanAnnotations] = (), metrics: Sequence[str] = (),
@@ -181,7 +214,9 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
                     groups: Mapping | None = None, n_folds: int = N_FOLDS, method: str = defaults.RESAMPLING_METHOD,
                     n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                     compare: bool = False, test_measure: str = "f1", baselines: bool = True,
-                    folds_by: str | None = None, rng: Any = None, progress: Any = None) -> SpanBinaryResult:
+                    folds_by: str | None = None, errors: str | None = None, source_spans: bool | None = None,
+                    gold_raters: Sequence[str] | None = None, exclude_systems: Any = (), rng: Any = None,
+                    progress: Any = None) -> SpanBinaryResult:
     """Error-free or critical detection per segment (see the module docstring).
 
     Parameters
@@ -190,8 +225,10 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         Holds the human score ``human`` and the ``metrics``; its rated (non-NaN human) cells are evaluated.
     human : str
     task : {"error-free", "critical"}
-    gold : SpanAnnotations, optional
-        Gold spans (needed by the rules ``"both"`` / ``"no-span"`` and by span detectors and the length rule).
+    gold : SpanAnnotations or MQMRatings, optional
+        Gold spans (needed by the rules ``"both"`` / ``"no-span"`` and by span detectors and the length rule),
+        or the MQM ratings to build them from (with ``errors``, ``source_spans`` and ``gold_raters``, as
+        :func:`~metaeval.spans.evaluate_spans` does).
     gold_rule : {"both", "no-span", "score"}
         Error-free gold (ignored for ``"critical"``).
     human_threshold : float, optional
@@ -210,6 +247,13 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         Report ``baseline:all-error-free`` and ``baseline:length``.
     folds_by : str, optional
         What ``groups`` are, for the signature (default ``"segment"`` without groups, ``"groups"`` with).
+    errors, source_spans, gold_raters
+        Which human errors count, whether source-side spans do, and which raters' union is the gold, for a
+        gold given as MQM ratings (as in :func:`~metaeval.spans.evaluate_spans`; defaults ``"reference"``,
+        True, every rater).
+    exclude_systems : sequence of str
+        Systems left out of the scores, the gold and every detector (each must be a system of ``scores``; a
+        misspelt one gets a suggestion); named in the signature.
     progress : callable, optional
         The progress protocol (:mod:`metaeval.runtime.progress`): step ``"binary"``.
 
@@ -232,6 +276,8 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         raise ParameterError(f"`human_threshold` must be a finite number; got {human_threshold!r}.")
     if folds_by is None:
         folds_by = "segment" if groups is None else "groups"
+    scores, gold, exclude_systems = _gold_and_systems_iv(scores, gold, errors, source_spans, gold_raters,
+                                                         exclude_systems)
     gen, seed = check_rng(rng)
     streams = dict(zip(("folds", "bootstrap", "permutation"),
                        (np.random.default_rng(s) for s in np.random.SeedSequence(
@@ -354,6 +400,7 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
     sig = Signature.of(analysis="spans-binary", task=task, gold_rule=gold_rule if task == "error-free" else None,
                        human=human, human_threshold=human_threshold,
                        **(gold_fields(gold) if gold is not None else {"gold": None}),
+                       **({"exclude_system": ",".join(exclude_systems)} if exclude_systems and gold is None else {}),
                        **offsets_field(detectors), folds=n_folds, folds_by=folds_by, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}:{test_measure}" if compare else None, seed=seed, cells=n_cells)

@@ -104,8 +104,11 @@ class SpanEvaluationResult(ResultMixin):
     errors_left_out : dict
         Human errors the gold's rule left out, by reason (:func:`~metaeval.spans.model.gold_from_ratings`).
     fair : dict or None
-        With ``fair_ceiling=True``: ``{"f1": (D,), "raters": n, "ceiling_f1": float}``, each row scored against
-        the leave-one-rater-out golds of the human ceiling (mean over held-out raters).
+        With ``fair_ceiling=True``: ``{"f1": (D,), "raters": n, "ceiling_f1": float, "rule": str, "cells": n}``,
+        each row scored against the golds of the human ceiling (mean over the scored raters; ``rule``
+        ``"leave-one-rater-out"``, or ``"others-against-gold-raters"`` with ``gold_raters``).
+    excluded_systems : tuple of str
+        The systems ``exclude_systems`` left out of every gold; ``n_excluded`` counts their gold cells.
     signature : Signature
     """
 
@@ -142,6 +145,8 @@ class SpanEvaluationResult(ResultMixin):
     fair: dict | None = None
     baselines_in_family: bool = False
     n_missing: int = 0
+    excluded_systems: tuple = ()
+    n_excluded: int = 0
 
     def frame_rows(self) -> list[dict[str, Any]]:
         ranges = rank_ranges(self.ranks) if self.ranks is not None else None
@@ -186,9 +191,12 @@ class SpanEvaluationResult(ResultMixin):
                "n_left_out": dict(self.n_left_out), "n_gold_source_spans": self.n_gold_source_spans,
                "missed_source": dict(self.missed_source or {}), "n_missing": self.n_missing,
                "errors_left_out": dict(self.errors_left_out or {}),
+               "excluded_systems": list(self.excluded_systems), "n_excluded": self.n_excluded,
                "signature": str(self.signature)}
         if self.fair is not None:
             out["ceiling_f1"] = self.fair["ceiling_f1"]
+            out["ceiling_rule"] = self.fair["rule"]
+            out["ceiling_raters"] = self.fair["raters"]
         if self.pvalues is not None:
             out["pvalues"] = plain(self.pvalues)
             out["pvalue_rows"] = self.pvalue_rows()
@@ -242,6 +250,31 @@ def _gold_iv(gold, errors, source_spans, raters):
     return gold, None
 
 
+def _excluded_iv(gold, systems):
+    """``(gold without systems, systems as a tuple, cells left out)``; each system must be one of the gold's
+    (a misspelt one gets a suggestion)."""
+    import difflib
+
+    if isinstance(systems, str) or not isinstance(systems, (tuple, list)):
+        raise ParameterError(f"`exclude_systems` must be a sequence of system names; got {systems!r}.")
+    systems = tuple(dict.fromkeys(systems))
+    if not systems:
+        return gold, (), 0
+    known = list(dict.fromkeys(c[0] for c in gold.cells))
+    for system in systems:
+        if system not in known:
+            close = difflib.get_close_matches(str(system), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`exclude_systems` must name systems of the gold; got {system!r}{hint}.")
+    keep = [c for c in gold.cells if c[0] not in set(systems)]
+    if not keep:
+        raise ParameterError(f"`exclude_systems` must leave at least one system of the gold; got every one "
+                             f"({', '.join(systems)}).")
+    out = gold.restricted(keep)
+    out.excluded_systems = ",".join(systems)
+    return out, systems, len(gold.cells) - len(keep)
+
+
 def gold_fields(gold: SpanAnnotations) -> dict:
     """The signature fields naming the gold: its file, raters, error rule and sides."""
     return {"gold": gold.name, "gold_file": getattr(gold, "source_file", None),
@@ -268,8 +301,8 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                    n_resamples: int = defaults.N_RESAMPLES, confidence_level: float = defaults.CONFIDENCE_LEVEL,
                    compare: bool = False, correction: str = defaults.CORRECTION, alpha: float = defaults.ALPHA,
                    baselines: Any = True, humans: Sequence[SpanAnnotations] = (), fair_ceiling: bool = False,
-                   baselines_in_family: bool = False, allow_missing: bool = False, rng: Any = None,
-                   progress: Any = None) -> SpanEvaluationResult:
+                   baselines_in_family: bool = False, allow_missing: bool = False, exclude_systems: Any = (),
+                   rng: Any = None, progress: Any = None) -> SpanEvaluationResult:
     """Precision, recall and F1 of span detectors against gold spans, with intervals and (optionally) tests.
 
     Parameters
@@ -313,7 +346,13 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
         in a DataWarning) instead of refusing a detector that misses some.
     fair_ceiling : bool
         With ratings of several raters per segment: also score every row against the leave-one-rater-out golds
-        of :func:`~metaeval.spans.agreement.span_agreement` (``fair``), beside the all-rater gold.
+        of :func:`~metaeval.spans.agreement.span_agreement` (``fair``), beside the all-rater gold. With
+        ``gold_raters``, the ceiling is each rater *outside* them against the gold raters' union on the
+        segments they share, and every row is scored against the same golds (``fair["rule"]``
+        ``"others-against-gold-raters"``; :func:`~metaeval.spans.heldout.fair_scores`).
+    exclude_systems : sequence of str
+        Systems left out of the gold, of every detector and of the ceiling's golds (each must be a system of
+        the gold; a misspelt one gets a suggestion); counted in ``n_excluded`` and named in the signature.
     rng : None, int or numpy.random.Generator
         Seeds the random baseline, then the bootstrap draws, then the permutation masks (each from its own
         stream spawned from the seed).
@@ -337,6 +376,7 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                              "SpanAnnotations gold.")
     if source_spans is False:
         detectors = [d.target_only() for d in detectors]
+    gold, exclude_systems, n_excluded = _excluded_iv(gold, exclude_systems)
     n_missing = 0
     if allow_missing and detectors:
         covered = [c for c in gold.cells if all(c in d.cells for d in detectors)]
@@ -404,7 +444,8 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
         from .heldout import fair_scores
 
         fair = fair_scores(ratings, rows, spec, errors=getattr(gold, "errors_rule", None) or defaults.SPAN_ERRORS,
-                           source_spans=getattr(gold, "source_spans_rule", True))
+                           source_spans=getattr(gold, "source_spans_rule", True), exclude_systems=exclude_systems,
+                           gold_raters=None if gold_raters is None else tuple(gold_raters))
         if advance is not None:
             advance()
     finish_step(progress, "spans")
@@ -415,7 +456,7 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                        ci=f"boot-{method}", n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}" if compare else None, correction=correction if compare else None,
                        **({"family": "all-pairs" if baselines_in_family else "baselines-apart"} if compare else {}),
-                       **({"ceiling": "leave-one-rater-out"} if fair_ceiling else {}),
+                       **({"ceiling": fair["rule"]} if fair_ceiling else {}),
                        **({"missing": n_missing} if allow_missing else {}), seed=seed, cells=n_cells)
     return SpanEvaluationResult(
         detectors=tuple(r.name for r in rows), kinds=kinds, precision=point[:, 0], recall=point[:, 1],
@@ -426,4 +467,4 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
         n_resamples=n_resamples, confidence_level=confidence_level, signature=sig, matching=spec.matching,
         macro=spec.macro, critical=spec.critical, n_gold_source_spans=n_source, missed_source=missed,
         errors_left_out=dict(gold.left_out), fair=fair, baselines_in_family=bool(baselines_in_family),
-        n_missing=n_missing)
+        n_missing=n_missing, excluded_systems=exclude_systems, n_excluded=n_excluded)

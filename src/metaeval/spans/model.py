@@ -170,6 +170,8 @@ class SpanAnnotations:
         out.left_out = dict(self.left_out)
         for key in ("errors_rule", "source_spans_rule", "raters_rule", "source_file", "offsets_rule"):
             setattr(out, key, getattr(self, key))
+        if getattr(self, "excluded_systems", None):
+            out.excluded_systems = self.excluded_systems
         return out
 
     def n_overlapping(self) -> int:
