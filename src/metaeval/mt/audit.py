@@ -365,7 +365,7 @@ def mt_audit(
     Gao, M., Hu, X., Lin, L. and Wan, X. (2025). Analyzing and Evaluating Correlation Measures in NLG
     Meta-Evaluation. NAACL 2025.
     """
-    from .checks import _names, resolve_protocol
+    from .checks import _golds, _names, resolve_protocol
 
     names = _names(params)
     data = _data_iv(data)
@@ -380,6 +380,8 @@ def mt_audit(
     if protocol is None:
         protocol, tasks = "mean", list(tasks or defaults.MT_AUDIT_TASKS)
     protocol = resolve_protocol(protocol, tasks)
+    for lp, gold in _golds(data, human, protocol, names["human"]).items():  # before the sentinels flatten the data
+        iv.check_gold_aggregation(data[lp], gold, param=names["aggregation"], language_pair=lp)
     if accuracy_targets:
         from .delta import check_resampling, check_targets
 
