@@ -1,0 +1,199 @@
+"""Rebuilding a documented result from its printed signature alone (issue 41 item 2), for the tests.
+
+The library never parses a signature back (docs/dev/ARCHITECTURE.md): this module does, for the tests only.
+:func:`documented_runs` runs the examples of one page in the docs runner's sandbox up to each command that
+prints a signature (the commands that print none - the scripts that write the input files - are run, the
+others not: their output is already pinned by tests/test_docs_examples.py) and yields the command, what the
+page says it prints, the signature and the sandbox. :func:`fields` splits a signature into its fields; the
+``rebuild_*`` functions call the public Python API with nothing but those fields and the same input files.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _runner():
+    if "doc_examples" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("doc_examples", ROOT / "scripts" / "doc_examples.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["doc_examples"] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules["doc_examples"]
+
+
+@dataclass
+class Run:
+    """One documented command that prints a signature."""
+
+    where: str
+    command: str
+    output: list[str]
+    signature: str
+    cwd: Path
+
+    @property
+    def fields(self) -> dict[str, str]:
+        return fields(self.signature)
+
+    def row(self, label: str) -> list[str]:
+        """The cells of the printed table row whose first cell is ``label`` (rich's box characters)."""
+        for line in self.output:
+            cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
+            if cells and cells[0] == label:
+                return cells
+        raise AssertionError(f"{self.where}: no row {label!r} in the output of {self.command!r}")
+
+
+def printed_signature(lines: list[str]) -> str | None:
+    """The signature a command printed (``signature: ...`` and its wrapped ``  |...`` lines joined), or None."""
+    for k, line in enumerate(lines):
+        if line.startswith("signature: "):
+            parts = [line[len("signature: "):].strip()]
+            for more in lines[k + 1:]:
+                if not more.startswith("  |"):
+                    break
+                parts.append(more.strip())
+            return "".join(parts)
+    return None
+
+
+def fields(signature: str) -> dict[str, str]:
+    """``{key: value}`` of a signature's ``key:value|...`` fields (a value may hold ':' but never '|')."""
+    return dict(part.split(":", 1) for part in signature.split("|"))
+
+
+def without_version(signature: str) -> str:
+    return signature.rsplit("|version:", 1)[0]
+
+
+def documented_runs(page: str, prefix: str) -> Iterator[Run]:
+    """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
+    signature, with the sandbox as the examples before it left it (files written, scripts run)."""
+    runner = _runner()
+    with runner.sandbox() as cwd:
+        for example in runner.examples(page):
+            if "skip" in example.marks or "slow" in example.marks:
+                continue
+            if example.kind == "file":
+                (cwd / example.marks["file"]).write_text("\n".join(example.lines) + "\n", encoding="utf-8")
+                continue
+            if example.kind != "console":
+                continue
+            for command, expected in runner.console_commands(example):
+                signature = printed_signature(expected)
+                if signature is None:
+                    if not command.startswith("metaeval "):  # a script that writes the inputs
+                        code, output = runner.run_command(command, cwd)
+                        assert code == 0, output
+                    continue
+                if command.startswith(prefix):
+                    yield Run(f"{page}:{example.start + 1}", command, expected, signature, cwd)
+
+
+# -- reading the values of fields back ------------------------------------------------------------------------
+
+def listed(value: str, candidates) -> list[str]:
+    """A list field (``a,b,c`` or, shortened, ``a,b,c,...N more (sha256:D)``) as the names it stands for:
+    the shortened form is the first three names then the N remaining ``candidates`` in order, checked against
+    the digest of them all."""
+    m = re.fullmatch(r"(.*),\.\.\.(\d+) more \(sha256:([0-9a-f]+)\)", value)
+    if m is None:
+        return value.split(",")
+    shown = m[1].split(",")
+    rest = [c for c in candidates if c not in shown]
+    names = [*shown, *rest]
+    assert len(rest) == int(m[2]), (value, names)
+    assert hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()[:12] == m[3], (value, names)
+    return names
+
+
+def mapping(value: str | None, *, tuples: bool = False) -> dict | None:
+    """``k=v,k2=v2+v3`` (a reading-option field) as a dict; values with ``+`` as tuples when ``tuples``."""
+    if value is None:
+        return None
+    out = {}
+    for item in value.split(","):
+        key, _, v = item.partition("=")
+        out[key] = tuple(v.split("+")) if tuples else v
+    return out
+
+
+def scores(name: str, cwd: Path):
+    """The ScoreSet a ``dataset:`` field names: a packaged dataset, else the score file ``<name>.*`` in ``cwd``."""
+    import metaeval as me
+    from metaeval.data.datasets import list_datasets
+
+    if name in {n for n, _ in list_datasets()}:
+        return me.load_dataset(name)
+    found = sorted(p for p in cwd.iterdir() if p.name.split(".", 1)[0] == name and not p.name.endswith(".json"))
+    assert found, f"no score file {name}.* in the sandbox"
+    return me.read_scores(found[0])
+
+
+# -- judges -----------------------------------------------------------------------------------------------------
+
+def comparisons(f: dict[str, str], cwd: Path):
+    """The comparisons a judges signature describes (its ``source`` and the fields after it)."""
+    import metaeval as me
+    from metaeval import defaults
+
+    source = f["source"]
+    if source.startswith("scores:"):
+        ds = scores(f["dataset"], cwd)
+        if "aggregation" in f:
+            ds = ds.with_aggregation(f["aggregation"])
+        return me.comparisons_from_scores(ds, source[len("scores:"):].split(","), annotators=f["annotators"] == "yes",
+                                          tie_tolerance=float(f.get("tie_tolerance", defaults.TIE_TOLERANCE)))
+    paths = source.split("+")  # as the command named them, from its working directory (the caller's)
+    return me.read_comparisons(paths[0] if len(paths) == 1 else paths, format=f.get("format"),
+                               columns=mapping(f.get("columns"), tuples=True), where=mapping(f.get("where"), tuples=True),
+                               judge=f.get("judge"), verdict_map=mapping(f.get("verdict_map")))
+
+
+def _seed(f):
+    return None if f.get("seed", "none") == "none" else int(f["seed"])
+
+
+def rebuild_judge(f: dict[str, str], cwd: Path):
+    """The judges result a signature describes (rank, agree, alt-test or audit)."""
+    import warnings
+
+    import metaeval as me
+
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        c = comparisons(f, cwd)
+        analysis = f["analysis"]
+        if analysis == "judge-rank":
+            judges = None if f["judges"] == "all" else listed(f["judges"], c.judges)
+            return me.rank_systems(c, judges=judges, ties=f["ties"], resampling=f["resampling"],
+                                   n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                                   regularization=float(f["regularization"]), rng=_seed(f))
+        if analysis == "judge-agree":
+            humans = listed(f["humans"], c.judges)
+            return me.judge_agreement(c, listed(f["judges"], [j for j in c.judges if j not in humans]), humans=humans,
+                                      ties=f["ties"], n_resamples=int(f["n_resamples"]),
+                                      n_permutations=int(f["n_permutations"]),
+                                      confidence_level=float(f["confidence_level"]), correction=f["correction"],
+                                      alpha=float(f["alpha"]), rng=_seed(f))
+        if analysis == "judge-alt-test":
+            humans = listed(f["humans"], [j for j in c.judges if j != f["judge"]])
+            return me.alt_test(c, f["judge"], humans=humans, epsilon=float(f["epsilon"]), alpha=float(f["alpha"]),
+                               min_instances=int(f["min_instances"]), alignment=f["alignment"])
+        if analysis == "judge-audit":
+            families = None if "families" not in f else {
+                judge: tuple(systems.split("+")) for judge, _, systems in
+                (item.partition("=") for item in f["families"].split(";"))}
+            return me.judge_audit(c, None if f["judges"] == "all" else listed(f["judges"], c.judges),
+                                  n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                                  families=families, rng=_seed(f))
+    raise AssertionError(f"not a judges signature: {analysis!r}")
