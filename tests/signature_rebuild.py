@@ -75,16 +75,21 @@ def without_version(signature: str) -> str:
     return signature.rsplit("|version:", 1)[0]
 
 
-def documented_runs(page: str, prefix: str) -> Iterator[Run]:
+def documented_runs(page: str, prefix: str, *, python: bool = False) -> Iterator[Run]:
     """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
-    signature, with the sandbox as the examples before it left it (files written, scripts run)."""
+    signature, with the sandbox as the examples before it left it (files written, scripts run, and with
+    ``python`` the Python sessions run)."""
     runner = _runner()
+    globs: dict = {"__name__": "__main__"}
     with runner.sandbox() as cwd:
         for example in runner.examples(page):
             if "skip" in example.marks or "slow" in example.marks:
                 continue
             if example.kind == "file":
                 (cwd / example.marks["file"]).write_text("\n".join(example.lines) + "\n", encoding="utf-8")
+                continue
+            if example.kind == "python" and python:  # a session may write the files a command reads
+                runner.run_python(example, cwd, globs)
                 continue
             if example.kind != "console":
                 continue
@@ -197,3 +202,80 @@ def rebuild_judge(f: dict[str, str], cwd: Path):
                                   n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
                                   families=families, rng=_seed(f))
     raise AssertionError(f"not a judges signature: {analysis!r}")
+
+
+# -- spans -------------------------------------------------------------------------------------------------------
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def gold_file(name: str, cwd: Path) -> Path:
+    """The MQM ratings file a ``gold_file:`` field names (its file name): in the sandbox, else in the shared data."""
+    for folder in (cwd, SHARED_DATA / "wmt" / "mqm_ratings"):
+        if (folder / name).is_file():
+            return folder / name
+    raise AssertionError(f"no MQM ratings file {name!r}")
+
+
+def _spec(f):
+    return {k: f[k] for k in ("measure", "averaging", "matching", "severity", "macro", "critical") if k in f}
+
+
+def _detectors(f, gold, cwd):
+    from metaeval.spans import read_detector_spans
+
+    if "detectors" not in f:
+        return []
+    offsets, _, end = f["offsets"].partition("-")
+    out = []
+    for item in f["detectors"].split(","):
+        name, _, file = item.rpartition("=")
+        out.append(read_detector_spans(cwd / file, gold.targets, name=name or None, sources=gold.sources,
+                                       offsets=offsets, end=end))
+    return out
+
+
+def rebuild_spans(f: dict[str, str], cwd: Path):
+    """The spans result a signature describes (``spans``, ``span-agreement`` or ``spans-binary``)."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.spans import gold_from_ratings
+    from metaeval.spans.agreement import span_agreement
+    from metaeval.spans.binary import evaluate_binary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        ratings = me.read_mqm_ratings(gold_file(f["gold_file"], cwd))
+        method = f["ci"].removeprefix("boot-")
+        common = dict(method=method, n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                      rng=_seed(f))
+        if f["analysis"] == "span-agreement":
+            return span_agreement(ratings, **_spec(f), errors=f["errors"], source_spans=f["source_spans"] == "yes",
+                                  pairwise=f["pairwise"] == "yes", **common)
+        raters = None if f["gold_raters"] == "all" else f["gold_raters"].split(",")
+        gold = gold_from_ratings(ratings, raters=raters, errors=f["errors"], source_spans=f["source_spans"] == "yes")
+        detectors = _detectors(f, gold, cwd)
+        if f["analysis"] == "spans":
+            fair = f.get("ceiling") == "leave-one-rater-out"
+            compare = f["test"] != "none"
+            return me.evaluate_spans(ratings if fair else gold, detectors, **_spec(f),
+                                     errors=f["errors"] if fair else None,
+                                     source_spans=(f["source_spans"] == "yes") if fair else None,
+                                     compare=compare, correction=f["correction"] if compare else "holm",
+                                     alpha=float(f.get("alpha", 0.05)),
+                                     baselines=True if "baselines" not in f else [b for b in f["baselines"].split(",")
+                                                                                   if b != "none"],
+                                     baselines_in_family=f.get("family") == "all-pairs", fair_ceiling=fair,
+                                     allow_missing="missing" in f, **common)
+        if f["analysis"] == "spans-binary":
+            test = f["test"].split(":")
+            return evaluate_binary(ratings.scores, f["human"], task=f["task"], gold=gold,
+                                   gold_rule=f.get("gold_rule", "both"), human_threshold=float(f["human_threshold"]),
+                                   detectors=detectors, metrics=f["metrics"].split(",") if "metrics" in f else (),
+                                   labels=f["labels"].split(",") if "labels" in f else (), n_folds=int(f["folds"]),
+                                   groups=ratings.documents if f["folds_by"] == "document" else None,
+                                   folds_by=f["folds_by"], compare=test[0] != "none",
+                                   test_measure=test[-1] if test[0] != "none" else "f1",
+                                   baselines=f.get("baselines") != "none", **common)
+    raise AssertionError(f"not a spans signature: {f['analysis']!r}")

@@ -66,3 +66,31 @@ def test_every_documented_judges_result_is_rebuilt_from_its_signature():
         _check_judge(run)
         runs += 1
     assert runs >= 7  # rank (a file, scores), agree (scores, two files), alt-test (dataset, file), audit
+
+
+def _check_spans(run) -> None:
+    from signature_rebuild import rebuild_spans
+
+    f = run.fields
+    result = rebuild_spans(f, run.cwd)
+    assert without_version(str(result.signature)) == without_version(run.signature), run.where
+    frame = result.to_frame()
+    if f["analysis"] == "spans-binary":
+        for row in frame.to_dict("records"):
+            cells = run.row(row["predictor"])  # name, precision, recall, f1 (two decimals)
+            assert all(_same(c, row[k], 2) for c, k in zip(cells[1:4], ("precision", "recall", "f1"))), (cells, row)
+        return
+    label = "rater" if f["analysis"] == "span-agreement" else "detector"
+    for row in frame.to_dict("records"):
+        if label == "rater" and row["against"] != "others":
+            continue
+        cells = run.row(row[label])  # name, precision, recall, f1 (with intervals)
+        assert all(_same(c, row[k]) for c, k in zip(cells[1:4], ("precision", "recall", "f1"))), (run.where, cells, row)
+
+
+def test_every_documented_spans_result_is_rebuilt_from_its_signature():
+    runs = 0
+    for run in documented_runs("docs/spans.md", "metaeval spans ", python=True):
+        _check_spans(run)
+        runs += 1
+    assert runs >= 5  # compare with a detector file, evaluate, compare with a ceiling, agreement, binary
