@@ -56,8 +56,11 @@ class Run:
 def printed_signature(lines: list[str]) -> str | None:
     """The signature a command printed (``signature: ...`` and its wrapped ``  |...`` lines joined), or None."""
     for k, line in enumerate(lines):
-        if line.startswith("signature: "):
-            parts = [line[len("signature: "):].strip()]
+        if line.startswith("signature:"):  # `signature: a:b|...` or `signature:` and the fields on the next line
+            first = line[len("signature:"):].strip()
+            if not first and k + 1 < len(lines):
+                first, k = lines[k + 1].strip(), k + 1
+            parts = [first]
             for more in lines[k + 1:]:
                 if not more.startswith("  |"):
                     break
@@ -279,3 +282,65 @@ def rebuild_spans(f: dict[str, str], cwd: Path):
                                    test_measure=test[-1] if test[0] != "none" else "f1",
                                    baselines=f.get("baselines") != "none", **common)
     raise AssertionError(f"not a spans signature: {f['analysis']!r}")
+
+
+# -- human judgments -------------------------------------------------------------------------------------------
+
+def _dataset(f, cwd):
+    assert f.get("subset", "none") == "none", f"a subset is not rebuilt here: {f['subset']!r}"
+    ds = scores(f["dataset"], cwd)
+    return ds if f.get("aggregation", ds.aggregation) == ds.aggregation else ds.with_aggregation(f["aggregation"])
+
+
+def _annotations(source, cwd):
+    from metaeval.human import read_realsumm_annotations
+
+    kind, _, folder = source.partition(":")
+    assert kind == "realsumm", source
+    return read_realsumm_annotations(SHARED_DATA / "realsumm" / folder)
+
+
+def rebuild_human(f: dict[str, str], cwd: Path):
+    """The human-judgment result a signature describes (pyramid, agreement, normalization, retention, sample,
+    cross-comprehension labels, jackknife)."""
+    import warnings
+
+    from metaeval import human
+    from metaeval.metrics import Rouge
+
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        statistic = f.get("statistic")
+        if f.get("human") == "litepyramid.recall":
+            return human.litepyramid(_annotations(f["source"], cwd), worker_filter=f["worker_filter"], ties=f["ties"])
+        if statistic == "krippendorff-alpha":
+            if f["source"].startswith("realsumm:"):
+                return human.agreement(_annotations(f["source"], cwd), level=f["level"], by=f["by"],
+                                       worker_filter=f["worker_filter"])
+            return human.agreement(_dataset(f, cwd), f["source"], level=f["level"], by=f["by"])
+        if "normalization" in f:
+            return human.normalize(_dataset(f, cwd), f["scorers"], method=f["normalization"],
+                                   aggregation=f["aggregation"])
+        if statistic in ("weighted-retention", "recall-at-threshold"):
+            return human.weighted_retention(human.read_coverage(f["source"]),
+                                            threshold=None if f["threshold"] == "none" else float(f["threshold"]))
+        if statistic == "document-sample":
+            return human.sample_documents(_dataset(f, cwd), f["metrics"].split(","), int(f["n"]),
+                                          mean_bins=int(f["mean_bins"]), std_bins=int(f["std_bins"]), rng=_seed(f))
+        if statistic == "cross-comprehension-labels":
+            from metaeval.human.cross import read_cross_judgments
+
+            return human.cross_comprehension_labels(read_cross_judgments(f["source"]))
+        if statistic == "jackknife":
+            scorer = dict(item.split("=", 1) for item in re.findall(r"\w+=(?:[^=]+?)(?= \w+=|$)", f["scorer"]))
+            assert scorer["metric"] == "rouge-1.5.5", f["scorer"]
+            texts = next(p for p in (cwd / f["texts"], SHARED_DATA / "summeval" / f["texts"]) if p.is_file())
+            n = None if f["n_documents"] == "none" else int(f["n_documents"])
+            candidates, references = human.read_summary_texts(texts, n_documents=n)
+            result = human.jackknife_scores(candidates, references, scorer=Rouge.from_flags(scorer["flags"]),
+                                            measure=f["measure"])
+            from dataclasses import replace
+
+            # the texts file is the CLI's field: the library sees only the texts (as the CLI adds it)
+            return replace(result, signature=result.signature.with_fields(texts=f["texts"], n_documents=n))
+    raise AssertionError(f"not a human-judgment signature: {f}")

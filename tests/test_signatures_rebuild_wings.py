@@ -94,3 +94,49 @@ def test_every_documented_spans_result_is_rebuilt_from_its_signature():
         _check_spans(run)
         runs += 1
     assert runs >= 5  # compare with a detector file, evaluate, compare with a ceiling, agreement, binary
+
+
+def _printed_frame(run, frame) -> None:
+    """Every line of ``frame`` as the human commands print it (pandas, 4 decimals) is in the documented output."""
+    text = frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    shown = {line.rstrip() for line in run.output}
+    missing = [line for line in text.splitlines() if line.rstrip() not in shown]
+    assert not missing, (run.where, missing[:3])
+
+
+def _check_human(run) -> None:
+    from signature_rebuild import rebuild_human
+
+    f = run.fields
+    result = rebuild_human(f, run.cwd)
+    assert without_version(str(result.signature)) == without_version(run.signature), run.where
+    text = " ".join(" ".join(run.output).split())  # wrapped lines joined
+    statistic = f.get("statistic")
+    if f.get("human") == "litepyramid.recall":
+        _printed_frame(run, result.summaries.groupby("system", as_index=False)["score"].mean())
+    elif statistic == "krippendorff-alpha":
+        assert f"Krippendorff's alpha ({result.level}): {result.alpha:.4f} over {result.n_units} units" in text
+        if result.mean_alpha is not None:
+            assert f"groups: {result.mean_alpha:.4f} ({result.n_skipped} undefined)" in text
+    elif "normalization" in f:
+        _printed_frame(run, result.details)
+    elif statistic in ("weighted-retention", "recall-at-threshold"):
+        _printed_frame(run, result.system_scores)
+    elif statistic == "document-sample":
+        _printed_frame(run, result.table[result.table["selected"]])
+    elif statistic == "cross-comprehension-labels":
+        o = result.overall
+        assert (f"overall relevant {o['relevant']:.1%}, relevant or partial {o['relevant_or_partial']:.1%}, found"
+                f" {o['found']:.1%}") in text
+    elif statistic == "jackknife":
+        _printed_frame(run, result.peers)
+    else:
+        raise AssertionError(f"{run.where}: no check for {f}")
+
+
+def test_every_documented_human_judgment_result_is_rebuilt_from_its_signature():
+    runs = 0
+    for run in documented_runs("docs/human.md", "metaeval human "):
+        _check_human(run)
+        runs += 1
+    assert runs >= 8  # pyramid, agreement (votes, scores), normalize, retention, sample, cross, jackknife
