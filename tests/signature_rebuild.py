@@ -44,27 +44,35 @@ class Run:
     def fields(self) -> dict[str, str]:
         return fields(self.signature)
 
-    def row(self, label: str) -> list[str]:
-        """The cells of the printed table row whose first cell is ``label`` (rich's box characters)."""
+    def rows(self, label: str) -> list[list[str]]:
+        """The cells of every printed table row whose first cell is ``label`` (rich's box characters)."""
+        out = []
         for line in self.output:
             cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
             if cells and cells[0] == label:
-                return cells
-        raise AssertionError(f"{self.where}: no row {label!r} in the output of {self.command!r}")
+                out.append(cells)
+        return out
+
+    def row(self, label: str) -> list[str]:
+        """The cells of the first printed table row whose first cell is ``label``."""
+        found = self.rows(label)
+        assert found, f"{self.where}: no row {label!r} in the output of {self.command!r}"
+        return found[0]
 
 
 def printed_signature(lines: list[str]) -> str | None:
-    """The signature a command printed (``signature: ...`` and its wrapped ``  |...`` lines joined), or None."""
+    """The signature a command printed (``signature: ...`` and its wrapped, two-space indented lines joined), or
+    None."""
     for k, line in enumerate(lines):
         if line.startswith("signature:"):  # `signature: a:b|...` or `signature:` and the fields on the next line
             first = line[len("signature:"):].strip()
             if not first and k + 1 < len(lines):
                 first, k = lines[k + 1].strip(), k + 1
             parts = [first]
-            for more in lines[k + 1:]:
-                if not more.startswith("  |"):
+            for more in lines[k + 1:]:  # wrapped at a `|` or after a comma (report.render.SignatureLines)
+                if not more.startswith("  ") or more[2:3] in ("", " "):
                     break
-                parts.append(more.strip())
+                parts.append(more[2:].rstrip())
             return "".join(parts)
     return None
 
@@ -78,21 +86,24 @@ def without_version(signature: str) -> str:
     return signature.rsplit("|version:", 1)[0]
 
 
-def documented_runs(page: str, prefix: str, *, python: bool = False) -> Iterator[Run]:
+def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool = False) -> Iterator[Run]:
     """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
     signature, with the sandbox as the examples before it left it (files written, scripts run, and with
-    ``python`` the Python sessions run)."""
+    ``python`` the Python sessions run); with ``slow`` the examples marked slow too."""
     runner = _runner()
     globs: dict = {"__name__": "__main__"}
     with runner.sandbox() as cwd:
         for example in runner.examples(page):
-            if "skip" in example.marks or "slow" in example.marks:
+            if "skip" in example.marks or ("slow" in example.marks and not slow):
                 continue
             if example.kind == "file":
                 (cwd / example.marks["file"]).write_text("\n".join(example.lines) + "\n", encoding="utf-8")
                 continue
             if example.kind == "python" and python:  # a session may write the files a command reads
                 runner.run_python(example, cwd, globs)
+                continue
+            if example.kind == "bash":  # a script that writes the inputs
+                assert runner.run_bash(example, cwd).ok, example.where
                 continue
             if example.kind != "console":
                 continue
@@ -344,3 +355,45 @@ def rebuild_human(f: dict[str, str], cwd: Path):
             # the texts file is the CLI's field: the library sees only the texts (as the CLI adds it)
             return replace(result, signature=result.signature.with_fields(texts=f["texts"], n_documents=n))
     raise AssertionError(f"not a human-judgment signature: {f}")
+
+
+# -- mt audit ----------------------------------------------------------------------------------------------------
+
+def command_data(command: str, human: str, cwd: Path):
+    """The input data a documented ``metaeval mt ...`` command names (``--scores LP=FILE``, ``--dataset LP=NAME``),
+    read as the command reads them: the input files, not options (those come from the signature)."""
+    import shlex
+
+    from metaeval.cli.mt_command import _language_pairs
+    from metaeval.cli.source import Reading
+
+    argv = shlex.split(command.replace("\\\n", " "))
+    scores = tuple(argv[k + 1] for k, a in enumerate(argv) if a == "--scores")
+    datasets = tuple(argv[k + 1] for k, a in enumerate(argv) if a == "--dataset")
+    with contextlib.chdir(cwd):
+        data, _ = _language_pairs(scores, human, Reading(), None, datasets=datasets, dataset_options=(), golds={},
+                                  protocol=None)
+    return data
+
+
+def rebuild_mt_audit(f: dict[str, str], data, cwd: Path):
+    """The ``mt audit`` result a signature describes, on ``data`` (the command's input files)."""
+    import warnings
+
+    import metaeval as me
+
+    listed_ = lambda key: [] if f.get(key, "none") == "none" else f[key].split(",")  # noqa: E731
+    assert "sentinel-length" not in f["sentinels"], "the candidates file is not rebuilt here"
+    targets, _, method = f["delta_accuracy"].partition(" ") if f.get("delta_accuracy", "none") != "none" else ("", "", "both")
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")
+        return me.mt_audit(data, listed_("metrics"), f["human"], tasks=listed_("tasks"), base=f["base"],
+                           levels=int(f["levels"]), exclude_systems=listed_("exclude_systems"),
+                           n_resamples=int(f["resamples"]),
+                           n_consistency=0 if f["consistency"] == "none" else int(f["consistency"].split(" x ")[0]),
+                           alpha=float(f["alpha"]), rng=_seed(f),
+                           accuracy_targets=tuple(float(t) for t in targets.split(",")) if targets else (),
+                           delta_method=method, protocol=f.get("protocol"),
+                           human_baselines=listed_("human_baselines"),
+                           rater_waves=None if "rater_waves" not in f else int(f["rater_waves"]),
+                           **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))

@@ -140,3 +140,34 @@ def test_every_documented_human_judgment_result_is_rebuilt_from_its_signature():
         _check_human(run)
         runs += 1
     assert runs >= 8  # pyramid, agreement (votes, scores), normalize, retention, sample, cross, jackknife
+
+
+def _check_mt_audit(run) -> None:
+    from signature_rebuild import command_data, rebuild_mt_audit
+
+    f = run.fields
+    result = rebuild_mt_audit(f, command_data(run.command, f["human"], run.cwd), run.cwd)
+    assert without_version(str(result.signature)) == without_version(run.signature), run.where
+    for m in result.measures:
+        # the measures table's row: task, discriminative power [interval], pairs, ranking consistency
+        cells = next(c for c in run.rows(m["task"]) if len(c) == 4 and c[2].isdigit())
+        assert _same(cells[1], m["discriminative_power"]), (run.where, cells, m)
+        assert _same(cells[3], m["consistency"]), (run.where, cells, m)
+
+
+def test_every_documented_mt_audit_is_rebuilt_from_its_signature():
+    """The input files from the command line (the data), everything else from the signature."""
+    runs = 0
+    for run in documented_runs("docs/mt.md", "metaeval mt audit "):
+        _check_mt_audit(run)
+        runs += 1
+    assert runs >= 1  # three WMT19 language pairs from a packaged dataset (the other audit is a slow example)
+
+
+@pytest.mark.slow
+def test_every_documented_mt_audit_slow_examples_included_is_rebuilt_from_its_signature():
+    runs = 0
+    for run in documented_runs("docs/mt.md", "metaeval mt audit ", slow=True):
+        _check_mt_audit(run)
+        runs += 1
+    assert runs >= 2  # the WMT20 en-de audit with excluded systems (slow), the WMT19 one

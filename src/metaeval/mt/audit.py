@@ -428,6 +428,8 @@ def mt_audit(
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
     signature = Signature.of(language_pairs=tuple(data), metrics=tuple(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
+                             **({"exclude_systems": res.signature.as_dict()["exclude_systems"]}
+                                if res.signature.as_dict().get("exclude_systems") else {}),
                              tasks=tuple(dict.fromkeys(t.split(":", 1)[1] for t in res.tasks  # once, not per pair
                                                        if not t.startswith(POOLED))),
                              significance="perm-both", resamples=res.n_resamples, alpha=alpha,
