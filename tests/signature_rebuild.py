@@ -298,8 +298,13 @@ def rebuild_spans(f: dict[str, str], cwd: Path):
 # -- human judgments -------------------------------------------------------------------------------------------
 
 def _dataset(f, cwd):
-    assert f.get("subset", "none") == "none", f"a subset is not rebuilt here: {f['subset']!r}"
+    """The ScoreSet of a ``dataset:``, ``subset:`` (none, or the systems kept) and ``aggregation:`` signature."""
+    subset = f.get("subset", "none")
     ds = scores(f["dataset"], cwd)
+    if subset.startswith("systems=") and ";" not in subset:
+        ds = ds.subset(systems=subset[len("systems="):].split(","))
+    else:
+        assert subset == "none", f"a subset is not rebuilt here: {subset!r}"
     return ds if f.get("aggregation", ds.aggregation) == ds.aggregation else ds.with_aggregation(f["aggregation"])
 
 
@@ -397,3 +402,48 @@ def rebuild_mt_audit(f: dict[str, str], data, cwd: Path):
                            human_baselines=listed_("human_baselines"),
                            rater_waves=None if "rater_waves" not in f else int(f["rater_waves"]),
                            **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))
+
+
+# -- systems and verdicts ---------------------------------------------------------------------------------------
+
+def rebuild_systems(f: dict[str, str], cwd: Path):
+    """The ``metaeval systems`` (``scorer:``) or ``metaeval verdicts`` (``metrics:``) result a signature
+    describes; None for corpus-level statistics (their candidates and references files are not in it)."""
+    import warnings
+
+    import metaeval as me
+
+    if f["dataset"] == "corpus" or "corpus_level" in f:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = _dataset(f, cwd)
+        if "scorer" in f:
+            return me.compare_systems(ds, f["scorer"], test=f["test"], n_resamples=int(f["resamples"]),
+                                      alternative=f["alternative"], confidence_level=float(f["confidence"]),
+                                      correction=f["correction"], exact=f["exact"] == "yes", rng=_seed(f))
+        return me.system_verdicts(ds, f["metrics"].split(","), f["human"],
+                                  systems=f["compared_systems"].split(",") if "compared_systems" in f else None,
+                                  test=f["test"], confidence_level=float(f["confidence"]),
+                                  n_resamples=int(f["resamples"]), rng=_seed(f))
+
+
+# -- power -------------------------------------------------------------------------------------------------------
+
+def rebuild_power(f: dict[str, str], cwd: Path):
+    """The ``simulate power`` result a signature describes: the dataset's packaged texts (in the shared data,
+    as ``--texts-dir``) are its input files."""
+    import warnings
+
+    from metaeval.analyses.power import load_texts, simulate_power
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        candidates, references = load_texts(f["dataset"], directory=SHARED_DATA)
+        return simulate_power(_dataset(f, cwd), f["human"], candidates=candidates, references=references,
+                              proportions=[float(p) for p in f["proportions"].split(",")],
+                              tests=f["tests"].split(","), levels=f["levels"].split(","), coefficient=f["coefficient"],
+                              n_trials=int(f["trials"]), n_resamples=int(f["resamples"]), alpha=float(f["alpha"]),
+                              tokenizer=f["tokenizer"], rouge_variant=f["rouge_variant"],
+                              x_metric=None if f["x"] == "recomputed" else f["x"], rng=_seed(f),
+                              **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))

@@ -12,6 +12,7 @@ and tests/test_mt_signatures_report.py.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -171,3 +172,56 @@ def test_every_documented_mt_audit_slow_examples_included_is_rebuilt_from_its_si
         _check_mt_audit(run)
         runs += 1
     assert runs >= 2  # the WMT20 en-de audit with excluded systems (slow), the WMT19 one
+
+
+def _check_systems(run) -> bool:
+    from signature_rebuild import rebuild_systems
+
+    result = rebuild_systems(run.fields, run.cwd)
+    if result is None:
+        return False
+    assert without_version(str(result.signature)) == without_version(run.signature), run.where
+    frame = result.to_frame()
+    if "scorer" in run.fields:
+        for row in frame.to_dict("records"):
+            cells = next(c for c in run.rows(row["system_a"]) if c[1] == row["system_b"] and len(c) >= 8)
+            assert _same(cells[2], row["score_a"]) and _same(cells[3], row["score_b"]), (run.where, cells, row)
+            assert _same(cells[4], row["delta"]), (run.where, cells, row)
+            shown = cells[7]
+            assert (row["pvalue"] < 0.001) if shown == "< 0.001" else _same(shown, row["pvalue"]), (cells, row)
+    else:
+        for row in frame.to_dict("records"):
+            cells = run.row(row["metric"])  # metric, f1, agreement, n_used, n_skipped, confusion
+            assert _same(cells[1], row["f1"]) and _same(cells[2], row["agreement"]), (run.where, cells, row)
+            assert cells[3] == str(row["n_used"]), (run.where, cells, row)
+    return True
+
+
+def test_every_documented_system_comparison_and_verdict_is_rebuilt_from_its_signature():
+    runs = 0
+    for page in ("docs/systems.md", "docs/analyses.md"):  # metrics.md: a corpus-level NIST comparison (not here)
+        for prefix in ("metaeval systems ", "metaeval verdicts "):
+            for run in documented_runs(page, prefix):
+                runs += _check_systems(run)
+    assert runs >= 3  # systems (REALSumm, bootstrap), verdicts (bootstrap, randomization)
+
+
+def _check_power(run) -> None:
+    from signature_rebuild import rebuild_power
+
+    result = rebuild_power(run.fields, run.cwd)
+    assert without_version(str(result.signature)) == without_version(run.signature), run.where
+    for row in result.frame_rows():
+        printed = [c for c in run.rows(row["level"]) if c[1] == row["test"]]
+        header = next(line for line in run.output if "p=" in line and "level" in line)  # the first block's columns
+        columns = [c.strip() for c in re.split(r"[│┃]", header)[1:-1]][2:]
+        if f"p={row['proportion']:g}" in columns:
+            assert _same(printed[0][2 + columns.index(f"p={row['proportion']:g}")], row["power"]), (run.where, row)
+
+
+def test_every_documented_power_simulation_is_rebuilt_from_its_signature():
+    runs = 0
+    for run in documented_runs("docs/reproductions.md", "metaeval simulate power "):
+        _check_power(run)
+        runs += 1
+    assert runs >= 1  # the 20-trial run (the 200-trial ones are slow examples)
