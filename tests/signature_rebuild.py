@@ -447,3 +447,56 @@ def rebuild_power(f: dict[str, str], cwd: Path):
                               tokenizer=f["tokenizer"], rouge_variant=f["rouge_variant"],
                               x_metric=None if f["x"] == "recomputed" else f["x"], rng=_seed(f),
                               **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))
+
+
+# -- the analyses of the literature --------------------------------------------------------------------------------
+
+def _numbers(value: str, kind=float) -> list:
+    return [kind(v) for v in value.split(",")]
+
+
+def rebuild_analysis(f: dict[str, str], cwd: Path):
+    """The analysis a signature describes (``analysis:delta|stability|topk|gap|plan``); None for another."""
+    import warnings
+
+    import metaeval as me
+
+    analysis = f.get("analysis")
+    if analysis not in ("delta", "stability", "topk", "gap", "plan") or "corpus_level" in f:
+        return None
+    extra = {"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = _dataset(f, cwd)
+        fts = f.get("full_test_set") == "yes"
+        if analysis == "delta":
+            spacing = {"fractions": _numbers(f["fractions"])} if "fractions" in f else {"edges": _numbers(f["edges"])}
+            return me.delta_correlations(ds, f["metrics"].split(","), f["human"], **spacing, boundary=f["boundary"],
+                                         min_pairs=int(f["min_pairs"]), full_test_set=fts,
+                                         n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                         rng=_seed(f), **extra)
+        if analysis == "stability":
+            scorers = [s for s in f["scorers"].split(",") if s != f["human"]]
+            return me.ranking_stability(ds, scorers, f["human"], sizes=_numbers(f["sizes"], int),
+                                        n_repetitions=int(f["repetitions"]), sampling=f["sampling"],
+                                        coefficient=f["coefficient"], full_test_set=fts, rng=_seed(f), **extra)
+        if analysis == "topk":
+            return me.topk_correlations(ds, f["metrics"].split(","), f["human"], ks=_numbers(f["ks"], int),
+                                        coefficient=f["coefficient"], full_test_set=fts,
+                                        n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                        rng=_seed(f), **extra)
+        if analysis == "gap":
+            return me.gap_agreement(ds, f["metrics"].split(","), f["human"], deltas=_numbers(f["deltas"]),
+                                    grid_points=int(f["grid_points"]), n_bins=int(f["bins"]), full_test_set=fts,
+                                    n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                    rng=_seed(f), **extra)
+        method = f["ci"].removeprefix("boot-")
+        return me.plan_annotation(ds, f["metric"], f["human"], metric_b=None if f["metric_b"] == "none" else f["metric_b"],
+                                  n_inputs=_numbers(f["n_inputs"], int), n_systems=_numbers(f["n_systems"], int),
+                                  level=f["level"], coefficient=f["coefficient"], method=method,
+                                  test="permutation" if f.get("test", "none").startswith("perm") else "bootstrap",
+                                  alternative=f["alternative"], alpha=float(f["alpha"]),
+                                  n_repetitions=int(f["repetitions"]), n_resamples=int(f["resamples"]),
+                                  confidence_level=float(f["confidence"]),
+                                  target_width=None if f["target_width"] == "none" else float(f["target_width"]),
+                                  target_power=float(f["target_power"]), rng=_seed(f), **extra)

@@ -225,3 +225,43 @@ def test_every_documented_power_simulation_is_rebuilt_from_its_signature():
         _check_power(run)
         runs += 1
     assert runs >= 1  # the 20-trial run (the 200-trial ones are slow examples)
+
+
+def _printed_numbers_are_rebuilt(run, result) -> int:
+    """Every decimal number in the printed tables' rows is a value of the rebuilt result (its frame, its numeric
+    fields) at the printed precision; returns how many were checked."""
+    import dataclasses
+
+    import numpy as np
+
+    values = [float(v) for v in result.to_frame().select_dtypes("number").to_numpy().ravel()]
+    for field in dataclasses.fields(result):
+        value = getattr(result, field.name)
+        if isinstance(value, (float, np.ndarray)) and np.asarray(value).dtype.kind in "fiu":
+            values += np.asarray(value, dtype=float).ravel().tolist()
+    values = [v for v in values if math.isfinite(v)]
+    checked = 0
+    for line in run.output:
+        if "│" not in line:
+            continue
+        for token in re.findall(r"-?\d*\.\d+", line):
+            digits = len(token.split(".")[1])
+            shown = float(token)
+            assert any(abs(v - shown) <= 0.5 * 10 ** -digits + 1e-12 for v in values), (run.where, line, token)
+            checked += 1
+    return checked
+
+
+def test_every_documented_analysis_is_rebuilt_from_its_signature():
+    """delta, stability, top-k, gap and plan (normality: tests/test_signatures_rebuild.py)."""
+    from signature_rebuild import rebuild_analysis
+
+    runs = 0
+    for run in documented_runs("docs/analyses.md", "metaeval "):
+        result = rebuild_analysis(run.fields, run.cwd)
+        if result is None:
+            continue
+        assert without_version(str(result.signature)) == without_version(run.signature), run.where
+        assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
+        runs += 1
+    assert runs >= 8  # delta x2, stability x2, top-k, gap x2, plan
