@@ -413,11 +413,17 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
 
     import metaeval as me
 
-    if f["dataset"] == "corpus" or "corpus_level" in f:
-        return None
-    with warnings.catch_warnings():
+    if f["dataset"] == "corpus":
+        return None  # compare_systems on CorpusScores: the signature names the texts, not the systems compared
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
         warnings.simplefilter("ignore")
         ds = _dataset(f, cwd)
+        corpus = None
+        if "corpus_level" in f:  # the corpus metric recomputed from the texts the signature names
+            from metaeval.cli.source import corpus_statistics_for
+
+            candidates, references = f["corpus_texts"].split(",")
+            corpus = corpus_statistics_for(ds, f["corpus_level"].split(","), candidates, references)
         if "scorer" in f:
             return me.compare_systems(ds, f["scorer"], test=f["test"], n_resamples=int(f["resamples"]),
                                       alternative=f["alternative"], confidence_level=float(f["confidence"]),
@@ -425,7 +431,7 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
         return me.system_verdicts(ds, f["metrics"].split(","), f["human"],
                                   systems=f["compared_systems"].split(",") if "compared_systems" in f else None,
                                   test=f["test"], confidence_level=float(f["confidence"]),
-                                  n_resamples=int(f["resamples"]), rng=_seed(f))
+                                  n_resamples=int(f["resamples"]), rng=_seed(f), corpus_statistics=corpus)
 
 
 # -- power -------------------------------------------------------------------------------------------------------

@@ -189,6 +189,11 @@ def _check_systems(run) -> bool:
             assert _same(cells[4], row["delta"]), (run.where, cells, row)
             shown = cells[7]
             assert (row["pvalue"] < 0.001) if shown == "< 0.001" else _same(shown, row["pvalue"]), (cells, row)
+    elif "--pairs" in run.command:  # one row per system pair: deltas, p-values and every verdict
+        for k, (a, b) in enumerate(result.pairs):
+            cells = next(c for c in run.rows(a) if c[1] == b)  # a, b, human delta, human p, human, metrics...
+            assert _same(cells[2], result.human_deltas[k]), (run.where, cells)
+            assert cells[4:] == [str(result.human_verdicts[k]), *(str(v[k]) for v in result.metric_verdicts)], cells
     else:
         for row in frame.to_dict("records"):
             cells = run.row(row["metric"])  # metric, f1, agreement, n_used, n_skipped, confusion
@@ -203,7 +208,7 @@ def test_every_documented_system_comparison_and_verdict_is_rebuilt_from_its_sign
         for prefix in ("metaeval systems ", "metaeval verdicts "):
             for run in documented_runs(page, prefix):
                 runs += _check_systems(run)
-    assert runs >= 3  # systems (REALSumm, bootstrap), verdicts (bootstrap, randomization)
+    assert runs >= 4  # systems (REALSumm, bootstrap), verdicts (bootstrap, randomization, corpus BLEU pairs)
 
 
 def _check_power(run) -> None:

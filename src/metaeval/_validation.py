@@ -344,7 +344,10 @@ def corpus_flag(*sources) -> dict[str, Any]:
 def corpus_field(corpus: dict, metrics, levels) -> dict[str, Any]:
     """The signature field naming the corpus metrics used (system level only)."""
     used = tuple(m for m in metrics if m in corpus)
-    return {"corpus_level": used} if used and "system" in levels else {}
+    if not used or "system" not in levels:
+        return {}
+    texts = tuple(dict.fromkeys(corpus[m].source for m in used if getattr(corpus[m], "source", "")))
+    return {"corpus_level": used, **({"corpus_texts": ";".join(texts)} if texts else {})}
 
 
 def warn_if_undefined(statistic: float, what: str) -> None:

@@ -203,7 +203,8 @@ def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, con
             raise ParameterError(f"`scorer` must be None or {ds.name!r} for CorpusScores; got {scorer!r}.")
         scorer, stats, aggregate, labels = ds.name, ds.statistics, ds.aggregate, ds.systems
         valid = np.isfinite(stats).all(axis=2)
-        fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs)}
+        fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs),
+                  **({"texts": ds.source} if ds.source else {})}
     elif isinstance(ds, ScoreSet):
         if scorer is None:
             raise ParameterError("`scorer` must name a scorer of the ScoreSet; got None.")

@@ -370,8 +370,16 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
                                  f"one (score its segments with `metaeval score --metric {metric}` too).")
         options = _recorded_options(metric, recorded.get(metric))
         statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
-        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
+        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs,
+                                   source=f"{_file_names(candidates)},{_file_names(references)}")
     return out
+
+
+def _file_names(paths) -> str:
+    """The file name(s) of a texts argument (one path or several), for a signature."""
+    from pathlib import Path
+
+    return "+".join(Path(str(p)).name for p in ((paths,) if isinstance(paths, (str, os.PathLike)) else paths))
 
 
 def _recorded_signatures() -> dict[str, tuple[str, str]]:
