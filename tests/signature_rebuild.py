@@ -506,3 +506,41 @@ def rebuild_analysis(f: dict[str, str], cwd: Path):
                                   confidence_level=float(f["confidence"]),
                                   target_width=None if f["target_width"] == "none" else float(f["target_width"]),
                                   target_power=float(f["target_power"]), rng=_seed(f), **extra)
+
+
+# -- nuggets and extrinsic evaluation ------------------------------------------------------------------------------
+
+def rebuild_nuggets_extrinsic(f: dict[str, str], cwd: Path):
+    """The nugget F or extrinsic result a signature describes (None for another kind)."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.partition import extrinsic_correlation
+
+    analysis = f.get("analysis")
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")
+        if analysis == "nuggets" and f["source"] == "counts":
+            return me.nugget_scores(_find(f["counts"], cwd), beta=float(f["beta"]), allowance=float(f["allowance"]))
+        if analysis == "nuggets" and f["source"] == "matcher":
+            return me.match_nuggets(_find(f["nuggets"], cwd), _find(f["texts"], cwd), beta=float(f["beta"]),
+                                    allowance=float(f["allowance"]), match=f["match"],
+                                    **({"threshold": float(f["threshold"])} if f.get("threshold", "none") != "none"
+                                       else {}), stem=f["stem"] == "yes")
+        if analysis == "extrinsic-agreement":
+            return me.relevance_agreement(_find(f["source"], cwd), full_text=f["full_text"],
+                                          metrics=() if f.get("metrics", "none") == "none" else f["metrics"].split(","),
+                                          by_group=f["by_group"] == "yes")
+        if analysis == "partition-correlation" and "source" in f:
+            return extrinsic_correlation(_find(f["source"], cwd), metric=f["metric"], measures=f["measures"].split(","),
+                                         unit=f["unit"], full_text=f["full_text"], sizes=_numbers(f["sizes"], int),
+                                         n_partitions=int(f["partitions"]),
+                                         confidence_level=float(f["confidence_level"]), rng=_seed(f))
+    return None
+
+
+def _find(name: str, cwd: Path) -> Path:
+    """A file a signature names: in the sandbox, or among the repository's test data."""
+    found = [p for p in (cwd / name, *sorted((ROOT / "tests" / "data").rglob(name))) if p.is_file()]
+    assert found, f"no file {name!r}"
+    return found[0]

@@ -244,12 +244,14 @@ def _printed_numbers_are_rebuilt(run, result) -> int:
         value = getattr(result, field.name)
         if isinstance(value, (float, np.ndarray)) and np.asarray(value).dtype.kind in "fiu":
             values += np.asarray(value, dtype=float).ravel().tolist()
+        elif hasattr(value, "select_dtypes"):  # a table of the result (rates, categories, ...)
+            values += value.select_dtypes("number").to_numpy(dtype=float).ravel().tolist()
     values = [v for v in values if math.isfinite(v)]
     checked = 0
     for line in run.output:
         if "│" not in line:
             continue
-        for token in re.findall(r"-?\d*\.\d+", line):
+        for token in re.findall(r"(?<![\w.])-?\d*\.\d+", line):  # not inside a label (NYT1999.0196)
             digits = len(token.split(".")[1])
             shown = float(token)
             assert any(abs(v - shown) <= 0.5 * 10 ** -digits + 1e-12 for v in values), (run.where, line, token)
@@ -270,3 +272,17 @@ def test_every_documented_analysis_is_rebuilt_from_its_signature():
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
     assert runs >= 8  # delta x2, stability x2, top-k, gap x2, plan
+
+
+def test_every_documented_nugget_and_extrinsic_result_is_rebuilt_from_its_signature():
+    from signature_rebuild import rebuild_nuggets_extrinsic
+
+    runs = 0
+    for run in documented_runs("docs/nuggets-extrinsic.md", "metaeval "):
+        result = rebuild_nuggets_extrinsic(run.fields, run.cwd)
+        if result is None:
+            continue
+        assert without_version(str(result.signature)) == without_version(run.signature), run.where
+        assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
+        runs += 1
+    assert runs >= 4  # nuggets counts and match, extrinsic agreement and correlate
