@@ -544,3 +544,29 @@ def _find(name: str, cwd: Path) -> Path:
     found = [p for p in (cwd / name, *sorted((ROOT / "tests" / "data").rglob(name))) if p.is_file()]
     assert found, f"no file {name!r}"
     return found[0]
+
+
+# -- QARLA -------------------------------------------------------------------------------------------------------
+
+def rebuild_qarla(f: dict[str, str], cwd: Path):
+    """The QARLA result a signature describes: the texts file (in the sandbox or the shared data) and the
+    dataset of the human scores it names."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.qarla import qarla, qarla_similarities, read_qarla_texts
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        texts = next(p for p in (cwd / f["texts"], *sorted(SHARED_DATA.glob(f"*/{f['texts']}"))) if p.is_file())
+        candidates, references, sources = read_qarla_texts(texts)
+        inputs = f["input_labels"].split(",") if "input_labels" in f else int(f["inputs"])
+        sims = qarla_similarities(candidates, references, similarities=f["similarities"].split(","), inputs=inputs,
+                                  sources=sources)
+        ds = me.load_dataset(f["dataset"]) if "dataset" in f else None
+        result = qarla(sims, metric_sets=[s.split("+") for s in f["metric_sets"].split(";")], ds=ds,
+                       human=None if f.get("human", "none") == "none" else f["human"])
+    from dataclasses import replace
+
+    # the texts file is the CLI's field (the library sees the texts only)
+    return replace(result, signature=result.signature.with_fields(texts=f["texts"]))

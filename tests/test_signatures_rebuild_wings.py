@@ -286,3 +286,15 @@ def test_every_documented_nugget_and_extrinsic_result_is_rebuilt_from_its_signat
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
     assert runs >= 4  # nuggets counts and match, extrinsic agreement and correlate
+
+
+def test_every_documented_qarla_result_is_rebuilt_from_its_signature():
+    from signature_rebuild import rebuild_qarla
+
+    runs = 0
+    for run in documented_runs("docs/qarla.md", "metaeval qarla "):
+        result = rebuild_qarla(run.fields, run.cwd)
+        assert without_version(str(result.signature)) == without_version(run.signature), run.where
+        assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
+        runs += 1
+    assert runs >= 1  # SummEval, 5 inputs (the 100-input run is a slow example)
