@@ -301,6 +301,11 @@ def _dataset(f, cwd):
     """The ScoreSet of a ``dataset:``, ``subset:`` (none, or the systems kept) and ``aggregation:`` signature."""
     subset = f.get("subset", "none")
     ds = scores(f["dataset"], cwd)
+    options = _dataset_options(f["dataset"], subset)
+    if options:  # a packaged dataset's reproduction option (e.g. paper_mix_duplicate_bart=true)
+        import metaeval as me
+
+        ds, subset = me.load_dataset(f["dataset"], **options), "none"
     if subset.startswith("systems=") and ";" not in subset:
         ds = ds.subset(systems=subset[len("systems="):].split(","))
     else:
@@ -570,3 +575,45 @@ def rebuild_qarla(f: dict[str, str], cwd: Path):
 
     # the texts file is the CLI's field (the library sees the texts only)
     return replace(result, signature=result.signature.with_fields(texts=f["texts"]))
+
+
+def _dataset_options(name: str, subset: str) -> dict:
+    """``{option: value}`` when ``subset`` is a packaged dataset's ``option=value`` (the description its loader
+    gives an option, as ``--dataset-option`` passes it: a string); checked by loading it."""
+    import metaeval as me
+    from metaeval.data.datasets import list_datasets
+
+    if name not in {n for n, _ in list_datasets()} or not re.fullmatch(r"\w+=\w+", subset):
+        return {}
+    key, _, value = subset.partition("=")
+    try:
+        loaded = me.load_dataset(name, **{key: value})
+    except Exception:  # not an option of the dataset
+        return {}
+    return {key: value} if loaded.description == subset else {}
+
+
+# -- reproductions and the extrinsic partitions of a ScoreSet --------------------------------------------------------
+
+def rebuild_dataset_analysis(f: dict[str, str], cwd: Path):
+    """``reproduce summary-level`` (``analysis:paper-summary-level``) or ``extrinsic partition`` on a dataset
+    (``analysis:partition-correlation`` with ``dataset:``); None for another."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.paper import paper_summary_level
+    from metaeval.analyses.partition import scoreset_partition_correlation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if f.get("analysis") == "paper-summary-level":
+            extra = {"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}
+            flt = f["document_filter"]
+            return paper_summary_level(_dataset(f, cwd), f["human"], f["metrics"].split(","),
+                                       coefficient=f["coefficient"], significant_documents_only=flt != "none",
+                                       **({"alpha": float(flt.removeprefix("p<="))} if flt != "none" else {}), **extra)
+        if f.get("analysis") == "partition-correlation" and "dataset" in f:
+            return scoreset_partition_correlation(_dataset(f, cwd), f["metrics"].split(","), f["human"],
+                                                  sizes=_numbers(f["sizes"], int), n_partitions=int(f["partitions"]),
+                                                  confidence_level=float(f["confidence_level"]), rng=_seed(f))
+    return None

@@ -298,3 +298,18 @@ def test_every_documented_qarla_result_is_rebuilt_from_its_signature():
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
     assert runs >= 1  # SummEval, 5 inputs (the 100-input run is a slow example)
+
+
+def test_every_documented_reproduction_and_dataset_partition_is_rebuilt_from_its_signature():
+    from signature_rebuild import rebuild_dataset_analysis
+
+    runs = 0
+    for page in ("docs/reproductions.md", "docs/nuggets-extrinsic.md"):
+        for run in documented_runs(page, "metaeval "):
+            result = rebuild_dataset_analysis(run.fields, run.cwd)
+            if result is None:
+                continue
+            assert without_version(str(result.signature)) == without_version(run.signature), run.where
+            assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
+            runs += 1
+    assert runs >= 3  # summary-level with and without the paper's filter, the SummEval partitions

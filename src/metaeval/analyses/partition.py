@@ -176,7 +176,7 @@ def scoreset_partition_correlation(ds: ScoreSet, metrics: Any, human: str, *,
         x = ds.matrix(metric)
         both = np.isfinite(x) & np.isfinite(z)
         rows += _rows(metric, x[both], z[both], None, sizes, n_partitions, confidence_level, base, distributions)
-    return _finish(rows, sizes, n_partitions, confidence_level, distributions, human=human,
+    return _finish(rows, sizes, n_partitions, confidence_level, distributions, human=human, metrics=tuple(metrics),
                    **ds.signature_fields(), seed=seed)
 
 
