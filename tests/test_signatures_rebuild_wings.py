@@ -313,3 +313,24 @@ def test_every_documented_reproduction_and_dataset_partition_is_rebuilt_from_its
             assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
             runs += 1
     assert runs >= 3  # summary-level with and without the paper's filter, the SummEval partitions
+
+
+def test_every_documented_mt_run_from_score_files_is_rebuilt_from_its_signature():
+    """`metaeval mt` on --scores files: the data from the command line, everything else from the signature (read
+    back by tests/test_mt_signatures_report.py's reader, the protocol checked by its content hash). Runs on
+    corpus statistics, system-level files of mt-metrics-eval or rater waves are rebuilt there, on their own data."""
+    import metaeval as me
+    from signature_rebuild import command_data
+    from test_mt_signatures_report import _call_from_signature
+
+    runs = 0
+    for run in documented_runs("docs/mt.md", "metaeval mt --scores "):
+        f = run.fields
+        if f.get("corpus_level", "none") != "none" or "rater_waves" in f or "system_level" in f:
+            continue
+        data = command_data(run.command, f["human"], run.cwd)
+        result = me.mt_evaluate(data, f["metrics"].split(","), **_call_from_signature(run.signature))
+        assert without_version(str(result.signature)) == without_version(run.signature), run.where
+        assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
+        runs += 1
+    assert runs >= 2  # WMT23-style en-de and zh-en, and the WMT25 protocol
