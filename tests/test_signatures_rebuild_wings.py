@@ -1,5 +1,7 @@
-"""Every documented result of the judges, spans and human wings is rebuilt from its printed signature alone
-(issue 41 item 2: "a test: rebuild every documented example's number from its printed signature alone").
+"""Every documented result of the judges, spans, human-judgment, mt audit, system comparison and verdict, power,
+analysis (delta, stability, top-k, gap, plan), nugget, extrinsic, QARLA and reproduction commands, and the `mt`
+runs on score files, is rebuilt from its printed signature alone (issue 41 item 2: "a test: rebuild every
+documented example's number from its printed signature alone").
 
 For each page, the examples run in the docs runner's sandbox (the scripts that write the input files are run;
 the commands that print a signature are not: tests/test_docs_examples.py pins that they print what the page
