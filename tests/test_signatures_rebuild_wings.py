@@ -336,3 +336,18 @@ def test_every_documented_mt_run_from_score_files_is_rebuilt_from_its_signature(
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
     assert runs >= 2  # WMT23-style en-de and zh-en, and the WMT25 protocol
+
+
+def test_systems_chosen_in_python_are_signed_and_rebuild_the_comparison():
+    """`compare_systems(..., systems=[...])` signed the count only (issue 41 item 2): the names rebuild it."""
+    import metaeval as me
+    from signature_rebuild import fields
+
+    ds = me.load_dataset("realsumm")
+    first = me.compare_systems(ds, "litepyramid.recall", systems=["t5_out_11B", "bart_out"], n_resamples=200, rng=3)
+    f = fields(str(first.signature))
+    assert f["compared_systems"] == "t5_out_11B,bart_out"
+    again = me.compare_systems(ds, f["scorer"], systems=f["compared_systems"].split(","), test=f["test"],
+                               n_resamples=int(f["resamples"]), rng=int(f["seed"]))
+    assert str(again.signature) == str(first.signature)
+    assert again.pvalues.tolist() == first.pvalues.tolist() and again.deltas.tolist() == first.deltas.tolist()

@@ -311,6 +311,8 @@ def compare_systems(
         for p in range(len(pairs)):
             low[p], high[p] = percentile_interval(samples[p], confidence_level)
     scores = np.asarray(aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
+    if systems is not None:  # the systems compared, by name (issue 41: a signature rebuilds its number)
+        fields = {**fields, "compared_systems": labels}
     signature = Signature.of(**fields, scorer=scorer, test=test, alternative=alternative, correction=correction,
                              confidence=confidence_level, resamples=2 ** stats.shape[1] if exact else n_resamples,
                              exact=exact, seed=None if exact else seed)
