@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import defaults, vocabulary
-from .data.scoreset import ScoreSet
+from .data.scoreset import DEFAULT_AGGREGATION, ScoreSet
 from .errors import (
     DataWarning,
     DegenerateDataError,
@@ -118,9 +118,24 @@ def check_scores(ds: Any, human: Any, metrics: Any = None, *, minimum: int = 1,
     if human_name and not isinstance(human, str):
         raise ParameterError(f"`human` must be a scorer name; got {human!r}.")
     ds.require(human, param="human")
+    check_gold_aggregation(ds, human)
     metrics = check_metrics(ds, metrics, human, minimum=minimum)
     return CheckedScores(ds, human, metrics)
 
+
+
+def check_gold_aggregation(ds: ScoreSet, human: str, *, param: str = "aggregation", language_pair: str | None = None) -> None:
+    """Refuse a non-mean ``ds.aggregation`` when ``human`` has one score per cell: nothing is aggregated, so the
+    choice would be silently ignored (an MQM ratings file's ``mqm`` is already the mean of its raters). One
+    message for the CLI (``param='--aggregation'``), ``metaeval mt`` (``language_pair``) and the Python API."""
+    if ds.aggregation == DEFAULT_AGGREGATION or human not in ds.scorers or ds.n_annotators(human) != 1:
+        return
+    mqm = bool(ds.description and ds.description.startswith("MQM ratings"))
+    where = f"language pair {language_pair!r}: " if language_pair is not None else ""
+    raise ParameterError(
+        f"`{param}` must be {DEFAULT_AGGREGATION!r} when the gold has one score per cell ({where}{human!r}"
+        + (", the mean of its raters as an MQM ratings file gives it" if mqm else "")
+        + f"; nothing to aggregate); got {ds.aggregation!r}.")
 
 def check_pair(ds: ScoreSet, metric: Any, human: Any, corpus_statistics: Any = None) -> CheckedScores:
     """The door of one correlation of ``metric`` with ``human`` (the metric may be any scorer, the human too):
@@ -135,6 +150,7 @@ def check_pair(ds: ScoreSet, metric: Any, human: Any, corpus_statistics: Any = N
         ds = scored_systems(ds, human, (metric,))
     ds.require(metric, param="metric")
     ds.require(human, param="human")
+    check_gold_aggregation(ds, human)
     return CheckedScores(ds, human, (metric,), corpus)
 
 
@@ -328,7 +344,10 @@ def corpus_flag(*sources) -> dict[str, Any]:
 def corpus_field(corpus: dict, metrics, levels) -> dict[str, Any]:
     """The signature field naming the corpus metrics used (system level only)."""
     used = tuple(m for m in metrics if m in corpus)
-    return {"corpus_level": used} if used and "system" in levels else {}
+    if not used or "system" not in levels:
+        return {}
+    texts = tuple(dict.fromkeys(corpus[m].source for m in used if getattr(corpus[m], "source", "")))
+    return {"corpus_level": used, **({"corpus_texts": ";".join(texts)} if texts else {})}
 
 
 def warn_if_undefined(statistic: float, what: str) -> None:

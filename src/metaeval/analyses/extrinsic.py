@@ -123,6 +123,14 @@ def _rates(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+def source_field(judgments: Any) -> dict:
+    """``{"source": FILE NAME}`` when the judgments were given as a path (issue 41: a signature names its data)."""
+    import os
+    from pathlib import Path
+
+    return {"source": Path(judgments).name} if isinstance(judgments, (str, os.PathLike)) else {}
+
+
 def relevance_agreement(judgments: Any, *, full_text: str = defaults.FULL_TEXT_CONDITION,
                         metrics: Any = (), by_group: bool = False) -> RelevanceAgreementResult:
     """Relevance-Prediction and LDC-Agreement of each surrogate condition (Dorr et al. 2005).
@@ -189,7 +197,8 @@ def relevance_agreement(judgments: Any, *, full_text: str = defaults.FULL_TEXT_C
     totals = categories.groupby("condition")["n"].transform("sum")
     categories.insert(4, "share", categories["n"] / totals)
     points = judgment_points(frame[surrogate], metrics)
-    signature = Signature.of(analysis="extrinsic-agreement", full_text=full_text, conditions=len(conditions) - 1,
+    signature = Signature.of(analysis="extrinsic-agreement", **source_field(judgments), metrics=metrics or None,
+                             full_text=full_text, conditions=len(conditions) - 1,
                              subjects=frame["subject"].nunique(), documents=frame["document"].nunique(),
                              gold=table.has("gold"), by_group=by_group)
     kept = ["subject", "document", "condition", "group", "judgment", "full_judgment", "agree", "correct", *metrics]

@@ -364,7 +364,8 @@ def gap_agreement(
                       MetaevalWarning, stacklevel=2)
     signature = Signature.of(
         **ds.signature_fields(), analysis="gap", metrics=list(metrics), human=human, level="system",
-        model="firth-logistic", deltas=[float(d) for d in deltas], full_test_set=full_test_set,
+        model="firth-logistic", deltas=[float(d) for d in deltas], grid_points=grid_points, bins=n_bins,
+        full_test_set=full_test_set,
         **iv.corpus_field(corpus, metrics, ("system",)), ci="boot-inputs", resamples=n_resamples, confidence=confidence_level, seed=seed,
         **iv.tie_field(rtol),
     )

@@ -98,6 +98,14 @@ def _check_beta(beta: Any, allowance: Any) -> tuple[float, float]:
     return values[0], values[1]
 
 
+def _files(**given: Any) -> dict:
+    """The signature fields naming the files among ``given`` (tables given as frames are not named)."""
+    import os
+    from pathlib import Path
+
+    return {key: Path(value).name for key, value in given.items() if isinstance(value, (str, os.PathLike))}
+
+
 def _result(frame: pd.DataFrame, beta: float, allowance: float, source: str, n_unmatchable: int,
             **fields: Any) -> NuggetScoresResult:
     r, a = frame["vital_matched"].to_numpy(float), frame["okay_matched"].to_numpy(float)
@@ -161,7 +169,7 @@ def nugget_scores(counts: Any, *, beta: float = defaults.NUGGET_BETA,
                                  f"({frame['vital_total'].iat[k]:g}); got {frame['vital_matched'].iat[k]:g}.",
                                  row=int(row), column="vital_matched")
     _check_unique(frame, table)
-    return _result(frame, beta, allowance, "counts", 0)
+    return _result(frame, beta, allowance, "counts", 0, **_files(counts=counts))
 
 
 def _check_unique(frame: pd.DataFrame, table) -> None:
@@ -233,7 +241,8 @@ def match_nuggets(nuggets: Any, texts: Any, *, beta: float = defaults.NUGGET_BET
                      "length": float(response_length(text))})
     frame = pd.DataFrame(rows)
     _check_unique(frame, responses)
-    return _result(frame, beta, allowance, "matcher", unmatchable, **matcher.signature_fields())
+    return _result(frame, beta, allowance, "matcher", unmatchable, **_files(nuggets=nuggets, texts=texts),
+                   **matcher.signature_fields())
 
 
 def litepyramid_nuggets(result: Any, texts: Mapping[tuple[str, str], str], *, beta: float = defaults.NUGGET_BETA,

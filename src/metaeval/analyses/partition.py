@@ -176,7 +176,7 @@ def scoreset_partition_correlation(ds: ScoreSet, metrics: Any, human: str, *,
         x = ds.matrix(metric)
         both = np.isfinite(x) & np.isfinite(z)
         rows += _rows(metric, x[both], z[both], None, sizes, n_partitions, confidence_level, base, distributions)
-    return _finish(rows, sizes, n_partitions, confidence_level, distributions, human=human,
+    return _finish(rows, sizes, n_partitions, confidence_level, distributions, human=human, metrics=tuple(metrics),
                    **ds.signature_fields(), seed=seed)
 
 
@@ -232,5 +232,7 @@ def extrinsic_correlation(judgments: Any, *, metric: str, measures: Any = MEASUR
             tag = "RP" if measure == "relevance-prediction" else "LDC"
             rows += _rows(f"{condition} ({tag})", part[metric].to_numpy(float)[keep], part[column].to_numpy(float)[keep],
                           counts[keep], sizes, n_partitions, confidence_level, base, distributions)
-    return _finish(rows, sizes, n_partitions, confidence_level, distributions, metric=metric, measures=measures,
-                   unit=unit, full_text=full_text, seed=seed)
+    from .extrinsic import source_field
+
+    return _finish(rows, sizes, n_partitions, confidence_level, distributions, **source_field(judgments),
+                   metric=metric, measures=measures, unit=unit, full_text=full_text, seed=seed)

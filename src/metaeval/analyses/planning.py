@@ -367,8 +367,8 @@ def plan_annotation(
         **ds.signature_fields(), analysis="plan", metric=metric, metric_b=metric_b, human=human, level=level,
         coefficient=coefficient, ci=f"boot-{method}", test=f"{'perm' if test == 'permutation' else 'boot'}-{method}"
         if metric_b else None, alternative=alternative, alpha=alpha, n_systems=list(n_systems), n_inputs=list(n_inputs),
-        repetitions=n_repetitions, resamples=n_resamples, confidence=confidence_level, seed=seed,
-        **iv.tie_field(rtol),
+        repetitions=n_repetitions, resamples=n_resamples, confidence=confidence_level, target_width=target_width,
+        target_power=target_power, seed=seed, **iv.tie_field(rtol),
     )
     return AnnotationPlanResult(
         metric=metric, metric_b=metric_b, human=human, level=level, coefficient=coefficient, method=method,

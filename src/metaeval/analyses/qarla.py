@@ -176,6 +176,7 @@ def qarla_similarities(candidates: Mapping[str, Mapping[str, str]], references: 
     -------
     QarlaSimilarities
     """
+    labelled = inputs is not None and not isinstance(inputs, (int, np.integer))  # labels: signed by name
     names, systems, inputs, m, sources = _similarities_iv(candidates, references, similarities, inputs, sources)
     k = len(systems) + m
     values = np.empty((len(names), len(inputs), k, k))
@@ -186,7 +187,8 @@ def qarla_similarities(candidates: Mapping[str, Mapping[str, str]], references: 
             progress()
     tvm_source = "none" if not any(n.startswith("tvm") for n in names) else ("given" if sources else "summaries")
     signature = Signature.of(analysis="qarla-similarities", similarities=",".join(names), systems=len(systems),
-                             inputs=len(inputs), models=m, tvm_source=tvm_source)
+                             inputs=len(inputs), **({"input_labels": ",".join(inputs)} if labelled else {}),
+                             models=m, tvm_source=tvm_source)
     return QarlaSimilarities(names, systems, inputs, m, values, signature)
 
 
@@ -371,7 +373,8 @@ def qarla(similarities: QarlaSimilarities, *, metric_sets: Sequence[Sequence[str
         pearson = np.array([correlation(q[ok], human_scores[ok], "pearson") for q in queen], dtype=float)
         kendall = np.array([correlation(q[ok], human_scores[ok], "kendall-b") for q in queen], dtype=float)
     signature = similarities.signature.with_fields(analysis="qarla", metric_sets=";".join("+".join(s) for s in sets),
-                                                   human=human, triples="distinct", king="leave-one-out-strict")
+                                                   human=human, **({} if ds is None else {"dataset": ds.name}),
+                                                   triples="distinct", king="leave-one-out-strict")
     return QarlaResult(metric_sets=tuple("+".join(s) for s in sets), systems=similarities.systems,
                        n_inputs=len(similarities.inputs), n_models=similarities.n_models,
                        king=np.array([r.king for r in rows]),

@@ -203,7 +203,8 @@ def _compare_systems_iv(ds, scorer, systems, test, n_resamples, alternative, con
             raise ParameterError(f"`scorer` must be None or {ds.name!r} for CorpusScores; got {scorer!r}.")
         scorer, stats, aggregate, labels = ds.name, ds.statistics, ds.aggregate, ds.systems
         valid = np.isfinite(stats).all(axis=2)
-        fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs)}
+        fields = {"dataset": "corpus", "systems": len(labels), "inputs": len(ds.inputs),
+                  **({"texts": ds.source} if ds.source else {})}
     elif isinstance(ds, ScoreSet):
         if scorer is None:
             raise ParameterError("`scorer` must name a scorer of the ScoreSet; got None.")
@@ -310,6 +311,8 @@ def compare_systems(
         for p in range(len(pairs)):
             low[p], high[p] = percentile_interval(samples[p], confidence_level)
     scores = np.asarray(aggregate(np.where(valid[..., None], stats, 0.0).sum(axis=1)), dtype=float)
+    if systems is not None:  # the systems compared, by name (issue 41: a signature rebuilds its number)
+        fields = {**fields, "compared_systems": labels}
     signature = Signature.of(**fields, scorer=scorer, test=test, alternative=alternative, correction=correction,
                              confidence=confidence_level, resamples=2 ** stats.shape[1] if exact else n_resamples,
                              exact=exact, seed=None if exact else seed)

@@ -303,10 +303,10 @@ def system_verdicts(
         f1[i] = weighted_f1(h_verdicts[ok], m_verdicts[i][ok])
         agreement[i] = float(np.mean(h_verdicts[ok] == m_verdicts[i][ok]))
     fields = dict(ds.signature_fields())
-    fields.update(human=human, test=test, alternative="two-sided", confidence=confidence_level,
+    fields.update(human=human, metrics=tuple(metrics), test=test, alternative="two-sided", confidence=confidence_level,
                   resamples=n_resamples, **iv.corpus_field(corpus, metrics, ("system",)), seed=seed)
     if systems is not None:
-        fields["compared_systems"] = len(rows)
+        fields["compared_systems"] = labels  # by name: a signature rebuilds its number (issue 41)
     return SystemVerdictsResult(
         metrics=metrics, human=human, systems=labels, pairs=tuple((labels[a], labels[b]) for a, b in pairs),
         test=test, confidence_level=confidence_level, n_resamples=n_resamples, human_deltas=h_deltas,

@@ -304,6 +304,14 @@ def _texts(texts, n_documents):
     return read_summary_texts(texts, n_documents=n_documents)
 
 
+def _signed_texts(result, texts, n_documents):
+    """``result`` with the texts file it was computed from in its signature (the library sees only the texts)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    return replace(result, signature=result.signature.with_fields(texts=Path(texts).name, n_documents=n_documents))
+
+
 @human.command("jackknife")
 @_located_by("texts")
 @_texts_options
@@ -314,6 +322,7 @@ def jackknife(texts, n_documents, metric, metric_option, measure, format, output
         raise click.UsageError("Missing option '--texts'.")
     candidates, references = _texts(texts, n_documents)
     result = jackknife_scores(candidates, references, scorer=_scorer(metric, metric_option), measure=measure)
+    result = _signed_texts(result, texts, n_documents)
     n_docs, m = result.scoreset.shape[1], result.n_references
     lines = [f"jackknifed {measure}: {len(candidates)} systems and {m} human references, each scored against"
              f" {m - 1} references, {n_docs} documents",
@@ -343,6 +352,7 @@ def cross(texts, n_documents, metric, metric_option, measure, judgments, humans_
     scorer = _scorer(metric, metric_option)
     result = cross_comprehension(references, scorer=scorer, measure=measure,
                                  candidates=None if humans_only else candidates)
+    result = _signed_texts(result, texts, n_documents)
     m = len(result.matrix)
     lines = [f"cross-comprehension under {measure}: {m} human summaries per document, {len(result.documents)}"
              f" documents; human level (mean over ordered pairs of authors) {result.human_level:.4f}"]

@@ -49,6 +49,11 @@ def qarla(texts, similarity, set, inputs, source, plot, format, output):
         sims = qarla_similarities(candidates, references, similarities=similarity or DEFAULT_SIMILARITIES,
                                   inputs=inputs, sources=sources, progress=bar.task("similarities (inputs)", total))
     result = run_qarla(sims, metric_sets=set or None, ds=ds, human=human if ds is not None else None)
+    from dataclasses import replace
+    from pathlib import Path
+
+    # the texts file: the library sees the texts only (issue 41: a signature names its data)
+    result = replace(result, signature=result.signature.with_fields(texts=Path(texts).name))
     if plot:
         save_qarla_figure(result, plot)
     render(result, format, result.to_frame(), _tables, output)

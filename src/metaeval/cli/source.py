@@ -315,13 +315,10 @@ def load_source(source: Source, *, other_files: tuple[str, ...] = (),
             ds = without_systems(ds, source.exclude_system)
         if source.reading.aggregation != ds.aggregation:
             ds = ds.with_aggregation(source.reading.aggregation)
-        if human is not None and ds.aggregation != DEFAULT_AGGREGATION and ds.n_annotators(human) == 1:
-            # refused as `metaeval mt` refuses it, instead of ignored (issue 41 item 2)
-            mqm = bool(ds.description and ds.description.startswith("MQM ratings"))
-            raise ParameterError(
-                f"`--aggregation` must be {DEFAULT_AGGREGATION!r} when the gold has one score per cell ({human!r}"
-                + (", the mean of its raters as an MQM ratings file gives it" if mqm else "")
-                + f"; nothing to aggregate); got {ds.aggregation!r}.")
+        if human is not None:  # refused as `metaeval mt` refuses it, instead of ignored (issue 41 item 2)
+            from .._validation import check_gold_aggregation
+
+            check_gold_aggregation(ds, human, param="--aggregation")
         if n_resamples is not None:
             from .._validation import check_resample_memory
 
@@ -373,8 +370,16 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
                                  f"one (score its segments with `metaeval score --metric {metric}` too).")
         options = _recorded_options(metric, recorded.get(metric))
         statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
-        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs)
+        out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs,
+                                   source=f"{_file_names(candidates)},{_file_names(references)}")
     return out
+
+
+def _file_names(paths) -> str:
+    """The file name(s) of a texts argument (one path or several), for a signature."""
+    from pathlib import Path
+
+    return "+".join(Path(str(p)).name for p in ((paths,) if isinstance(paths, (str, os.PathLike)) else paths))
 
 
 def _recorded_signatures() -> dict[str, tuple[str, str]]:

@@ -42,6 +42,7 @@ def _compare_iv(ds, metric_a, metric_b, human, level, coefficient, undefined, al
     x = iv.metric_scores(ds, metric_a, corpus, level, param="metric_a")
     y = iv.metric_scores(ds, metric_b, corpus, level, param="metric_b")
     z = iv.human_scores(ds, human)
+    iv.check_gold_aggregation(ds, human)
     iv.check_level_design(ds, level)
     return ds, x, y, z, level, coefficient, undefined, alternative
 

@@ -269,7 +269,7 @@ def agreement(source: PyramidAnnotations | ScoreSet, scorer: str | None = None, 
             labels = keys["document"] + "\x1f" + keys["system"]
         elif by != "dataset":
             labels = keys[by]
-        name = "votes"
+        name = source.source or "votes"
     else:
         raters = rater_scorers(source, scorer) if source.n_annotators(scorer) < 2 else ()
         array = (np.stack([source.matrix(r) for r in raters], axis=2) if raters else source.annotations(scorer))

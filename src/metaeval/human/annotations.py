@@ -61,12 +61,16 @@ class PyramidAnnotations:
         ``(document, system) -> summary text`` where the files carry it.
     has_workers : bool
         Whether every vote carries a worker id (needed to drop a document's noisiest worker).
+    source : str
+        Where the votes were read (``realsumm:<folder>``, or the votes files joined by ``+``; empty when built in
+        Python): the ``source`` field of the signatures computed from them (issue 41: a signature names its data).
     """
 
     votes: pd.DataFrame
     scus: pd.DataFrame
     texts: dict = field(default_factory=dict, repr=False)
     has_workers: bool = False
+    source: str = ""
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -97,7 +101,7 @@ class PyramidAnnotations:
         heads = votes.drop_duplicates(["document", "system"])
         summaries = set(zip(heads["document"].tolist(), heads["system"].tolist()))
         texts = {k: v for k, v in self.texts.items() if k in summaries}
-        return PyramidAnnotations(votes, self.scus, texts, self.has_workers)
+        return PyramidAnnotations(votes, self.scus, texts, self.has_workers, self.source)
 
     def scored_votes(self) -> pd.DataFrame:
         """The votes on non-BLANK SCUs, the ones that count in scores and agreement."""
@@ -131,7 +135,8 @@ class PyramidAnnotations:
         texts: dict = {}
         for part in parts:
             texts.update(part.texts)
-        return PyramidAnnotations(votes, parts[0].scus, texts, all(p.has_workers for p in parts))
+        return PyramidAnnotations(votes, parts[0].scus, texts, all(p.has_workers for p in parts),
+                                  "+".join(dict.fromkeys(p.source for p in parts if p.source)))
 
 
 def natural_key(label: str) -> tuple:
@@ -372,7 +377,7 @@ def _read_mturk(path, scus, documents, system_label) -> PyramidAnnotations:
         for k, scu in enumerate(ids, start=1):
             column = f"Answer.S{k}Answer"
             collector.add(doc, system, assignment, worker, scu, _vote_value(path, row[column], line, column), line)
-    return PyramidAnnotations(collector.frame(), scus, texts, has_workers)
+    return PyramidAnnotations(collector.frame(), scus, texts, has_workers, Path(path).name)
 
 
 _SIMPLE_LIST = re.compile(r"\[\s*'[^'\\]*'(?:\s*,\s*'[^'\\]*')*\s*\]")
@@ -432,7 +437,7 @@ def _read_long(path, scus, documents, system_label) -> PyramidAnnotations:
                                  row=line, column=column)
         seen[key] = line
         collector.add(doc, system, assignment, worker, scu, _vote_value(path, row["vote"], line, "vote"), line)
-    return PyramidAnnotations(collector.frame(), scus, {}, has_workers)
+    return PyramidAnnotations(collector.frame(), scus, {}, has_workers, Path(path).name)
 
 
 def votes_reliability_data(annotations: PyramidAnnotations):

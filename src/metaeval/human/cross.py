@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -275,8 +276,10 @@ def cross_comprehension_labels(judgments: pd.DataFrame) -> CrossComprehensionLab
     B. Kolluru, Y. Gotoh (2005). On the Subjectivity of Human Authored Summaries. ACL-05 Workshop on
     Intrinsic and Extrinsic Evaluation Measures for MT and/or Summarization, 9-16 (sections 4-5).
     """
+    source = judgments.attrs.get("source") if isinstance(judgments, pd.DataFrame) else None
     frame = _labels_iv(judgments)
-    signature = Signature.of(statistic="cross-comprehension-labels", judgments=len(frame),
+    signature = Signature.of(statistic="cross-comprehension-labels", **({"source": source} if source else {}),
+                             judgments=len(frame),
                              documents=int(frame["document"].nunique()), authors=int(frame["summary"].nunique()))
     return CrossComprehensionLabelsResult(_shares(frame, "summary"), _shares(frame, "questions"),
                                           _shares(frame, None), len(frame), signature)
@@ -314,4 +317,6 @@ def read_cross_judgments(path) -> pd.DataFrame:
         columns[name] = values
     if not columns["label"]:
         raise InputFileError(path, "the file must hold at least one judged question; got none.")
-    return pd.DataFrame(columns)
+    frame = pd.DataFrame(columns)
+    frame.attrs["source"] = Path(str(path)).name  # the signature's `source` (issue 41: a signature names its data)
+    return frame

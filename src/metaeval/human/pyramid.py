@@ -158,7 +158,8 @@ def filter_workers(annotations: PyramidAnnotations) -> tuple[PyramidAnnotations,
             rows.append((doc, top["worker"], int(top["disagreements"]), "most disagreements with the majority"))
     all_votes = annotations.votes
     keep = ~pd.Series(list(zip(all_votes["document"], all_votes["worker"]))).isin(drop).to_numpy()
-    kept = PyramidAnnotations(all_votes[keep].reset_index(drop=True), annotations.scus, annotations.texts, True)
+    kept = PyramidAnnotations(all_votes[keep].reset_index(drop=True), annotations.scus, annotations.texts, True,
+                              annotations.source)
     dropped = pd.DataFrame(rows, columns=["document", "worker", "disagreements", "reason"])
     return kept, dropped
 
@@ -228,7 +229,8 @@ def litepyramid(annotations: PyramidAnnotations, *, worker_filter: str = default
     documents = sorted(summaries["document"].unique(), key=natural_key)
     matrix = (summaries.pivot(index="system", columns="document", values="score")
               .reindex(index=systems, columns=documents).to_numpy(dtype=float))
-    signature = Signature.of(human=SCORER, worker_filter=worker_filter, ties=ties, blank="excluded",
+    signature = Signature.of(human=SCORER, **({"source": annotations.source} if annotations.source else {}),
+                             worker_filter=worker_filter, ties=ties, blank="excluded",
                              systems=len(systems), documents=len(documents))
     scoreset = ScoreSet({SCORER: matrix}, systems=systems, inputs=documents, humans=[SCORER], name="litepyramid",
                         description=f"LitePyramid from votes; worker_filter {worker_filter}; ties {ties}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -87,7 +88,7 @@ def read_realsumm_annotations(directory: str | Path) -> PyramidAnnotations:
         for path in files:
             system = ABSTRACTIVE_BART if folder.endswith("abs_systems") and path.name.startswith("bart_out") else None
             parts.append(read_votes(path, scus=scus, documents=documents, system=system))
-    return PyramidAnnotations.concat(parts)
+    return replace(PyramidAnnotations.concat(parts), source=f"realsumm:{directory.name}")
 
 
 _TOKENS = re.compile(r"</?t>|<unk>|\[unk\]|-[lr][rsc]b-")

@@ -136,7 +136,9 @@ def read_coverage(path: str | Path) -> pd.DataFrame:
             raise InputFileError(path, "a coverage must be all, most, some, hardly any, none or a number in [0, 1];"
                                  f" got {raw!r}.", row=int(line), column="coverage")
         out["coverage"].append(value)
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(out)
+    frame.attrs["source"] = Path(path).name  # the signature's `source` (issue 41: a signature names its data)
+    return frame
 
 
 def performance_groups(low, high) -> np.ndarray:
@@ -257,6 +259,7 @@ def weighted_retention(judgments: pd.DataFrame, *, threshold: float | None = Non
     Lin, C.-Y. & Hovy, E. (2002). Manual and Automatic Evaluation of Summaries. Proceedings of the ACL-02
     Workshop on Automatic Summarization (DUC 2002).
     """
+    source = judgments.attrs.get("source") if isinstance(judgments, pd.DataFrame) else None
     frame, threshold, limit = _retention_iv(judgments, threshold, limit)
     cells = frame.groupby(["system", "document", "unit"])["coverage"]
     combined = pd.DataFrame({"min": cells.min(), "max": cells.max(), "majority": cells.agg(_majority_value),
@@ -277,6 +280,7 @@ def weighted_retention(judgments: pd.DataFrame, *, threshold: float | None = Non
     groups = performance_groups(low, high)
     n_rankings = count_rankings(low, high, limit=limit)
     signature = Signature.of(statistic="weighted-retention" if threshold is None else "recall-at-threshold",
+                             **({"source": source} if source else {}),
                              threshold=threshold, combinations=COMBINATIONS, majority_ties="lowest",
                              systems=len(systems), documents=len(documents))
     return RetentionResult(ds, system_scores.reset_index(), low, high, groups, n_rankings, threshold, n_repeated,

@@ -357,7 +357,8 @@ def judge_agreement(comparisons: Comparisons, judges=None, *, humans, ties: str 
     ranks = significance_clusters(stat, pvalues, alpha=alpha)
     table["rank"] = ranks
     table["rank_range"] = rank_ranges(ranks)
-    sig = Signature.of(analysis="judge-agree", **comparisons.signature_fields(), humans=_listed(humans), ties=ties,
+    sig = Signature.of(analysis="judge-agree", **comparisons.signature_fields(), judges=_listed(judges),
+                       humans=_listed(humans), ties=ties,
                        resampling="inputs", n_resamples=n_resamples, n_permutations=n_permutations,
                        confidence_level=confidence_level, correction=correction, alpha=alpha,
                        kappa="both-orientations", even_split=even_split, seed=seed)

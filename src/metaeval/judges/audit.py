@@ -49,7 +49,7 @@ from ..errors import ParameterError, check_int
 from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from . import resampling as rs
-from .agreement import key_verdicts
+from .agreement import _listed, key_verdicts
 from .length_bias import length_effect as _length
 from .length_bias import logistic_fit  # noqa: F401 (re-exported: the audit's regression)
 from .comparisons import FIRST, SECOND, TIE, Comparisons
@@ -236,6 +236,7 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     """
     if not isinstance(comparisons, Comparisons):
         raise ParameterError(f"`comparisons` must be a Comparisons; got {type(comparisons).__name__}.")
+    chosen = judges
     judges = comparisons.judges if judges is None else ((judges,) if isinstance(judges, str) else tuple(judges))
     comparisons.judged_by(judges)
     n_resamples = check_int("n_resamples", n_resamples, minimum=0)
@@ -314,7 +315,10 @@ def judge_audit(comparisons: Comparisons, judges=None, *, n_resamples: int = def
     notes = [text if who == [None] else
              f"{'every judge' if len(who) == len(judges) and len(judges) > 1 else ', '.join(who)}: {text}"
              for text, who in grouped.items()]
-    sig = Signature.of(analysis="judge-audit", **comparisons.signature_fields(), resampling="inputs",
+    family_field = {"families": ";".join(f"{j}=" + "+".join(comparisons.systems[k] for k in sorted(codes))
+                                         for j, codes in families.items())} if families else {}
+    sig = Signature.of(analysis="judge-audit", **comparisons.signature_fields(),
+                       judges="all" if chosen is None else _listed(judges), **family_field, resampling="inputs",
                        n_resamples=n_resamples, confidence_level=confidence_level,
                        length_model="logistic-with-system-effects",
                        length_covariance="cluster-robust", seed=seed)

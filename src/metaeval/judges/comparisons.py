@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _validation as iv
 from .. import defaults
+from ..data.scoreset import DEFAULT_AGGREGATION, ScoreSet
 from ..errors import DegenerateDataError, ParameterError
 from ..stats.correlations.ties import are_tied, tie_tolerances
 from ..vocabulary import VERDICTS
@@ -45,6 +46,11 @@ class Comparisons:
         Length of the two outputs (any unit: characters, tokens).
     source : str
         Where the comparisons come from (a file, or ``scores:<scorer>``).
+    origin : tuple of (str, str)
+        The other settings that made them, as signature fields after ``source`` (so that a signature rebuilds
+        its comparisons, issue 41): the reading options that are not the default (``columns``, ``where``,
+        ``verdict_map``, ``judge``, ``format``), or the scores' ``dataset``, ``subset``, ``aggregation`` and
+        ``annotators``.
     tie_tolerance : float or None
         The tie tolerance of the verdicts made from scores (:func:`comparisons_from_scores`); None for
         comparisons read as verdicts. A non-default value is a field of every signature computed from them.
@@ -72,11 +78,13 @@ class Comparisons:
     tie_tolerance: float | None = None
     ratings: dict | None = field(default=None, repr=False)
     presented: bool = True
+    origin: tuple[tuple[str, str], ...] = ()
 
     def signature_fields(self) -> dict:
-        """The fields every signature computed from these comparisons starts with: ``source`` and, when the
-        verdicts were made from scores with a non-default tie tolerance, ``tie_tolerance``."""
-        return {"source": self.source, **({} if self.tie_tolerance is None else iv.tie_field(self.tie_tolerance))}
+        """The fields every signature computed from these comparisons starts with: ``source``, when the verdicts
+        were made from scores with a non-default tie tolerance ``tie_tolerance``, then the ``origin``."""
+        return {"source": self.source, **({} if self.tie_tolerance is None else iv.tie_field(self.tie_tolerance)),
+                **dict(self.origin)}
 
     @property
     def n_comparisons(self) -> int:
@@ -167,7 +175,8 @@ def check_verdicts(values: np.ndarray) -> np.ndarray:
 
 def make_comparisons(*, systems, inputs, judges, input, first, second, judge, verdict, repeat=None,
                      first_length=None, second_length=None, source: str = "",
-                     tie_tolerance: float | None = None, ratings=None, presented: bool = True) -> Comparisons:
+                     tie_tolerance: float | None = None, ratings=None, presented: bool = True,
+                     origin: tuple[tuple[str, str], ...] = ()) -> Comparisons:
     """Build :class:`Comparisons` from codes, checking shapes and that no row compares a system with itself."""
     arrays = [np.asarray(a, dtype=np.int64) for a in (input, first, second, judge)]
     verdict = check_verdicts(verdict)
@@ -191,7 +200,8 @@ def make_comparisons(*, systems, inputs, judges, input, first, second, judge, ve
     return Comparisons(tuple(map(str, systems)), tuple(map(str, inputs)), tuple(map(str, judges)), *arrays, verdict,
                        opt[0], None if opt[1] is None else opt[1].astype(np.float64),
                        None if opt[2] is None else opt[2].astype(np.float64), source, (),
-                       None if tie_tolerance is None else float(tie_tolerance), ratings, presented)
+                       None if tie_tolerance is None else float(tie_tolerance), ratings, presented,
+                       tuple((str(k), str(v)) for k, v in origin))
 
 
 def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
@@ -227,10 +237,14 @@ def combine_comparisons(parts: Sequence[Comparisons]) -> Comparisons:
                 arrays[side].append(np.full(c.n_comparisons, np.nan) if value is None else value)
     joined = {k: np.concatenate(v) if v else None for k, v in arrays.items()}
     tolerances = {c.tie_tolerance for c in parts}
+    origins = {c.origin for c in parts}
+    origin = origins.pop() if len(origins) == 1 else tuple(
+        (key, "+".join(dict(c.origin).get(key, "none") for c in parts))
+        for key in dict.fromkeys(k for c in parts for k, _ in c.origin))
     return make_comparisons(systems=tuple(labels["systems"]), inputs=tuple(labels["inputs"]),
                             judges=tuple(labels["judges"]), **joined, source="+".join(c.source for c in parts),
                             tie_tolerance=tolerances.pop() if len(tolerances) == 1 else None,
-                            presented=all(c.presented for c in parts))
+                            presented=all(c.presented for c in parts), origin=origin)
 
 
 def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: bool = False,
@@ -296,7 +310,19 @@ def comparisons_from_scores(ds, scorers: str | Sequence[str], *, annotators: boo
         raise DegenerateDataError(f"scorers {list(names)!r} give no comparison: no input has two systems scored.")
     return make_comparisons(systems=ds.systems, inputs=ds.inputs, judges=judge_names, input=cols[0], first=cols[1],
                             second=cols[2], judge=cols[3], verdict=cols[4], source=f"scores:{','.join(names)}",
-                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)), presented=False)
+                            tie_tolerance=rtol, ratings=dict(zip(judge_names, matrices)), presented=False,
+                            origin=scores_origin(ds, annotators))
+
+
+def scores_origin(ds: ScoreSet, annotators: bool) -> tuple[tuple[str, str], ...]:
+    """The signature fields naming the scores comparisons were made from: ``dataset`` (the ScoreSet's name),
+    ``subset`` (its description, when it has one), ``aggregation`` (when not the mean) and ``annotators``."""
+    fields = [("dataset", ds.name)]
+    if ds.description:
+        fields.append(("subset", ds.description))
+    if ds.aggregation != DEFAULT_AGGREGATION:
+        fields.append(("aggregation", ds.aggregation))
+    return (*fields, ("annotators", "yes" if annotators else "no"))
 
 
 def verdict_names(codes: np.ndarray) -> list[str]:

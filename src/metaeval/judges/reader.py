@@ -24,8 +24,10 @@ column.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,37 @@ def check_verdict_map(verdict_map: Mapping[str, str] | None, param: str = "verdi
     return out
 
 
+def _listed(value: Any) -> str:
+    return "+".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+def reading_origin(format=None, columns=None, where=None, judge=None, verdict_map=None) -> tuple[tuple[str, str], ...]:
+    """The reading options of :func:`read_comparisons` that are not the default, as signature fields (issue 41:
+    a signature names everything that rebuilds its number): ``columns:input=question_id+turn,first=model_a``,
+    ``where:split=test+valid``, ``verdict_map:error=drop``, ``judge:NAME``, ``format:csv``."""
+    fields = []
+    if format is not None:
+        fields.append(("format", str(format)))
+    for key, mapping in (("columns", columns), ("where", where), ("verdict_map", verdict_map)):
+        items = [(k, v) for k, v in (mapping or {}).items() if v not in (None, (), [])] if isinstance(mapping, Mapping) else []
+        if items:
+            fields.append((key, ",".join(f"{k}={_listed(v)}" for k, v in items)))
+    if judge is not None:
+        fields.append(("judge", str(judge)))
+    return tuple(fields)
+
+
+def _signed(read):
+    """``read`` with the reading options recorded in the result's ``origin`` (its signatures' fields)."""
+    @functools.wraps(read)
+    def wrapper(path, *, format=None, columns=None, where=None, judge=None, verdict_map=None, option_names=None):
+        out = read(path, format=format, columns=columns, where=where, judge=judge, verdict_map=verdict_map,
+                   option_names=option_names)
+        return replace(out, origin=reading_origin(format, columns, where, judge, verdict_map))
+    return wrapper
+
+
+@_signed
 def read_comparisons(path: str | Path | Sequence[str | Path], *, format: str | None = None,
                      columns: Mapping[str, Any] | None = None, where: Mapping[str, Any] | None = None,
                      judge: str | None = None, verdict_map: Mapping[str, str] | None = None,

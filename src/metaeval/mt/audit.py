@@ -365,7 +365,7 @@ def mt_audit(
     Gao, M., Hu, X., Lin, L. and Wan, X. (2025). Analyzing and Evaluating Correlation Measures in NLG
     Meta-Evaluation. NAACL 2025.
     """
-    from .checks import _names, resolve_protocol
+    from .checks import _golds, _names, resolve_protocol
 
     names = _names(params)
     data = _data_iv(data)
@@ -380,6 +380,8 @@ def mt_audit(
     if protocol is None:
         protocol, tasks = "mean", list(tasks or defaults.MT_AUDIT_TASKS)
     protocol = resolve_protocol(protocol, tasks)
+    for lp, gold in _golds(data, human, protocol, names["human"]).items():  # before the sentinels flatten the data
+        iv.check_gold_aggregation(data[lp], gold, param=names["aggregation"], language_pair=lp)
     if accuracy_targets:
         from .delta import check_resampling, check_targets
 
@@ -426,6 +428,8 @@ def mt_audit(
         notes += [f"delta-to-accuracy: {n}" for n in curve.notes]
     signature = Signature.of(language_pairs=tuple(data), metrics=tuple(metrics), sentinels=sentinels,
                              human=",".join(dict.fromkeys(res.gold.values())),
+                             **({"exclude_systems": res.signature.as_dict()["exclude_systems"]}
+                                if res.signature.as_dict().get("exclude_systems") else {}),
                              tasks=tuple(dict.fromkeys(t.split(":", 1)[1] for t in res.tasks  # once, not per pair
                                                        if not t.startswith(POOLED))),
                              significance="perm-both", resamples=res.n_resamples, alpha=alpha,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import _validation as iv
-from ..data.scoreset import DEFAULT_AGGREGATION, ScoreSet, _suggestion
+from ..data.scoreset import ScoreSet, _suggestion
 from ..errors import DataWarning, ParameterError, ScoreSetError, check_choice
 from ..stats.mt.protocol import Protocol
 from ..vocabulary import MT_HUMAN_TIES, MT_SEGMENTS, MT_SIGNIFICANCE
@@ -197,13 +197,7 @@ def _mt_iv(data, metrics, human, protocol, tasks, significance, human_ties, excl
         keep = [s for s in ds.systems if s not in per_lp[lp]]
         ds = ds.subset(systems=keep) if len(keep) < len(ds.systems) else ds
         ds.require(golds[lp], param=names["human"])
-        if ds.aggregation != DEFAULT_AGGREGATION and ds.n_annotators(golds[lp]) == 1:
-            raise ParameterError(
-                f"`{names['aggregation']}` must be {DEFAULT_AGGREGATION!r} when the gold has one score per cell"
-                f" (language pair {lp!r}: {golds[lp]!r}"
-                + (", the mean of its raters as an MQM ratings file gives it" if ds.description and
-                   ds.description.startswith("MQM ratings") else "")
-                + f"; nothing to aggregate); got {ds.aggregation!r}.")
+        iv.check_gold_aggregation(ds, golds[lp], param=names["aggregation"], language_pair=lp)
         iv.check_metrics(ds, metrics, golds[lp], minimum=1, param=names["metrics"])
         dropped[lp] = {s: [n for n in (golds[lp], *metrics) if not np.isfinite(ds.matrix(n)[ds.systems.index(s)]).any()]
                        for s in ds.systems}

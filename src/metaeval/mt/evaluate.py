@@ -332,7 +332,9 @@ def _signature(checked, parsed, common, permute, k, alpha, recalibrate, fixed, c
     system_level = ",".join(sorted({n for v in fixed.values() for n in v}))
     if system_level:
         fields["system_level"] = system_level
-    fields.update(corpus_level=tuple(corpus_statistics) or None, seed=seed, **iv.tie_field(rtol))
+    texts = tuple(dict.fromkeys(c.source for per_lp in corpus_statistics.values() for c in per_lp.values() if c.source))
+    fields.update(corpus_level=tuple(corpus_statistics) or None,
+                  **({"corpus_texts": ";".join(texts)} if texts else {}), seed=seed, **iv.tie_field(rtol))
     if rater_waves is not None:
         fields["rater_waves"] = rater_waves
     if intervals:  # under the permutation test, the intervals' own bootstrap (under the bootstrap: the test's)

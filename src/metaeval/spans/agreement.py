@@ -173,7 +173,7 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
                        errors=errors, source_spans=source_spans,
                        **({"exclude_system": ",".join(exclude_systems)} if exclude_systems else {}),
                        **{k: v for k, v in spec.fields().items() if v is not None}, ci=f"boot-{method}",
-                       n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+                       n_resamples=n_resamples, confidence_level=confidence_level, pairwise=pairwise, seed=seed)
     return SpanAgreementResult(rows=tuple(rows), ceiling_f1=float(np.mean(held_f1)), measure=spec.measure,
                                averaging=spec.averaging, severity=spec.severity, method=method,
                                n_resamples=n_resamples, confidence_level=confidence_level, signature=sig,

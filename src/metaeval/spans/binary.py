@@ -395,12 +395,16 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
         if advance is not None:
             advance()
     finish_step(progress, "binary")
-    from .evaluate import gold_fields, offsets_field
+    from .evaluate import detectors_field, gold_fields, offsets_field
 
     sig = Signature.of(analysis="spans-binary", task=task, gold_rule=gold_rule if task == "error-free" else None,
                        human=human, human_threshold=human_threshold,
                        **(gold_fields(gold) if gold is not None else {"gold": None}),
                        **({"exclude_system": ",".join(exclude_systems)} if exclude_systems and gold is None else {}),
+                       **detectors_field(detectors),
+                       **{k: ",".join((v,) if isinstance(v, str) else v) for k, v in (("metrics", metrics),
+                                                                                      ("labels", labels)) if v},
+                       **({} if baselines else {"baselines": "none"}),
                        **offsets_field(detectors), folds=n_folds, folds_by=folds_by, ci=f"boot-{method}",
                        n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}:{test_measure}" if compare else None, seed=seed, cells=n_cells)

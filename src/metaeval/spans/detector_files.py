@@ -256,6 +256,7 @@ def read_detector_spans(path: str | Path, targets: Mapping, *, name: str | None 
     ann.unknown_cells = tuple(unknown)
     ann.trailing_space_targets = trailing
     ann.offsets_rule = f"{offsets}-{end_rule}"
+    ann.source_file = Path(str(path)).name  # named in signatures (evaluate.detectors_field)
     ann.boundaries_inside_words = (cut, boundaries)
     return ann
 

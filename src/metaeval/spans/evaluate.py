@@ -291,6 +291,16 @@ def offsets_field(detectors) -> dict:
     return {"offsets": ",".join(rules)} if rules else {}
 
 
+def detectors_field(detectors, key: str = "detectors") -> dict:
+    """The signature field naming the detectors (issue 41: a signature names what rebuilds its number): each
+    detector's file (``NAME=FILE`` when its name is not the file's stem), or its name when it was built in Python."""
+    out = []
+    for d in detectors:
+        file = getattr(d, "source_file", None)
+        out.append(d.name if not file else file if file.split(".")[0] == d.name else f"{d.name}={file}")
+    return {key: ",".join(out)} if out else {}
+
+
 def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
                    measure: str = _m.DEFAULT_MEASURE, averaging: str = _m.DEFAULT_AVERAGING,
                    severity: str = _m.DEFAULT_SEVERITY_MODE, matching: str = defaults.SPAN_MATCHING,
@@ -451,10 +461,13 @@ def evaluate_spans(gold: Any, detectors: Sequence[SpanAnnotations] = (), *,
     finish_step(progress, "spans")
     n_source = gold.n_source_spans
     missed = {r.name: n_source for r, k in zip(rows, kinds) if k == "detector" and n_source and not r.n_source_spans}
-    sig = Signature.of(analysis="spans", **gold_fields(gold),
+    sig = Signature.of(analysis="spans", **gold_fields(gold), **detectors_field(detectors),
+                       **({} if tuple(baselines) == tuple(BASELINES) else {"baselines": ",".join(baselines) or "none"}),
+                       **detectors_field(humans, "humans"),
                        **{k: v for k, v in spec.fields().items() if v is not None}, **offsets_field(detectors),
                        ci=f"boot-{method}", n_resamples=n_resamples, confidence_level=confidence_level,
                        test=f"perm-{method}" if compare else None, correction=correction if compare else None,
+                       **({"alpha": alpha} if compare else {}),
                        **({"family": "all-pairs" if baselines_in_family else "baselines-apart"} if compare else {}),
                        **({"ceiling": fair["rule"]} if fair_ceiling else {}),
                        **({"missing": n_missing} if allow_missing else {}), seed=seed, cells=n_cells)

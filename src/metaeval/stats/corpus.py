@@ -61,6 +61,9 @@ class CorpusScores:
         The metric's name (recorded in results).
     systems, inputs : tuple of str, optional
         Labels of the rows and columns (default ``'0'..``).
+    source : str
+        The texts the statistics were computed from (e.g. ``outputs.jsonl,refs.jsonl``; empty when not known):
+        signed as ``corpus_texts`` by every result computed with them, so that it rebuilds (issue 41).
     """
 
     statistics: np.ndarray
@@ -68,6 +71,7 @@ class CorpusScores:
     name: str = "corpus"
     systems: tuple[str, ...] | None = None
     inputs: tuple[str, ...] | None = None
+    source: str = ""
 
     def __post_init__(self):
         stats = np.asarray(self.statistics, dtype=np.float64)
@@ -128,7 +132,7 @@ class CorpusScores:
     def take(self, rows=slice(None), cols=slice(None)) -> "CorpusScores":
         """The statistics of some systems and inputs."""
         return CorpusScores(self.statistics[rows][:, cols], self.aggregate, self.name,
-                            np.asarray(self.systems)[rows], np.asarray(self.inputs)[cols])
+                            np.asarray(self.systems)[rows], np.asarray(self.inputs)[cols], self.source)
 
     def system_scores(self, weights=None) -> np.ndarray:
         """Corpus scores of every system (N,), or of every resample with input counts ``weights`` (k, N)."""

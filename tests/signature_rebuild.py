@@ -1,0 +1,619 @@
+"""Rebuilding a documented result from its printed signature alone (issue 41 item 2), for the tests.
+
+The library never parses a signature back (docs/dev/ARCHITECTURE.md): this module does, for the tests only.
+:func:`documented_runs` runs the examples of one page in the docs runner's sandbox up to each command that
+prints a signature (the commands that print none - the scripts that write the input files - are run, the
+others not: their output is already pinned by tests/test_docs_examples.py) and yields the command, what the
+page says it prints, the signature and the sandbox. :func:`fields` splits a signature into its fields; the
+``rebuild_*`` functions call the public Python API with nothing but those fields and the same input files.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _runner():
+    if "doc_examples" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("doc_examples", ROOT / "scripts" / "doc_examples.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["doc_examples"] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules["doc_examples"]
+
+
+@dataclass
+class Run:
+    """One documented command that prints a signature."""
+
+    where: str
+    command: str
+    output: list[str]
+    signature: str
+    cwd: Path
+
+    @property
+    def fields(self) -> dict[str, str]:
+        return fields(self.signature)
+
+    def rows(self, label: str) -> list[list[str]]:
+        """The cells of every printed table row whose first cell is ``label`` (rich's box characters)."""
+        out = []
+        for line in self.output:
+            cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
+            if cells and cells[0] == label:
+                out.append(cells)
+        return out
+
+    def row(self, label: str) -> list[str]:
+        """The cells of the first printed table row whose first cell is ``label``."""
+        found = self.rows(label)
+        assert found, f"{self.where}: no row {label!r} in the output of {self.command!r}"
+        return found[0]
+
+
+def printed_signature(lines: list[str]) -> str | None:
+    """The signature a command printed (``signature: ...`` and its wrapped, two-space indented lines joined), or
+    None."""
+    for k, line in enumerate(lines):
+        if line.startswith("signature:"):  # `signature: a:b|...` or `signature:` and the fields on the next line
+            first = line[len("signature:"):].strip()
+            if not first and k + 1 < len(lines):
+                first, k = lines[k + 1].strip(), k + 1
+            parts = [first]
+            for more in lines[k + 1:]:  # wrapped at a `|` or after a comma (report.render.SignatureLines)
+                if not more.startswith("  ") or more[2:3] in ("", " "):
+                    break
+                parts.append(more[2:].rstrip())
+            return "".join(parts)
+    return None
+
+
+def fields(signature: str) -> dict[str, str]:
+    """``{key: value}`` of a signature's ``key:value|...`` fields (a value may hold ':' but never '|')."""
+    return dict(part.split(":", 1) for part in signature.split("|"))
+
+
+def without_version(signature: str) -> str:
+    return signature.rsplit("|version:", 1)[0]
+
+
+def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool = False) -> Iterator[Run]:
+    """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
+    signature, with the sandbox as the examples before it left it (files written, scripts run, and with
+    ``python`` the Python sessions run); with ``slow`` the examples marked slow too."""
+    runner = _runner()
+    globs: dict = {"__name__": "__main__"}
+    with runner.sandbox() as cwd:
+        for example in runner.examples(page):
+            if "skip" in example.marks or ("slow" in example.marks and not slow):
+                continue
+            if example.kind == "file":
+                (cwd / example.marks["file"]).write_text("\n".join(example.lines) + "\n", encoding="utf-8")
+                continue
+            if example.kind == "python" and python:  # a session may write the files a command reads
+                runner.run_python(example, cwd, globs)
+                continue
+            if example.kind == "bash":  # a script that writes the inputs
+                assert runner.run_bash(example, cwd).ok, example.where
+                continue
+            if example.kind != "console":
+                continue
+            for command, expected in runner.console_commands(example):
+                signature = printed_signature(expected)
+                if signature is None:
+                    if not command.startswith("metaeval "):  # a script that writes the inputs
+                        code, output = runner.run_command(command, cwd)
+                        assert code == 0, output
+                    continue
+                if command.startswith(prefix):
+                    yield Run(f"{page}:{example.start + 1}", command, expected, signature, cwd)
+
+
+# -- reading the values of fields back ------------------------------------------------------------------------
+
+def listed(value: str, candidates) -> list[str]:
+    """A list field (``a,b,c`` or, shortened, ``a,b,c,...N more (sha256:D)``) as the names it stands for:
+    the shortened form is the first three names then the N remaining ``candidates`` in order, checked against
+    the digest of them all."""
+    m = re.fullmatch(r"(.*),\.\.\.(\d+) more \(sha256:([0-9a-f]+)\)", value)
+    if m is None:
+        return value.split(",")
+    shown = m[1].split(",")
+    rest = [c for c in candidates if c not in shown]
+    names = [*shown, *rest]
+    assert len(rest) == int(m[2]), (value, names)
+    assert hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()[:12] == m[3], (value, names)
+    return names
+
+
+def mapping(value: str | None, *, tuples: bool = False) -> dict | None:
+    """``k=v,k2=v2+v3`` (a reading-option field) as a dict; values with ``+`` as tuples when ``tuples``."""
+    if value is None:
+        return None
+    out = {}
+    for item in value.split(","):
+        key, _, v = item.partition("=")
+        out[key] = tuple(v.split("+")) if tuples else v
+    return out
+
+
+def scores(name: str, cwd: Path):
+    """The ScoreSet a ``dataset:`` field names: a packaged dataset, else the score file ``<name>.*`` in ``cwd``."""
+    import metaeval as me
+    from metaeval.data.datasets import list_datasets
+
+    if name in {n for n, _ in list_datasets()}:
+        return me.load_dataset(name)
+    found = sorted(p for p in cwd.iterdir() if p.name.split(".", 1)[0] == name and not p.name.endswith(".json"))
+    assert found, f"no score file {name}.* in the sandbox"
+    return me.read_scores(found[0])
+
+
+# -- judges -----------------------------------------------------------------------------------------------------
+
+def comparisons(f: dict[str, str], cwd: Path):
+    """The comparisons a judges signature describes (its ``source`` and the fields after it)."""
+    import metaeval as me
+    from metaeval import defaults
+
+    source = f["source"]
+    if source.startswith("scores:"):
+        ds = scores(f["dataset"], cwd)
+        if "aggregation" in f:
+            ds = ds.with_aggregation(f["aggregation"])
+        return me.comparisons_from_scores(ds, source[len("scores:"):].split(","), annotators=f["annotators"] == "yes",
+                                          tie_tolerance=float(f.get("tie_tolerance", defaults.TIE_TOLERANCE)))
+    paths = source.split("+")  # as the command named them, from its working directory (the caller's)
+    return me.read_comparisons(paths[0] if len(paths) == 1 else paths, format=f.get("format"),
+                               columns=mapping(f.get("columns"), tuples=True), where=mapping(f.get("where"), tuples=True),
+                               judge=f.get("judge"), verdict_map=mapping(f.get("verdict_map")))
+
+
+def _seed(f):
+    return None if f.get("seed", "none") == "none" else int(f["seed"])
+
+
+def rebuild_judge(f: dict[str, str], cwd: Path):
+    """The judges result a signature describes (rank, agree, alt-test or audit)."""
+    import warnings
+
+    import metaeval as me
+
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        c = comparisons(f, cwd)
+        analysis = f["analysis"]
+        if analysis == "judge-rank":
+            judges = None if f["judges"] == "all" else listed(f["judges"], c.judges)
+            return me.rank_systems(c, judges=judges, ties=f["ties"], resampling=f["resampling"],
+                                   n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                                   regularization=float(f["regularization"]), rng=_seed(f))
+        if analysis == "judge-agree":
+            humans = listed(f["humans"], c.judges)
+            return me.judge_agreement(c, listed(f["judges"], [j for j in c.judges if j not in humans]), humans=humans,
+                                      ties=f["ties"], n_resamples=int(f["n_resamples"]),
+                                      n_permutations=int(f["n_permutations"]),
+                                      confidence_level=float(f["confidence_level"]), correction=f["correction"],
+                                      alpha=float(f["alpha"]), rng=_seed(f))
+        if analysis == "judge-alt-test":
+            humans = listed(f["humans"], [j for j in c.judges if j != f["judge"]])
+            return me.alt_test(c, f["judge"], humans=humans, epsilon=float(f["epsilon"]), alpha=float(f["alpha"]),
+                               min_instances=int(f["min_instances"]), alignment=f["alignment"])
+        if analysis == "judge-audit":
+            families = None if "families" not in f else {
+                judge: tuple(systems.split("+")) for judge, _, systems in
+                (item.partition("=") for item in f["families"].split(";"))}
+            return me.judge_audit(c, None if f["judges"] == "all" else listed(f["judges"], c.judges),
+                                  n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                                  families=families, rng=_seed(f))
+    raise AssertionError(f"not a judges signature: {analysis!r}")
+
+
+# -- spans -------------------------------------------------------------------------------------------------------
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def gold_file(name: str, cwd: Path) -> Path:
+    """The MQM ratings file a ``gold_file:`` field names (its file name): in the sandbox, else in the shared data."""
+    for folder in (cwd, SHARED_DATA / "wmt" / "mqm_ratings"):
+        if (folder / name).is_file():
+            return folder / name
+    raise AssertionError(f"no MQM ratings file {name!r}")
+
+
+def _spec(f):
+    return {k: f[k] for k in ("measure", "averaging", "matching", "severity", "macro", "critical") if k in f}
+
+
+def _detectors(f, gold, cwd):
+    from metaeval.spans import read_detector_spans
+
+    if "detectors" not in f:
+        return []
+    offsets, _, end = f["offsets"].partition("-")
+    out = []
+    for item in f["detectors"].split(","):
+        name, _, file = item.rpartition("=")
+        out.append(read_detector_spans(cwd / file, gold.targets, name=name or None, sources=gold.sources,
+                                       offsets=offsets, end=end))
+    return out
+
+
+def rebuild_spans(f: dict[str, str], cwd: Path):
+    """The spans result a signature describes (``spans``, ``span-agreement`` or ``spans-binary``)."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.spans import gold_from_ratings
+    from metaeval.spans.agreement import span_agreement
+    from metaeval.spans.binary import evaluate_binary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        ratings = me.read_mqm_ratings(gold_file(f["gold_file"], cwd))
+        method = f["ci"].removeprefix("boot-")
+        common = dict(method=method, n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
+                      rng=_seed(f))
+        if f["analysis"] == "span-agreement":
+            return span_agreement(ratings, **_spec(f), errors=f["errors"], source_spans=f["source_spans"] == "yes",
+                                  pairwise=f["pairwise"] == "yes", **common)
+        raters = None if f["gold_raters"] == "all" else f["gold_raters"].split(",")
+        gold = gold_from_ratings(ratings, raters=raters, errors=f["errors"], source_spans=f["source_spans"] == "yes")
+        detectors = _detectors(f, gold, cwd)
+        if f["analysis"] == "spans":
+            fair = f.get("ceiling") == "leave-one-rater-out"
+            compare = f["test"] != "none"
+            return me.evaluate_spans(ratings if fair else gold, detectors, **_spec(f),
+                                     errors=f["errors"] if fair else None,
+                                     source_spans=(f["source_spans"] == "yes") if fair else None,
+                                     compare=compare, correction=f["correction"] if compare else "holm",
+                                     alpha=float(f.get("alpha", 0.05)),
+                                     baselines=True if "baselines" not in f else [b for b in f["baselines"].split(",")
+                                                                                   if b != "none"],
+                                     baselines_in_family=f.get("family") == "all-pairs", fair_ceiling=fair,
+                                     allow_missing="missing" in f, **common)
+        if f["analysis"] == "spans-binary":
+            test = f["test"].split(":")
+            return evaluate_binary(ratings.scores, f["human"], task=f["task"], gold=gold,
+                                   gold_rule=f.get("gold_rule", "both"), human_threshold=float(f["human_threshold"]),
+                                   detectors=detectors, metrics=f["metrics"].split(",") if "metrics" in f else (),
+                                   labels=f["labels"].split(",") if "labels" in f else (), n_folds=int(f["folds"]),
+                                   groups=ratings.documents if f["folds_by"] == "document" else None,
+                                   folds_by=f["folds_by"], compare=test[0] != "none",
+                                   test_measure=test[-1] if test[0] != "none" else "f1",
+                                   baselines=f.get("baselines") != "none", **common)
+    raise AssertionError(f"not a spans signature: {f['analysis']!r}")
+
+
+# -- human judgments -------------------------------------------------------------------------------------------
+
+def _dataset(f, cwd):
+    """The ScoreSet of a ``dataset:``, ``subset:`` (none, or the systems kept) and ``aggregation:`` signature."""
+    subset = f.get("subset", "none")
+    ds = scores(f["dataset"], cwd)
+    options = _dataset_options(f["dataset"], subset)
+    if options:  # a packaged dataset's reproduction option (e.g. paper_mix_duplicate_bart=true)
+        import metaeval as me
+
+        ds, subset = me.load_dataset(f["dataset"], **options), "none"
+    if subset.startswith("systems=") and ";" not in subset:
+        ds = ds.subset(systems=subset[len("systems="):].split(","))
+    else:
+        assert subset == "none", f"a subset is not rebuilt here: {subset!r}"
+    return ds if f.get("aggregation", ds.aggregation) == ds.aggregation else ds.with_aggregation(f["aggregation"])
+
+
+def _annotations(source, cwd):
+    from metaeval.human import read_realsumm_annotations
+
+    kind, _, folder = source.partition(":")
+    assert kind == "realsumm", source
+    return read_realsumm_annotations(SHARED_DATA / "realsumm" / folder)
+
+
+def rebuild_human(f: dict[str, str], cwd: Path):
+    """The human-judgment result a signature describes (pyramid, agreement, normalization, retention, sample,
+    cross-comprehension labels, jackknife)."""
+    import warnings
+
+    from metaeval import human
+    from metaeval.metrics import Rouge
+
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")  # the documented run printed them; the numbers are the point here
+        statistic = f.get("statistic")
+        if f.get("human") == "litepyramid.recall":
+            return human.litepyramid(_annotations(f["source"], cwd), worker_filter=f["worker_filter"], ties=f["ties"])
+        if statistic == "krippendorff-alpha":
+            if f["source"].startswith("realsumm:"):
+                return human.agreement(_annotations(f["source"], cwd), level=f["level"], by=f["by"],
+                                       worker_filter=f["worker_filter"])
+            return human.agreement(_dataset(f, cwd), f["source"], level=f["level"], by=f["by"])
+        if "normalization" in f:
+            return human.normalize(_dataset(f, cwd), f["scorers"], method=f["normalization"],
+                                   aggregation=f["aggregation"])
+        if statistic in ("weighted-retention", "recall-at-threshold"):
+            return human.weighted_retention(human.read_coverage(f["source"]),
+                                            threshold=None if f["threshold"] == "none" else float(f["threshold"]))
+        if statistic == "document-sample":
+            return human.sample_documents(_dataset(f, cwd), f["metrics"].split(","), int(f["n"]),
+                                          mean_bins=int(f["mean_bins"]), std_bins=int(f["std_bins"]), rng=_seed(f))
+        if statistic == "cross-comprehension-labels":
+            from metaeval.human.cross import read_cross_judgments
+
+            return human.cross_comprehension_labels(read_cross_judgments(f["source"]))
+        if statistic == "jackknife":
+            scorer = dict(item.split("=", 1) for item in re.findall(r"\w+=(?:[^=]+?)(?= \w+=|$)", f["scorer"]))
+            assert scorer["metric"] == "rouge-1.5.5", f["scorer"]
+            texts = next(p for p in (cwd / f["texts"], SHARED_DATA / "summeval" / f["texts"]) if p.is_file())
+            n = None if f["n_documents"] == "none" else int(f["n_documents"])
+            candidates, references = human.read_summary_texts(texts, n_documents=n)
+            result = human.jackknife_scores(candidates, references, scorer=Rouge.from_flags(scorer["flags"]),
+                                            measure=f["measure"])
+            from dataclasses import replace
+
+            # the texts file is the CLI's field: the library sees only the texts (as the CLI adds it)
+            return replace(result, signature=result.signature.with_fields(texts=f["texts"], n_documents=n))
+    raise AssertionError(f"not a human-judgment signature: {f}")
+
+
+# -- mt audit ----------------------------------------------------------------------------------------------------
+
+def command_data(command: str, human: str, cwd: Path):
+    """The input data a documented ``metaeval mt ...`` command names (``--scores LP=FILE``, ``--dataset LP=NAME``),
+    read as the command reads them: the input files, not options (those come from the signature)."""
+    import shlex
+
+    from metaeval.cli.mt_command import _language_pairs
+    from metaeval.cli.source import Reading
+
+    argv = shlex.split(command.replace("\\\n", " "))
+    scores = tuple(argv[k + 1] for k, a in enumerate(argv) if a == "--scores")
+    datasets = tuple(argv[k + 1] for k, a in enumerate(argv) if a == "--dataset")
+    with contextlib.chdir(cwd):
+        data, _ = _language_pairs(scores, human, Reading(), None, datasets=datasets, dataset_options=(), golds={},
+                                  protocol=None)
+    return data
+
+
+def rebuild_mt_audit(f: dict[str, str], data, cwd: Path):
+    """The ``mt audit`` result a signature describes, on ``data`` (the command's input files)."""
+    import warnings
+
+    import metaeval as me
+
+    listed_ = lambda key: [] if f.get(key, "none") == "none" else f[key].split(",")  # noqa: E731
+    assert "sentinel-length" not in f["sentinels"], "the candidates file is not rebuilt here"
+    targets, _, method = f["delta_accuracy"].partition(" ") if f.get("delta_accuracy", "none") != "none" else ("", "", "both")
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")
+        return me.mt_audit(data, listed_("metrics"), f["human"], tasks=listed_("tasks"), base=f["base"],
+                           levels=int(f["levels"]), exclude_systems=listed_("exclude_systems"),
+                           n_resamples=int(f["resamples"]),
+                           n_consistency=0 if f["consistency"] == "none" else int(f["consistency"].split(" x ")[0]),
+                           alpha=float(f["alpha"]), rng=_seed(f),
+                           accuracy_targets=tuple(float(t) for t in targets.split(",")) if targets else (),
+                           delta_method=method, protocol=f.get("protocol"),
+                           human_baselines=listed_("human_baselines"),
+                           rater_waves=None if "rater_waves" not in f else int(f["rater_waves"]),
+                           **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))
+
+
+# -- systems and verdicts ---------------------------------------------------------------------------------------
+
+def rebuild_systems(f: dict[str, str], cwd: Path):
+    """The ``metaeval systems`` (``scorer:``) or ``metaeval verdicts`` (``metrics:``) result a signature
+    describes; None for corpus-level statistics (their candidates and references files are not in it)."""
+    import warnings
+
+    import metaeval as me
+
+    if f["dataset"] == "corpus":
+        return None  # compare_systems on CorpusScores: the signature names the texts, not the systems compared
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")
+        ds = _dataset(f, cwd)
+        corpus = None
+        if "corpus_level" in f:  # the corpus metric recomputed from the texts the signature names
+            from metaeval.cli.source import corpus_statistics_for
+
+            candidates, references = f["corpus_texts"].split(",")
+            corpus = corpus_statistics_for(ds, f["corpus_level"].split(","), candidates, references)
+        if "scorer" in f:
+            return me.compare_systems(ds, f["scorer"], test=f["test"], n_resamples=int(f["resamples"]),
+                                      alternative=f["alternative"], confidence_level=float(f["confidence"]),
+                                      correction=f["correction"], exact=f["exact"] == "yes", rng=_seed(f))
+        return me.system_verdicts(ds, f["metrics"].split(","), f["human"],
+                                  systems=f["compared_systems"].split(",") if "compared_systems" in f else None,
+                                  test=f["test"], confidence_level=float(f["confidence"]),
+                                  n_resamples=int(f["resamples"]), rng=_seed(f), corpus_statistics=corpus)
+
+
+# -- power -------------------------------------------------------------------------------------------------------
+
+def rebuild_power(f: dict[str, str], cwd: Path):
+    """The ``simulate power`` result a signature describes: the dataset's packaged texts (in the shared data,
+    as ``--texts-dir``) are its input files."""
+    import warnings
+
+    from metaeval.analyses.power import load_texts, simulate_power
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        candidates, references = load_texts(f["dataset"], directory=SHARED_DATA)
+        return simulate_power(_dataset(f, cwd), f["human"], candidates=candidates, references=references,
+                              proportions=[float(p) for p in f["proportions"].split(",")],
+                              tests=f["tests"].split(","), levels=f["levels"].split(","), coefficient=f["coefficient"],
+                              n_trials=int(f["trials"]), n_resamples=int(f["resamples"]), alpha=float(f["alpha"]),
+                              tokenizer=f["tokenizer"], rouge_variant=f["rouge_variant"],
+                              x_metric=None if f["x"] == "recomputed" else f["x"], rng=_seed(f),
+                              **({"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}))
+
+
+# -- the analyses of the literature --------------------------------------------------------------------------------
+
+def _numbers(value: str, kind=float) -> list:
+    return [kind(v) for v in value.split(",")]
+
+
+def rebuild_analysis(f: dict[str, str], cwd: Path):
+    """The analysis a signature describes (``analysis:delta|stability|topk|gap|plan``); None for another."""
+    import warnings
+
+    import metaeval as me
+
+    analysis = f.get("analysis")
+    if analysis not in ("delta", "stability", "topk", "gap", "plan") or "corpus_level" in f:
+        return None
+    extra = {"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = _dataset(f, cwd)
+        fts = f.get("full_test_set") == "yes"
+        if analysis == "delta":
+            spacing = {"fractions": _numbers(f["fractions"])} if "fractions" in f else {"edges": _numbers(f["edges"])}
+            return me.delta_correlations(ds, f["metrics"].split(","), f["human"], **spacing, boundary=f["boundary"],
+                                         min_pairs=int(f["min_pairs"]), full_test_set=fts,
+                                         n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                         rng=_seed(f), **extra)
+        if analysis == "stability":
+            scorers = [s for s in f["scorers"].split(",") if s != f["human"]]
+            return me.ranking_stability(ds, scorers, f["human"], sizes=_numbers(f["sizes"], int),
+                                        n_repetitions=int(f["repetitions"]), sampling=f["sampling"],
+                                        coefficient=f["coefficient"], full_test_set=fts, rng=_seed(f), **extra)
+        if analysis == "topk":
+            return me.topk_correlations(ds, f["metrics"].split(","), f["human"], ks=_numbers(f["ks"], int),
+                                        coefficient=f["coefficient"], full_test_set=fts,
+                                        n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                        rng=_seed(f), **extra)
+        if analysis == "gap":
+            return me.gap_agreement(ds, f["metrics"].split(","), f["human"], deltas=_numbers(f["deltas"]),
+                                    grid_points=int(f["grid_points"]), n_bins=int(f["bins"]), full_test_set=fts,
+                                    n_resamples=int(f["resamples"]), confidence_level=float(f["confidence"]),
+                                    rng=_seed(f), **extra)
+        method = f["ci"].removeprefix("boot-")
+        return me.plan_annotation(ds, f["metric"], f["human"], metric_b=None if f["metric_b"] == "none" else f["metric_b"],
+                                  n_inputs=_numbers(f["n_inputs"], int), n_systems=_numbers(f["n_systems"], int),
+                                  level=f["level"], coefficient=f["coefficient"], method=method,
+                                  test="permutation" if f.get("test", "none").startswith("perm") else "bootstrap",
+                                  alternative=f["alternative"], alpha=float(f["alpha"]),
+                                  n_repetitions=int(f["repetitions"]), n_resamples=int(f["resamples"]),
+                                  confidence_level=float(f["confidence"]),
+                                  target_width=None if f["target_width"] == "none" else float(f["target_width"]),
+                                  target_power=float(f["target_power"]), rng=_seed(f), **extra)
+
+
+# -- nuggets and extrinsic evaluation ------------------------------------------------------------------------------
+
+def rebuild_nuggets_extrinsic(f: dict[str, str], cwd: Path):
+    """The nugget F or extrinsic result a signature describes (None for another kind)."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.partition import extrinsic_correlation
+
+    analysis = f.get("analysis")
+    with warnings.catch_warnings(), contextlib.chdir(cwd):
+        warnings.simplefilter("ignore")
+        if analysis == "nuggets" and f["source"] == "counts":
+            return me.nugget_scores(_find(f["counts"], cwd), beta=float(f["beta"]), allowance=float(f["allowance"]))
+        if analysis == "nuggets" and f["source"] == "matcher":
+            return me.match_nuggets(_find(f["nuggets"], cwd), _find(f["texts"], cwd), beta=float(f["beta"]),
+                                    allowance=float(f["allowance"]), match=f["match"],
+                                    **({"threshold": float(f["threshold"])} if f.get("threshold", "none") != "none"
+                                       else {}), stem=f["stem"] == "yes")
+        if analysis == "extrinsic-agreement":
+            return me.relevance_agreement(_find(f["source"], cwd), full_text=f["full_text"],
+                                          metrics=() if f.get("metrics", "none") == "none" else f["metrics"].split(","),
+                                          by_group=f["by_group"] == "yes")
+        if analysis == "partition-correlation" and "source" in f:
+            return extrinsic_correlation(_find(f["source"], cwd), metric=f["metric"], measures=f["measures"].split(","),
+                                         unit=f["unit"], full_text=f["full_text"], sizes=_numbers(f["sizes"], int),
+                                         n_partitions=int(f["partitions"]),
+                                         confidence_level=float(f["confidence_level"]), rng=_seed(f))
+    return None
+
+
+def _find(name: str, cwd: Path) -> Path:
+    """A file a signature names: in the sandbox, or among the repository's test data."""
+    found = [p for p in (cwd / name, *sorted((ROOT / "tests" / "data").rglob(name))) if p.is_file()]
+    assert found, f"no file {name!r}"
+    return found[0]
+
+
+# -- QARLA -------------------------------------------------------------------------------------------------------
+
+def rebuild_qarla(f: dict[str, str], cwd: Path):
+    """The QARLA result a signature describes: the texts file (in the sandbox or the shared data) and the
+    dataset of the human scores it names."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.qarla import qarla, qarla_similarities, read_qarla_texts
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        texts = next(p for p in (cwd / f["texts"], *sorted(SHARED_DATA.glob(f"*/{f['texts']}"))) if p.is_file())
+        candidates, references, sources = read_qarla_texts(texts)
+        inputs = f["input_labels"].split(",") if "input_labels" in f else int(f["inputs"])
+        sims = qarla_similarities(candidates, references, similarities=f["similarities"].split(","), inputs=inputs,
+                                  sources=sources)
+        ds = me.load_dataset(f["dataset"]) if "dataset" in f else None
+        result = qarla(sims, metric_sets=[s.split("+") for s in f["metric_sets"].split(";")], ds=ds,
+                       human=None if f.get("human", "none") == "none" else f["human"])
+    from dataclasses import replace
+
+    # the texts file is the CLI's field (the library sees the texts only)
+    return replace(result, signature=result.signature.with_fields(texts=f["texts"]))
+
+
+def _dataset_options(name: str, subset: str) -> dict:
+    """``{option: value}`` when ``subset`` is a packaged dataset's ``option=value`` (the description its loader
+    gives an option, as ``--dataset-option`` passes it: a string); checked by loading it."""
+    import metaeval as me
+    from metaeval.data.datasets import list_datasets
+
+    if name not in {n for n, _ in list_datasets()} or not re.fullmatch(r"\w+=\w+", subset):
+        return {}
+    key, _, value = subset.partition("=")
+    try:
+        loaded = me.load_dataset(name, **{key: value})
+    except Exception:  # not an option of the dataset
+        return {}
+    return {key: value} if loaded.description == subset else {}
+
+
+# -- reproductions and the extrinsic partitions of a ScoreSet --------------------------------------------------------
+
+def rebuild_dataset_analysis(f: dict[str, str], cwd: Path):
+    """``reproduce summary-level`` (``analysis:paper-summary-level``) or ``extrinsic partition`` on a dataset
+    (``analysis:partition-correlation`` with ``dataset:``); None for another."""
+    import warnings
+
+    import metaeval as me
+    from metaeval.analyses.paper import paper_summary_level
+    from metaeval.analyses.partition import scoreset_partition_correlation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if f.get("analysis") == "paper-summary-level":
+            extra = {"tie_tolerance": float(f["tie_tolerance"])} if "tie_tolerance" in f else {}
+            flt = f["document_filter"]
+            return paper_summary_level(_dataset(f, cwd), f["human"], f["metrics"].split(","),
+                                       coefficient=f["coefficient"], significant_documents_only=flt != "none",
+                                       **({"alpha": float(flt.removeprefix("p<="))} if flt != "none" else {}), **extra)
+        if f.get("analysis") == "partition-correlation" and "dataset" in f:
+            return scoreset_partition_correlation(_dataset(f, cwd), f["metrics"].split(","), f["human"],
+                                                  sizes=_numbers(f["sizes"], int), n_partitions=int(f["partitions"]),
+                                                  confidence_level=float(f["confidence_level"]), rng=_seed(f))
+    return None
