@@ -170,6 +170,8 @@ def comparisons(f: dict[str, str], cwd: Path):
         ds = scores(f["dataset"], cwd)
         if "aggregation" in f:
             ds = ds.with_aggregation(f["aggregation"])
+        if f.get("instances") == "outputs":  # alt-test on the ratings themselves
+            return ds
         return me.comparisons_from_scores(ds, source[len("scores:"):].split(","), annotators=f["annotators"] == "yes",
                                           tie_tolerance=float(f.get("tie_tolerance", defaults.TIE_TOLERANCE)))
     paths = source.split("+")  # as the command named them, from its working directory (the caller's)
@@ -203,9 +205,12 @@ def rebuild_judge(f: dict[str, str], cwd: Path):
                                       ties=f["ties"], n_resamples=int(f["n_resamples"]),
                                       n_permutations=int(f["n_permutations"]),
                                       confidence_level=float(f["confidence_level"]), correction=f["correction"],
-                                      alpha=float(f["alpha"]), rng=_seed(f))
+                                      alpha=float(f["alpha"]), even_split=f.get("even_split", "half"), rng=_seed(f))
         if analysis == "judge-alt-test":
-            humans = listed(f["humans"], [j for j in c.judges if j != f["judge"]])
+            from metaeval.judges.alt_test import RatingTable
+
+            raters = c.judges if isinstance(c, me.Comparisons) else RatingTable(c).judges
+            humans = listed(f["humans"], [j for j in raters if j != f["judge"]])
             return me.alt_test(c, f["judge"], humans=humans, epsilon=float(f["epsilon"]), alpha=float(f["alpha"]),
                                min_instances=int(f["min_instances"]), alignment=f["alignment"])
         if analysis == "judge-audit":
@@ -264,18 +269,22 @@ def rebuild_spans(f: dict[str, str], cwd: Path):
         method = f["ci"].removeprefix("boot-")
         common = dict(method=method, n_resamples=int(f["n_resamples"]), confidence_level=float(f["confidence_level"]),
                       rng=_seed(f))
+        raters = None if f.get("gold_raters", "all") == "all" else f["gold_raters"].split(",")
+        excluded = f["exclude_system"].split(",") if "exclude_system" in f else ()
         if f["analysis"] == "span-agreement":
             return span_agreement(ratings, **_spec(f), errors=f["errors"], source_spans=f["source_spans"] == "yes",
-                                  pairwise=f["pairwise"] == "yes", **common)
-        raters = None if f["gold_raters"] == "all" else f["gold_raters"].split(",")
+                                  pairwise=f["pairwise"] == "yes", gold_raters=raters, exclude_systems=excluded,
+                                  **common)
         gold = gold_from_ratings(ratings, raters=raters, errors=f["errors"], source_spans=f["source_spans"] == "yes")
         detectors = _detectors(f, gold, cwd)
         if f["analysis"] == "spans":
-            fair = f.get("ceiling") == "leave-one-rater-out"
+            fair = f.get("ceiling") in ("leave-one-rater-out", "others-against-gold-raters")
             compare = f["test"] != "none"
             return me.evaluate_spans(ratings if fair else gold, detectors, **_spec(f),
                                      errors=f["errors"] if fair else None,
                                      source_spans=(f["source_spans"] == "yes") if fair else None,
+                                     gold_raters=raters if fair else None,
+                                     exclude_systems=excluded,
                                      compare=compare, correction=f["correction"] if compare else "holm",
                                      alpha=float(f.get("alpha", 0.05)),
                                      baselines=True if "baselines" not in f else [b for b in f["baselines"].split(",")
@@ -291,7 +300,7 @@ def rebuild_spans(f: dict[str, str], cwd: Path):
                                    groups=ratings.documents if f["folds_by"] == "document" else None,
                                    folds_by=f["folds_by"], compare=test[0] != "none",
                                    test_measure=test[-1] if test[0] != "none" else "f1",
-                                   baselines=f.get("baselines") != "none", **common)
+                                   baselines=f.get("baselines") != "none", exclude_systems=excluded, **common)
     raise AssertionError(f"not a spans signature: {f['analysis']!r}")
 
 

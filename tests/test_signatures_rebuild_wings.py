@@ -54,7 +54,7 @@ def _check_judge(run) -> None:
             assert cells[1] == str(row["instances"]), (run.where, cells, row)
             assert _same(cells[2], row["rho_judge"]) and _same(cells[3], row["rho_human"]), (run.where, cells, row)
             assert _same(cells[4], row["t"], 2), (run.where, cells, row)
-            assert cells[7] == ("yes" if row["rejected"] else "no"), (run.where, cells, row)
+            assert cells[7] == ("skipped" if not row["tested"] else "yes" if row["rejected"] else "no"), (run.where, cells, row)
     else:
         for row in frame.to_dict("records"):
             cells = run.row(row["judge"])  # judge, comparisons, position consistency, preference fairness, first

@@ -93,3 +93,17 @@ def test_report_section_has_the_severity_figure():
     assert [c.text for c in section.tables[0].rows[0][:2]] == ["baseline:no-spans", "baseline"]
     page = spans_page(res)
     assert page.startswith("<!DOCTYPE html>") and "Error spans" in page
+
+
+def test_signature_names_the_weights_of_the_human_score():
+    """Rules reading the MQM score sign its description (the weights: google vs severity differ in 429 WMT23
+    cells), so two weightings never share a signature; the span-only rule does not read the score."""
+    ds, gold = _tiny()
+    named = ScoreSet({k: ds.matrix(k) for k in ds.scorers}, systems=ds.systems, inputs=ds.inputs, humans=["mqm"],
+                     description="MQM ratings, weights major=5,zero=none")
+    both = evaluate_binary(named, "mqm", gold=gold, n_resamples=10, rng=0, n_folds=2)
+    assert "|subset:MQM ratings, weights major=5,zero=none|" in str(both.signature)
+    crit = evaluate_binary(named, "mqm", task="critical", gold=gold, n_resamples=10, rng=0, n_folds=2)
+    assert "subset:MQM ratings" in str(crit.signature)
+    no_span = evaluate_binary(named, "mqm", gold=gold, gold_rule="no-span", n_resamples=10, rng=0, n_folds=2)
+    assert "subset:" not in str(no_span.signature)

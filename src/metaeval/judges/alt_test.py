@@ -207,6 +207,7 @@ class RatingTable:
         from .. import _validation as iv
 
         ds = iv.check_scoreset(ds)
+        self.scores = ds
         self.ratings: dict[str, np.ndarray] = {}
         self.scorer_of: dict[str, str] = {}
         for scorer in ds.scorers:
@@ -237,9 +238,15 @@ class RatingTable:
         return tuple(out)
 
     def signature_fields(self, names) -> dict[str, str]:
-        """``source``: the scorers of the raters ``names`` (as comparisons made from those scorers name it)."""
+        """``source``: the scorers of the raters ``names`` (as comparisons made from those scorers name it), the
+        scores' ``dataset`` (and ``subset``, ``aggregation``) and ``instances:outputs`` (each rated output is an
+        instance, where comparisons made from the same scores have a pair of outputs)."""
+        from .comparisons import scores_origin
+
         used = dict.fromkeys(self.scorer_of[n] for n in self.judges if n in set(names))
-        return {"source": f"scores:{','.join(used)}"}
+        origin = dict(scores_origin(self.scores, annotators=True))
+        origin.pop("annotators")
+        return {"source": f"scores:{','.join(used)}", **origin, "instances": "outputs"}
 
 
 def alt_test_raters(data, humans, *, param: str = "humans") -> tuple[str, ...]:

@@ -399,6 +399,8 @@ def evaluate_binary(scores, human: str, *, task: str = "error-free", gold: SpanA
 
     sig = Signature.of(analysis="spans-binary", task=task, gold_rule=gold_rule if task == "error-free" else None,
                        human=human, human_threshold=human_threshold,
+                       **({"subset": scores.description} if getattr(scores, "description", None)
+                          and (task == "critical" or gold_rule in ("both", "score")) else {}),
                        **(gold_fields(gold) if gold is not None else {"gold": None}),
                        **({"exclude_system": ",".join(exclude_systems)} if exclude_systems and gold is None else {}),
                        **detectors_field(detectors),
