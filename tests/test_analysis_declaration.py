@@ -53,6 +53,9 @@ REPORT = SectionSpec("mean offsets", lambda ds, human, focus, settings, corpus: 
 
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
+    import metaeval.report.analysis_sections  # noqa: F401  its ANALYSES table built from the real registry first
+    # (imported first under the patched registry, it would keep the toy entry for the rest of the process)
+
     (tmp_path / "toy_offsets.py").write_text(textwrap.dedent(MODULE))
     monkeypatch.syspath_prepend(str(tmp_path))
     entry = registry.Analysis("offsets", "toy_offsets", ("mean_offsets", "OffsetResult"),
