@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import click
+import hypothesis
 import pytest
 
 from metaeval.cli.main import _show_warnings, cli, main
@@ -72,6 +73,24 @@ def test_signature_lines_break_between_fields_only():
     joined = "".join(line[2:] if n else line[len("signature: "):] for n, line in enumerate(lines))
     assert joined == signature
     assert all(line.startswith("  |") for line in lines[1:])
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(values=hypothesis.strategies.lists(
+    hypothesis.strategies.text(alphabet="ab ,;:=()x-", min_size=1, max_size=140), min_size=1, max_size=6),
+    width=hypothesis.strategies.integers(min_value=20, max_value=120))
+def test_a_wrapped_signature_joins_back_whole(values, width):
+    """Never cropped, never a continuation line starting or ending with a space (how a reader tells one): a
+    field longer than a line, with or without commas (`2 rater waves (seed 0, stream (0, 1))`, a subset naming
+    files and filters), is folded, and joining the lines gives the signature back."""
+    signature = "|".join(f"k{n}:{v.strip() or 'x'}" for n, v in enumerate(values))
+    if "  " in signature:
+        return  # a double space is never printed by the library (and could not be folded between non-spaces)
+    lines = SignatureLines(signature).lines(width)
+    joined = "".join(line[2:] if n else line[len("signature: "):] for n, line in enumerate(lines))
+    assert joined == signature
+    assert all(line.startswith("  ") and line[2:3] not in ("", " ") and not line.endswith(" ") for line in lines[1:])
+    assert all(len(line) <= max(20, width) for line in lines[1:])
 
 
 def test_bare_datasets_lists_them(capsys, monkeypatch):

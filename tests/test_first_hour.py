@@ -156,7 +156,7 @@ def test_misspelt_systems_are_renamed_before_the_join_and_signed(submission, cap
     code, out, err = _cli(base + ["--rename-system", "human2.csv=Sys-0:sys0"], capsys)
     assert code == 0, err
     row = json.loads(out)["results"][0]
-    assert "|subset:systems renamed: Sys-0->sys0|" in row["signature"]
+    assert "|subset:human2: systems renamed: Sys-0->sys0|" in row["signature"]  # the file whose systems they are
     expected = me.correlate(me.read_scores("mine.seg.score").merge(me.read_scores("human.csv", humans=["human"])),
                             row["metric"], "human", level="system", coefficient="pearson").statistic
     assert row["statistic"] == pytest.approx(expected, abs=1e-15)

@@ -374,7 +374,7 @@ class ScoreSet:
             allow_unmatched=allow_unmatched)
         for line in report.lines():
             warnings.warn(line, DataWarning, stacklevel=2)
-        parts = [p for p in (self.description, other.description) if p]
+        parts = _joined_descriptions((lname, self.description), (rname, other.description))
         if allow_unmatched:  # a setting of the join: the signature says it was allowed
             parts = [p for p in parts if p != UNMATCHED_ALLOWED] + [UNMATCHED_ALLOWED]
         return self._replace(scores=scores, systems=systems, inputs=inputs, name=f"{lname}+{rname}",
@@ -467,3 +467,15 @@ def _suggestion(label: object, labels: tuple[str, ...]) -> str:
         return f" (did you mean {close[0]!r}?)"
     shown = ", ".join(repr(lab) for lab in labels[:5]) + (", ..." if len(labels) > 5 else "")
     return f" (labels: {shown})"
+
+
+def _joined_descriptions(*sides: tuple[str, str | None]) -> list[str]:
+    """The description of a join: the parts every side shares once; a part only some sides have prefixed with
+    that side's name (``ratings: columns system=model``), unless the side is itself a join (``a+b``), whose
+    parts are already named that way or shared."""
+    split = [(name, [p for p in (description or "").split("; ") if p]) for name, description in sides]
+    shared = [p for p in split[0][1] if all(p in parts for _, parts in split[1:])]
+    out = list(shared)
+    for name, parts in split:
+        out += [p if "+" in name else f"{name}: {p}" for p in parts if p not in shared and p not in out]
+    return out

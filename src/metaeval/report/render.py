@@ -7,7 +7,9 @@ that prints a result goes through :func:`render_text`, so every format works for
 """
 from __future__ import annotations
 
+
 import io
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,8 +47,9 @@ class SignatureLines:
             if len(field) + 2 <= width:
                 out.append(field)
                 continue
-            items = field.split(",")
-            out.extend(item if k == len(items) - 1 else item + "," for k, item in enumerate(items))
+            items = re.split(r",(?! )", field)  # a comma followed by a space is text ("stream (0, 1)"), kept whole
+            for k, item in enumerate(items):
+                out.extend(_folded(item if k == len(items) - 1 else item + ",", width - 2))
         return out
 
     def lines(self, width: int) -> list[str]:
@@ -63,6 +66,22 @@ class SignatureLines:
     def __rich_console__(self, console_: Any, options: Any):
         for line in self.lines(options.max_width):
             yield Text(line, style="dim", no_wrap=True, overflow="fold")
+
+
+def _folded(piece: str, width: int) -> list[str]:
+    """``piece`` cut into parts of at most ``width`` characters, each cut between two non-space characters (after
+    punctuation where one is near), so that no part starts or ends with a space: joined again without
+    separator, the parts give ``piece`` back (a signature is read back that way, never cropped)."""
+    parts = []
+    while len(piece) > width:
+        cuts = [i for i in range(width, 0, -1) if piece[i - 1] != " " and piece[i] != " "]
+        if not cuts:
+            break
+        near = [i for i in cuts if i > width - 30]
+        cut = next((i for marks in (";", ":=)") for i in near if piece[i - 1] in marks), cuts[0])
+        parts.append(piece[:cut])
+        piece = piece[cut:]
+    return parts + [piece]
 
 
 def column_blocks(build: Callable[[Sequence[int]], Table], n_columns: int, width: int,
