@@ -80,3 +80,11 @@ def summeval_bleu(shared_data, tmp_path_factory):
     scores = folder / "scores.csv"
     me.write_scores(ds, scores)
     return ds, {"bleu": (statistics, aggregate)}, np.array(corpus), cands, refs, scores
+
+
+def pytest_configure(config):
+    """numba's compile time apart in the terminal summary (``tests/numba_compile_time.py``)."""
+    import numba_compile_time
+
+    numba_compile_time.install()
+    config.pluginmanager.register(numba_compile_time.CompileTimes(config), "numba-compile-time")
