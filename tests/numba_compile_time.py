@@ -4,8 +4,9 @@ numba compiles a loop on its first call with a new type signature and writes the
 cold run (a fresh clone, an empty ``NUMBA_CACHE_DIR``) pays every compile, a warm one loads them. The terminal
 summary says how much of the suite's time was compiling::
 
-    numba compiled 61 specialisations of 48 functions in 92.4 s (cache: /tmp/nc); most compile time:
-      31.0 s  tests/test_stats_kendall_blocks.py::test_lanes_match_one_pair[...]
+    numba compiled N specialisations of F functions in W s wall, C s CPU, summed over 2 workers (cache: ...);
+    most compile time (wall, CPU):
+        W1 s   C1 s  tests/test_stats_shared_kernels.py::test_tied_sweep_counts_equal_the_ordered_pass_...
 
 The count comes from numba's own event ``"numba:compile"`` (:mod:`numba.core.event`), which numba fires around a
 real compile only, not around a load from its cache; a compile that triggers another (a loop calling a loop)
@@ -30,26 +31,31 @@ __all__ = ["CompileTimes", "RECORD", "install"]
 
 
 class _Record:
-    """Every compile of this process: ``(function, signature, seconds or None if nested, test)``."""
+    """Every compile of this process: ``(function, signature, wall seconds, CPU seconds, test)``, the seconds
+    ``None`` for a compile nested in another (counted in the outer one's). The CPU seconds are the compiling
+    thread's (numba compiles in the calling thread, holding its compiler lock): unlike the wall seconds, they do
+    not grow when other processes share the cores."""
 
     def __init__(self) -> None:
-        self.compiles: list[tuple[str, str, float | None, str]] = []
+        self.compiles: list[tuple[str, str, float | None, float | None, str]] = []
         self.test = ""  # the test running now (set by the plugin)
         self._depth = 0
-        self._start = 0.0
+        self._start = (0.0, 0.0)
 
     def on_start(self, event) -> None:
         if self._depth == 0:
-            self._start = time.perf_counter()
+            self._start = (time.perf_counter(), time.thread_time())
         self._depth += 1
 
     def on_end(self, event) -> None:
         self._depth -= 1
-        seconds = time.perf_counter() - self._start if self._depth == 0 else None
+        wall = cpu = None
+        if self._depth == 0:
+            wall, cpu = time.perf_counter() - self._start[0], time.thread_time() - self._start[1]
         dispatcher = event.data["dispatcher"]
         function = getattr(dispatcher, "py_func", dispatcher)
         name = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
-        self.compiles.append((name, str(event.data.get("args")), seconds, self.test))
+        self.compiles.append((name, str(event.data.get("args")), wall, cpu, self.test))
 
 
 RECORD = _Record()
@@ -173,18 +179,22 @@ class CompileTimes:
 
 def summary(compiles: list, *, workers: int = 0, top: int = 5) -> list[str]:
     """The summary's lines: the totals, then the ``top`` tests that spent the most time compiling."""
-    seconds = sum(c[2] for c in compiles if c[2] is not None)
+    wall = sum(c[2] for c in compiles if c[2] is not None)
+    cpu = sum(c[3] for c in compiles if c[3] is not None)
     functions = len({c[0] for c in compiles})
     where = os.environ.get("NUMBA_CACHE_DIR") or "numba's default"
     summed = f", summed over {workers} workers" if workers > 1 else ""
     if not compiles:
         return [f"numba compiled no function in the test processes (cache: {where})"]
-    lines = [f"numba compiled {len(compiles)} specialisations of {functions} functions in {seconds:.1f} s"
-             f"{summed} (cache: {where}; not counted: the subprocesses the tests start); most compile time:"]
-    by_test: dict[str, float] = {}
-    for _, _, s, test in compiles:
-        if s is not None:
-            by_test[test or "(outside a test)"] = by_test.get(test or "(outside a test)", 0.0) + s
-    for test, s in sorted(by_test.items(), key=lambda kv: -kv[1])[:top]:
-        lines.append(f"  {s:6.1f} s  {test}")
+    lines = [f"numba compiled {len(compiles)} specialisations of {functions} functions in {wall:.1f} s wall,"
+             f" {cpu:.1f} s CPU{summed} (cache: {where}; not counted: the subprocesses the tests start); most"
+             f" compile time (wall, CPU):"]
+    by_test: dict[str, list[float]] = {}
+    for _, _, w, c, test in compiles:
+        if w is not None:
+            spent = by_test.setdefault(test or "(outside a test)", [0.0, 0.0])
+            spent[0] += w
+            spent[1] += c
+    for test, (w, c) in sorted(by_test.items(), key=lambda kv: -kv[1][0])[:top]:
+        lines.append(f"  {w:6.1f} s {c:6.1f} s  {test}")
     return lines
