@@ -86,6 +86,12 @@ def summeval_bleu(shared_data, tmp_path_factory):
 TERMINAL_VARIABLES = ("COLUMNS", "LINES")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--numba-compiles", metavar="PATH", default=None,
+                     help="write every numba compile of the run (function, signature, wall and CPU seconds, test)"
+                          " to PATH as JSON (tests/numba_compile_time.py)")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     """pytest-xdist (``make test``): a worker gets the terminal variables of the run that started it."""

@@ -175,6 +175,19 @@ class CompileTimes:
         compiles = list(RECORD.compiles) + [tuple(c) for worker in self.from_workers for c in worker]
         for line in summary(compiles, workers=len(self.from_workers)):
             terminalreporter.write_line(line)
+        path = self.config.getoption("numba_compiles", None)
+        if path:
+            write_compiles(path, compiles)
+            terminalreporter.write_line(f"numba's compiles written to {path}")
+
+
+def write_compiles(path, compiles: list) -> None:
+    """``--numba-compiles PATH``: every compile of the run as JSON, one object per specialisation (which loops
+    and signatures the suite compiles, and which test compiled each first)."""
+    keys = ("function", "signature", "wall_seconds", "cpu_seconds", "test")
+    with open(path, "w", encoding="utf-8") as stream:
+        json.dump([dict(zip(keys, c)) for c in compiles], stream, indent=1)
+        stream.write("\n")
 
 
 def summary(compiles: list, *, workers: int = 0, top: int = 5) -> list[str]:

@@ -58,3 +58,13 @@ def test_the_summary_adds_the_workers_and_names_the_costliest_tests(monkeypatch)
         "     1.5 s    1.2 s  t.py::b",
     ]
     assert nct.summary([], workers=0) == ["numba compiled no function in the test processes (cache: /tmp/nc)"]
+
+
+def test_the_compiles_are_written_as_json(tmp_path):
+    import json
+
+    path = tmp_path / "compiles.json"
+    nct.write_compiles(path, [("m.f", "(int64,)", 2.0, 1.0, "t.py::a"), ("m.g", "(int64,)", None, None, "t.py::a")])
+    assert json.loads(path.read_text()) == [
+        {"function": "m.f", "signature": "(int64,)", "wall_seconds": 2.0, "cpu_seconds": 1.0, "test": "t.py::a"},
+        {"function": "m.g", "signature": "(int64,)", "wall_seconds": None, "cpu_seconds": None, "test": "t.py::a"}]
