@@ -86,7 +86,7 @@ def _lock_cache_saves() -> None:
     start) still writes each file atomically, as numba always does."""
     try:
         import fcntl
-    except ImportError:  # not on Windows: unlocked, as numba is
+    except ImportError:  # Windows (no fcntl): unlocked, as numba is
         return
     from numba.core import caching
 
