@@ -25,8 +25,11 @@ $(VENV)/.installed-test: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(VENV)/bin/metaeval report --dataset summeval --human expert.relevance --output $(DEMO_DIR)
 
+# the suite in PYTEST_WORKERS processes (pytest-xdist; each test file whole on one worker, so that a module's
+# fixtures are built once and its tests keep their order); PYTEST_WORKERS=0 runs it in this process
+PYTEST_WORKERS ?= 2
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -rs
+	$(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) --dist loadfile
 
 test-slow: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m slow

@@ -1,6 +1,7 @@
 """Shared fixtures: the real data in ../shared/data, and small synthetic score sets."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -80,3 +81,35 @@ def summeval_bleu(shared_data, tmp_path_factory):
     scores = folder / "scores.csv"
     me.write_scores(ds, scores)
     return ds, {"bleu": (statistics, aggregate)}, np.array(corpus), cands, refs, scores
+
+
+TERMINAL_VARIABLES = ("COLUMNS", "LINES")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--numba-compiles", metavar="PATH", default=None,
+                     help="write every numba compile of the run (function, signature, wall and CPU seconds, test)"
+                          " to PATH as JSON (tests/numba_compile_time.py)")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist (``make test``): a worker gets the terminal variables of the run that started it."""
+    node.workerinput["terminal_variables"] = {name: os.environ.get(name) for name in TERMINAL_VARIABLES}
+
+
+def pytest_configure(config):
+    """numba's compile time apart in the terminal summary (``tests/numba_compile_time.py``); on an xdist worker,
+    the terminal variables as the controller's ``os.environ`` has them. The worker process comes up with
+    ``COLUMNS=80`` and ``LINES=24``: GNU readline, imported by pytest, sets them in the controller's C
+    environment (unseen by its ``os.environ``), which the worker inherits; the commands the tests run in the
+    worker would then wrap their text at 80 columns instead of 100 as in a run without workers."""
+    import numba_compile_time
+
+    for name, value in getattr(config, "workerinput", {}).get("terminal_variables", {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    numba_compile_time.install()
+    config.pluginmanager.register(numba_compile_time.CompileTimes(config), "numba-compile-time")

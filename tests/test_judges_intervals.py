@@ -125,9 +125,10 @@ def test_the_memory_check_names_what_it_needs():
     rs.check_memory(1000, 10, 100, pairs=False, available=1 << 30)
 
 
-@pytest.mark.parametrize("n_systems", [20_000, 1_000_000])
+@pytest.mark.parametrize("n_systems", [20_000, 200_000])
 def test_too_many_systems_are_refused_in_one_line(tmp_path, capsys, n_systems):
-    """41.5: a million or 20,000 systems in `judge rank` died of memory errors."""
+    """41.5: a million or 20,000 systems in `judge rank` died of memory errors (200,000, whose n x n system
+    would take 320 GB, fail the same way; reading a million took 6-12 s of the suite)."""
     lines = ["input,first,second,verdict"]
     lines += [f"q{k % 7},s{k},s{k + 1},{('first', 'second', 'tie')[k % 3]}" for k in range(0, n_systems - 1, 2)]
     code, out, err = run(["judge", "rank", "--comparisons", str(_file(tmp_path, "\n".join(lines) + "\n")),
