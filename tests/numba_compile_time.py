@@ -77,34 +77,12 @@ def _listen() -> None:
 
 
 def _lock_cache_saves() -> None:
-    """Make numba's cache save one process at a time (the xdist workers and the commands they start share one
-    cache). numba's save reads the function's index, picks the first free data file number, writes the index,
-    then the data: two processes saving two signatures of one function at once can pick the same number, and the
-    index can then name, for one signature, the machine code of the other (a wrong call or a crash in every later
-    run that loads it; numba issue 10128 is the same kind of race). An exclusive ``flock`` on a lock file in the
-    cache directory around the whole save closes it; a process that does not take the lock (a command the tests
-    start) still writes each file atomically, as numba always does."""
-    try:
-        import fcntl
-    except ImportError:  # Windows (no fcntl): unlocked, as numba is
-        return
-    from numba.core import caching
+    """numba's cache saves one process at a time (the xdist workers and the commands they start share one cache):
+    the library's own lock (:mod:`metaeval.stats.kernels.compiler.cache_lock`), taken here as soon as numba is
+    imported, before any test compiles through numba directly."""
+    from metaeval.stats.kernels.compiler.cache_lock import lock_cache_saves
 
-    save = caching.IndexDataCacheFile.save
-    if getattr(save, "locked_by_tests", False):
-        return
-
-    def locked_save(self, key, data):
-        try:
-            lock = open(os.path.join(self._cache_path, "numba-save.lock"), "a")
-        except OSError:  # numba's own write would fail too: let it say so
-            return save(self, key, data)
-        with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            return save(self, key, data)  # closing the file releases the lock
-
-    locked_save.locked_by_tests = True
-    caching.IndexDataCacheFile.save = locked_save
+    lock_cache_saves()
 
 
 class _AfterNumba(importlib.abc.MetaPathFinder):

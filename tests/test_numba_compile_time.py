@@ -44,7 +44,7 @@ def test_numba_cache_saves_are_locked_in_the_test_processes():
     pytest.importorskip("numba")
     from numba.core import caching
 
-    assert getattr(caching.IndexDataCacheFile.save, "locked_by_tests", False)
+    assert getattr(caching.IndexDataCacheFile.save, "locked_across_processes", False)
 
 
 def test_the_summary_adds_the_workers_and_names_the_costliest_tests(monkeypatch):

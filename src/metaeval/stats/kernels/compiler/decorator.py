@@ -25,7 +25,11 @@ import numba
 
 from metaeval.stats.correlations.ties import tolerance_formula
 
+from .cache_lock import lock_cache_saves
+
 __all__ = ["jit", "tolerance"]
+
+lock_cache_saves()  # before the first compile: several processes may fill one cache at once
 
 
 def jit(parallel: bool = False, error_model: str = "python", inline: str = "never"):
