@@ -191,12 +191,12 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
     inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
     (``lane_pair[b, q]``, -1 for an empty lane; metrics ``lane_first``, ``lane_second`` of ``xt`` (P, M, N)).
-    :data:`LANES` lanes read the tables as vector code; any other width (one: a pair at a time, for the pairs
-    that list few inputs) as scalar loops, the same sums. ``idx`` (M, L, k): the table entries of every resample
-    (``blocks_compiled.block_indices``); ``kind``: an array of the packed type (int32 for 8-bit fields, int64 for
-    16). A lane with a near tie at an input is flagged in ``near[u]`` (``u`` its place in ``groups``) and skipped
-    there. Batches with ``track[b]`` also fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``, ``und_y``
-    (inputs where ``T = n0``), rows by pair."""
+    Batches are :data:`LANES` lanes wide (the reads as vector code) or one (a pair at a time, for the pairs that
+    list few inputs; scalar reads, the same sums; never tracked). ``idx`` (M, L, k): the table entries of every
+    resample (``blocks_compiled.block_indices``); ``kind``: an array of the packed type (int32 for 8-bit fields,
+    int64 for 16). A lane with a near tie at an input is flagged in ``near[u]`` (``u`` its place in ``groups``)
+    and skipped there. Batches with ``track[b]`` also fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``,
+    ``und_y`` (inputs where ``T = n0``), rows by pair."""
     lane_pair, lane_first, lane_second, ptr, groups = lane_lists
     rtol, noise, shift = tie
     block_first, block_size, table_first, table_second, table_offset, owner = plan
@@ -292,11 +292,7 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
                            alpha if t == 0 else nothing, cols, add, table, table_offset[t])
             sc = scales[j]
             rows = idx[j]
-            if lanes == LANES and kt == 0 and shift == 8:  # 32-bit counts, untracked: the whole read as vector code
-                for r in range(k):
-                    lane_weighted_sum(table, rows, r, bias, sc, out)
-                continue
-            if lanes == 1 and kt == 0:  # a pair at a time: the same sums as scalar code (int64, modulo the fields)
+            if lanes == 1:  # a pair at a time (never tracked): the same sums as scalar code (int64, modulo the fields)
                 one = table[:, 0]
                 r0 = rows[0]
                 r1 = rows[min(1, n_tables - 1)]
@@ -313,16 +309,12 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
                     s_y = ((v >> shift) & fmask) - half
                     out[r, 0] += s_x * sc[(v >> (2 * shift)) & fmask] - s_y * sc[(v >> (3 * shift)) & fmask]
                 continue
+            if kt == 0 and shift == 8:  # 32-bit counts, untracked: the whole read as vector code
+                for r in range(k):
+                    lane_weighted_sum(table, rows, r, bias, sc, out)
+                continue
             for r in range(k):
-                if lanes == LANES:
-                    lane_word(table, rows, r, bias, packed)
-                else:  # other widths: the same wrapping integer sums, scalar
-                    for q in range(lanes):
-                        packed[q] = bias
-                    for t in range(n_tables):
-                        entry = table[rows[t, r]]
-                        for q in range(lanes):
-                            packed[q] += entry[q]
+                lane_word(table, rows, r, bias, packed)
                 o = out[r]
                 if kt == 0:
                     for q in range(lanes):
