@@ -186,6 +186,28 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offs
                     dst[mg, q] = src[mg, q] + col[mg, q] + add[q]
 
 
+@jit()
+def _one_lane_reads(table, rows, bias, shift, weights, out):
+    """``out[r] += S(X') w[T(X')] - S(Y') w[T(Y')]`` of the word ``bias + sum_t table[rows[t, r]]`` of one lane (a pair
+    at a time): the integer sum in int64, modulo the four fields, as scalar code (the arithmetic of the lanes)."""
+    half, fmask, full, _ = packing(shift)
+    n_tables = rows.shape[0]
+    r0 = rows[0]
+    r1 = rows[min(1, n_tables - 1)]
+    r2 = rows[min(2, n_tables - 1)]
+    for r in range(rows.shape[1]):
+        if n_tables == 3:  # the common plan (15 systems in blocks of five): three reads
+            v = bias + np.int64(table[r0[r]]) + np.int64(table[r1[r]]) + np.int64(table[r2[r]])
+        else:
+            v = bias
+            for t in range(n_tables):
+                v += np.int64(table[rows[t, r]])
+        v &= full
+        s_x = (v & fmask) - half
+        s_y = ((v >> shift) & fmask) - half
+        out[r] += s_x * weights[(v >> (2 * shift)) & fmask] - s_y * weights[(v >> (3 * shift)) & fmask]
+
+
 @jit(parallel=True)
 def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums, near, kind):
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
@@ -292,22 +314,8 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
                            alpha if t == 0 else nothing, cols, add, table, table_offset[t])
             sc = scales[j]
             rows = idx[j]
-            if lanes == 1:  # a pair at a time (never tracked): the same sums as scalar code (int64, modulo the fields)
-                one = table[:, 0]
-                r0 = rows[0]
-                r1 = rows[min(1, n_tables - 1)]
-                r2 = rows[min(2, n_tables - 1)]
-                for r in range(k):
-                    if n_tables == 3:  # the common plan (15 systems in blocks of five): three reads
-                        v = bias + np.int64(one[r0[r]]) + np.int64(one[r1[r]]) + np.int64(one[r2[r]])
-                    else:
-                        v = bias
-                        for t in range(n_tables):
-                            v += np.int64(one[rows[t, r]])
-                    v &= full
-                    s_x = (v & fmask) - half
-                    s_y = ((v >> shift) & fmask) - half
-                    out[r, 0] += s_x * sc[(v >> (2 * shift)) & fmask] - s_y * sc[(v >> (3 * shift)) & fmask]
+            if lanes == 1:  # a pair at a time (never tracked)
+                _one_lane_reads(table[:, 0], rows, bias, shift, sc, out[:, 0])
                 continue
             if kt == 0 and shift == 8:  # 32-bit counts, untracked: the whole read as vector code
                 for r in range(k):
