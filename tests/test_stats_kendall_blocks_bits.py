@@ -95,3 +95,20 @@ def test_kendall_blocks_deltas_are_bitwise_those_of_f5362ca(case, monkeypatch):
     for pair in sorted(out):
         h.update(np.ascontiguousarray(out[pair], dtype=np.float64).tobytes())
     assert h.hexdigest() == EXPECTED[case]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_kendall_blocks_deltas_do_not_depend_on_the_threads(threads, monkeypatch):
+    """The lanes' batches are dealt to the threads (``parts.run_parts``): one thread or three, the same bits."""
+    from metaeval.stats.kernels import parts
+
+    monkeypatch.setattr(parts, "THREADS", threads)
+    seed, n, m = 1, 15, 60
+    xs, z = workload(seed, n, m)
+    draws = permutation_draws(n, m, method="both", n_resamples=120, rng=seed + 11)
+    kw = dict(level="summary", coefficient="kendall-b", undefined="skip", tie_threshold=0.0)
+    out = permutation_pairs(xs, z, draws, None, "auto", kw, rtol=TIE_RTOL)
+    h = hashlib.sha256()
+    for pair in sorted(out):
+        h.update(np.ascontiguousarray(out[pair], dtype=np.float64).tobytes())
+    assert h.hexdigest() == EXPECTED[seed, n, m, "skip", "tol"]

@@ -150,8 +150,7 @@ class KendallBlockPairs:
         be constant under skip), the pairs that count only their tied inputs in lanes of one (a pair at a time, a
         plan of fewer, larger tables; weight NaN where a permuted input is constant under skip: those resamples go
         to the generic path)."""
-        import numba
-
+        from metaeval.stats.kernels import parts as kernel_parts
         from metaeval.stats.kernels.kendall.lanes_compiled import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
@@ -178,7 +177,7 @@ class KendallBlockPairs:
         if wide:
             calls.append((_lanes(wide, LANES, first, second), np.array([bool(tracked[b].any()) for b in wide]),
                           every, _LANE_ENTRY_COST))
-        narrow = [np.array([q]) for q in _balanced(np.flatnonzero(~lane), lens, numba.get_num_threads())]
+        narrow = [np.array([q]) for q in np.flatnonzero(~lane)]
         if narrow:
             calls.append((_lanes(narrow, 1, first, second), np.zeros(len(narrow), dtype=np.bool_), self.scales,
                           _ENTRY_COST))
@@ -197,10 +196,16 @@ class KendallBlockPairs:
             parts = [np.zeros((len(self.pairs), hi - lo))] + [
                 np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
                 for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
-            for lanes, track, scales, cost in calls:
+            for (lane_pair, lane_first, lane_second), track, scales, cost in calls:
                 plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo, cost))
-                lane_tau_b_sums(xt, lanes + (ptr, groups), self.zr, scales, (float(self.rtol), NOISE_RTOL, self.shift),
-                                plan.arrays[:6], plan.arrays[6], track, n0, tuple(parts), near, kind)
+
+                def part(sel, lane_pair=lane_pair, lane_first=lane_first, lane_second=lane_second, track=track,
+                         scales=scales, plan=plan):  # batches sel: disjoint pairs, so disjoint rows and flags
+                    lane_tau_b_sums(xt, (lane_pair[sel], lane_first[sel], lane_second[sel], ptr, groups), self.zr,
+                                    scales, (float(self.rtol), NOISE_RTOL, self.shift), plan.arrays[:6],
+                                    plan.arrays[6], track[sel], n0, tuple(parts), near, kind)
+
+                kernel_parts.run_parts(part, [(sel,) for sel in _dealt(lane_pair, lens, kernel_parts.threads())])
             del bits
             self.acc[:, lo:hi] = parts[0]
             if width:
@@ -260,18 +265,12 @@ class KendallBlockPairs:
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
 
 
-def _balanced(pairs: np.ndarray, work: np.ndarray, threads: int) -> np.ndarray:
-    """``pairs`` reordered so that ``threads`` consecutive runs of about equal length hold about equal ``work``
-    (the compiled loop splits its batches among the threads in runs): the heaviest first, dealt to the runs in a
-    snake order. The order of the pairs does not change their sums."""
-    if threads < 2 or pairs.size <= threads:
-        return pairs
-    heavy = pairs[np.argsort(-work[pairs], kind="stable")]
-    runs = [[] for _ in range(threads)]
-    for at, q in enumerate(heavy):
-        lap, pos = divmod(at, threads)
-        runs[pos if lap % 2 == 0 else threads - 1 - pos].append(q)
-    return np.concatenate([np.asarray(run, dtype=pairs.dtype) for run in runs])
+def _dealt(lane_pair: np.ndarray, work: np.ndarray, threads: int) -> list:
+    """The batches (rows of ``lane_pair``) dealt to ``threads`` parts of about equal work (``work[p]``: the inputs
+    pair ``p`` lists): the heaviest first, in turn. Which thread computes a batch does not change its sums."""
+    cost = np.where(lane_pair >= 0, work[np.maximum(lane_pair, 0)], 0).sum(axis=1)
+    order = np.argsort(-cost, kind="stable")
+    return [order[i::threads] for i in range(min(threads, order.size))]
 
 
 def _lanes(batches: list, lanes: int, first: np.ndarray, second: np.ndarray) -> tuple:

@@ -208,7 +208,7 @@ def _one_lane_reads(table, rows, bias, shift, weights, out):
         out[r] += s_x * weights[(v >> (2 * shift)) & fmask] - s_y * weights[(v >> (3 * shift)) & fmask]
 
 
-@jit(parallel=True)
+@jit()
 def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums, near, kind):
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
     inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
@@ -218,7 +218,9 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
     resample (``blocks_compiled.block_indices``); ``kind``: an array of the packed type (int32 for 8-bit fields,
     int64 for 16). A lane with a near tie at an input is flagged in ``near[u]`` (``u`` its place in ``groups``)
     and skipped there. Batches with ``track[b]`` also fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``,
-    ``und_y`` (inputs where ``T = n0``), rows by pair."""
+    ``und_y`` (inputs where ``T = n0``), rows by pair. Serial (``nogil``): the caller runs disjoint sets of
+    batches on its threads (:func:`metaeval.stats.kernels.parts.run_parts`; a parallel loop here took about twice
+    as long to compile)."""
     lane_pair, lane_first, lane_second, ptr, groups = lane_lists
     rtol, noise, shift = tie
     block_first, block_size, table_first, table_second, table_offset, owner = plan
@@ -233,7 +235,7 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
     entries = 0
     for t in range(n_tables):
         entries = max(entries, table_offset[t] + (1 << (block_size[table_first[t]] + block_size[table_second[t]])))
-    for b in numba.prange(lane_pair.shape[0]):
+    for b in range(lane_pair.shape[0]):
         xv = np.empty((n, lanes))
         yv = np.empty((n, lanes))
         delta = np.zeros((n, n, lanes), dtype=kind.dtype)
