@@ -167,7 +167,8 @@ class KendallBlockPairs:
         tracked = np.zeros(len(self.pairs), dtype=bool)
         if self.undefined == "skip" and lane.any():
             can = np.zeros((len(self.pairs), self.m), dtype=np.bool_)
-            constant_possible(xt, first, second, can)
+            kernel_parts.run_parts(lambda lo, hi: constant_possible(xt, first[lo:hi], second[lo:hi], can[lo:hi]),
+                                   _ranges(len(self.pairs), kernel_parts.threads()))
             tracked = lane & can[:, self.defined].any(axis=1)
         every = self.scales.copy()
         every[:, n0] = 0.0  # a constant permuted input: counted (tracked) or impossible
@@ -265,6 +266,12 @@ class KendallBlockPairs:
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
 
 
+def _ranges(size: int, threads: int) -> list:
+    """``(lo, hi)`` of ``threads`` consecutive ranges of about equal length covering ``range(size)``."""
+    cuts = np.linspace(0, size, min(threads, max(size, 1)) + 1).astype(int)
+    return [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+
+
 def _dealt(lane_pair: np.ndarray, work: np.ndarray, threads: int) -> list:
     """The batches (rows of ``lane_pair``) dealt to ``threads`` parts of about equal work (``work[p]``: the inputs
     pair ``p`` lists): the heaviest first, in turn. Which thread computes a batch does not change its sums."""
@@ -294,6 +301,7 @@ class _Layout:
     table entries every resample reads at every input (:func:`blocks_compiled.block_indices`)); ``entries`` in all."""
 
     def __init__(self, m: int, bits: np.ndarray, sizes: list, tables: list):
+        from metaeval.stats.kernels import parts
         from metaeval.stats.kernels.kendall.blocks_compiled import block_indices
 
         first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
@@ -306,7 +314,8 @@ class _Layout:
                          dtype=np.int64)
         self.entries = int(entries.sum())
         idx = np.empty((m, len(tables), bits.shape[2]), dtype=np.uint16 if self.entries <= 1 << 16 else np.uint32)
-        block_indices(bits, first_sys, size, tf, ts, offset, idx)
+        parts.run_parts(lambda lo, hi: block_indices(bits[lo:hi], first_sys, size, tf, ts, offset, idx[lo:hi]),
+                        _ranges(m, parts.threads()))
         self.arrays = (first_sys, size, tf, ts, offset, owner, idx)
 
 

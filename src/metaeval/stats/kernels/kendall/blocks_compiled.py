@@ -28,7 +28,6 @@ caller. Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit
@@ -36,16 +35,16 @@ from metaeval.stats.kernels.compiler.decorator import jit
 __all__ = ["block_indices", "packing"]
 
 
-@jit(parallel=True)
+@jit()
 def block_indices(bits, block_first, block_size, table_first, table_second, table_offset, out):
     """``out[j, t, r]``: the entry of table ``t`` (blocks ``g = table_first[t] < h = table_second[t]``) that
     resample ``r`` reads at input ``j``: ``table_offset[t] + (bits of block h) << s_g + (bits of block g)``, the
     bits of a block (systems ``block_first[g]``, ... ``block_size[g]`` of them) least significant first.
-    ``bits`` (M, N, k) uint8, 1 = swap."""
+    ``bits`` (M, N, k) uint8, 1 = swap. Serial: the caller splits the inputs among its threads."""
     m = bits.shape[0]
     k = bits.shape[2]
     n_blocks = block_first.size
-    for j in numba.prange(m):
+    for j in range(m):
         vals = np.zeros((n_blocks, k), dtype=np.int64)
         for g in range(n_blocks):
             dst = vals[g]

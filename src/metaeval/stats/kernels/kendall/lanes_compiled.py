@@ -21,7 +21,6 @@ Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
@@ -31,13 +30,14 @@ from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum,
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
 
 
-@jit(parallel=True)
+@jit()
 def constant_possible(xt, first, second, out):
     """``out[q, j]``: whether some mask makes the values of pair ``q`` (metrics ``first[q]``, ``second[q]`` of
     ``xt`` (P, M, N)) constant at input ``j``: ``v = x_0`` or ``v = y_0`` with ``x_a = v`` or ``y_a = v`` for all
-    ``a`` (then ``X'`` or ``Y'``, the other choice, can be constant)."""
+    ``a`` (then ``X'`` or ``Y'``, the other choice, can be constant). Serial: the caller splits the pairs among its
+    threads."""
     n = xt.shape[2]
-    for q in numba.prange(first.size):
+    for q in range(first.size):
         for j in range(xt.shape[1]):
             x = xt[first[q], j]
             y = xt[second[q], j]
