@@ -53,6 +53,24 @@ def continuous_scores(n: int = 15, m: int = 2000, p: int = 30) -> dict[str, np.n
     return out
 
 
+def sparse_ties_scores(n: int = 15, m: int = 2000, p: int = 10, share: float = 0.05) -> dict[str, np.ndarray]:
+    """Continuous metrics each with two systems tied in about ``share`` of the inputs, and two rounded to 0.5:
+    {'human': quarters of the quality, 'c00'..: continuous, 'r00', 'r01': rounded}. Item-grouped Kendall tau-b
+    takes both kinds of pairs of the block tables (``kendall-blocks``): the continuous pairs, tied in a few inputs,
+    one at a time beside their integer products; the pairs with a rounded metric, tied almost everywhere, in lanes."""
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(n, 1)) + rng.normal(size=(n, m))
+    out = {"human": np.round(q * 4) / 4}
+    for i in range(p):
+        x = q + rng.normal(scale=0.5 + 0.1 * i, size=(n, m))
+        cols = rng.random(m) < share
+        x[1, cols] = x[0, cols]
+        out[f"c{i:02d}"] = x
+    for i in range(2):
+        out[f"r{i:02d}"] = np.round(2 * (q + rng.normal(scale=0.7, size=(n, m)))) / 2
+    return out
+
+
 def timed(src: str, npz: str, coefficient: str, k: int) -> tuple[float, float]:
     """Wall and CPU seconds of one row in a fresh process on the sources ``src``."""
     out = subprocess.run([sys.executable, "-c", CODE.format(npz=npz, coefficient=coefficient, k=k)],

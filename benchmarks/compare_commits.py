@@ -56,7 +56,7 @@ def build_data(tmp: str, quick: bool) -> dict[str, str]:
     """Write every data set the rows read into ``tmp``; ``{placeholder: path}``."""
     import numpy as np
 
-    from bench_item_grouped_ties import continuous_scores
+    from bench_item_grouped_ties import continuous_scores, sparse_ties_scores
     from bench_large_correlate import write_scores as write_large
     from bench_mt_audit import write_metrics as write_audit_metrics
     from bench_mt_protocols import write_workload
@@ -67,12 +67,14 @@ def build_data(tmp: str, quick: bool) -> dict[str, str]:
     m = 200 if quick else 2000
     kinds = TIE_HEAVY_KINDS[::5] if quick else TIE_HEAVY_KINDS  # quick: two metrics of each kind
     paths = {"tie": os.path.join(tmp, "tie_heavy.npz"), "cont": os.path.join(tmp, "continuous.npz"),
+             "sparse": os.path.join(tmp, "sparse_ties.npz"),
              "tie_csv": os.path.join(tmp, "tie_heavy.csv"), "large_csv": os.path.join(tmp, "large.csv"),
              "audit_csv": os.path.join(tmp, "audit_metrics.csv"), "wmt24": os.path.join(tmp, "wmt24"),
              "segments": "300" if quick else "3000"}
     tie = tie_heavy_scores(m=m, kinds=kinds)
     np.savez(paths["tie"], **tie)
     np.savez(paths["cont"], **continuous_scores(m=m, p=len(kinds)))
+    np.savez(paths["sparse"], **sparse_ties_scores(m=m))
     me.write_scores(me.ScoreSet.from_matrices(tie, humans=["human"], name="tie-heavy"), paths["tie_csv"])
     write_large(paths["large_csv"], 20, 500 if quick else 10_000)
     if not quick:
@@ -87,6 +89,8 @@ def build_data(tmp: str, quick: bool) -> dict[str, str]:
 LOAD = {
     "tie": "data = np.load({tie!r}); z = data['human']; xs = np.stack([data[n] for n in data.files if n != 'human'])",
     "cont": "data = np.load({cont!r}); z = data['human']; xs = np.stack([data[n] for n in data.files if n != 'human'])",
+    "sparse": ("data = np.load({sparse!r}); z = data['human']; "
+               "xs = np.stack([data[n] for n in data.files if n != 'human'])"),
 }
 PAIRS = "pairwise_tests(xs, z, level={level!r}, coefficient={coefficient!r}, n_resamples={k}, rng=0)"
 
@@ -127,6 +131,8 @@ ROWS = [
     _pairs_row("cont", "summary", "acc-eq", 1000, "continuous"),
     _pairs_row("cont", "summary", "pearson", 1000, "continuous"),
     _pairs_row("cont", "summary", "kendall-b", 1000, "continuous"),
+    # continuous metrics tied in a few inputs, two rounded (both kinds of pairs of the block tables; issue 37)
+    _pairs_row("sparse", "summary", "kendall-b", 1000, "sparse-ties"),
     _pairs_row("cont", "by-system", "pearson", 1000, "continuous"),
     _pairs_row("cont", "global", "pearson", 1000, "continuous"),
     _pairs_row("cont", "system", "pearson", 1000, "continuous"),

@@ -47,8 +47,10 @@ DENSE = Shape("N <= 32, integer products exact (8 (N-1)^2 N M < 2^53)", _dense)
 NOT_DENSE = Shape("by-system or global; at summary level N > 32 or products inexact",
                   lambda c: c.level != "summary" or not _dense(c))
 BLOCKS = Shape("3 <= N <= 32 and the dense products exact", _blocks)
-TIED_COUNTS = Shape("N >= 3; Kendall tau-b only when the block tables do not apply",
-                    lambda c: c.systems >= 3 and not (c.coefficient == "kendall-b" and _blocks(c)))
+TIED_SUMMARY_COUNTS = tuple(c for c in PAIR_COUNTS if c != "kendall-b")
+"""The coefficients of ``summary-pair-counts-tied``: its shape (dense, N >= 3) is that of the block tables, which
+take Kendall tau-b there (``kendall-blocks``, before it in the table). ``group-pair-counts-tied`` (not dense) takes
+tau-b too: the block tables never apply there."""
 
 
 # ---- the all-pairs permutation matrix --------------------------------------------------------------------------
@@ -243,14 +245,14 @@ PAIR_ROUTES = (
     Route("kendall-blocks", Regime(("summary",), ("kendall-b",), ("both",), tie_threshold=False, numba=True,
                                    shape=BLOCKS, pairs="pairs whose metrics tie within some input"),
           "KendallBlockPairs", _kendall_blocks),
-    Route("summary-pair-counts-tied", Regime(("summary",), PAIR_COUNTS, ("both",), tie_threshold=False, numba=True,
-                                             shape=Shape(f"{DENSE.rule}; {TIED_COUNTS.rule}",
-                                                         lambda c: _dense(c) and TIED_COUNTS.holds(c)),
-                                             pairs="pairs tied within some inputs (tau-b: at most 25% of them)"),
+    Route("summary-pair-counts-tied", Regime(("summary",), TIED_SUMMARY_COUNTS, ("both",), tie_threshold=False,
+                                             numba=True, shape=Shape(f"{DENSE.rule}; N >= 3",
+                                                                     lambda c: _dense(c) and c.systems >= 3),
+                                             pairs="pairs tied within some inputs"),
           "SummaryPairsShared(tied)", _summary_pair_counts_tied),
     Route("group-pair-counts-tied", Regime(("summary",), PAIR_COUNTS, ("both",), tie_threshold=False, numba=True,
-                                           shape=Shape(f"N > 32 or products inexact; {TIED_COUNTS.rule}",
-                                                       lambda c: not _dense(c) and TIED_COUNTS.holds(c)),
+                                           shape=Shape("N > 32 or products inexact; N >= 3",
+                                                       lambda c: not _dense(c) and c.systems >= 3),
                                            pairs="pairs tied within some inputs (tau-b: at most 25% of them)"),
           "GroupPairsCompiled(tied)", _group_pair_counts_tied),
     Route("one-pair", Regime(("summary", "by-system"), pairs="each pair's own kernel (ONE_PAIR_ROUTES)"),

@@ -5,15 +5,16 @@ of the permuted metrics) of every resample come from ``B (B - 1) / 2`` table rea
 (:mod:`metaeval.stats.kernels.kendall.blocks_compiled`); ``tau_b(X'_b) - tau_b(Y'_b)`` is then
 ``S(X') / sqrt((n0 - T(X')) (n0 - Tz_b)) - S(Y') / sqrt((n0 - T(Y')) (n0 - Tz_b))``, ``n0 = N (N - 1) / 2``, added
 over the inputs in a fixed order with weight ``1 / #inputs used`` (the mean over the inputs where the human is not
-constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE`
-of those inputs keeps the exact integer products of
-:class:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared` for its other inputs and counts its tied inputs with the
-tables one pair at a time (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`); the others count
-every input with the tables, 16 pairs side by side (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`: vector loops
-over the pairs, the same sums bit for bit). Under ``undefined='skip'`` an input where a permuted metric is
-constant (its tau-b undefined) leaves that metric's mean, so the divisor changes per resample: for a pair that
-counts every input with the tables and can be constant somewhere, the kernel keeps the sums of ``X'`` and ``Y'``
-and the number of constant inputs of each (``T = n0``), and ``delta`` is ``sum_x / (n - u_x) - sum_y / (n - u_y)``
+constant, or over all under ``undefined='zero'``). A pair whose metrics tie within at most :data:`FULL_SHARE` of
+those inputs keeps the exact integer products of
+:class:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared` for its other inputs and counts only its
+tied inputs with the tables, one pair at a time; the others count every input with the tables, 16 pairs side by
+side. Both run in one compiled loop (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`, lanes of 16 pairs as
+vector code, or of one); a pair's sums do not depend on the lanes, the other pairs of its batch or the block plan.
+Under ``undefined='skip'`` an input where a permuted metric is constant (its tau-b undefined) leaves that metric's
+mean, so the divisor changes per resample: for a pair that counts every input with the tables and can be constant
+somewhere, the kernel keeps the sums of ``X'`` and ``Y'`` and the number of constant inputs of each (``T = n0``),
+and ``delta`` is ``sum_x / (n - u_x) - sum_y / (n - u_y)``
 over the inputs used (NaN when none is left), as the generic path computes it. The rest is left to the paths the
 kernels already had:
 
@@ -47,10 +48,10 @@ FULL_SHARE = 0.5
 CHUNK_BYTES = 1 << 26
 """Most bytes of table indices (inputs x tables x resamples) held at once; more resamples are done in chunks."""
 
-# the cost of building one table entry relative to one table read per resample, measured on one core: one pair
-# at a time about 0.5 ns per entry and 0.6 ns per read; 16 pairs in lanes about 4.4 ns per entry (16 counts) and
-# 0.5 ns per read (one vector load and add, lane_vectors.py; each resample's unpacking and weights, about 20 ns,
-# do not depend on the plan)
+# the cost of building one table entry relative to one table read per resample, measured on one core: a pair at a
+# time (a lane of one) about 0.5 ns per entry and 0.6 ns per read; 16 pairs in lanes about 4.4 ns per entry (16
+# counts) and 0.5 ns per read (one vector load and add, compiler/intrinsics.py; each resample's unpacking and
+# weights, about 20 ns, do not depend on the plan)
 _ENTRY_COST = 0.8
 _LANE_ENTRY_COST = 9.0
 
@@ -143,12 +144,13 @@ class KendallBlockPairs:
         return (i, j) in self.index
 
     def _compute(self, draws) -> None:
-        """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair: the pairs that
-        count every input in lanes (:mod:`metaeval.stats.kernels.kendall.lanes_compiled`), the others one by one
-        (:func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums`)."""
-        import numba
-
-        from metaeval.stats.kernels.kendall.blocks_compiled import block_tau_b_sums
+        """Every resample's table part of every pair (``self.acc``), the near-tie inputs per pair, by one compiled
+        loop (:func:`metaeval.stats.kernels.kendall.lanes_compiled.lane_tau_b_sums`) called twice: the pairs that
+        count every input in lanes of :data:`LANES` pairs (untracked batches, then tracked: their permuted input can
+        be constant under skip), the pairs that count only their tied inputs in lanes of one (a pair at a time, a
+        plan of fewer, larger tables; weight NaN where a permuted input is constant under skip: those resamples go
+        to the generic path)."""
+        from metaeval.stats.kernels import parts as kernel_parts
         from metaeval.stats.kernels.kendall.lanes_compiled import LANES, constant_possible, lane_tau_b_sums
 
         k = draws.n_resamples
@@ -165,67 +167,51 @@ class KendallBlockPairs:
         tracked = np.zeros(len(self.pairs), dtype=bool)
         if self.undefined == "skip" and lane.any():
             can = np.zeros((len(self.pairs), self.m), dtype=np.bool_)
-            constant_possible(xt, first, second, can)
+            kernel_parts.run_parts(lambda lo, hi: constant_possible(xt, first[lo:hi], second[lo:hi], can[lo:hi]),
+                                   _ranges(len(self.pairs), kernel_parts.threads()))
             tracked = lane & can[:, self.defined].any(axis=1)
-        order = np.concatenate([np.flatnonzero(lane & ~tracked), np.flatnonzero(tracked)])
-        cut = int((lane & ~tracked).sum())
-        batches = [order[lo:min(lo + LANES, cut if lo < cut else order.size)]
-                   for lo in list(range(0, cut, LANES)) + list(range(cut, order.size, LANES))]
-        lane_pair = np.full((len(batches), LANES), -1, dtype=np.int64)
-        for b, members in enumerate(batches):
-            lane_pair[b, :members.size] = members
-        lane_first = np.where(lane_pair >= 0, first[np.maximum(lane_pair, 0)], 0)
-        lane_second = np.where(lane_pair >= 0, second[np.maximum(lane_pair, 0)], 0)
-        track = np.array([bool(tracked[members].any()) for members in batches], dtype=np.bool_)
-        one = np.flatnonzero(~lane)  # the pairs counted one by one (their own lists)
-        one_ptr = np.concatenate([[0], np.cumsum(lens[one])]).astype(np.int64)
-        one_groups = np.concatenate([np.zeros(0, dtype=np.int64)] + [self.lists[q] for q in one])
-        n_tasks = max(1, min(one.size, 8 * numba.get_num_threads()))
-        cuts = np.searchsorted(np.cumsum(lens[one]), np.linspace(0, max(int(lens[one].sum()), 1), n_tasks + 1)[1:-1])
-        task_ptr = np.unique(np.concatenate([[0], cuts, [one.size]])).astype(np.int64)
-        lane_scales = self.scales.copy()
-        lane_scales[:, n0] = 0.0  # a constant permuted input: counted (tracked) or impossible
+        every = self.scales.copy()
+        every[:, n0] = 0.0  # a constant permuted input: counted (tracked) or impossible
+        calls = []  # (lanes of each batch, which batches are tracked, weights, block-plan cost)
+        wide = [order[lo:lo + LANES] for order in (np.flatnonzero(lane & ~tracked), np.flatnonzero(tracked))
+                for lo in range(0, order.size, LANES)]
+        if wide:
+            calls.append((_lanes(wide, LANES, first, second), np.array([bool(tracked[b].any()) for b in wide]),
+                          every, _LANE_ENTRY_COST))
+        narrow = [np.array([q]) for q in np.flatnonzero(~lane)]
+        if narrow:
+            calls.append((_lanes(narrow, 1, first, second), np.zeros(len(narrow), dtype=np.bool_), self.scales,
+                          _ENTRY_COST))
         self.acc = np.zeros((len(self.pairs), k))
-        width = k if track.any() else 0
+        width = k if tracked.any() else 0
         self.acc_x, self.acc_y = np.zeros((len(self.pairs), width)), np.zeros((len(self.pairs), width))
         self.und_x = np.zeros((len(self.pairs), width), dtype=np.int32)
         self.und_y = np.zeros((len(self.pairs), width), dtype=np.int32)
         self.tracked = tracked
         near = np.zeros(groups.size, dtype=np.uint8)
         kind = np.zeros(1, dtype=np.int32 if self.shift == 8 else np.int64)
-        costs = ([_LANE_ENTRY_COST] if len(batches) else []) + ([_ENTRY_COST] if one.size else [])
-        chunk = max(64, CHUNK_BYTES // (self.m * sum(_index_bytes(*block_plan(self.n, k, c)) for c in costs)))
+        chunk = max(64, CHUNK_BYTES // (self.m * sum(_index_bytes(*block_plan(self.n, k, c[3])) for c in calls)))
         for lo in range(0, k, chunk):
             hi = min(k, lo + chunk)
             bits = draws.cell_bits(slice(lo, hi))  # (M, N, b)
-            lane_plan = one_plan = None
-            if len(batches):
-                lane_plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo, _LANE_ENTRY_COST))
-            if one.size:
-                one_plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo))
+            parts = [np.zeros((len(self.pairs), hi - lo))] + [
+                np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
+                for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
+            for (lane_pair, lane_first, lane_second), track, scales, cost in calls:
+                plan = _Layout(self.m, bits, *block_plan(self.n, hi - lo, cost))
+
+                def part(sel, lane_pair=lane_pair, lane_first=lane_first, lane_second=lane_second, track=track,
+                         scales=scales, plan=plan):  # batches sel: disjoint pairs, so disjoint rows and flags
+                    lane_tau_b_sums(xt, (lane_pair[sel], lane_first[sel], lane_second[sel], ptr, groups), self.zr,
+                                    scales, (float(self.rtol), NOISE_RTOL, self.shift), plan.arrays[:6],
+                                    plan.arrays[6], track[sel], n0, tuple(parts), near, kind)
+
+                kernel_parts.run_parts(part, [(sel,) for sel in _dealt(lane_pair, lens, kernel_parts.threads())])
             del bits
-            acc = np.zeros((len(self.pairs), hi - lo))
-            if len(batches):
-                sub = (lambda a: a[:, lo:hi]) if width else (lambda a: a)
-                parts = [np.zeros((len(self.pairs), (hi - lo) if width else 0), dtype=a.dtype)
-                         for a in (self.acc_x, self.acc_y, self.und_x, self.und_y)]
-                lane_tau_b_sums(xt, (lane_pair, lane_first, lane_second, ptr, groups), self.zr, lane_scales,
-                                (float(self.rtol), NOISE_RTOL, self.shift), lane_plan.arrays[:6], lane_plan.arrays[6],
-                                track, n0, (acc, *parts), near, kind)
-                for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts):
-                    sub(whole)[...] = part
-            if one.size:
-                tables = np.zeros((task_ptr.size - 1, one_plan.entries),
-                                  dtype=np.uint32 if self.shift == 8 else np.int64)
-                acc_one, near_one = np.zeros((one.size, hi - lo)), np.zeros(one_groups.size, dtype=np.uint8)
-                first_sys, size, tf, ts, offset, owner, idx = one_plan.arrays
-                block_tau_b_sums(xt, (first[one], second[one], one_ptr, one_groups), self.zr, self.scales,
-                                 (float(self.rtol), NOISE_RTOL, self.shift), (first_sys, size, tf, ts, offset, owner),
-                                 task_ptr, tables, idx, acc_one, near_one)
-                acc[one] = acc_one
-                for u, q in enumerate(one):
-                    near[ptr[q]:ptr[q + 1]] |= near_one[one_ptr[u]:one_ptr[u + 1]]
-            self.acc[:, lo:hi] = acc
+            self.acc[:, lo:hi] = parts[0]
+            if width:
+                for whole, part in zip((self.acc_x, self.acc_y, self.und_x, self.und_y), parts[1:]):
+                    whole[:, lo:hi] = part
         self.near = {}
         for q, pair in enumerate(self.pairs):
             flagged = np.flatnonzero(near[ptr[q]:ptr[q + 1]])
@@ -280,6 +266,30 @@ class KendallBlockPairs:
                 - level_correlation(np.where(mask, self.std[i], self.std[j]), zb, **kw).statistic)
 
 
+def _ranges(size: int, threads: int) -> list:
+    """``(lo, hi)`` of ``threads`` consecutive ranges of about equal length covering ``range(size)``."""
+    cuts = np.linspace(0, size, min(threads, max(size, 1)) + 1).astype(int)
+    return [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+
+
+def _dealt(lane_pair: np.ndarray, work: np.ndarray, threads: int) -> list:
+    """The batches (rows of ``lane_pair``) dealt to ``threads`` parts of about equal work (``work[p]``: the inputs
+    pair ``p`` lists): the heaviest first, in turn. Which thread computes a batch does not change its sums."""
+    cost = np.where(lane_pair >= 0, work[np.maximum(lane_pair, 0)], 0).sum(axis=1)
+    order = np.argsort(-cost, kind="stable")
+    return [order[i::threads] for i in range(min(threads, order.size))]
+
+
+def _lanes(batches: list, lanes: int, first: np.ndarray, second: np.ndarray) -> tuple:
+    """``(lane_pair, lane_first, lane_second)`` of ``batches`` (each an array of pair indices) in ``lanes`` lanes,
+    -1 (metrics 0) in an empty lane."""
+    lane_pair = np.full((len(batches), lanes), -1, dtype=np.int64)
+    for b, members in enumerate(batches):
+        lane_pair[b, :members.size] = members
+    safe = np.maximum(lane_pair, 0)
+    return (lane_pair, np.where(lane_pair >= 0, first[safe], 0), np.where(lane_pair >= 0, second[safe], 0))
+
+
 def _index_bytes(sizes: list, tables: list) -> int:
     """Bytes of the table indices of one input and resample under a block plan (uint16 entries where they fit)."""
     return len(tables) * (2 if sum(1 << (sizes[g] + sizes[h]) for g, h in tables) <= 1 << 16 else 4)
@@ -288,9 +298,10 @@ def _index_bytes(sizes: list, tables: list) -> int:
 class _Layout:
     """The arrays the compiled loops take for one block plan and chunk of resamples: ``arrays`` = (first system and
     size of each block, the two blocks and first entry of each table, the table that owns each block's terms, the
-    table entries every resample reads at every input (:func:`compiled_blocks.block_indices`)); ``entries`` in all."""
+    table entries every resample reads at every input (:func:`blocks_compiled.block_indices`)); ``entries`` in all."""
 
     def __init__(self, m: int, bits: np.ndarray, sizes: list, tables: list):
+        from metaeval.stats.kernels import parts
         from metaeval.stats.kernels.kendall.blocks_compiled import block_indices
 
         first_sys = np.cumsum([0] + sizes[:-1]).astype(np.int64)
@@ -303,7 +314,8 @@ class _Layout:
                          dtype=np.int64)
         self.entries = int(entries.sum())
         idx = np.empty((m, len(tables), bits.shape[2]), dtype=np.uint16 if self.entries <= 1 << 16 else np.uint32)
-        block_indices(bits, first_sys, size, tf, ts, offset, idx)
+        parts.run_parts(lambda lo, hi: block_indices(bits[lo:hi], first_sys, size, tf, ts, offset, idx[lo:hi]),
+                        _ranges(m, parts.threads()))
         self.arrays = (first_sys, size, tf, ts, offset, owner, idx)
 
 

@@ -1,6 +1,6 @@
 """The block tables of :mod:`metaeval.stats.kernels.kendall.blocks_compiled` for many metric pairs at once (lanes).
 
-The same packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
+The packed counts and tables, built and read for ``Q`` metric pairs side by side: every array holds the
 pairs in its last axis (``D[a, c, q]``, ``table[entry, q]``), so that one table entry of all the lanes is one
 contiguous row and the loops over system pairs, table entries and resamples are shared by the lanes. A
 resample's reads are vector code (:mod:`metaeval.stats.kernels.compiler.intrinsics`: one vector add per table), so the
@@ -8,8 +8,10 @@ caller gives the lanes a plan of more, smaller tables than one pair at a time wo
 (:data:`metaeval.stats.kernels.kendall.blocks._LANE_ENTRY_COST`); the integer sums do not depend on the plan.
 A lane whose pair does not list the input holds NaN values (every comparison false: no term) and adds exactly
 ``+0.0`` to its sums; a lane with a *near* tie is flagged and emptied the same way. The sums of each pair are
-formed in the same order as :func:`metaeval.stats.kernels.kendall.blocks_compiled.block_tau_b_sums` (inputs ascending,
-the same expression), so both loops give the same bits.
+formed in the order of its listed inputs (ascending), each input's term ``S(X') w[T(X')] - S(Y') w[T(Y')]``, so
+a pair's sums do not depend on the other lanes, the plan or the threads. This is the only compiled loop of the
+block tables: the pairs that count every input and those that count only their few tied inputs (once a loop
+of its own, one pair at a time, with the same bits; issue 37) both run here, in batches of their own.
 
 Under ``undefined='skip'`` a lane whose permuted input can be constant (:func:`constant_possible`: some value
 ``v`` with ``x_a = v`` or ``y_a = v`` for every system) is *tracked*: besides the difference it keeps the two
@@ -19,7 +21,6 @@ Compiled and cached like every loop of ``stats/`` (:mod:`metaeval.stats.kernels.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
@@ -29,13 +30,14 @@ from metaeval.stats.kernels.compiler.intrinsics import LANES, lane_weighted_sum,
 __all__ = ["LANES", "constant_possible", "lane_tau_b_sums"]
 
 
-@jit(parallel=True)
+@jit()
 def constant_possible(xt, first, second, out):
     """``out[q, j]``: whether some mask makes the values of pair ``q`` (metrics ``first[q]``, ``second[q]`` of
     ``xt`` (P, M, N)) constant at input ``j``: ``v = x_0`` or ``v = y_0`` with ``x_a = v`` or ``y_a = v`` for all
-    ``a`` (then ``X'`` or ``Y'``, the other choice, can be constant)."""
+    ``a`` (then ``X'`` or ``Y'``, the other choice, can be constant). Serial: the caller splits the pairs among its
+    threads."""
     n = xt.shape[2]
-    for q in numba.prange(first.size):
+    for q in range(first.size):
         for j in range(xt.shape[1]):
             x = xt[first[q], j]
             y = xt[second[q], j]
@@ -71,8 +73,14 @@ def _lane_near(xv, yv, tol, near):
 
 @jit()
 def _lane_terms(xv, yv, tz, shift, delta, lam, alpha):
-    """The packed terms of every lane (``compiled_blocks._terms``, the same formulas): ``alpha[q]``, ``lam[a, q]``
-    and ``delta[a, c, q] = delta[c, a, q]``; ``tz[a, c]`` the human's signs."""
+    """The packed terms of every lane: ``alpha[q]``, ``lam[a, q]`` (every ``beta`` of system ``a`` as the first of
+    a pair, every ``gamma`` as the second) and ``delta[a, c, q] = delta[c, a, q]``; ``tz[a, c]`` the human's signs.
+
+    With ``p_k = t sgn(d_k) + [d_k = 0] 2^(2 shift)`` the contribution to ``S(X')`` and ``T(X')`` for the bits
+    ``k = 2 m_a + m_c`` (``d_k`` the gap of the two values ``X'`` then holds), ``Y'`` holds the other values
+    (``k -> 3 - k``): ``c_k = p_k + p_(3-k) 2^shift``, so ``alpha = c_0``, ``beta = c_2 - c_0``, ``gamma = c_1 - c_0``
+    and ``delta = c_3 - c_2 - c_1 + c_0 = (p_0 - p_1 - p_2 + p_3) (1 + 2^shift)``. A lane of NaN values (a pair
+    that does not list the input) compares false everywhere: every term 0."""
     n, lanes = xv.shape
     tie = np.int64(1) << (2 * shift)
     both = np.int64(1) + (np.int64(1) << shift)
@@ -112,7 +120,8 @@ def _lane_terms(xv, yv, tz, shift, delta, lam, alpha):
 
 @jit()
 def _lane_own(delta, lam, first, size, out):
-    """``out[m, q]``: the own terms of one block under its bits ``m`` (``compiled_blocks._own_terms``)."""
+    """``out[m, q]``: the own terms of one block under its bits ``m``: ``sum_{u in m} lam[u, q] + sum_{u < v in m}
+    delta[u, v, q]`` (by doubling: the entries with bit ``u`` set from those without)."""
     lanes = out.shape[1]
     o0 = out[0]
     for q in range(lanes):
@@ -135,9 +144,10 @@ def _lane_own(delta, lam, first, size, out):
 
 @jit()
 def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offset):
-    """Table of blocks ``g < h`` of every lane at ``table[offset + (mh << sg) + mg, q]``
-    (``compiled_blocks._fill_table``: the rows with bit ``v`` of ``mh`` set are those without it plus the column
-    sums of system ``oh + v`` and the change of ``own_h``; ``add`` scratch of one row)."""
+    """Table of blocks ``g < h`` of every lane at ``table[offset + (mh << sg) + mg, q]``: ``base + own_g[mg] +
+    own_h[mh] + sum_{a in mg, c in mh} delta[a, c]``; the rows with bit ``v`` of ``mh`` set are those without it
+    plus the column sums of system ``oh + v`` and the change of ``own_h`` (``add`` scratch of one row). Entries
+    wrap in the table's integer type (the packed sums are exact modulo it)."""
     lanes = table.shape[1]
     width = 1 << sg
     for v in range(sh):
@@ -154,10 +164,19 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offs
     for mg in range(width):
         for q in range(lanes):
             block[mg, q] = base[q] + own_h[0, q] + own_g[mg, q]
+    flat = table.reshape(table.size)
     for v in range(sh):
         half = 1 << v
         col = cols[v]
         for mh in range(half):
+            if lanes == 1:  # a pair at a time: one contiguous row (a vector loop over mg)
+                one = col.reshape(col.size)
+                step = own_h[mh + half, 0] - own_h[mh, 0]
+                at = offset + mh * width
+                to = offset + (mh + half) * width
+                for mg in range(width):
+                    flat[to + mg] = flat[at + mg] + one[mg] + step
+                continue
             src = table[offset + mh * width:offset + (mh + 1) * width]
             dst = table[offset + (mh + half) * width:offset + (mh + half + 1) * width]
             for q in range(lanes):
@@ -167,15 +186,41 @@ def _lane_fill(delta, og, sg, oh, sh, own_g, own_h, base, cols, add, table, offs
                     dst[mg, q] = src[mg, q] + col[mg, q] + add[q]
 
 
-@jit(parallel=True)
+@jit()
+def _one_lane_reads(table, rows, bias, shift, weights, out):
+    """``out[r] += S(X') w[T(X')] - S(Y') w[T(Y')]`` of the word ``bias + sum_t table[rows[t, r]]`` of one lane (a pair
+    at a time): the integer sum in int64, modulo the four fields, as scalar code (the arithmetic of the lanes)."""
+    half, fmask, full, _ = packing(shift)
+    n_tables = rows.shape[0]
+    r0 = rows[0]
+    r1 = rows[min(1, n_tables - 1)]
+    r2 = rows[min(2, n_tables - 1)]
+    for r in range(rows.shape[1]):
+        if n_tables == 3:  # the common plan (15 systems in blocks of five): three reads
+            v = bias + np.int64(table[r0[r]]) + np.int64(table[r1[r]]) + np.int64(table[r2[r]])
+        else:
+            v = bias
+            for t in range(n_tables):
+                v += np.int64(table[rows[t, r]])
+        v &= full
+        s_x = (v & fmask) - half
+        s_y = ((v >> shift) & fmask) - half
+        out[r] += s_x * weights[(v >> (2 * shift)) & fmask] - s_y * weights[(v >> (3 * shift)) & fmask]
+
+
+@jit()
 def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums, near, kind):
     """``acc[p, r]``: ``sum_j scales[j, T(X')] S(X') - scales[j, T(Y')] S(Y')`` of pair ``p`` over its listed
     inputs (``groups[ptr[p]:ptr[p + 1]]``, ascending), for the pairs of each batch ``b`` in its lanes
     (``lane_pair[b, q]``, -1 for an empty lane; metrics ``lane_first``, ``lane_second`` of ``xt`` (P, M, N)).
-    ``idx`` (M, L, k): the table entries of every resample (``compiled_blocks.block_indices``); ``kind``: an
-    array of the packed type (int32 for 8-bit fields, int64 for 16). A lane with a near tie at an input is
-    flagged in ``near[u]`` (``u`` its place in ``groups``) and skipped there. Batches with ``track[b]`` also
-    fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``, ``und_y`` (inputs where ``T = n0``), rows by pair."""
+    Batches are :data:`LANES` lanes wide (the reads as vector code) or one (a pair at a time, for the pairs that
+    list few inputs; scalar reads, the same sums; never tracked). ``idx`` (M, L, k): the table entries of every
+    resample (``blocks_compiled.block_indices``); ``kind``: an array of the packed type (int32 for 8-bit fields,
+    int64 for 16). A lane with a near tie at an input is flagged in ``near[u]`` (``u`` its place in ``groups``)
+    and skipped there. Batches with ``track[b]`` also fill ``acc_x``, ``acc_y`` (the two sums) and ``und_x``,
+    ``und_y`` (inputs where ``T = n0``), rows by pair. Serial (``nogil``): the caller runs disjoint sets of
+    batches on its threads (:func:`metaeval.stats.kernels.parts.run_parts`; a parallel loop here took about twice
+    as long to compile)."""
     lane_pair, lane_first, lane_second, ptr, groups = lane_lists
     rtol, noise, shift = tie
     block_first, block_size, table_first, table_second, table_offset, owner = plan
@@ -190,7 +235,7 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
     entries = 0
     for t in range(n_tables):
         entries = max(entries, table_offset[t] + (1 << (block_size[table_first[t]] + block_size[table_second[t]])))
-    for b in numba.prange(lane_pair.shape[0]):
+    for b in range(lane_pair.shape[0]):
         xv = np.empty((n, lanes))
         yv = np.empty((n, lanes))
         delta = np.zeros((n, n, lanes), dtype=kind.dtype)
@@ -271,6 +316,9 @@ def lane_tau_b_sums(xt, lane_lists, zr, scales, tie, plan, idx, track, n0, sums,
                            alpha if t == 0 else nothing, cols, add, table, table_offset[t])
             sc = scales[j]
             rows = idx[j]
+            if lanes == 1:  # a pair at a time (never tracked)
+                _one_lane_reads(table[:, 0], rows, bias, shift, sc, out[:, 0])
+                continue
             if kt == 0 and shift == 8:  # 32-bit counts, untracked: the whole read as vector code
                 for r in range(k):
                     lane_weighted_sum(table, rows, r, bias, sc, out)

@@ -267,9 +267,14 @@ class SummaryPairsShared:
             if self._by_input is None:  # inputs in the last axis (the compiled loop's vector axis)
                 self._by_input = (np.ascontiguousarray(self.xt.transpose(0, 2, 1)),
                                   np.ascontiguousarray(self.t.transpose(1, 2, 0)))
+            from metaeval.stats.kernels import parts
+
             g = np.empty((len(pairs), self.n, self.m), dtype=np.int64)
-            cross_sign_sums(*self._by_input, np.array([i for i, _ in pairs], dtype=np.int64),
-                            np.array([j for _, j in pairs], dtype=np.int64), g)
+            first = np.array([i for i, _ in pairs], dtype=np.int64)
+            second = np.array([j for _, j in pairs], dtype=np.int64)
+            cuts = np.linspace(0, len(pairs), min(parts.threads(), max(len(pairs), 1)) + 1).astype(int)
+            parts.run_parts(lambda lo, hi: cross_sign_sums(*self._by_input, first[lo:hi], second[lo:hi], g[lo:hi]),
+                            [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
             g = g.transpose(0, 2, 1)
         else:
             g = np.stack([self._cross_terms(i, j) for i, j in pairs])

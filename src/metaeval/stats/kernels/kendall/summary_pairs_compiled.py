@@ -5,7 +5,6 @@ Compiled with :func:`metaeval.stats.kernels.compiler.decorator.jit` (cached on d
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit
@@ -13,16 +12,17 @@ from metaeval.stats.kernels.compiler.decorator import jit
 __all__ = ["cross_sign_sums"]
 
 
-@jit(parallel=True)
+@jit()
 def cross_sign_sums(x, t, first, second, out):
     """``out[q, a, b] = sum_c t[a, c, b] s_ac - sum_c t[c, a, b] s_ca`` with ``s_ac = sgn(X_j[a, b] - X_i[c, b])``
     for the pairs ``(i, j) = (first[q], second[q])`` of ``x`` (P, N, M) and the integer weights ``t`` (N, N, M)
     of every input ``b`` (the same integers as :meth:`metaeval.stats.kernels.kendall.summary_pairs.SummaryPairsShared.
     _cross_terms`). The inputs are the last axis, so the loops over them are vector loops; both sums are kept
-    in int32 (``N <= 32`` terms of ``|t| <= 2 (N - 1)``)."""
+    in int32 (``N <= 32`` terms of ``|t| <= 2 (N - 1)``). Serial (``nogil``): the caller splits the pairs among its
+    threads (a parallel loop took about as long again to compile)."""
     n = x.shape[1]
     m = x.shape[2]
-    for q in numba.prange(first.size):
+    for q in range(first.size):
         xi = x[first[q]]
         xj = x[second[q]]
         own = np.zeros(m, dtype=np.int32)  # sum_c t_ac s_ac of the current a
