@@ -130,7 +130,8 @@ def check_gold_aggregation(ds: ScoreSet, human: str, *, param: str = "aggregatio
     message for the CLI (``param='--aggregation'``), ``metaeval mt`` (``language_pair``) and the Python API."""
     if ds.aggregation == DEFAULT_AGGREGATION or human not in ds.scorers or ds.n_annotators(human) != 1:
         return
-    mqm = bool(ds.description and ds.description.startswith("MQM ratings"))
+    mqm = bool(ds.description and any(part.split(": ", 1)[-1].startswith("MQM ratings")
+                                      for part in ds.description.split("; ")))
     where = f"language pair {language_pair!r}: " if language_pair is not None else ""
     raise ParameterError(
         f"`{param}` must be {DEFAULT_AGGREGATION!r} when the gold has one score per cell ({where}{human!r}"

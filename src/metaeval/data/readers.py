@@ -33,7 +33,7 @@ from ..errors import InputFileError, ParameterError, check_choice
 from . import annotator_column
 from .cells import numeric_cells
 from .columnar import TextColumn, release_arrow_memory
-from .columns import API_NAMES, OptionNames, check_where, note_ignored, prepare_table
+from .columns import API_NAMES, OptionNames, check_where, note_ignored, prepare_table, reading_note
 from .formats import (
     ANNOTATOR_KEY,
     EXTENSIONS,
@@ -184,17 +184,6 @@ def read_scores(
     note_ignored(read_path, ignored, option_names)
     note = reading_note(columns, where)
     return ds._replace(description="; ".join(p for p in (ds.description, note) if p)) if note else ds
-
-
-def reading_note(columns: Mapping[str, str] | None, where: Mapping[str, Any] | None) -> str:
-    """What a signature needs to read a file again as it was read (issue 41: a signature rebuilds its number):
-    the columns mapped to roles and the rows kept, e.g. ``columns system=model_name,input=hash; where
-    split=test``; empty when the file was read as it is. Part of the ScoreSet's description, so of the
-    ``subset`` field of every signature made from it."""
-    mapped = ",".join(f"{role}={columns[role]}" for role in ("system", "input", "annotator", "human")
-                      if isinstance(columns, Mapping) and columns.get(role))
-    kept = ",".join(f"{column}={'|'.join(values)}" for column, values in check_where(where).items())
-    return "; ".join(p for p in (f"columns {mapped}" if mapped else "", f"where {kept}" if kept else "") if p)
 
 
 def _default_name(path: str | Path) -> str:
