@@ -351,3 +351,59 @@ def test_systems_chosen_in_python_are_signed_and_rebuild_the_comparison():
                                n_resamples=int(f["resamples"]), rng=int(f["seed"]))
     assert str(again.signature) == str(first.signature)
     assert again.pvalues.tolist() == first.pvalues.tolist() and again.deltas.tolist() == first.deltas.tolist()
+
+
+def _p_shown(p: float) -> str:
+    return "<.001" if p < 0.001 else f"{p:.3f}".lstrip("0")
+
+
+def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signature():
+    """`metaeval correlate --scores FILE ...`: the files from the command line (`--scores` paths only), how each was
+    read (columns, rows kept, systems renamed and chosen) from the signature's `subset`, every option from its other
+    fields; each printed cell (value, interval, p-value) rebuilt by `correlate`/`bootstrap_ci`/`fisher_ci`, and the
+    table's signature by `correlation_table`. Runs with corpus metrics (`corpus_level:`) are left to
+    tests/test_corpus_correlation*.py: their statistics come from the candidate and reference files."""
+    import warnings
+
+    import metaeval as me
+    from signature_rebuild import command_files, correlate_data, printed_cells, rebuild_correlation_cell
+
+    runs = 0
+    for page in ("docs/data.md", "docs/nuggets-extrinsic.md", "docs/metrics.md", "docs/mt.md"):
+        for run in documented_runs(page, "metaeval correlate ", writers=True):
+            f = run.fields
+            if "--scores" not in run.command or f.get("corpus_level", "none") != "none":
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the join's and the left-out systems' warnings, pinned by the docs
+                ds = correlate_data(f, command_files(run.command), run.cwd)
+                cells = printed_cells(run)
+                assert cells, run.where
+                levels = list(dict.fromkeys(level for level, _, _ in cells))
+                metrics = list(dict.fromkeys(metric for _, metric, _ in cells))
+                coefficients = list(dict.fromkeys(c for _, _, c in cells))
+                options = {}  # 'none': not used by the table, its default passed
+                if f["resamples"] != "none":
+                    options["n_resamples"] = int(f["resamples"])
+                if f["confidence"] != "none":
+                    options["confidence_level"] = float(f["confidence"])
+                if f["seed"] != "none":
+                    options["rng"] = int(f["seed"])
+                table = me.correlation_table(ds, f["human"], metrics, levels=levels, coefficients=coefficients,
+                                             ci=f["ci"], pvalue_method=f["pvalue"], alternative=f["alternative"],
+                                             **options)
+                assert without_version(str(table.signature)) == without_version(run.signature), run.where
+                for (level, metric, coefficient), shown in cells.items():
+                    result = rebuild_correlation_cell(ds, f, metric, level, coefficient)
+                    assert _same(shown[0], float(result.statistic)), (run.where, level, metric, coefficient, shown)
+                    for cell in shown[1:]:
+                        if cell.startswith("["):
+                            low, high = (float(v) for v in cell.strip("[]").split(", "))
+                            assert (f"{result.ci[0]:.2f}", f"{result.ci[1]:.2f}") == (f"{low:.2f}", f"{high:.2f}"), \
+                                (run.where, level, metric, coefficient, shown)
+                        elif re.fullmatch(r"<?\d*\.\d+", cell):
+                            assert _p_shown(float(result.pvalue)) == cell, (run.where, level, metric, coefficient, shown)
+                        else:
+                            assert re.fullmatch(r"\d+ skipped", cell), cell
+            runs += 1
+    assert runs >= 4  # data.md's two first hours, nuggets-extrinsic.md's automatic and crowd nugget F
