@@ -60,9 +60,13 @@ class Run:
         return found[0]
 
 
-def printed_signature(lines: list[str]) -> str | None:
+def printed_signature(lines: list[str], *, markdown: bool = False) -> str | None:
     """The signature a command printed (``signature: ...`` and its wrapped, two-space indented lines joined), or
-    None."""
+    None; with ``markdown`` also a Markdown table's caption (``Correlation with X. signature: a:b\\|...``)."""
+    for line in lines if markdown else ():
+        m = re.match(r"[A-Z][^|]*\. signature: ([a-z_]+:.*)$", line)
+        if m:
+            return m[1].replace("\\|", "|").replace("\\_", "_")
     for k, line in enumerate(lines):
         if line.startswith("signature:"):  # `signature: a:b|...` or `signature:` and the fields on the next line
             first = line[len("signature:"):].strip()
@@ -87,12 +91,12 @@ def without_version(signature: str) -> str:
 
 
 def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool = False,
-                    writers: bool = False) -> Iterator[Run]:
+                    writers: bool = False, markdown: bool = False) -> Iterator[Run]:
     """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
     signature, with the sandbox as the examples before it left it (files written, scripts run, and with
     ``python`` the Python sessions run); with ``slow`` the examples marked slow too; with ``writers`` the
     ``metaeval`` commands that print no signature and write an ``--output`` run too (the files a later
-    command reads)."""
+    command reads); with ``markdown`` the signatures of Markdown tables too."""
     runner = _runner()
     globs: dict = {"__name__": "__main__"}
     with runner.sandbox() as cwd:
@@ -111,7 +115,7 @@ def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool 
             if example.kind != "console":
                 continue
             for command, expected in runner.console_commands(example):
-                signature = printed_signature(expected)
+                signature = printed_signature(expected, markdown=markdown)
                 if signature is None:
                     if any(line.startswith("metaeval: error:") for line in expected):
                         continue  # an example of a refusal
@@ -718,7 +722,8 @@ def correlate_data(f: dict[str, str], files: list[str], cwd: Path):
                 part = me.load_dataset(name)
             else:
                 reading = {**shared, **own.get(name, {})}
-                part = me.read_scores(by_name[name], columns=reading.get("columns"), where=reading.get("where"))
+                part = me.read_scores(by_name[name], columns=reading.get("columns"), where=reading.get("where"),
+                                      shared_mapping=len(by_name) > 1)  # a shared part: not every file has each column
                 mine = {o: n for o, n in renamed.items() if o in part.systems}
                 if mine:
                     part = part.with_system_names(mine)
@@ -734,8 +739,18 @@ def correlate_data(f: dict[str, str], files: list[str], cwd: Path):
 
 def printed_cells(run: Run) -> dict[tuple[str, str, str], list[str]]:
     """``{(level, metric, coefficient): [value, interval/p-value rows...]}`` of the tables a ``correlate`` run
-    prints (a title ``<level>-level ...`` before each table, its header the coefficients)."""
+    prints (a title ``<level>-level ...`` before each table, its header the coefficients; or one Markdown table
+    whose header names ``<level> <coefficient>`` per column)."""
     out: dict = {}
+    header = next((line for line in run.output if line.startswith("| metric |")), None)
+    if header is not None:
+        columns = [c.strip().split(" ", 1) for c in header.strip("|").split("|")[1:]]
+        for line in run.output:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("| ") and line != header and len(cells) == len(columns) + 1:
+                for (level, coefficient), cell in zip(columns, cells[1:]):
+                    out[(level, cells[0], coefficient)] = [cell]
+        return out
     level = coefficients = metric = None
     for line in run.output:
         m = re.match(r"([a-z]+)-level\b", line)
