@@ -189,11 +189,12 @@ def read_scores(
 def reading_note(columns: Mapping[str, str] | None, where: Mapping[str, Any] | None) -> str:
     """What a signature needs to read a file again as it was read (issue 41: a signature rebuilds its number):
     the columns mapped to roles and the rows kept, e.g. ``columns system=model_name,input=hash; where
-    split=test``; empty when the file was read as it is. Part of the ScoreSet's description, so of the
+    split=test+valid`` (the values a column may take joined by ``+``: a signature's fields are split at ``|``);
+    empty when the file was read as it is. Part of the ScoreSet's description, so of the
     ``subset`` field of every signature made from it."""
     mapped = ",".join(f"{role}={columns[role]}" for role in ("system", "input", "annotator", "human")
                       if isinstance(columns, Mapping) and columns.get(role))
-    kept = ",".join(f"{column}={'|'.join(values)}" for column, values in check_where(where).items())
+    kept = ",".join(f"{column}={'+'.join(values)}" for column, values in check_where(where).items())
     return "; ".join(p for p in (f"columns {mapped}" if mapped else "", f"where {kept}" if kept else "") if p)
 
 
