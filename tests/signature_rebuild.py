@@ -702,10 +702,16 @@ def correlate_data(f: dict[str, str], files: list[str], cwd: Path):
     later = []
     allow = False
     for part in parts:
-        m = re.fullmatch(r"(?:(?P<file>[^:;]+): )?(?P<kind>columns|where) (?P<value>.+)", part)
+        m = re.fullmatch(r"(?:(?P<file>[^:;]+): )?(?P<kind>columns|where|layout|format|scorer|renamed) (?P<value>.+)",
+                         part)
         if m is not None and (m["file"] is None or m["file"] in by_name):
             target = shared if m["file"] is None else own.setdefault(m["file"], {})
-            target[m["kind"]] = _reading(m["value"], m["kind"])
+            value = m["value"]
+            if m["kind"] in ("columns", "where"):
+                value = _reading(value, m["kind"])
+            elif m["kind"] == "renamed":
+                value = dict(item.split("->", 1) for item in value.split(","))
+            target[m["kind"]] = value
         elif part.startswith("systems renamed: "):
             renamed.update(item.split("->", 1) for item in part[len("systems renamed: "):].split(","))
         elif part == "join:unmatched-allowed":
@@ -723,6 +729,8 @@ def correlate_data(f: dict[str, str], files: list[str], cwd: Path):
             else:
                 reading = {**shared, **own.get(name, {})}
                 part = me.read_scores(by_name[name], columns=reading.get("columns"), where=reading.get("where"),
+                                      layout=reading.get("layout", "auto"), format=reading.get("format"),
+                                      scorer=reading.get("scorer"), rename=reading.get("renamed"),
                                       shared_mapping=len(by_name) > 1)  # a shared part: not every file has each column
                 mine = {o: n for o, n in renamed.items() if o in part.systems}
                 if mine:
