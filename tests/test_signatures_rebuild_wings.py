@@ -320,22 +320,29 @@ def test_every_documented_reproduction_and_dataset_partition_is_rebuilt_from_its
 def test_every_documented_mt_run_from_score_files_is_rebuilt_from_its_signature():
     """`metaeval mt` on --scores files: the data from the command line, everything else from the signature (read
     back by tests/test_mt_signatures_report.py's reader, the protocol checked by its content hash). Runs on
-    corpus statistics, system-level files of mt-metrics-eval or rater waves are rebuilt there, on their own data."""
+    corpus statistics or system-level files of mt-metrics-eval are rebuilt there, on their own data; rater waves
+    here (the ratings files from the command line, the waves split again from the signed seed)."""
     import metaeval as me
     from signature_rebuild import command_data
     from test_mt_signatures_report import _call_from_signature
 
-    runs = 0
+    runs = waves = 0
     for run in documented_runs("docs/mt.md", "metaeval mt --scores "):
         f = run.fields
-        if f.get("corpus_level", "none") != "none" or "rater_waves" in f or "system_level" in f:
+        if f.get("corpus_level", "none") != "none" or "system_level" in f:
             continue
-        data = command_data(run.command, f["human"], run.cwd)
-        result = me.mt_evaluate(data, f["metrics"].split(","), **_call_from_signature(run.signature))
+        waved = "rater_waves" in f and re.fullmatch(r".+\.wave\d+", f["human"])  # the waves of the ratings' scorer
+        data = command_data(run.command, f["human"].rsplit(".wave", 1)[0] if waved else f["human"], run.cwd)
+        call = _call_from_signature(run.signature)
+        if "rater_waves" in f:  # the waves split from the seed (its stream (seed, 1), signed in `subset`)
+            call["rater_waves"] = int(f["rater_waves"])
+            waves += 1
+        metrics = [m for m in f["metrics"].split(",") if m not in call["human_baselines"]]
+        result = me.mt_evaluate(data, metrics, **call)
         assert without_version(str(result.signature)) == without_version(run.signature), run.where
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
-    assert runs >= 2  # WMT23-style en-de and zh-en, and the WMT25 protocol
+    assert runs >= 3 and waves >= 1  # WMT23-style en-de and zh-en, the WMT25 protocol, WMT23 ratings in rater waves
 
 
 def test_systems_chosen_in_python_are_signed_and_rebuild_the_comparison():
@@ -411,7 +418,8 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
 
 def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_path):
     """`--where split=test --where split=valid` is signed `where split=test+valid` (never with `|`, the separator of
-    a signature's fields), and the signature alone reads the files again to the same number."""
+    a signature's fields), a scorer renamed and a layout forced are signed too (`renamed QAGS->qags`, `layout wide`),
+    and the signature alone reads the files again to the same number."""
     import warnings
 
     from click.testing import CliRunner
@@ -425,7 +433,8 @@ def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_
     files = [str(frank / "human_annotations.json"), str(frank / "baseline_factuality_metrics_outputs.json")]
     argv = ["correlate", "--scores", files[0], "--scores", files[1], "--system-column", "model_name",
             "--input-column", "hash", "--human-column", "Factuality", "--where", "split=test", "--where", "split=valid",
-            "--metric", "QAGS", "--level", "global", "--coefficient", "pearson", "--ci", "none", "--format", "json"]
+            "--rename", f"{files[1]}=QAGS:qags", "--layout", f"{files[1]}=wide",
+            "--metric", "qags", "--level", "global", "--coefficient", "pearson", "--ci", "none", "--format", "json"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the columns set aside, pinned by docs/data.md
         result = CliRunner().invoke(cli, argv)
@@ -435,11 +444,38 @@ def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_
     cell = json.loads(result.output[result.output.index("{"):])["results"][0]
     signature = cell["signature"]
     f = {**fields(signature), "ci": "none"}
-    assert "where split=test+valid" in f["subset"], f["subset"]
+    assert f["subset"] == ("columns system=model_name,input=hash,human=Factuality; where split=test+valid;"
+                           " baseline_factuality_metrics_outputs: layout wide; baseline_factuality_metrics_outputs:"
+                           " renamed QAGS->qags"), f["subset"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ds = correlate_data(f, files, tmp_path)
-        rebuilt = rebuild_correlation_cell(ds, f, "QAGS", "global", "pearson")
+        rebuilt = rebuild_correlation_cell(ds, f, "qags", "global", "pearson")
     assert ds.shape[1] == 40  # both splits: more inputs than the test split's 26
     assert without_version(str(rebuilt.signature)) == without_version(signature)
     assert float(rebuilt.statistic) == cell["statistic"] and float(rebuilt.pvalue) == cell["pvalue"]
+
+
+def test_every_documented_familywise_run_is_rebuilt_from_its_signature():
+    """`metaeval familywise`: the family (``comparisons``, ``systems``), the levels given (``per_comparison``) and the
+    target (``alpha``) from the signature; every printed error and level rebuilt by `n_pairwise_comparisons`,
+    `familywise_error` and `per_comparison_level` (the command's table has no Python result of its own)."""
+    import metaeval as me
+
+    runs = 0
+    for run in documented_runs("docs/statistics.md", "metaeval familywise "):
+        f = run.fields
+        assert f["statistic"] == "familywise", run.where
+        k = int(f["comparisons"])
+        if f.get("systems", "none") != "none":
+            assert me.n_pairwise_comparisons(int(f["systems"])) == k, run.where
+        text = " ".join(run.output)
+        for p in f["per_comparison"].split(","):
+            error = me.familywise_error(float(p), k)
+            assert f"per-comparison level {p}: family-wise error 1 - (1 - {p})^{k} = {error:.4f}" in text, (run.where, p)
+        alpha = float(f["alpha"])
+        sidak, bonferroni = (me.per_comparison_level(alpha, k, method=m) for m in ("sidak", "bonferroni"))
+        assert f"per-comparison level {sidak:.6g} (Sidak, 1 - (1 - {f['alpha']})^(1/{k}))" in text, run.where
+        assert f"{bonferroni:.6g}" in text.split("(Sidak", 1)[1], run.where
+        runs += 1
+    assert runs >= 1
