@@ -781,12 +781,24 @@ def printed_cells(run: Run) -> dict[tuple[str, str, str], list[str]]:
     return out
 
 
-def rebuild_correlation_cell(ds, f: dict[str, str], metric: str, level: str, coefficient: str):
+def corpus_statistics(ds, f: dict[str, str], cwd: Path) -> dict | None:
+    """``{metric: CorpusScores}`` of the ``corpus_level`` metrics, recomputed from the ``corpus_texts`` files (with
+    the options the score file's ``.signatures.json`` records, as the command does), or None."""
+    if f.get("corpus_level", "none") == "none":
+        return None
+    from metaeval.cli.source import corpus_statistics_for
+
+    candidates, references = f["corpus_texts"].split(",")
+    with contextlib.chdir(cwd):
+        return corpus_statistics_for(ds, f["corpus_level"].split(","), candidates, references)
+
+
+def rebuild_correlation_cell(ds, f: dict[str, str], metric: str, level: str, coefficient: str, corpus=None):
     """One cell of a ``correlate`` table: ``correlate``, ``bootstrap_ci`` or ``fisher_ci`` with the signature's
-    options."""
+    options (``corpus``: the corpus metrics' statistics)."""
     import metaeval as me
 
-    common = dict(level=level, coefficient=coefficient, undefined=f.get("undefined", "skip"),
+    common = dict(corpus_statistics=corpus or None, level=level, coefficient=coefficient, undefined=f.get("undefined", "skip"),
                   full_test_set=f.get("full_test_set") == "yes", pvalue_method=f.get("pvalue", "none"),
                   alternative=f.get("alternative", "two-sided"))
     for key in ("tie_tolerance", "tie_threshold"):

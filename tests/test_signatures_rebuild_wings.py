@@ -368,22 +368,24 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
     """`metaeval correlate --scores FILE ...`: the files from the command line (`--scores` paths only), how each was
     read (columns, rows kept, systems renamed and chosen) from the signature's `subset`, every option from its other
     fields; each printed cell (value, interval, p-value) rebuilt by `correlate`/`bootstrap_ci`/`fisher_ci`, and the
-    table's signature by `correlation_table`. Runs with corpus metrics (`corpus_level:`) are left to
-    tests/test_corpus_correlation*.py: their statistics come from the candidate and reference files."""
+    table's signature by `correlation_table`. Corpus metrics (`corpus_level:`) recomputed from the texts the
+    signature names (`corpus_texts:`), with the metric's options from the score file's `.signatures.json`."""
     import warnings
 
     import metaeval as me
-    from signature_rebuild import command_files, correlate_data, printed_cells, rebuild_correlation_cell
+    from signature_rebuild import (command_files, corpus_statistics, correlate_data, printed_cells,
+                                   rebuild_correlation_cell)
 
     runs = 0
     for page in ("docs/data.md", "docs/nuggets-extrinsic.md", "docs/metrics.md", "docs/mt.md"):
         for run in documented_runs(page, "metaeval correlate ", writers=True, markdown=True):
             f = run.fields
-            if "--scores" not in run.command or f.get("corpus_level", "none") != "none":
+            if "--scores" not in run.command:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the join's and the left-out systems' warnings, pinned by the docs
                 ds = correlate_data(f, command_files(run.command), run.cwd)
+                corpus = corpus_statistics(ds, f, run.cwd)
                 cells = printed_cells(run)
                 assert cells, run.where
                 levels = list(dict.fromkeys(level for level, _, _ in cells))
@@ -398,10 +400,10 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
                     options["rng"] = int(f["seed"])
                 table = me.correlation_table(ds, f["human"], metrics, levels=levels, coefficients=coefficients,
                                              ci=f["ci"], pvalue_method=f["pvalue"], alternative=f["alternative"],
-                                             **options)
+                                             corpus_statistics=corpus, **options)
                 assert without_version(str(table.signature)) == without_version(run.signature), run.where
                 for (level, metric, coefficient), shown in cells.items():
-                    result = rebuild_correlation_cell(ds, f, metric, level, coefficient)
+                    result = rebuild_correlation_cell(ds, f, metric, level, coefficient, corpus)
                     assert _same(shown[0], float(result.statistic)), (run.where, level, metric, coefficient, shown)
                     for cell in shown[1:]:
                         if cell.startswith("["):
@@ -413,7 +415,7 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
                         else:
                             assert re.fullmatch(r"\d+ skipped", cell), cell
             runs += 1
-    assert runs >= 5  # data.md's FRANK partial correlations and two first hours, nuggets-extrinsic.md's automatic and crowd nugget F
+    assert runs >= 6  # mt.md's corpus BLEU, data.md's FRANK partial correlations and two first hours, nuggets-extrinsic.md's automatic and crowd nugget F
 
 
 def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_path):
