@@ -370,6 +370,19 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
     fields; each printed cell (value, interval, p-value) rebuilt by `correlate`/`bootstrap_ci`/`fisher_ci`, and the
     table's signature by `correlation_table`. Corpus metrics (`corpus_level:`) recomputed from the texts the
     signature names (`corpus_texts:`), with the metric's options from the score file's `.signatures.json`."""
+    runs = _rebuilt_correlate_runs(("docs/data.md", "docs/nuggets-extrinsic.md", "docs/metrics.md", "docs/mt.md"))
+    assert runs >= 6  # mt.md's corpus BLEU, data.md's FRANK partial correlations and two first hours,
+    # nuggets-extrinsic.md's automatic and crowd nugget F
+
+
+@pytest.mark.slow
+def test_the_slow_documented_correlate_runs_are_rebuilt_from_their_signatures():
+    """docs/metrics.md's corpus NIST and BLEU on SummEval (the texts of 1600 summaries scored first)."""
+    assert _rebuilt_correlate_runs(("docs/metrics.md",), slow=True) >= 1
+
+
+def _rebuilt_correlate_runs(pages, *, slow: bool = False) -> int:
+    """How many documented `correlate --scores` runs of ``pages`` were rebuilt (each checked)."""
     import warnings
 
     import metaeval as me
@@ -377,8 +390,8 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
                                    rebuild_correlation_cell)
 
     runs = 0
-    for page in ("docs/data.md", "docs/nuggets-extrinsic.md", "docs/metrics.md", "docs/mt.md"):
-        for run in documented_runs(page, "metaeval correlate ", writers=True, markdown=True):
+    for page in pages:
+        for run in documented_runs(page, "metaeval correlate ", writers=True, markdown=True, slow=slow):
             f = run.fields
             if "--scores" not in run.command:
                 continue
@@ -415,7 +428,7 @@ def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signa
                         else:
                             assert re.fullmatch(r"\d+ skipped", cell), cell
             runs += 1
-    assert runs >= 6  # mt.md's corpus BLEU, data.md's FRANK partial correlations and two first hours, nuggets-extrinsic.md's automatic and crowd nugget F
+    return runs
 
 
 def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_path):
