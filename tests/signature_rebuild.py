@@ -639,14 +639,17 @@ def rebuild_dataset_analysis(f: dict[str, str], cwd: Path):
 
 # -- correlate on score files -----------------------------------------------------------------------------------
 
-def command_files(command: str) -> list[str]:
-    """The ``--scores`` paths of a documented command (``NAME=PATH`` as PATH), in order: the input files, not
-    options (those come from the signature)."""
+def command_files(command: str, cwd: Path) -> list[str]:
+    """The ``--scores`` paths of a documented command (``NAME=PATH`` as PATH when the whole argument is no file of
+    ``cwd``, the command's rule), in order: the input files, not options (those come from the signature)."""
     import shlex
 
+    def path(item: str) -> str:
+        name, sep, rest = item.partition("=")
+        return rest if sep and name and rest and not (cwd / item).exists() and (cwd / rest).exists() else item
+
     argv = shlex.split(command.replace("\\\n", " "))
-    return [argv[k + 1].rpartition("=")[2] if "=" in argv[k + 1] and not Path(argv[k + 1]).exists() else argv[k + 1]
-            for k, a in enumerate(argv) if a == "--scores"]
+    return [path(argv[k + 1]) for k, a in enumerate(argv) if a == "--scores"]
 
 
 def _file_name(path: str) -> str:

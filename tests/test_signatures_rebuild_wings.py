@@ -397,7 +397,7 @@ def _rebuilt_correlate_runs(pages, *, slow: bool = False) -> int:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the join's and the left-out systems' warnings, pinned by the docs
-                ds = correlate_data(f, command_files(run.command), run.cwd)
+                ds = correlate_data(f, command_files(run.command, run.cwd), run.cwd)
                 corpus = corpus_statistics(ds, f, run.cwd)
                 cells = printed_cells(run)
                 assert cells, run.where
