@@ -436,8 +436,8 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
 
     import metaeval as me
 
-    if f["dataset"] == "corpus":
-        return None  # compare_systems on CorpusScores: the signature names the texts, not the systems compared
+    if f["dataset"] == "corpus":  # compare_systems on the statistics of the texts (the metric at its defaults)
+        return _corpus_comparison(f, cwd)
     with warnings.catch_warnings(), contextlib.chdir(cwd):
         warnings.simplefilter("ignore")
         ds = _dataset(f, cwd)
@@ -455,6 +455,31 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
                                   systems=f["compared_systems"].split(",") if "compared_systems" in f else None,
                                   test=f["test"], confidence_level=float(f["confidence"]),
                                   n_resamples=int(f["resamples"]), rng=_seed(f), corpus_statistics=corpus)
+
+
+def _corpus_comparison(f: dict[str, str], cwd: Path):
+    """``compare_systems`` on a corpus metric's statistics of the texts ``texts:`` names (every system of the
+    candidates file, in file order, which the signature's ``systems`` count checks; the metric's options at their
+    defaults: a score file's recorded options are not in the signature)."""
+    import json
+
+    import numpy as np
+
+    import metaeval as me
+    from metaeval.cli.source import corpus_statistics_for
+
+    candidates, references = f["texts"].split(",")
+    rows = [json.loads(line) for line in (cwd / candidates).read_text(encoding="utf-8").splitlines() if line.strip()]
+    systems = list(dict.fromkeys(str(r["system"]) for r in rows))
+    inputs = list(dict.fromkeys(str(r["input"]) for r in rows))
+    assert (len(systems), len(inputs)) == (int(f["systems"]), int(f["inputs"])), f
+    ds = me.ScoreSet.from_matrices({f["scorer"]: np.zeros((len(systems), len(inputs)))}, systems=systems,
+                                   inputs=inputs)
+    with contextlib.chdir(cwd):
+        corpus = corpus_statistics_for(ds, [f["scorer"]], candidates, references)[f["scorer"]]
+    return me.compare_systems(corpus, None, test=f["test"], n_resamples=int(f["resamples"]),
+                              alternative=f["alternative"], confidence_level=float(f["confidence"]),
+                              correction=f["correction"], exact=f["exact"] == "yes", rng=_seed(f))
 
 
 # -- power -------------------------------------------------------------------------------------------------------
