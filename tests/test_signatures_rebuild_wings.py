@@ -434,7 +434,8 @@ def _rebuilt_correlate_runs(pages, *, slow: bool = False) -> int:
 def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_path):
     """`--where split=test --where split=valid` is signed `where split=test+valid` (never with `|`, the separator of
     a signature's fields), a scorer renamed and a layout forced are signed too (`renamed QAGS->qags`, `layout wide`),
-    and the signature alone reads the files again to the same number."""
+    beside a system renamed in both files and one left out; the signature alone reads the files again to the same
+    number."""
     import warnings
 
     from click.testing import CliRunner
@@ -448,7 +449,8 @@ def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_
     files = [str(frank / "human_annotations.json"), str(frank / "baseline_factuality_metrics_outputs.json")]
     argv = ["correlate", "--scores", files[0], "--scores", files[1], "--system-column", "model_name",
             "--input-column", "hash", "--human-column", "Factuality", "--where", "split=test", "--where", "split=valid",
-            "--rename", f"{files[1]}=QAGS:qags", "--layout", f"{files[1]}=wide",
+            "--rename", f"{files[1]}=QAGS:qags", "--layout", f"{files[1]}=wide", "--rename-system", "pgn:PGN",
+            "--exclude-system", "bus",
             "--metric", "qags", "--level", "global", "--coefficient", "pearson", "--ci", "none", "--format", "json"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the columns set aside, pinned by docs/data.md
@@ -459,14 +461,15 @@ def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_
     cell = json.loads(result.output[result.output.index("{"):])["results"][0]
     signature = cell["signature"]
     f = {**fields(signature), "ci": "none"}
-    assert f["subset"] == ("columns system=model_name,input=hash,human=Factuality; where split=test+valid;"
-                           " baseline_factuality_metrics_outputs: layout wide; baseline_factuality_metrics_outputs:"
-                           " renamed QAGS->qags"), f["subset"]
+    assert f["subset"] == ("columns system=model_name,input=hash,human=Factuality; where split=test+valid; systems"
+                           " renamed: pgn->PGN; baseline_factuality_metrics_outputs: layout wide;"
+                           " baseline_factuality_metrics_outputs: renamed QAGS->qags; systems=bart,PGN,bert_sum,s2s,"
+                           "TranS2S,TConvS2S,PtGen,BERTS2S"), f["subset"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ds = correlate_data(f, files, tmp_path)
         rebuilt = rebuild_correlation_cell(ds, f, "qags", "global", "pearson")
-    assert ds.shape[1] == 40  # both splits: more inputs than the test split's 26
+    assert ds.shape[1] == 40 and "PGN" in ds.systems and "bus" not in ds.systems  # both splits (the test split: 26)
     assert without_version(str(rebuilt.signature)) == without_version(signature)
     assert float(rebuilt.statistic) == cell["statistic"] and float(rebuilt.pvalue) == cell["pvalue"]
 
