@@ -459,16 +459,20 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
 
 def _corpus_comparison(f: dict[str, str], cwd: Path):
     """``compare_systems`` on a corpus metric's statistics of the texts ``texts:`` names (every system of the
-    candidates file, in file order, which the signature's ``systems`` count checks; the metric's options at their
-    defaults: a score file's recorded options are not in the signature)."""
+    candidates file, in file order, which the signature's ``systems`` count checks; the metric's options other
+    than its defaults after `` with ``, as the score file's sidecar gave them to the command)."""
     import json
 
     import numpy as np
 
     import metaeval as me
-    from metaeval.cli.source import corpus_statistics_for
+    from metaeval.scoring.corpus import corpus_statistics
+    from metaeval.stats.corpus import CorpusScores
 
-    candidates, references = f["texts"].split(",")
+    texts, _, note = f["texts"].partition(" with ")  # a score file's options other than the defaults
+    options = {k: json.loads(v.lower()) if v in ("True", "False") or v.lstrip("-").isdigit() else v
+               for k, _, v in (item.partition("=") for item in note.split(",") if note)}
+    candidates, references = texts.split(",")
     rows = [json.loads(line) for line in (cwd / candidates).read_text(encoding="utf-8").splitlines() if line.strip()]
     systems = list(dict.fromkeys(str(r["system"]) for r in rows))
     inputs = list(dict.fromkeys(str(r["input"]) for r in rows))
@@ -476,7 +480,8 @@ def _corpus_comparison(f: dict[str, str], cwd: Path):
     ds = me.ScoreSet.from_matrices({f["scorer"]: np.zeros((len(systems), len(inputs)))}, systems=systems,
                                    inputs=inputs)
     with contextlib.chdir(cwd):
-        corpus = corpus_statistics_for(ds, [f["scorer"]], candidates, references)[f["scorer"]]
+        statistics, aggregate = corpus_statistics(ds, candidates, references, f["scorer"], **options)
+    corpus = CorpusScores(statistics, aggregate, f["scorer"], ds.systems, ds.inputs, source=f["texts"])
     return me.compare_systems(corpus, None, test=f["test"], n_resamples=int(f["resamples"]),
                               alternative=f["alternative"], confidence_level=float(f["confidence"]),
                               correction=f["correction"], exact=f["exact"] == "yes", rng=_seed(f))

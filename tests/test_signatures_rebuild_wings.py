@@ -497,3 +497,49 @@ def test_every_documented_familywise_run_is_rebuilt_from_its_signature():
         assert f"{bonferroni:.6g}" in text.split("(Sidak", 1)[1], run.where
         runs += 1
     assert runs >= 1
+
+
+def test_a_corpus_metric_scored_with_other_options_signs_them_and_rebuilds(tmp_path, monkeypatch):
+    """`metaeval systems --corpus-metric nist` recomputes NIST with the options its score file's sidecar records
+    (here lowercase=true); the signature's `texts` names them (`... with lowercase=True`), so the comparison is
+    rebuilt from the signature alone; at the defaults the field is the two file names (docs/metrics.md)."""
+    import json
+    import warnings
+
+    from click.testing import CliRunner
+
+    from metaeval.cli.main import cli
+    from signature_rebuild import fields, rebuild_systems
+
+    from signature_rebuild import SHARED_DATA
+
+    rows = [json.loads(line) for line in open(SHARED_DATA / "summeval" / "texts.jsonl", encoding="utf-8")]
+    rows = [r for r in rows if r["system_id"] in {"M0", "M5", "M17"}]
+    docs = list(dict.fromkeys(r["doc_id"] for r in rows))[:8]
+    rows = [r for r in rows if r["doc_id"] in docs]
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"system": r["system_id"], "input": r["doc_id"],
+                                                            "candidate": r["summary"].upper()}) + "\n" for r in rows))
+    (tmp_path / "refs.jsonl").write_text("".join(json.dumps({"input": d, "references": refs}) + "\n"
+                                                 for d, refs in {r["doc_id"]: r["references"] for r in rows}.items()))
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = runner.invoke(cli, ["score", "--candidates", "out.jsonl", "--references", "refs.jsonl", "--metric",
+                                     "nist", "--metric-option", "nist.lowercase=true", "--output", "nist.csv",
+                                     "--no-progress"])
+        assert scored.exit_code == 0, scored.output
+        result = runner.invoke(cli, ["systems", "--scores", "nist.csv", "--scorer", "nist", "--corpus-metric", "nist",
+                                     "--candidates", "out.jsonl", "--references", "refs.jsonl", "--test",
+                                     "randomization", "--n-resamples", "200", "--seed", "1", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output[result.output.index("{"):])
+    f = fields(printed["signature"])
+    assert f["texts"] == "out.jsonl,refs.jsonl with lowercase=True", f["texts"]
+    rebuilt = rebuild_systems(f, tmp_path)
+    assert without_version(str(rebuilt.signature)) == without_version(printed["signature"])
+    frame = rebuilt.to_frame()
+    assert len(printed["pairs"]) == 3
+    for row, again in zip(printed["pairs"], frame.to_dict("records")):
+        assert (row["system_a"], row["system_b"]) == (again["system_a"], again["system_b"])
+        assert math.isclose(row["delta"], again["delta"], rel_tol=1e-12) and row["pvalue"] == again["pvalue"]
