@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -470,8 +471,7 @@ def _corpus_comparison(f: dict[str, str], cwd: Path):
     from metaeval.stats.corpus import CorpusScores
 
     texts, _, note = f["texts"].partition(" with ")  # a score file's options other than the defaults
-    options = {k: json.loads(v.lower()) if v in ("True", "False") or v.lstrip("-").isdigit() else v
-               for k, _, v in (item.partition("=") for item in note.split(",") if note)}
+    options = _options(note)
     candidates, references = texts.split(",")
     rows = [json.loads(line) for line in (cwd / candidates).read_text(encoding="utf-8").splitlines() if line.strip()]
     systems = list(dict.fromkeys(str(r["system"]) for r in rows))
@@ -819,11 +819,26 @@ def corpus_statistics(ds, f: dict[str, str], cwd: Path) -> dict | None:
     the options the score file's ``.signatures.json`` records, as the command does), or None."""
     if f.get("corpus_level", "none") == "none":
         return None
-    from metaeval.cli.source import corpus_statistics_for
+    from metaeval.scoring.corpus import corpus_statistics as statistics_of
+    from metaeval.stats.corpus import CorpusScores
 
-    candidates, references = f["corpus_texts"].split(",")
+    texts = f["corpus_texts"].split(";")  # one per set of texts and options; one set for every metric here
+    assert len(texts) == 1, f["corpus_texts"]
+    files, _, note = texts[0].partition(" with ")  # a score file's options other than the defaults
+    options = _options(note)
+    candidates, references = files.split(",")
+    out = {}
     with contextlib.chdir(cwd):
-        return corpus_statistics_for(ds, f["corpus_level"].split(","), candidates, references)
+        for metric in f["corpus_level"].split(","):
+            statistics, aggregate = statistics_of(ds, candidates, references, metric, **options)
+            out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs, source=texts[0])
+    return out
+
+
+def _options(note: str) -> dict:
+    """``lowercase=True,max_ngram_order=3`` (a corpus metric's options signed after its texts) as keywords."""
+    return {k: json.loads(v.lower()) if v in ("True", "False") else int(v) if v.lstrip("-").isdigit() else v
+            for k, _, v in (item.partition("=") for item in note.split(",") if note)}
 
 
 def rebuild_correlation_cell(ds, f: dict[str, str], metric: str, level: str, coefficient: str, corpus=None):
