@@ -846,7 +846,8 @@ def rebuild_correlation_cell(ds, f: dict[str, str], metric: str, level: str, coe
     options (``corpus``: the corpus metrics' statistics)."""
     import metaeval as me
 
-    common = dict(corpus_statistics=corpus or None, level=level, coefficient=coefficient, undefined=f.get("undefined", "skip"),
+    common = dict(corpus_statistics=corpus or None, level=level, coefficient=coefficient,
+                  undefined=f.get("undefined", "skip"),
                   full_test_set=f.get("full_test_set") == "yes", pvalue_method=f.get("pvalue", "none"),
                   alternative=f.get("alternative", "two-sided"))
     for key in ("tie_tolerance", "tie_threshold"):

@@ -210,7 +210,8 @@ def test_every_documented_system_comparison_and_verdict_is_rebuilt_from_its_sign
         for prefix in ("metaeval systems ", "metaeval verdicts "):
             for run in documented_runs(page, prefix):
                 runs += _check_systems(run)
-    assert runs >= 5  # systems (REALSumm, bootstrap; corpus NIST), verdicts (bootstrap, randomization, corpus BLEU pairs)
+    # systems (REALSumm, bootstrap; corpus NIST), verdicts (bootstrap, randomization, corpus BLEU pairs)
+    assert runs >= 5
 
 
 def _check_power(run) -> None:
@@ -424,7 +425,8 @@ def _rebuilt_correlate_runs(pages, *, slow: bool = False) -> int:
                             assert (f"{result.ci[0]:.2f}", f"{result.ci[1]:.2f}") == (f"{low:.2f}", f"{high:.2f}"), \
                                 (run.where, level, metric, coefficient, shown)
                         elif re.fullmatch(r"<?\d*\.\d+", cell):
-                            assert _p_shown(float(result.pvalue)) == cell, (run.where, level, metric, coefficient, shown)
+                            assert _p_shown(float(result.pvalue)) == cell, \
+                                (run.where, level, metric, coefficient, shown)
                         else:
                             assert re.fullmatch(r"\d+ skipped", cell), cell
             runs += 1
@@ -490,7 +492,8 @@ def test_every_documented_familywise_run_is_rebuilt_from_its_signature():
         text = " ".join(run.output)
         for p in f["per_comparison"].split(","):
             error = me.familywise_error(float(p), k)
-            assert f"per-comparison level {p}: family-wise error 1 - (1 - {p})^{k} = {error:.4f}" in text, (run.where, p)
+            shown = f"per-comparison level {p}: family-wise error 1 - (1 - {p})^{k} = {error:.4f}"
+            assert shown in text, (run.where, p)
         alpha = float(f["alpha"])
         sidak, bonferroni = (me.per_comparison_level(alpha, k, method=m) for m in ("sidak", "bonferroni"))
         assert f"per-comparison level {sidak:.6g} (Sidak, 1 - (1 - {f['alpha']})^(1/{k}))" in text, run.where
