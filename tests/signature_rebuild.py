@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -60,9 +61,13 @@ class Run:
         return found[0]
 
 
-def printed_signature(lines: list[str]) -> str | None:
+def printed_signature(lines: list[str], *, markdown: bool = False) -> str | None:
     """The signature a command printed (``signature: ...`` and its wrapped, two-space indented lines joined), or
-    None."""
+    None; with ``markdown`` also a Markdown table's caption (``Correlation with X. signature: a:b\\|...``)."""
+    for line in lines if markdown else ():
+        m = re.match(r"[A-Z][^|]*\. signature: ([a-z_]+:.*)$", line)
+        if m:
+            return m[1].replace("\\|", "|").replace("\\_", "_")
     for k, line in enumerate(lines):
         if line.startswith("signature:"):  # `signature: a:b|...` or `signature:` and the fields on the next line
             first = line[len("signature:"):].strip()
@@ -86,10 +91,13 @@ def without_version(signature: str) -> str:
     return signature.rsplit("|version:", 1)[0]
 
 
-def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool = False) -> Iterator[Run]:
+def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool = False,
+                    writers: bool = False, markdown: bool = False) -> Iterator[Run]:
     """Every command of ``page`` (a path from the repository's root) that starts with ``prefix`` and prints a
     signature, with the sandbox as the examples before it left it (files written, scripts run, and with
-    ``python`` the Python sessions run); with ``slow`` the examples marked slow too."""
+    ``python`` the Python sessions run); with ``slow`` the examples marked slow too; with ``writers`` the
+    ``metaeval`` commands that print no signature and write an ``--output`` run too (the files a later
+    command reads); with ``markdown`` the signatures of Markdown tables too."""
     runner = _runner()
     globs: dict = {"__name__": "__main__"}
     with runner.sandbox() as cwd:
@@ -108,9 +116,11 @@ def documented_runs(page: str, prefix: str, *, python: bool = False, slow: bool 
             if example.kind != "console":
                 continue
             for command, expected in runner.console_commands(example):
-                signature = printed_signature(expected)
+                signature = printed_signature(expected, markdown=markdown)
                 if signature is None:
-                    if not command.startswith("metaeval "):  # a script that writes the inputs
+                    if any(line.startswith("metaeval: error:") for line in expected):
+                        continue  # an example of a refusal
+                    if not command.startswith("metaeval ") or (writers and "--output" in command):  # writes inputs
                         code, output = runner.run_command(command, cwd)
                         assert code == 0, output
                     continue
@@ -427,8 +437,8 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
 
     import metaeval as me
 
-    if f["dataset"] == "corpus":
-        return None  # compare_systems on CorpusScores: the signature names the texts, not the systems compared
+    if f["dataset"] == "corpus":  # compare_systems on the statistics of the texts (the metric at its defaults)
+        return _corpus_comparison(f, cwd)
     with warnings.catch_warnings(), contextlib.chdir(cwd):
         warnings.simplefilter("ignore")
         ds = _dataset(f, cwd)
@@ -446,6 +456,35 @@ def rebuild_systems(f: dict[str, str], cwd: Path):
                                   systems=f["compared_systems"].split(",") if "compared_systems" in f else None,
                                   test=f["test"], confidence_level=float(f["confidence"]),
                                   n_resamples=int(f["resamples"]), rng=_seed(f), corpus_statistics=corpus)
+
+
+def _corpus_comparison(f: dict[str, str], cwd: Path):
+    """``compare_systems`` on a corpus metric's statistics of the texts ``texts:`` names (every system of the
+    candidates file, in file order, which the signature's ``systems`` count checks; the metric's options other
+    than its defaults after `` with ``, as the score file's sidecar gave them to the command)."""
+    import json
+
+    import numpy as np
+
+    import metaeval as me
+    from metaeval.scoring.corpus import corpus_statistics
+    from metaeval.stats.corpus import CorpusScores
+
+    texts, _, note = f["texts"].partition(" with ")  # a score file's options other than the defaults
+    options = _options(note)
+    candidates, references = texts.split(",")
+    rows = [json.loads(line) for line in (cwd / candidates).read_text(encoding="utf-8").splitlines() if line.strip()]
+    systems = list(dict.fromkeys(str(r["system"]) for r in rows))
+    inputs = list(dict.fromkeys(str(r["input"]) for r in rows))
+    assert (len(systems), len(inputs)) == (int(f["systems"]), int(f["inputs"])), f
+    ds = me.ScoreSet.from_matrices({f["scorer"]: np.zeros((len(systems), len(inputs)))}, systems=systems,
+                                   inputs=inputs)
+    with contextlib.chdir(cwd):
+        statistics, aggregate = corpus_statistics(ds, candidates, references, f["scorer"], **options)
+    corpus = CorpusScores(statistics, aggregate, f["scorer"], ds.systems, ds.inputs, source=f["texts"])
+    return me.compare_systems(corpus, None, test=f["test"], n_resamples=int(f["resamples"]),
+                              alternative=f["alternative"], confidence_level=float(f["confidence"]),
+                              correction=f["correction"], exact=f["exact"] == "yes", rng=_seed(f))
 
 
 # -- power -------------------------------------------------------------------------------------------------------
@@ -626,3 +665,203 @@ def rebuild_dataset_analysis(f: dict[str, str], cwd: Path):
                                                   sizes=_numbers(f["sizes"], int), n_partitions=int(f["partitions"]),
                                                   confidence_level=float(f["confidence_level"]), rng=_seed(f))
     return None
+
+
+# -- correlate on score files -----------------------------------------------------------------------------------
+
+def command_files(command: str, cwd: Path) -> list[str]:
+    """The ``--scores`` paths of a documented command (``NAME=PATH`` as PATH when the whole argument is no file of
+    ``cwd``, the command's rule), in order: the input files, not options (those come from the signature)."""
+    import shlex
+
+    def path(item: str) -> str:
+        name, sep, rest = item.partition("=")
+        return rest if sep and name and rest and not (cwd / item).exists() and (cwd / rest).exists() else item
+
+    argv = shlex.split(command.replace("\\\n", " "))
+    return [path(argv[k + 1]) for k, a in enumerate(argv) if a == "--scores"]
+
+
+def _file_name(path: str) -> str:
+    """The name ``read_scores`` gives a file (its base name without the score file's extension)."""
+    base = Path(path).name
+    base = base[:-3] if base.lower().endswith(".gz") else base
+    stem, dot, extension = base.rpartition(".")
+    return stem if dot and extension.lower() in ("csv", "tsv", "jsonl", "json", "ndjson", "parquet") else base
+
+
+def _reading(value: str, kind: str) -> dict:
+    """``system=model,input=doc`` (columns) or ``lp=en-de+en-ru,split=test`` (where) as a read_scores option."""
+    out = {}
+    for item in value.split(","):
+        key, _, v = item.partition("=")
+        out[key] = v if kind == "columns" else tuple(v.split("+"))
+    return out
+
+
+def _chosen_systems(part: str, systems: tuple[str, ...]) -> list[str] | None:
+    """The systems a subset part keeps (``systems=a,b`` or ``N of M systems (sha1 D)``, the excluded ones found
+    by the digest of the names kept), or None when the part is not a choice of systems."""
+    import itertools
+
+    if part.startswith("systems="):
+        return part[len("systems="):].split(",")
+    m = re.fullmatch(r"(\d+) of (\d+) systems \(sha1 ([0-9a-f]+)\)", part)
+    if m is None:
+        return None
+    kept, total = int(m[1]), int(m[2])
+    assert total == len(systems), (part, systems)
+    assert total - kept <= 3, f"{part}: too many systems left out to find them by their digest"
+    for out in itertools.combinations(systems, total - kept):
+        names = [s for s in systems if s not in out]
+        if hashlib.sha1("\n".join(names).encode("utf-8")).hexdigest()[:10] == m[3]:
+            return names
+    raise AssertionError(f"{part}: no choice of the systems {systems} has this digest")
+
+
+def correlate_data(f: dict[str, str], files: list[str], cwd: Path):
+    """The ScoreSet a ``correlate``/``report`` signature describes: its ``dataset`` (packaged datasets and the
+    command's ``--scores`` files joined, in order), each file read with the columns and rows its ``subset`` names
+    (prefixed by the file's name, or shared by every file), the systems renamed and chosen as it says."""
+    import metaeval as me
+    from metaeval.data.datasets import list_datasets
+
+    by_name = {_file_name(p): p for p in files}
+    subset = f.get("subset", "none")
+    parts = [] if subset == "none" else subset.split("; ")
+    shared: dict[str, dict] = {}
+    own: dict[str, dict[str, dict]] = {}
+    renamed: dict[str, str] = {}
+    later = []
+    allow = False
+    for part in parts:
+        m = re.fullmatch(r"(?:(?P<file>[^:;]+): )?(?P<kind>columns|where|layout|format|scorer|renamed) (?P<value>.+)",
+                         part)
+        if m is not None and (m["file"] is None or m["file"] in by_name):
+            target = shared if m["file"] is None else own.setdefault(m["file"], {})
+            value = m["value"]
+            if m["kind"] in ("columns", "where"):
+                value = _reading(value, m["kind"])
+            elif m["kind"] == "renamed":
+                value = dict(item.split("->", 1) for item in value.split(","))
+            target[m["kind"]] = value
+        elif part.startswith("systems renamed: "):
+            renamed.update(item.split("->", 1) for item in part[len("systems renamed: "):].split(","))
+        elif part == "join:unmatched-allowed":
+            allow = True
+        elif part.startswith("without unscored systems "):
+            continue  # the library's own rule, made again by the call
+        else:
+            later.append(part)
+    packaged = {n for n, _ in list_datasets()}
+    ds = None
+    with contextlib.chdir(cwd):
+        for name in f["dataset"].split("+"):
+            if name in packaged and name not in by_name:
+                part = me.load_dataset(name)
+            else:
+                reading = {**shared, **own.get(name, {})}
+                part = me.read_scores(by_name[name], columns=reading.get("columns"), where=reading.get("where"),
+                                      layout=reading.get("layout", "auto"), format=reading.get("format"),
+                                      scorer=reading.get("scorer"), rename=reading.get("renamed"),
+                                      shared_mapping=len(by_name) > 1)  # a shared part: not every file has each column
+                mine = {o: n for o, n in renamed.items() if o in part.systems}
+                if mine:
+                    part = part.with_system_names(mine)
+            ds = part if ds is None else ds.merge(part, allow_unmatched=allow)
+    for part in later:
+        chosen = _chosen_systems(part, ds.systems)
+        assert chosen is not None, f"subset part {part!r}: not a reading option this rebuild knows"
+        ds = ds.subset(systems=chosen)
+    if f.get("aggregation", ds.aggregation) != ds.aggregation:
+        ds = ds.with_aggregation(f["aggregation"])
+    return ds
+
+
+def printed_cells(run: Run) -> dict[tuple[str, str, str], list[str]]:
+    """``{(level, metric, coefficient): [value, interval/p-value rows...]}`` of the tables a ``correlate`` run
+    prints (a title ``<level>-level ...`` before each table, its header the coefficients; or one Markdown table
+    whose header names ``<level> <coefficient>`` per column)."""
+    out: dict = {}
+    header = next((line for line in run.output if line.startswith("| metric |")), None)
+    if header is not None:
+        columns = [c.strip().split(" ", 1) for c in header.strip("|").split("|")[1:]]
+        for line in run.output:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("| ") and line != header and len(cells) == len(columns) + 1:
+                for (level, coefficient), cell in zip(columns, cells[1:]):
+                    out[(level, cells[0], coefficient)] = [cell]
+        return out
+    level = coefficients = metric = None
+    for line in run.output:
+        m = re.match(r"([a-z]+)-level\b", line)
+        if m:
+            level, coefficients = m[1], None
+            continue
+        cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
+        if not cells:
+            continue
+        if cells[0] == "metric" and "┃" in line:
+            coefficients = cells[1:]
+            continue
+        if coefficients is None:
+            continue
+        if cells[0]:
+            metric = cells[0]
+        for coefficient, cell in zip(coefficients, cells[1:]):
+            if cell:
+                out.setdefault((level, metric, coefficient), []).append(cell)
+    return out
+
+
+def corpus_statistics(ds, f: dict[str, str], cwd: Path) -> dict | None:
+    """``{metric: CorpusScores}`` of the ``corpus_level`` metrics, recomputed from the ``corpus_texts`` files (with
+    the options the score file's ``.signatures.json`` records, as the command does), or None."""
+    if f.get("corpus_level", "none") == "none":
+        return None
+    from metaeval.scoring.corpus import corpus_statistics as statistics_of
+    from metaeval.stats.corpus import CorpusScores
+
+    texts = f["corpus_texts"].split(";")  # one per set of texts and options; one set for every metric here
+    assert len(texts) == 1, f["corpus_texts"]
+    files, _, note = texts[0].partition(" with ")  # a score file's options other than the defaults
+    options = _options(note)
+    candidates, references = files.split(",")
+    out = {}
+    with contextlib.chdir(cwd):
+        for metric in f["corpus_level"].split(","):
+            statistics, aggregate = statistics_of(ds, candidates, references, metric, **options)
+            out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs, source=texts[0])
+    return out
+
+
+def _options(note: str) -> dict:
+    """``lowercase=True,max_ngram_order=3`` (a corpus metric's options signed after its texts) as keywords."""
+    return {k: json.loads(v.lower()) if v in ("True", "False") else int(v) if v.lstrip("-").isdigit() else v
+            for k, _, v in (item.partition("=") for item in note.split(",") if note)}
+
+
+def rebuild_correlation_cell(ds, f: dict[str, str], metric: str, level: str, coefficient: str, corpus=None):
+    """One cell of a ``correlate`` table: ``correlate``, ``bootstrap_ci`` or ``fisher_ci`` with the signature's
+    options (``corpus``: the corpus metrics' statistics)."""
+    import metaeval as me
+
+    common = dict(corpus_statistics=corpus or None, level=level, coefficient=coefficient,
+                  undefined=f.get("undefined", "skip"),
+                  full_test_set=f.get("full_test_set") == "yes", pvalue_method=f.get("pvalue", "none"),
+                  alternative=f.get("alternative", "two-sided"))
+    for key in ("tie_tolerance", "tie_threshold"):
+        if key in f:
+            common[key] = float(f[key])
+    if common["pvalue_method"] == "permutation":
+        common["n_resamples"] = int(f["pvalue_resamples"])
+    if f.get("seed", "none") != "none":
+        common["rng"] = int(f["seed"])
+    ci = f.get("ci", "none")
+    if ci == "none":
+        return me.correlate(ds, metric, f["human"], **common)
+    if ci == "fisher":
+        return me.fisher_ci(ds, metric, f["human"], confidence_level=float(f["confidence"]), **common)
+    common.pop("n_resamples", None)
+    return me.bootstrap_ci(ds, metric, f["human"], method=ci[len("boot-"):], n_resamples=int(f["resamples"]),
+                           confidence_level=float(f["confidence"]), interval=f.get("interval", "percentile"), **common)

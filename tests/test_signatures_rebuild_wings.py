@@ -206,11 +206,12 @@ def _check_systems(run) -> bool:
 
 def test_every_documented_system_comparison_and_verdict_is_rebuilt_from_its_signature():
     runs = 0
-    for page in ("docs/systems.md", "docs/analyses.md"):  # metrics.md: a corpus-level NIST comparison (not here)
+    for page in ("docs/systems.md", "docs/analyses.md", "docs/metrics.md"):  # metrics.md: a corpus NIST comparison
         for prefix in ("metaeval systems ", "metaeval verdicts "):
             for run in documented_runs(page, prefix):
                 runs += _check_systems(run)
-    assert runs >= 4  # systems (REALSumm, bootstrap), verdicts (bootstrap, randomization, corpus BLEU pairs)
+    # systems (REALSumm, bootstrap; corpus NIST), verdicts (bootstrap, randomization, corpus BLEU pairs)
+    assert runs >= 5
 
 
 def _check_power(run) -> None:
@@ -320,22 +321,29 @@ def test_every_documented_reproduction_and_dataset_partition_is_rebuilt_from_its
 def test_every_documented_mt_run_from_score_files_is_rebuilt_from_its_signature():
     """`metaeval mt` on --scores files: the data from the command line, everything else from the signature (read
     back by tests/test_mt_signatures_report.py's reader, the protocol checked by its content hash). Runs on
-    corpus statistics, system-level files of mt-metrics-eval or rater waves are rebuilt there, on their own data."""
+    corpus statistics or system-level files of mt-metrics-eval are rebuilt there, on their own data; rater waves
+    here (the ratings files from the command line, the waves split again from the signed seed)."""
     import metaeval as me
     from signature_rebuild import command_data
     from test_mt_signatures_report import _call_from_signature
 
-    runs = 0
+    runs = waves = 0
     for run in documented_runs("docs/mt.md", "metaeval mt --scores "):
         f = run.fields
-        if f.get("corpus_level", "none") != "none" or "rater_waves" in f or "system_level" in f:
+        if f.get("corpus_level", "none") != "none" or "system_level" in f:
             continue
-        data = command_data(run.command, f["human"], run.cwd)
-        result = me.mt_evaluate(data, f["metrics"].split(","), **_call_from_signature(run.signature))
+        waved = "rater_waves" in f and re.fullmatch(r".+\.wave\d+", f["human"])  # the waves of the ratings' scorer
+        data = command_data(run.command, f["human"].rsplit(".wave", 1)[0] if waved else f["human"], run.cwd)
+        call = _call_from_signature(run.signature)
+        if "rater_waves" in f:  # the waves split from the seed (its stream (seed, 1), signed in `subset`)
+            call["rater_waves"] = int(f["rater_waves"])
+            waves += 1
+        metrics = [m for m in f["metrics"].split(",") if m not in call["human_baselines"]]
+        result = me.mt_evaluate(data, metrics, **call)
         assert without_version(str(result.signature)) == without_version(run.signature), run.where
         assert _printed_numbers_are_rebuilt(run, result) > 0, run.where
         runs += 1
-    assert runs >= 2  # WMT23-style en-de and zh-en, and the WMT25 protocol
+    assert runs >= 3 and waves >= 1  # WMT23-style en-de and zh-en, the WMT25 protocol, WMT23 ratings in rater waves
 
 
 def test_systems_chosen_in_python_are_signed_and_rebuild_the_comparison():
@@ -351,3 +359,190 @@ def test_systems_chosen_in_python_are_signed_and_rebuild_the_comparison():
                                n_resamples=int(f["resamples"]), rng=int(f["seed"]))
     assert str(again.signature) == str(first.signature)
     assert again.pvalues.tolist() == first.pvalues.tolist() and again.deltas.tolist() == first.deltas.tolist()
+
+
+def _p_shown(p: float) -> str:
+    return "<.001" if p < 0.001 else f"{p:.3f}".lstrip("0")
+
+
+def test_every_documented_correlate_run_on_score_files_is_rebuilt_from_its_signature():
+    """`metaeval correlate --scores FILE ...`: the files from the command line (`--scores` paths only), how each was
+    read (columns, rows kept, systems renamed and chosen) from the signature's `subset`, every option from its other
+    fields; each printed cell (value, interval, p-value) rebuilt by `correlate`/`bootstrap_ci`/`fisher_ci`, and the
+    table's signature by `correlation_table`. Corpus metrics (`corpus_level:`) recomputed from the texts the
+    signature names (`corpus_texts:`), with the metric's options from the score file's `.signatures.json`."""
+    runs = _rebuilt_correlate_runs(("docs/data.md", "docs/nuggets-extrinsic.md", "docs/metrics.md", "docs/mt.md"))
+    assert runs >= 6  # mt.md's corpus BLEU, data.md's FRANK partial correlations and two first hours,
+    # nuggets-extrinsic.md's automatic and crowd nugget F
+
+
+@pytest.mark.slow
+def test_the_slow_documented_correlate_runs_are_rebuilt_from_their_signatures():
+    """docs/metrics.md's corpus NIST and BLEU on SummEval (the texts of 1600 summaries scored first)."""
+    assert _rebuilt_correlate_runs(("docs/metrics.md",), slow=True) >= 1
+
+
+def _rebuilt_correlate_runs(pages, *, slow: bool = False) -> int:
+    """How many documented `correlate --scores` runs of ``pages`` were rebuilt (each checked)."""
+    import warnings
+
+    import metaeval as me
+    from signature_rebuild import (command_files, corpus_statistics, correlate_data, printed_cells,
+                                   rebuild_correlation_cell)
+
+    runs = 0
+    for page in pages:
+        for run in documented_runs(page, "metaeval correlate ", writers=True, markdown=True, slow=slow):
+            f = run.fields
+            if "--scores" not in run.command:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the join's and the left-out systems' warnings, pinned by the docs
+                ds = correlate_data(f, command_files(run.command, run.cwd), run.cwd)
+                corpus = corpus_statistics(ds, f, run.cwd)
+                cells = printed_cells(run)
+                assert cells, run.where
+                levels = list(dict.fromkeys(level for level, _, _ in cells))
+                metrics = list(dict.fromkeys(metric for _, metric, _ in cells))
+                coefficients = list(dict.fromkeys(c for _, _, c in cells))
+                options = {}  # 'none': not used by the table, its default passed
+                if f["resamples"] != "none":
+                    options["n_resamples"] = int(f["resamples"])
+                if f["confidence"] != "none":
+                    options["confidence_level"] = float(f["confidence"])
+                if f["seed"] != "none":
+                    options["rng"] = int(f["seed"])
+                table = me.correlation_table(ds, f["human"], metrics, levels=levels, coefficients=coefficients,
+                                             ci=f["ci"], pvalue_method=f["pvalue"], alternative=f["alternative"],
+                                             corpus_statistics=corpus, **options)
+                assert without_version(str(table.signature)) == without_version(run.signature), run.where
+                for (level, metric, coefficient), shown in cells.items():
+                    result = rebuild_correlation_cell(ds, f, metric, level, coefficient, corpus)
+                    assert _same(shown[0], float(result.statistic)), (run.where, level, metric, coefficient, shown)
+                    for cell in shown[1:]:
+                        if cell.startswith("["):
+                            low, high = (float(v) for v in cell.strip("[]").split(", "))
+                            assert (f"{result.ci[0]:.2f}", f"{result.ci[1]:.2f}") == (f"{low:.2f}", f"{high:.2f}"), \
+                                (run.where, level, metric, coefficient, shown)
+                        elif re.fullmatch(r"<?\d*\.\d+", cell):
+                            assert _p_shown(float(result.pvalue)) == cell, \
+                                (run.where, level, metric, coefficient, shown)
+                        else:
+                            assert re.fullmatch(r"\d+ skipped", cell), cell
+            runs += 1
+    return runs
+
+
+def test_rows_kept_by_several_values_are_signed_and_rebuild_the_correlation(tmp_path):
+    """`--where split=test --where split=valid` is signed `where split=test+valid` (never with `|`, the separator of
+    a signature's fields), a scorer renamed and a layout forced are signed too (`renamed QAGS->qags`, `layout wide`),
+    beside a system renamed in both files and one left out; the signature alone reads the files again to the same
+    number."""
+    import warnings
+
+    from click.testing import CliRunner
+
+    from metaeval.cli.main import cli
+    from signature_rebuild import correlate_data, fields, rebuild_correlation_cell
+
+    from pathlib import Path
+
+    frank = Path(__file__).resolve().parent / "data" / "frank"
+    files = [str(frank / "human_annotations.json"), str(frank / "baseline_factuality_metrics_outputs.json")]
+    argv = ["correlate", "--scores", files[0], "--scores", files[1], "--system-column", "model_name",
+            "--input-column", "hash", "--human-column", "Factuality", "--where", "split=test", "--where", "split=valid",
+            "--rename", f"{files[1]}=QAGS:qags", "--layout", f"{files[1]}=wide", "--rename-system", "pgn:PGN",
+            "--exclude-system", "bus",
+            "--metric", "qags", "--level", "global", "--coefficient", "pearson", "--ci", "none", "--format", "json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the columns set aside, pinned by docs/data.md
+        result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 0, result.output
+    import json
+
+    cell = json.loads(result.output[result.output.index("{"):])["results"][0]
+    signature = cell["signature"]
+    f = {**fields(signature), "ci": "none"}
+    assert f["subset"] == ("columns system=model_name,input=hash,human=Factuality; where split=test+valid; systems"
+                           " renamed: pgn->PGN; baseline_factuality_metrics_outputs: layout wide;"
+                           " baseline_factuality_metrics_outputs: renamed QAGS->qags; systems=bart,PGN,bert_sum,s2s,"
+                           "TranS2S,TConvS2S,PtGen,BERTS2S"), f["subset"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = correlate_data(f, files, tmp_path)
+        rebuilt = rebuild_correlation_cell(ds, f, "qags", "global", "pearson")
+    assert ds.shape[1] == 40 and "PGN" in ds.systems and "bus" not in ds.systems  # both splits (the test split: 26)
+    assert without_version(str(rebuilt.signature)) == without_version(signature)
+    assert float(rebuilt.statistic) == cell["statistic"] and float(rebuilt.pvalue) == cell["pvalue"]
+
+
+def test_every_documented_familywise_run_is_rebuilt_from_its_signature():
+    """`metaeval familywise`: the family (``comparisons``, ``systems``), the levels given (``per_comparison``) and the
+    target (``alpha``) from the signature; every printed error and level rebuilt by `n_pairwise_comparisons`,
+    `familywise_error` and `per_comparison_level` (the command's table has no Python result of its own)."""
+    import metaeval as me
+
+    runs = 0
+    for run in documented_runs("docs/statistics.md", "metaeval familywise "):
+        f = run.fields
+        assert f["statistic"] == "familywise", run.where
+        k = int(f["comparisons"])
+        if f.get("systems", "none") != "none":
+            assert me.n_pairwise_comparisons(int(f["systems"])) == k, run.where
+        text = " ".join(run.output)
+        for p in f["per_comparison"].split(","):
+            error = me.familywise_error(float(p), k)
+            shown = f"per-comparison level {p}: family-wise error 1 - (1 - {p})^{k} = {error:.4f}"
+            assert shown in text, (run.where, p)
+        alpha = float(f["alpha"])
+        sidak, bonferroni = (me.per_comparison_level(alpha, k, method=m) for m in ("sidak", "bonferroni"))
+        assert f"per-comparison level {sidak:.6g} (Sidak, 1 - (1 - {f['alpha']})^(1/{k}))" in text, run.where
+        assert f"{bonferroni:.6g}" in text.split("(Sidak", 1)[1], run.where
+        runs += 1
+    assert runs >= 1
+
+
+def test_a_corpus_metric_scored_with_other_options_signs_them_and_rebuilds(tmp_path, monkeypatch):
+    """`metaeval systems --corpus-metric nist` recomputes NIST with the options its score file's sidecar records
+    (here lowercase=true); the signature's `texts` names them (`... with lowercase=True`), so the comparison is
+    rebuilt from the signature alone; at the defaults the field is the two file names (docs/metrics.md)."""
+    import json
+    import warnings
+
+    from click.testing import CliRunner
+
+    from metaeval.cli.main import cli
+    from signature_rebuild import fields, rebuild_systems
+
+    from signature_rebuild import SHARED_DATA
+
+    rows = [json.loads(line) for line in open(SHARED_DATA / "summeval" / "texts.jsonl", encoding="utf-8")]
+    rows = [r for r in rows if r["system_id"] in {"M0", "M5", "M17"}]
+    docs = list(dict.fromkeys(r["doc_id"] for r in rows))[:8]
+    rows = [r for r in rows if r["doc_id"] in docs]
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"system": r["system_id"], "input": r["doc_id"],
+                                                            "candidate": r["summary"].upper()}) + "\n" for r in rows))
+    (tmp_path / "refs.jsonl").write_text("".join(json.dumps({"input": d, "references": refs}) + "\n"
+                                                 for d, refs in {r["doc_id"]: r["references"] for r in rows}.items()))
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = runner.invoke(cli, ["score", "--candidates", "out.jsonl", "--references", "refs.jsonl", "--metric",
+                                     "nist", "--metric-option", "nist.lowercase=true", "--output", "nist.csv",
+                                     "--no-progress"])
+        assert scored.exit_code == 0, scored.output
+        result = runner.invoke(cli, ["systems", "--scores", "nist.csv", "--scorer", "nist", "--corpus-metric", "nist",
+                                     "--candidates", "out.jsonl", "--references", "refs.jsonl", "--test",
+                                     "randomization", "--n-resamples", "200", "--seed", "1", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output[result.output.index("{"):])
+    f = fields(printed["signature"])
+    assert f["texts"] == "out.jsonl,refs.jsonl with lowercase=True", f["texts"]
+    rebuilt = rebuild_systems(f, tmp_path)
+    assert without_version(str(rebuilt.signature)) == without_version(printed["signature"])
+    frame = rebuilt.to_frame()
+    assert len(printed["pairs"]) == 3
+    for row, again in zip(printed["pairs"], frame.to_dict("records")):
+        assert (row["system_a"], row["system_b"]) == (again["system_a"], again["system_b"])
+        assert math.isclose(row["delta"], again["delta"], rel_tol=1e-12) and row["pvalue"] == again["pvalue"]

@@ -371,8 +371,22 @@ def corpus_statistics_for(ds: ScoreSet, metrics, candidates, references, *, wher
         options = _recorded_options(metric, recorded.get(metric))
         statistics, aggregate = corpus_statistics(ds, candidates, references, metric, **options)
         out[metric] = CorpusScores(statistics, aggregate, metric, ds.systems, ds.inputs,
-                                   source=f"{_file_names(candidates)},{_file_names(references)}")
+                                   source=f"{_file_names(candidates)},{_file_names(references)}"
+                                          f"{_options_note(metric, options)}")
     return out
+
+
+def _options_note(metric: str, options: dict) -> str:
+    """`` with tokenize=intl,lowercase=True``: the options other than the registry's defaults a corpus metric is
+    recomputed with (read from its score file's sidecar, which the signature does not name), so that the texts'
+    field of a signature rebuilds the statistics (issue 41); empty at the defaults."""
+    import inspect
+
+    from ..metrics.registry import METRICS
+
+    parameters = inspect.signature(METRICS[metric]).parameters
+    other = {k: v for k, v in options.items() if k not in parameters or parameters[k].default != v}
+    return f" with {','.join(f'{k}={v}' for k, v in other.items())}" if other else ""
 
 
 def _file_names(paths) -> str:

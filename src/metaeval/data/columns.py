@@ -313,12 +313,20 @@ def note_ignored(path: str, ignored: tuple[str, ...], names: OptionNames = API_N
                   f" {hint}).", DataWarning, stacklevel=3)
 
 
-def reading_note(columns: Mapping[str, str] | None, where: Mapping[str, Any] | None) -> str:
+def reading_note(columns: Mapping[str, str] | None, where: Mapping[str, Any] | None, *,
+                 rename: Mapping[str, str] | None = None, scorer: str | None = None, layout: str = "auto",
+                 format: str | None = None) -> str:
     """What a signature needs to read a file again as it was read (issue 41: a signature rebuilds its number):
     the columns mapped to roles and the rows kept, e.g. ``columns system=model_name,input=hash; where
-    split=test``; empty when the file was read as it is. Part of the ScoreSet's description, so of the
-    ``subset`` field of every signature made from it."""
+    split=test+valid`` (the values a column may take joined by ``+``: a signature's fields are split at ``|``);
+    empty when the file was read as it is; and the other reading options given (``layout long``, ``format tsv``,
+    ``scorer COMET``, ``renamed score->COMET``), without which the signature could not name the file's columns
+    again. Part of the ScoreSet's description, so of the ``subset`` field of every signature made from it."""
     mapped = ",".join(f"{role}={columns[role]}" for role in ("system", "input", "annotator", "human")
                       if isinstance(columns, Mapping) and columns.get(role))
-    kept = ",".join(f"{column}={'|'.join(values)}" for column, values in check_where(where).items())
-    return "; ".join(p for p in (f"columns {mapped}" if mapped else "", f"where {kept}" if kept else "") if p)
+    kept = ",".join(f"{column}={'+'.join(values)}" for column, values in check_where(where).items())
+    renamed = ",".join(f"{old}->{new}" for old, new in rename.items()) if isinstance(rename, Mapping) else ""
+    return "; ".join(p for p in (f"columns {mapped}" if mapped else "", f"where {kept}" if kept else "",
+                                 f"layout {layout}" if layout != "auto" else "", f"format {format}" if format else "",
+                                 f"scorer {scorer}" if scorer is not None else "",
+                                 f"renamed {renamed}" if renamed else "") if p)

@@ -156,7 +156,7 @@ def read_scores(
         table = one_wmt_task(read_wmt_seg(path), check_where(where), option_names)
     else:
         table = read_table(path, fmt, columnar=True)
-    layout = table_layout(table, layout)
+    asked_layout, layout = layout, table_layout(table, layout)
     table, human, ignored = prepare_table(table, columns=columns, where=where, layout=layout, rename=rename,
                                           scorer=scorer, names=option_names, shared_mapping=shared_mapping,
                                           required_where=required_where)
@@ -182,7 +182,7 @@ def read_scores(
     if columnar:
         release_arrow_memory()
     note_ignored(read_path, ignored, option_names)
-    note = reading_note(columns, where)
+    note = reading_note(columns, where, rename=rename, scorer=scorer, layout=asked_layout, format=format)
     return ds._replace(description="; ".join(p for p in (ds.description, note) if p)) if note else ds
 
 
