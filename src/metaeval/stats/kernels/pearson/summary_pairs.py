@@ -60,8 +60,17 @@ class PearsonSummaryCompiled:
         def make():
             from metaeval.stats.kernels.pearson.summary_pairs_compiled import summary_pearson_sums
 
+            from metaeval.stats.kernels import parts
+
             bits = cache.draws.cell_bits(cache.sl)  # (M, N, b)
-            return summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip, self.any_skip, self.n, 8)
+            b, p = bits.shape[2], self.lin.shape[3]
+            total = np.zeros((b, p, p))
+            blocks = (b + 7) // 8  # blocks of 8 resamples, split among the threads (each resample's sums in one)
+            cuts = np.linspace(0, blocks, min(parts.threads(), max(blocks, 1)) + 1).astype(int)
+            parts.run_parts(lambda lo, hi: summary_pearson_sums(bits, self.lin, self.base, self.z_const, self.skip,
+                                                                self.any_skip, self.n, 8, lo, hi, total),
+                            [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+            return total
 
         return cache.get("summary-pearson-compiled", make)
 

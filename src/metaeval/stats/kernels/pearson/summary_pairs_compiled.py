@@ -38,19 +38,20 @@ def pearson_accumulate_skip(u0, u1, u2, a0, a1, a2, n, row, skip):
 
 
 
-@jit(parallel=True)
-def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
+@jit()
+def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block, start, stop, total):
     """bits (M, N, b) uint8, lin (M, N, 3, P), base (M, 3, P), skip (M, P, P) uint8 and its ``any`` over the
-    last axis ``any_skip`` (M, P) -> T (b, P, P):
+    last axis ``any_skip`` (M, P); adds into ``total`` (b, P, P), for the resamples of the blocks of ``block``
+    resamples ``start <= blk < stop``:
     T[s, i, j] = sum over the inputs ``b`` with ``skip[b, i, j] == 0`` of r(X') for the pair (i, j),
-    X' = X_i + m (X_j - X_i); r(Y') of the pair is T[s, j, i] (``skip[b, j, i]``)."""
+    X' = X_i + m (X_j - X_i); r(Y') of the pair is T[s, j, i] (``skip[b, j, i]``). Serial (``nogil``): the caller
+    splits the blocks among its threads (each resample's sums run over the inputs in order, whatever the thread;
+    a parallel loop took about as long again to compile)."""
     m, n_sys, b = bits.shape
     p = lin.shape[3]
-    total = np.zeros((b, p, p))
-    n_blocks = (b + block - 1) // block
-    for blk in numba.prange(n_blocks):
-        acc = np.empty((3, p))
-        own = np.empty((3, p))
+    acc = np.empty((3, p))
+    own = np.empty((3, p))
+    for blk in range(start, stop):
         for col in range(m):  # inputs in order: every (resample, pair) sum runs in a fixed order
             if z_const[col]:
                 continue  # r = 0 (the human column is 0) and the input is not counted
@@ -70,7 +71,6 @@ def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block):
                                                 total[s, i], skip[col, i])
                     else:
                         pearson_accumulate(own[0, i], own[1, i], own[2, i], acc[0], acc[1], acc[2], n, total[s, i])
-    return total
 
 
 
