@@ -37,10 +37,21 @@ __all__ = ["COEFFICIENTS", "GlobalPairsBootstrap", "global_pairs_kernel"]
 COEFFICIENTS = ("kendall-a", "kendall-b", "kendall-c", "accuracy", "acc-eq", "tau-eq")
 
 def _compiled():
-    """The compiled resample loop (:mod:`metaeval.stats.kernels.kendall.calibration_compiled`, imported on first use)."""
+    """The compiled resample loop (:mod:`metaeval.stats.kernels.kendall.global_bootstrap_compiled`, imported on first
+    use) as ``counts(cells, rows, cols, nz, w, c) -> (k, 8)``: the loop is serial, the resamples split among the
+    threads (:func:`metaeval.stats.kernels.parts.run_parts`; each resample's counts in one, integers)."""
+    from metaeval.stats.kernels import parts
     from metaeval.stats.kernels.kendall.global_bootstrap_compiled import global_bootstrap_counts
 
-    return global_bootstrap_counts
+    def counts(cells, rows, cols, nz, w, c):
+        k = w.shape[0]
+        res = np.zeros((k, 8), dtype=np.int64)
+        cuts = np.linspace(0, k, min(parts.threads(), max(k, 1)) + 1).astype(int)
+        parts.run_parts(lambda lo, hi: global_bootstrap_counts(cells, rows, cols, nz, w[lo:hi], c[lo:hi], res[lo:hi]),
+                        [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+        return res
+
+    return counts
 
 
 class GlobalPairsBootstrap:

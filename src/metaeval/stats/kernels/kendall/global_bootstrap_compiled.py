@@ -5,7 +5,6 @@ Compiled with :func:`metaeval.stats.kernels.compiler.decorator.jit` (cached on d
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit
@@ -113,18 +112,19 @@ def boot_subtract_copies(full, mult, other, index, rx, rz, tree, zsum, zsq, part
                 full[f] -= extra * part[f]
 
 
-@jit(parallel=True)
-def global_bootstrap_counts(cells, rows, cols, nz, w, c):
-    """The pair counts of every resample (``w`` row and ``c`` column multiplicities): ``cells`` the sorted cells'
-    ranks and axes, ``rows`` / ``cols`` each row's / column's cells (for the copies of one drawn unit)."""
+@jit()
+def global_bootstrap_counts(cells, rows, cols, nz, w, c, res):
+    """The pair counts of every resample (``w`` row and ``c`` column multiplicities, ``(k, N)`` and ``(k, M)``),
+    written to ``res`` (k, 8) int64: ``cells`` the sorted cells' ranks and axes, ``rows`` / ``cols`` each row's /
+    column's cells (for the copies of one drawn unit). Serial (``nogil``): the caller splits the resamples among its
+    threads (integer counts; a parallel loop took about as long again to compile)."""
     gx, gz, ga, gb = cells
     rx_rows, rz_rows, b_rows = rows
     rx_cols, rz_cols, a_cols = cols
     k = w.shape[0]
     n = w.shape[1]
     m = c.shape[1]
-    res = np.zeros((k, 8), dtype=np.int64)
-    for s in numba.prange(k):
+    for s in range(k):
         tree = np.zeros(nz + 1, dtype=np.int64)
         zsum = np.zeros(nz, dtype=np.int64)
         zsq = np.zeros(nz, dtype=np.int64)
@@ -143,4 +143,3 @@ def global_bootstrap_counts(cells, rows, cols, nz, w, c):
             res[s, f] = full[f] // 2
         res[s, 6] = full[6]
         res[s, 7] = full[7]
-    return res
