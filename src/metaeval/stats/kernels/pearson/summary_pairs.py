@@ -76,16 +76,20 @@ class PearsonSummaryCompiled:
 
     def _risky_sums(self, cache: BatchCache, i: int, j: int):
         """Sum and number of the defined r over the risky inputs of pair ``(i, j)``, for ``X'`` and ``Y'``."""
+        from metaeval.stats.kernels import parts
         from metaeval.stats.kernels.pearson.summary_pairs_compiled import risky_pearson_rows
 
         cols, li, lj, xi, xj = self.risky[i, j]
         mask = np.ascontiguousarray(cache.mask()[:, :, cols])  # (b, N, c)
+        cuts = np.linspace(0, mask.shape[0], min(parts.threads(), max(mask.shape[0], 1)) + 1).astype(int)
+        ranges = [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]  # resamples per thread
         out = []
         for keep, take, vk, vt in ((li, lj, xi, xj), (lj, li, xj, xi)):
             r = np.empty((mask.shape[0], cols.size))
             bad = np.empty((mask.shape[0], cols.size), dtype=np.bool_)
             # the numpy rule, compiled: r of the systems' sums in order; 0 where the permuted input is constant
-            risky_pearson_rows(mask, keep, take, vk, vt, self.n, NOISE_RTOL, r, bad)
+            parts.run_parts(lambda lo, hi: risky_pearson_rows(mask[lo:hi], keep, take, vk, vt, self.n, NOISE_RTOL,
+                                                              r[lo:hi], bad[lo:hi]), ranges)
             out.append((r.sum(axis=1), (~bad).sum(axis=1)))
         return out
 

@@ -74,15 +74,16 @@ def summary_pearson_sums(bits, lin, base, z_const, skip, any_skip, n, block, sta
 
 
 
-@jit(parallel=True, error_model="numpy")
+@jit(error_model="numpy")
 def risky_pearson_rows(mask, keep, take, vkeep, vtake, n, noise, r, bad):
     """Pearson's r and Pearson's constancy of the permuted inputs of one pair, per resample and input:
     ``mask`` (b, N, c) bool, ``keep``/``take`` (N, c, 3) the terms of the kept and swapped-in metric, ``vkeep``/
     ``vtake`` (N, c) their values; writes ``r`` (b, c) (0 where constant) and ``bad`` (b, c). The sums run over
     the systems in order, as numpy's reduction along that axis; the rest is numpy's element-wise arithmetic
-    (``clip``; ``max - min > noise max(|max|, |min|)``), so the values equal the numpy path's to the bit."""
+    (``clip``; ``max - min > noise max(|max|, |min|)``), so the values equal the numpy path's to the bit. Serial
+    (``nogil``): the caller splits the resamples among its threads (each value computed alike in any thread)."""
     b, ns, c = mask.shape
-    for s in numba.prange(b):
+    for s in range(b):
         for col in range(c):
             m0 = mask[s, 0, col]
             t = take if m0 else keep
