@@ -288,12 +288,18 @@ class PermSummaryPearson:
             cols = np.flatnonzero(self.risky)
             m = draws.mask(cache.sl)[:, :, cols]
             if self.complete and compiler.numba_available():
+                from metaeval.stats.kernels import parts
                 from metaeval.stats.kernels.pearson.summary_pairs_compiled import permuted_constant
 
                 m = np.ascontiguousarray(m)
                 cx, cy = np.zeros(m.shape[::2], dtype=np.bool_), np.zeros(m.shape[::2], dtype=np.bool_)
-                permuted_constant(m, self.xr, self.yr, ties.NOISE_RTOL, cx)
-                permuted_constant(m, self.yr, self.xr, ties.NOISE_RTOL, cy)
+                cuts = np.linspace(0, m.shape[0], min(parts.threads(), max(m.shape[0], 1)) + 1).astype(int)
+
+                def part(lo, hi):  # the resamples split among the threads (each one's flags alike in any thread)
+                    permuted_constant(m[lo:hi], self.xr, self.yr, ties.NOISE_RTOL, cx[lo:hi])
+                    permuted_constant(m[lo:hi], self.yr, self.xr, ties.NOISE_RTOL, cy[lo:hi])
+
+                parts.run_parts(part, [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
                 bad_x[:, cols] |= cx
                 bad_y[:, cols] |= cy
             else:

@@ -7,7 +7,6 @@ Compiled with :func:`metaeval.stats.kernels.compiler.decorator.jit` (cached on d
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels.compiler.decorator import jit
@@ -116,15 +115,16 @@ def risky_pearson_rows(mask, keep, take, vkeep, vtake, n, noise, r, bad):
 
 
 
-@jit(parallel=True)
+@jit()
 def permuted_constant(mask, vkeep, vtake, noise, out):
     """``out[s, c] |=`` whether the permuted input ``c`` of resample ``s`` (``vtake`` where ``mask`` (b, N, c),
     else ``vkeep``, both (N, c)) is constant for Pearson's r: ``max - min <= noise max(|max|, |min|)``, the
     rule of :func:`metaeval.stats.correlations.ties.is_constant` on complete data. A spread above twice the
     bound stays above the bound whatever values follow (widening ``[min, max]`` by ``v`` adds at least
-    ``noise |v|`` of spread for each unit of magnitude it adds), so the scan of an input stops there."""
+    ``noise |v|`` of spread for each unit of magnitude it adds), so the scan of an input stops there. Serial
+    (``nogil``): the caller splits the resamples among its threads."""
     b, ns, c = mask.shape
-    for s in numba.prange(b):
+    for s in range(b):
         for col in range(c):
             hi = vtake[0, col] if mask[s, 0, col] else vkeep[0, col]
             lo = hi
