@@ -132,14 +132,10 @@ def _read_gold(path, raters, errors=defaults.SPAN_ERRORS, source_spans=defaults.
 
 def _exclude(gold, systems):
     """The gold without ``systems`` (each must be one of its systems; a misspelt one gets a suggestion)."""
-    import difflib
+    from ..spans.model import check_known_systems
 
     known = list(dict.fromkeys(c[0] for c in gold.cells))
-    for system in systems:
-        if system not in known:
-            close = difflib.get_close_matches(system, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ParameterError(f"`--exclude-system` must name a system of the gold; got {system!r}{hint}.")
+    check_known_systems(systems, known, param="--exclude-system", what="a system of the gold")
     if not systems:
         return gold
     out = gold.restricted([c for c in gold.cells if c[0] not in set(systems)])

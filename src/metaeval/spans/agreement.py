@@ -37,7 +37,7 @@ from ..vocabulary import check_method
 from . import measures as _m
 from .channels import check_resamples, finisher, span_channels
 from .heldout import fair_scores, held_out
-from .model import SpanAnnotations, rater_spans
+from .model import SpanAnnotations, check_known_systems, rater_spans
 from .resampling import bootstrap_statistics, intervals
 
 __all__ = ["SpanAgreementResult", "span_agreement", "fair_scores"]
@@ -129,13 +129,7 @@ def span_agreement(ratings, *, measure: str = _m.DEFAULT_MEASURE, averaging: str
     base = int(gen.integers(0, 2**63 - 1))
     progress = as_progress(progress)
     exclude_systems = tuple(exclude_systems)
-    for system in exclude_systems:
-        if system not in ratings.scores.systems:
-            import difflib
-
-            close = difflib.get_close_matches(system, list(ratings.scores.systems), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ParameterError(f"`exclude_systems` must name systems of the ratings; got {system!r}{hint}.")
+    check_known_systems(exclude_systems, ratings.scores.systems, what="systems of the ratings")
     if gold_raters is not None:
         if isinstance(gold_raters, str) or not all(r in ratings.raters for r in gold_raters) or not gold_raters:
             raise ParameterError(f"`gold_raters` must be a non-empty sequence of raters of the ratings "

@@ -52,7 +52,7 @@ from ..serialization import ResultMixin, plain
 from ..signature import Signature
 from ..stats.resampling.draws import bootstrap_draws, check_rng, permutation_draws
 from ..vocabulary import check_method
-from .model import SpanAnnotations, align
+from .model import SpanAnnotations, align, check_known_systems
 from .resampling import bootstrap_statistics, intervals, permutation_pvalues
 
 __all__ = ["TASKS", "GOLD_RULES", "SpanBinaryResult", "evaluate_binary", "cv_threshold_labels", "fold_assignment",
@@ -177,8 +177,6 @@ class SpanBinaryResult(ResultMixin):
 def _gold_and_systems_iv(scores, gold, errors, source_spans, gold_raters, exclude_systems):
     """``(scores, gold, exclude_systems)``: the gold built from ratings when given those, and both without
     ``exclude_systems`` (each a system of ``scores``)."""
-    import difflib
-
     from .evaluate import _gold_iv
 
     if gold is not None:
@@ -189,11 +187,7 @@ def _gold_and_systems_iv(scores, gold, errors, source_spans, gold_raters, exclud
     if isinstance(exclude_systems, str) or not isinstance(exclude_systems, (tuple, list)):
         raise ParameterError(f"`exclude_systems` must be a sequence of system names; got {exclude_systems!r}.")
     exclude_systems = tuple(dict.fromkeys(exclude_systems))
-    for system in exclude_systems:
-        if system not in scores.systems:
-            close = difflib.get_close_matches(str(system), list(scores.systems), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ParameterError(f"`exclude_systems` must name systems of the scores; got {system!r}{hint}.")
+    check_known_systems(exclude_systems, scores.systems, what="systems of the scores")
     if exclude_systems:
         kept = [s for s in scores.systems if s not in set(exclude_systems)]
         if not kept:

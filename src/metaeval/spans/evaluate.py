@@ -33,7 +33,7 @@ from ..vocabulary import check_correction, check_method
 from . import measures as _m
 from .baselines import BASELINES, baseline_spans
 from .channels import cell_grid, check_resamples, finisher, span_channels
-from .model import SpanAnnotations, align, gold_from_ratings
+from .model import SpanAnnotations, align, check_known_systems, gold_from_ratings
 from .resampling import bootstrap_statistics, intervals, permutation_pvalues
 
 __all__ = ["SpanEvaluationResult", "evaluate_spans", "cell_grid", "span_channels", "check_resamples"]
@@ -253,19 +253,13 @@ def _gold_iv(gold, errors, source_spans, raters):
 def _excluded_iv(gold, systems):
     """``(gold without systems, systems as a tuple, cells left out)``; each system must be one of the gold's
     (a misspelt one gets a suggestion)."""
-    import difflib
-
     if isinstance(systems, str) or not isinstance(systems, (tuple, list)):
         raise ParameterError(f"`exclude_systems` must be a sequence of system names; got {systems!r}.")
     systems = tuple(dict.fromkeys(systems))
     if not systems:
         return gold, (), 0
     known = list(dict.fromkeys(c[0] for c in gold.cells))
-    for system in systems:
-        if system not in known:
-            close = difflib.get_close_matches(str(system), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ParameterError(f"`exclude_systems` must name systems of the gold; got {system!r}{hint}.")
+    check_known_systems(systems, known)
     keep = [c for c in gold.cells if c[0] not in set(systems)]
     if not keep:
         raise ParameterError(f"`exclude_systems` must leave at least one system of the gold; got every one "

@@ -52,7 +52,7 @@ from .. import defaults
 from ..errors import DataWarning, ParameterError, check_choice
 from ..vocabulary import SPAN_ERROR_RULES, SPAN_SIDES
 
-__all__ = ["SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "align", "pool_golds",
+__all__ = ["check_known_systems", "SEVERITIES", "SIDES", "ZERO_WEIGHT_CATEGORIES", "Span", "SpanAnnotations", "align", "pool_golds",
            "pooled_cell",
            "gold_from_ratings", "rater_spans"]
 
@@ -401,3 +401,17 @@ def align(gold: SpanAnnotations, detector: SpanAnnotations) -> SpanAnnotations:
     out = detector.restricted(gold.cells)
     out.n_left_out = len(extra)
     return out
+
+
+def check_known_systems(systems: Iterable[str], known: Iterable[str], *, param: str = "exclude_systems",
+                        what: str = "systems of the gold") -> None:
+    """Refuse a system of ``systems`` that ``known`` lacks: "`param` must name ``what``; got 'x' (did you mean
+    'X'?)." - the one check of every spans command's ``exclude_systems`` / ``--exclude-system``."""
+    import difflib
+
+    known = list(known)
+    for system in systems:
+        if system not in known:
+            close = difflib.get_close_matches(str(system), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"`{param}` must name {what}; got {system!r}{hint}.")
