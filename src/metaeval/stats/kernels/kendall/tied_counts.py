@@ -18,7 +18,6 @@ Knight, W. R. (1966). A computer method for calculating Kendall's tau with ungro
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from metaeval.stats.kernels import parts
@@ -484,7 +483,6 @@ def _table_counts(cx, cy, lb, zr, ukr, n_class, spearman, table, cnt, state):
     cnt[:, :] = 0
 
 
-@jit(parallel=True)
 def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     """Counts of ``X'`` and ``Y'`` of every group and resample, ``(b, G, 2, 6)`` int64: ``S``, ``Tx``, ``Txz``,
     distinct values, Spearman's numerator and sum of squares.
@@ -495,12 +493,27 @@ def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     human ranks, ``nz`` the largest number of distinct human values of a group. Groups with ``n_class[g] > 0``
     use the contingency tables (:func:`_table_counts`; ``classes[g]`` (2, n) the tie group of each cell's two
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
-    (mval, mcell, msrc, cells), (classes, n_class, ukr) = pooled, tables
+    b = bits.shape[0]
+    out = np.zeros((b, pooled[3].shape[0], 2, 6), dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    parts.run_parts(_group_counts_of, [(counter, pooled, (zr, ukey, nz), tables, bits, (rtol, spearman), out)]
+                    * min(parts.threads(), b))
+    return out
+
+
+@jit()
+def _group_counts_of(counter, pooled, human, tables, bits, rule, out):
+    """The resamples of :func:`tied_group_counts` taken in turn from ``counter``
+    (:func:`~metaeval.stats.kernels.compiler.intrinsics.next_task`), each into its own row of ``out``. Serial
+    (``nogil``)."""
+    (mval, mcell, msrc, cells), (classes, n_class, ukr), (zr, ukey, nz), (rtol, spearman) = pooled, tables, human, rule
     g_count, n = cells.shape
     b = bits.shape[0]
-    out = np.zeros((b, g_count, 2, 6), dtype=np.int64)
     max_class = max(1, n_class.max())
-    for s in numba.prange(b):
+    while True:
+        s = next_task(counter)
+        if s >= b:
+            break
         tree = np.zeros((2, nz + 1), dtype=np.int64)
         cnt = np.zeros((2, nz), dtype=np.int64)
         zcount = np.zeros(nz, dtype=np.int64)
@@ -520,5 +533,3 @@ def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
             for t in range(2):
                 for f in range(6):
                     out[s, g, t, f] = state[t, f]
-    return out
-
