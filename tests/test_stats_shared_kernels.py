@@ -270,7 +270,7 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
 def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+    from metaeval.stats.kernels.kendall.group_counts import tied_group_counts
     from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_counts
     from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
     from metaeval.stats.kernels.kendall.summary_pairs import tied_groups

@@ -103,7 +103,7 @@ class GroupPairsCompiled:
     ``tied`` (:func:`metaeval.stats.kernels.kendall.summary_pairs.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
     resample from exact pair counts of ``X'_g`` and ``Y'_g``
-    (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`: one merged pass over the pair's pre-sorted
+    (:func:`metaeval.stats.kernels.kendall.group_counts.tied_group_counts`: one merged pass over the pair's pre-sorted
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
@@ -405,7 +405,7 @@ class GroupPairsCompiled:
     def _counted(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of ``X'`` and ``Y'`` of the pair's tied groups per resample, ``(b, G, 2)``: small
         groups from their mask tables (:mod:`metaeval.stats.kernels.kendall.mask_tables`), the others counted per
-        resample (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`)."""
+        resample (:func:`metaeval.stats.kernels.kendall.group_counts.tied_group_counts`)."""
         from metaeval.stats.kernels.kendall.mask_tables import MaskTables
 
         size = self.xg.shape[2]
@@ -439,7 +439,7 @@ class GroupPairsCompiled:
 
     def _loop(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of the groups ``groups`` counted per resample by the compiled loop."""
-        from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+        from metaeval.stats.kernels.kendall.group_counts import tied_group_counts
 
         groups, args = self._tied_inputs(i, j, groups)
         counts = tied_group_counts(args[:4], *args[4:7], args[7:], self._bits_by_resample(cache), self.rtol, self.spearman)
