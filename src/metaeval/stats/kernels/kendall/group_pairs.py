@@ -71,11 +71,12 @@ SPLIT_WIDTH = 64
 def sweep_width(b: int, n_groups: int) -> int:
     """Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for ``b`` resamples
     and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
-    times the blocks are fewer than numba's threads (the global level is one group; a batch of 128 resamples in
-    two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads, for 1.4x the CPU time)."""
-    import numba
+    times the blocks are fewer than the threads (:func:`metaeval.stats.kernels.parts.threads`; the global level is
+    one group; a batch of 128 resamples in two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads,
+    for 1.4x the CPU time)."""
+    from metaeval.stats.kernels import parts
 
-    threads = numba.get_num_threads()
+    threads = parts.threads()
     blocks = -(-b // SWEEP_WIDTH)
     if n_groups * blocks >= threads:
         return SWEEP_WIDTH
@@ -87,9 +88,9 @@ def groups_per_task(n_groups: int) -> int:
     """Groups one task of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` sweeps with one set of
     buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
     eight tasks per thread)."""
-    import numba
+    from metaeval.stats.kernels import parts
 
-    return max(1, n_groups // (8 * numba.get_num_threads()))
+    return max(1, n_groups // (8 * parts.threads()))
 
 
 def _compiled():
