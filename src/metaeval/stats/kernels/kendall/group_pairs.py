@@ -41,13 +41,7 @@ from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_COUNT_BYTES", "SWEEP_PAIRS", "SWEEP_WIDTH",
-           "groups_per_task", "sweep_width"]
-
-SWEEP_WIDTH = 128
-"""Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` (the lanes of its vector
-adds; any width gives the same counts)."""
-
+__all__ = ["GroupPairsCompiled", "SWEEP_CACHE_BYTES", "SWEEP_COUNT_BYTES", "SWEEP_PAIRS"]
 
 SWEEP_CACHE_BYTES = 1 << 26
 """The merged inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` kept across batches, in
@@ -62,35 +56,6 @@ whose threads start once; the same counts as one call per pair)."""
 
 SWEEP_COUNT_BYTES = 1 << 25
 """The counts of one such call at most, in bytes (32 MiB; 48 bytes per group and resample), beyond one pair."""
-
-
-SPLIT_WIDTH = 64
-"""The narrowest block :func:`sweep_width` splits the resamples into to give every thread a task."""
-
-
-def sweep_width(b: int, n_groups: int) -> int:
-    """Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for ``b`` resamples
-    and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
-    times the blocks are fewer than the threads (:func:`metaeval.stats.kernels.parts.threads`; the global level is
-    one group; a batch of 128 resamples in two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads,
-    for 1.4x the CPU time)."""
-    from metaeval.stats.kernels import parts
-
-    threads = parts.threads()
-    blocks = -(-b // SWEEP_WIDTH)
-    if n_groups * blocks >= threads:
-        return SWEEP_WIDTH
-    per_group = -(-threads // n_groups)
-    return max(SPLIT_WIDTH, -(-b // per_group))
-
-
-def groups_per_task(n_groups: int) -> int:
-    """Groups one task of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` sweeps with one set of
-    buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
-    eight tasks per thread)."""
-    from metaeval.stats.kernels import parts
-
-    return max(1, n_groups // (8 * parts.threads()))
 
 
 def _compiled():
@@ -372,7 +337,8 @@ class GroupPairsCompiled:
 
     def _sweep_pairs(self, cache: BatchCache, chunk: list) -> list:
         """:meth:`_swept_tau_b` of the pairs ``chunk`` (``(i, j, groups)`` each) from one call of the sweep."""
-        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_corrections, tied_sweep_counts
+        from metaeval.stats.kernels.kendall.tied_counts import (groups_per_task, sweep_width, tied_sweep_corrections,
+                                                                 tied_sweep_counts)
 
         (mval, eflat, esrc, ez, enew), per_pair = self._sweep_inputs_of(chunk)
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)

@@ -25,7 +25,8 @@ from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.compiler.decorator import jit, tolerance as _tolerance
 from metaeval.stats.kernels.compiler.intrinsics import borrowed, keep_alive, next_task
 
-__all__ = ["tied_sweep_corrections", "tied_sweep_counts", "tied_sweep_inputs"]
+__all__ = ["SPLIT_WIDTH", "SWEEP_WIDTH", "groups_per_task", "sweep_width", "tied_sweep_corrections", "tied_sweep_counts",
+           "tied_sweep_inputs"]
 
 LANES = 16
 """Blocks of :func:`tied_sweep_counts` are a multiple of this many resamples (whole AVX vectors, no scalar tail:
@@ -34,6 +35,34 @@ LANES = 16
 GROUPED = 8
 """Tie groups of at least this many pooled values are counted per human rank by :func:`tied_sweep_counts` (the
 same counts; a 2.4-2.6x faster sweep on the workload of ``benchmarks/bench_kendall_ties.py``)."""
+
+
+SWEEP_WIDTH = 128
+"""Resamples per block of :func:`tied_sweep_counts` (the lanes of its vector adds; any width gives the same
+counts)."""
+
+
+SPLIT_WIDTH = 64
+"""The narrowest block :func:`sweep_width` splits the resamples into to give every thread a task."""
+
+
+def sweep_width(b: int, n_groups: int) -> int:
+    """Resamples per block of :func:`tied_sweep_counts` for ``b`` resamples and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
+    times the blocks are fewer than the threads (:func:`metaeval.stats.kernels.parts.threads`; the global level is
+    one group; a batch of 128 resamples in two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads,
+    for 1.4x the CPU time)."""
+    threads = parts.threads()
+    blocks = -(-b // SWEEP_WIDTH)
+    if n_groups * blocks >= threads:
+        return SWEEP_WIDTH
+    per_group = -(-threads // n_groups)
+    return max(SPLIT_WIDTH, -(-b // per_group))
+
+
+def groups_per_task(n_groups: int) -> int:
+    """Groups one task of :func:`tied_sweep_counts` sweeps with one set of buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
+    eight tasks per thread)."""
+    return max(1, n_groups // (8 * parts.threads()))
 
 
 def _sweep_blocks(b, width):
