@@ -270,7 +270,7 @@ def test_near_ties_of_tied_groups_are_decided_per_resample(level):
 def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
     """S, tied pairs and distinct values of X' and Y' from the sweep == the per-resample ordered pass."""
     pytest.importorskip("numba")
-    from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+    from metaeval.stats.kernels.kendall.group_counts import tied_group_counts
     from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_counts
     from metaeval.stats.kernels.kendall.group_pairs import GroupPairsCompiled
     from metaeval.stats.kernels.kendall.summary_pairs import tied_groups
@@ -298,10 +298,11 @@ def test_tied_sweep_counts_equal_the_ordered_pass_for_any_block_width():
 def test_sweep_width_gives_every_thread_a_block():
     """One group (global level) is split into blocks of at least SPLIT_WIDTH resamples for the threads;
     enough groups keep SWEEP_WIDTH (the counts do not depend on the width: the sweep test above)."""
-    numba = pytest.importorskip("numba")
-    from metaeval.stats.kernels.kendall.group_pairs import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
+    pytest.importorskip("numba")
+    from metaeval.stats.kernels import parts
+    from metaeval.stats.kernels.kendall.tied_counts import SPLIT_WIDTH, SWEEP_WIDTH, sweep_width
 
-    threads = numba.get_num_threads()
+    threads = parts.threads()
     assert sweep_width(128, 15) == SWEEP_WIDTH if threads <= 15 else True
     assert sweep_width(8 * SWEEP_WIDTH, 1) == SWEEP_WIDTH if threads <= 8 else True
     one = sweep_width(128, 1)

@@ -2,7 +2,9 @@
 
 Used where the parts write disjoint results and every value is computed by the same operations whatever the
 thread that computes it (the summary-level bootstrap over many inputs, the shared resampled system sums, the
-input counts of the compact draws), so that the thread count never changes a result. The thread count
+input counts of the compact draws, every compiled loop of ``stats/``: none is a numba parallel loop), so that
+the thread count never changes a result. Parts of uneven size run the same loop on every thread, each taking
+the next task from a shared counter (:func:`metaeval.stats.kernels.compiler.intrinsics.next_task`). The thread count
 (:func:`threads`) follows numba's (``NUMBA_NUM_THREADS``, by default the number of cores); :data:`THREADS`
 overrides it (tests pin 1 against 2).
 """

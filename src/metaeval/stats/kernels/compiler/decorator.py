@@ -32,14 +32,16 @@ __all__ = ["jit", "tolerance"]
 lock_cache_saves()  # before the first compile: several processes may fill one cache at once
 
 
-def jit(parallel: bool = False, error_model: str = "python", inline: str = "never"):
-    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``.
+def jit(error_model: str = "python", inline: str = "never"):
+    """``numba.njit`` with ``cache=True`` (``nogil``); without a writable cache location, ``cache=False``. Never a
+    parallel loop (``prange``): a loop that splits its work is serial and its caller deals the parts to
+    :func:`metaeval.stats.kernels.parts.run_parts`' threads (docs/dev/ARCHITECTURE.md).
 
     ``inline="always"`` inlines the function into its compiled callers (numba IR): for a helper called from a
     hot loop, where a call would cost its arguments' unpacking and keep LLVM from optimising across it."""
 
     def wrap(fn):
-        options = dict(nogil=True, parallel=parallel, error_model=error_model, inline=inline)
+        options = dict(nogil=True, error_model=error_model, inline=inline)
         try:
             return numba.njit(cache=True, **options)(fn)
         except RuntimeError:  # numba: "cannot cache function ...: no locator available"

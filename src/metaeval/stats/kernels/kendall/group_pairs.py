@@ -41,12 +41,7 @@ from metaeval.stats.kernels.batch import BatchCache
 from metaeval.stats.kernels.kendall.mask_products import PAIR_CHUNK, PairMaskProducts
 from metaeval.stats.correlations.ties import NOISE_RTOL, TIE_RTOL, are_tied
 
-__all__ = ["GroupPairsCompiled", "SPLIT_WIDTH", "SWEEP_CACHE_BYTES", "SWEEP_WIDTH", "groups_per_task", "sweep_width"]
-
-SWEEP_WIDTH = 128
-"""Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` (the lanes of its vector
-adds; any width gives the same counts)."""
-
+__all__ = ["GroupPairsCompiled", "SWEEP_CACHE_BYTES", "SWEEP_COUNT_BYTES", "SWEEP_PAIRS"]
 
 SWEEP_CACHE_BYTES = 1 << 26
 """The merged inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` kept across batches, in
@@ -54,32 +49,13 @@ bytes (64 MiB; 27 bytes per pooled value: 0.8 MiB for a pair of 10 rows of 1,418
 are merged again for each batch (the same inputs)."""
 
 
-SPLIT_WIDTH = 64
-"""The narrowest block :func:`sweep_width` splits the resamples into to give every thread a task."""
+SWEEP_PAIRS = 32
+"""Pairs :meth:`GroupPairsCompiled._swept_tau_b` sweeps in one call (their groups side by side: fewer, larger calls,
+whose threads start once; the same counts as one call per pair)."""
 
 
-def sweep_width(b: int, n_groups: int) -> int:
-    """Resamples per block of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for ``b`` resamples
-    and ``n_groups`` groups: :data:`SWEEP_WIDTH`, or narrower (down to :data:`SPLIT_WIDTH`) when the groups
-    times the blocks are fewer than numba's threads (the global level is one group; a batch of 128 resamples in
-    two blocks of 64 measured 3.1 ms against 4.3 ms in one on 2 threads, for 1.4x the CPU time)."""
-    import numba
-
-    threads = numba.get_num_threads()
-    blocks = -(-b // SWEEP_WIDTH)
-    if n_groups * blocks >= threads:
-        return SWEEP_WIDTH
-    per_group = -(-threads // n_groups)
-    return max(SPLIT_WIDTH, -(-b // per_group))
-
-
-def groups_per_task(n_groups: int) -> int:
-    """Groups one task of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` sweeps with one set of
-    buffers: one for a few large groups (by-system rows), many for the inputs of the summary level (about
-    eight tasks per thread)."""
-    import numba
-
-    return max(1, n_groups // (8 * numba.get_num_threads()))
+SWEEP_COUNT_BYTES = 1 << 25
+"""The counts of one such call at most, in bytes (32 MiB; 48 bytes per group and resample), beyond one pair."""
 
 
 def _compiled():
@@ -103,7 +79,7 @@ class GroupPairsCompiled:
     ``tied`` (:func:`metaeval.stats.kernels.kendall.summary_pairs.tied_groups`): for a pair whose metrics may tie within
     some groups, those groups are left out of its products and their ``r(X'_g) - r(Y'_g)`` is computed per
     resample from exact pair counts of ``X'_g`` and ``Y'_g``
-    (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`: one merged pass over the pair's pre-sorted
+    (:func:`metaeval.stats.kernels.kendall.group_counts.tied_group_counts`: one merged pass over the pair's pre-sorted
     values, a Fenwick tree over the human ranks; with ties the denominators depend on the mask, so ``S(X')``
     and ``S(Y')`` are needed, not only their difference) and the generic formulas
     (:func:`metaeval.stats.correlations.coefficients.coefficient_from_counts`; Spearman from the doubled average ranks),
@@ -311,34 +287,80 @@ class GroupPairsCompiled:
     def _swept_tau_b(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """Kendall's tau-b of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the counts of
         :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` (tie groups: runs of equal values; near
-        ties resolved per resample by :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_corrections`)."""
-        from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_corrections, tied_sweep_counts
+        ties resolved per resample by :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_corrections`).
 
-        key = (i, j, groups.tobytes())
+        The pair is swept together with the next pairs of :meth:`prepare`'s order not yet swept in this batch
+        (up to :data:`SWEEP_PAIRS` pairs and :data:`SWEEP_COUNT_BYTES` of counts): one call of the sweep over all
+        their groups, whose counts are those of one call per pair (each group's counts are its own); the other
+        pairs' values wait in the batch's cache."""
+        store = cache._store
+        key = ("swept-tau-b", id(self), i, j)
+        if key in store:
+            return store.pop(key)
+        pairs = getattr(self, "pairs", [])
+        chunk = [(i, j, groups)]
+        if groups.tolist() == list(self.tied.get((i, j), ())) and (i, j) in getattr(self, "index", {}):
+            b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
+            room = SWEEP_COUNT_BYTES // (48 * (b + 16)) - groups.size  # groups' counts (b padded) in budget
+            for pair in pairs[self.index[i, j] + 1:]:
+                tied = self.tied.get(pair)
+                if len(chunk) == SWEEP_PAIRS or not tied or len(tied) > room:
+                    break
+                if ("swept-tau-b", id(self), *pair) not in store:
+                    chunk.append((*pair, np.array(tied, dtype=np.intp)))
+                    room -= len(tied)
+        values = self._sweep_pairs(cache, chunk)
+        for (a, c, _), r in zip(chunk[1:], values[1:]):
+            store["swept-tau-b", id(self), a, c] = r
+        return values[0]
+
+    def _sweep_inputs_of(self, chunk: list) -> tuple:
+        """The sweep's inputs of the pairs ``chunk`` side by side (``mval, eflat, esrc, ez, enew``, each (G, 2 n)
+        with the pairs' groups in turn) and per pair ``(first group, groups, regions, nz)``; kept across
+        batches within :data:`SWEEP_CACHE_BYTES`."""
+        key = tuple((i, j, groups.tobytes()) for i, j, groups in chunk)
         if key in self._swept:
-            mval, eflat, esrc, ez, enew, regions, nz = self._swept[key]
-        else:
+            return self._swept[key]
+        arrays, per_pair, at = [], [], 0
+        for i, j, groups in chunk:
             mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
-            regions = self._sweep_regions(enew, near)
-            nz = int(ez.max()) + 1
-            kept = (mval, eflat, esrc, ez, enew, regions, nz)
-            nbytes = sum(a.nbytes for a in kept[:6])
-            if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch
-                self._swept[key] = kept
-                self._swept_bytes += nbytes
+            arrays.append((mval, eflat, esrc, ez, enew))
+            per_pair.append((at, groups.size, self._sweep_regions(enew, near), int(ez.max()) + 1))
+            at += groups.size
+        stacked = tuple(np.concatenate(parts) if len(parts) > 1 else parts[0] for parts in zip(*arrays))
+        kept = (stacked, per_pair)
+        nbytes = sum(a.nbytes for a in stacked) + sum(p[2].nbytes for p in per_pair)
+        if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch
+            self._swept[key] = kept
+            self._swept_bytes += nbytes
+        return kept
+
+    def _sweep_pairs(self, cache: BatchCache, chunk: list) -> list:
+        """:meth:`_swept_tau_b` of the pairs ``chunk`` (``(i, j, groups)`` each) from one call of the sweep."""
+        from metaeval.stats.kernels.kendall.tied_counts import (groups_per_task, sweep_width, tied_sweep_corrections,
+                                                                 tied_sweep_counts)
+
+        (mval, eflat, esrc, ez, enew), per_pair = self._sweep_inputs_of(chunk)
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
-        counts = tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, sweep_width(bits.shape[1], groups.size),
-                                   per_task=groups_per_task(groups.size))
-        if regions.shape[1]:
-            tied_sweep_corrections(mval, eflat, esrc, ez, regions[0], regions[1], regions[2], nz, bits[:, :b],
-                                   self.rtol, NOISE_RTOL, counts)
-        counts = counts[:b]
+        counts_all = tied_sweep_counts(eflat, esrc, ez, enew, max(p[3] for p in per_pair), bits,
+                                       sweep_width(bits.shape[1], eflat.shape[0]),
+                                       per_task=groups_per_task(eflat.shape[0]))
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
-        tz = self.tz[groups][None, :, None]
-        r = tau_b(counts[..., 0], pairs - counts[..., 1], pairs - tz)
-        return np.where(counts[..., 2] > 1, r, np.nan)  # a constant permuted group: NaN (generic path)
+        out = []
+        for (i, j, groups), (at, n_groups, regions, nz) in zip(chunk, per_pair):
+            counts = counts_all[:, at:at + n_groups] if len(chunk) > 1 else counts_all
+            if regions.shape[1]:
+                counts = np.ascontiguousarray(counts)
+                part = slice(at, at + n_groups)
+                tied_sweep_corrections(mval[part], eflat[part], esrc[part], ez[part], regions[0], regions[1],
+                                       regions[2], nz, bits[:, :b], self.rtol, NOISE_RTOL, counts)
+            counts = counts[:b]
+            tz = self.tz[groups][None, :, None]
+            r = tau_b(counts[..., 0], pairs - counts[..., 1], pairs - tz)
+            out.append(np.where(counts[..., 2] > 1, r, np.nan))  # a constant permuted group: NaN (generic path)
+        return out
 
     def _tied_coefficients(self, counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The coefficient of ``X'`` and ``Y'`` per resample and group, ``(b, G, 2)``, from the compiled counts."""
@@ -405,7 +427,7 @@ class GroupPairsCompiled:
     def _counted(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of ``X'`` and ``Y'`` of the pair's tied groups per resample, ``(b, G, 2)``: small
         groups from their mask tables (:mod:`metaeval.stats.kernels.kendall.mask_tables`), the others counted per
-        resample (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`)."""
+        resample (:func:`metaeval.stats.kernels.kendall.group_counts.tied_group_counts`)."""
         from metaeval.stats.kernels.kendall.mask_tables import MaskTables
 
         size = self.xg.shape[2]
@@ -439,7 +461,7 @@ class GroupPairsCompiled:
 
     def _loop(self, cache: BatchCache, i: int, j: int, groups: np.ndarray) -> np.ndarray:
         """The coefficients of the groups ``groups`` counted per resample by the compiled loop."""
-        from metaeval.stats.kernels.kendall.tied_counts import tied_group_counts
+        from metaeval.stats.kernels.kendall.group_counts import tied_group_counts
 
         groups, args = self._tied_inputs(i, j, groups)
         counts = tied_group_counts(args[:4], *args[4:7], args[7:], self._bits_by_resample(cache), self.rtol, self.spearman)

@@ -5,10 +5,11 @@ Compiled with :func:`metaeval.stats.kernels.compiler.decorator.jit` (cached on d
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.compiler.decorator import jit
+from metaeval.stats.kernels.compiler.intrinsics import next_task
 
 __all__ = ["pair_terms", "signed_sums"]
 
@@ -59,15 +60,29 @@ def signed_sums(qv, qorder, dv, dorder, key, less, greater, spearman, tree, out)
         tree[:] = 0
 
 
-@jit(parallel=True)
 def pair_terms(values, orders, first, second, self_terms, key, less, greater, spearman, nz, out):
-    """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``."""
+    """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``: the pairs dealt
+    to the caller's threads (:func:`metaeval.stats.kernels.parts.run_parts`), each taking the next pair when done
+    with one (:func:`_pair_terms_of`); each pair's terms are the same integers on any thread."""
+    counter = np.zeros(1, dtype=np.int64)
+    pairs = ((values, orders, first, second, self_terms), (key, less, greater, spearman, nz))
+    parts.run_parts(_pair_terms_of, [(counter, pairs, out)] * min(parts.threads(), first.shape[0]))
+
+
+@jit()
+def _pair_terms_of(counter, pairs, out):
+    """The pairs of :func:`pair_terms` taken in turn from ``counter``
+    (:func:`~metaeval.stats.kernels.compiler.intrinsics.next_task`). Serial (``nogil``)."""
+    (values, orders, first, second, self_terms), (key, less, greater, spearman, nz) = pairs
     n = values.shape[1]
-    for q in numba.prange(first.shape[0]):
+    tree = np.zeros(nz + 2, dtype=np.int64)  # zero again after each signed_sums
+    tmp = np.empty(n, dtype=np.int64)
+    while True:
+        q = next_task(counter)
+        if q >= first.shape[0]:
+            break
         i = first[q]
         j = second[q]
-        tree = np.zeros(nz + 2, dtype=np.int64)
-        tmp = np.empty(n, dtype=np.int64)
         signed_sums(values[j], orders[j], values[i], orders[i], key, less, greater, spearman, tree, tmp)
         for c in range(n):
             out[q, c] = tmp[c] - self_terms[i, c] + self_terms[j, c]

@@ -1,7 +1,7 @@
 """Mask tables: the coefficient of ``X'`` under every swap mask of a small tied group, looked up per resample.
 
 :class:`metaeval.stats.kernels.kendall.group_pairs.GroupPairsCompiled` counts a pair's tied groups per resample
-(:func:`metaeval.stats.kernels.kendall.tied_counts.tied_group_counts`). A group of ``n <= MAX_CELLS`` cells (an
+(:func:`metaeval.stats.kernels.kendall.group_counts.tied_group_counts`). A group of ``n <= MAX_CELLS`` cells (an
 input's systems at summary level) has only ``2^n`` masks, about as many as the resamples (``k = 1000`` and
 ``n = 10``: 1,024): its coefficient under every mask is tabulated once per pair, from counts updated in O(n)
 per mask (:func:`metaeval.stats.kernels.kendall.mask_tables_compiled.mask_table_counts`), and each resample reads its

@@ -14,10 +14,11 @@ Gray, F. (1953). Pulse code communication. U.S. Patent 2,632,058 (the reflected 
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from metaeval.stats.kernels import parts
 from metaeval.stats.kernels.compiler.decorator import jit
+from metaeval.stats.kernels.compiler.intrinsics import next_task
 
 __all__ = ["mask_index", "mask_table_counts"]
 
@@ -27,7 +28,6 @@ def _sign(v):
     return (v > 0) - (v < 0)
 
 
-@jit(parallel=True)
 def mask_table_counts(cls, zr, n_class):
     """``(S, Tx, Txz, distinct)`` of ``X'`` under every mask of every group, ``(4, G, 2^n)`` int64.
 
@@ -38,12 +38,24 @@ def mask_table_counts(cls, zr, n_class):
     in the human, ``distinct`` the classes present. Mask ``t ^ (t >> 1)`` follows ``t - 1``'s with bit
     ``ctz(t)`` flipped: the counts change by that cell's pairs only."""
     g_count, _, n = cls.shape
+    out = np.empty((4, g_count, 1 << n), dtype=np.int64)
+    width = max(1, int(n_class.max())) if g_count else 1
+    counter = np.zeros(1, dtype=np.int64)
+    parts.run_parts(_mask_table_counts_of, [(counter, cls, zr, width, out)] * min(parts.threads(), g_count))
+    return out
+
+
+@jit()
+def _mask_table_counts_of(counter, cls, zr, width, out):
+    """The groups of :func:`mask_table_counts` taken in turn from ``counter``
+    (:func:`~metaeval.stats.kernels.compiler.intrinsics.next_task`), each into its own row of ``out``. Serial
+    (``nogil``)."""
+    g_count, _, n = cls.shape
     size = 1 << n
-    out = np.empty((4, g_count, size), dtype=np.int64)
-    width = 1
-    for g in range(g_count):
-        width = max(width, n_class[g])
-    for g in numba.prange(g_count):
+    while True:
+        g = next_task(counter)
+        if g >= g_count:
+            break
         a = cls[g, 0].copy()
         z = zr[g]
         zs = np.empty((n, n), dtype=np.int64)  # sgn(z_c - z_d)
@@ -102,20 +114,26 @@ def mask_table_counts(cls, zr, n_class):
             out[1, g, mask] = tx
             out[2, g, mask] = txz
             out[3, g, mask] = distinct
+
+
+def mask_index(bits, cells):
+    """Each resample's mask of each group, ``(b, G)`` int64: bit ``c`` is the swap bit ``bits[s, cells[g, c]]``
+    (``bits`` (b, C) uint8, ``cells`` (G, n) int64, ``n < 63``); the resamples split among the caller's threads."""
+    b = bits.shape[0]
+    out = np.empty((b, cells.shape[0]), dtype=np.int64)
+    cuts = np.linspace(0, b, min(parts.threads(), max(b, 1)) + 1).astype(np.int64)
+    parts.run_parts(_mask_index_rows, [(bits, cells, int(lo), int(hi), out) for lo, hi in zip(cuts[:-1], cuts[1:])
+                                       if hi > lo])
     return out
 
 
-@jit(parallel=True)
-def mask_index(bits, cells):
-    """Each resample's mask of each group, ``(b, G)`` int64: bit ``c`` is the swap bit ``bits[s, cells[g, c]]``
-    (``bits`` (b, C) uint8, ``cells`` (G, n) int64, ``n < 63``)."""
-    b = bits.shape[0]
+@jit()
+def _mask_index_rows(bits, cells, lo, hi, out):
+    """Rows ``lo <= s < hi`` of :func:`mask_index`. Serial (``nogil``)."""
     g_count, n = cells.shape
-    out = np.empty((b, g_count), dtype=np.int64)
-    for s in numba.prange(b):
+    for s in range(lo, hi):
         for g in range(g_count):
             m = 0
             for c in range(n):
                 m |= np.int64(bits[s, cells[g, c]]) << c
             out[s, g] = m
-    return out
