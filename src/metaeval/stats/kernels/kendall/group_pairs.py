@@ -126,6 +126,8 @@ class GroupPairsCompiled:
         self.rtol = rtol  # the relative tie tolerance of the tied groups
         self._tables = None  # the mask tables of small tied groups (mask_tables.py), made on first use
         self._swept, self._swept_bytes = {}, 0  # the sweep's merged inputs of each pair, kept across batches
+        self._merge_buffers = None  # the merged inputs of the pairs not kept, rewritten for each chunk
+        self._count_buffer = None  # the sweep's counts, rewritten for each chunk
         self.defined_groups = np.flatnonzero(self.weight != 0.0)
 
     def _human(self, g: int):
@@ -235,10 +237,15 @@ class GroupPairsCompiled:
         return groups, (mval, mcell, msrc, cells, zr, ukey, nz, classes, n_class, ukr)
 
     def _sweep_inputs(self, i: int, j: int, groups: np.ndarray):
-        """The inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for the groups ``groups`` of
-        pair ``(i, j)``: the two metrics' values of each group, sorted once per metric, merged per batch in
-        O(n) (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_inputs`; kept per pair by
-        :meth:`_swept_tau_b` within :data:`SWEEP_CACHE_BYTES`)."""
+        """The inputs of :func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_counts` for the groups ``groups``
+        of pair ``(i, j)`` (:meth:`_merged_inputs` of that pair alone)."""
+        return tuple(a.copy() for a in self._merged_inputs([(i, j, groups)]))
+
+    def _merged_inputs(self, chunk: list):
+        """The sweep's inputs of the groups of the pairs ``chunk`` (``(i, j, groups)`` each), side by side: the two
+        metrics' values of each group, sorted once per metric, merged per batch in O(n)
+        (:func:`metaeval.stats.kernels.kendall.tied_counts.tied_sweep_inputs`; kept by :meth:`_sweep_inputs_of`
+        within :data:`SWEEP_CACHE_BYTES`)."""
         from metaeval.stats.kernels.kendall.tied_counts import tied_sweep_inputs
 
         if self._sorted is None:
@@ -247,7 +254,17 @@ class GroupPairsCompiled:
                             np.ascontiguousarray(order, dtype=np.int64),
                             np.ascontiguousarray(self.cg, dtype=np.int64), np.ascontiguousarray(self.zr, dtype=np.int64))
         vals, orders, cells, zr = self._sorted
-        return tied_sweep_inputs(vals, orders, i, j, groups.astype(np.int64), cells, zr, self.rtol, NOISE_RTOL)
+        first = np.array([i for i, _, _ in chunk], dtype=np.int64)
+        second = np.array([j for _, j, _ in chunk], dtype=np.int64)
+        ptr = np.cumsum([0] + [groups.size for _, _, groups in chunk]).astype(np.int64)
+        groups = np.concatenate([groups for _, _, groups in chunk]).astype(np.int64)
+        rows, length = groups.size, 2 * vals.shape[2]
+        if self._merge_buffers is None or self._merge_buffers[0].shape[0] < rows:
+            self._merge_buffers = tuple(np.empty((max(rows, 2 * (rows // 2 + 1)), length), dtype=t)
+                                        for t in (np.float64, np.int64, np.uint8, np.int64, np.uint8, np.uint8))
+        out = tuple(a[:rows] for a in self._merge_buffers)  # written whole
+        tied_sweep_inputs(vals, orders, (first, second, ptr), groups, cells, zr, self.rtol, NOISE_RTOL, out)
+        return out
 
     @staticmethod
     def _sweep_regions(enew: np.ndarray, near: np.ndarray) -> np.ndarray:
@@ -321,19 +338,19 @@ class GroupPairsCompiled:
         key = tuple((i, j, groups.tobytes()) for i, j, groups in chunk)
         if key in self._swept:
             return self._swept[key]
-        arrays, per_pair, at = [], [], 0
-        for i, j, groups in chunk:
-            mval, eflat, esrc, ez, enew, near = self._sweep_inputs(i, j, groups)
-            arrays.append((mval, eflat, esrc, ez, enew))
-            per_pair.append((at, groups.size, self._sweep_regions(enew, near), int(ez.max()) + 1))
+        mval, eflat, esrc, ez, enew, near = self._merged_inputs(chunk)  # views of reused buffers
+        per_pair, at = [], 0
+        for _, _, groups in chunk:
+            part = slice(at, at + groups.size)
+            per_pair.append((at, groups.size, self._sweep_regions(enew[part], near[part]), int(ez[part].max()) + 1))
             at += groups.size
-        stacked = tuple(np.concatenate(parts) if len(parts) > 1 else parts[0] for parts in zip(*arrays))
-        kept = (stacked, per_pair)
+        stacked = (mval, eflat, esrc, ez, enew)
         nbytes = sum(a.nbytes for a in stacked) + sum(p[2].nbytes for p in per_pair)
-        if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch
-            self._swept[key] = kept
+        if self._swept_bytes + nbytes <= SWEEP_CACHE_BYTES:  # the same inputs for every batch: kept (copies)
+            stacked = tuple(a.copy() for a in stacked)
+            self._swept[key] = (stacked, per_pair)
             self._swept_bytes += nbytes
-        return kept
+        return stacked, per_pair
 
     def _sweep_pairs(self, cache: BatchCache, chunk: list) -> list:
         """:meth:`_swept_tau_b` of the pairs ``chunk`` (``(i, j, groups)`` each) from one call of the sweep."""
@@ -343,9 +360,13 @@ class GroupPairsCompiled:
         (mval, eflat, esrc, ez, enew), per_pair = self._sweep_inputs_of(chunk)
         bits = cache.get("cell-bits-by-cell", lambda: self._padded_bits(cache))  # (N M, b padded)
         b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
+        n_counts = bits.shape[1] * eflat.shape[0] * 6
+        if self._count_buffer is None or self._count_buffer.size < n_counts:
+            self._count_buffer = np.empty(n_counts, dtype=np.int64)
         counts_all = tied_sweep_counts(eflat, esrc, ez, enew, max(p[3] for p in per_pair), bits,
                                        sweep_width(bits.shape[1], eflat.shape[0]),
-                                       per_task=groups_per_task(eflat.shape[0]))
+                                       per_task=groups_per_task(eflat.shape[0]),
+                                       out=self._count_buffer[:n_counts].reshape(bits.shape[1], eflat.shape[0], 2, 3))
         size = self.zg.shape[1]
         pairs = size * (size - 1) // 2
         out = []
