@@ -337,7 +337,6 @@ def tied_sweep_corrections(mval, eflat, esrc, ez, reg_g, reg_lo, reg_hi, nz, bit
                     have = True
 
 
-@jit()
 def tied_sweep_inputs(vals, orders, pairs, groups, cells, zr, rtol, noise, out):
     """The inputs of :func:`tied_sweep_counts` for the groups of several pairs, side by side, by merging the two
     metrics' sorted values (``vals`` (P, G, n) each group's values sorted ascending, ``orders`` their cells):
@@ -346,12 +345,25 @@ def tied_sweep_inputs(vals, orders, pairs, groups, cells, zr, rtol, noise, out):
     the one before by at most the tolerance of the group's pooled values (``max(rtol spread, noise max|v|)``,
     times ``1 + 1e-6``; 0 everywhere under ``rtol = 0``). Every cell of ``out`` is written: the caller passes
     buffers it reuses (tens of MB for a few dozen by-system pairs: fresh ones cost more in page faults than the
-    merge itself). Serial: 0.2 ms for 15 by-system rows of 4,000 values."""
-    first, second, ptr = pairs
+    merge itself). The pairs are dealt to the caller's threads, each taking the next when done with one
+    (:func:`metaeval.stats.kernels.parts.run_parts`); each group's rows are its own."""
+    counter = np.zeros(1, dtype=np.int64)
+    parts.run_parts(_merged_rows, [(counter, (vals, orders, cells, zr), pairs, groups, (rtol, noise), out)]
+                    * min(parts.threads(), pairs[0].shape[0]))
+
+
+@jit()
+def _merged_rows(counter, values, pairs, groups, rule, out):
+    """The pairs of :func:`tied_sweep_inputs` taken in turn from ``counter``
+    (:func:`~metaeval.stats.kernels.compiler.intrinsics.next_task`). Serial (``nogil``)."""
+    (vals, orders, cells, zr), (first, second, ptr), (rtol, noise) = values, pairs, rule
     mval, eflat, esrc, ez, enew, near = out
     n = vals.shape[2]
     length = 2 * n
-    for p in range(first.shape[0]):
+    while True:
+        p = next_task(counter)
+        if p >= first.shape[0]:
+            break
         i = first[p]
         j = second[p]
         for q in range(ptr[p], ptr[p + 1]):
