@@ -64,3 +64,24 @@ def test_tie_heavy_kendall_perm_both_is_bitwise_that_of_ca7ca60(level):
     for a in (result.statistics, result.pvalues, result.deltas):
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
     assert h.hexdigest() == digest
+
+
+@pytest.mark.parametrize("chunk", [1, 3])
+@pytest.mark.parametrize("level", ["by-system", "global"])
+def test_pairs_swept_together_or_alone_give_the_same_bits(level, chunk, monkeypatch):
+    """The groups of several pairs in one call of the sweep (``SWEEP_PAIRS``; the default 32 in the test above):
+    one pair or three per call give the same digests, with the calls counted."""
+    import metaeval.stats.kernels.kendall.group_pairs as group_pairs
+    import metaeval.stats.kernels.kendall.tied_counts as compiled_ties
+
+    monkeypatch.setattr(group_pairs, "SWEEP_PAIRS", chunk)
+    calls = []
+    sweep = compiled_ties.tied_sweep_counts
+    monkeypatch.setattr(compiled_ties, "tied_sweep_counts", lambda *a, **kw: calls.append(1) or sweep(*a, **kw))
+    xs, z = tie_heavy()
+    result = pairwise_tests(xs, z, level=level, coefficient="kendall-b", n_resamples=100, rng=0)
+    h = hashlib.sha256()
+    for a in (result.statistics, result.pvalues, result.deltas):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    assert h.hexdigest() == EXPECTED[level][0]
+    assert len(calls) >= 27 // chunk

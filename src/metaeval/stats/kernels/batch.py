@@ -26,6 +26,17 @@ class BatchCache:
             self._store[key] = make()
         return self._store[key]
 
+    def put(self, key, value) -> None:
+        """Keep ``value`` for a later :meth:`take` in this batch (a kernel's results computed ahead for other pairs)."""
+        self._store[key] = value
+
+    def take(self, key):
+        """The value :meth:`put` under ``key``, removed from the batch (None when there is none)."""
+        return self._store.pop(key, None)
+
+    def has(self, key) -> bool:
+        return key in self._store
+
     # permutation masks ------------------------------------------------------------------------------
     def mask(self) -> np.ndarray:
         return self.get("mask", lambda: self.draws.mask(self.sl))

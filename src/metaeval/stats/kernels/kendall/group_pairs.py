@@ -310,10 +310,9 @@ class GroupPairsCompiled:
         (up to :data:`SWEEP_PAIRS` pairs and :data:`SWEEP_COUNT_BYTES` of counts): one call of the sweep over all
         their groups, whose counts are those of one call per pair (each group's counts are its own); the other
         pairs' values wait in the batch's cache."""
-        store = cache._store
-        key = ("swept-tau-b", id(self), i, j)
-        if key in store:
-            return store.pop(key)
+        ahead = cache.take(("swept-tau-b", id(self), i, j))
+        if ahead is not None:
+            return ahead
         pairs = getattr(self, "pairs", [])
         chunk = [(i, j, groups)]
         if groups.tolist() == list(self.tied.get((i, j), ())) and (i, j) in getattr(self, "index", {}):
@@ -321,14 +320,14 @@ class GroupPairsCompiled:
             room = SWEEP_COUNT_BYTES // (48 * (b + 16)) - groups.size  # groups' counts (b padded) in budget
             for pair in pairs[self.index[i, j] + 1:]:
                 tied = self.tied.get(pair)
-                if len(chunk) == SWEEP_PAIRS or not tied or len(tied) > room:
+                if len(chunk) == SWEEP_PAIRS or (tied and len(tied) > room):
                     break
-                if ("swept-tau-b", id(self), *pair) not in store:
+                if tied and not cache.has(("swept-tau-b", id(self), *pair)):
                     chunk.append((*pair, np.array(tied, dtype=np.intp)))
                     room -= len(tied)
         values = self._sweep_pairs(cache, chunk)
         for (a, c, _), r in zip(chunk[1:], values[1:]):
-            store["swept-tau-b", id(self), a, c] = r
+            cache.put(("swept-tau-b", id(self), a, c), r)
         return values[0]
 
     def _sweep_inputs_of(self, chunk: list) -> tuple:
