@@ -112,7 +112,7 @@ MALFORMED = [
      "row 1: the file must have at least one scorer column besides system, input and annotator; got none."),
     ("not_gzip.csv.gz", "system,input,r\n", "a '.gz' file must be gzip-compressed; got bytes without the gzip header."),
     ("latin1.csv", "system,input,r\nA\xe9,d1,1\n".encode("latin-1"), "the file must be UTF-8 text; got byte 0xe9 at offset 16."),
-    ("truncated.csv.gz", gzip.compress(b"system,input,r\nA,d1,1\n")[:-6],
+    ("truncated.csv.gz", gzip.compress(b"system,input,r\nA,d1,1\n", mtime=0)[:-6],
      "the gzip stream must be complete and valid; got 'Compressed file ended before the end-of-stream marker was"
      " reached'."),
 ]
