@@ -17,7 +17,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["THREADS", "in_pool", "pool", "release_freed", "run_parts", "threads"]
+import numpy as np
+
+__all__ = ["THREADS", "in_pool", "pool", "release_freed", "run_parts", "run_tasks", "threads"]
 
 #: Threads of a split computation (None: numba's thread count, see :func:`threads`); values never depend on it.
 THREADS: int | None = None
@@ -74,6 +76,14 @@ def run_parts(fn: Callable[..., Any], parts: Sequence[tuple]) -> list:
     finally:
         rest = [f.result() for f in futures]  # waits for every part even when this one failed
     return [first, *rest]
+
+
+def run_tasks(fn: Callable[..., Any], n_tasks: int, *args) -> None:
+    """``fn(counter, *args)`` on up to :func:`threads` threads at once (:func:`run_parts`; never more threads than
+    tasks), ``counter`` a new shared task counter (int64, one element, 0): each run of ``fn`` takes the next task
+    with :func:`metaeval.stats.kernels.compiler.intrinsics.next_task` until ``n_tasks`` are taken."""
+    counter = np.zeros(1, dtype=np.int64)
+    run_parts(fn, [(counter, *args)] * min(threads(), n_tasks))
 
 
 def release_freed() -> None:

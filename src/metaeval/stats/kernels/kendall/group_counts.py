@@ -165,9 +165,7 @@ def tied_group_counts(pooled, zr, ukey, nz, tables, bits, rtol, spearman):
     values, ``ukr[g]`` ``U`` per human rank), the others the ordered pass (:func:`_group_counts`)."""
     b = bits.shape[0]
     out = np.zeros((b, pooled[3].shape[0], 2, 6), dtype=np.int64)
-    counter = np.zeros(1, dtype=np.int64)
-    parts.run_parts(_group_counts_of, [(counter, pooled, (zr, ukey, nz), tables, bits, (rtol, spearman), out)]
-                    * min(parts.threads(), b))
+    parts.run_tasks(_group_counts_of, b, pooled, (zr, ukey, nz), tables, bits, (rtol, spearman), out)
     return out
 
 

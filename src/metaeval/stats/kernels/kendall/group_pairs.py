@@ -127,6 +127,7 @@ class GroupPairsCompiled:
         self._tables = None  # the mask tables of small tied groups (mask_tables.py), made on first use
         self._swept, self._swept_bytes = {}, 0  # the sweep's merged inputs of each pair, kept across batches
         self._merge_buffers = None  # the merged inputs of the pairs not kept, rewritten for each chunk
+        self.pairs, self.index = [], {}  # the prepared pairs (prepare); none when used for tied groups only
         self._count_buffer = None  # the sweep's counts, rewritten for each chunk
         self.defined_groups = np.flatnonzero(self.weight != 0.0)
 
@@ -313,12 +314,11 @@ class GroupPairsCompiled:
         ahead = cache.take(("swept-tau-b", id(self), i, j))
         if ahead is not None:
             return ahead
-        pairs = getattr(self, "pairs", [])
         chunk = [(i, j, groups)]
-        if groups.tolist() == list(self.tied.get((i, j), ())) and (i, j) in getattr(self, "index", {}):
+        if (i, j) in self.index:  # the groups of tied_deltas: self.tied[i, j]
             b = len(range(*cache.sl.indices(cache.draws.n_resamples)))
             room = SWEEP_COUNT_BYTES // (48 * (b + 16)) - groups.size  # groups' counts (b padded) in budget
-            for pair in pairs[self.index[i, j] + 1:]:
+            for pair in self.pairs[self.index[i, j] + 1:]:
                 tied = self.tied.get(pair)
                 if len(chunk) == SWEEP_PAIRS or (tied and len(tied) > room):
                     break

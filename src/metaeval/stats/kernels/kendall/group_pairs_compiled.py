@@ -64,9 +64,8 @@ def pair_terms(values, orders, first, second, self_terms, key, less, greater, sp
     """``out[q] = T(X_j; X_i) - T(X_i; X_j) - K_i + K_j`` for the pairs ``(first[q], second[q])``: the pairs dealt
     to the caller's threads (:func:`metaeval.stats.kernels.parts.run_parts`), each taking the next pair when done
     with one (:func:`_pair_terms_of`); each pair's terms are the same integers on any thread."""
-    counter = np.zeros(1, dtype=np.int64)
     pairs = ((values, orders, first, second, self_terms), (key, less, greater, spearman, nz))
-    parts.run_parts(_pair_terms_of, [(counter, pairs, out)] * min(parts.threads(), first.shape[0]))
+    parts.run_tasks(_pair_terms_of, first.shape[0], pairs, out)
 
 
 @jit()

@@ -40,8 +40,7 @@ def mask_table_counts(cls, zr, n_class):
     g_count, _, n = cls.shape
     out = np.empty((4, g_count, 1 << n), dtype=np.int64)
     width = max(1, int(n_class.max())) if g_count else 1
-    counter = np.zeros(1, dtype=np.int64)
-    parts.run_parts(_mask_table_counts_of, [(counter, cls, zr, width, out)] * min(parts.threads(), g_count))
+    parts.run_tasks(_mask_table_counts_of, g_count, cls, zr, width, out)
     return out
 
 

@@ -203,9 +203,8 @@ def tied_sweep_counts(eflat, esrc, ez, enew, nz, bits, width, grouped=GROUPED, p
     n_tasks = (eflat.shape[0] + per_task - 1) // per_task * n_chunks
     if out is None:  # every cell is written; a caller may pass a buffer it reuses ((b, G, 2, 3) int64, C order)
         out = np.empty((b, eflat.shape[0], 2, 3), dtype=np.int64)
-    counter = np.zeros(1, dtype=np.int64)
-    parts.run_parts(_sweep_tasks, [(counter, (n_tasks, n_chunks, width, per_task), (eflat, esrc, ez, enew, bits), nz,
-                                    grouped, out)] * min(parts.threads(), n_tasks))
+    parts.run_tasks(_sweep_tasks, n_tasks, (n_tasks, n_chunks, width, per_task), (eflat, esrc, ez, enew, bits), nz,
+                    grouped, out)
     return out
 
 
@@ -347,9 +346,7 @@ def tied_sweep_inputs(vals, orders, pairs, groups, cells, zr, rtol, noise, out):
     buffers it reuses (tens of MB for a few dozen by-system pairs: fresh ones cost more in page faults than the
     merge itself). The pairs are dealt to the caller's threads, each taking the next when done with one
     (:func:`metaeval.stats.kernels.parts.run_parts`); each group's rows are its own."""
-    counter = np.zeros(1, dtype=np.int64)
-    parts.run_parts(_merged_rows, [(counter, (vals, orders, cells, zr), pairs, groups, (rtol, noise), out)]
-                    * min(parts.threads(), pairs[0].shape[0]))
+    parts.run_tasks(_merged_rows, pairs[0].shape[0], (vals, orders, cells, zr), pairs, groups, (rtol, noise), out)
 
 
 @jit()
